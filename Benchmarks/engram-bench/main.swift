@@ -1,0 +1,43 @@
+import Foundation
+
+// engram-bench SUITE [options] [--json]
+// Each suite measures one layer; peers run beside it from the scripts in Benchmarks/.
+
+let usage = """
+  usage: engram-bench SUITE [options] [--json]
+
+  suites:
+    store     insert throughput with FTS, FTS query latency, open time
+    vectors   exact and int8 cosine top-k latency, recall, batch throughput
+    embed     MiniLM embedding throughput, query latency, load time
+    locomo    retrieval quality on LoCoMo conversations (hit@k, MRR) and compaction
+  """
+
+let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String)] = [
+  "store": StoreSuite.run,
+  "vectors": VectorsSuite.run,
+  "embed": EmbedSuite.run,
+  "locomo": LocomoSuite.run,
+]
+
+let commandLine = Array(CommandLine.arguments.dropFirst())
+guard let name = commandLine.first, name != "--help", name != "-h" else {
+  print(usage)
+  exit(commandLine.isEmpty ? 64 : 0)
+}
+guard let suite = suites[name] else {
+  FileHandle.standardError.write(Data("engram-bench: unknown suite '\(name)'\n\(usage)\n".utf8))
+  exit(64)
+}
+do {
+  var arguments = try BenchArguments(Array(commandLine.dropFirst()))
+  let json = arguments.flag("json")
+  let (report, title) = try await suite(&arguments)
+  emit(report, title: title, json: json)
+} catch let error as BenchError {
+  FileHandle.standardError.write(Data("engram-bench: \(error.description)\n".utf8))
+  exit(64)
+} catch {
+  FileHandle.standardError.write(Data("engram-bench \(name): \(error)\n".utf8))
+  exit(1)
+}

@@ -1,0 +1,68 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// Engram: a local-first memory and vector store engine for long-term assistant agents.
+///
+/// Layers (arrows are the only allowed imports; see ARCHITECTURE in the team docs):
+/// engram (CLI) -> EngramAgent -> Engram -> EngramStore / EngramVectors / EngramEmbeddings
+/// -> CSQLite / CBLAS / CEngramKernels.
+let package = Package(
+  name: "Engram",
+  platforms: [.macOS(.v15)],
+  products: [
+    .library(name: "Engram", targets: ["Engram"]),
+    .library(name: "EngramAgent", targets: ["EngramAgent"]),
+    .library(name: "EngramStore", targets: ["EngramStore"]),
+    .library(name: "EngramVectors", targets: ["EngramVectors"]),
+    .library(name: "EngramEmbeddings", targets: ["EngramEmbeddings"]),
+    .executable(name: "engram", targets: ["engram"]),
+    .executable(name: "engram-bench", targets: ["engram-bench"]),
+  ],
+  targets: [
+    // System libraries: one shim per C library.
+    .systemLibrary(
+      name: "CSQLite",
+      pkgConfig: "sqlite3",
+      providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+    ),
+    .systemLibrary(
+      name: "CBLAS",
+      pkgConfig: "openblas",
+      providers: [.apt(["libopenblas-dev"]), .brew(["openblas"])]
+    ),
+    // SIMD kernels (int8 / float32 dot products) with runtime CPU dispatch.
+    .target(
+      name: "CEngramKernels",
+      cSettings: [.unsafeFlags(["-O3"])]
+    ),
+
+    // Libraries.
+    .target(name: "EngramStore", dependencies: ["CSQLite"]),
+    .target(name: "EngramVectors", dependencies: ["CBLAS", "CEngramKernels"]),
+    .target(name: "EngramEmbeddings", dependencies: ["CBLAS"]),
+    .target(name: "Engram", dependencies: ["EngramStore", "EngramVectors", "EngramEmbeddings"]),
+    .target(name: "EngramAgent", dependencies: ["Engram"]),
+
+    // Executables.
+    .target(name: "EngramCLI", dependencies: ["EngramAgent", "Engram"]),
+    .executableTarget(name: "engram", dependencies: ["EngramCLI"]),
+    .executableTarget(
+      name: "engram-bench",
+      dependencies: ["Engram", "EngramStore", "EngramVectors", "EngramEmbeddings", "EngramAgent"],
+      path: "Benchmarks/engram-bench"
+    ),
+
+    // Tests mirror sources.
+    .testTarget(name: "EngramStoreTests", dependencies: ["EngramStore"]),
+    .testTarget(name: "EngramVectorsTests", dependencies: ["EngramVectors"]),
+    .testTarget(
+      name: "EngramEmbeddingsTests",
+      dependencies: ["EngramEmbeddings"],
+      resources: [.copy("Fixtures")]
+    ),
+    .testTarget(name: "EngramTests", dependencies: ["Engram"]),
+    .testTarget(name: "EngramAgentTests", dependencies: ["EngramAgent"]),
+    .testTarget(name: "EngramCLITests", dependencies: ["EngramCLI"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+// Engram: see ARCHITECTURE.md for this layer's role.

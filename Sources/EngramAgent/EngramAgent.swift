@@ -1,0 +1,1 @@
+// EngramAgent: see ARCHITECTURE.md for this layer's role.

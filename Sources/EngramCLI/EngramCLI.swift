@@ -1,0 +1,1 @@
+// EngramCLI: the commands of the `engram` tool (parse, call the engine, render).

@@ -1,0 +1,1 @@
+// EngramEmbeddings: see ARCHITECTURE.md for this layer's role.

@@ -1,0 +1,1 @@
+// EngramStore: see ARCHITECTURE.md for this layer's role.

@@ -1,0 +1,1 @@
+// EngramVectors: see ARCHITECTURE.md for this layer's role.

@@ -1,0 +1,3 @@
+import EngramCLI
+
+await EngramCommandLine.main()

