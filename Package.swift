@@ -44,7 +44,8 @@ let package = Package(
     .target(name: "EngramAgent", dependencies: ["Engram"]),
 
     // Executables.
-    .target(name: "EngramCLI", dependencies: ["EngramAgent", "Engram"]),
+    .target(name: "EngramMCP", dependencies: ["Engram"]),
+    .target(name: "EngramCLI", dependencies: ["EngramAgent", "Engram", "EngramMCP"]),
     .executableTarget(name: "engram", dependencies: ["EngramCLI"]),
     .executableTarget(
       name: "engram-bench",
@@ -62,6 +63,7 @@ let package = Package(
     ),
     .testTarget(name: "EngramTests", dependencies: ["Engram"]),
     .testTarget(name: "EngramAgentTests", dependencies: ["EngramAgent"]),
+    .testTarget(name: "EngramMCPTests", dependencies: ["EngramMCP"]),
     .testTarget(name: "EngramCLITests", dependencies: ["EngramCLI"]),
   ],
   swiftLanguageModes: [.v6]

@@ -1,0 +1,1 @@
+// EngramMCP: the Model Context Protocol server over stdio.
