@@ -1,1 +1,0 @@
-// Engram: see ARCHITECTURE.md for this layer's role.
