@@ -170,7 +170,8 @@ public struct ConversationFile: Sendable, Equatable {
       metadata: metadata, sourceLine: line)
   }
 
-  static func parseLoCoMo(_ object: [String: JSONValue], path: String) throws(ImportError) -> ConversationFile {
+  static func parseLoCoMo(_ object: [String: JSONValue], path: String) throws(ImportError) -> ConversationFile
+  {
     let speakerA = object["speaker_a"]?.stringValue
     var sessions: [ConversationSession] = []
     var number = 1
