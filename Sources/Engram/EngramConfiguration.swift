@@ -1,0 +1,117 @@
+import EngramEmbeddings
+import Foundation
+
+/// How an engine weighs its retrievers. Defaults were chosen by measurement on the
+/// LoCoMo dev split (`engram-bench locomo`).
+public struct RetrievalWeights: Sendable, Equatable {
+  /// Weight of the normalized cosine score in hybrid fusion (the rest goes to BM25).
+  public var vectorWeight: Double
+  /// How many candidates each retriever contributes before fusion.
+  public var candidatesPerRetriever: Int
+  /// Share of a neighbouring turn's fused score added to a turn (0 disables).
+  public var neighbourWeight: Double
+  /// Boost of turns spoken by the one known speaker a query names (0 disables).
+  public var speakerWeight: Double
+  /// Weight of recency in the final score (0 disables; off by default).
+  public var recencyWeight: Double
+  /// Half-life of the recency boost.
+  public var recencyHalfLife: TimeInterval
+  /// Weight of memory importance in the final score (0 disables).
+  public var importanceWeight: Double
+
+  public init(
+    vectorWeight: Double = 0.4, candidatesPerRetriever: Int = 200, neighbourWeight: Double = 0.3,
+    speakerWeight: Double = 0.2,
+    recencyWeight: Double = 0, recencyHalfLife: TimeInterval = 30 * 86_400, importanceWeight: Double = 0
+  ) {
+    self.vectorWeight = vectorWeight
+    self.candidatesPerRetriever = candidatesPerRetriever
+    self.neighbourWeight = neighbourWeight
+    self.speakerWeight = speakerWeight
+    self.recencyWeight = recencyWeight
+    self.recencyHalfLife = recencyHalfLife
+    self.importanceWeight = importanceWeight
+  }
+}
+
+/// When and how compaction shrinks old conversation.
+public struct CompactionPolicy: Sendable, Equatable {
+  /// Turns older than this may be summarized and pruned.
+  public var olderThan: TimeInterval
+  /// Share of a session's turns kept verbatim (the most salient ones).
+  public var keepFraction: Double
+  /// Cosine at or above which two memories are merged as near-duplicates.
+  public var duplicateThreshold: Float
+
+  public init(olderThan: TimeInterval = 30 * 86_400, keepFraction: Double = 0.4, duplicateThreshold: Float = 0.97)
+  {
+    self.olderThan = olderThan
+    self.keepFraction = keepFraction
+    self.duplicateThreshold = duplicateThreshold
+  }
+}
+
+/// Everything an engine needs to open a memory. Validated once, at open.
+public struct EngramConfiguration: Sendable {
+  /// Turns text into vectors; its model id and dimension are recorded in the database.
+  public var embedder: any Embedder
+  /// Hybrid retrieval weights.
+  public var retrieval: RetrievalWeights
+  /// Compaction policy.
+  public var compaction: CompactionPolicy
+  /// Threads one vector search may use.
+  public var searchThreads: Int
+  /// How long a writer waits for another process's write lock.
+  public var busyTimeout: Duration
+  /// Texts embedded per batch while ingesting.
+  public var embeddingBatchSize: Int
+  /// Open the database read-only (no writes, no migrations).
+  public var readOnly: Bool
+
+  public init(
+    embedder: any Embedder, retrieval: RetrievalWeights = RetrievalWeights(),
+    compaction: CompactionPolicy = CompactionPolicy(), searchThreads: Int = 1, busyTimeout: Duration = .seconds(5),
+    embeddingBatchSize: Int = 32, readOnly: Bool = false
+  ) {
+    self.embedder = embedder
+    self.retrieval = retrieval
+    self.compaction = compaction
+    self.searchThreads = searchThreads
+    self.busyTimeout = busyTimeout
+    self.embeddingBatchSize = embeddingBatchSize
+    self.readOnly = readOnly
+  }
+
+  func validate() throws(EngramError) {
+    guard embedder.dimension > 0 else {
+      throw .invalidConfiguration(field: "embedder.dimension", reason: "must be positive")
+    }
+    guard (0...1).contains(retrieval.vectorWeight) else {
+      throw .invalidConfiguration(field: "retrieval.vectorWeight", reason: "must lie in 0...1")
+    }
+    guard retrieval.candidatesPerRetriever >= 1 else {
+      throw .invalidConfiguration(field: "retrieval.candidatesPerRetriever", reason: "must be at least 1")
+    }
+    for (field, value) in [
+      ("neighbourWeight", retrieval.neighbourWeight), ("speakerWeight", retrieval.speakerWeight),
+      ("recencyWeight", retrieval.recencyWeight), ("importanceWeight", retrieval.importanceWeight),
+    ] where !(value >= 0 && value.isFinite) {
+      throw .invalidConfiguration(field: "retrieval.\(field)", reason: "must be a finite number >= 0")
+    }
+    guard retrieval.recencyHalfLife > 0 else {
+      throw .invalidConfiguration(field: "retrieval.recencyHalfLife", reason: "must be positive")
+    }
+    guard (0...1).contains(compaction.keepFraction) else {
+      throw .invalidConfiguration(field: "compaction.keepFraction", reason: "must lie in 0...1")
+    }
+    guard compaction.duplicateThreshold > 0.5, compaction.duplicateThreshold <= 1 else {
+      throw .invalidConfiguration(field: "compaction.duplicateThreshold", reason: "must lie in (0.5, 1]")
+    }
+    guard (1...256).contains(searchThreads) else {
+      throw .invalidConfiguration(field: "searchThreads", reason: "must lie in 1...256")
+    }
+    guard (1...4096).contains(embeddingBatchSize) else {
+      throw .invalidConfiguration(field: "embeddingBatchSize", reason: "must lie in 1...4096")
+    }
+  }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Why an engine operation failed. Store, index and embedder errors pass through with
+/// their own types; these are the engine's own rules.
+public enum EngramError: Error, Sendable, Equatable {
+  /// The configuration is invalid (`field` says which value).
+  case invalidConfiguration(field: String, reason: String)
+  /// The database's vectors were made by another model than the configured embedder.
+  case modelMismatch(database: String, databaseDimension: Int, configured: String, configuredDimension: Int)
+  /// A search or write was given empty text.
+  case emptyText
+  /// `k` must be at least 1.
+  case invalidK(Int)
+  /// A token budget must be positive.
+  case invalidBudget(Int)
+  /// No item of this kind has this id.
+  case notFound(kind: ItemKind, id: Int64)
+  /// The embedder returned a vector of the wrong dimension or count.
+  case embedderContract(expected: Int, actual: Int)
+  /// An export file line is not valid (1-based line number).
+  case malformedExport(line: Int, reason: String)
+  /// Importing an export needs an empty database.
+  case importTargetNotEmpty(path: String)
+  /// The engine was closed.
+  case closed
+  /// The operation was cancelled between batches; nothing of the unfinished batch was stored.
+  case cancelled
+}
+
+extension EngramError: CustomStringConvertible {
+  public var description: String {
+    switch self {
+    case .invalidConfiguration(let field, let reason): return "invalid configuration \(field): \(reason)"
+    case .modelMismatch(let database, let databaseDimension, let configured, let configuredDimension):
+      return
+        "the memory's vectors come from \(database) (\(databaseDimension)-d) but the configured embedder is "
+        + "\(configured) (\(configuredDimension)-d); run `engram reindex` to switch models"
+    case .emptyText: return "the text is empty"
+    case .invalidK(let k): return "k must be at least 1 (got \(k))"
+    case .invalidBudget(let budget): return "the token budget must be positive (got \(budget))"
+    case .notFound(let kind, let id): return "no \(kind.rawValue) with id \(id)"
+    case .embedderContract(let expected, let actual):
+      return "the embedder returned \(actual) values where \(expected) were expected"
+    case .malformedExport(let line, let reason): return "export line \(line): \(reason)"
+    case .importTargetNotEmpty(let path): return "\(path) already holds a memory; import into a new file"
+    case .closed: return "the memory is closed"
+    case .cancelled: return "cancelled"
+    }
+  }
+}

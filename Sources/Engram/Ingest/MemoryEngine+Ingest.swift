@@ -1,0 +1,147 @@
+import EngramStore
+import EngramVectors
+import Foundation
+import Synchronization
+
+/// Progress of a long operation (ingest, reindex, compaction).
+public struct EngramProgress: Sendable, Equatable {
+  /// What is being done: `parsing`, `embedding`, `storing`, `indexing`, ...
+  public var phase: String
+  /// Units done so far.
+  public var done: Int
+  /// Units in all.
+  public var total: Int
+
+  public init(phase: String, done: Int, total: Int) {
+    self.phase = phase
+    self.done = done
+    self.total = total
+  }
+}
+
+/// What an ingest stored.
+public struct IngestReport: Sendable, Equatable {
+  /// The file read (`-` for standard input).
+  public var path: String
+  /// The format it was read as.
+  public var format: ConversationFile.Format
+  /// Sessions created or appended to.
+  public var sessions: Int
+  /// Turns stored.
+  public var turns: Int
+}
+
+extension MemoryEngine {
+  /// The text a turn is embedded as: its day, its speaker and its content, so that
+  /// "when" and "who" questions can match it.
+  static func documentText(speaker: String?, content: String, date: Date) -> String {
+    let day = dayFormatter.withLock { $0.string(from: date) }
+    if let speaker, !speaker.isEmpty {
+      return "[\(day)] \(speaker): \(content)"
+    }
+    return "[\(day)] \(content)"
+  }
+
+  /// Reads a conversation file and stores all of it, or nothing.
+  ///
+  /// Ingest is all-or-nothing per file: the file is parsed and embedded first, then every
+  /// session, turn and embedding is written in one transaction. A malformed line refuses
+  /// the file with its line number; cancellation (`Task.cancel()`) between embedding
+  /// batches stops before anything is written. Nothing already stored is touched.
+  ///
+  /// - Parameters:
+  ///   - path: a JSONL or LoCoMo JSON file; `-` reads standard input.
+  ///   - progress: called with the phase and counts as the work advances.
+  public func ingest(path: String, progress: (@Sendable (EngramProgress) -> Void)? = nil) async throws
+    -> IngestReport
+  {
+    try checkOpen()
+    progress?(EngramProgress(phase: "parsing", done: 0, total: 1))
+    let file = try ConversationFile.read(path: path)
+    let prefix = file.format == .locomo ? URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent + "/" : ""
+    return try await ingest(file, path: path, sessionPrefix: prefix, progress: progress)
+  }
+
+  /// Stores a parsed conversation file (see `ingest(path:progress:)`).
+  public func ingest(
+    _ file: ConversationFile, path: String, sessionPrefix: String = "",
+    progress: (@Sendable (EngramProgress) -> Void)? = nil
+  ) async throws -> IngestReport {
+    try checkOpen()
+    let fallbackDate = Date()
+    struct Pending {
+      var sessionIndex: Int
+      var message: Message
+      var vectorText: String
+    }
+    var pending: [Pending] = []
+    for (sessionIndex, session) in file.sessions.enumerated() {
+      for turn in session.turns {
+        let date = turn.timestamp ?? session.startedAt ?? fallbackDate
+        let message = Message(
+          role: MessageRole(rawValue: turn.role) ?? .user, speaker: turn.speaker, content: turn.content,
+          createdAt: Timestamp.milliseconds(date), tokenCount: TokenEstimator.estimate(turn.content),
+          metadata: JSONValue.object(turn.metadata).jsonText)
+        pending.append(
+          Pending(
+            sessionIndex: sessionIndex, message: message,
+            vectorText: Self.documentText(speaker: turn.speaker, content: turn.content, date: date)))
+      }
+    }
+    let total = pending.count
+    let vectors = try await embed(pending.map(\.vectorText)) { done in
+      progress?(EngramProgress(phase: "embedding", done: done, total: total))
+    }
+    if Task.isCancelled { throw EngramError.cancelled }
+    progress?(EngramProgress(phase: "storing", done: 0, total: total))
+    let model = embedder.modelID
+    let sessions = file.sessions
+    let stored = try database.write { connection -> [(Int64, Int64, Int64)] in
+      var sessionIDs: [Int64] = []
+      for session in sessions {
+        let name = sessionPrefix + session.name
+        if let existing = try connection.session(externalID: name), let id = existing.id {
+          sessionIDs.append(id)
+        } else {
+          let started = session.startedAt ?? session.turns.first?.timestamp ?? fallbackDate
+          sessionIDs.append(
+            try connection.insert(
+              Session(externalID: name, startedAt: Timestamp.milliseconds(started))))
+        }
+      }
+      var stored: [(Int64, Int64, Int64)] = []
+      stored.reserveCapacity(pending.count)
+      for (position, item) in pending.enumerated() {
+        var message = item.message
+        message.sessionID = sessionIDs[item.sessionIndex]
+        let id = try connection.insert(message)
+        try connection.upsertEmbedding(
+          EmbeddingRow(
+            ownerKind: .message, ownerID: id, model: model, dimension: vectors[position].count,
+            vector: vectors[position], createdAt: message.createdAt))
+        stored.append((id, message.sessionID ?? 0, message.createdAt))
+      }
+      return stored
+    }
+    speakers.withLock { $0 = nil }
+    progress?(EngramProgress(phase: "indexing", done: 0, total: total))
+    try indexVectors(
+      stored.enumerated().map { position, row in
+        (
+          .message, row.0, VectorMetadata(kind: .message, session: row.1, scope: 0, timestamp: row.2),
+          vectors[position]
+        )
+      })
+    progress?(EngramProgress(phase: "done", done: total, total: total))
+    return IngestReport(path: path, format: file.format, sessions: file.sessions.count, turns: total)
+  }
+}
+
+let dayFormatter = Mutex<DateFormatter>(
+  {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "UTC")
+    formatter.dateFormat = "d MMMM yyyy"
+    return formatter
+  }())

@@ -1,0 +1,232 @@
+import EngramEmbeddings
+import EngramStore
+import EngramVectors
+import Foundation
+
+/// What `doctor` found, and what it repaired.
+public struct DoctorReport: Sendable, Equatable {
+  /// One check.
+  public struct Check: Sendable, Equatable {
+    public var name: String
+    public var ok: Bool
+    public var detail: String
+  }
+
+  public var checks: [Check]
+  /// Repairs made (empty unless `repair` was asked and something was wrong).
+  public var repairs: [String]
+  /// Whether every check passed (after repairs, when asked).
+  public var healthy: Bool { checks.allSatisfy(\.ok) }
+}
+
+extension MemoryEngine {
+  /// Checks that store, full-text indexes and vector index agree: SQLite's integrity check,
+  /// FTS row counts and FTS5's own check, every message, memory and summary having exactly
+  /// one embedding of the configured model and dimension, and the vector index holding
+  /// exactly the stored embeddings.
+  ///
+  /// - Parameter repair: rebuild what can be rebuilt: FTS indexes, orphan embeddings,
+  ///   missing embeddings (embedded now) and the vector index with its snapshot.
+  public func doctor(repair: Bool = false) async throws -> DoctorReport {
+    try checkOpen()
+    var report = try diagnose()
+    guard repair, !report.healthy else { return report }
+    var repairs: [String] = []
+    let failed = Set(report.checks.filter { !$0.ok }.map(\.name))
+    if failed.contains("integrity") {
+      repairs.append("integrity: SQLite reports damage; export what is readable and import it into a new file")
+    }
+    if failed.contains("fts") {
+      try database.write { try $0.rebuildFTS() }
+      repairs.append("fts: rebuilt the full-text indexes from the stored rows")
+    }
+    if failed.contains("embeddings") {
+      let removed = try database.write { connection -> Int in
+        try connection.run(
+          """
+          DELETE FROM embeddings WHERE
+            (owner_kind = 'message' AND owner_id NOT IN (SELECT id FROM messages))
+            OR (owner_kind = 'memory' AND owner_id NOT IN (SELECT id FROM memories))
+            OR (owner_kind = 'summary' AND owner_id NOT IN (SELECT id FROM summaries))
+          """)
+        return connection.changes
+      }
+      let embedded = try await embedMissing()
+      repairs.append("embeddings: removed \(removed) orphan(s), embedded \(embedded) missing")
+    }
+    if failed.contains("index") || failed.contains("embeddings") {
+      let (fresh, _) = try Self.loadIndex(
+        database: database, snapshot: URL(fileURLWithPath: "/nonexistent"), dimension: embedder.dimension,
+        threads: configuration.searchThreads)
+      indexHolder.withLock { $0 = fresh }
+      try? FileManager.default.removeItem(at: snapshotURL)
+      try saveSnapshot()
+      repairs.append("index: rebuilt the vector index (\(fresh.count) rows) and its snapshot")
+    }
+    report = try diagnose()
+    report.repairs = repairs
+    return report
+  }
+
+  func diagnose() throws -> DoctorReport {
+    var checks: [DoctorReport.Check] = []
+    let integrity = try database.read { try $0.integrityCheck() }
+    checks.append(
+      DoctorReport.Check(
+        name: "integrity", ok: integrity == ["ok"], detail: integrity.prefix(3).joined(separator: "; ")))
+
+    let fts = try database.read { try $0.ftsConsistency() }
+    let badFTS = fts.filter { !$0.isConsistent }
+    checks.append(
+      DoctorReport.Check(
+        name: "fts", ok: badFTS.isEmpty,
+        detail: fts.map { "\($0.table) \($0.indexedRows)/\($0.sourceRows)\($0.indexIntact ? "" : " damaged")" }
+          .joined(separator: ", ")))
+
+    let model = embedder.modelID
+    let dimension = embedder.dimension
+    let (missing, orphans, foreign, stored) = try database.read { connection -> (Int, Int, Int, Int) in
+      let missing = try connection.scalarInt(
+        """
+        SELECT (SELECT count(*) FROM messages t WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+                  WHERE e.owner_kind = 'message' AND e.owner_id = t.id))
+             + (SELECT count(*) FROM memories t WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+                  WHERE e.owner_kind = 'memory' AND e.owner_id = t.id))
+             + (SELECT count(*) FROM summaries t WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+                  WHERE e.owner_kind = 'summary' AND e.owner_id = t.id))
+        """) ?? 0
+      let orphans = try connection.scalarInt(
+        """
+        SELECT count(*) FROM embeddings WHERE
+          (owner_kind = 'message' AND owner_id NOT IN (SELECT id FROM messages))
+          OR (owner_kind = 'memory' AND owner_id NOT IN (SELECT id FROM memories))
+          OR (owner_kind = 'summary' AND owner_id NOT IN (SELECT id FROM summaries))
+        """) ?? 0
+      let foreign = try connection.scalarInt(
+        "SELECT count(*) FROM embeddings WHERE model IS NOT ?1 OR dimension IS NOT ?2",
+        [.text(model), .integer(Int64(dimension))]) ?? 0
+      let stored = try connection.scalarInt("SELECT count(*) FROM embeddings") ?? 0
+      return (Int(missing), Int(orphans), Int(foreign), Int(stored))
+    }
+    checks.append(
+      DoctorReport.Check(
+        name: "embeddings", ok: missing == 0 && orphans == 0 && foreign == 0,
+        detail: "\(stored) stored, \(missing) missing, \(orphans) orphaned, \(foreign) of another model"))
+
+    var indexed = 0
+    var absent = 0
+    try database.read { connection in
+      try connection.forEachEmbedding { entry, vector in
+        indexed += 1
+        let key = VectorKey.make(entry.ownerKind.itemKind, entry.ownerID)
+        if !index.contains(key) || vector.count != dimension { absent += 1 }
+      }
+    }
+    let live = index.count
+    checks.append(
+      DoctorReport.Check(
+        name: "index", ok: absent == 0 && live == indexed,
+        detail: "\(live) rows in the vector index for \(indexed) stored embeddings, \(absent) absent"))
+    return DoctorReport(checks: checks, repairs: [])
+  }
+
+  /// Embeds every message, memory and summary that has no embedding; returns how many.
+  func embedMissing() async throws -> Int {
+    var total = 0
+    let model = embedder.modelID
+    for kind in [OwnerKind.message, .memory, .summary] {
+      while true {
+        let batch = try database.read { connection -> [(Int64, String)] in
+          let ids = try connection.ownersWithoutEmbedding(kind, limit: 256)
+          return try ids.compactMap { id in
+            switch kind {
+            case .message:
+              return try connection.fetch(Message.self, id: id).map {
+                (id, Self.documentText(speaker: $0.speaker, content: $0.content, date: Timestamp.date($0.createdAt)))
+              }
+            case .memory: return try connection.fetch(Memory.self, id: id).map { (id, $0.content) }
+            case .summary:
+              return try connection.fetch(Summary.self, id: id).map {
+                (id, Self.documentText(speaker: nil, content: $0.content, date: Timestamp.date($0.startAt)))
+              }
+            }
+          }
+        }
+        if batch.isEmpty { break }
+        let vectors = try await embed(batch.map(\.1))
+        try database.write { connection in
+          for (position, (id, _)) in batch.enumerated() {
+            try connection.upsertEmbedding(
+              EmbeddingRow(
+                ownerKind: kind, ownerID: id, model: model, dimension: vectors[position].count,
+                vector: vectors[position], createdAt: Timestamp.now()))
+          }
+        }
+        total += batch.count
+      }
+    }
+    return total
+  }
+
+  /// Re-embeds everything in the memory at `path` with `configuration.embedder` and switches
+  /// the database's model in one transaction (all or nothing), then opens it.
+  ///
+  /// The old model is not needed: texts are read from the store.
+  public static func reindex(
+    path: String, configuration: EngramConfiguration, progress: (@Sendable (EngramProgress) -> Void)? = nil
+  ) async throws -> MemoryEngine {
+    try configuration.validate()
+    var storeConfiguration = Database.Configuration()
+    storeConfiguration.busyTimeout = configuration.busyTimeout
+    let database = try Database(path: path, configuration: storeConfiguration)
+    defer { database.close() }
+    let items = try database.read { connection -> [(OwnerKind, Int64, String)] in
+      var items: [(OwnerKind, Int64, String)] = []
+      try connection.prepare("SELECT id, speaker, content, created_at FROM messages ORDER BY id").forEachRow {
+        items.append(
+          (
+            .message, $0.int64(at: 0),
+            documentText(speaker: $0.optionalString(at: 1), content: $0.string(at: 2), date: Timestamp.date($0.int64(at: 3)))
+          ))
+      }
+      try connection.prepare("SELECT id, content FROM memories ORDER BY id").forEachRow {
+        items.append((.memory, $0.int64(at: 0), $0.string(at: 1)))
+      }
+      try connection.prepare("SELECT id, content, start_at FROM summaries ORDER BY id").forEachRow {
+        items.append(
+          (.summary, $0.int64(at: 0), documentText(speaker: nil, content: $0.string(at: 1), date: Timestamp.date($0.int64(at: 2)))))
+      }
+      return items
+    }
+    let embedder = configuration.embedder
+    var vectors: [[Float]] = []
+    vectors.reserveCapacity(items.count)
+    var start = 0
+    while start < items.count {
+      if Task.isCancelled { throw EngramError.cancelled }
+      let end = min(start + configuration.embeddingBatchSize, items.count)
+      let part = try await embedder.embed(items[start..<end].map(\.2))
+      guard part.count == end - start, part.allSatisfy({ $0.count == embedder.dimension }) else {
+        throw EngramError.embedderContract(expected: embedder.dimension, actual: part.first?.count ?? 0)
+      }
+      vectors.append(contentsOf: part)
+      start = end
+      progress?(EngramProgress(phase: "embedding", done: start, total: items.count))
+    }
+    let now = Timestamp.now()
+    try database.write { connection in
+      try connection.configureEmbeddingModel(model: embedder.modelID, dimension: embedder.dimension, replace: true)
+      try connection.run("DELETE FROM embeddings")
+      for (position, item) in items.enumerated() {
+        try connection.upsertEmbedding(
+          EmbeddingRow(
+            ownerKind: item.0, ownerID: item.1, model: embedder.modelID, dimension: embedder.dimension,
+            vector: vectors[position], createdAt: now))
+      }
+    }
+    try? FileManager.default.removeItem(atPath: path + ".vectors")
+    database.close()
+    progress?(EngramProgress(phase: "done", done: items.count, total: items.count))
+    return try MemoryEngine(path: path, configuration: configuration)
+  }
+}

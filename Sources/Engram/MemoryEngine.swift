@@ -1,0 +1,269 @@
+import EngramEmbeddings
+import EngramStore
+import EngramVectors
+import Foundation
+import Synchronization
+
+/// The one front door to a person's memory: one SQLite file, its vector index and its
+/// embedder, kept in step.
+///
+/// Safe to share between tasks: writes are serialized by the store's single writer,
+/// searches run concurrently on reader connections and on the lock-free index. SQLite is
+/// the source of truth; the vector index is rebuilt from it whenever its snapshot file is
+/// missing or stale (for example after a crash).
+public final class MemoryEngine: Sendable {
+  /// The database file.
+  public let path: String
+  /// The configuration the engine was opened with.
+  public let configuration: EngramConfiguration
+  /// The embedder (its model id and dimension match the database's).
+  public var embedder: any Embedder { configuration.embedder }
+
+  let database: Database
+  /// The vector index; replaced whole by import and reindex.
+  let indexHolder: Mutex<VectorIndex>
+  var index: VectorIndex { indexHolder.withLock { $0 } }
+  /// Known speaker names (lowercased -> as written), for query handling; nil when stale.
+  let speakers = Mutex<[String: String]?>(nil)
+  let state = Mutex<State>(State())
+
+  struct State: Sendable {
+    var closed = false
+    /// How the vector index was loaded at open.
+    var indexSource: IndexSource = .empty
+  }
+
+  /// Where the vector index came from when the engine opened.
+  public enum IndexSource: String, Sendable {
+    /// A new database: nothing to load.
+    case empty
+    /// The snapshot file, validated against the database.
+    case snapshot
+    /// The embeddings table (no snapshot, or a stale or damaged one).
+    case database
+  }
+
+  /// The snapshot file of the vector index, beside the database.
+  public var snapshotURL: URL { URL(fileURLWithPath: path + ".vectors") }
+
+  /// Opens (creating if needed) the memory at `path`.
+  ///
+  /// - Throws: `EngramError.modelMismatch` when the database holds vectors of another model
+  ///   (run `reindex`), store errors for unreadable, corrupt, locked or future databases.
+  public init(path: String, configuration: EngramConfiguration) throws {
+    try configuration.validate()
+    self.path = path
+    self.configuration = configuration
+    var storeConfiguration = Database.Configuration()
+    storeConfiguration.busyTimeout = configuration.busyTimeout
+    storeConfiguration.readOnly = configuration.readOnly
+    database = try Database(path: path, configuration: storeConfiguration)
+    let embedder = configuration.embedder
+    let existing = try database.read { try $0.embeddingModel() }
+    if let existing {
+      guard existing.name == embedder.modelID, existing.dimension == embedder.dimension else {
+        database.close()
+        throw EngramError.modelMismatch(
+          database: existing.name, databaseDimension: existing.dimension, configured: embedder.modelID,
+          configuredDimension: embedder.dimension)
+      }
+    } else if !configuration.readOnly {
+      try database.write { connection in
+        try connection.configureEmbeddingModel(model: embedder.modelID, dimension: embedder.dimension)
+        if try connection.meta("database_id") == nil {
+          try connection.setMeta("database_id", UUID().uuidString)
+        }
+        if try connection.meta("created_at") == nil {
+          try connection.setMeta("created_at", String(Timestamp.now()))
+        }
+      }
+    }
+    let (index, source) = try Self.loadIndex(
+      database: database, snapshot: URL(fileURLWithPath: path + ".vectors"),
+      dimension: embedder.dimension, threads: configuration.searchThreads)
+    indexHolder = Mutex(index)
+    state.withLock { $0.indexSource = source }
+  }
+
+  /// How the vector index was loaded when the engine opened.
+  public var indexSource: IndexSource { state.withLock { $0.indexSource } }
+
+  /// Writes the index snapshot (so the next open is fast) and closes the database.
+  /// Further calls fail with `EngramError.closed`.
+  public func close() {
+    let wasClosed = state.withLock { state in
+      defer { state.closed = true }
+      return state.closed
+    }
+    guard !wasClosed else { return }
+    if !configuration.readOnly { try? saveSnapshot() }
+    database.close()
+  }
+
+  deinit {
+    close()
+  }
+
+  func checkOpen() throws(EngramError) {
+    if state.withLock({ $0.closed }) { throw .closed }
+  }
+
+  // MARK: - The vector index
+
+  /// The token a snapshot must carry to be valid for this database's current vectors.
+  static func snapshotToken(_ connection: Connection) throws -> UInt64 {
+    let generation = try connection.embeddingGeneration()
+    let identity = try connection.meta("database_id") ?? ""
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in identity.utf8 {
+      hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+    }
+    return hash ^ UInt64(bitPattern: generation) &* 0x9E37_79B9_7F4A_7C15
+  }
+
+  /// Writes the vector index snapshot for the database's current generation.
+  public func saveSnapshot() throws {
+    try checkOpen()
+    // The token is read before the index: a write landing in between makes the snapshot
+    // look stale at the next open (a rebuild), never fresh with a missing row.
+    let token = try database.read { try Self.snapshotToken($0) }
+    let indexed = index.count
+    let stored = try database.read { try $0.count(EmbeddingRow.self) }
+    guard indexed == stored else { return }
+    try index.write(snapshotTo: snapshotURL, token: token)
+  }
+
+  static func loadIndex(database: Database, snapshot: URL, dimension: Int, threads: Int) throws -> (
+    VectorIndex, IndexSource
+  ) {
+    let indexConfiguration = VectorIndex.Configuration(dimension: dimension, threads: threads)
+    let token = try database.read { try snapshotToken($0) }
+    if FileManager.default.fileExists(atPath: snapshot.path),
+      let index = try? VectorIndex.open(
+        snapshot: snapshot, expectedToken: token, configuration: indexConfiguration)
+    {
+      return (index, .snapshot)
+    }
+    var ids: [Int64] = []
+    var metadata: [VectorMetadata] = []
+    var vectors: [Float] = []
+    try database.read { connection in
+      let count = try connection.count(EmbeddingRow.self)
+      ids.reserveCapacity(count)
+      metadata.reserveCapacity(count)
+      vectors.reserveCapacity(count * dimension)
+      try connection.forEachEmbedding { entry, vector in
+        guard vector.count == dimension else { return }
+        ids.append(VectorKey.make(entry.ownerKind.itemKind, entry.ownerID))
+        metadata.append(
+          VectorMetadata(
+            kind: entry.ownerKind.itemKind.vectorKind, session: entry.sessionID ?? 0,
+            scope: ScopeKey.make(entry.scopeUser), timestamp: entry.time))
+        vectors.append(contentsOf: vector)
+      }
+    }
+    let index = try VectorIndex(
+      configuration: indexConfiguration, ids: ids, metadata: metadata, vectors: vectors)
+    return (index, ids.isEmpty ? .empty : .database)
+  }
+
+  // MARK: - Embedding
+
+  /// Embeds texts in batches, checking the embedder's contract and cancellation between batches.
+  func embed(_ texts: [String], progress: ((Int) -> Void)? = nil) async throws -> [[Float]] {
+    var vectors: [[Float]] = []
+    vectors.reserveCapacity(texts.count)
+    let batch = configuration.embeddingBatchSize
+    var start = 0
+    while start < texts.count {
+      if Task.isCancelled { throw EngramError.cancelled }
+      let end = min(start + batch, texts.count)
+      let part = try await embedder.embed(Array(texts[start..<end]))
+      guard part.count == end - start else {
+        throw EngramError.embedderContract(expected: end - start, actual: part.count)
+      }
+      for vector in part where vector.count != embedder.dimension {
+        throw EngramError.embedderContract(expected: embedder.dimension, actual: vector.count)
+      }
+      vectors.append(contentsOf: part)
+      start = end
+      progress?(start)
+    }
+    return vectors
+  }
+
+  /// Adds stored embeddings to the index after their transaction committed.
+  func indexVectors(_ entries: [(kind: ItemKind, id: Int64, metadata: VectorMetadata, vector: [Float])]) throws {
+    guard !entries.isEmpty else { return }
+    var flat: [Float] = []
+    flat.reserveCapacity(entries.count * embedder.dimension)
+    for entry in entries { flat.append(contentsOf: entry.vector) }
+    try index.upsert(
+      ids: entries.map { VectorKey.make($0.kind, $0.id) }, metadata: entries.map(\.metadata), vectors: flat)
+  }
+}
+
+/// Vector-index ids: an owner's id and kind packed into one Int64 (`id << 2 | kind`).
+enum VectorKey {
+  static func make(_ kind: ItemKind, _ id: Int64) -> Int64 {
+    id << 2 | Int64(kind.code)
+  }
+
+  static func split(_ key: Int64) -> (kind: ItemKind, id: Int64) {
+    let kind: ItemKind
+    switch key & 3 {
+    case 0: kind = .message
+    case 1: kind = .memory
+    default: kind = .summary
+    }
+    return (kind, key >> 2)
+  }
+}
+
+/// Scope ids for the vector index: a stable 63-bit hash of the user scope (0 when none).
+enum ScopeKey {
+  static func make(_ scope: String?) -> Int64 {
+    guard let scope, !scope.isEmpty else { return 0 }
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in scope.utf8 {
+      hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+    }
+    return Int64(bitPattern: hash >> 1) | 1
+  }
+}
+
+extension ItemKind {
+  var code: Int {
+    switch self {
+    case .message: return 0
+    case .memory: return 1
+    case .summary: return 2
+    }
+  }
+
+  var ownerKind: OwnerKind {
+    switch self {
+    case .message: return .message
+    case .memory: return .memory
+    case .summary: return .summary
+    }
+  }
+
+  var vectorKind: VectorKind {
+    switch self {
+    case .message: return .message
+    case .memory: return .memory
+    case .summary: return .summary
+    }
+  }
+}
+
+extension OwnerKind {
+  var itemKind: ItemKind {
+    switch self {
+    case .message: return .message
+    case .memory: return .memory
+    case .summary: return .summary
+    }
+  }
+}

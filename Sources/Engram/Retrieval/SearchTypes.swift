@@ -1,0 +1,89 @@
+import Foundation
+
+/// How a search ranks its candidates.
+public enum SearchMode: String, Sendable, CaseIterable, Codable {
+  /// Full-text BM25 and vector cosine, fused.
+  case hybrid
+  /// Vector cosine only.
+  case vector
+  /// Full-text BM25 only.
+  case keyword
+}
+
+/// What a stored item is: a conversation turn, a memory or a summary.
+public enum ItemKind: String, Sendable, CaseIterable, Codable, Hashable {
+  case message
+  case memory
+  case summary
+}
+
+/// Restrictions on which items a search may return. Empty fields restrict nothing.
+public struct SearchFilters: Sendable, Equatable {
+  /// Only these kinds (all kinds when empty).
+  public var kinds: Set<ItemKind>
+  /// Only items of this session (by the session's external name or numeric id).
+  public var session: String?
+  /// Only memories of this user scope.
+  public var scopeUser: String?
+  /// Only items at or after this time.
+  public var since: Date?
+  /// Only items before this time.
+  public var until: Date?
+  /// Whether superseded memories may be returned (their newer version usually is).
+  public var includeSuperseded: Bool
+
+  public init(
+    kinds: Set<ItemKind> = [], session: String? = nil, scopeUser: String? = nil, since: Date? = nil,
+    until: Date? = nil, includeSuperseded: Bool = false
+  ) {
+    self.kinds = kinds
+    self.session = session
+    self.scopeUser = scopeUser
+    self.since = since
+    self.until = until
+    self.includeSuperseded = includeSuperseded
+  }
+}
+
+/// One ranked search result.
+public struct SearchHit: Sendable, Equatable {
+  /// The item's kind.
+  public var kind: ItemKind
+  /// The item's id in its table.
+  public var id: Int64
+  /// The item's text.
+  public var text: String
+  /// The session's id, when the item belongs to one.
+  public var sessionID: Int64?
+  /// The speaker, for conversation turns.
+  public var speaker: String?
+  /// When the item happened (turn time, memory creation, summary start).
+  public var timestamp: Date
+  /// The BM25 score (higher is better), when full-text search found it.
+  public var bm25: Double?
+  /// The cosine similarity to the query, when vector search found it.
+  public var cosine: Double?
+  /// The fused score that ranked it.
+  public var score: Double
+  /// Which retrievers found it (`keyword`, `vector`) and what else raised it (`neighbour`).
+  public var provenance: [String]
+  /// The item's metadata (e.g. LoCoMo `dia_id`).
+  public var metadata: [String: JSONValue]
+
+  public init(
+    kind: ItemKind, id: Int64, text: String, sessionID: Int64?, speaker: String?, timestamp: Date,
+    bm25: Double?, cosine: Double?, score: Double, provenance: [String], metadata: [String: JSONValue]
+  ) {
+    self.kind = kind
+    self.id = id
+    self.text = text
+    self.sessionID = sessionID
+    self.speaker = speaker
+    self.timestamp = timestamp
+    self.bm25 = bm25
+    self.cosine = cosine
+    self.score = score
+    self.provenance = provenance
+    self.metadata = metadata
+  }
+}

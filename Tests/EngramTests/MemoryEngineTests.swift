@@ -1,0 +1,194 @@
+import EngramEmbeddings
+import Foundation
+import Testing
+
+@testable import Engram
+
+/// A fresh temporary folder per test, removed afterwards.
+final class TemporaryFolder {
+  let url: URL
+
+  init() throws {
+    url = FileManager.default.temporaryDirectory.appendingPathComponent("engram-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+  }
+
+  func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+  deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+func hashingConfiguration(dimension: Int = 256) -> EngramConfiguration {
+  EngramConfiguration(embedder: HashingEmbedder(dimension: dimension))
+}
+
+func writeFile(_ text: String, to path: String) throws {
+  try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+}
+
+@Suite struct MemoryEngineTests {
+  @Test func remembersAndFindsByEveryMode() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let climbing = try await engine.remember("Alice goes rock climbing every Saturday", kind: .fact)
+    _ = try await engine.remember("The dentist appointment is on Tuesday", kind: .event)
+    _ = try await engine.remember("我周末去攀岩了", kind: .note)
+    for mode in SearchMode.allCases {
+      let hits = try await engine.search("rock climbing", k: 2, mode: mode)
+      #expect(hits.first?.id == climbing, "mode \(mode)")
+      #expect(hits.first?.kind == .memory)
+    }
+    let hybrid = try await engine.search("climbing Saturday", k: 1)
+    #expect(hybrid[0].bm25 != nil && hybrid[0].cosine != nil)
+    #expect(hybrid[0].provenance.contains("keyword") && hybrid[0].provenance.contains("vector"))
+    let chinese = try await engine.search("攀岩", k: 1, mode: .keyword)
+    #expect(chinese.first?.text == "我周末去攀岩了")
+    // Access statistics are recorded for returned memories.
+    let item = try #require(try engine.memory(climbing))
+    #expect(item.accessCount >= 3)
+  }
+
+  @Test(arguments: [
+    "\"unbalanced", "(a OR", "NOT", "AND AND", "NEAR(x y", "col:value", "*", "-x", "^start", "a\"b'c",
+    "'; DROP TABLE memories; --", "🙂", String(repeating: "x ", count: 5_000),
+  ])
+  func queriesThatLookLikeSyntaxAreSearchedAsText(query: String) async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    _ = try await engine.remember("NOT a col:value (a OR b) x", kind: .note)
+    for mode in SearchMode.allCases {
+      _ = try await engine.search(query, k: 3, mode: mode)
+    }
+    #expect(try engine.memories().count == 1)
+  }
+
+  @Test func rejectsBadArguments() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    await #expect(throws: EngramError.invalidK(0)) { try await engine.search("x", k: 0) }
+    await #expect(throws: EngramError.emptyText) { try await engine.search("   ") }
+    await #expect(throws: EngramError.emptyText) { try await engine.remember("") }
+    await #expect(throws: (any Error).self) { try await engine.remember("x", importance: 2) }
+    await #expect(throws: (any Error).self) { try await engine.remember("x", importance: .nan) }
+    await #expect(throws: EngramError.invalidBudget(0)) { try await engine.context(for: "x", budget: 0) }
+    #expect(try engine.memories().isEmpty)
+  }
+
+  @Test func filtersByKindSessionAndTime() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let old = Date(timeIntervalSince1970: 1_600_000_000)
+    let new = Date(timeIntervalSince1970: 1_700_000_000)
+    let first = try engine.startSession(name: "first", at: old)
+    let second = try engine.startSession(name: "second", at: new)
+    let oldTurn = try await engine.appendTurn(role: "user", content: "we talked about the garden", session: first, at: old)
+    let newTurn = try await engine.appendTurn(
+      role: "user", content: "the garden needs water", session: second, at: new)
+    let memory = try await engine.remember("garden tools are in the shed", at: new)
+
+    let turns = try await engine.search("garden", k: 10, filters: SearchFilters(kinds: [.message]))
+    #expect(Set(turns.map(\.id)) == [oldTurn, newTurn])
+    let memories = try await engine.search("garden", k: 10, filters: SearchFilters(kinds: [.memory]))
+    #expect(memories.map(\.id) == [memory])
+    let inSecond = try await engine.search("garden", k: 10, filters: SearchFilters(session: "second"))
+    #expect(inSecond.map(\.id) == [newTurn])
+    let bySessionID = try await engine.search("garden", k: 10, filters: SearchFilters(session: String(first)))
+    #expect(bySessionID.map(\.id) == [oldTurn])
+    let unknown = try await engine.search("garden", k: 10, filters: SearchFilters(session: "nope"))
+    #expect(unknown.isEmpty)
+    let recent = try await engine.search(
+      "garden", k: 10, filters: SearchFilters(kinds: [.message], since: Date(timeIntervalSince1970: 1_650_000_000)))
+    #expect(recent.map(\.id) == [newTurn])
+    let early = try await engine.search(
+      "garden", k: 10, filters: SearchFilters(until: Date(timeIntervalSince1970: 1_650_000_000)))
+    #expect(early.map(\.id) == [oldTurn])
+  }
+
+  @Test func updatesKeepHistoryAndForgetRemovesEverywhere() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let old = try await engine.remember("Bob lives in Paris", kind: .fact)
+    let new = try await engine.updateMemory(old, content: "Bob lives in Berlin")
+    #expect(try engine.memory(old)?.supersededBy == new)
+    let current = try await engine.search("Bob lives", k: 5)
+    #expect(current.map(\.id) == [new])
+    let all = try await engine.search("Bob lives", k: 5, filters: SearchFilters(includeSuperseded: true))
+    #expect(Set(all.map(\.id)) == [old, new])
+
+    let preview = try await engine.forget(matching: "Berlin", dryRun: true)
+    #expect(preview.map(\.id) == [new])
+    #expect(try engine.memory(new) != nil)
+    let forgotten = try await engine.forget(matching: "Berlin", dryRun: false)
+    #expect(forgotten.map(\.id) == [new])
+    #expect(try engine.memory(new) == nil)
+    #expect(try await engine.search("Berlin", k: 5, mode: .keyword).isEmpty)
+    #expect(try await engine.search("Berlin", k: 5, mode: .vector).allSatisfy { $0.id != new })
+    #expect(try engine.forget(id: 999_999) == false)
+  }
+
+  @Test func reopensFromSnapshotAndRebuildsWhenItIsStaleOrDamaged() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.path("m.sqlite")
+    var engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
+    let id = try await engine.remember("the spare key is under the blue flower pot")
+    engine.close()
+    engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
+    #expect(engine.indexSource == .snapshot)
+    #expect(try await engine.search("spare key", k: 1, mode: .vector).first?.id == id)
+    // A write the snapshot does not know about (as after a crash before close).
+    let second = try await engine.remember("the car is parked on level 3")
+    let snapshot = try Data(contentsOf: engine.snapshotURL)
+    engine.close()
+    try snapshot.write(to: URL(fileURLWithPath: path + ".vectors"))
+    engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
+    #expect(engine.indexSource == .database)
+    #expect(try await engine.search("car parked level", k: 1, mode: .vector).first?.id == second)
+    engine.close()
+    // A damaged snapshot is ignored, never trusted.
+    try Data("garbage".utf8).write(to: URL(fileURLWithPath: path + ".vectors"))
+    engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
+    #expect(engine.indexSource == .database)
+    #expect(try await engine.doctor().healthy)
+    engine.close()
+  }
+
+  @Test func refusesAnotherModelUntilReindexed() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.path("m.sqlite")
+    let engine = try MemoryEngine(path: path, configuration: hashingConfiguration(dimension: 128))
+    let id = try await engine.remember("tea with oat milk, no sugar", kind: .preference)
+    engine.close()
+    #expect(throws: EngramError.self) {
+      try MemoryEngine(path: path, configuration: hashingConfiguration(dimension: 64))
+    }
+    let reindexed = try await MemoryEngine.reindex(path: path, configuration: hashingConfiguration(dimension: 64))
+    defer { reindexed.close() }
+    #expect(reindexed.embedder.dimension == 64)
+    #expect(try await reindexed.search("oat milk tea", k: 1, mode: .vector).first?.id == id)
+    #expect(try await reindexed.doctor().healthy)
+  }
+
+  @Test func concurrentSearchesAndWritesAgree() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      group.addTask {
+        for index in 0..<40 { _ = try await engine.remember("fact number \(index) about topic \(index % 5)") }
+      }
+      for _ in 0..<3 {
+        group.addTask {
+          for index in 0..<30 { _ = try await engine.search("topic \(index % 5)", k: 5, recordAccess: false) }
+        }
+      }
+      try await group.waitForAll()
+    }
+    #expect(try engine.memories(limit: 1000).count == 40)
+    #expect(try await engine.doctor().healthy)
+  }
+}
