@@ -27,6 +27,9 @@ public struct ArgumentParser: Sendable {
   /// Parses `arguments` (without the tool and command names).
   /// - Throws: ``UsageError`` naming the first problem, with the command's usage line.
   public func parse(_ arguments: [String]) throws(UsageError) -> Outcome {
+    // Help wins over any other problem on the line, as long as it comes before `--`.
+    let options = arguments.prefix { $0 != "--" }
+    if options.contains("--help") || options.contains("-h") { return .help }
     do {
       return try parseWithoutUsage(arguments)
     } catch {
@@ -46,8 +49,6 @@ public struct ArgumentParser: Sendable {
         positionals.append(token)
       } else if token == "--" {
         onlyPositionals = true
-      } else if token == "--help" || token == "-h" {
-        return .help
       } else if token.hasPrefix("--") {
         let body = token.dropFirst(2)
         let name: String

@@ -58,7 +58,9 @@ public enum HelpFormatter {
 
   /// Aligns `(term, help)` rows: terms indented 2, help starting at a common column.
   static func twoColumns(_ rows: [(String, String)]) -> [String] {
-    let termWidth = min(rows.map { $0.0.count }.max() ?? 0, 28)
+    // Terms longer than the cap get their help on the next line and do not widen the column.
+    let cap = 28
+    let termWidth = rows.map { $0.0.count }.filter { $0 <= cap }.max() ?? cap
     return rows.map { term, help in
       let indent = "  " + term
       if help.isEmpty { return indent }

@@ -10,6 +10,9 @@ import Synchronization
 /// Set by the SIGINT handler; read by long commands between transactions.
 private let interruptRequested = Atomic<Bool>(false)
 
+/// The SIGINT disposition before ``Interruption/install()``, restored by ``Interruption/uninstall()``.
+private let previousAction = Mutex<sigaction?>(nil)
+
 /// Ctrl-C handling: the first SIGINT sets a flag that long commands poll, the second ends the process.
 ///
 /// The handler only does an atomic store (and `_exit` on the second signal), both async-signal-safe.
@@ -29,15 +32,13 @@ public enum Interruption {
     }
   }
 
-  /// Restores the default SIGINT behaviour (the process ends at once).
+  /// Restores the SIGINT behaviour from before ``install()`` (by default the process ends at once).
   public static func uninstall() {
-    var action = sigaction()
-    sigemptyset(&action.sa_mask)
-    #if canImport(Darwin)
-      action.__sigaction_u.__sa_handler = SIG_DFL
-    #else
-      action.__sigaction_handler.sa_handler = SIG_DFL
-    #endif
+    guard
+      var action = previousAction.withLock({ saved in
+        defer { saved = nil }; return saved
+      })
+    else { return }
     sigaction(SIGINT, &action, nil)
   }
 
@@ -66,7 +67,12 @@ public enum Interruption {
     #endif
     // No SA_RESTART: a blocking read returns EINTR so a waiting prompt notices Ctrl-C.
     action.sa_flags = 0
-    sigaction(SIGINT, &action, nil)
+    var old = sigaction()
+    sigaction(SIGINT, &action, &old)
+    // Keep the first saved disposition if install() is called twice.
+    previousAction.withLock { saved in
+      if saved == nil { saved = old }
+    }
   }
 }
 
