@@ -1,3 +1,4 @@
+// EngramCLI: the commands of the `engram` tool (parse, call the engine, render).
 import Foundation
 
 /// The entry point of the `engram` tool.
@@ -5,8 +6,22 @@ public enum EngramCommandLine {
   /// The tool's version.
   public static let version = "0.1.0"
 
+  /// The subcommands, in the order `engram --help` lists them. Add a command here.
+  public static let commands: [any Command.Type] = [
+    VersionCommand.self
+  ]
+
+  /// The tool: name, version and commands.
+  public static var tool: CommandLineTool {
+    CommandLineTool(
+      name: "engram", version: version,
+      abstract: "A local-first memory and vector store for assistant agents.",
+      commands: commands)
+  }
+
   /// Runs the command line and exits with its status.
   public static func main() async {
-    print("engram \(version)")
+    let status = await tool.run(Array(CommandLine.arguments.dropFirst()), streams: .process())
+    exit(status)
   }
 }

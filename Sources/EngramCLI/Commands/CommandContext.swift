@@ -1,0 +1,48 @@
+import Foundation
+
+/// Everything a running command may use: its arguments, the streams and the environment.
+///
+/// Commands write through the context rather than `print`, so tests can capture the output.
+public struct CommandContext: Sendable {
+  /// The tool's name (`engram`), for messages.
+  public var toolName: String
+  /// The parsed arguments.
+  public var arguments: ParsedArguments
+  /// Standard output (results, JSON lines).
+  public var output: any TextOutput
+  /// Standard error (progress, messages).
+  public var error: any TextOutput
+  /// Standard input, line by line.
+  public var input: LineReader
+  /// What the streams are connected to.
+  public var terminal: Terminal
+  /// The process environment.
+  public var environment: [String: String]
+
+  /// Creates a context.
+  public init(
+    toolName: String, arguments: ParsedArguments, output: any TextOutput, error: any TextOutput,
+    input: LineReader, terminal: Terminal, environment: [String: String]
+  ) {
+    self.toolName = toolName
+    self.arguments = arguments
+    self.output = output
+    self.error = error
+    self.input = input
+    self.terminal = terminal
+    self.environment = environment
+  }
+
+  /// The database path: `--db`, else `$ENGRAM_DB`, else the per-user default.
+  public var databasePath: String {
+    DatabaseLocation.resolve(option: arguments.string("db"), environment: environment)
+  }
+
+  /// A JSON-lines writer on standard output.
+  public var jsonLines: JSONLinesWriter { JSONLinesWriter(output: output) }
+
+  /// Asks a yes/no question on the terminal (or reads `y`/`n` from piped stdin); `false` on EOF.
+  public func confirm(_ prompt: String) -> Bool {
+    input.confirm(prompt, promptOutput: error)
+  }
+}

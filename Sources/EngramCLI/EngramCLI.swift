@@ -1,1 +1,0 @@
-// EngramCLI: the commands of the `engram` tool (parse, call the engine, render).

@@ -1,1 +1,0 @@
-// EngramMCP: the Model Context Protocol server over stdio.
