@@ -1,15 +1,185 @@
 import Foundation
 
-/// A JSON value: metadata of turns and memories, export lines, MCP messages.
+/// Any JSON value, with integers kept apart from decimals so ids and counts round-trip exactly.
 public enum JSONValue: Sendable, Hashable {
+  /// `null`.
   case null
+  /// `true` or `false`.
   case bool(Bool)
-  case int(Int64)
+  /// A number without a fraction or exponent that fits in `Int`.
+  case int(Int)
+  /// Any other number.
   case double(Double)
+  /// A string.
   case string(String)
+  /// An array.
   case array([JSONValue])
+  /// An object.
   case object([String: JSONValue])
 
+  /// The member `key` of an object, else `nil`.
+  public subscript(key: String) -> JSONValue? {
+    if case .object(let members) = self { return members[key] }
+    return nil
+  }
+
+  /// The element at `index` of an array, else `nil`.
+  public subscript(index: Int) -> JSONValue? {
+    if case .array(let elements) = self, elements.indices.contains(index) { return elements[index] }
+    return nil
+  }
+
+  /// The text of a string.
+  public var stringValue: String? {
+    if case .string(let text) = self { return text }
+    return nil
+  }
+
+  /// An integer, or a decimal with no fractional part that fits in `Int`.
+  public var intValue: Int? {
+    switch self {
+    case .int(let number): return number
+    case .double(let number):
+      guard number.rounded() == number, let exact = Int(exactly: number) else { return nil }
+      return exact
+    default: return nil
+    }
+  }
+
+  /// Any number as a `Double`.
+  public var doubleValue: Double? {
+    switch self {
+    case .int(let number): return Double(number)
+    case .double(let number): return number
+    default: return nil
+    }
+  }
+
+  /// The value of a boolean.
+  public var boolValue: Bool? {
+    if case .bool(let flag) = self { return flag }
+    return nil
+  }
+
+  /// The elements of an array.
+  public var arrayValue: [JSONValue]? {
+    if case .array(let elements) = self { return elements }
+    return nil
+  }
+
+  /// The members of an object.
+  public var objectValue: [String: JSONValue]? {
+    if case .object(let members) = self { return members }
+    return nil
+  }
+
+  /// Whether this is `null`.
+  public var isNull: Bool { self == .null }
+
+  /// The JSON type name used in messages: `null`, `boolean`, `integer`, `number`, `string`, `array`, `object`.
+  public var typeName: String {
+    switch self {
+    case .null: return "null"
+    case .bool: return "boolean"
+    case .int: return "integer"
+    case .double: return "number"
+    case .string: return "string"
+    case .array: return "array"
+    case .object: return "object"
+    }
+  }
+}
+
+extension JSONValue: Codable {
+  /// Decodes any JSON value.
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.singleValueContainer()
+    if container.decodeNil() {
+      self = .null
+    } else if let flag = try? container.decode(Bool.self) {
+      self = .bool(flag)
+    } else if let number = try? container.decode(Int.self) {
+      self = .int(number)
+    } else if let number = try? container.decode(Double.self) {
+      self = .double(number)
+    } else if let text = try? container.decode(String.self) {
+      self = .string(text)
+    } else if let elements = try? container.decode([JSONValue].self) {
+      self = .array(elements)
+    } else {
+      self = .object(try container.decode([String: JSONValue].self))
+    }
+  }
+
+  /// Encodes the value as it is.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    switch self {
+    case .null: try container.encodeNil()
+    case .bool(let flag): try container.encode(flag)
+    case .int(let number): try container.encode(number)
+    case .double(let number): try container.encode(number)
+    case .string(let text): try container.encode(text)
+    case .array(let elements): try container.encode(elements)
+    case .object(let members): try container.encode(members)
+    }
+  }
+}
+
+extension JSONValue {
+  /// Parses JSON text (UTF-8).
+  /// - Throws: `DecodingError` when the bytes are not one JSON value.
+  public init(parsing data: Data) throws {
+    self = try JSONDecoder().decode(JSONValue.self, from: data)
+  }
+
+  /// The value as compact JSON with sorted keys and unescaped slashes.
+  /// - Throws: `EncodingError` for a NaN or infinite number.
+  public func serialized() throws -> Data {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return try encoder.encode(self)
+  }
+
+  /// The value as compact JSON text; non-finite numbers become `null`.
+  public var jsonText: String {
+    let data = (try? serialized()) ?? (try? Self.replacingNonFinite(self).serialized()) ?? Data("null".utf8)
+    return String(decoding: data, as: UTF8.self)
+  }
+
+  private static func replacingNonFinite(_ value: JSONValue) -> JSONValue {
+    switch value {
+    case .double(let number) where !number.isFinite: return .null
+    case .array(let elements): return .array(elements.map(replacingNonFinite))
+    case .object(let members): return .object(members.mapValues(replacingNonFinite))
+    default: return value
+    }
+  }
+}
+
+extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+  ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
+  ExpressibleByDictionaryLiteral
+{
+  /// `null`.
+  public init(nilLiteral: ()) { self = .null }
+  /// A boolean.
+  public init(booleanLiteral value: Bool) { self = .bool(value) }
+  /// An integer.
+  public init(integerLiteral value: Int) { self = .int(value) }
+  /// A decimal.
+  public init(floatLiteral value: Double) { self = .double(value) }
+  /// A string.
+  public init(stringLiteral value: String) { self = .string(value) }
+  /// An array.
+  public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+  /// An object; a repeated key keeps its last value.
+  public init(dictionaryLiteral elements: (String, JSONValue)...) {
+    self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+  }
+}
+
+extension JSONValue {
   /// Parses JSON text (any top-level value).
   ///
   /// - Throws: `JSONValue.ParseError` with the reason when the text is not valid JSON.
@@ -38,162 +208,5 @@ public enum JSONValue: Sendable, Hashable {
   public struct ParseError: Error, Equatable, Sendable, CustomStringConvertible {
     public var reason: String
     public var description: String { reason }
-  }
-
-  /// The string payload, if this is a string.
-  public var stringValue: String? {
-    if case .string(let value) = self { return value }
-    return nil
-  }
-
-  /// The numeric payload as a Double, if this is a number.
-  public var doubleValue: Double? {
-    switch self {
-    case .int(let value): return Double(value)
-    case .double(let value): return value
-    default: return nil
-    }
-  }
-
-  /// The integer payload, if this is an integer (or a double with no fraction).
-  public var intValue: Int64? {
-    switch self {
-    case .int(let value): return value
-    case .double(let value) where value.rounded() == value && abs(value) < 9e18: return Int64(value)
-    default: return nil
-    }
-  }
-
-  /// The Boolean payload, if this is a Boolean.
-  public var boolValue: Bool? {
-    if case .bool(let value) = self { return value }
-    return nil
-  }
-
-  /// The members, if this is an object.
-  public var objectValue: [String: JSONValue]? {
-    if case .object(let value) = self { return value }
-    return nil
-  }
-
-  /// The elements, if this is an array.
-  public var arrayValue: [JSONValue]? {
-    if case .array(let value) = self { return value }
-    return nil
-  }
-
-  /// Member lookup for objects; nil otherwise.
-  public subscript(key: String) -> JSONValue? {
-    objectValue?[key]
-  }
-
-  /// Compact JSON text with object keys sorted, so equal values serialize identically.
-  public var jsonText: String {
-    var out = ""
-    write(to: &out)
-    return out
-  }
-
-  private func write(to out: inout String) {
-    switch self {
-    case .null: out += "null"
-    case .bool(let value): out += value ? "true" : "false"
-    case .int(let value): out += String(value)
-    case .double(let value):
-      if value.isFinite {
-        if value.rounded() == value && abs(value) < 1e15 {
-          out += String(format: "%.1f", value)
-        } else {
-          out += "\(value)"
-        }
-      } else {
-        out += "null"
-      }
-    case .string(let value): JSONValue.writeString(value, to: &out)
-    case .array(let values):
-      out += "["
-      for (index, value) in values.enumerated() {
-        if index > 0 { out += "," }
-        value.write(to: &out)
-      }
-      out += "]"
-    case .object(let members):
-      out += "{"
-      for (index, key) in members.keys.sorted().enumerated() {
-        if index > 0 { out += "," }
-        JSONValue.writeString(key, to: &out)
-        out += ":"
-        members[key]!.write(to: &out)
-      }
-      out += "}"
-    }
-  }
-
-  private static func writeString(_ string: String, to out: inout String) {
-    out += "\""
-    for scalar in string.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\r": out += "\\r"
-      case "\t": out += "\\t"
-      case _ where scalar.value < 0x20:
-        out += "\\u"
-        let hex = String(scalar.value, radix: 16)
-        out += String(repeating: "0", count: 4 - hex.count) + hex
-      default: out.unicodeScalars.append(scalar)
-      }
-    }
-    out += "\""
-  }
-}
-
-extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
-  ExpressibleByFloatLiteral, ExpressibleByNilLiteral, ExpressibleByArrayLiteral,
-  ExpressibleByDictionaryLiteral
-{
-  public init(stringLiteral value: String) { self = .string(value) }
-  public init(integerLiteral value: Int64) { self = .int(value) }
-  public init(booleanLiteral value: Bool) { self = .bool(value) }
-  public init(floatLiteral value: Double) { self = .double(value) }
-  public init(nilLiteral: ()) { self = .null }
-  public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
-  public init(dictionaryLiteral elements: (String, JSONValue)...) {
-    self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
-  }
-}
-
-extension JSONValue: Codable {
-  public init(from decoder: any Decoder) throws {
-    let container = try decoder.singleValueContainer()
-    if container.decodeNil() {
-      self = .null
-    } else if let value = try? container.decode(Bool.self) {
-      self = .bool(value)
-    } else if let value = try? container.decode(Int64.self) {
-      self = .int(value)
-    } else if let value = try? container.decode(Double.self) {
-      self = .double(value)
-    } else if let value = try? container.decode(String.self) {
-      self = .string(value)
-    } else if let value = try? container.decode([JSONValue].self) {
-      self = .array(value)
-    } else {
-      self = .object(try container.decode([String: JSONValue].self))
-    }
-  }
-
-  public func encode(to encoder: any Encoder) throws {
-    var container = encoder.singleValueContainer()
-    switch self {
-    case .null: try container.encodeNil()
-    case .bool(let value): try container.encode(value)
-    case .int(let value): try container.encode(value)
-    case .double(let value): try container.encode(value)
-    case .string(let value): try container.encode(value)
-    case .array(let value): try container.encode(value)
-    case .object(let value): try container.encode(value)
-    }
   }
 }

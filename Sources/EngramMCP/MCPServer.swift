@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 #if canImport(Glibc)

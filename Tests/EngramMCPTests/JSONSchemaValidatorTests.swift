@@ -1,3 +1,4 @@
+import Engram
 import Testing
 
 @testable import EngramMCP

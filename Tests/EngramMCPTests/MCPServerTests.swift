@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 import Synchronization
 import Testing

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import EngramMCP
+@testable import Engram
 
 @Suite struct JSONValueTests {
   @Test func parsesEveryKindKeepingIntegersApart() throws {
