@@ -66,10 +66,19 @@ public enum ArithmeticExpression {
       }
       if character.isASCII, character.isNumber || character == "." {
         let start = index
-        while index < characters.count, characters[index].isASCII, characters[index].isNumber || characters[index] == "." {
+        var digits = ""
+        while index < characters.count, characters[index].isASCII {
+          let current = characters[index]
+          if current.isNumber || current == "." {
+            digits.append(current)
+          } else if current == ",", isThousandsSeparator(characters, at: index) {
+            // 1,000: skip the separator.
+          } else {
+            break
+          }
           index += 1
         }
-        guard let value = Double(String(characters[start..<index])) else {
+        guard let value = Double(digits) else {
           throw .unexpectedCharacter(characters[start], position: start)
         }
         tokens.append((.number(value), start))
@@ -104,6 +113,13 @@ public enum ArithmeticExpression {
       index += 1
     }
     return tokens
+  }
+
+  private static func isThousandsSeparator(_ characters: [Character], at index: Int) -> Bool {
+    guard index > 0, characters[index - 1].isNumber, index + 3 < characters.count else { return false }
+    let group = characters[(index + 1)...].prefix(4)
+    let digits = group.prefix { $0.isASCII && $0.isNumber }
+    return digits.count == 3
   }
 
   private static func matches(_ characters: [Character], at index: Int, word: String) -> Bool {

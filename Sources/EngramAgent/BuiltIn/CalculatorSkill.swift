@@ -1,3 +1,5 @@
+import Foundation
+
 /// `calculator`: evaluates an arithmetic expression safely.
 public struct CalculatorSkill: Skill {
   /// Creates the skill.
@@ -26,6 +28,9 @@ public struct CalculatorSkill: Skill {
     "等于几", "等于", "是多少", "得多少", "多少", "的结果", "结果", "=", "？", "?",
   ]
 
+  // Parentheses and signs belong to the expression; only sentence punctuation is trimmed.
+  static let edge = CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "?？!！.。,，:：=;；"))
+
   public func canHandle(_ text: String) -> Bool {
     let arguments = extractArguments(from: text, clock: .system())
     guard let expression = arguments["expression"]?.stringValue,
@@ -45,7 +50,7 @@ public struct CalculatorSkill: Skill {
   }
 
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
-    let expression = TextCues.strip(text, removing: nil, fillers: Self.fillers)
+    let expression = TextCues.strip(text, removing: nil, fillers: Self.fillers, edge: Self.edge)
     return expression.isEmpty ? SkillArguments() : ["expression": .string(expression)]
   }
 

@@ -20,7 +20,9 @@ enum TextCues {
   /// `text` without `range`, leading/trailing `fillers` (repeatedly, case-insensitive) and edge punctuation.
   ///
   /// A 在/于/on/at/by left just before the removed range goes with it (我要在周六上午 -> 我要).
-  static func strip(_ text: String, removing range: Range<String.Index>?, fillers: [String]) -> String {
+  static func strip(
+    _ text: String, removing range: Range<String.Index>?, fillers: [String], edge: CharacterSet = defaultEdge
+  ) -> String {
     var working = text
     if let range {
       var lower = range.lowerBound
@@ -32,7 +34,6 @@ enum TextCues {
       working = String(text[..<lower]) + " " + String(text[range.upperBound...])
     }
     let sortedFillers = fillers.sorted { $0.count > $1.count }
-    let edge = CharacterSet.whitespacesAndNewlines.union(.punctuationCharacters).union(.symbols)
     var changed = true
     while changed {
       changed = false
@@ -53,6 +54,9 @@ enum TextCues {
     }
     return working.split(whereSeparator: \.isWhitespace).joined(separator: " ")
   }
+
+  /// Whitespace, punctuation and symbols.
+  static let defaultEdge = CharacterSet.whitespacesAndNewlines.union(.punctuationCharacters).union(.symbols)
 
   /// English fillers must end at a word boundary ("to" must not eat "today").
   private static func isBoundary(_ text: String, afterPrefix count: Int) -> Bool {
