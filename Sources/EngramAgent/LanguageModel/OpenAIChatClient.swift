@@ -24,7 +24,8 @@ public final class OpenAIChatClient: LanguageModel {
       $0.isEmpty ? nil : $0
     }
     let sessionConfiguration = URLSessionConfiguration.ephemeral
-    let seconds = Self.seconds(configuration.timeout)
+    // Whole seconds, rounded up: the Linux session truncates fractions (see `send`).
+    let seconds = max(1, Self.seconds(configuration.timeout).rounded(.up)) + 1
     sessionConfiguration.timeoutIntervalForRequest = seconds
     sessionConfiguration.timeoutIntervalForResource = seconds
     self.session = URLSession(configuration: sessionConfiguration)
@@ -53,7 +54,7 @@ public final class OpenAIChatClient: LanguageModel {
   public func complete(messages: [ChatMessage]) async throws -> String {
     var request = URLRequest(url: endpoint)
     request.httpMethod = "POST"
-    request.timeoutInterval = Self.seconds(configuration.timeout)
+    request.timeoutInterval = max(1, Self.seconds(configuration.timeout).rounded(.up)) + 1
     request.setValue("application/json", forHTTPHeaderField: "Content-Type")
     request.setValue("application/json", forHTTPHeaderField: "Accept")
     if let apiKey { request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization") }
@@ -62,18 +63,9 @@ public final class OpenAIChatClient: LanguageModel {
       max_tokens: configuration.maxTokens)
     request.httpBody = try JSONEncoder().encode(body)
 
-    let data: Data
-    let response: URLResponse
-    do {
-      (data, response) = try await session.data(for: request)
-    } catch let error as URLError where error.code == .timedOut {
-      throw LanguageModelError.timedOut(seconds: Self.seconds(configuration.timeout))
-    } catch is CancellationError {
-      throw CancellationError()
-    } catch {
-      throw LanguageModelError.transport(reason: String(describing: error))
-    }
+    let (data, response) = try await send(request)
     guard let http = response as? HTTPURLResponse else {
+
       throw LanguageModelError.malformedResponse(reason: "not an HTTP response")
     }
     guard (200..<300).contains(http.statusCode) else {
@@ -89,6 +81,39 @@ public final class OpenAIChatClient: LanguageModel {
       throw LanguageModelError.malformedResponse(reason: "no choices[0].message.content")
     }
     return content
+  }
+
+  /// Sends `request`, racing it against the configured timeout: URLSession on Linux rounds
+  /// sub-second timeouts down to zero, so the session's own limit is only a backstop.
+  private func send(_ request: URLRequest) async throws -> (Data, URLResponse) {
+    let session = session
+    let limit = configuration.timeout
+    let seconds = Self.seconds(limit)
+    return try await withThrowingTaskGroup(of: (Data, URLResponse)?.self) { group in
+      group.addTask {
+        do {
+          return try await session.data(for: request)
+        } catch let error as URLError where error.code == .timedOut {
+          throw LanguageModelError.timedOut(seconds: seconds)
+        } catch is CancellationError {
+          throw CancellationError()
+        } catch let error as URLError where error.code == .cancelled {
+          throw CancellationError()
+        } catch {
+          throw LanguageModelError.transport(reason: String(describing: error))
+        }
+      }
+      group.addTask {
+        try await Task.sleep(for: limit)
+        return nil
+      }
+      defer { group.cancelAll() }
+      guard let first = try await group.next(), let result = first else {
+        try Task.checkCancellation()
+        throw LanguageModelError.timedOut(seconds: seconds)
+      }
+      return result
+    }
   }
 
   private static func seconds(_ duration: Duration) -> Double {
