@@ -36,6 +36,7 @@ public struct CalendarSkill: Skill {
       ["calendar", "schedule", "appointment", "meeting", "event", "book a", "conference call", "日程", "日历", "会议",
         "开会", "预约", "约了", "安排", "面试", "聚会", "约会"])
       && !TextCues.containsAny(text, ["会议记录", "会议纪要", "meeting notes", "remind"]) && !TextCues.isQuestion(text)
+      && !TextCues.isPreferenceStatement(text) && !TextCues.isNoteCommand(text)
   }
 
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {

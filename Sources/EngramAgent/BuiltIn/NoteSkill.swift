@@ -30,10 +30,7 @@ public struct NoteSkill: Skill {
     if TextCues.containsAny(text, ["meeting notes"]) && !TextCues.containsAny(text, ["take", "write", "jot"]) {
       return false
     }
-    return TextCues.containsAny(
-      text,
-      ["take a note", "make a note", "add a note", "new note", "note down", "note that", "note:", "write down", "jot",
-        "memo", "记一下", "记下", "笔记", "备忘", "写下来"])
+    return TextCues.isNoteCommand(text)
   }
 
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {

@@ -25,6 +25,7 @@ public struct RecallSkill: Skill {
   public var tags: Set<String> { ["memory", "personal"] }
 
   public func canHandle(_ text: String) -> Bool {
+    if TextCues.isForgetRequest(text) { return false }
     if TextCues.containsAny(
       text,
       ["do you remember", "what did i", "when did i", "where did i", "who did i", "did i tell", "did i say",

@@ -28,7 +28,11 @@ public struct RememberSkill: Skill {
 
   public func canHandle(_ text: String) -> Bool {
     let lower = text.lowercased()
-    if lower.contains("remind") || lower.contains("do you remember") || TextCues.isQuestion(text) { return false }
+    if lower.contains("remind") || lower.contains("do you remember") || TextCues.isQuestion(text)
+      || TextCues.isForgetRequest(text)
+    {
+      return false
+    }
     return TextCues.containsAny(
       text,
       ["remember", "keep in mind", "don't forget that i", "i prefer", "i like", "i love", "i hate", "i'm allergic",

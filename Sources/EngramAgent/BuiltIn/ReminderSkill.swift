@@ -42,9 +42,12 @@ public struct ReminderSkill: Skill {
 
   public func canHandle(_ text: String) -> Bool {
     if TextCues.containsAny(text, Self.keywords) { return true }
-    if text.contains("记得") && !TextCues.containsAny(text, ["还记得", "记得吗", "记不记得"]) { return true }
-    // A dated instruction that is not a question or an event: "明天下午三点把会议记录发我".
-    guard !DateExpressionParser.findParts(in: text).isEmpty, !TextCues.isQuestion(text) else { return false }
+    let dated = !DateExpressionParser.findParts(in: text).isEmpty
+    // 记得 alone is also how people state facts (你要记得我不吃香菜); with a date it is a task.
+    if dated, text.contains("记得"), !TextCues.containsAny(text, ["还记得", "记得吗", "记不记得"]) { return true }
+    // A dated instruction that is not a question, a preference or an event: "明天下午三点把会议记录发我".
+    guard dated, !TextCues.isQuestion(text), !TextCues.isPreferenceStatement(text), !TimeNowSkill().canHandle(text)
+    else { return false }
     let eventy = TextCues.containsAny(text, Self.eventWords) && !TextCues.containsAny(text, ["会议记录", "会议纪要", "meeting notes"])
     return !eventy
   }
