@@ -10,8 +10,11 @@ import Testing
         == .skill(PlanStep(skill: "calculator", arguments: ["expression": .string("1+2")])))
     #expect(try AgentActionParser.parse(#"{"final": "Hi!"}"#) == .final("Hi!"))
     #expect(
-      try AgentActionParser.parse(#"{"plan": [{"skill": "time.now"}, {"skill": "note.create", "arguments": {"content": "x"}}]}"#)
-        == .plan([PlanStep(skill: "time.now"), PlanStep(skill: "note.create", arguments: ["content": .string("x")])]))
+      try AgentActionParser.parse(
+        #"{"plan": [{"skill": "time.now"}, {"skill": "note.create", "arguments": {"content": "x"}}]}"#)
+        == .plan([
+          PlanStep(skill: "time.now"), PlanStep(skill: "note.create", arguments: ["content": .string("x")]),
+        ]))
   }
 
   @Test func readsFencedAndChattyReplies() throws {
@@ -24,13 +27,23 @@ import Testing
   @Test func argumentTypesSurvive() throws {
     let action = try AgentActionParser.parse(
       #"{"skill": "s", "arguments": {"a": 3, "b": 2.5, "c": true, "d": "x", "e": null}}"#)
-    #expect(action == .skill(PlanStep(skill: "s", arguments: ["a": .int(3), "b": .number(2.5), "c": .bool(true), "d": .string("x")])))
+    #expect(
+      action
+        == .skill(
+          PlanStep(
+            skill: "s", arguments: ["a": .int(3), "b": .number(2.5), "c": .bool(true), "d": .string("x")])))
   }
 
   @Test func malformedRepliesAreTyped() {
-    #expect(throws: AgentActionParseError.noJSONObject) { try AgentActionParser.parse("I think you should rest.") }
-    #expect(throws: AgentActionParseError.noJSONObject) { try AgentActionParser.parse("{\"final\": \"unterminated\"") }
-    #expect(throws: AgentActionParseError.unknownShape(keys: ["action"])) { try AgentActionParser.parse(#"{"action": "x"}"#) }
+    #expect(throws: AgentActionParseError.noJSONObject) {
+      try AgentActionParser.parse("I think you should rest.")
+    }
+    #expect(throws: AgentActionParseError.noJSONObject) {
+      try AgentActionParser.parse("{\"final\": \"unterminated\"")
+    }
+    #expect(throws: AgentActionParseError.unknownShape(keys: ["action"])) {
+      try AgentActionParser.parse(#"{"action": "x"}"#)
+    }
     #expect(throws: AgentActionParseError.unknownShape(keys: ["final", "skill"])) {
       try AgentActionParser.parse(#"{"skill": "a", "final": "b"}"#)
     }

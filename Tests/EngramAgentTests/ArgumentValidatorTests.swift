@@ -18,7 +18,8 @@ import Testing
 
   @Test func coercesSafeStrings() throws {
     let result = try validate([
-      "count": .string(" 3 "), "ratio": .string("0.25"), "flag": .string("true"), "when": .string("2027-01-05 14:00"),
+      "count": .string(" 3 "), "ratio": .string("0.25"), "flag": .string("true"),
+      "when": .string("2027-01-05 14:00"),
       "title": .int(7),
     ])
     #expect(result["count"] == .int(3))
@@ -62,7 +63,9 @@ import Testing
     #expect(throws: SkillError.invalidArgument(name: "ratio", reason: .notFinite)) {
       try validate(["count": .int(1), "ratio": .number(.infinity)])
     }
-    #expect(throws: SkillError.invalidArgument(name: "when", reason: .expectedType(.date, value: "2027-02-30"))) {
+    #expect(
+      throws: SkillError.invalidArgument(name: "when", reason: .expectedType(.date, value: "2027-02-30"))
+    ) {
       try validate(["count": .int(1), "when": .string("2027-02-30")])
     }
     #expect(throws: SkillError.invalidArgument(name: "flag", reason: .expectedType(.bool, value: "maybe"))) {

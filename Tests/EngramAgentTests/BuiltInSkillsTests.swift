@@ -23,13 +23,17 @@ import Testing
     let memory = FakeMemory()
     let context = SkillContext(userText: text, clock: clock, memory: memory)
     let skill = ReminderSkill()
-    #expect(skill.confirmationText(arguments: decision.arguments, context: context)
-      == "创建提醒「把会议记录发我」，时间 2025-06-12 15:00（周四）？")
+    #expect(
+      skill.confirmationText(arguments: decision.arguments, context: context)
+        == "创建提醒「把会议记录发我」，时间 2025-06-12 15:00（周四）？")
     let output = try await SkillExecutor.run(skill, arguments: decision.arguments, context: context)
     guard case .created(let item, _) = output else { Issue.record("expected created, got \(output)"); return }
     #expect(item.kind == .reminder)
-    #expect(memory.stored[item.id] == FakeMemory.Stored(
-      kind: "reminder", title: "把会议记录发我", date: wallClock(2025, 6, 12, 15, in: Zones.shanghai), body: nil))
+    #expect(
+      memory.stored[item.id]
+        == FakeMemory.Stored(
+          kind: "reminder", title: "把会议记录发我", date: wallClock(2025, 6, 12, 15, in: Zones.shanghai), body: nil)
+    )
   }
 
   @Test(arguments: [
@@ -49,8 +53,9 @@ import Testing
     #expect(decision.skillID == "calendar.create")
     #expect(decision.arguments["title"] == .string("meeting with Bob"))
     let context = SkillContext(userText: "schedule", clock: clock, memory: FakeMemory())
-    #expect(CalendarSkill().confirmationText(arguments: decision.arguments, context: context)
-      == "Create calendar event “meeting with Bob” at 2025-06-20 10:00 (Fri)?")
+    #expect(
+      CalendarSkill().confirmationText(arguments: decision.arguments, context: context)
+        == "Create calendar event “meeting with Bob” at 2025-06-20 10:00 (Fri)?")
   }
 
   @Test func reminderWithoutDateIsMissingWhen() async throws {
@@ -74,12 +79,14 @@ import Testing
 
   @Test func recallAnswersWithDates() async throws {
     let memory = FakeMemory(memories: [
-      RecalledMemory(id: 4, text: "My sister's birthday is May 3", date: wallClock(2025, 5, 1, 9, in: Zones.shanghai))
+      RecalledMemory(
+        id: 4, text: "My sister's birthday is May 3", date: wallClock(2025, 5, 1, 9, in: Zones.shanghai))
     ])
     let decision = try route("when is my sister's birthday?")
     #expect(decision.skillID == "memory.recall")
     let output = try await SkillExecutor.run(
-      RecallSkill(), arguments: decision.arguments, context: context("when is my sister's birthday?", memory: memory))
+      RecallSkill(), arguments: decision.arguments,
+      context: context("when is my sister's birthday?", memory: memory))
     guard case .memories(let answer, let hits) = output else { Issue.record("expected memories"); return }
     #expect(hits.map(\.id) == [4])
     #expect(answer.contains("My sister's birthday is May 3 (2025-05-01)"))
@@ -104,12 +111,15 @@ import Testing
     #expect(byID.arguments["id"] == .int(3))
     var ctx = context("forget memory #3", memory: memory)
     ctx.memories = memory.memories
-    #expect(ForgetSkill().confirmationText(arguments: byID.arguments, context: ctx)
-      == "Delete memory #3: “I like green tea”? This cannot be undone.")
+    #expect(
+      ForgetSkill().confirmationText(arguments: byID.arguments, context: ctx)
+        == "Delete memory #3: “I like green tea”? This cannot be undone.")
 
     let list = try await SkillExecutor.run(
-      ForgetSkill(), arguments: ["query": .string("green tea")], context: context("forget green tea", memory: memory))
-    #expect(list == .list(title: "Which one should I forget? Tell me its id:", items: ["#3 I like green tea"]))
+      ForgetSkill(), arguments: ["query": .string("green tea")],
+      context: context("forget green tea", memory: memory))
+    #expect(
+      list == .list(title: "Which one should I forget? Tell me its id:", items: ["#3 I like green tea"]))
     #expect(memory.forgotten.isEmpty)
 
     _ = try await SkillExecutor.run(ForgetSkill(), arguments: byID.arguments, context: ctx)
@@ -126,7 +136,8 @@ import Testing
     let decision = try route("take a note: the garage code is 4512")
     #expect(decision.skillID == "note.create")
     #expect(decision.arguments["content"] == .string("the garage code is 4512"))
-    let output = try await SkillExecutor.run(NoteSkill(), arguments: decision.arguments, context: context("x", memory: memory))
+    let output = try await SkillExecutor.run(
+      NoteSkill(), arguments: decision.arguments, context: context("x", memory: memory))
     guard case .created(let item, _) = output else { Issue.record("expected created"); return }
     #expect(memory.stored[item.id]?.body == "the garage code is 4512")
     #expect(memory.stored[item.id]?.kind == "note")
@@ -136,23 +147,27 @@ import Testing
     #expect(try route("现在几点了？").skillID == "time.now")
     let zh = try await TimeNowSkill().execute(arguments: [:], context: context("现在几点了？", clock: clock))
     #expect(zh == .text("现在是 2025-06-11 10:00（周三），Asia/Shanghai。"))
-    let en = try await TimeNowSkill().execute(arguments: [:], context: context("what time is it", clock: clock))
+    let en = try await TimeNowSkill().execute(
+      arguments: [:], context: context("what time is it", clock: clock))
     #expect(en == .text("It's 2025-06-11 10:00 (Wed), Asia/Shanghai."))
   }
 
   @Test func calculatorRoutesAndComputes() async throws {
     let decision = try route("what is (3 + 4) * 2?")
     #expect(decision.skillID == "calculator")
-    let output = try await SkillExecutor.run(CalculatorSkill(), arguments: decision.arguments, context: context("x"))
+    let output = try await SkillExecutor.run(
+      CalculatorSkill(), arguments: decision.arguments, context: context("x"))
     #expect(output == .text("(3 + 4) * 2 = 14"))
     let zh = try route("帮我算一下12乘以3等于多少")
     #expect(zh.skillID == "calculator")
     #expect(zh.arguments["expression"] == .string("12乘以3"))
     await #expect(throws: SkillError.divisionByZero) {
-      try await SkillExecutor.run(CalculatorSkill(), arguments: ["expression": .string("5/0")], context: context("x"))
+      try await SkillExecutor.run(
+        CalculatorSkill(), arguments: ["expression": .string("5/0")], context: context("x"))
     }
     await #expect(throws: SkillError.self) {
-      try await SkillExecutor.run(CalculatorSkill(), arguments: ["expression": .string("5 +")], context: context("x"))
+      try await SkillExecutor.run(
+        CalculatorSkill(), arguments: ["expression": .string("5 +")], context: context("x"))
     }
   }
 

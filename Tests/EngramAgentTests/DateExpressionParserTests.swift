@@ -70,7 +70,8 @@ import Testing
   }
 
   @Test func newYearsEveRollsIntoNextYear() throws {
-    let clock = AgentClock.fixed(wallClock(2025, 12, 31, 23, 30, in: Zones.shanghai), timeZone: Zones.shanghai)
+    let clock = AgentClock.fixed(
+      wallClock(2025, 12, 31, 23, 30, in: Zones.shanghai), timeZone: Zones.shanghai)
     let parser = DateExpressionParser(clock: clock)
     #expect(try #require(parser.parse("明天")).date == wallClock(2026, 1, 1, 9, in: Zones.shanghai))
     #expect(try #require(parser.parse("in 2 hours")).date == wallClock(2026, 1, 1, 1, 30, in: Zones.shanghai))
@@ -87,7 +88,8 @@ import Testing
     #expect(try #require(common.parse("明天")).date == wallClock(2027, 3, 1, 9, in: Zones.shanghai))
     let april = DateExpressionParser(
       clock: .fixed(wallClock(2025, 4, 30, 22, in: Zones.shanghai), timeZone: Zones.shanghai))
-    #expect(try #require(april.parse("tomorrow at 3pm")).date == wallClock(2025, 5, 1, 15, in: Zones.shanghai))
+    #expect(
+      try #require(april.parse("tomorrow at 3pm")).date == wallClock(2025, 5, 1, 15, in: Zones.shanghai))
   }
 
   @Test func invalidCalendarDatesAreRejected() {

@@ -16,8 +16,10 @@ import Testing
   }
 
   @Test(arguments: [
-    SkillError.missingArgument(name: "when"), .invalidArgument(name: "count", reason: .expectedType(.int, value: "x")),
-    .permissionDenied(skill: "s"), .timeout(skill: "s", after: .seconds(1)), .executionFailed(skill: "s", reason: "r"),
+    SkillError.missingArgument(name: "when"),
+    .invalidArgument(name: "count", reason: .expectedType(.int, value: "x")),
+    .permissionDenied(skill: "s"), .timeout(skill: "s", after: .seconds(1)),
+    .executionFailed(skill: "s", reason: "r"),
     .confirmationCancelled(skill: "s"), .divisionByZero,
   ])
   func everySkillErrorHasBothLanguages(_ error: SkillError) {
@@ -29,7 +31,9 @@ import Testing
   }
 
   @Test func specificWording() {
-    #expect(FriendlyMessage.text(for: SkillError.missingArgument(name: "when"), language: .chinese) == "还缺少时间，能告诉我吗？")
+    #expect(
+      FriendlyMessage.text(for: SkillError.missingArgument(name: "when"), language: .chinese)
+        == "还缺少时间，能告诉我吗？")
     #expect(
       FriendlyMessage.text(for: SkillError.missingArgument(name: "when"), language: .english)
         == "I need the date and time to do that. Could you tell me?")
@@ -38,6 +42,8 @@ import Testing
         == "OK, I cancelled it. Nothing was changed.")
     let erased: any Error = SkillError.permissionDenied(skill: "x")
     #expect(FriendlyMessage.text(for: erased, language: .chinese) == "我没有权限这样做。")
-    #expect(FriendlyMessage.text(for: LanguageModelError.timedOut(seconds: 1), language: .english).contains("too long"))
+    #expect(
+      FriendlyMessage.text(for: LanguageModelError.timedOut(seconds: 1), language: .english).contains(
+        "too long"))
   }
 }

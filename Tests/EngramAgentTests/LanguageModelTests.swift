@@ -8,7 +8,8 @@ import Testing
     let server = try StubHTTPServer(responses: [.init(status: 200, body: StubHTTPServer.completion("hello"))])
     defer { server.stop() }
     let client = try OpenAIChatClient(
-      configuration: LanguageModelConfiguration(baseURL: server.baseURL, model: "qwen2.5:3b", apiKeyEnvironmentVariable: "KEY"),
+      configuration: LanguageModelConfiguration(
+        baseURL: server.baseURL, model: "qwen2.5:3b", apiKeyEnvironmentVariable: "KEY"),
       environment: ["KEY": "secret"])
     let reply = try await client.complete(messages: [.system("be brief"), .user("hi")])
     #expect(reply == "hello")
@@ -38,7 +39,8 @@ import Testing
       .init(status: 200, body: "not json"),
     ])
     defer { server.stop() }
-    let client = try OpenAIChatClient(configuration: .init(baseURL: server.baseURL, model: "m"), environment: [:])
+    let client = try OpenAIChatClient(
+      configuration: .init(baseURL: server.baseURL, model: "m"), environment: [:])
     await #expect(throws: LanguageModelError.httpStatus(code: 503, body: "{\"error\":\"loading\"}")) {
       try await client.complete(messages: [.user("x")])
     }
@@ -54,11 +56,16 @@ import Testing
   }
 
   @Test func slowServerTimesOut() async throws {
-    let server = try StubHTTPServer(responses: [.init(status: 200, body: StubHTTPServer.completion("late"), delaySeconds: 1.5)])
+    let server = try StubHTTPServer(responses: [
+      .init(status: 200, body: StubHTTPServer.completion("late"), delaySeconds: 1.5)
+    ])
     defer { server.stop() }
     let client = try OpenAIChatClient(
-      configuration: .init(baseURL: server.baseURL, model: "m", timeout: .milliseconds(300)), environment: [:])
-    await #expect(throws: LanguageModelError.timedOut(seconds: 0.3)) { try await client.complete(messages: [.user("x")]) }
+      configuration: .init(baseURL: server.baseURL, model: "m", timeout: .milliseconds(300)), environment: [:]
+    )
+    await #expect(throws: LanguageModelError.timedOut(seconds: 0.3)) {
+      try await client.complete(messages: [.user("x")])
+    }
   }
 
   @Test func refusesPlainHTTPToRemoteHosts() throws {
@@ -69,9 +76,11 @@ import Testing
     let allowed = try OpenAIChatClient(
       configuration: .init(baseURL: remote, model: "m", allowInsecureRemote: true), environment: [:])
     #expect(allowed.configuration.allowInsecureRemote)
-    _ = try OpenAIChatClient(configuration: .init(baseURL: URL(string: "https://api.example.com")!, model: "m"), environment: [:])
+    _ = try OpenAIChatClient(
+      configuration: .init(baseURL: URL(string: "https://api.example.com")!, model: "m"), environment: [:])
     #expect(throws: LanguageModelError.invalidBaseURL("ftp://127.0.0.1")) {
-      try OpenAIChatClient(configuration: .init(baseURL: URL(string: "ftp://127.0.0.1")!, model: "m"), environment: [:])
+      try OpenAIChatClient(
+        configuration: .init(baseURL: URL(string: "ftp://127.0.0.1")!, model: "m"), environment: [:])
     }
     #expect(throws: LanguageModelError.emptyModelName) {
       try OpenAIChatClient(configuration: .init(model: " "), environment: [:])

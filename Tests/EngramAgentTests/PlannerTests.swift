@@ -30,7 +30,8 @@ final class ScriptedModel: LanguageModel {
   @Test func sendsCatalogAndContextThenParses() async throws {
     let model = ScriptedModel([#"{"skill": "time.now", "arguments": {}}"#])
     let planner = Planner(model: model, registry: try registry())
-    let result = try await planner.plan(request: "what's up with the clock", context: "<memory id=1>x</memory>")
+    let result = try await planner.plan(
+      request: "what's up with the clock", context: "<memory id=1>x</memory>")
     #expect(result.action == .skill(PlanStep(skill: "time.now")))
     #expect(result.attempts == 1)
     let messages = try #require(model.calls.first)
@@ -53,7 +54,10 @@ final class ScriptedModel: LanguageModel {
 
   @Test func twoBadRepliesAreATypedError() async throws {
     let model = ScriptedModel([#"{"skill": "weather.get"}"#, #"{"skill": "weather.get"}"#])
-    await #expect(throws: PlannerError.malformedReply(reply: #"{"skill": "weather.get"}"#, error: .unknownSkill("weather.get"))) {
+    await #expect(
+      throws: PlannerError.malformedReply(
+        reply: #"{"skill": "weather.get"}"#, error: .unknownSkill("weather.get"))
+    ) {
       try await Planner(model: model, registry: try registry()).plan(request: "weather?", context: "")
     }
     #expect(model.calls.count == 2)
@@ -62,7 +66,9 @@ final class ScriptedModel: LanguageModel {
   @Test func disabledSkillsAreNotOffered() async throws {
     let registry = try registry()
     try registry.setEnabled(false, id: "calculator")
-    let model = ScriptedModel([#"{"skill": "calculator", "arguments": {"expression": "1+1"}}"#, #"{"final": "2"}"#])
+    let model = ScriptedModel([
+      #"{"skill": "calculator", "arguments": {"expression": "1+1"}}"#, #"{"final": "2"}"#,
+    ])
     let result = try await Planner(model: model, registry: registry).plan(request: "1+1", context: "")
     #expect(result.action == .final("2"))
     #expect(!(model.calls.first?[0].content.contains("- calculator") ?? true))
@@ -70,10 +76,12 @@ final class ScriptedModel: LanguageModel {
 
   @Test func endToEndOverHTTP() async throws {
     let server = try StubHTTPServer(responses: [
-      .init(status: 200, body: StubHTTPServer.completion("```json\n{\"plan\": [{\"skill\": \"time.now\"}]}\n```"))
+      .init(
+        status: 200, body: StubHTTPServer.completion("```json\n{\"plan\": [{\"skill\": \"time.now\"}]}\n```"))
     ])
     defer { server.stop() }
-    let client = try OpenAIChatClient(configuration: .init(baseURL: server.baseURL, model: "m"), environment: [:])
+    let client = try OpenAIChatClient(
+      configuration: .init(baseURL: server.baseURL, model: "m"), environment: [:])
     let result = try await Planner(model: client, registry: try registry()).plan(request: "time", context: "")
     #expect(result.action == .plan([PlanStep(skill: "time.now")]))
     #expect(server.requests.count == 1)

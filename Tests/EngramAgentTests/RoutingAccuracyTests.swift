@@ -15,7 +15,8 @@ import Testing
   struct Fixture: Decodable { var phrases: [Phrase] }
 
   static func load() throws -> [Phrase] {
-    let url = try #require(Bundle.module.url(forResource: "routing-phrases", withExtension: "json", subdirectory: "Fixtures"))
+    let url = try #require(
+      Bundle.module.url(forResource: "routing-phrases", withExtension: "json", subdirectory: "Fixtures"))
     return try JSONDecoder().decode(Fixture.self, from: Data(contentsOf: url)).phrases
   }
 
@@ -53,7 +54,9 @@ import Testing
     let heldOut = phrases.filter(\.held_out).count
     let accuracy = Double(correct) / Double(phrases.count)
     let heldOutAccuracy = Double(heldOutCorrect) / Double(heldOut)
-    let report = "all \(correct)/\(phrases.count), held-out \(heldOutCorrect)/\(heldOut); misses:\n" + misses.joined(separator: "\n")
+    let report =
+      "all \(correct)/\(phrases.count), held-out \(heldOutCorrect)/\(heldOut); misses:\n"
+      + misses.joined(separator: "\n")
     // Measured 228/233 (97.9%) and 149/153 (97.4%) held-out; floors leave a little room.
     #expect(accuracy >= 0.95, Comment(rawValue: report))
     #expect(heldOutAccuracy >= 0.94, Comment(rawValue: report))

@@ -30,7 +30,9 @@ import Testing
     try BuiltInSkills.register(in: registry)
     try registry.unregister(id: "calculator")
     #expect(registry.skill(id: "calculator") == nil)
-    #expect(throws: SkillRegistryError.unknownSkill("calculator")) { try registry.unregister(id: "calculator") }
+    #expect(throws: SkillRegistryError.unknownSkill("calculator")) {
+      try registry.unregister(id: "calculator")
+    }
   }
 
   @Test func enabledStateIsPersistedThroughTheStore() throws {
@@ -41,7 +43,9 @@ import Testing
     #expect(!registry.isEnabled(id: "memory.forget"))
     #expect(store.isEnabled(skillID: "memory.forget") == false)
     #expect(!registry.skills().contains { $0.id == "memory.forget" })
-    #expect(throws: SkillRegistryError.skillDisabled("memory.forget")) { try registry.enabledSkill(id: "memory.forget") }
+    #expect(throws: SkillRegistryError.skillDisabled("memory.forget")) {
+      try registry.enabledSkill(id: "memory.forget")
+    }
 
     // A new registry over the same store starts with the persisted flag.
     let reopened = SkillRegistry(store: store)
@@ -70,6 +74,8 @@ import Testing
     #expect(catalog.contains("when: date, required"))
     #expect(catalog.contains("[asks for confirmation]"))
     #expect(!catalog.contains("- calculator"))
-    #expect(!catalog.contains("- time.now (Current time): Tells the current time, date and weekday in the user's time zone. ["))
+    #expect(
+      !catalog.contains(
+        "- time.now (Current time): Tells the current time, date and weekday in the user's time zone. ["))
   }
 }

@@ -33,7 +33,11 @@ struct StubSkill: Skill {
 
 final class Counter: Sendable {
   private let value = Mutex(0)
-  func increment() -> Int { value.withLock { $0 += 1; return $0 } }
+  func increment() -> Int {
+    value.withLock {
+      $0 += 1; return $0
+    }
+  }
   var count: Int { value.withLock { $0 } }
 }
 
@@ -41,7 +45,9 @@ final class Counter: Sendable {
 struct KeywordEmbedding: PhraseEmbedding {
   var keywords = ["coffee", "tea", "weather", "music"]
   func embed(_ texts: [String]) async throws -> [[Float]] {
-    texts.map { text in keywords.map { Float(text.lowercased().components(separatedBy: $0).count - 1) } + [0.01] }
+    texts.map { text in
+      keywords.map { Float(text.lowercased().components(separatedBy: $0).count - 1) } + [0.01]
+    }
   }
 }
 
@@ -87,7 +93,8 @@ struct BrokenEmbedding: PhraseEmbedding {
     try registry.register(StubSkill(id: "drinks.tea", phrases: ["order"], summary: "orders tea"))
     try registry.register(StubSkill(id: "drinks.coffee", phrases: ["order"], summary: "orders coffee"))
     try registry.register(
-      StubSkill(id: "weather", phrases: ["weather forecast"], accepts: { _ in false }, summary: "tells the weather"))
+      StubSkill(
+        id: "weather", phrases: ["weather forecast"], accepts: { _ in false }, summary: "tells the weather"))
     let router = SkillRouter(registry: registry, embedding: KeywordEmbedding(), semanticThreshold: 0.5)
     let tie = try #require(try await router.route("order a coffee", clock: clock))
     #expect(tie.skillID == "drinks.coffee")
@@ -117,11 +124,15 @@ struct BrokenEmbedding: PhraseEmbedding {
     let registry = SkillRegistry()
     try registry.register(StubSkill(id: "a", phrases: ["p"], accepts: { _ in false }))
     let short = SkillRouter(registry: registry, embedding: BrokenEmbedding(vectors: [[1, 0]]))
-    await #expect(throws: RouterError.embeddingCountMismatch(expected: 2, got: 1)) { try await short.prepareIndex() }
+    await #expect(throws: RouterError.embeddingCountMismatch(expected: 2, got: 1)) {
+      try await short.prepareIndex()
+    }
     let nan = SkillRouter(registry: registry, embedding: BrokenEmbedding(vectors: [[1, 0], [.nan, 0]]))
     await #expect(throws: RouterError.invalidEmbedding(index: 1)) { try await nan.prepareIndex() }
     let ragged = SkillRouter(registry: registry, embedding: BrokenEmbedding(vectors: [[1, 0], [1, 0, 0]]))
-    await #expect(throws: RouterError.embeddingDimensionMismatch(expected: 2, got: 3)) { try await ragged.prepareIndex() }
+    await #expect(throws: RouterError.embeddingDimensionMismatch(expected: 2, got: 3)) {
+      try await ragged.prepareIndex()
+    }
     let zero = SkillRouter(registry: registry, embedding: BrokenEmbedding(vectors: [[0, 0], [1, 0]]))
     await #expect(throws: RouterError.invalidEmbedding(index: 0)) { try await zero.prepareIndex() }
   }

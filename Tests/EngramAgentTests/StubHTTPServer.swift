@@ -45,7 +45,9 @@ final class StubHTTPServer: Sendable {
     address.sin_port = 0
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
     }
     guard bound == 0, listen(descriptor, 8) == 0 else {
       close(descriptor)
@@ -97,7 +99,8 @@ final class StubHTTPServer: Sendable {
     var headers: [String: String] = [:]
     for line in lines {
       guard let colon = line.firstIndex(of: ":") else { continue }
-      headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+      headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+        in: .whitespaces)
     }
     if headers["expect"]?.lowercased() == "100-continue" { write(client, "HTTP/1.1 100 Continue\r\n\r\n") }
     let length = Int(headers["content-length"] ?? "0") ?? 0
@@ -109,7 +112,8 @@ final class StubHTTPServer: Sendable {
     }
     let response = state.withLock { state -> Response in
       state.requests.append(Request(requestLine: requestLine, headers: headers, body: body))
-      return state.responses.isEmpty ? Response(status: 500, body: "no response queued") : state.responses.removeFirst()
+      return state.responses.isEmpty
+        ? Response(status: 500, body: "no response queued") : state.responses.removeFirst()
     }
     if response.delaySeconds > 0 { Thread.sleep(forTimeInterval: response.delaySeconds) }
     let payload = Data(response.body.utf8)
@@ -123,7 +127,9 @@ final class StubHTTPServer: Sendable {
     let bytes = Array(text.utf8)
     var offset = 0
     while offset < bytes.count {
-      let sent = bytes[offset...].withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+      let sent = bytes[offset...].withUnsafeBytes {
+        send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+      }
       guard sent > 0 else { return }
       offset += sent
     }

@@ -39,7 +39,8 @@ final class FakeMemory: AgentMemory {
     state.withLock { state in
       state.searches.append(query)
       let words = Set(RoutingTokenizer.tokens(query))
-      return state.memories.filter { !words.isDisjoint(with: RoutingTokenizer.tokens($0.text)) }.prefix(k).map { $0 }
+      return state.memories.filter { !words.isDisjoint(with: RoutingTokenizer.tokens($0.text)) }.prefix(k).map
+      { $0 }
     }
   }
 
@@ -82,7 +83,9 @@ final class FakeMemory: AgentMemory {
 
   func preference(key: String) async throws -> String? { state.withLock { $0.preferences[key] } }
 
-  func setPreference(key: String, value: String) async throws { state.withLock { $0.preferences[key] = value } }
+  func setPreference(key: String, value: String) async throws {
+    state.withLock { $0.preferences[key] = value }
+  }
 }
 
 enum Zones {
@@ -91,7 +94,9 @@ enum Zones {
 }
 
 /// The instant of a wall-clock time in `zone`.
-func wallClock(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, in zone: TimeZone) -> Date {
+func wallClock(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, in zone: TimeZone)
+  -> Date
+{
   var calendar = Calendar(identifier: .gregorian)
   calendar.timeZone = zone
   return calendar.date(from: DateComponents(year: year, month: month, day: day, hour: hour, minute: minute))!
@@ -99,6 +104,7 @@ func wallClock(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute:
 
 func context(_ text: String, memory: FakeMemory = FakeMemory(), clock: AgentClock? = nil) -> SkillContext {
   SkillContext(
-    userText: text, clock: clock ?? .fixed(wallClock(2025, 6, 11, 10, in: Zones.shanghai), timeZone: Zones.shanghai),
+    userText: text,
+    clock: clock ?? .fixed(wallClock(2025, 6, 11, 10, in: Zones.shanghai), timeZone: Zones.shanghai),
     memory: memory)
 }

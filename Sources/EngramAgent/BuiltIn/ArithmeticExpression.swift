@@ -43,14 +43,18 @@ public enum ArithmeticExpression {
     guard !tokens.isEmpty else { throw .empty }
     var parser = Parser(tokens: tokens)
     let value = try parser.expression(depth: 0)
-    if parser.index < tokens.count { throw .unexpectedToken(describe(tokens[parser.index].0), position: tokens[parser.index].1) }
+    if parser.index < tokens.count {
+      throw .unexpectedToken(describe(tokens[parser.index].0), position: tokens[parser.index].1)
+    }
     guard value.isFinite else { throw .notFinite }
     return value == 0 ? 0 : value
   }
 
   private static let words: [(String, Token)] = [
-    ("divided by", .op("/")), ("multiplied by", .op("*")), ("乘以", .op("*")), ("除以", .op("/")), ("plus", .op("+")),
-    ("minus", .op("-")), ("times", .op("*")), ("加上", .op("+")), ("减去", .op("-")), ("加", .op("+")), ("减", .op("-")),
+    ("divided by", .op("/")), ("multiplied by", .op("*")), ("乘以", .op("*")), ("除以", .op("/")),
+    ("plus", .op("+")),
+    ("minus", .op("-")), ("times", .op("*")), ("加上", .op("+")), ("减去", .op("-")), ("加", .op("+")),
+    ("减", .op("-")),
     ("乘", .op("*")), ("×", .op("*")), ("÷", .op("/")), ("x", .op("*")), ("（", .open), ("）", .close),
   ]
 
@@ -86,8 +90,9 @@ public enum ArithmeticExpression {
       }
       if ChineseNumeral.value(of: String(character)) != nil {
         let start = index
-        while index < characters.count, ChineseNumeral.value(of: String(characters[index])) != nil
-          || "十百千".contains(characters[index])
+        while index < characters.count,
+          ChineseNumeral.value(of: String(characters[index])) != nil
+            || "十百千".contains(characters[index])
         {
           index += 1
         }
@@ -130,7 +135,8 @@ public enum ArithmeticExpression {
     // "x" is multiplication only between operands, never inside a word.
     if word == "x" || word.first!.isASCII && word.first!.isLetter {
       let before = index > 0 ? characters[index - 1] : " "
-      let after = index + wordCharacters.count < characters.count ? characters[index + wordCharacters.count] : " "
+      let after =
+        index + wordCharacters.count < characters.count ? characters[index + wordCharacters.count] : " "
       return !(before.isASCII && before.isLetter) && !(after.isASCII && after.isLetter)
     }
     return true
@@ -179,7 +185,9 @@ public enum ArithmeticExpression {
 
     mutating func factor(depth: Int) throws(ArithmeticError) -> Double {
       guard depth < ArithmeticExpression.maximumDepth else { throw .tooDeep }
-      guard index < tokens.count else { throw .unexpectedToken("end", position: tokens.last.map { $0.1 + 1 } ?? 0) }
+      guard index < tokens.count else {
+        throw .unexpectedToken("end", position: tokens.last.map { $0.1 + 1 } ?? 0)
+      }
       let (token, position) = tokens[index]
       var value: Double
       switch token {

@@ -3,7 +3,8 @@ public enum BuiltInSkills {
   /// Every built-in skill, in the registration order that breaks rule-score ties.
   public static func all() -> [any Skill] {
     [
-      ReminderSkill(), CalendarSkill(), NoteSkill(), RememberSkill(), RecallSkill(), ForgetSkill(), TimeNowSkill(),
+      ReminderSkill(), CalendarSkill(), NoteSkill(), RememberSkill(), RecallSkill(), ForgetSkill(),
+      TimeNowSkill(),
       CalculatorSkill(),
     ]
   }

@@ -11,11 +11,16 @@ public struct CalculatorSkill: Skill {
     "Evaluates an arithmetic expression (+ - * / parentheses, decimals, %); returns the result."
   }
   public var samplePhrases: [String] {
-    ["calculate", "what is", "how much is", "compute", "plus", "times", "divided by", "计算", "算一下", "等于多少", "加", "乘以",
-      "除以"]
+    [
+      "calculate", "what is", "how much is", "compute", "plus", "times", "divided by", "计算", "算一下", "等于多少",
+      "加", "乘以",
+      "除以",
+    ]
   }
   public var inputSchema: SkillInputSchema {
-    SkillInputSchema([SkillParameter("expression", .string, description: "the arithmetic expression, e.g. (3+4)*2")])
+    SkillInputSchema([
+      SkillParameter("expression", .string, description: "the arithmetic expression, e.g. (3+4)*2")
+    ])
   }
   public var hasSideEffects: Bool { false }
   public var requiresConfirmation: Bool { false }
@@ -23,8 +28,10 @@ public struct CalculatorSkill: Skill {
   public var tags: Set<String> { ["utility", "office"] }
 
   static let fillers = [
-    "please", "can you", "could you", "calculate", "compute", "evaluate", "what is", "what's", "whats", "how much is",
-    "tell me", "the result of", "equals", "equal", "is", "请", "帮我", "帮忙", "计算一下", "计算", "算一下", "算算", "算", "等于多少",
+    "please", "can you", "could you", "calculate", "compute", "evaluate", "what is", "what's", "whats",
+    "how much is",
+    "tell me", "the result of", "equals", "equal", "is", "请", "帮我", "帮忙", "计算一下", "计算", "算一下", "算算", "算",
+    "等于多少",
     "等于几", "等于", "是多少", "得多少", "多少", "的结果", "结果", "=", "？", "?",
   ]
 

@@ -9,8 +9,11 @@ public struct CalendarSkill: Skill {
     "Adds an event (meeting, appointment) with a title and start date/time to the calendar; returns the stored event."
   }
   public var samplePhrases: [String] {
-    ["add to my calendar", "schedule a meeting", "schedule", "appointment", "calendar", "添加日程", "日程", "安排", "开会",
-      "预约", "会议"]
+    [
+      "add to my calendar", "schedule a meeting", "schedule", "appointment", "calendar", "添加日程", "日程", "安排",
+      "开会",
+      "预约", "会议",
+    ]
   }
   public var inputSchema: SkillInputSchema {
     SkillInputSchema([
@@ -23,9 +26,11 @@ public struct CalendarSkill: Skill {
   public var tags: Set<String> { ["office", "productivity"] }
 
   static let fillers = [
-    "please", "can you", "could you", "add to my calendar", "add to calendar", "to my calendar", "to the calendar",
+    "please", "can you", "could you", "add to my calendar", "add to calendar", "to my calendar",
+    "to the calendar",
     "on my calendar", "in my calendar", "put on my calendar", "add an event", "add event", "create an event",
-    "schedule a", "schedule an", "schedule", "book a", "book an", "book", "add", "put", "i have a", "i have an",
+    "schedule a", "schedule an", "schedule", "book a", "book an", "book", "add", "put", "i have a",
+    "i have an",
     "i have", "there is a", "请", "帮我", "在日历上", "在日历里", "到日历", "日历上", "加到日程", "添加日程", "添加一个日程", "添加",
     "加个日程", "日程", "安排一个", "安排", "创建", "新建", "预约", "我有", "有个", "有一个", "一个", "个", "吧",
   ]
@@ -33,9 +38,13 @@ public struct CalendarSkill: Skill {
   public func canHandle(_ text: String) -> Bool {
     TextCues.containsAny(
       text,
-      ["calendar", "schedule", "appointment", "meeting", "event", "book a", "conference call", "日程", "日历", "会议",
-        "开会", "预约", "约了", "安排", "面试", "聚会", "约会"])
-      && !TextCues.containsAny(text, ["会议记录", "会议纪要", "meeting notes", "remind"]) && !TextCues.isQuestion(text)
+      [
+        "calendar", "schedule", "appointment", "meeting", "event", "book a", "conference call", "日程", "日历",
+        "会议",
+        "开会", "预约", "约了", "安排", "面试", "聚会", "约会",
+      ])
+      && !TextCues.containsAny(text, ["会议记录", "会议纪要", "meeting notes", "remind"])
+      && !TextCues.isQuestion(text)
       && !TextCues.isPreferenceStatement(text) && !TextCues.isNoteCommand(text)
   }
 

@@ -14,20 +14,26 @@ public struct ForgetSkill: Skill {
   public var inputSchema: SkillInputSchema {
     SkillInputSchema([
       SkillParameter("id", .int, required: false, description: "the id of the memory to delete"),
-      SkillParameter("query", .string, required: false, description: "a description of the memory, to find its id"),
+      SkillParameter(
+        "query", .string, required: false, description: "a description of the memory, to find its id"),
     ])
   }
   public var category: String { "memory" }
   public var tags: Set<String> { ["memory", "personal"] }
 
   public func canHandle(_ text: String) -> Bool {
-    if TextCues.containsAny(text, ["don't forget", "do not forget", "dont forget", "别忘", "不要忘", "勿忘", "不能忘", "忘了带"]) {
+    if TextCues.containsAny(
+      text, ["don't forget", "do not forget", "dont forget", "别忘", "不要忘", "勿忘", "不能忘", "忘了带"])
+    {
       return false
     }
     return TextCues.containsAny(
       text,
-      ["forget", "delete memory", "delete the memory", "remove the memory", "erase", "忘掉", "忘记", "删除记忆", "删掉", "删除这条",
-        "抹掉"])
+      [
+        "forget", "delete memory", "delete the memory", "remove the memory", "erase", "忘掉", "忘记", "删除记忆",
+        "删掉", "删除这条",
+        "抹掉",
+      ])
   }
 
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
@@ -36,8 +42,10 @@ public struct ForgetSkill: Skill {
     }
     let query = TextCues.strip(
       text, removing: nil,
-      fillers: ["please", "forget that", "forget about", "forget", "delete the memory", "delete memory",
-        "remove the memory", "about", "请", "帮我", "把", "忘掉", "忘记", "删掉", "删除", "这件事", "这条记忆", "记忆", "吧"])
+      fillers: [
+        "please", "forget that", "forget about", "forget", "delete the memory", "delete memory",
+        "remove the memory", "about", "请", "帮我", "把", "忘掉", "忘记", "删掉", "删除", "这件事", "这条记忆", "记忆", "吧",
+      ])
     return query.isEmpty ? SkillArguments() : ["query": .string(query)]
   }
 
@@ -51,7 +59,8 @@ public struct ForgetSkill: Skill {
     }
     let query = arguments["query"]?.stringValue ?? ""
     switch context.language {
-    case .english: return "Look for memories about “\(query)” to delete? Nothing is deleted until you pick one."
+    case .english:
+      return "Look for memories about “\(query)” to delete? Nothing is deleted until you pick one."
     case .chinese: return "查找与「\(query)」有关的记忆以便删除？选定之前不会删除任何内容。"
     }
   }

@@ -14,20 +14,24 @@ public struct NoteSkill: Skill {
   public var inputSchema: SkillInputSchema {
     SkillInputSchema([
       SkillParameter("content", .string, description: "the note's text"),
-      SkillParameter("title", .string, required: false, description: "a short title (default: the first words)"),
+      SkillParameter(
+        "title", .string, required: false, description: "a short title (default: the first words)"),
     ])
   }
   public var category: String { "office" }
   public var tags: Set<String> { ["office", "productivity"] }
 
   static let fillers = [
-    "please", "can you", "take a note that", "take a note:", "take a note", "make a note that", "make a note of",
-    "make a note", "add a note", "new note", "note down", "note that", "note:", "note", "write down", "jot down", "that",
+    "please", "can you", "take a note that", "take a note:", "take a note", "make a note that",
+    "make a note of",
+    "make a note", "add a note", "new note", "note down", "note that", "note:", "note", "write down",
+    "jot down", "that",
     "请", "帮我", "记一下", "记下来", "记下", "记个笔记", "做个笔记", "写个笔记", "新建笔记", "笔记", "备忘录", "备忘", "写下来", "：", ":",
   ]
 
   public func canHandle(_ text: String) -> Bool {
-    if TextCues.containsAny(text, ["meeting notes"]) && !TextCues.containsAny(text, ["take", "write", "jot"]) {
+    if TextCues.containsAny(text, ["meeting notes"]) && !TextCues.containsAny(text, ["take", "write", "jot"])
+    {
       return false
     }
     return TextCues.isNoteCommand(text)
@@ -54,7 +58,9 @@ public struct NoteSkill: Skill {
   }
 
   public func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput {
-    guard let content = arguments["content"]?.stringValue else { throw SkillError.missingArgument(name: "content") }
+    guard let content = arguments["content"]?.stringValue else {
+      throw SkillError.missingArgument(name: "content")
+    }
     let title = arguments["title"]?.stringValue ?? Self.defaultTitle(content)
     let now = context.clock.now
     let id = try await context.memory.storeNote(title: title, date: now, body: content)

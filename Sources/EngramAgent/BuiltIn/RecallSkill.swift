@@ -12,8 +12,11 @@ public struct RecallSkill: Skill {
     "Looks up what the user told you before and answers from those memories; returns the memories with their dates."
   }
   public var samplePhrases: [String] {
-    ["do you remember", "what did i", "what's my", "what is my", "when did i", "where did i", "did i tell you",
-      "还记得", "我之前", "我上次", "我说过", "我的是什么"]
+    [
+      "do you remember", "what did i", "what's my", "what is my", "when did i", "where did i",
+      "did i tell you",
+      "还记得", "我之前", "我上次", "我说过", "我的是什么",
+    ]
   }
   public var inputSchema: SkillInputSchema {
     SkillInputSchema([SkillParameter("query", .string, description: "what to look up in memory")])
@@ -28,10 +31,12 @@ public struct RecallSkill: Skill {
     if TextCues.isForgetRequest(text) { return false }
     if TextCues.containsAny(
       text,
-      ["do you remember", "what did i", "when did i", "where did i", "who did i", "did i tell", "did i say",
+      [
+        "do you remember", "what did i", "when did i", "where did i", "who did i", "did i tell", "did i say",
         "did i mention", "what's my", "what is my", "what are my", "who is my", "who's my", "where is my",
         "where's my", "when is my", "when's my", "recall", "have i told", "还记得", "记不记得", "记得吗", "我之前",
-        "我上次", "我说过", "我提过", "我告诉过", "我跟你说过"])
+        "我上次", "我说过", "我提过", "我告诉过", "我跟你说过",
+      ])
     {
       return true
     }
@@ -40,13 +45,15 @@ public struct RecallSkill: Skill {
   }
 
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
-    let query = TextCues.strip(text, removing: nil, fillers: ["do you remember", "please", "请问", "你还记得", "还记得"])
+    let query = TextCues.strip(
+      text, removing: nil, fillers: ["do you remember", "please", "请问", "你还记得", "还记得"])
     return query.isEmpty ? SkillArguments() : ["query": .string(query)]
   }
 
   public func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput {
     guard let query = arguments["query"]?.stringValue else { throw SkillError.missingArgument(name: "query") }
-    let hits = context.memories.isEmpty ? try await context.memory.search(query: query, k: limit) : context.memories
+    let hits =
+      context.memories.isEmpty ? try await context.memory.search(query: query, k: limit) : context.memories
     guard !hits.isEmpty else {
       switch context.language {
       case .english: return .memories(answer: "I don't have anything about that yet.", hits: [])

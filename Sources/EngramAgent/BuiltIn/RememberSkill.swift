@@ -9,8 +9,11 @@ public struct RememberSkill: Skill {
     "Stores a fact or preference the user tells you in long-term memory; returns the new memory id."
   }
   public var samplePhrases: [String] {
-    ["remember that", "remember", "keep in mind", "don't forget that i", "i prefer", "记住", "帮我记住", "请记住", "你要记得",
-      "我喜欢", "我不喜欢"]
+    [
+      "remember that", "remember", "keep in mind", "don't forget that i", "i prefer", "记住", "帮我记住", "请记住",
+      "你要记得",
+      "我喜欢", "我不喜欢",
+    ]
   }
   public var inputSchema: SkillInputSchema {
     SkillInputSchema([
@@ -35,9 +38,12 @@ public struct RememberSkill: Skill {
     }
     return TextCues.containsAny(
       text,
-      ["remember", "keep in mind", "don't forget that i", "i prefer", "i like", "i love", "i hate", "i'm allergic",
+      [
+        "remember", "keep in mind", "don't forget that i", "i prefer", "i like", "i love", "i hate",
+        "i'm allergic",
         "i am allergic", "my favorite", "my favourite", "记住", "你要记得", "我喜欢", "我不喜欢", "我爱", "我讨厌", "我对", "过敏",
-        "我最喜欢"])
+        "我最喜欢",
+      ])
   }
 
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
@@ -57,7 +63,9 @@ public struct RememberSkill: Skill {
   }
 
   public func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput {
-    guard let content = arguments["content"]?.stringValue else { throw SkillError.missingArgument(name: "content") }
+    guard let content = arguments["content"]?.stringValue else {
+      throw SkillError.missingArgument(name: "content")
+    }
     let kind = MemoryKind(rawValue: arguments["kind"]?.stringValue ?? "fact")
     let id = try await context.memory.remember(content: content, kind: kind)
     let message: String

@@ -46,9 +46,12 @@ public struct ReminderSkill: Skill {
     // 记得 alone is also how people state facts (你要记得我不吃香菜); with a date it is a task.
     if dated, text.contains("记得"), !TextCues.containsAny(text, ["还记得", "记得吗", "记不记得"]) { return true }
     // A dated instruction that is not a question, a preference or an event: "明天下午三点把会议记录发我".
-    guard dated, !TextCues.isQuestion(text), !TextCues.isPreferenceStatement(text), !TimeNowSkill().canHandle(text)
+    guard dated, !TextCues.isQuestion(text), !TextCues.isPreferenceStatement(text),
+      !TimeNowSkill().canHandle(text)
     else { return false }
-    let eventy = TextCues.containsAny(text, Self.eventWords) && !TextCues.containsAny(text, ["会议记录", "会议纪要", "meeting notes"])
+    let eventy =
+      TextCues.containsAny(text, Self.eventWords)
+      && !TextCues.containsAny(text, ["会议记录", "会议纪要", "meeting notes"])
     return !eventy
   }
 
@@ -84,9 +87,12 @@ enum DatedTitle {
     return (title, date, arguments["note"]?.stringValue)
   }
 
-  static func confirmation(kind: CreatedItem.Kind, arguments: SkillArguments, context: SkillContext) -> String {
+  static func confirmation(kind: CreatedItem.Kind, arguments: SkillArguments, context: SkillContext) -> String
+  {
     let title = arguments["title"]?.stringValue ?? ""
-    let when = arguments["when"]?.dateValue.map { TextCues.render($0, clock: context.clock, language: context.language) }
+    let when = arguments["when"]?.dateValue.map {
+      TextCues.render($0, clock: context.clock, language: context.language)
+    }
     let note = arguments["note"]?.stringValue
     switch context.language {
     case .english:

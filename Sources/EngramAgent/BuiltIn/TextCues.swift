@@ -23,15 +23,20 @@ enum TextCues {
   static func isNoteCommand(_ text: String) -> Bool {
     containsAny(
       text,
-      ["take a note", "make a note", "add a note", "new note", "note down", "note that", "note:", "write down", "jot",
-        "memo", "记一下", "记下", "记录一下", "记录下", "笔记", "备忘", "写下来"])
+      [
+        "take a note", "make a note", "add a note", "new note", "note down", "note that", "note:",
+        "write down", "jot",
+        "memo", "记一下", "记下", "记录一下", "记录下", "笔记", "备忘", "写下来",
+      ])
   }
 
   /// Whether `text` reads as a question.
   static func isQuestion(_ text: String) -> Bool {
     let lower = text.lowercased()
     if lower.contains("?") || lower.contains("？") { return true }
-    let starts = ["what", "when", "where", "who", "how", "which", "do ", "does ", "did ", "is ", "are ", "can "]
+    let starts = [
+      "what", "when", "where", "who", "how", "which", "do ", "does ", "did ", "is ", "are ", "can ",
+    ]
     if starts.contains(where: { lower.hasPrefix($0) }) { return true }
     return containsAny(text, ["吗", "什么", "哪", "谁", "几", "多少", "怎么"])
   }
@@ -46,7 +51,8 @@ enum TextCues {
     if let range {
       var lower = range.lowerBound
       let before = text[..<lower]
-      for connector in ["在", "于", " on", " at", " by", " for"] where before.lowercased().hasSuffix(connector) {
+      for connector in ["在", "于", " on", " at", " by", " for"] where before.lowercased().hasSuffix(connector)
+      {
         lower = text.index(lower, offsetBy: -connector.count)
         break
       }

@@ -7,8 +7,10 @@ public struct TimeNowSkill: Skill {
   public var displayName: String { "Current time" }
   public var description: String { "Tells the current time, date and weekday in the user's time zone." }
   public var samplePhrases: [String] {
-    ["what time is it", "current time", "what's the date", "what day is it", "现在几点", "几点了", "今天几号", "今天星期几",
-      "现在时间"]
+    [
+      "what time is it", "current time", "what's the date", "what day is it", "现在几点", "几点了", "今天几号", "今天星期几",
+      "现在时间",
+    ]
   }
   public var inputSchema: SkillInputSchema { .empty }
   public var hasSideEffects: Bool { false }
@@ -20,9 +22,12 @@ public struct TimeNowSkill: Skill {
   public func canHandle(_ text: String) -> Bool {
     TextCues.containsAny(
       text,
-      ["what time", "what's the time", "the time now", "current time", "time is it", "what day is", "what's the date",
+      [
+        "what time", "what's the time", "the time now", "current time", "time is it", "what day is",
+        "what's the date",
         "what is the date", "today's date", "what date", "几点了", "几点钟了", "现在几点", "现在时间", "什么时间了", "今天几号",
-        "今天是几号", "星期几", "礼拜几", "周几", "几月几号", "今天日期", "现在是什么时候"])
+        "今天是几号", "星期几", "礼拜几", "周几", "几月几号", "今天日期", "现在是什么时候",
+      ])
   }
 
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments { SkillArguments() }

@@ -21,17 +21,23 @@ public enum AgentActionParser {
     switch shapes[0] {
     case "final":
       try checkKeys(object, allowed: ["final"])
-      guard case .string(let text) = object["final"]! else { throw .wrongType(path: "final", expected: "string") }
+      guard case .string(let text) = object["final"]! else {
+        throw .wrongType(path: "final", expected: "string")
+      }
       action = .final(text)
     case "skill":
       action = .skill(try step(object, path: ""))
     default:
       try checkKeys(object, allowed: ["plan"])
-      guard case .array(let items) = object["plan"]! else { throw .wrongType(path: "plan", expected: "array") }
+      guard case .array(let items) = object["plan"]! else {
+        throw .wrongType(path: "plan", expected: "array")
+      }
       guard !items.isEmpty else { throw .emptyPlan }
       var steps: [PlanStep] = []
       for (index, item) in items.enumerated() {
-        guard case .object(let stepObject) = item else { throw .wrongType(path: "plan[\(index)]", expected: "object") }
+        guard case .object(let stepObject) = item else {
+          throw .wrongType(path: "plan[\(index)]", expected: "object")
+        }
         steps.append(try step(stepObject, path: "plan[\(index)]."))
       }
       action = .plan(steps)
@@ -48,11 +54,17 @@ public enum AgentActionParser {
     return action
   }
 
-  private static func checkKeys(_ object: [String: JSONValue], allowed: Set<String>) throws(AgentActionParseError) {
-    if let extra = object.keys.sorted().first(where: { !allowed.contains($0) }) { throw .unexpectedKey(extra) }
+  private static func checkKeys(_ object: [String: JSONValue], allowed: Set<String>)
+    throws(AgentActionParseError)
+  {
+    if let extra = object.keys.sorted().first(where: { !allowed.contains($0) }) {
+      throw .unexpectedKey(extra)
+    }
   }
 
-  private static func step(_ object: [String: JSONValue], path: String) throws(AgentActionParseError) -> PlanStep {
+  private static func step(_ object: [String: JSONValue], path: String) throws(AgentActionParseError)
+    -> PlanStep
+  {
     try checkKeys(object, allowed: ["skill", "arguments"])
     guard case .string(let id)? = object["skill"], !id.isEmpty else {
       throw .wrongType(path: path + "skill", expected: "non-empty string")

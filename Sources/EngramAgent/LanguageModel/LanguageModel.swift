@@ -26,7 +26,9 @@ public struct ChatMessage: Sendable, Hashable, Codable {
   /// A user message.
   public static func user(_ content: String) -> ChatMessage { ChatMessage(role: .user, content: content) }
   /// An assistant message.
-  public static func assistant(_ content: String) -> ChatMessage { ChatMessage(role: .assistant, content: content) }
+  public static func assistant(_ content: String) -> ChatMessage {
+    ChatMessage(role: .assistant, content: content)
+  }
 }
 
 /// A chat-completion model: the planner's last-resort router.

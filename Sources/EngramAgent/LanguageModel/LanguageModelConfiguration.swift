@@ -44,7 +44,9 @@ public struct LanguageModelConfiguration: Sendable, Hashable {
     while root.hasSuffix("/") { root.removeLast() }
     // Accept a base that already names the API version (http://host/v1).
     if !root.hasSuffix("/v1") { root += "/v1" }
-    guard let url = URL(string: root + "/chat/completions") else { throw .invalidBaseURL(baseURL.absoluteString) }
+    guard let url = URL(string: root + "/chat/completions") else {
+      throw .invalidBaseURL(baseURL.absoluteString)
+    }
     return url
   }
 

@@ -69,7 +69,8 @@ public final class OpenAIChatClient: LanguageModel {
       throw LanguageModelError.malformedResponse(reason: "not an HTTP response")
     }
     guard (200..<300).contains(http.statusCode) else {
-      throw LanguageModelError.httpStatus(code: http.statusCode, body: String(decoding: data.prefix(2048), as: UTF8.self))
+      throw LanguageModelError.httpStatus(
+        code: http.statusCode, body: String(decoding: data.prefix(2048), as: UTF8.self))
     }
     let decoded: ResponseBody
     do {

@@ -50,7 +50,9 @@ public struct Planner: Sendable {
   ///   - context: the prompt context built by the agent (memories, preferences, recent turns).
   ///   - scenario: which skills the catalog offers.
   /// - Throws: `PlannerError.malformedReply` after two bad replies; the model's own errors.
-  public func plan(request: String, context: String, scenario: SkillScenario = .all) async throws -> PlannedAction {
+  public func plan(request: String, context: String, scenario: SkillScenario = .all) async throws
+    -> PlannedAction
+  {
     let skills = registry.skills(in: scenario)
     let catalog = skills.map(SkillRegistry.catalogEntry).joined(separator: "\n")
     let known = Set(skills.map(\.id))
@@ -60,7 +62,8 @@ public struct Planner: Sendable {
     while true {
       let reply = try await model.complete(messages: messages)
       do {
-        return PlannedAction(action: try AgentActionParser.parse(reply, knownSkills: known), reply: reply, attempts: attempt)
+        return PlannedAction(
+          action: try AgentActionParser.parse(reply, knownSkills: known), reply: reply, attempts: attempt)
       } catch {
         guard attempt < 2 else { throw PlannerError.malformedReply(reply: reply, error: error) }
         messages.append(.assistant(reply))

@@ -127,7 +127,8 @@ public final class SkillRegistry: Sendable {
     if skill.requiresConfirmation { lines[0] += " [asks for confirmation]" }
     for parameter in skill.inputSchema.parameters {
       let required = parameter.isRequired ? "required" : "optional"
-      lines.append("    \(parameter.name): \(parameter.type.rawValue), \(required) — \(parameter.description)")
+      lines.append(
+        "    \(parameter.name): \(parameter.type.rawValue), \(required) — \(parameter.description)")
     }
     return lines.joined(separator: "\n")
   }

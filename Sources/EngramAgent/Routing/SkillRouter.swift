@@ -44,7 +44,9 @@ public final class SkillRouter: Sendable {
   private let index = Mutex<[String: [[Float]]]>([:])
 
   /// Creates a router over `registry`; without `embedding` the semantic stage is skipped.
-  public init(registry: SkillRegistry, embedding: (any PhraseEmbedding)? = nil, semanticThreshold: Float = 0.5) {
+  public init(
+    registry: SkillRegistry, embedding: (any PhraseEmbedding)? = nil, semanticThreshold: Float = 0.5
+  ) {
     self.registry = registry
     self.embedding = embedding
     self.semanticThreshold = semanticThreshold
@@ -75,7 +77,9 @@ public final class SkillRouter: Sendable {
   }
 
   /// The rule stage alone: the best candidate (ties broken by registration order), or nil.
-  public func routeByRules(_ text: String, clock: AgentClock, scenario: SkillScenario = .all) -> RouteDecision? {
+  public func routeByRules(_ text: String, clock: AgentClock, scenario: SkillScenario = .all)
+    -> RouteDecision?
+  {
     let candidates = ruleCandidates(for: text, clock: clock, scenario: scenario)
     guard let best = candidates.first else { return nil }
     let tied = candidates.count > 1 && candidates[1].score == best.score
@@ -118,7 +122,9 @@ public final class SkillRouter: Sendable {
     guard let embedding else { return [] }
     try await prepareIndex()
     let vectors = try await embedding.embed([text])
-    guard vectors.count == 1 else { throw RouterError.embeddingCountMismatch(expected: 1, got: vectors.count) }
+    guard vectors.count == 1 else {
+      throw RouterError.embeddingCountMismatch(expected: 1, got: vectors.count)
+    }
     guard let query = Self.normalized(vectors[0]) else { throw RouterError.invalidEmbedding(index: 0) }
     let snapshot = index.withLock { $0 }
     var scores: [(String, Float)] = []

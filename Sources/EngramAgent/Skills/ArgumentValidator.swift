@@ -35,7 +35,8 @@ public enum ArgumentValidator {
   public static func coerce(
     _ value: SkillValue, to type: ParameterType, name: String, timeZone: TimeZone
   ) throws(SkillError) -> SkillValue {
-    let mismatch = SkillError.invalidArgument(name: name, reason: .expectedType(type, value: value.description))
+    let mismatch = SkillError.invalidArgument(
+      name: name, reason: .expectedType(type, value: value.description))
     switch (type, value) {
     case (.string, .string):
       return value
@@ -50,7 +51,9 @@ public enum ArgumentValidator {
     case (.int, .string(let text)):
       let trimmed = text.trimmingCharacters(in: .whitespaces)
       if let whole = Int(trimmed) { return .int(whole) }
-      if let number = Double(trimmed), number.isFinite, let whole = Int(exactly: number) { return .int(whole) }
+      if let number = Double(trimmed), number.isFinite, let whole = Int(exactly: number) {
+        return .int(whole)
+      }
       throw mismatch
     case (.number, .number(let number)):
       guard number.isFinite else { throw .invalidArgument(name: name, reason: .notFinite) }
@@ -85,7 +88,8 @@ public enum ArgumentValidator {
   ///
   /// Forms without an offset are read in `timeZone`. Out-of-range fields (month 13, Feb 30) fail.
   public static func parseISODate(_ text: String, timeZone: TimeZone) -> Date? {
-    let pattern = #/^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?)?$/#
+    let pattern =
+      #/^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?)?$/#
     guard let match = text.trimmingCharacters(in: .whitespaces).wholeMatch(of: pattern) else { return nil }
     var zone = timeZone
     if let offset = match.7 {

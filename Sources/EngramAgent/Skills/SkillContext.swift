@@ -24,6 +24,7 @@ public struct SkillContext: Sendable {
     self.clock = clock
     self.memory = memory
     self.language =
-      language ?? MessageLanguage.resolve(text: userText, preference: preferences[MessageLanguage.preferenceKey])
+      language
+      ?? MessageLanguage.resolve(text: userText, preference: preferences[MessageLanguage.preferenceKey])
   }
 }

@@ -119,7 +119,8 @@ public struct DateExpressionParser: Sendable {
   private static func englishValue(_ text: Substring) -> Double? {
     let words: [String: Double] = [
       "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-      "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
+      "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
+      "forty": 40,
       "forty-five": 45, "fifty": 50,
     ]
     let lower = text.lowercased()
@@ -230,14 +231,17 @@ public struct DateExpressionParser: Sendable {
       return [.time(hour: hour, minute: minute, meridiem(g[3]))]
     },
     // 3pm, at 3 pm, at 8
-    pattern("(?:\\bat\\s+)?\\b(\\d{1,2})\\s*(a\\.?m\\.?|p\\.?m\\.?)(?![a-z])|\\bat\\s+(\\d{1,2})\\b(?![:：\\d])") {
+    pattern(
+      "(?:\\bat\\s+)?\\b(\\d{1,2})\\s*(a\\.?m\\.?|p\\.?m\\.?)(?![a-z])|\\bat\\s+(\\d{1,2})\\b(?![:：\\d])"
+    ) {
       g in
       guard let hour = Int((g[1] ?? g[3])!) else { return nil }
       return [.time(hour: hour, minute: 0, meridiem(g[2]))]
     },
     pattern("\\b(?:at\\s+)?noon\\b") { _ in [.time(hour: 12, minute: 0, .exact)] },
     // tomorrow, tonight, day after tomorrow, this morning
-    pattern("\\b(?:the\\s+)?day after tomorrow\\b|\\btomorrow\\b|\\btoday\\b|\\btonight\\b|\\byesterday\\b") { g in
+    pattern("\\b(?:the\\s+)?day after tomorrow\\b|\\btomorrow\\b|\\btoday\\b|\\btonight\\b|\\byesterday\\b") {
+      g in
       switch g[0]!.lowercased() {
       case "tomorrow": return [.dayOffset(1)]
       case "today": return [.dayOffset(0)]
@@ -253,7 +257,8 @@ public struct DateExpressionParser: Sendable {
       [.period(g[1].map(englishPeriod) ?? .evening)]
     },
     // next Friday, on Monday, this Sunday
-    pattern("\\b(?:(next|this|on|coming)\\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\\b") {
+    pattern("\\b(?:(next|this|on|coming)\\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\\b")
+    {
       g in
       guard let day = weekdayNumbers[g[2]!.lowercased()] else { return nil }
       return [.weekday(day, g[1]?.lowercased() == "next" ? .nextWeek : .upcoming)]
@@ -264,7 +269,8 @@ public struct DateExpressionParser: Sendable {
       return englishOffset(amount, unit: g[2]!)
     },
     // 2 hours from now, 10 minutes later
-    pattern("\\b(\(englishNumber))\\s+(hours?|hrs?|minutes?|mins?|days?|weeks?)\\s+(?:from now|later)\\b") { g in
+    pattern("\\b(\(englishNumber))\\s+(hours?|hrs?|minutes?|mins?|days?|weeks?)\\s+(?:from now|later)\\b") {
+      g in
       guard let amount = englishValue(g[1]!) else { return nil }
       return englishOffset(amount, unit: g[2]!)
     },
@@ -308,7 +314,8 @@ public struct DateExpressionParser: Sendable {
           > text.distance(from: rhs.range.lowerBound, to: rhs.range.upperBound)
     }
     var accepted: [Found] = []
-    for candidate in all where accepted.last.map({ candidate.range.lowerBound >= $0.range.upperBound }) ?? true {
+    for candidate in all
+    where accepted.last.map({ candidate.range.lowerBound >= $0.range.upperBound }) ?? true {
       accepted.append(candidate)
     }
     return accepted
@@ -412,14 +419,18 @@ public struct DateExpressionParser: Sendable {
       if ambiguousHour, let evening = makeDate(day, hour: hour + 12, minute: minute), evening > now {
         return (evening, hasTime)
       }
-      guard let tomorrow = shift(day, by: 1, component: .day), let next = makeDate(tomorrow, hour: hour, minute: minute)
+      guard let tomorrow = shift(day, by: 1, component: .day),
+        let next = makeDate(tomorrow, hour: hour, minute: minute)
       else { return nil }
       date = next
     } else if weekdayRoll, date <= now {
-      guard let nextWeek = shift(day, by: 7, component: .day), let next = makeDate(nextWeek, hour: hour, minute: minute)
+      guard let nextWeek = shift(day, by: 7, component: .day),
+        let next = makeDate(nextWeek, hour: hour, minute: minute)
       else { return nil }
       date = next
-    } else if absoluteWithoutYear, let startOfToday = makeDate(calendar.dateComponents([.year, .month, .day], from: now), hour: 0, minute: 0),
+    } else if absoluteWithoutYear,
+      let startOfToday = makeDate(
+        calendar.dateComponents([.year, .month, .day], from: now), hour: 0, minute: 0),
       date < startOfToday
     {
       day.year = (day.year ?? 0) + 1
@@ -429,7 +440,8 @@ public struct DateExpressionParser: Sendable {
     return (date, hasTime)
   }
 
-  private func shift(_ day: DateComponents, by amount: Int, component: Calendar.Component) -> DateComponents? {
+  private func shift(_ day: DateComponents, by amount: Int, component: Calendar.Component) -> DateComponents?
+  {
     let calendar = clock.calendar
     // Noon keeps day arithmetic clear of DST transitions, which happen at night.
     guard let noon = makeDate(day, hour: 12, minute: 0),
