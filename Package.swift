@@ -62,7 +62,11 @@ let package = Package(
       resources: [.copy("Fixtures")]
     ),
     .testTarget(name: "EngramTests", dependencies: ["Engram"]),
-    .testTarget(name: "EngramAgentTests", dependencies: ["EngramAgent"]),
+    .testTarget(
+      name: "EngramAgentTests",
+      dependencies: ["EngramAgent"],
+      resources: [.copy("Fixtures")]
+    ),
     .testTarget(name: "EngramMCPTests", dependencies: ["EngramMCP"]),
     .testTarget(name: "EngramCLITests", dependencies: ["EngramCLI"]),
   ],

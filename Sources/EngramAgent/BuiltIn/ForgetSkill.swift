@@ -1,0 +1,82 @@
+/// `memory.forget`: deletes one memory by id; given only a description, lists the candidates.
+public struct ForgetSkill: Skill {
+  /// Creates the skill.
+  public init() {}
+
+  public var id: String { "memory.forget" }
+  public var displayName: String { "Forget" }
+  public var description: String {
+    "Deletes one memory by its id (after confirmation); given only a description, lists matching memories with ids."
+  }
+  public var samplePhrases: [String] {
+    ["forget", "forget that", "delete memory", "remove the memory", "忘掉", "忘记", "删除记忆", "删掉这条记忆"]
+  }
+  public var inputSchema: SkillInputSchema {
+    SkillInputSchema([
+      SkillParameter("id", .int, required: false, description: "the id of the memory to delete"),
+      SkillParameter(
+        "query", .string, required: false, description: "a description of the memory, to find its id"),
+    ])
+  }
+  public var category: String { "memory" }
+  public var tags: Set<String> { ["memory", "personal"] }
+
+  public func canHandle(_ text: String) -> Bool {
+    if TextCues.containsAny(
+      text, ["don't forget", "do not forget", "dont forget", "别忘", "不要忘", "勿忘", "不能忘", "忘了带"])
+    {
+      return false
+    }
+    return TextCues.containsAny(
+      text,
+      [
+        "forget", "delete memory", "delete the memory", "remove the memory", "erase", "忘掉", "忘记", "删除记忆",
+        "删掉", "删除这条",
+        "抹掉",
+      ])
+  }
+
+  public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
+    if let match = text.firstMatch(of: #/(?:#|memory\s+|记忆\s*|第\s*)(\d{1,18})/#), let id = Int(match.1) {
+      return ["id": .int(id)]
+    }
+    let query = TextCues.strip(
+      text, removing: nil,
+      fillers: [
+        "please", "forget that", "forget about", "forget", "delete the memory", "delete memory",
+        "remove the memory", "about", "请", "帮我", "把", "忘掉", "忘记", "删掉", "删除", "这件事", "这条记忆", "记忆", "吧",
+      ])
+    return query.isEmpty ? SkillArguments() : ["query": .string(query)]
+  }
+
+  public func confirmationText(arguments: SkillArguments, context: SkillContext) -> String {
+    if let id = arguments["id"]?.intValue {
+      let text = context.memories.first { $0.id == Int64(id) }?.text
+      switch context.language {
+      case .english: return "Delete memory #\(id)\(text.map { ": “\($0)”" } ?? "")? This cannot be undone."
+      case .chinese: return "删除记忆 #\(id)\(text.map { "：「\($0)」" } ?? "")？删除后无法恢复。"
+      }
+    }
+    let query = arguments["query"]?.stringValue ?? ""
+    switch context.language {
+    case .english:
+      return "Look for memories about “\(query)” to delete? Nothing is deleted until you pick one."
+    case .chinese: return "查找与「\(query)」有关的记忆以便删除？选定之前不会删除任何内容。"
+    }
+  }
+
+  public func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput {
+    if let id = arguments["id"]?.intValue {
+      try await context.memory.forget(id: Int64(id))
+      let message = context.language == .english ? "Memory #\(id) is forgotten." : "已删除记忆 #\(id)。"
+      return .forgotten(id: Int64(id), message: message)
+    }
+    guard let query = arguments["query"]?.stringValue else { throw SkillError.missingArgument(name: "id") }
+    let hits = try await context.memory.search(query: query, k: 5)
+    let title =
+      context.language == .english
+      ? (hits.isEmpty ? "No memory matches that." : "Which one should I forget? Tell me its id:")
+      : (hits.isEmpty ? "没有找到相关的记忆。" : "要删除哪一条？请告诉我编号：")
+    return .list(title: title, items: hits.map { "#\($0.id) \($0.text)" })
+  }
+}

@@ -1,1 +1,0 @@
-// EngramAgent: see ARCHITECTURE.md for this layer's role.

@@ -1,0 +1,124 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// A `LanguageModel` speaking the OpenAI chat-completions protocol (also Ollama and llama.cpp).
+public final class OpenAIChatClient: LanguageModel {
+  /// The configuration it was created with.
+  public let configuration: LanguageModelConfiguration
+  private let endpoint: URL
+  private let apiKey: String?
+  private let session: URLSession
+
+  /// Creates a client; the API key is read once from `environment`.
+  /// - Throws: `LanguageModelError` when the configuration is unusable (see `validatedEndpoint`).
+  public init(
+    configuration: LanguageModelConfiguration,
+    environment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws(LanguageModelError) {
+    self.configuration = configuration
+    self.endpoint = try configuration.validatedEndpoint()
+    self.apiKey = configuration.apiKeyEnvironmentVariable.flatMap { environment[$0] }.flatMap {
+      $0.isEmpty ? nil : $0
+    }
+    let sessionConfiguration = URLSessionConfiguration.ephemeral
+    // Whole seconds, rounded up: the Linux session truncates fractions (see `send`).
+    let seconds = max(1, Self.seconds(configuration.timeout).rounded(.up)) + 1
+    sessionConfiguration.timeoutIntervalForRequest = seconds
+    sessionConfiguration.timeoutIntervalForResource = seconds
+    self.session = URLSession(configuration: sessionConfiguration)
+  }
+
+  deinit { session.invalidateAndCancel() }
+
+  private struct RequestBody: Encodable {
+    var model: String
+    var messages: [ChatMessage]
+    var stream = false
+    var temperature: Double?
+    var max_tokens: Int?
+  }
+
+  private struct ResponseBody: Decodable {
+    struct Choice: Decodable {
+      struct Message: Decodable { var content: String? }
+      var message: Message?
+    }
+    var choices: [Choice]
+  }
+
+  /// Sends `messages` and returns the first choice's content.
+  /// - Throws: `LanguageModelError` (`.timedOut`, `.transport`, `.httpStatus`, `.malformedResponse`).
+  public func complete(messages: [ChatMessage]) async throws -> String {
+    var request = URLRequest(url: endpoint)
+    request.httpMethod = "POST"
+    request.timeoutInterval = max(1, Self.seconds(configuration.timeout).rounded(.up)) + 1
+    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    request.setValue("application/json", forHTTPHeaderField: "Accept")
+    if let apiKey { request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization") }
+    let body = RequestBody(
+      model: configuration.model, messages: messages, temperature: configuration.temperature,
+      max_tokens: configuration.maxTokens)
+    request.httpBody = try JSONEncoder().encode(body)
+
+    let (data, response) = try await send(request)
+    guard let http = response as? HTTPURLResponse else {
+
+      throw LanguageModelError.malformedResponse(reason: "not an HTTP response")
+    }
+    guard (200..<300).contains(http.statusCode) else {
+      throw LanguageModelError.httpStatus(
+        code: http.statusCode, body: String(decoding: data.prefix(2048), as: UTF8.self))
+    }
+    let decoded: ResponseBody
+    do {
+      decoded = try JSONDecoder().decode(ResponseBody.self, from: data)
+    } catch {
+      throw LanguageModelError.malformedResponse(reason: "body is not a chat completion: \(error)")
+    }
+    guard let content = decoded.choices.first?.message?.content else {
+      throw LanguageModelError.malformedResponse(reason: "no choices[0].message.content")
+    }
+    return content
+  }
+
+  /// Sends `request`, racing it against the configured timeout: URLSession on Linux rounds
+  /// sub-second timeouts down to zero, so the session's own limit is only a backstop.
+  private func send(_ request: URLRequest) async throws -> (Data, URLResponse) {
+    let session = session
+    let limit = configuration.timeout
+    let seconds = Self.seconds(limit)
+    return try await withThrowingTaskGroup(of: (Data, URLResponse)?.self) { group in
+      group.addTask {
+        do {
+          return try await session.data(for: request)
+        } catch let error as URLError where error.code == .timedOut {
+          throw LanguageModelError.timedOut(seconds: seconds)
+        } catch is CancellationError {
+          throw CancellationError()
+        } catch let error as URLError where error.code == .cancelled {
+          throw CancellationError()
+        } catch {
+          throw LanguageModelError.transport(reason: String(describing: error))
+        }
+      }
+      group.addTask {
+        try await Task.sleep(for: limit)
+        return nil
+      }
+      defer { group.cancelAll() }
+      guard let first = try await group.next(), let result = first else {
+        try Task.checkCancellation()
+        throw LanguageModelError.timedOut(seconds: seconds)
+      }
+      return result
+    }
+  }
+
+  private static func seconds(_ duration: Duration) -> Double {
+    let (seconds, attoseconds) = duration.components
+    return Double(seconds) + Double(attoseconds) / 1e18
+  }
+}

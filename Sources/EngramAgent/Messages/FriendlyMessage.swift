@@ -1,0 +1,140 @@
+/// The one place that turns agent errors into sentences a person reads, in English or Chinese.
+public enum FriendlyMessage {
+  /// A sentence for `error` in `language`. Unknown errors get a generic sentence.
+  public static func text(for error: any Error, language: MessageLanguage) -> String {
+    if let error = error as? SkillError { return text(for: error, language: language) }
+    if let error = error as? PlannerError { return text(for: error, language: language) }
+    if let error = error as? SkillRegistryError { return text(for: error, language: language) }
+    if let error = error as? LanguageModelError { return text(for: error, language: language) }
+    switch language {
+    case .english: return "Something went wrong. Please try again."
+    case .chinese: return "出了点问题，请再试一次。"
+    }
+  }
+
+  /// A sentence for a skill error.
+  public static func text(for error: SkillError, language: MessageLanguage) -> String {
+    switch (error, language) {
+    case (.missingArgument(let name), .english):
+      return "I need the \(englishName(name)) to do that. Could you tell me?"
+    case (.missingArgument(let name), .chinese):
+      return "还缺少\(chineseName(name))，能告诉我吗？"
+    case (.invalidArgument(let name, let reason), .english):
+      return "The \(englishName(name)) doesn't look right: \(englishReason(reason))."
+    case (.invalidArgument(let name, let reason), .chinese):
+      return "\(chineseName(name))好像不对：\(chineseReason(reason))。"
+    case (.permissionDenied, .english):
+      return "I'm not allowed to do that."
+    case (.permissionDenied, .chinese):
+      return "我没有权限这样做。"
+    case (.timeout, .english):
+      return "That took too long, so I stopped. Please try again."
+    case (.timeout, .chinese):
+      return "这件事花的时间太长，我先停下了，请再试一次。"
+    case (.executionFailed, .english):
+      return "I couldn't finish that. Please try again."
+    case (.executionFailed, .chinese):
+      return "这件事没能完成，请再试一次。"
+    case (.confirmationCancelled, .english):
+      return "OK, I cancelled it. Nothing was changed."
+    case (.confirmationCancelled, .chinese):
+      return "好的，已取消，没有做任何改动。"
+    case (.divisionByZero, .english):
+      return "That would divide by zero, which has no answer."
+    case (.divisionByZero, .chinese):
+      return "不能除以零。"
+    }
+  }
+
+  /// A sentence for a planner error.
+  public static func text(for error: PlannerError, language: MessageLanguage) -> String {
+    switch language {
+    case .english: return "I couldn't work out how to do that. Could you rephrase?"
+    case .chinese: return "我没弄明白该怎么做，能换个说法吗？"
+    }
+  }
+
+  /// A sentence for a registry error.
+  public static func text(for error: SkillRegistryError, language: MessageLanguage) -> String {
+    switch (error, language) {
+    case (.skillDisabled(let id), .english): return "The skill \(id) is turned off."
+    case (.skillDisabled(let id), .chinese): return "技能 \(id) 已被关闭。"
+    case (_, .english): return "That skill isn't available."
+    case (_, .chinese): return "这个技能不可用。"
+    }
+  }
+
+  /// A sentence for a language-model error.
+  public static func text(for error: LanguageModelError, language: MessageLanguage) -> String {
+    switch (error, language) {
+    case (.timedOut, .english): return "The language model took too long to answer."
+    case (.timedOut, .chinese): return "语言模型响应超时。"
+    case (_, .english): return "I couldn't reach the language model."
+    case (_, .chinese): return "无法连接语言模型。"
+    }
+  }
+
+  private static func englishName(_ name: String) -> String {
+    switch name {
+    case "when": return "date and time"
+    case "title": return "title"
+    case "content": return "content"
+    case "expression": return "expression"
+    case "id": return "memory id"
+    case "query": return "question"
+    default: return "\"\(name)\""
+    }
+  }
+
+  private static func chineseName(_ name: String) -> String {
+    switch name {
+    case "when": return "时间"
+    case "title": return "标题"
+    case "content": return "内容"
+    case "expression": return "算式"
+    case "id": return "记忆编号"
+    case "query": return "问题"
+    default: return "参数「\(name)」"
+    }
+  }
+
+  private static func englishReason(_ reason: InvalidArgumentReason) -> String {
+    switch reason {
+    case .expectedType(let type, let value): return "expected \(englishType(type)), got \"\(value)\""
+    case .empty: return "it is empty"
+    case .notFinite: return "it is not a finite number"
+    case .unknownParameter: return "this skill doesn't take it"
+    case .other(let text): return text
+    }
+  }
+
+  private static func chineseReason(_ reason: InvalidArgumentReason) -> String {
+    switch reason {
+    case .expectedType(let type, let value): return "应为\(chineseType(type))，收到的是「\(value)」"
+    case .empty: return "内容为空"
+    case .notFinite: return "不是有效的数字"
+    case .unknownParameter: return "这个技能不接受它"
+    case .other(let text): return text
+    }
+  }
+
+  private static func englishType(_ type: ParameterType) -> String {
+    switch type {
+    case .string: return "text"
+    case .int: return "a whole number"
+    case .number: return "a number"
+    case .bool: return "yes or no"
+    case .date: return "a date"
+    }
+  }
+
+  private static func chineseType(_ type: ParameterType) -> String {
+    switch type {
+    case .string: return "文本"
+    case .int: return "整数"
+    case .number: return "数字"
+    case .bool: return "是或否"
+    case .date: return "日期"
+    }
+  }
+}

@@ -1,0 +1,23 @@
+import Synchronization
+
+/// Persists which skills are enabled; the engine backs it with its skill-state table.
+public protocol SkillStateStore: Sendable {
+  /// The stored enabled flag for `skillID`, or nil when never set.
+  func isEnabled(skillID: String) throws -> Bool?
+  /// Stores the enabled flag for `skillID`.
+  func setEnabled(_ enabled: Bool, skillID: String) throws
+}
+
+/// A `SkillStateStore` kept in memory, for tests and for sessions without a database.
+public final class InMemorySkillStateStore: SkillStateStore {
+  private let flags: Mutex<[String: Bool]>
+
+  /// Creates a store, optionally pre-filled.
+  public init(_ flags: [String: Bool] = [:]) { self.flags = Mutex(flags) }
+
+  /// The stored flag, or nil.
+  public func isEnabled(skillID: String) -> Bool? { flags.withLock { $0[skillID] } }
+
+  /// Stores the flag.
+  public func setEnabled(_ enabled: Bool, skillID: String) { flags.withLock { $0[skillID] = enabled } }
+}

@@ -1,0 +1,15 @@
+/// Turns phrases into vectors for semantic routing; the engine plugs in its MiniLM embedder.
+public protocol PhraseEmbedding: Sendable {
+  /// One vector per text, all of the same dimension, in input order.
+  func embed(_ texts: [String]) async throws -> [[Float]]
+}
+
+/// Errors of semantic routing.
+public enum RouterError: Error, Sendable, Hashable {
+  /// The embedding returned `got` vectors for `expected` texts.
+  case embeddingCountMismatch(expected: Int, got: Int)
+  /// A vector had dimension `got` where `expected` was established.
+  case embeddingDimensionMismatch(expected: Int, got: Int)
+  /// A vector was empty, all zero, or contained NaN or infinity.
+  case invalidEmbedding(index: Int)
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// A capability the agent can route a request to.
+///
+/// Kept small on purpose: metadata for the router and planner, a rule-based matcher,
+/// argument extraction, and one async `execute`. Skills never touch UI; they get
+/// memory, preferences and the clock through `SkillContext`.
+public protocol Skill: Sendable {
+  /// The stable, unique id (`reminder.create`).
+  var id: String { get }
+  /// A short human-readable name.
+  var displayName: String { get }
+  /// Action, object and what it returns, for the planner's catalog.
+  var description: String { get }
+  /// Typical phrasings; rule scoring and the semantic index use them.
+  var samplePhrases: [String] { get }
+  /// The parameters `execute` reads.
+  var inputSchema: SkillInputSchema { get }
+  /// Whether the skill changes state (memory, reminders, ...). Such skills are never retried.
+  var hasSideEffects: Bool { get }
+  /// Whether the agent must ask the user before `execute`. Defaults to true.
+  var requiresConfirmation: Bool { get }
+  /// How long one attempt may run.
+  var timeout: Duration { get }
+  /// How many times a failed attempt is repeated (ignored when `hasSideEffects`).
+  var retryCount: Int { get }
+  /// The broad category (`memory`, `office`, `utility`).
+  var category: String { get }
+  /// Free tags for scenario sets.
+  var tags: Set<String> { get }
+
+  /// Whether the rule router should consider this skill for `text`.
+  func canHandle(_ text: String) -> Bool
+  /// Arguments read from `text` by rules; dates resolve against `clock`.
+  func extractArguments(from text: String, clock: AgentClock) -> SkillArguments
+  /// The text the user confirms, showing exactly what will be written.
+  func confirmationText(arguments: SkillArguments, context: SkillContext) -> String
+  /// Runs the skill with validated arguments.
+  func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput
+}
+
+extension Skill {
+  /// Side effects are assumed unless a skill says it is read-only.
+  public var hasSideEffects: Bool { true }
+  /// Confirmation is on by default; only read-only skills turn it off.
+  public var requiresConfirmation: Bool { true }
+  /// Ten seconds per attempt.
+  public var timeout: Duration { .seconds(10) }
+  /// No retries by default.
+  public var retryCount: Int { 0 }
+  /// The retries actually allowed: none for skills with side effects.
+  public var effectiveRetryCount: Int { hasSideEffects ? 0 : max(0, retryCount) }
+  /// No tags by default.
+  public var tags: Set<String> { [] }
+  /// Uncategorised by default.
+  public var category: String { "general" }
+
+  /// A generic confirmation listing the arguments.
+  public func confirmationText(arguments: SkillArguments, context: SkillContext) -> String {
+    let rendered = arguments.names.map { "\($0)=\(arguments[$0]!)" }.joined(separator: ", ")
+    switch context.language {
+    case .chinese: return "确认执行「\(displayName)」（\(rendered)）？"
+    case .english: return "Run \(displayName) (\(rendered))?"
+    }
+  }
+}

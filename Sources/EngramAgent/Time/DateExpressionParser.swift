@@ -1,0 +1,467 @@
+import Foundation
+
+/// A date expression found in text.
+public struct DateExpressionMatch: Sendable, Hashable {
+  /// The resolved instant.
+  public var date: Date
+  /// Where the expression sits in the parsed text, so callers can strip it from a title.
+  public var range: Range<String.Index>
+  /// Whether a time of day was given or implied (a period such as 下午, or a duration);
+  /// false when only a day was named and `defaultHour` was used.
+  public var hasTime: Bool
+}
+
+/// Finds and resolves English and Chinese date/time expressions relative to a clock.
+///
+/// Understands relative days (明天, 后天, tomorrow, tonight), weekdays (周六, 下周一, next Friday,
+/// on Monday), offsets (三天后, 两小时后, in 30 minutes), periods (上午, 下午, 今晚, morning),
+/// times (三点一刻, 十点半, 3pm, at 9:30) and absolute dates (2027-01-05 14:00, 1月5日).
+/// Calendar arithmetic happens in the clock's time zone, so DST shifts keep wall-clock times.
+public struct DateExpressionParser: Sendable {
+  /// The reference instant and time zone.
+  public var clock: AgentClock
+  /// The hour used when only a day is named.
+  public var defaultHour: Int
+
+  /// Creates a parser relative to `clock`.
+  public init(clock: AgentClock, defaultHour: Int = 9) {
+    self.clock = clock
+    self.defaultHour = defaultHour
+  }
+
+  /// The first date expression in `text` (adjacent parts such as 明天 + 下午 + 三点 combine), or nil.
+  public func parse(_ text: String) -> DateExpressionMatch? {
+    let found = Self.findParts(in: text)
+    guard let first = found.first else { return nil }
+    var cluster = [first]
+    for next in found.dropFirst() {
+      let gap = text[cluster.last!.range.upperBound..<next.range.lowerBound]
+      guard Self.isConnector(gap), !conflicts(cluster, next) else { break }
+      cluster.append(next)
+    }
+    guard let date = resolve(cluster.flatMap(\.parts)) else { return nil }
+    return DateExpressionMatch(
+      date: date.date, range: cluster.first!.range.lowerBound..<cluster.last!.range.upperBound,
+      hasTime: date.hasTime)
+  }
+
+  // MARK: - Parts
+
+  enum Period: Sendable {
+    case earlyMorning, morning, noon, afternoon, evening
+
+    var defaultHour: Int {
+      switch self {
+      case .earlyMorning: return 6
+      case .morning: return 9
+      case .noon: return 12
+      case .afternoon: return 15
+      case .evening: return 20
+      }
+    }
+  }
+
+  enum Meridiem: Sendable { case am, pm, unspecified, exact }
+
+  enum WeekMode: Sendable { case upcoming, thisWeek, nextWeek }
+
+  enum Part: Sendable {
+    case absolute(year: Int?, month: Int, day: Int)
+    case monthDay(Int)
+    case dayOffset(Int)
+    case monthOffset(Int)
+    case weekday(Int, WeekMode)
+    case period(Period)
+    case time(hour: Int, minute: Int, Meridiem)
+    case duration(seconds: Int)
+
+    /// Parts of one category cannot combine (two days, two times).
+    var category: Int {
+      switch self {
+      case .absolute, .monthDay, .dayOffset, .monthOffset, .weekday: return 0
+      case .period: return 1
+      case .time: return 2
+      case .duration: return 3
+      }
+    }
+  }
+
+  struct Found {
+    var range: Range<String.Index>
+    var parts: [Part]
+  }
+
+  private func conflicts(_ cluster: [Found], _ next: Found) -> Bool {
+    let used = Set(cluster.flatMap(\.parts).map(\.category))
+    let incoming = next.parts.map(\.category)
+    if used.contains(3) || incoming.contains(3) { return true }
+    return incoming.contains(where: used.contains)
+  }
+
+  private static func isConnector(_ gap: Substring) -> Bool {
+    let trimmed = gap.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: ",，")))
+      .lowercased()
+    return ["", "at", "on", "的", "in the", "around", "about"].contains(trimmed)
+  }
+
+  // MARK: - Patterns
+
+  private struct Pattern: @unchecked Sendable {
+    // Regex<AnyRegexOutput> is immutable after construction; the checker cannot see that.
+    let regex: Regex<AnyRegexOutput>
+    let build: @Sendable ([Substring?]) -> [Part]?
+  }
+
+  private static let num = "(?:\\d{1,4}|[零〇一二两三四五六七八九十百]+)"
+  private static let englishNumber =
+    "(?:\\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|forty-five|fifty|half an?)"
+
+  private static func englishValue(_ text: Substring) -> Double? {
+    let words: [String: Double] = [
+      "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+      "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
+      "forty": 40,
+      "forty-five": 45, "fifty": 50,
+    ]
+    let lower = text.lowercased()
+    if lower.hasPrefix("half") { return 0.5 }
+    return words[lower] ?? Double(lower)
+  }
+
+  private static let weekdayNumbers: [String: Int] = [
+    "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 7, "天": 7, "1": 1, "2": 2, "3": 3, "4": 4,
+    "5": 5, "6": 6, "7": 7, "monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5,
+    "saturday": 6, "sunday": 7,
+  ]
+
+  private static func pattern(_ source: String, _ build: @escaping @Sendable ([Substring?]) -> [Part]?)
+    -> Pattern
+  {
+    Pattern(regex: try! Regex(source).ignoresCase(), build: build)
+  }
+
+  private static let patterns: [Pattern] = [
+    // 2027-01-05 14:00, 2027-01-05T14:00
+    pattern("(\\d{4})-(\\d{1,2})-(\\d{1,2})(?:[T ](\\d{1,2}):(\\d{2}))?") { g in
+      guard let year = Int(g[1]!), let month = Int(g[2]!), let day = Int(g[3]!) else { return nil }
+      var parts: [Part] = [.absolute(year: year, month: month, day: day)]
+      if let hour = g[4].flatMap({ Int($0) }), let minute = g[5].flatMap({ Int($0) }) {
+        parts.append(.time(hour: hour, minute: minute, .exact))
+      }
+      return parts
+    },
+    // 2027年1月5日, 1月5号
+    pattern("(?:(\\d{4}|[零〇一二三四五六七八九]{4})年)?(\(num))月(\(num))[日号]") { g in
+      guard let month = ChineseNumeral.value(of: g[2]!), let day = ChineseNumeral.value(of: g[3]!) else {
+        return nil
+      }
+      return [.absolute(year: g[1].flatMap { ChineseNumeral.value(of: $0) }, month: month, day: day)]
+    },
+    // 两小时后, 一个半小时后, 半小时以后, 30分钟后
+    pattern("(?:(\(num))\\s*个?\\s*(半)?|(半)\\s*个?)\\s*(小时|钟头|分钟)\\s*(?:后|以后|之后)") { g in
+      let whole = g[1].flatMap { ChineseNumeral.value(of: $0) } ?? 0
+      let half = (g[2] != nil || g[3] != nil) ? 0.5 : 0
+      let unit = g[4]! == "分钟" ? 60.0 : 3600.0
+      let seconds = Int((Double(whole) + half) * unit)
+      return seconds > 0 ? [.duration(seconds: seconds)] : nil
+    },
+    // 三天后, 两周后, 一个月后
+    pattern("(\(num))\\s*个?\\s*(天|日|周|星期|礼拜|月)\\s*(?:后|以后|之后)") { g in
+      guard let count = ChineseNumeral.value(of: g[1]!) else { return nil }
+      switch g[2]! {
+      case "天", "日": return [.dayOffset(count)]
+      case "月": return [.monthOffset(count)]
+      default: return [.dayOffset(count * 7)]
+      }
+    },
+    // 明天, 后天, 今晚, 明早
+    pattern("大后天|后天|明天|明日|明儿|今天|今日|今儿|昨天|明早|明晚|今晚|今夜|今早") { g in
+      switch g[0]! {
+      case "大后天": return [.dayOffset(3)]
+      case "后天": return [.dayOffset(2)]
+      case "明天", "明日", "明儿": return [.dayOffset(1)]
+      case "昨天": return [.dayOffset(-1)]
+      case "明早": return [.dayOffset(1), .period(.morning)]
+      case "明晚": return [.dayOffset(1), .period(.evening)]
+      case "今晚", "今夜": return [.dayOffset(0), .period(.evening)]
+      case "今早": return [.dayOffset(0), .period(.morning)]
+      default: return [.dayOffset(0)]
+      }
+    },
+    // 周六, 下周一, 这个星期五, 礼拜天
+    pattern("(下个?|这个?|本)?(?:周|星期|礼拜)([一二三四五六日天1-7])") { g in
+      guard let day = weekdayNumbers[String(g[2]!)] else { return nil }
+      let mode: WeekMode
+      switch g[1].map(String.init) {
+      case .some(let prefix) where prefix.hasPrefix("下"): mode = .nextWeek
+      case .some: mode = .thisWeek
+      case .none: mode = .upcoming
+      }
+      return [.weekday(day, mode)]
+    },
+    // 上午, 下午, 晚上
+    pattern("凌晨|清晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|夜间") { g in
+      switch g[0]! {
+      case "凌晨", "清晨": return [.period(.earlyMorning)]
+      case "早上", "早晨", "上午": return [.period(.morning)]
+      case "中午": return [.period(.noon)]
+      case "下午": return [.period(.afternoon)]
+      default: return [.period(.evening)]
+      }
+    },
+    // 三点, 十点半, 三点一刻, 3点45分, 八点钟
+    pattern("(\(num))\\s*[点點时]\\s*(?:钟)?(?:(半)|(一刻)|(三刻)|(\(num))\\s*分?)?") { g in
+      guard let hour = ChineseNumeral.value(of: g[1]!) else { return nil }
+      var minute = 0
+      if g[2] != nil {
+        minute = 30
+      } else if g[3] != nil {
+        minute = 15
+      } else if g[4] != nil {
+        minute = 45
+      } else if let text = g[5] {
+        guard let value = ChineseNumeral.value(of: text) else { return nil }
+        minute = value
+      }
+      return [.time(hour: hour, minute: minute, .unspecified)]
+    },
+    // 9:30, at 9:30, 14:00
+    pattern("(?:\\bat\\s+)?(\\d{1,2})[:：](\\d{2})(?:\\s*(a\\.?m\\.?|p\\.?m\\.?)(?![a-z]))?") { g in
+      guard let hour = Int(g[1]!), let minute = Int(g[2]!) else { return nil }
+      return [.time(hour: hour, minute: minute, meridiem(g[3]))]
+    },
+    // 3pm, at 3 pm, at 8
+    pattern(
+      "(?:\\bat\\s+)?\\b(\\d{1,2})\\s*(a\\.?m\\.?|p\\.?m\\.?)(?![a-z])|\\bat\\s+(\\d{1,2})\\b(?![:：\\d])"
+    ) {
+      g in
+      guard let hour = Int((g[1] ?? g[3])!) else { return nil }
+      return [.time(hour: hour, minute: 0, meridiem(g[2]))]
+    },
+    pattern("\\b(?:at\\s+)?noon\\b") { _ in [.time(hour: 12, minute: 0, .exact)] },
+    // tomorrow, tonight, day after tomorrow, this morning
+    pattern("\\b(?:the\\s+)?day after tomorrow\\b|\\btomorrow\\b|\\btoday\\b|\\btonight\\b|\\byesterday\\b") {
+      g in
+      switch g[0]!.lowercased() {
+      case "tomorrow": return [.dayOffset(1)]
+      case "today": return [.dayOffset(0)]
+      case "tonight": return [.dayOffset(0), .period(.evening)]
+      case "yesterday": return [.dayOffset(-1)]
+      default: return [.dayOffset(2)]
+      }
+    },
+    pattern("\\bthis\\s+(morning|afternoon|evening)\\b") { g in
+      [.dayOffset(0), .period(englishPeriod(g[1]!))]
+    },
+    pattern("\\b(?:in the\\s+)?(morning|afternoon|evening)\\b|\\bat night\\b") { g in
+      [.period(g[1].map(englishPeriod) ?? .evening)]
+    },
+    // next Friday, on Monday, this Sunday
+    pattern("\\b(?:(next|this|on|coming)\\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\\b")
+    {
+      g in
+      guard let day = weekdayNumbers[g[2]!.lowercased()] else { return nil }
+      return [.weekday(day, g[1]?.lowercased() == "next" ? .nextWeek : .upcoming)]
+    },
+    // in 2 hours, in half an hour, in 3 days, in 2 weeks
+    pattern("\\bin\\s+(\(englishNumber))\\s+(hours?|hrs?|minutes?|mins?|days?|weeks?)\\b") { g in
+      guard let amount = englishValue(g[1]!) else { return nil }
+      return englishOffset(amount, unit: g[2]!)
+    },
+    // 2 hours from now, 10 minutes later
+    pattern("\\b(\(englishNumber))\\s+(hours?|hrs?|minutes?|mins?|days?|weeks?)\\s+(?:from now|later)\\b") {
+      g in
+      guard let amount = englishValue(g[1]!) else { return nil }
+      return englishOffset(amount, unit: g[2]!)
+    },
+  ]
+
+  private static func meridiem(_ text: Substring?) -> Meridiem {
+    guard let first = text?.lowercased().first else { return .unspecified }
+    return first == "a" ? .am : .pm
+  }
+
+  private static func englishPeriod(_ text: Substring) -> Period {
+    switch text.lowercased() {
+    case "morning": return .morning
+    case "afternoon": return .afternoon
+    default: return .evening
+    }
+  }
+
+  private static func englishOffset(_ amount: Double, unit: Substring) -> [Part]? {
+    guard amount > 0, amount.isFinite, amount < 100_000 else { return nil }
+    let lower = unit.lowercased()
+    if lower.hasPrefix("h") { return [.duration(seconds: Int(amount * 3600))] }
+    if lower.hasPrefix("m") { return [.duration(seconds: Int(amount * 60))] }
+    guard amount == amount.rounded() else { return nil }
+    return [.dayOffset(Int(amount) * (lower.hasPrefix("w") ? 7 : 1))]
+  }
+
+  static func findParts(in text: String) -> [Found] {
+    var all: [Found] = []
+    for pattern in patterns {
+      for match in text.matches(of: pattern.regex) {
+        let groups = match.output.map(\.substring)
+        guard let parts = pattern.build(groups) else { continue }
+        all.append(Found(range: match.range, parts: parts))
+      }
+    }
+    all.sort { lhs, rhs in
+      lhs.range.lowerBound != rhs.range.lowerBound
+        ? lhs.range.lowerBound < rhs.range.lowerBound
+        : text.distance(from: lhs.range.lowerBound, to: lhs.range.upperBound)
+          > text.distance(from: rhs.range.lowerBound, to: rhs.range.upperBound)
+    }
+    var accepted: [Found] = []
+    for candidate in all
+    where accepted.last.map({ candidate.range.lowerBound >= $0.range.upperBound }) ?? true {
+      accepted.append(candidate)
+    }
+    return accepted
+  }
+
+  // MARK: - Resolution
+
+  private func resolve(_ parts: [Part]) -> (date: Date, hasTime: Bool)? {
+    let calendar = clock.calendar
+    let now = clock.now
+    var dayExplicit = false
+    var day = calendar.dateComponents([.year, .month, .day, .weekday], from: now)
+    var weekdayRoll = false
+    var absoluteWithoutYear = false
+    var period: Period?
+    var time: (hour: Int, minute: Int, meridiem: Meridiem)?
+
+    for part in parts {
+      switch part {
+      case .duration(let seconds):
+        return (now.addingTimeInterval(TimeInterval(seconds)), true)
+      case .absolute(let year, let month, let dayOfMonth):
+        guard (1...12).contains(month), (1...31).contains(dayOfMonth) else { return nil }
+        day.year = year ?? day.year
+        day.month = month
+        day.day = dayOfMonth
+        absoluteWithoutYear = year == nil
+        dayExplicit = true
+      case .monthDay(let dayOfMonth):
+        guard (1...31).contains(dayOfMonth) else { return nil }
+        day.day = dayOfMonth
+        dayExplicit = true
+      case .dayOffset(let offset):
+        guard let shifted = shift(day, by: offset, component: .day) else { return nil }
+        day = shifted
+        dayExplicit = true
+      case .monthOffset(let offset):
+        guard let shifted = shift(day, by: offset, component: .month) else { return nil }
+        day = shifted
+        dayExplicit = true
+      case .weekday(let target, let mode):
+        // Calendar weekday: 1 = Sunday; convert to Monday = 1 ... Sunday = 7.
+        let today = (day.weekday! + 5) % 7 + 1
+        let delta: Int
+        switch mode {
+        case .upcoming:
+          delta = (target - today + 7) % 7
+          weekdayRoll = delta == 0
+        case .thisWeek: delta = target - today
+        case .nextWeek: delta = 7 - today + target
+        }
+        guard let shifted = shift(day, by: delta, component: .day) else { return nil }
+        day = shifted
+        dayExplicit = true
+      case .period(let value):
+        period = value
+      case .time(let hour, let minute, let meridiem):
+        guard (0...24).contains(hour), (0...59).contains(minute) else { return nil }
+        time = (hour, minute, meridiem)
+      }
+    }
+
+    let hasTime = time != nil || period != nil
+    var hour = defaultHour
+    var minute = 0
+    var extraDay = 0
+    var ambiguousHour = false
+    if let time {
+      hour = time.hour
+      minute = time.minute
+      switch (time.meridiem, period) {
+      case (.exact, _):
+        break
+      case (.am, _):
+        guard (1...12).contains(hour) else { return nil }
+        if hour == 12 { hour = 0 }
+      case (.pm, _):
+        guard (1...12).contains(hour) else { return nil }
+        if hour < 12 { hour += 12 }
+      case (.unspecified, .some(.afternoon)), (.unspecified, .some(.evening)):
+        if hour < 12 { hour += 12 } else if hour == 12 && period == .evening { (hour, extraDay) = (0, 1) }
+      case (.unspecified, .some(.noon)):
+        if hour < 11 { hour += 12 }
+      case (.unspecified, .some(.morning)), (.unspecified, .some(.earlyMorning)):
+        if hour == 12 { hour = 0 }
+      case (.unspecified, .none):
+        // Without am/pm, 1-6 o'clock almost always means the afternoon (明天三点, at 3).
+        if (1...6).contains(hour) { hour += 12 } else if hour < 12 { ambiguousHour = true }
+      }
+      if hour == 24 { (hour, extraDay) = (0, 1) }
+      guard (0...23).contains(hour) else { return nil }
+    } else if let period {
+      hour = period.defaultHour
+    }
+
+    if extraDay != 0, let shifted = shift(day, by: extraDay, component: .day) { day = shifted }
+    guard var date = makeDate(day, hour: hour, minute: minute) else { return nil }
+
+    if !dayExplicit, date <= now {
+      // "at 9" said at 10:00 means 21:00 today if that is still ahead, else tomorrow.
+      if ambiguousHour, let evening = makeDate(day, hour: hour + 12, minute: minute), evening > now {
+        return (evening, hasTime)
+      }
+      guard let tomorrow = shift(day, by: 1, component: .day),
+        let next = makeDate(tomorrow, hour: hour, minute: minute)
+      else { return nil }
+      date = next
+    } else if weekdayRoll, date <= now {
+      guard let nextWeek = shift(day, by: 7, component: .day),
+        let next = makeDate(nextWeek, hour: hour, minute: minute)
+      else { return nil }
+      date = next
+    } else if absoluteWithoutYear,
+      let startOfToday = makeDate(
+        calendar.dateComponents([.year, .month, .day], from: now), hour: 0, minute: 0),
+      date < startOfToday
+    {
+      day.year = (day.year ?? 0) + 1
+      guard let next = makeDate(day, hour: hour, minute: minute) else { return nil }
+      date = next
+    }
+    return (date, hasTime)
+  }
+
+  private func shift(_ day: DateComponents, by amount: Int, component: Calendar.Component) -> DateComponents?
+  {
+    let calendar = clock.calendar
+    // Noon keeps day arithmetic clear of DST transitions, which happen at night.
+    guard let noon = makeDate(day, hour: 12, minute: 0),
+      let shifted = calendar.date(byAdding: component, value: amount, to: noon)
+    else { return nil }
+    return calendar.dateComponents([.year, .month, .day, .weekday], from: shifted)
+  }
+
+  private func makeDate(_ day: DateComponents, hour: Int, minute: Int) -> Date? {
+    var components = DateComponents()
+    components.year = day.year
+    components.month = day.month
+    components.day = day.day
+    components.hour = hour
+    components.minute = minute
+    components.second = 0
+    let calendar = clock.calendar
+    guard let date = calendar.date(from: components) else { return nil }
+    // Reject rolled-over dates such as 2月30日 rather than silently moving them.
+    guard calendar.component(.day, from: date) == day.day else { return nil }
+    return date
+  }
+}

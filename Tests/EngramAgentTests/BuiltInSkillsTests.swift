@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+
+@testable import EngramAgent
+
+@Suite struct BuiltInSkillsTests {
+  // Wednesday 11 June 2025, 10:00 in Shanghai.
+  let clock = AgentClock.fixed(wallClock(2025, 6, 11, 10, in: Zones.shanghai), timeZone: Zones.shanghai)
+
+  func route(_ text: String) throws -> RouteDecision {
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    return try #require(SkillRouter(registry: registry).routeByRules(text, clock: clock))
+  }
+
+  @Test func datedTaskBecomesReminderWithoutTheDateInItsTitle() async throws {
+    let text = "明天下午三点把会议记录发我"
+    let decision = try route(text)
+    #expect(decision.skillID == "reminder.create")
+    #expect(decision.arguments["title"] == .string("把会议记录发我"))
+    #expect(decision.arguments["when"] == .date(wallClock(2025, 6, 12, 15, in: Zones.shanghai)))
+
+    let memory = FakeMemory()
+    let context = SkillContext(userText: text, clock: clock, memory: memory)
+    let skill = ReminderSkill()
+    #expect(
+      skill.confirmationText(arguments: decision.arguments, context: context)
+        == "创建提醒「把会议记录发我」，时间 2025-06-12 15:00（周四）？")
+    let output = try await SkillExecutor.run(skill, arguments: decision.arguments, context: context)
+    guard case .created(let item, _) = output else { Issue.record("expected created, got \(output)"); return }
+    #expect(item.kind == .reminder)
+    #expect(
+      memory.stored[item.id]
+        == FakeMemory.Stored(
+          kind: "reminder", title: "把会议记录发我", date: wallClock(2025, 6, 12, 15, in: Zones.shanghai), body: nil)
+    )
+  }
+
+  @Test(arguments: [
+    ("提醒我明天下午三点开会", "开会"), ("明天上午十点提醒我交报告", "交报告"), ("remind me to call mom tomorrow at 3pm", "call mom"),
+    ("remind me in 30 minutes to take out the trash", "take out the trash"), ("别忘了周六上午去取快递", "去取快递"),
+    ("我要在周六上午取快递，提醒我", "取快递"),
+  ])
+  func reminderTitles(_ text: String, _ title: String) throws {
+    let decision = try route(text)
+    #expect(decision.skillID == "reminder.create")
+    #expect(decision.arguments["title"] == .string(title))
+    #expect(decision.arguments["when"] != nil)
+  }
+
+  @Test func eventGetsItsOwnTitleAndEnglishConfirmation() throws {
+    let decision = try route("schedule a meeting with Bob next Friday at 10am")
+    #expect(decision.skillID == "calendar.create")
+    #expect(decision.arguments["title"] == .string("meeting with Bob"))
+    let context = SkillContext(userText: "schedule", clock: clock, memory: FakeMemory())
+    #expect(
+      CalendarSkill().confirmationText(arguments: decision.arguments, context: context)
+        == "Create calendar event “meeting with Bob” at 2025-06-20 10:00 (Fri)?")
+  }
+
+  @Test func reminderWithoutDateIsMissingWhen() async throws {
+    let arguments = ReminderSkill().extractArguments(from: "remind me to buy milk", clock: clock)
+    #expect(arguments["title"] == .string("buy milk"))
+    await #expect(throws: SkillError.missingArgument(name: "when")) {
+      try await SkillExecutor.run(ReminderSkill(), arguments: arguments, context: context("x", clock: clock))
+    }
+  }
+
+  @Test func rememberStoresPreference() async throws {
+    let memory = FakeMemory()
+    let decision = try route("记住我喜欢喝美式咖啡")
+    #expect(decision.skillID == "memory.remember")
+    #expect(decision.arguments["content"] == .string("我喜欢喝美式咖啡"))
+    let output = try await SkillExecutor.run(
+      RememberSkill(), arguments: decision.arguments, context: context("记住", memory: memory))
+    #expect(output.text == "好的，我记住了。")
+    #expect(memory.memories.map(\.kind) == [.preference])
+  }
+
+  @Test func recallAnswersWithDates() async throws {
+    let memory = FakeMemory(memories: [
+      RecalledMemory(
+        id: 4, text: "My sister's birthday is May 3", date: wallClock(2025, 5, 1, 9, in: Zones.shanghai))
+    ])
+    let decision = try route("when is my sister's birthday?")
+    #expect(decision.skillID == "memory.recall")
+    let output = try await SkillExecutor.run(
+      RecallSkill(), arguments: decision.arguments,
+      context: context("when is my sister's birthday?", memory: memory))
+    guard case .memories(let answer, let hits) = output else { Issue.record("expected memories"); return }
+    #expect(hits.map(\.id) == [4])
+    #expect(answer.contains("My sister's birthday is May 3 (2025-05-01)"))
+    let empty = try await RecallSkill().execute(
+      arguments: ["query": .string("wifi password")], context: context("what's the wifi password?"))
+    #expect(empty == .memories(answer: "I don't have anything about that yet.", hits: []))
+  }
+
+  @Test func recallPrefersMemoriesAlreadyInContext() async throws {
+    let memory = FakeMemory()
+    var ctx = context("我的车停在哪？", memory: memory)
+    ctx.memories = [RecalledMemory(id: 9, text: "车停在B2层", kind: .fact)]
+    let output = try await RecallSkill().execute(arguments: ["query": .string("车停在哪")], context: ctx)
+    #expect(output.text == "我记得这些：\n- 车停在B2层")
+    #expect(memory.searches.isEmpty)
+  }
+
+  @Test func forgetByIDAndByDescription() async throws {
+    let memory = FakeMemory(memories: [RecalledMemory(id: 3, text: "I like green tea")])
+    let byID = try route("forget memory #3")
+    #expect(byID.skillID == "memory.forget")
+    #expect(byID.arguments["id"] == .int(3))
+    var ctx = context("forget memory #3", memory: memory)
+    ctx.memories = memory.memories
+    #expect(
+      ForgetSkill().confirmationText(arguments: byID.arguments, context: ctx)
+        == "Delete memory #3: “I like green tea”? This cannot be undone.")
+
+    let list = try await SkillExecutor.run(
+      ForgetSkill(), arguments: ["query": .string("green tea")],
+      context: context("forget green tea", memory: memory))
+    #expect(
+      list == .list(title: "Which one should I forget? Tell me its id:", items: ["#3 I like green tea"]))
+    #expect(memory.forgotten.isEmpty)
+
+    _ = try await SkillExecutor.run(ForgetSkill(), arguments: byID.arguments, context: ctx)
+    #expect(memory.forgotten == [3])
+  }
+
+  @Test func dontForgetIsAReminderNotAForget() throws {
+    #expect(!ForgetSkill().canHandle("don't forget to water the plants tomorrow"))
+    #expect(try route("别忘了明天带伞").skillID == "reminder.create")
+  }
+
+  @Test func noteUsesFirstWordsAsTitle() async throws {
+    let memory = FakeMemory()
+    let decision = try route("take a note: the garage code is 4512")
+    #expect(decision.skillID == "note.create")
+    #expect(decision.arguments["content"] == .string("the garage code is 4512"))
+    let output = try await SkillExecutor.run(
+      NoteSkill(), arguments: decision.arguments, context: context("x", memory: memory))
+    guard case .created(let item, _) = output else { Issue.record("expected created"); return }
+    #expect(memory.stored[item.id]?.body == "the garage code is 4512")
+    #expect(memory.stored[item.id]?.kind == "note")
+  }
+
+  @Test func timeNowInChineseAndEnglish() async throws {
+    #expect(try route("现在几点了？").skillID == "time.now")
+    let zh = try await TimeNowSkill().execute(arguments: [:], context: context("现在几点了？", clock: clock))
+    #expect(zh == .text("现在是 2025-06-11 10:00（周三），Asia/Shanghai。"))
+    let en = try await TimeNowSkill().execute(
+      arguments: [:], context: context("what time is it", clock: clock))
+    #expect(en == .text("It's 2025-06-11 10:00 (Wed), Asia/Shanghai."))
+  }
+
+  @Test func calculatorRoutesAndComputes() async throws {
+    let decision = try route("what is (3 + 4) * 2?")
+    #expect(decision.skillID == "calculator")
+    let output = try await SkillExecutor.run(
+      CalculatorSkill(), arguments: decision.arguments, context: context("x"))
+    #expect(output == .text("(3 + 4) * 2 = 14"))
+    let zh = try route("帮我算一下12乘以3等于多少")
+    #expect(zh.skillID == "calculator")
+    #expect(zh.arguments["expression"] == .string("12乘以3"))
+    await #expect(throws: SkillError.divisionByZero) {
+      try await SkillExecutor.run(
+        CalculatorSkill(), arguments: ["expression": .string("5/0")], context: context("x"))
+    }
+    await #expect(throws: SkillError.self) {
+      try await SkillExecutor.run(
+        CalculatorSkill(), arguments: ["expression": .string("5 +")], context: context("x"))
+    }
+  }
+
+  @Test func sideEffectsAndConfirmationFlags() {
+    for skill in BuiltInSkills.all() {
+      #expect(skill.requiresConfirmation == skill.hasSideEffects, "\(skill.id)")
+      if skill.hasSideEffects { #expect(skill.effectiveRetryCount == 0, "\(skill.id)") }
+    }
+    #expect(!RecallSkill().requiresConfirmation)
+    #expect(ReminderSkill().requiresConfirmation)
+  }
+}

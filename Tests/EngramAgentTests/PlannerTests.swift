@@ -1,0 +1,89 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import EngramAgent
+
+/// A language model answering from a script and recording what it was sent.
+final class ScriptedModel: LanguageModel {
+  private let state: Mutex<(replies: [String], calls: [[ChatMessage]])>
+
+  init(_ replies: [String]) { state = Mutex((replies, [])) }
+
+  var calls: [[ChatMessage]] { state.withLock { $0.calls } }
+
+  func complete(messages: [ChatMessage]) async throws -> String {
+    state.withLock { state in
+      state.calls.append(messages)
+      return state.replies.isEmpty ? "" : state.replies.removeFirst()
+    }
+  }
+}
+
+@Suite struct PlannerTests {
+  func registry() throws -> SkillRegistry {
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    return registry
+  }
+
+  @Test func sendsCatalogAndContextThenParses() async throws {
+    let model = ScriptedModel([#"{"skill": "time.now", "arguments": {}}"#])
+    let planner = Planner(model: model, registry: try registry())
+    let result = try await planner.plan(
+      request: "what's up with the clock", context: "<memory id=1>x</memory>")
+    #expect(result.action == .skill(PlanStep(skill: "time.now")))
+    #expect(result.attempts == 1)
+    let messages = try #require(model.calls.first)
+    #expect(messages.count == 2)
+    #expect(messages[0].role == .system)
+    #expect(messages[0].content.contains("- reminder.create (Create reminder)"))
+    #expect(messages[1].content == "<memory id=1>x</memory>\n\nRequest: what's up with the clock")
+  }
+
+  @Test func retriesOnceWithTheParseError() async throws {
+    let model = ScriptedModel(["Sure, I can help!", #"{"final": "Hello"}"#])
+    let result = try await Planner(model: model, registry: try registry()).plan(request: "hi", context: "")
+    #expect(result.action == .final("Hello"))
+    #expect(result.attempts == 2)
+    let retry = try #require(model.calls.last)
+    #expect(retry.count == 4)
+    #expect(retry[2] == .assistant("Sure, I can help!"))
+    #expect(retry[3].content.contains("noJSONObject"))
+  }
+
+  @Test func twoBadRepliesAreATypedError() async throws {
+    let model = ScriptedModel([#"{"skill": "weather.get"}"#, #"{"skill": "weather.get"}"#])
+    await #expect(
+      throws: PlannerError.malformedReply(
+        reply: #"{"skill": "weather.get"}"#, error: .unknownSkill("weather.get"))
+    ) {
+      try await Planner(model: model, registry: try registry()).plan(request: "weather?", context: "")
+    }
+    #expect(model.calls.count == 2)
+  }
+
+  @Test func disabledSkillsAreNotOffered() async throws {
+    let registry = try registry()
+    try registry.setEnabled(false, id: "calculator")
+    let model = ScriptedModel([
+      #"{"skill": "calculator", "arguments": {"expression": "1+1"}}"#, #"{"final": "2"}"#,
+    ])
+    let result = try await Planner(model: model, registry: registry).plan(request: "1+1", context: "")
+    #expect(result.action == .final("2"))
+    #expect(!(model.calls.first?[0].content.contains("- calculator") ?? true))
+  }
+
+  @Test func endToEndOverHTTP() async throws {
+    let server = try StubHTTPServer(responses: [
+      .init(
+        status: 200, body: StubHTTPServer.completion("```json\n{\"plan\": [{\"skill\": \"time.now\"}]}\n```"))
+    ])
+    defer { server.stop() }
+    let client = try OpenAIChatClient(
+      configuration: .init(baseURL: server.baseURL, model: "m"), environment: [:])
+    let result = try await Planner(model: client, registry: try registry()).plan(request: "time", context: "")
+    #expect(result.action == .plan([PlanStep(skill: "time.now")]))
+    #expect(server.requests.count == 1)
+  }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Synchronization
+
+@testable import EngramAgent
+
+/// An in-memory `AgentMemory` recording every call.
+final class FakeMemory: AgentMemory {
+  struct Stored: Equatable {
+    var kind: String
+    var title: String
+    var date: Date?
+    var body: String?
+  }
+
+  private struct State {
+    var nextID: Int64 = 1
+    var memories: [RecalledMemory] = []
+    var stored: [Int64: Stored] = [:]
+    var preferences: [String: String] = [:]
+    var forgotten: [Int64] = []
+    var searches: [String] = []
+  }
+
+  private let state = Mutex(State())
+
+  init(memories: [RecalledMemory] = []) {
+    state.withLock {
+      $0.memories = memories
+      $0.nextID = (memories.map(\.id).max() ?? 0) + 1
+    }
+  }
+
+  var stored: [Int64: Stored] { state.withLock { $0.stored } }
+  var forgotten: [Int64] { state.withLock { $0.forgotten } }
+  var memories: [RecalledMemory] { state.withLock { $0.memories } }
+  var searches: [String] { state.withLock { $0.searches } }
+
+  func search(query: String, k: Int) async throws -> [RecalledMemory] {
+    state.withLock { state in
+      state.searches.append(query)
+      let words = Set(RoutingTokenizer.tokens(query))
+      return state.memories.filter { !words.isDisjoint(with: RoutingTokenizer.tokens($0.text)) }.prefix(k).map
+      { $0 }
+    }
+  }
+
+  func remember(content: String, kind: MemoryKind) async throws -> Int64 {
+    state.withLock { state in
+      let id = state.nextID
+      state.nextID += 1
+      state.memories.append(RecalledMemory(id: id, text: content, kind: kind))
+      return id
+    }
+  }
+
+  func forget(id: Int64) async throws {
+    state.withLock { state in
+      state.forgotten.append(id)
+      state.memories.removeAll { $0.id == id }
+    }
+  }
+
+  private func store(_ kind: String, _ title: String, _ date: Date?, _ body: String?) -> Int64 {
+    state.withLock { state in
+      let id = state.nextID
+      state.nextID += 1
+      state.stored[id] = Stored(kind: kind, title: title, date: date, body: body)
+      return id
+    }
+  }
+
+  func storeReminder(title: String, date: Date, body: String?) async throws -> Int64 {
+    store("reminder", title, date, body)
+  }
+
+  func storeEvent(title: String, date: Date, body: String?) async throws -> Int64 {
+    store("event", title, date, body)
+  }
+
+  func storeNote(title: String, date: Date?, body: String) async throws -> Int64 {
+    store("note", title, date, body)
+  }
+
+  func preference(key: String) async throws -> String? { state.withLock { $0.preferences[key] } }
+
+  func setPreference(key: String, value: String) async throws {
+    state.withLock { $0.preferences[key] = value }
+  }
+}
+
+enum Zones {
+  static let shanghai = TimeZone(identifier: "Asia/Shanghai")!
+  static let newYork = TimeZone(identifier: "America/New_York")!
+}
+
+/// The instant of a wall-clock time in `zone`.
+func wallClock(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, in zone: TimeZone)
+  -> Date
+{
+  var calendar = Calendar(identifier: .gregorian)
+  calendar.timeZone = zone
+  return calendar.date(from: DateComponents(year: year, month: month, day: day, hour: hour, minute: minute))!
+}
+
+func context(_ text: String, memory: FakeMemory = FakeMemory(), clock: AgentClock? = nil) -> SkillContext {
+  SkillContext(
+    userText: text,
+    clock: clock ?? .fixed(wallClock(2025, 6, 11, 10, in: Zones.shanghai), timeZone: Zones.shanghai),
+    memory: memory)
+}
