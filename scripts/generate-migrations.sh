@@ -48,6 +48,12 @@ trap 'rm -f "$tmp"' EXIT
   echo "}"
 } >"$tmp"
 mkdir -p "$(dirname "$out")"
-mv "$tmp" "$out"
+# Keep the output stable under `make format` (which indents the literals' lines).
+if swift format --version >/dev/null 2>&1; then
+  swift format --configuration "$root/.swift-format" --assume-filename "$out" - <"$tmp" >"$out"
+  rm -f "$tmp"
+else
+  mv "$tmp" "$out"
+fi
 trap - EXIT
 echo "generate-migrations: wrote $out" >&2
