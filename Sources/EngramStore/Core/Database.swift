@@ -127,8 +127,10 @@ public final class Database: Sendable {
   /// Closes every connection (waiting for the running calls); later calls throw
   /// `StoreError.closed`. Closing twice is harmless.
   public func close() {
-    writer.withLock { $0 = nil }
+    // Readers first: the writer, closing last, checkpoints the WAL into the file and
+    // removes it (a read-only connection cannot).
     for reader in readers { reader.mutex.withLock { $0 = nil } }
+    writer.withLock { $0 = nil }
   }
 }
 
