@@ -29,6 +29,9 @@ public final class Connection {
   /// The mode the connection was opened with.
   public let mode: OpenMode
   private var statementCache: [String: Statement] = [:]
+  /// Record statements by (record type, operation), so the generic record paths build
+  /// their SQL once per connection instead of once per call.
+  var recordStatements: [RecordStatementKey: Statement] = [:]
   private var savepointCounter = 0
 
   /// Opens `path` and checks that it is a readable SQLite database.
@@ -76,6 +79,7 @@ public final class Connection {
 
   deinit {
     statementCache.removeAll()
+    recordStatements.removeAll()
     sqlite3_close_v2(handle)
   }
 
@@ -171,7 +175,10 @@ public final class Connection {
   }
 
   /// Drops every cached statement (for example before a schema change).
-  public func clearStatementCache() { statementCache.removeAll() }
+  public func clearStatementCache() {
+    statementCache.removeAll()
+    recordStatements.removeAll()
+  }
 
   /// The first column of the first row of `sql` as an integer (nil when there is no row).
   public func scalarInt(_ sql: String, _ arguments: [SQLValue] = []) throws -> Int64? {
@@ -262,4 +269,10 @@ public final class Connection {
     // SQLite may already have rolled back (for example after SQLITE_FULL).
     if isInTransaction { try? execute("ROLLBACK") }
   }
+}
+
+/// Identifies a generic record statement: the record type and the operation.
+struct RecordStatementKey: Hashable {
+  var type: ObjectIdentifier
+  var operation: Int
 }

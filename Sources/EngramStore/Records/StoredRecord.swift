@@ -93,12 +93,13 @@ extension Connection {
   @discardableResult
   public func insert<R: StoredRecord>(_ record: R) throws -> Int64 {
     try record.validate(in: self)
-    let names = R.columns + ["id"]
-    let placeholders = (1...names.count).map { "?\($0)" }.joined(separator: ", ")
-    let statement = try cachedStatement(
-      "INSERT INTO \(R.tableName) (\(names.joined(separator: ", "))) VALUES (\(placeholders))")
+    let statement = try recordStatement(R.self, .insert) {
+      let names = R.columns + ["id"]
+      let placeholders = (1...names.count).map { "?\($0)" }.joined(separator: ", ")
+      return "INSERT INTO \(R.tableName) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
+    }
     try record.bind(to: statement)
-    try statement.bind(record.id, at: names.count)
+    try statement.bind(record.id, at: R.columns.count + 1)
     try statement.execute()
     return lastInsertRowID
   }
@@ -108,9 +109,10 @@ extension Connection {
   public func update<R: StoredRecord>(_ record: R) throws {
     guard let id = record.id else { throw StoreError.missingID(table: R.tableName) }
     try record.validate(in: self)
-    let assignments = R.columns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: ", ")
-    let statement = try cachedStatement(
-      "UPDATE \(R.tableName) SET \(assignments) WHERE id = ?\(R.columns.count + 1)")
+    let statement = try recordStatement(R.self, .update) {
+      let assignments = R.columns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: ", ")
+      return "UPDATE \(R.tableName) SET \(assignments) WHERE id = ?\(R.columns.count + 1)"
+    }
     try record.bind(to: statement)
     try statement.bind(id, at: R.columns.count + 1)
     try statement.execute()
@@ -120,7 +122,7 @@ extension Connection {
   /// Deletes the row `id` of `type`; returns whether it existed.
   @discardableResult
   public func delete<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> Bool {
-    let statement = try cachedStatement("DELETE FROM \(R.tableName) WHERE id = ?1")
+    let statement = try recordStatement(R.self, .delete) { "DELETE FROM \(R.tableName) WHERE id = ?1" }
     try statement.bind(id, at: 1)
     try statement.execute()
     return changes > 0
@@ -128,7 +130,9 @@ extension Connection {
 
   /// The row `id` of `type`, or nil.
   public func fetch<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> R? {
-    let statement = try cachedStatement("SELECT \(R.selectList) FROM \(R.tableName) WHERE id = ?1")
+    let statement = try recordStatement(R.self, .fetch) {
+      "SELECT \(R.selectList) FROM \(R.tableName) WHERE id = ?1"
+    }
     try statement.bind(id, at: 1)
     return try statement.first { try R(row: $0) }
   }
@@ -162,6 +166,23 @@ extension Connection {
     var sql = "SELECT count(*) FROM \(R.tableName)"
     if !clause.isEmpty { sql += " WHERE " + clause.joined(separator: " AND ") }
     return Int(try scalarInt(sql, arguments) ?? 0)
+  }
+
+  private enum RecordOperation: Int {
+    case insert, update, delete, fetch
+  }
+
+  private func recordStatement<R: StoredRecord>(
+    _ type: R.Type, _ operation: RecordOperation, sql: () -> String
+  ) throws -> Statement {
+    let key = RecordStatementKey(type: ObjectIdentifier(R.self), operation: operation.rawValue)
+    if let statement = recordStatements[key] {
+      statement.clear()
+      return statement
+    }
+    let statement = try prepare(sql())
+    recordStatements[key] = statement
+    return statement
   }
 
   private func whereClause<R: StoredRecord>(_ type: R.Type, _ filter: RecordFilter) -> ([String], [SQLValue])
