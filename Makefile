@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: demo test setup build release lint format bench peers clean
+.PHONY: demo test setup build release lint format bench peers clean schemas
 
 setup:
 	@./scripts/setup.sh
@@ -27,6 +27,9 @@ lint:
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Benchmarks
+
+schemas:
+	./scripts/generate-migrations.sh
 
 clean:
 	rm -rf .build

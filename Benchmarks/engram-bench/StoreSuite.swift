@@ -1,6 +1,154 @@
+import EngramStore
+import Foundation
+
+/// `engram-bench store [--n 100000] [--batch 5000] [--queries 500] [--json]`
+///
+/// Inserts `n` generated ~200-byte messages (English-like words, one in ten with a CJK
+/// phrase) through `Connection.insert` in batched transactions with the FTS triggers on,
+/// then times `searchText` for 1-3 word queries and the re-open of the finished database.
 enum StoreSuite {
   static func run(_ arguments: inout BenchArguments) async throws -> (BenchReport, String) {
+    let n = try arguments.int("n", default: 100_000)
+    let batch = try arguments.int("batch", default: 5_000)
+    let queryCount = try arguments.int("queries", default: 500)
     try arguments.finish()
-    throw BenchError("suite not built yet")
+    guard n > 0, batch > 0, queryCount > 0 else {
+      throw BenchError("--n, --batch and --queries must be positive")
+    }
+
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "engram-bench-store-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let path = folder.appendingPathComponent("store.sqlite").path
+
+    var generator = SeededGenerator(seed: 42)
+    let corpus = TextCorpus(generator: &generator)
+    progress("store: generating \(n) messages")
+    let texts = (0..<n).map { index in corpus.message(index: index, generator: &generator) }
+    let averageBytes = Double(texts.reduce(0) { $0 + $1.utf8.count }) / Double(n)
+
+    var database: Database? = try Database(path: path)
+    progress("store: inserting in batches of \(batch)")
+    let start: Int64 = 1_700_000_000_000
+    let insertSeconds = try Measure.seconds {
+      try database!.writeWithoutTransaction { connection in
+        var index = 0
+        while index < n {
+          let end = min(n, index + batch)
+          try connection.transaction {
+            for position in index..<end {
+              try connection.insert(
+                Message(
+                  role: position % 2 == 0 ? .user : .assistant, content: texts[position],
+                  createdAt: start + Int64(position)))
+            }
+          }
+          index = end
+        }
+      }
+    }
+
+    progress("store: \(queryCount) FTS queries")
+    let queries = (0..<queryCount).map { _ in corpus.query(generator: &generator) }
+    var latencies: [Double] = []
+    latencies.reserveCapacity(queries.count)
+    var totalHits = 0
+    for query in queries {
+      let seconds = try Measure.seconds {
+        totalHits += try database!.read { try $0.searchText(query, kinds: [.message], limit: 10).count }
+      }
+      latencies.append(seconds * 1000)
+    }
+    database!.close()
+    database = nil
+    let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+
+    var firstHits = 0
+    let openSeconds = try Measure.seconds {
+      let reopened = try Database(path: path)
+      firstHits = try reopened.read { try $0.searchText(queries[0], kinds: [.message], limit: 10).count }
+      reopened.close()
+    }
+
+    var report = BenchReport()
+    report.set("n", n)
+    report.set("batch", batch)
+    report.set("message_bytes", averageBytes)
+    report.set("insert_s", insertSeconds)
+    report.set("insert_per_s", Double(n) / insertSeconds)
+    report.set("queries", queryCount)
+    report.set("fts_p50_ms", Measure.percentile(latencies, 0.5))
+    report.set("fts_p95_ms", Measure.percentile(latencies, 0.95))
+    report.set("fts_mean_hits", Double(totalHits) / Double(queryCount))
+    report.set("open_s", openSeconds)
+    report.set("open_first_hits", firstHits)
+    report.set("db_bytes", bytes)
+    return (report, "store: \(n) messages, FTS5 with CJK bigrams, WAL")
+  }
+}
+
+/// Deterministic English-like text: a Zipf-distributed vocabulary of generated words,
+/// with a few CJK phrases.
+private struct TextCorpus {
+  let words: [String]
+  let cumulative: [Double]
+  let cjk = ["明天下午三点开会", "我周末去攀岩了", "今天天气很好", "東京で寿司を食べた", "한국어 공부", "新しいプロジェクト"]
+
+  init(generator: inout SeededGenerator) {
+    let onsets = [
+      "b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "st", "tr", "ch",
+    ]
+    let vowels = ["a", "e", "i", "o", "u", "ai", "ea", "ou"]
+    let codas = ["", "n", "r", "s", "t", "l", "ng", "ck"]
+    var set: Set<String> = []
+    var list: [String] = []
+    while list.count < 5_000 {
+      let syllables = Int.random(in: 1...3, using: &generator)
+      var word = ""
+      for _ in 0..<syllables {
+        word +=
+          onsets.randomElement(using: &generator)! + vowels.randomElement(using: &generator)!
+          + codas.randomElement(using: &generator)!
+      }
+      if set.insert(word).inserted { list.append(word) }
+    }
+    words = list
+    var total = 0.0
+    cumulative = (1...list.count).map { rank in
+      total += 1 / Double(rank)
+      return total
+    }
+  }
+
+  func word(generator: inout SeededGenerator) -> String {
+    let target = Double.random(in: 0..<cumulative.last!, using: &generator)
+    var low = 0
+    var high = cumulative.count - 1
+    while low < high {
+      let middle = (low + high) / 2
+      if cumulative[middle] < target { low = middle + 1 } else { high = middle }
+    }
+    return words[low]
+  }
+
+  func message(index: Int, generator: inout SeededGenerator) -> String {
+    var text = ""
+    if index % 10 == 0 { text = cjk.randomElement(using: &generator)! + " " }
+    while text.utf8.count < 200 { text += word(generator: &generator) + " " }
+    return String(text.dropLast())
+  }
+
+  func query(generator: inout SeededGenerator) -> String {
+    if Int.random(in: 0..<20, using: &generator) == 0 {
+      let phrase = Array(cjk.randomElement(using: &generator)!)
+      let start = Int.random(in: 0..<(phrase.count - 1), using: &generator)
+      return String(phrase[start...min(phrase.count - 1, start + 1)])
+    }
+    // People search with content words: skip the 100 most frequent words, which occur in
+    // most messages of this corpus and behave like stopwords.
+    let count = Int.random(in: 1...3, using: &generator)
+    return (0..<count).map { _ in words[Int.random(in: 100..<words.count, using: &generator)] }
+      .joined(separator: " ")
   }
 }

@@ -11,6 +11,10 @@ static inline int engram_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int ind
   return sqlite3_bind_blob(stmt, index, data, n, SQLITE_TRANSIENT);
 }
 
+static inline void engram_sqlite3_result_text_transient(sqlite3_context *context, const char *text, int n) {
+  sqlite3_result_text(context, text, n, SQLITE_TRANSIENT);
+}
+
 // sqlite3_config and sqlite3_db_config are variadic.
 static inline int engram_sqlite3_db_config_defensive(sqlite3 *db, int on) {
   return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, on, (int *)0);

@@ -1,0 +1,278 @@
+import CSQLite
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// One SQLite connection. It owns its `sqlite3` handle and closes it in `deinit`.
+///
+/// Not `Sendable`: use it from one thread at a time (`Database` serializes access). Every
+/// connection has the SQL function `engram_fts_text` registered, which the FTS triggers of
+/// the schema call. Opening never writes to the file; `enableWriteAheadLog()` is the
+/// first write and is left to the caller (so a database from the future is never touched).
+public final class Connection {
+  /// How a connection opens its file.
+  public enum OpenMode: Sendable, Hashable {
+    /// Reads only; the file must exist.
+    case readOnly
+    /// Reads and writes; the file is created (mode 0600) when missing.
+    case readWriteCreate
+  }
+
+  /// The raw handle, for code that needs the C API directly.
+  public let handle: OpaquePointer
+  /// The database file path.
+  public let path: String
+  /// The mode the connection was opened with.
+  public let mode: OpenMode
+  private var statementCache: [String: Statement] = [:]
+  /// Record statements by (record type, operation), so the generic record paths build
+  /// their SQL once per connection instead of once per call.
+  var recordStatements: [RecordStatementKey: Statement] = [:]
+  private var savepointCounter = 0
+
+  /// Opens `path` and checks that it is a readable SQLite database.
+  ///
+  /// - Parameters:
+  ///   - path: a file path, or ":memory:" for a private in-memory database.
+  ///   - mode: read-only, or read-write creating the file with mode 0600.
+  ///   - busyTimeout: how long a statement waits for another connection's lock.
+  /// - Throws: `StoreError.readOnlyFile` / `.readOnlyDirectory` when a read-write open finds
+  ///   no write permission; `SQLiteError` with `.notADatabase`, `.corrupt` or `.cannotOpen`.
+  public init(path: String, mode: OpenMode = .readWriteCreate, busyTimeout: Duration = .seconds(5)) throws {
+    if mode == .readWriteCreate && path != ":memory:" && !path.isEmpty {
+      try Self.prepareWritableFile(path)
+    }
+    var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_URI
+    flags |= mode == .readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+    var db: OpaquePointer?
+    let code = sqlite3_open_v2(path, &db, flags, nil)
+    guard code == SQLITE_OK, let db else {
+      let error = SQLiteError.from(db, resultCode: code, path: path)
+      sqlite3_close_v2(db)
+      throw error
+    }
+    self.handle = db
+    self.path = path
+    self.mode = mode
+    sqlite3_extended_result_codes(db, 1)
+    setBusyTimeout(busyTimeout)
+    _ = engram_sqlite3_db_config_defensive(db, 1)
+    do {
+      try FTSText.register(on: db)
+      // SQLite opens lazily: read the header and the schema now so a file that is not a
+      // database, or is corrupt, fails here with a clear code instead of at first use.
+      _ = try scalarInt("PRAGMA schema_version")
+      _ = try scalarInt("SELECT count(*) FROM sqlite_schema")
+      try execute("PRAGMA foreign_keys = ON")
+      if mode == .readWriteCreate && sqlite3_db_readonly(db, "main") == 1 {
+        throw StoreError.readOnlyFile(path: path)
+      }
+    } catch var error as SQLiteError {
+      error.path = path
+      throw error
+    }
+  }
+
+  deinit {
+    statementCache.removeAll()
+    recordStatements.removeAll()
+    sqlite3_close_v2(handle)
+  }
+
+  /// Refuses a read-write open without write permission, and creates a missing file with
+  /// mode 0600 before SQLite sees it (SQLite would create it with the process umask).
+  ///
+  /// Permission bits are checked as well as `access(2)`, so that the refusal is the same
+  /// for root (which bypasses permissions) as for everyone else.
+  private static func prepareWritableFile(_ path: String) throws {
+    if path.hasPrefix("file:") { return }
+    let url = URL(fileURLWithPath: path)
+    let directory = url.deletingLastPathComponent().path
+    var info = stat()
+    if stat(path, &info) == 0 {
+      let writeBits = mode_t(S_IWUSR | S_IWGRP | S_IWOTH)
+      if access(path, W_OK) != 0 || info.st_mode & writeBits == 0 {
+        throw StoreError.readOnlyFile(path: path)
+      }
+      if !isWritableDirectory(directory) { throw StoreError.readOnlyDirectory(path: directory) }
+      return
+    }
+    guard isWritableDirectory(directory) else { throw StoreError.readOnlyDirectory(path: directory) }
+    let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode_t(0o600))
+    if fd >= 0 {
+      fchmod(fd, mode_t(0o600))
+      close(fd)
+    }
+    // On failure (for example a race with another creator) SQLite reports the problem.
+  }
+
+  private static func isWritableDirectory(_ directory: String) -> Bool {
+    var info = stat()
+    guard stat(directory, &info) == 0 else { return false }
+    let writeBits = mode_t(S_IWUSR | S_IWGRP | S_IWOTH)
+    return access(directory, W_OK) == 0 && info.st_mode & writeBits != 0
+  }
+
+  // MARK: Settings
+
+  /// Sets how long a statement waits for another connection's lock before failing with
+  /// `SQLiteError.Code.busy`.
+  public func setBusyTimeout(_ timeout: Duration) {
+    let milliseconds = max(
+      0,
+      min(
+        Int64(Int32.max),
+        timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+    sqlite3_busy_timeout(handle, Int32(milliseconds))
+  }
+
+  /// Switches the file to write-ahead logging with `synchronous = NORMAL` (durable at
+  /// checkpoints, never corrupt). This is the first write an open performs.
+  public func enableWriteAheadLog() throws {
+    let journal = try prepare("PRAGMA journal_mode = WAL").first { $0.string(at: 0) }
+    guard journal?.lowercased() == "wal" || path == ":memory:" else {
+      throw SQLiteError(
+        extendedCode: SQLITE_CANTOPEN, message: "journal_mode=WAL refused (\(journal ?? "nil"))",
+        sql: "PRAGMA journal_mode = WAL", path: path)
+    }
+    try execute("PRAGMA synchronous = NORMAL")
+  }
+
+  /// Whether the connection cannot write (opened read-only, or the file is read-only).
+  public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
+  // MARK: Executing
+
+  /// Runs one or more SQL statements separated by semicolons, ignoring rows.
+  /// - Throws: `SQLiteError`.
+  public func execute(_ sql: String) throws {
+    var message: UnsafeMutablePointer<CChar>?
+    let code = sqlite3_exec(handle, sql, nil, nil, &message)
+    if let message { sqlite3_free(message) }
+    guard code == SQLITE_OK else { throw SQLiteError.from(handle, resultCode: code, sql: sql, path: nil) }
+  }
+
+  /// Prepares a new statement; it is finalized when released.
+  public func prepare(_ sql: String) throws -> Statement {
+    try Statement(db: handle, sql: sql)
+  }
+
+  /// A statement prepared once per connection and reused, reset and with cleared bindings.
+  ///
+  /// Do not hold it across a call that may use the same SQL (it would be reset under you).
+  public func cachedStatement(_ sql: String) throws -> Statement {
+    if let statement = statementCache[sql] {
+      statement.clear()
+      return statement
+    }
+    let statement = try prepare(sql)
+    statementCache[sql] = statement
+    return statement
+  }
+
+  /// Drops every cached statement (for example before a schema change).
+  public func clearStatementCache() {
+    statementCache.removeAll()
+    recordStatements.removeAll()
+  }
+
+  /// The first column of the first row of `sql` as an integer (nil when there is no row).
+  public func scalarInt(_ sql: String, _ arguments: [SQLValue] = []) throws -> Int64? {
+    let statement = try cachedStatement(sql)
+    try statement.bind(arguments)
+    return try statement.first { $0.isNull(at: 0) ? nil : $0.int64(at: 0) } ?? nil
+  }
+
+  /// The first column of the first row of `sql` as text (nil when there is no row or NULL).
+  public func scalarString(_ sql: String, _ arguments: [SQLValue] = []) throws -> String? {
+    let statement = try cachedStatement(sql)
+    try statement.bind(arguments)
+    return try statement.first { $0.optionalString(at: 0) } ?? nil
+  }
+
+  /// Runs `sql` with `arguments` through the statement cache, ignoring rows.
+  public func run(_ sql: String, _ arguments: [SQLValue] = []) throws {
+    let statement = try cachedStatement(sql)
+    try statement.bind(arguments)
+    try statement.execute()
+  }
+
+  /// The rowid of the last successful INSERT on this connection.
+  public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+  /// Rows changed by the last INSERT, UPDATE or DELETE.
+  public var changes: Int { Int(sqlite3_changes64(handle)) }
+  /// Whether a transaction is open.
+  public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+  /// `PRAGMA user_version`: the number of migrations applied.
+  public func userVersion() throws -> Int { Int(try scalarInt("PRAGMA user_version") ?? 0) }
+
+  // MARK: Transactions
+
+  /// How a transaction takes its locks.
+  public enum TransactionKind: String, Sendable {
+    /// Takes the write lock at first write.
+    case deferred = "DEFERRED"
+    /// Takes the write lock at once (the right choice for writes: no upgrade deadlock).
+    case immediate = "IMMEDIATE"
+    /// Like immediate in WAL mode.
+    case exclusive = "EXCLUSIVE"
+  }
+
+  /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+  /// Inside an open transaction it becomes a savepoint, so calls compose.
+  /// - Throws: what `body` throws, or `SQLiteError` (`.busy` when the lock is not granted
+  ///   within the busy timeout; nothing is written then).
+  public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
+    if isInTransaction { return try savepoint(body) }
+    try execute("BEGIN \(kind.rawValue)")
+    let result: T
+    do {
+      result = try body()
+    } catch {
+      rollbackQuietly()
+      throw error
+    }
+    do {
+      try execute("COMMIT")
+    } catch {
+      rollbackQuietly()
+      throw error
+    }
+    return result
+  }
+
+  /// Runs `body` inside a savepoint: released when it returns, rolled back to when it throws.
+  public func savepoint<T>(_ body: () throws -> T) throws -> T {
+    savepointCounter += 1
+    let name = "engram_sp\(savepointCounter)"
+    defer { savepointCounter -= 1 }
+    try execute("SAVEPOINT \(name)")
+    do {
+      let result = try body()
+      try execute("RELEASE \(name)")
+      return result
+    } catch {
+      if isInTransaction {
+        try? execute("ROLLBACK TO \(name)")
+        try? execute("RELEASE \(name)")
+      }
+      throw error
+    }
+  }
+
+  private func rollbackQuietly() {
+    // SQLite may already have rolled back (for example after SQLITE_FULL).
+    if isInTransaction { try? execute("ROLLBACK") }
+  }
+}
+
+/// Identifies a generic record statement: the record type and the operation.
+struct RecordStatementKey: Hashable {
+  var type: ObjectIdentifier
+  var operation: Int
+}

@@ -1,1 +1,0 @@
-// EngramStore: see ARCHITECTURE.md for this layer's role.

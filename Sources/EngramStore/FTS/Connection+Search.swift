@@ -1,0 +1,139 @@
+/// A full-text match.
+public struct TextHit: Sendable, Hashable {
+  /// The matching row's table.
+  public var ownerKind: OwnerKind
+  /// The matching row's id.
+  public var ownerID: Int64
+  /// The BM25 relevance, negated from FTS5's `bm25()` so that higher is better (always
+  /// > 0 for a match). Scores from different tables are comparable only roughly (each table
+  /// has its own document statistics).
+  public var bm25: Double
+
+  /// Creates a hit.
+  public init(ownerKind: OwnerKind, ownerID: Int64, bm25: Double) {
+    self.ownerKind = ownerKind
+    self.ownerID = ownerID
+    self.bm25 = bm25
+  }
+}
+
+/// The FTS index of one source table and how many rows each side holds.
+public struct FTSConsistency: Sendable, Hashable {
+  /// The source table ("messages", "memories", "summaries").
+  public var table: String
+  /// Rows in the source table.
+  public var sourceRows: Int
+  /// Documents in its FTS index.
+  public var indexedRows: Int
+  /// Whether FTS5's own `integrity-check` passed.
+  public var indexIntact: Bool
+  /// Whether both counts agree and the index is intact.
+  public var isConsistent: Bool { sourceRows == indexedRows && indexIntact }
+}
+
+extension OwnerKind {
+  var sourceTable: String {
+    switch self {
+    case .message: "messages"
+    case .memory: "memories"
+    case .summary: "summaries"
+    }
+  }
+
+  var timeColumn: String {
+    switch self {
+    case .message, .memory: "created_at"
+    case .summary: "start_at"
+    }
+  }
+}
+
+extension Connection {
+  /// Full-text search over messages, memories and summaries, best first.
+  ///
+  /// The query goes through `FTSQuery`, so any user text is safe: FTS syntax is searched
+  /// as plain text and an empty or punctuation-only query returns `[]`.
+  /// - Parameters:
+  ///   - kinds: the tables to search.
+  ///   - limit: the maximum number of hits overall.
+  ///   - sessionID: only rows of this session.
+  ///   - timeRange: only rows whose time (created_at; summaries' start_at) lies in this
+  ///     half-open range of milliseconds.
+  /// - Returns: hits sorted by descending `bm25` (positive, higher is better).
+  public func searchText(
+    _ query: String, kinds: Set<OwnerKind> = Set(OwnerKind.allCases), limit: Int = 20,
+    sessionID: Int64? = nil, timeRange: Range<Int64>? = nil
+  ) throws -> [TextHit] {
+    guard limit > 0, let expression = FTSQuery.matchExpression(for: query) else { return [] }
+    var hits: [TextHit] = []
+    for kind in OwnerKind.allCases where kinds.contains(kind) {
+      let fts = kind.sourceTable + "_fts"
+      let statement: Statement
+      if sessionID == nil && timeRange == nil {
+        statement = try cachedStatement(
+          "SELECT rowid, -bm25(\(fts)) FROM \(fts) WHERE \(fts) MATCH ?1 ORDER BY bm25(\(fts)) LIMIT ?2")
+        try statement.bind(expression, at: 1)
+        try statement.bind(limit, at: 2)
+      } else {
+        statement = try cachedStatement(
+          """
+          SELECT \(fts).rowid, -bm25(\(fts)) FROM \(fts) JOIN \(kind.sourceTable) t ON t.id = \(fts).rowid
+          WHERE \(fts) MATCH ?1 AND (?3 IS NULL OR t.session_id = ?3)
+            AND (?4 IS NULL OR t.\(kind.timeColumn) >= ?4) AND (?5 IS NULL OR t.\(kind.timeColumn) < ?5)
+          ORDER BY bm25(\(fts)) LIMIT ?2
+          """)
+        try statement.bind(expression, at: 1)
+        try statement.bind(limit, at: 2)
+        try statement.bind(sessionID, at: 3)
+        try statement.bind(timeRange?.lowerBound, at: 4)
+        try statement.bind(timeRange?.upperBound, at: 5)
+      }
+      try statement.forEachRow { row in
+        hits.append(TextHit(ownerKind: kind, ownerID: row.int64(at: 0), bm25: row.double(at: 1)))
+      }
+    }
+    if kinds.count > 1 {
+      hits.sort { $0.bm25 != $1.bm25 ? $0.bm25 > $1.bm25 : $0.ownerID < $1.ownerID }
+      if hits.count > limit { hits.removeSubrange(limit...) }
+    }
+    return hits
+  }
+
+  /// Source rows against FTS documents for each indexed table, with FTS5's own
+  /// `integrity-check` (contentless tables count their documents in `<table>_docsize`).
+  public func ftsConsistency() throws -> [FTSConsistency] {
+    try OwnerKind.allCases.map { kind in
+      let source = kind.sourceTable
+      let fts = source + "_fts"
+      let sourceRows = Int(try scalarInt("SELECT count(*) FROM \(source)") ?? 0)
+      let indexedRows = Int(try scalarInt("SELECT count(*) FROM \(fts)_docsize") ?? 0)
+      var intact = true
+      do {
+        try savepoint { try execute("INSERT INTO \(fts) (\(fts)) VALUES ('integrity-check')") }
+      } catch let error as SQLiteError where error.code == .corrupt || error.code == .error {
+        intact = false
+      }
+      return FTSConsistency(
+        table: source, sourceRows: sourceRows, indexedRows: indexedRows, indexIntact: intact)
+    }
+  }
+
+  /// Rebuilds the three FTS indexes from their source tables ('delete-all', then
+  /// re-insert every row through `engram_fts_text`). Runs in one transaction.
+  public func rebuildFTS() throws {
+    try transaction {
+      for kind in OwnerKind.allCases {
+        let source = kind.sourceTable
+        let fts = source + "_fts"
+        try execute("INSERT INTO \(fts) (\(fts)) VALUES ('delete-all')")
+        try execute("INSERT INTO \(fts) (rowid, body) SELECT id, engram_fts_text(content) FROM \(source)")
+      }
+    }
+  }
+
+  /// `PRAGMA integrity_check`: the problems found, empty when the database is sound.
+  public func integrityCheck() throws -> [String] {
+    let rows = try prepare("PRAGMA integrity_check").map { $0.string(at: 0) }
+    return rows == ["ok"] ? [] : rows
+  }
+}

@@ -1,0 +1,45 @@
+/// Applies the schema migrations to a connection.
+///
+/// `PRAGMA user_version` holds how many migrations were applied; each missing one runs in
+/// its own transaction together with the version bump, so a failure leaves the database at
+/// the previous version.
+public enum Migrator {
+  /// Throws `StoreError.schemaTooNew` when the database is ahead of `migrations`, without
+  /// writing anything; returns the database's version otherwise.
+  public static func checkVersion(
+    _ connection: Connection, migrations: [Migration] = Migration.all
+  ) throws -> Int {
+    try validate(migrations)
+    let found = try connection.userVersion()
+    guard found <= migrations.count else {
+      throw StoreError.schemaTooNew(path: connection.path, found: found, supported: migrations.count)
+    }
+    return found
+  }
+
+  /// Applies the migrations the database lacks; returns how many were applied.
+  /// - Throws: `StoreError.schemaTooNew`, `StoreError.invalidMigrations`, `SQLiteError`.
+  @discardableResult
+  public static func migrate(_ connection: Connection, migrations: [Migration] = Migration.all) throws -> Int
+  {
+    let found = try checkVersion(connection, migrations: migrations)
+    var applied = 0
+    for migration in migrations where migration.version > found {
+      try connection.transaction(.immediate) {
+        // Another process may have migrated between the check and the lock.
+        guard try connection.userVersion() < migration.version else { return }
+        try connection.execute(migration.sql)
+        try connection.execute("PRAGMA user_version = \(migration.version)")
+        applied += 1
+      }
+    }
+    if applied > 0 { connection.clearStatementCache() }
+    return applied
+  }
+
+  static func validate(_ migrations: [Migration]) throws {
+    for (offset, migration) in migrations.enumerated() where migration.version != offset + 1 {
+      throw StoreError.invalidMigrations(version: migration.version, expected: offset + 1)
+    }
+  }
+}

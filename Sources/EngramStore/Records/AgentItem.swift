@@ -1,0 +1,69 @@
+/// What an agent item is.
+public enum AgentItemKind: String, Sendable, Hashable, CaseIterable, Codable {
+  /// A reminder.
+  case reminder
+  /// A calendar event.
+  case event
+  /// A note.
+  case note
+}
+
+/// A reminder, event or note an agent skill created (`agent_items`).
+public struct AgentItem: StoredRecord, Hashable {
+  /// The row id; nil before insertion.
+  public var id: Int64?
+  /// What it is.
+  public var kind: AgentItemKind
+  /// Its title.
+  public var title: String
+  /// Its body.
+  public var body: String?
+  /// When it is due, in ms since the epoch.
+  public var dueAt: Int64?
+  /// Creation, in ms since the epoch.
+  public var createdAt: Int64
+  /// Whether it is done.
+  public var done: Bool
+
+  /// Creates an item.
+  public init(
+    id: Int64? = nil, kind: AgentItemKind, title: String, body: String? = nil, dueAt: Int64? = nil,
+    createdAt: Int64, done: Bool = false
+  ) {
+    self.id = id
+    self.kind = kind
+    self.title = title
+    self.body = body
+    self.dueAt = dueAt
+    self.createdAt = createdAt
+    self.done = done
+  }
+
+  /// The table.
+  public static let tableName = "agent_items"
+  /// The non-id columns, in binding order.
+  public static let columns = ["kind", "title", "body", "due_at", "created_at", "done"]
+  /// The column time filters apply to (the due time).
+  public static var timeColumn: String? { "due_at" }
+
+  /// Binds the non-id columns.
+  public func bind(to statement: Statement) throws {
+    try statement.bind(kind.rawValue, at: 1)
+    try statement.bind(title, at: 2)
+    try statement.bind(body, at: 3)
+    try statement.bind(dueAt, at: 4)
+    try statement.bind(createdAt, at: 5)
+    try statement.bind(done, at: 6)
+  }
+
+  /// Reads a row (id first).
+  public init(row: Statement) throws {
+    id = row.int64(at: 0)
+    kind = try row.enumValue(AgentItemKind.self, at: 1, table: "agent_items", column: "kind")
+    title = row.string(at: 2)
+    body = row.optionalString(at: 3)
+    dueAt = row.optionalInt64(at: 4)
+    createdAt = row.int64(at: 5)
+    done = row.bool(at: 6)
+  }
+}

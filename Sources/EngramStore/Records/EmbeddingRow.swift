@@ -1,0 +1,293 @@
+/// What an embedding belongs to.
+public enum OwnerKind: String, Sendable, Hashable, CaseIterable, Codable {
+  /// A row of `messages`.
+  case message
+  /// A row of `memories`.
+  case memory
+  /// A row of `summaries`.
+  case summary
+}
+
+/// The embedding model configured in a database (`meta`).
+public struct EmbeddingModel: Sendable, Hashable {
+  /// The model's name.
+  public var name: String
+  /// Floats per vector.
+  public var dimension: Int
+
+  /// Creates a model description.
+  public init(name: String, dimension: Int) {
+    self.name = name
+    self.dimension = dimension
+  }
+}
+
+/// An embedding vector of a message, memory or summary (`embeddings`).
+///
+/// Vectors are stored as float32 in the host's byte order, which is little-endian on every
+/// supported platform (x86-64, arm64).
+public struct EmbeddingRow: StoredRecord, Hashable {
+  /// The row id; nil before insertion.
+  public var id: Int64?
+  /// The owner's table.
+  public var ownerKind: OwnerKind
+  /// The owner's id.
+  public var ownerID: Int64
+  /// The model that computed it (must match the database's).
+  public var model: String
+  /// Floats per vector (must match the database's and `vector.count`).
+  public var dimension: Int
+  /// The vector: finite values only.
+  public var vector: [Float]
+  /// When it was computed, in ms since the epoch.
+  public var createdAt: Int64
+
+  /// Creates a row; `dimension` is `vector.count`.
+  public init(
+    id: Int64? = nil, ownerKind: OwnerKind, ownerID: Int64, model: String, vector: [Float], createdAt: Int64
+  ) {
+    self.id = id
+    self.ownerKind = ownerKind
+    self.ownerID = ownerID
+    self.model = model
+    self.dimension = vector.count
+    self.vector = vector
+    self.createdAt = createdAt
+  }
+
+  /// The table.
+  public static let tableName = "embeddings"
+  /// The non-id columns, in binding order.
+  public static let columns = ["owner_kind", "owner_id", "model", "dimension", "vector", "created_at"]
+  /// The column time filters apply to.
+  public static var timeColumn: String? { "created_at" }
+
+  /// Refuses an empty vector, a length other than `dimension`, NaN or infinity, and a model
+  /// or dimension other than the database's, before any SQL runs.
+  /// - Throws: `StoreError.emptyVector`, `.wrongDimension`, `.nonFiniteVector`,
+  ///   `.embeddingModelNotConfigured`, `.modelMismatch`.
+  public func validate(in connection: Connection) throws {
+    guard !vector.isEmpty else { throw StoreError.emptyVector }
+    guard vector.count == dimension else {
+      throw StoreError.wrongDimension(expected: dimension, actual: vector.count)
+    }
+    if let index = vector.firstIndex(where: { !$0.isFinite }) {
+      throw StoreError.nonFiniteVector(index: index)
+    }
+    guard let configured = try connection.embeddingModel() else {
+      throw StoreError.embeddingModelNotConfigured
+    }
+    guard configured.name == model else {
+      throw StoreError.modelMismatch(
+        expectedModel: configured.name, expectedDimension: configured.dimension, actualModel: model,
+        actualDimension: dimension)
+    }
+    guard configured.dimension == dimension else {
+      throw StoreError.wrongDimension(expected: configured.dimension, actual: dimension)
+    }
+  }
+
+  /// Binds the non-id columns.
+  public func bind(to statement: Statement) throws {
+    try statement.bind(ownerKind.rawValue, at: 1)
+    try statement.bind(ownerID, at: 2)
+    try statement.bind(model, at: 3)
+    try statement.bind(dimension, at: 4)
+    try statement.bind(floats: vector, at: 5)
+    try statement.bind(createdAt, at: 6)
+  }
+
+  /// Reads a row (id first).
+  public init(row: Statement) throws {
+    id = row.int64(at: 0)
+    ownerKind = try row.enumValue(OwnerKind.self, at: 1, table: "embeddings", column: "owner_kind")
+    ownerID = row.int64(at: 2)
+    model = row.string(at: 3)
+    dimension = row.int(at: 4)
+    vector = row.floats(at: 5)
+    createdAt = row.int64(at: 6)
+  }
+}
+
+/// One embedding with its owner's metadata, as the bulk reader delivers it.
+public struct EmbeddingEntry: Sendable, Hashable {
+  /// The embedding's row id.
+  public var embeddingID: Int64
+  /// The owner's table.
+  public var ownerKind: OwnerKind
+  /// The owner's id.
+  public var ownerID: Int64
+  /// The owner's session (nil when it has none, or the owner row is missing).
+  public var sessionID: Int64?
+  /// The owner's time in ms: messages.created_at, memories.created_at, summaries.start_at
+  /// (0 when the owner row is missing).
+  public var time: Int64
+  /// For memories: their kind.
+  public var memoryKind: MemoryKind?
+  /// For memories: their user scope.
+  public var scopeUser: String?
+  /// For memories: their agent scope.
+  public var scopeAgent: String?
+  /// For memories: whether another memory superseded this one.
+  public var superseded: Bool
+}
+
+extension Connection {
+  /// The embedding model configured in `meta`, or nil on a fresh database.
+  public func embeddingModel() throws -> EmbeddingModel? {
+    guard let name = try meta("embedding_model"), let dimensionText = try meta("embedding_dimension"),
+      let dimension = Int(dimensionText)
+    else { return nil }
+    return EmbeddingModel(name: name, dimension: dimension)
+  }
+
+  /// Sets the embedding model of the database. The same model again is a no-op.
+  ///
+  /// - Parameter replace: when true, a different model replaces the configured one and every
+  ///   stored embedding is deleted (they belong to the old model's space).
+  /// - Throws: `StoreError.invalidEmbeddingModel`, `StoreError.modelMismatch` when another
+  ///   model is configured and `replace` is false.
+  public func configureEmbeddingModel(model: String, dimension: Int, replace: Bool = false) throws {
+    guard !model.isEmpty, dimension > 0 else {
+      throw StoreError.invalidEmbeddingModel(model: model, dimension: dimension)
+    }
+    try transaction {
+      if let current = try embeddingModel() {
+        if current.name == model && current.dimension == dimension { return }
+        guard replace else {
+          throw StoreError.modelMismatch(
+            expectedModel: current.name, expectedDimension: current.dimension, actualModel: model,
+            actualDimension: dimension)
+        }
+        try run("DELETE FROM embeddings")
+      }
+      try setMeta("embedding_model", model)
+      try setMeta("embedding_dimension", String(dimension))
+    }
+  }
+
+  /// Inserts or replaces the embedding of (`ownerKind`, `ownerID`); returns its row id.
+  /// - Throws: the `EmbeddingRow.validate(in:)` errors; `SQLiteError`.
+  @discardableResult
+  public func upsertEmbedding(_ row: EmbeddingRow) throws -> Int64 {
+    try row.validate(in: self)
+    let statement = try cachedStatement(
+      """
+      INSERT INTO embeddings (owner_kind, owner_id, model, dimension, vector, created_at)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+      ON CONFLICT (owner_kind, owner_id) DO UPDATE SET
+        model = excluded.model, dimension = excluded.dimension, vector = excluded.vector,
+        created_at = excluded.created_at
+      RETURNING id
+      """)
+    try row.bind(to: statement)
+    return try statement.first { $0.int64(at: 0) } ?? lastInsertRowID
+  }
+
+  /// The embedding of (`ownerKind`, `ownerID`), or nil.
+  public func embedding(ownerKind: OwnerKind, ownerID: Int64) throws -> EmbeddingRow? {
+    let statement = try cachedStatement(
+      "SELECT \(EmbeddingRow.selectList) FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2")
+    try statement.bind(ownerKind.rawValue, at: 1)
+    try statement.bind(ownerID, at: 2)
+    return try statement.first { try EmbeddingRow(row: $0) }
+  }
+
+  /// Deletes the embedding of (`ownerKind`, `ownerID`); returns whether it existed.
+  @discardableResult
+  public func deleteEmbedding(ownerKind: OwnerKind, ownerID: Int64) throws -> Bool {
+    try run(
+      "DELETE FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2",
+      [.text(ownerKind.rawValue), .integer(ownerID)])
+    return changes > 0
+  }
+
+  /// Owners of `kind` that have no embedding yet, in id order (for background embedding).
+  public func ownersWithoutEmbedding(_ kind: OwnerKind, limit: Int) throws -> [Int64] {
+    let table: String
+    switch kind {
+    case .message: table = "messages"
+    case .memory: table = "memories"
+    case .summary: table = "summaries"
+    }
+    let statement = try cachedStatement(
+      """
+      SELECT t.id FROM \(table) t WHERE NOT EXISTS
+      (SELECT 1 FROM embeddings e WHERE e.owner_kind = ?1 AND e.owner_id = t.id) ORDER BY t.id LIMIT ?2
+      """)
+    try statement.bind(kind.rawValue, at: 1)
+    try statement.bind(max(0, limit), at: 2)
+    return try statement.map { $0.int64(at: 0) }
+  }
+
+  /// The counter bumped by every change to `embeddings`; a vector-index snapshot is valid
+  /// only for the generation it was written at.
+  public func embeddingGeneration() throws -> Int64 {
+    try scalarInt("SELECT generation FROM embedding_generation WHERE id = 1") ?? 0
+  }
+
+  /// Calls `body` for every embedding, in embedding id order, with its owner's metadata and
+  /// its vector as a buffer valid only during the call (no per-row allocation; strings are
+  /// read for memories' scopes only).
+  ///
+  /// - Parameter ownerKinds: which owners to include (all by default).
+  /// - Complexity: one pass over `embeddings` with a primary-key lookup of each owner.
+  public func forEachEmbedding(
+    ownerKinds: Set<OwnerKind> = Set(OwnerKind.allCases),
+    _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void
+  ) throws {
+    let statement = try cachedStatement(
+      """
+      SELECT e.id, CASE e.owner_kind WHEN 'message' THEN 0 WHEN 'memory' THEN 1 ELSE 2 END, e.owner_id,
+        coalesce(m.session_id, mm.session_id, s.session_id),
+        coalesce(m.created_at, mm.created_at, s.start_at, 0),
+        mm.kind, mm.scope_user, mm.scope_agent, mm.superseded_by IS NOT NULL, e.vector
+      FROM embeddings e
+      LEFT JOIN messages m ON e.owner_kind = 'message' AND m.id = e.owner_id
+      LEFT JOIN memories mm ON e.owner_kind = 'memory' AND mm.id = e.owner_id
+      LEFT JOIN summaries s ON e.owner_kind = 'summary' AND s.id = e.owner_id
+      WHERE (?1 AND e.owner_kind = 'message') OR (?2 AND e.owner_kind = 'memory')
+        OR (?3 AND e.owner_kind = 'summary')
+      ORDER BY e.id
+      """)
+    try statement.bind(ownerKinds.contains(.message), at: 1)
+    try statement.bind(ownerKinds.contains(.memory), at: 2)
+    try statement.bind(ownerKinds.contains(.summary), at: 3)
+    let kinds: [OwnerKind] = [.message, .memory, .summary]
+    // A blob stored inside a page may sit at any byte offset: such rows are copied into
+    // this one scratch buffer instead of being read through a misaligned pointer.
+    var scratch: [Float] = []
+    try statement.forEachRow { row in
+      let kindIndex = row.int(at: 1)
+      let kind = kinds[min(max(kindIndex, 0), 2)]
+      var entry = EmbeddingEntry(
+        embeddingID: row.int64(at: 0), ownerKind: kind, ownerID: row.int64(at: 2),
+        sessionID: row.optionalInt64(at: 3), time: row.int64(at: 4), memoryKind: nil, scopeUser: nil,
+        scopeAgent: nil, superseded: false)
+      if kind == .memory {
+        entry.memoryKind = row.optionalString(at: 5).flatMap(MemoryKind.init(rawValue:))
+        entry.scopeUser = row.optionalString(at: 6)
+        entry.scopeAgent = row.optionalString(at: 7)
+        entry.superseded = row.bool(at: 8)
+      }
+      try row.withBlob(at: 9) { raw in
+        let count = raw.count / MemoryLayout<Float>.stride
+        guard let base = raw.baseAddress, count > 0 else {
+          return try body(entry, UnsafeBufferPointer(start: nil, count: 0))
+        }
+        if Int(bitPattern: base) % MemoryLayout<Float>.alignment == 0 {
+          try body(entry, UnsafeBufferPointer(start: base.assumingMemoryBound(to: Float.self), count: count))
+        } else {
+          if scratch.count < count { scratch = [Float](repeating: 0, count: count) }
+          try scratch.withUnsafeMutableBytes { destination in
+            destination.copyMemory(from: UnsafeRawBufferPointer(start: base, count: count * 4))
+            try body(
+              entry,
+              UnsafeBufferPointer(
+                start: destination.baseAddress!.assumingMemoryBound(to: Float.self), count: count))
+          }
+        }
+      }
+    }
+  }
+}

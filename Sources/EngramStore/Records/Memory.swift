@@ -1,0 +1,183 @@
+import Foundation
+
+/// What a memory records.
+public enum MemoryKind: String, Sendable, Hashable, CaseIterable, Codable {
+  /// A fact about the person or the world.
+  case fact
+  /// Something the person likes or wants.
+  case preference
+  /// A free note.
+  case note
+  /// A summary promoted to memory.
+  case summary
+  /// Something that happened at a time.
+  case event
+}
+
+/// A long-term memory (`memories`).
+public struct Memory: StoredRecord, Hashable {
+  /// The row id; nil before insertion.
+  public var id: Int64?
+  /// What it records.
+  public var kind: MemoryKind
+  /// The text (indexed for full-text search).
+  public var content: String
+  /// 0...1; validated before any SQL runs.
+  public var importance: Double
+  /// Creation, in ms since the epoch.
+  public var createdAt: Int64
+  /// Last change, in ms since the epoch.
+  public var updatedAt: Int64
+  /// Last retrieval, in ms since the epoch.
+  public var lastAccessedAt: Int64?
+  /// How often it was retrieved.
+  public var accessCount: Int
+  /// Start of validity, in ms since the epoch.
+  public var validFrom: Int64?
+  /// End of validity, in ms since the epoch.
+  public var validUntil: Int64?
+  /// The memory that replaced this one.
+  public var supersededBy: Int64?
+  /// The messages it was drawn from (stored as a JSON array).
+  public var sourceMessageIDs: [Int64]
+  /// The user it belongs to.
+  public var scopeUser: String?
+  /// The agent it belongs to.
+  public var scopeAgent: String?
+  /// The session it came from.
+  public var sessionID: Int64?
+  /// Tags (stored as a JSON array).
+  public var tags: [String]
+  /// A JSON object (text).
+  public var metadata: String
+
+  /// Creates a memory.
+  public init(
+    id: Int64? = nil, kind: MemoryKind, content: String, importance: Double = 0.5, createdAt: Int64,
+    updatedAt: Int64? = nil, lastAccessedAt: Int64? = nil, accessCount: Int = 0, validFrom: Int64? = nil,
+    validUntil: Int64? = nil, supersededBy: Int64? = nil, sourceMessageIDs: [Int64] = [],
+    scopeUser: String? = nil, scopeAgent: String? = nil, sessionID: Int64? = nil, tags: [String] = [],
+    metadata: String = "{}"
+  ) {
+    self.id = id
+    self.kind = kind
+    self.content = content
+    self.importance = importance
+    self.createdAt = createdAt
+    self.updatedAt = updatedAt ?? createdAt
+    self.lastAccessedAt = lastAccessedAt
+    self.accessCount = accessCount
+    self.validFrom = validFrom
+    self.validUntil = validUntil
+    self.supersededBy = supersededBy
+    self.sourceMessageIDs = sourceMessageIDs
+    self.scopeUser = scopeUser
+    self.scopeAgent = scopeAgent
+    self.sessionID = sessionID
+    self.tags = tags
+    self.metadata = metadata
+  }
+
+  /// The table.
+  public static let tableName = "memories"
+  /// The non-id columns, in binding order.
+  public static let columns = [
+    "kind", "content", "importance", "created_at", "updated_at", "last_accessed_at", "access_count",
+    "valid_from", "valid_until", "superseded_by", "source_message_ids", "scope_user", "scope_agent",
+    "session_id", "tags", "metadata",
+  ]
+  /// The column time filters apply to.
+  public static var timeColumn: String? { "created_at" }
+  /// The column session filters apply to.
+  public static var sessionColumn: String? { "session_id" }
+
+  /// Refuses an importance outside 0...1.
+  public func validate(in connection: Connection) throws {
+    guard importance >= 0, importance <= 1 else { throw StoreError.invalidImportance(importance) }
+  }
+
+  /// Binds the non-id columns.
+  public func bind(to statement: Statement) throws {
+    try statement.bind(kind.rawValue, at: 1)
+    try statement.bind(content, at: 2)
+    try statement.bind(importance, at: 3)
+    try statement.bind(createdAt, at: 4)
+    try statement.bind(updatedAt, at: 5)
+    try statement.bind(lastAccessedAt, at: 6)
+    try statement.bind(accessCount, at: 7)
+    try statement.bind(validFrom, at: 8)
+    try statement.bind(validUntil, at: 9)
+    try statement.bind(supersededBy, at: 10)
+    try statement.bind("[" + sourceMessageIDs.map(String.init).joined(separator: ",") + "]", at: 11)
+    try statement.bind(scopeUser, at: 12)
+    try statement.bind(scopeAgent, at: 13)
+    try statement.bind(sessionID, at: 14)
+    try statement.bind(JSONText.encode(tags), at: 15)
+    try statement.bind(metadata, at: 16)
+  }
+
+  /// Reads a row (id first).
+  public init(row: Statement) throws {
+    id = row.int64(at: 0)
+    kind = try row.enumValue(MemoryKind.self, at: 1, table: "memories", column: "kind")
+    content = row.string(at: 2)
+    importance = row.double(at: 3)
+    createdAt = row.int64(at: 4)
+    updatedAt = row.int64(at: 5)
+    lastAccessedAt = row.optionalInt64(at: 6)
+    accessCount = row.int(at: 7)
+    validFrom = row.optionalInt64(at: 8)
+    validUntil = row.optionalInt64(at: 9)
+    supersededBy = row.optionalInt64(at: 10)
+    let sources = row.string(at: 11)
+    guard let ids = JSONText.decode([Int64].self, sources) else {
+      throw StoreError.invalidColumnValue(table: "memories", column: "source_message_ids", value: sources)
+    }
+    sourceMessageIDs = ids
+    scopeUser = row.optionalString(at: 12)
+    scopeAgent = row.optionalString(at: 13)
+    sessionID = row.optionalInt64(at: 14)
+    let tagText = row.string(at: 15)
+    guard let tags = JSONText.decode([String].self, tagText) else {
+      throw StoreError.invalidColumnValue(table: "memories", column: "tags", value: tagText)
+    }
+    self.tags = tags
+    metadata = row.string(at: 16)
+  }
+}
+
+extension Connection {
+  /// Records that memories `ids` were retrieved at `time` (access count and last access).
+  public func recordMemoryAccess(ids: [Int64], at time: Int64) throws {
+    let statement = try cachedStatement(
+      "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ?1 WHERE id = ?2")
+    for id in ids {
+      try statement.bind(time, at: 1)
+      try statement.bind(id, at: 2)
+      try statement.execute()
+    }
+  }
+
+  /// Marks memory `id` as replaced by `newID` at `time`.
+  public func supersedeMemory(_ id: Int64, by newID: Int64, at time: Int64) throws {
+    let statement = try cachedStatement(
+      "UPDATE memories SET superseded_by = ?1, updated_at = ?2 WHERE id = ?3")
+    try statement.bind(newID, at: 1)
+    try statement.bind(time, at: 2)
+    try statement.bind(id, at: 3)
+    try statement.execute()
+    guard changes > 0 else { throw StoreError.notFound(table: "memories", id: id) }
+  }
+}
+
+/// Small JSON helpers for the array columns.
+enum JSONText {
+  static func encode(_ strings: [String]) -> String {
+    guard let data = try? JSONEncoder().encode(strings) else { return "[]" }
+    return String(decoding: data, as: UTF8.self)
+  }
+
+  static func decode<T: Decodable>(_ type: T.Type, _ text: String) -> T? {
+    try? JSONDecoder().decode(T.self, from: Data(text.utf8))
+  }
+}

@@ -1,0 +1,125 @@
+/// Where a side effect waiting for confirmation stands.
+public enum PendingCallStatus: String, Sendable, Hashable, CaseIterable, Codable {
+  /// Waiting for the user.
+  case pending
+  /// Confirmed, not yet run.
+  case confirmed
+  /// Run.
+  case executed
+  /// Refused or abandoned.
+  case cancelled
+  /// Run and failed.
+  case failed
+}
+
+/// A side effect waiting for the user's confirmation (`pending_calls`); survives restarts.
+public struct PendingCall: StoredRecord, Hashable {
+  /// The row id; nil before insertion.
+  public var id: Int64?
+  /// The execution it belongs to.
+  public var executionID: String
+  /// The step within the execution.
+  public var step: Int
+  /// The skill to run.
+  public var skillID: String
+  /// Its arguments, JSON text.
+  public var arguments: String
+  /// What it will do, for the confirmation prompt.
+  public var summary: String
+  /// Where it stands.
+  public var status: PendingCallStatus
+  /// Creation, in ms since the epoch.
+  public var createdAt: Int64
+  /// Last change, in ms since the epoch.
+  public var updatedAt: Int64
+  /// The error, when it failed.
+  public var error: String?
+
+  /// Creates a pending call.
+  public init(
+    id: Int64? = nil, executionID: String, step: Int = 1, skillID: String, arguments: String = "{}",
+    summary: String, status: PendingCallStatus = .pending, createdAt: Int64, updatedAt: Int64? = nil,
+    error: String? = nil
+  ) {
+    self.id = id
+    self.executionID = executionID
+    self.step = step
+    self.skillID = skillID
+    self.arguments = arguments
+    self.summary = summary
+    self.status = status
+    self.createdAt = createdAt
+    self.updatedAt = updatedAt ?? createdAt
+    self.error = error
+  }
+
+  /// The table.
+  public static let tableName = "pending_calls"
+  /// The non-id columns, in binding order.
+  public static let columns = [
+    "execution_id", "step", "skill_id", "arguments", "summary", "status", "created_at", "updated_at", "error",
+  ]
+  /// The column time filters apply to.
+  public static var timeColumn: String? { "created_at" }
+
+  /// Binds the non-id columns.
+  public func bind(to statement: Statement) throws {
+    try statement.bind(executionID, at: 1)
+    try statement.bind(step, at: 2)
+    try statement.bind(skillID, at: 3)
+    try statement.bind(arguments, at: 4)
+    try statement.bind(summary, at: 5)
+    try statement.bind(status.rawValue, at: 6)
+    try statement.bind(createdAt, at: 7)
+    try statement.bind(updatedAt, at: 8)
+    try statement.bind(error, at: 9)
+  }
+
+  /// Reads a row (id first).
+  public init(row: Statement) throws {
+    id = row.int64(at: 0)
+    executionID = row.string(at: 1)
+    step = row.int(at: 2)
+    skillID = row.string(at: 3)
+    arguments = row.string(at: 4)
+    summary = row.string(at: 5)
+    status = try row.enumValue(PendingCallStatus.self, at: 6, table: "pending_calls", column: "status")
+    createdAt = row.int64(at: 7)
+    updatedAt = row.int64(at: 8)
+    error = row.optionalString(at: 9)
+  }
+}
+
+extension Connection {
+  /// Pending calls with `status`, oldest first.
+  public func pendingCalls(status: PendingCallStatus) throws -> [PendingCall] {
+    let statement = try cachedStatement(
+      "SELECT \(PendingCall.selectList) FROM pending_calls WHERE status = ?1 ORDER BY id")
+    try statement.bind(status.rawValue, at: 1)
+    return try statement.map { try PendingCall(row: $0) }
+  }
+
+  /// Moves call `id` to `status` (with `error` when it failed).
+  /// - Throws: `StoreError.notFound`.
+  public func setPendingCallStatus(
+    _ id: Int64, to status: PendingCallStatus, error: String? = nil, at time: Int64
+  ) throws {
+    try run(
+      "UPDATE pending_calls SET status = ?1, error = ?2, updated_at = ?3 WHERE id = ?4",
+      [.text(status.rawValue), SQLValue(error), .integer(time), .integer(id)])
+    guard changes > 0 else { throw StoreError.notFound(table: "pending_calls", id: id) }
+  }
+
+  /// At restart: cancels every call still `pending` or `confirmed` (a confirmed call that
+  /// was not marked executed may or may not have run; it is never re-run blindly) and
+  /// returns them as they are now.
+  public func markUnfinishedPendingCallsCancelled(at time: Int64 = Timestamp.now()) throws -> [PendingCall] {
+    let statement = try cachedStatement(
+      """
+      UPDATE pending_calls SET status = 'cancelled', updated_at = ?1
+      WHERE status IN ('pending', 'confirmed') RETURNING \(PendingCall.selectList)
+      """)
+    try statement.bind(time, at: 1)
+    return try statement.map { try PendingCall(row: $0) }.sorted { ($0.id ?? 0) < ($1.id ?? 0) }
+  }
+}

@@ -1,0 +1,72 @@
+/// A key-value preference (`preferences`): time zone, language, pinned prompt preferences.
+public struct Preference: Sendable, Hashable {
+  /// The key.
+  public var key: String
+  /// The value.
+  public var value: String
+  /// Whether prompts always include it.
+  public var pinned: Bool
+  /// Last change, in ms since the epoch.
+  public var updatedAt: Int64
+
+  /// Creates a preference.
+  public init(key: String, value: String, pinned: Bool = false, updatedAt: Int64) {
+    self.key = key
+    self.value = value
+    self.pinned = pinned
+    self.updatedAt = updatedAt
+  }
+
+  init(row: Statement) {
+    key = row.string(at: 0)
+    value = row.string(at: 1)
+    pinned = row.bool(at: 2)
+    updatedAt = row.int64(at: 3)
+  }
+}
+
+extension Connection {
+  /// Inserts or replaces the preference with `preference.key`.
+  public func setPreference(_ preference: Preference) throws {
+    let statement = try cachedStatement(
+      """
+      INSERT INTO preferences (key, value, pinned, updated_at) VALUES (?1, ?2, ?3, ?4)
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value, pinned = excluded.pinned,
+        updated_at = excluded.updated_at
+      """)
+    try statement.bind(preference.key, at: 1)
+    try statement.bind(preference.value, at: 2)
+    try statement.bind(preference.pinned, at: 3)
+    try statement.bind(preference.updatedAt, at: 4)
+    try statement.execute()
+  }
+
+  /// The preference `key`, or nil.
+  public func preference(key: String) throws -> Preference? {
+    let statement = try cachedStatement(
+      "SELECT key, value, pinned, updated_at FROM preferences WHERE key = ?1")
+    try statement.bind(key, at: 1)
+    return try statement.first { Preference(row: $0) }
+  }
+
+  /// Preferences in key order (only pinned ones when `pinnedOnly`).
+  public func preferences(pinnedOnly: Bool = false, page: Page = .all) throws -> [Preference] {
+    let statement = try cachedStatement(
+      "SELECT key, value, pinned, updated_at FROM preferences WHERE ?1 = 0 OR pinned = 1 ORDER BY key LIMIT ?2 OFFSET ?3"
+    )
+    try statement.bind(pinnedOnly, at: 1)
+    try statement.bind(page.limit, at: 2)
+    try statement.bind(page.offset, at: 3)
+    return try statement.map { Preference(row: $0) }
+  }
+
+  /// The number of preferences.
+  public func preferenceCount() throws -> Int { Int(try scalarInt("SELECT count(*) FROM preferences") ?? 0) }
+
+  /// Deletes preference `key`; returns whether it existed.
+  @discardableResult
+  public func deletePreference(key: String) throws -> Bool {
+    try run("DELETE FROM preferences WHERE key = ?1", [.text(key)])
+    return changes > 0
+  }
+}

@@ -1,0 +1,64 @@
+/// A conversation session (`sessions`).
+public struct Session: StoredRecord, Hashable {
+  /// The row id; nil before insertion.
+  public var id: Int64?
+  /// An id from the importing system (unique when set).
+  public var externalID: String?
+  /// A title for people.
+  public var title: String?
+  /// Start, in ms since the epoch.
+  public var startedAt: Int64
+  /// End, in ms since the epoch.
+  public var endedAt: Int64?
+  /// A JSON object (text).
+  public var metadata: String
+
+  /// Creates a session.
+  public init(
+    id: Int64? = nil, externalID: String? = nil, title: String? = nil, startedAt: Int64,
+    endedAt: Int64? = nil, metadata: String = "{}"
+  ) {
+    self.id = id
+    self.externalID = externalID
+    self.title = title
+    self.startedAt = startedAt
+    self.endedAt = endedAt
+    self.metadata = metadata
+  }
+
+  /// The table.
+  public static let tableName = "sessions"
+  /// The non-id columns, in binding order.
+  public static let columns = ["external_id", "title", "started_at", "ended_at", "metadata"]
+  /// The column time filters apply to.
+  public static var timeColumn: String? { "started_at" }
+
+  /// Binds the non-id columns.
+  public func bind(to statement: Statement) throws {
+    try statement.bind(externalID, at: 1)
+    try statement.bind(title, at: 2)
+    try statement.bind(startedAt, at: 3)
+    try statement.bind(endedAt, at: 4)
+    try statement.bind(metadata, at: 5)
+  }
+
+  /// Reads a row (id first).
+  public init(row: Statement) throws {
+    id = row.int64(at: 0)
+    externalID = row.optionalString(at: 1)
+    title = row.optionalString(at: 2)
+    startedAt = row.int64(at: 3)
+    endedAt = row.optionalInt64(at: 4)
+    metadata = row.string(at: 5)
+  }
+}
+
+extension Connection {
+  /// The session with `externalID`, or nil.
+  public func session(externalID: String) throws -> Session? {
+    let statement = try cachedStatement(
+      "SELECT \(Session.selectList) FROM sessions WHERE external_id = ?1")
+    try statement.bind(externalID, at: 1)
+    return try statement.first { try Session(row: $0) }
+  }
+}

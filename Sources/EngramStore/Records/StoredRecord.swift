@@ -1,0 +1,217 @@
+import Foundation
+
+/// A row type of a rowid table, with generic insert / update / delete / fetch / list /
+/// count on `Connection`.
+///
+/// Times are `Int64` milliseconds since the Unix epoch (UTC) everywhere in the store, as
+/// in the database; `Timestamp` converts.
+public protocol StoredRecord: Sendable {
+  /// The table's name.
+  static var tableName: String { get }
+  /// The columns other than `id`, in the order `bind(to:)` binds and `init(row:)` reads
+  /// them (after `id`, at column 0).
+  static var columns: [String] { get }
+  /// The time column filtered by `RecordFilter.timeRange`, if the table has one.
+  static var timeColumn: String? { get }
+  /// The session column filtered by `RecordFilter.sessionID`, if the table has one.
+  static var sessionColumn: String? { get }
+  /// The row id; nil before insertion.
+  var id: Int64? { get set }
+  /// Binds the non-id columns to parameters 1...columns.count.
+  func bind(to statement: Statement) throws
+  /// Reads a row whose column 0 is `id`, followed by `columns`.
+  init(row: Statement) throws
+  /// Refuses invalid values in Swift before any SQL runs.
+  func validate(in connection: Connection) throws
+}
+
+extension StoredRecord {
+  /// No validation beyond the schema's constraints.
+  public func validate(in connection: Connection) throws {}
+  /// No time filter.
+  public static var timeColumn: String? { nil }
+  /// No session filter.
+  public static var sessionColumn: String? { nil }
+  static var selectList: String { (["id"] + columns).joined(separator: ", ") }
+}
+
+/// Which page of a listing to return. Rows come in ascending id order.
+public struct Page: Sendable, Hashable {
+  /// The maximum number of rows.
+  public var limit: Int
+  /// Rows to skip (ignored when `afterID` is set).
+  public var offset: Int
+  /// Return rows with an id greater than this (keyset pagination: stable under inserts).
+  public var afterID: Int64?
+
+  /// A page of `limit` rows after skipping `offset`, or after id `afterID`.
+  public init(limit: Int = 100, offset: Int = 0, afterID: Int64? = nil) {
+    self.limit = limit
+    self.offset = offset
+    self.afterID = afterID
+  }
+
+  /// Every row.
+  public static let all = Page(limit: Int(Int32.max))
+}
+
+/// Filters that apply to tables with a session and/or a time column.
+public struct RecordFilter: Sendable, Hashable {
+  /// Only rows of this session (ignored for tables without a session column).
+  public var sessionID: Int64?
+  /// Only rows whose time column lies in this half-open range of milliseconds (ignored
+  /// for tables without a time column).
+  public var timeRange: Range<Int64>?
+
+  /// A filter; no arguments means no filtering.
+  public init(sessionID: Int64? = nil, timeRange: Range<Int64>? = nil) {
+    self.sessionID = sessionID
+    self.timeRange = timeRange
+  }
+
+  /// No filtering.
+  public static let none = RecordFilter()
+}
+
+/// Conversions between `Date` and the store's millisecond timestamps.
+public enum Timestamp {
+  /// Now, in milliseconds since the Unix epoch.
+  public static func now() -> Int64 { milliseconds(Date()) }
+  /// `date` in milliseconds since the Unix epoch (rounded down).
+  public static func milliseconds(_ date: Date) -> Int64 {
+    Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+  }
+  /// The date of `milliseconds` since the Unix epoch.
+  public static func date(_ milliseconds: Int64) -> Date {
+    Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+  }
+}
+
+extension Connection {
+  /// Inserts `record` (its `id` is used when set, else assigned) and returns the row id.
+  /// - Throws: the record's validation error, or `SQLiteError` (`.constraint`).
+  @discardableResult
+  public func insert<R: StoredRecord>(_ record: R) throws -> Int64 {
+    try record.validate(in: self)
+    let statement = try recordStatement(R.self, .insert) {
+      let names = R.columns + ["id"]
+      let placeholders = (1...names.count).map { "?\($0)" }.joined(separator: ", ")
+      return "INSERT INTO \(R.tableName) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
+    }
+    try record.bind(to: statement)
+    try statement.bind(record.id, at: R.columns.count + 1)
+    try statement.execute()
+    return lastInsertRowID
+  }
+
+  /// Writes every column of `record` over the row with its id.
+  /// - Throws: `StoreError.missingID`, `StoreError.notFound`, validation errors, `SQLiteError`.
+  public func update<R: StoredRecord>(_ record: R) throws {
+    guard let id = record.id else { throw StoreError.missingID(table: R.tableName) }
+    try record.validate(in: self)
+    let statement = try recordStatement(R.self, .update) {
+      let assignments = R.columns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: ", ")
+      return "UPDATE \(R.tableName) SET \(assignments) WHERE id = ?\(R.columns.count + 1)"
+    }
+    try record.bind(to: statement)
+    try statement.bind(id, at: R.columns.count + 1)
+    try statement.execute()
+    guard changes > 0 else { throw StoreError.notFound(table: R.tableName, id: id) }
+  }
+
+  /// Deletes the row `id` of `type`; returns whether it existed.
+  @discardableResult
+  public func delete<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> Bool {
+    let statement = try recordStatement(R.self, .delete) { "DELETE FROM \(R.tableName) WHERE id = ?1" }
+    try statement.bind(id, at: 1)
+    try statement.execute()
+    return changes > 0
+  }
+
+  /// The row `id` of `type`, or nil.
+  public func fetch<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> R? {
+    let statement = try recordStatement(R.self, .fetch) {
+      "SELECT \(R.selectList) FROM \(R.tableName) WHERE id = ?1"
+    }
+    try statement.bind(id, at: 1)
+    return try statement.first { try R(row: $0) }
+  }
+
+  /// A page of `type`'s rows in id order, filtered by session and time where they apply.
+  /// - Throws: `StoreError.invalidPage`, `SQLiteError`.
+  public func list<R: StoredRecord>(
+    _ type: R.Type, filter: RecordFilter = .none, page: Page = Page()
+  ) throws -> [R] {
+    guard page.limit >= 0, page.offset >= 0 else {
+      throw StoreError.invalidPage(limit: page.limit, offset: page.offset)
+    }
+    var (clause, arguments) = whereClause(R.self, filter)
+    if let after = page.afterID {
+      clause.append("id > ?\(arguments.count + 1)")
+      arguments.append(.integer(after))
+    }
+    var sql = "SELECT \(R.selectList) FROM \(R.tableName)"
+    if !clause.isEmpty { sql += " WHERE " + clause.joined(separator: " AND ") }
+    sql += " ORDER BY id LIMIT ?\(arguments.count + 1) OFFSET ?\(arguments.count + 2)"
+    arguments.append(.integer(Int64(page.limit)))
+    arguments.append(.integer(Int64(page.afterID == nil ? page.offset : 0)))
+    let statement = try cachedStatement(sql)
+    try statement.bind(arguments)
+    return try statement.map { try R(row: $0) }
+  }
+
+  /// The number of `type`'s rows matching `filter`.
+  public func count<R: StoredRecord>(_ type: R.Type, filter: RecordFilter = .none) throws -> Int {
+    let (clause, arguments) = whereClause(R.self, filter)
+    var sql = "SELECT count(*) FROM \(R.tableName)"
+    if !clause.isEmpty { sql += " WHERE " + clause.joined(separator: " AND ") }
+    return Int(try scalarInt(sql, arguments) ?? 0)
+  }
+
+  private enum RecordOperation: Int {
+    case insert, update, delete, fetch
+  }
+
+  private func recordStatement<R: StoredRecord>(
+    _ type: R.Type, _ operation: RecordOperation, sql: () -> String
+  ) throws -> Statement {
+    let key = RecordStatementKey(type: ObjectIdentifier(R.self), operation: operation.rawValue)
+    if let statement = recordStatements[key] {
+      statement.clear()
+      return statement
+    }
+    let statement = try prepare(sql())
+    recordStatements[key] = statement
+    return statement
+  }
+
+  private func whereClause<R: StoredRecord>(_ type: R.Type, _ filter: RecordFilter) -> ([String], [SQLValue])
+  {
+    var clause: [String] = []
+    var arguments: [SQLValue] = []
+    if let session = filter.sessionID, let column = R.sessionColumn {
+      arguments.append(.integer(session))
+      clause.append("\(column) = ?\(arguments.count)")
+    }
+    if let range = filter.timeRange, let column = R.timeColumn {
+      arguments.append(.integer(range.lowerBound))
+      clause.append("\(column) >= ?\(arguments.count)")
+      arguments.append(.integer(range.upperBound))
+      clause.append("\(column) < ?\(arguments.count)")
+    }
+    return (clause, arguments)
+  }
+}
+
+extension Statement {
+  /// Reads an enum column, refusing raw values the type does not know.
+  func enumValue<E: RawRepresentable>(_ type: E.Type, at index: Int, table: String, column: String) throws
+    -> E
+  where E.RawValue == String {
+    let raw = string(at: index)
+    guard let value = E(rawValue: raw) else {
+      throw StoreError.invalidColumnValue(table: table, column: column, value: raw)
+    }
+    return value
+  }
+}

@@ -1,0 +1,100 @@
+/// How an agent step ended.
+public enum TraceStatus: String, Sendable, Hashable, CaseIterable, Codable {
+  /// It succeeded.
+  case ok
+  /// It failed.
+  case failed
+  /// It was cancelled.
+  case cancelled
+  /// It ran out of time.
+  case timeout
+  /// It waits for confirmation.
+  case pending
+}
+
+/// One step the agent ran (`traces`).
+public struct Trace: StoredRecord, Hashable {
+  /// The row id; nil before insertion.
+  public var id: Int64?
+  /// The execution (one agent turn) it belongs to.
+  public var executionID: String
+  /// The step number within the execution.
+  public var step: Int
+  /// The skill that ran.
+  public var skillID: String?
+  /// Its arguments, JSON text.
+  public var arguments: String
+  /// Its result text.
+  public var result: String?
+  /// How it ended.
+  public var status: TraceStatus
+  /// Start, in ms since the epoch.
+  public var startedAt: Int64
+  /// Duration in milliseconds.
+  public var durationMs: Double
+  /// The error, when it failed.
+  public var error: String?
+
+  /// Creates a trace row.
+  public init(
+    id: Int64? = nil, executionID: String, step: Int, skillID: String? = nil, arguments: String = "{}",
+    result: String? = nil, status: TraceStatus, startedAt: Int64, durationMs: Double = 0, error: String? = nil
+  ) {
+    self.id = id
+    self.executionID = executionID
+    self.step = step
+    self.skillID = skillID
+    self.arguments = arguments
+    self.result = result
+    self.status = status
+    self.startedAt = startedAt
+    self.durationMs = durationMs
+    self.error = error
+  }
+
+  /// The table.
+  public static let tableName = "traces"
+  /// The non-id columns, in binding order.
+  public static let columns = [
+    "execution_id", "step", "skill_id", "arguments", "result", "status", "started_at", "duration_ms", "error",
+  ]
+  /// The column time filters apply to.
+  public static var timeColumn: String? { "started_at" }
+
+  /// Binds the non-id columns.
+  public func bind(to statement: Statement) throws {
+    try statement.bind(executionID, at: 1)
+    try statement.bind(step, at: 2)
+    try statement.bind(skillID, at: 3)
+    try statement.bind(arguments, at: 4)
+    try statement.bind(result, at: 5)
+    try statement.bind(status.rawValue, at: 6)
+    try statement.bind(startedAt, at: 7)
+    try statement.bind(durationMs, at: 8)
+    try statement.bind(error, at: 9)
+  }
+
+  /// Reads a row (id first).
+  public init(row: Statement) throws {
+    id = row.int64(at: 0)
+    executionID = row.string(at: 1)
+    step = row.int(at: 2)
+    skillID = row.optionalString(at: 3)
+    arguments = row.string(at: 4)
+    result = row.optionalString(at: 5)
+    status = try row.enumValue(TraceStatus.self, at: 6, table: "traces", column: "status")
+    startedAt = row.int64(at: 7)
+    durationMs = row.double(at: 8)
+    error = row.optionalString(at: 9)
+  }
+}
+
+extension Connection {
+  /// The steps of `executionID`, in step order.
+  public func traces(executionID: String) throws -> [Trace] {
+    let statement = try cachedStatement(
+      "SELECT \(Trace.selectList) FROM traces WHERE execution_id = ?1 ORDER BY step, id")
+    try statement.bind(executionID, at: 1)
+    return try statement.map { try Trace(row: $0) }
+  }
+}

@@ -1,0 +1,122 @@
+import Testing
+
+@testable import EngramStore
+
+@Suite struct SearchTests {
+  private func seeded() throws -> (TemporaryDirectory, Connection, [String: Int64]) {
+    let directory = try TemporaryDirectory()
+    let connection = try makeMigratedConnection(directory)
+    let session = try connection.insert(Session(title: "s", startedAt: t0))
+    var ids: [String: Int64] = [:]
+    let texts = [
+      "meeting": "明天下午三点开会",
+      "climbing": "我周末去攀岩了",
+      "running": "I was running along the river yesterday",
+      "paris": "The Eiffel Tower in PARIS is tall",
+      "cooking": "Cooking pasta with tomatoes and basil",
+    ]
+    var time = t0
+    for (key, text) in texts.sorted(by: { $0.key < $1.key }) {
+      time += 1000
+      ids[key] = try connection.insert(
+        Message(sessionID: key == "paris" ? session : nil, role: .user, content: text, createdAt: time))
+    }
+    ids["session"] = session
+    return (directory, connection, ids)
+  }
+
+  @Test(arguments: [
+    ("开会", "meeting"), ("攀岩", "climbing"), ("下午三点", "meeting"), ("周末", "climbing"),
+    ("run", "running"), ("runs", "running"), ("paris", "paris"), ("Tower", "paris"), ("TOMATO", "cooking"),
+  ])
+  func findsTheExpectedMessage(query: String, key: String) throws {
+    let (directory, connection, ids) = try seeded()
+    _ = directory
+    let hits = try connection.searchText(query, kinds: [.message], limit: 5)
+    #expect(hits.first?.ownerID == ids[key])
+    #expect(hits.first?.ownerKind == .message)
+    #expect((hits.first?.bm25 ?? 0) > 0)
+  }
+
+  @Test func ranksByNumberOfMatchingTerms() throws {
+    let (directory, connection, ids) = try seeded()
+    _ = directory
+    let hits = try connection.searchText("pasta basil river", kinds: [.message], limit: 5)
+    #expect(hits.count == 2)
+    #expect(hits.first?.ownerID == ids["cooking"])
+    #expect(hits[0].bm25 >= hits[1].bm25)
+  }
+
+  @Test func filtersBySessionAndTime() throws {
+    let (directory, connection, ids) = try seeded()
+    _ = directory
+    let inSession = try connection.searchText("paris tower running", limit: 5, sessionID: ids["session"])
+    #expect(inSession.map(\.ownerID) == [ids["paris"]!])
+    let message = try #require(try connection.fetch(Message.self, id: ids["running"]!))
+    let inTime = try connection.searchText(
+      "paris running", limit: 5, timeRange: message.createdAt..<(message.createdAt + 1))
+    #expect(inTime.map(\.ownerID) == [ids["running"]!])
+  }
+
+  @Test func searchesMemoriesAndSummaries() throws {
+    let (directory, connection, _) = try seeded()
+    _ = directory
+    let memory = try connection.insert(Memory(kind: .fact, content: "Alice likes climbing", createdAt: t0))
+    let summary = try connection.insert(
+      Summary(startAt: t0, endAt: t0 + 1, content: "They talked about climbing gyms", createdAt: t0))
+    let hits = try connection.searchText("climbing", kinds: [.memory, .summary], limit: 10)
+    #expect(Set(hits.map(\.ownerKind)) == [.memory, .summary])
+    #expect(Set(hits.map(\.ownerID)) == [memory, summary])
+  }
+
+  @Test func updatesAndDeletesKeepTheIndexInStep() throws {
+    let (directory, connection, ids) = try seeded()
+    _ = directory
+    var message = try #require(try connection.fetch(Message.self, id: ids["paris"]!))
+    message.content = "The Colosseum in Rome"
+    try connection.update(message)
+    #expect(try connection.searchText("Eiffel").isEmpty)
+    #expect(try connection.searchText("Colosseum").map(\.ownerID) == [ids["paris"]!])
+    try connection.delete(Message.self, id: ids["paris"]!)
+    #expect(try connection.searchText("Colosseum").isEmpty)
+    #expect(try connection.ftsConsistency().allSatisfy(\.isConsistent))
+  }
+
+  @Test(arguments: [
+    "\"", "\"\"", "(", ")", "AND", "OR", "NOT", "NEAR", "NEAR(a b, 2)", "a AND", "OR OR OR", "*", "run*",
+    "-paris", "body:paris", "messages_fts:paris", "^paris", "{body}: x", "a\"b", "'; DROP TABLE messages; --",
+    "\u{0}", "🙂", "+", "paris -tower", "\"paris\" NOT \"tower\"", "rank:1", "col:\"x", "\\", "%", "_",
+    String(repeating: "word ", count: 500),
+  ])
+  func hostileQueriesNeverThrow(query: String) throws {
+    let (directory, connection, _) = try seeded()
+    _ = directory
+    let hits = try connection.searchText(query, limit: 10)
+    #expect(hits.count <= 10)
+    #expect(try connection.count(Message.self) == 5)
+  }
+
+  @Test func emptyQueriesReturnNothing() throws {
+    let (directory, connection, _) = try seeded()
+    _ = directory
+    #expect(try connection.searchText("").isEmpty)
+    #expect(try connection.searchText("?!... ---").isEmpty)
+    #expect(try connection.searchText("paris", limit: 0).isEmpty)
+  }
+
+  @Test func consistencyCheckAndRebuild() throws {
+    let (directory, connection, _) = try seeded()
+    _ = directory
+    #expect(try connection.integrityCheck().isEmpty)
+    // Break the index behind the triggers' back, then repair it.
+    try connection.execute("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')")
+    let broken = try connection.ftsConsistency().first { $0.table == "messages" }
+    #expect(broken?.indexedRows == 0)
+    #expect(broken?.sourceRows == 5)
+    #expect(broken?.isConsistent == false)
+    #expect(try connection.searchText("攀岩").isEmpty)
+    try connection.rebuildFTS()
+    #expect(try connection.ftsConsistency().allSatisfy(\.isConsistent))
+    #expect(try connection.searchText("攀岩").count == 1)
+  }
+}
