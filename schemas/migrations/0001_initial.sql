@@ -76,13 +76,19 @@ CREATE INDEX memories_superseded ON memories(superseded_by);
 -- Embeddings of messages, memories and summaries. Every vector is tagged with the model
 -- and dimension; the configured model lives in meta ('embedding_model',
 -- 'embedding_dimension') and a mismatching vector is refused by the trigger below.
+-- encoding 'f32': dimension little-endian float32 values. encoding 'i8' (written by
+-- compaction for old turns): a little-endian float32 scale, then dimension int8 values;
+-- component i is scale * value[i].
 CREATE TABLE embeddings (
   id         INTEGER PRIMARY KEY,
   owner_kind TEXT NOT NULL CHECK (owner_kind IN ('message', 'memory', 'summary')),
   owner_id   INTEGER NOT NULL,
   model      TEXT NOT NULL,
   dimension  INTEGER NOT NULL CHECK (dimension > 0),
-  vector     BLOB NOT NULL CHECK (length(vector) = 4 * dimension),
+  encoding   TEXT NOT NULL DEFAULT 'f32' CHECK (encoding IN ('f32', 'i8')),
+  vector     BLOB NOT NULL CHECK (
+    (encoding = 'f32' AND length(vector) = 4 * dimension)
+    OR (encoding = 'i8' AND length(vector) = 4 + dimension)),
   created_at INTEGER NOT NULL,
   UNIQUE (owner_kind, owner_id)
 );
@@ -101,7 +107,7 @@ WHEN NEW.model IS NOT (SELECT value FROM meta WHERE key = 'embedding_model')
 BEGIN
   SELECT RAISE(ABORT, 'engram: embedding model or dimension does not match the database');
 END;
-CREATE TRIGGER embeddings_model_check_update BEFORE UPDATE OF model, dimension, vector ON embeddings
+CREATE TRIGGER embeddings_model_check_update BEFORE UPDATE OF model, dimension, encoding, vector ON embeddings
 WHEN NEW.model IS NOT (SELECT value FROM meta WHERE key = 'embedding_model')
   OR CAST(NEW.dimension AS TEXT) IS NOT (SELECT value FROM meta WHERE key = 'embedding_dimension')
 BEGIN
@@ -128,7 +134,8 @@ CREATE TRIGGER summaries_embedding_delete AFTER DELETE ON summaries BEGIN
   DELETE FROM embeddings WHERE owner_kind = 'summary' AND owner_id = OLD.id;
 END;
 
--- Full-text search (contentless FTS5, rowid = the owner's id).
+-- Full-text search (contentless FTS5, rowid = the owner's id). A turn is indexed with its
+-- speaker's name, so "what did Ann say about ..." matches Ann's turns.
 CREATE VIRTUAL TABLE messages_fts USING fts5(
   body, content = '', tokenize = 'porter unicode61 remove_diacritics 2'
 );
@@ -140,16 +147,18 @@ CREATE VIRTUAL TABLE summaries_fts USING fts5(
 );
 
 CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
-  INSERT INTO messages_fts (rowid, body) VALUES (NEW.id, engram_fts_text(NEW.content));
+  INSERT INTO messages_fts (rowid, body)
+  VALUES (NEW.id, engram_fts_text(coalesce(NEW.speaker || ': ', '') || NEW.content));
 END;
 CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
   INSERT INTO messages_fts (messages_fts, rowid, body)
-  VALUES ('delete', OLD.id, engram_fts_text(OLD.content));
+  VALUES ('delete', OLD.id, engram_fts_text(coalesce(OLD.speaker || ': ', '') || OLD.content));
 END;
-CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, speaker ON messages BEGIN
   INSERT INTO messages_fts (messages_fts, rowid, body)
-  VALUES ('delete', OLD.id, engram_fts_text(OLD.content));
-  INSERT INTO messages_fts (rowid, body) VALUES (NEW.id, engram_fts_text(NEW.content));
+  VALUES ('delete', OLD.id, engram_fts_text(coalesce(OLD.speaker || ': ', '') || OLD.content));
+  INSERT INTO messages_fts (rowid, body)
+  VALUES (NEW.id, engram_fts_text(coalesce(NEW.speaker || ': ', '') || NEW.content));
 END;
 
 CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN

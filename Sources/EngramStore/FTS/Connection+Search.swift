@@ -126,7 +126,9 @@ extension Connection {
         let source = kind.sourceTable
         let fts = source + "_fts"
         try execute("INSERT INTO \(fts) (\(fts)) VALUES ('delete-all')")
-        try execute("INSERT INTO \(fts) (rowid, body) SELECT id, engram_fts_text(content) FROM \(source)")
+        // The same text the schema's triggers index (turns carry their speaker's name).
+        let text = kind == .message ? "coalesce(speaker || ': ', '') || content" : "content"
+        try execute("INSERT INTO \(fts) (rowid, body) SELECT id, engram_fts_text(\(text)) FROM \(source)")
       }
     }
   }

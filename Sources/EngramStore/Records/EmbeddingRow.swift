@@ -104,7 +104,12 @@ public struct EmbeddingRow: StoredRecord, Hashable {
     ownerID = row.int64(at: 2)
     model = row.string(at: 3)
     dimension = row.int(at: 4)
-    vector = row.floats(at: 5)
+    let dimension = self.dimension
+    vector = row.withBlob(at: 5) { blob in
+      [Float](unsafeUninitializedCapacity: max(dimension, 0)) { buffer, initialized in
+        initialized = EmbeddingCodec.decode(blob, dimension: dimension, into: buffer) ? dimension : 0
+      }
+    }
     createdAt = row.int64(at: 6)
   }
 }
@@ -241,7 +246,7 @@ extension Connection {
       SELECT e.id, CASE e.owner_kind WHEN 'message' THEN 0 WHEN 'memory' THEN 1 ELSE 2 END, e.owner_id,
         coalesce(m.session_id, mm.session_id, s.session_id),
         coalesce(m.created_at, mm.created_at, s.start_at, 0),
-        mm.kind, mm.scope_user, mm.scope_agent, mm.superseded_by IS NOT NULL, e.vector
+        mm.kind, mm.scope_user, mm.scope_agent, mm.superseded_by IS NOT NULL, e.vector, e.dimension
       FROM embeddings e
       LEFT JOIN messages m ON e.owner_kind = 'message' AND m.id = e.owner_id
       LEFT JOIN memories mm ON e.owner_kind = 'memory' AND mm.id = e.owner_id
@@ -270,21 +275,21 @@ extension Connection {
         entry.scopeAgent = row.optionalString(at: 7)
         entry.superseded = row.bool(at: 8)
       }
+      let dimension = row.int(at: 10)
       try row.withBlob(at: 9) { raw in
         let count = raw.count / MemoryLayout<Float>.stride
-        guard let base = raw.baseAddress, count > 0 else {
+        guard let base = raw.baseAddress, dimension > 0 else {
           return try body(entry, UnsafeBufferPointer(start: nil, count: 0))
         }
-        if Int(bitPattern: base) % MemoryLayout<Float>.alignment == 0 {
+        if raw.count == 4 * dimension && Int(bitPattern: base) % MemoryLayout<Float>.alignment == 0 {
           try body(entry, UnsafeBufferPointer(start: base.assumingMemoryBound(to: Float.self), count: count))
         } else {
-          if scratch.count < count { scratch = [Float](repeating: 0, count: count) }
-          try scratch.withUnsafeMutableBytes { destination in
-            destination.copyMemory(from: UnsafeRawBufferPointer(start: base, count: count * 4))
+          // Misaligned float32 rows and int8 rows are decoded into one reused buffer.
+          if scratch.count < dimension { scratch = [Float](repeating: 0, count: dimension) }
+          try scratch.withUnsafeMutableBufferPointer { destination in
+            let decoded = EmbeddingCodec.decode(raw, dimension: dimension, into: destination)
             try body(
-              entry,
-              UnsafeBufferPointer(
-                start: destination.baseAddress!.assumingMemoryBound(to: Float.self), count: count))
+              entry, UnsafeBufferPointer(start: destination.baseAddress, count: decoded ? dimension : 0))
           }
         }
       }
