@@ -25,14 +25,18 @@ enum VectorsSuite {
     case "int8": precision = .int8
     default: throw BenchError("--mode must be f32 or int8, got '\(mode)'")
     }
-    if let fraction, !(fraction > 0 && fraction <= 1) { throw BenchError("--filter expects a fraction in (0, 1]") }
+    if let fraction, !(fraction > 0 && fraction <= 1) {
+      throw BenchError("--filter expects a fraction in (0, 1]")
+    }
     let batchCount = 1000
 
     progress("vectors: generating \(n) x \(dimension) unit vectors (seed \(seed))")
     var random = SeededGenerator(seed: seed)
     let base = unitVectors(n, dimension, &random)
     let queries = unitVectors(max(queryCount, batchCount), dimension, &random)
-    if let dump { try write(dump: dump, base: base, queries: queries, n: n, dimension: dimension, seed: seed) }
+    if let dump {
+      try write(dump: dump, base: base, queries: queries, n: n, dimension: dimension, seed: seed)
+    }
 
     // Every `stride`-th row is a summary, so a kind filter keeps `fraction` of the rows.
     let stride = fraction.map { max(1, Int((1 / $0).rounded())) } ?? Int.max
@@ -41,7 +45,8 @@ enum VectorsSuite {
       VectorMetadata(
         kind: row % stride == 0 ? .summary : .message, session: Int64(row % 100), timestamp: Int64(row))
     }
-    let configuration = VectorIndex.Configuration(dimension: dimension, precision: precision, threads: threads)
+    let configuration = VectorIndex.Configuration(
+      dimension: dimension, precision: precision, threads: threads)
     var index: VectorIndex! = nil
     let buildSeconds = try Measure.seconds {
       index = try VectorIndex(configuration: configuration, ids: ids, metadata: metadata, vectors: base)
@@ -70,7 +75,8 @@ enum VectorsSuite {
     _ = try index.search(batch: Array(batchRows.prefix(32)), k: k)
     let batchSeconds = try Measure.seconds { _ = try index.search(batch: batchRows, k: k) }
 
-    let sgemv = precision == .float32 && filter == nil ? sgemvLatency(base, queryRows, n: n, dimension: dimension) : nil
+    let sgemv =
+      precision == .float32 && filter == nil ? sgemvLatency(base, queryRows, n: n, dimension: dimension) : nil
 
     progress("vectors: snapshot write and open")
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("engram-bench-\(getpid())")
@@ -82,7 +88,9 @@ enum VectorsSuite {
     let openSeconds = try Measure.seconds {
       reopened = try VectorIndex.open(snapshot: file, expectedToken: 1, configuration: configuration)
     }
-    guard reopened?.count == n else { throw BenchError("snapshot reopened with \(reopened?.count ?? 0) rows") }
+    guard reopened?.count == n else {
+      throw BenchError("snapshot reopened with \(reopened?.count ?? 0) rows")
+    }
 
     let scannedRows = fraction.map { Double(n) * $0 } ?? Double(n)
     let bytesPerRow = precision == .int8 && filter == nil ? Double(dimension + 4) : Double(dimension * 4)
@@ -128,9 +136,13 @@ enum VectorsSuite {
     return out
   }
 
-  static func latencies(_ index: VectorIndex, _ queries: [[Float]], k: Int, filter: VectorFilter?) throws -> [Double] {
+  static func latencies(_ index: VectorIndex, _ queries: [[Float]], k: Int, filter: VectorFilter?) throws
+    -> [Double]
+  {
     for query in queries.prefix(10) { _ = try index.search(query, k: k, filter: filter) }
-    return try queries.map { query in try Measure.seconds { _ = try index.search(query, k: k, filter: filter) } }
+    return try queries.map { query in
+      try Measure.seconds { _ = try index.search(query, k: k, filter: filter) }
+    }
   }
 
   /// p50 of a plain `cblas_sgemv` over the same rows (scores only, no selection), for comparison.
@@ -144,7 +156,8 @@ enum VectorsSuite {
           samples.append(
             Measure.seconds {
               cblas_sgemv(
-                CblasRowMajor, CblasNoTrans, Int32(n), Int32(dimension), 1, matrix.baseAddress, Int32(dimension),
+                CblasRowMajor, CblasNoTrans, Int32(n), Int32(dimension), 1, matrix.baseAddress,
+                Int32(dimension),
                 query, 1, 0, out.baseAddress, 1)
             })
         }
@@ -181,7 +194,9 @@ enum VectorsSuite {
   }
 
   /// Writes base.f32 and queries.f32 (little-endian float32, row-major) and meta.json.
-  static func write(dump: String, base: [Float], queries: [Float], n: Int, dimension: Int, seed: UInt64) throws {
+  static func write(dump: String, base: [Float], queries: [Float], n: Int, dimension: Int, seed: UInt64)
+    throws
+  {
     let directory = URL(fileURLWithPath: dump)
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     try base.withUnsafeBytes { try Data($0).write(to: directory.appendingPathComponent("base.f32")) }

@@ -43,10 +43,12 @@ void engram_quantize_rows_i8(const float *rows, size_t n, size_t dim, int8_t *co
     float inv = 1.0f / scale;
     int32_t sum = 0;
     for (size_t j = 0; j < dim; j++) {
-      float v = nearbyintf(row[j] * inv);
+      // Round half away from zero without a libm call, so the loop vectorizes.
+      float v = row[j] * inv;
       v = v > 127 ? 127 : (v < -127 ? -127 : v);
-      code[j] = (int8_t)v;
-      sum += (int8_t)v;
+      int32_t c = (int32_t)(v + (v >= 0 ? 0.5f : -0.5f));
+      code[j] = (int8_t)c;
+      sum += c;
     }
     scales[i] = scale;
     sums[i] = sum;

@@ -14,7 +14,9 @@ extension VectorIndex {
     var codes = [Int8](repeating: 0, count: dimension)
     var scale: Float = 0
     var codeSum: Int32 = 0
-    codes.withUnsafeMutableBufferPointer { engram_quantize_rows_i8(query, 1, dimension, $0.baseAddress!, &scale, &codeSum) }
+    codes.withUnsafeMutableBufferPointer {
+      engram_quantize_rows_i8(query, 1, dimension, $0.baseAddress!, &scale, &codeSum)
+    }
     let heaps = codes.withUnsafeBufferPointer { codePointer in
       let shared = SharedPointer(codePointer.baseAddress!)
       return parallelRanges(rows: version.count) { range in

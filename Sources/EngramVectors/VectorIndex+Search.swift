@@ -57,7 +57,9 @@ extension VectorIndex {
     let version = snapshot()
     if let filter, !filter.isEmpty {
       return unit.withUnsafeBufferPointer { pointer in
-        (0..<queries.count).map { searchOne(version, query: pointer.baseAddress! + $0 * dimension, k: k, filter: filter) }
+        (0..<queries.count).map {
+          searchOne(version, query: pointer.baseAddress! + $0 * dimension, k: k, filter: filter)
+        }
       }
     }
     return unit.withUnsafeBufferPointer { pointer in
@@ -177,7 +179,8 @@ extension VectorIndex {
   }
 
   /// Unfiltered batch top-k: query blocks × row blocks through `cblas_sgemm`.
-  func batchScan(_ version: IndexVersion, queries: UnsafePointer<Float>, count: Int, k: Int) -> [[SearchHit]] {
+  func batchScan(_ version: IndexVersion, queries: UnsafePointer<Float>, count: Int, k: Int) -> [[SearchHit]]
+  {
     guard version.live > 0, count > 0 else { return Array(repeating: [], count: count) }
     // The scan is already split across our threads; nested BLAS threads would oversubscribe.
     openblas_set_num_threads(1)

@@ -58,7 +58,9 @@ extension VectorIndex {
     var header = [UInt8](repeating: 0, count: SnapshotFormat.headerBytes)
     header.replaceSubrange(0..<8, with: SnapshotFormat.magic)
     func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
-      withUnsafeBytes(of: value.littleEndian) { header.replaceSubrange(offset..<(offset + $0.count), with: $0) }
+      withUnsafeBytes(of: value.littleEndian) {
+        header.replaceSubrange(offset..<(offset + $0.count), with: $0)
+      }
     }
     put(SnapshotFormat.version, at: 8)
     put(UInt32(dimension), at: 12)
@@ -118,7 +120,9 @@ extension VectorIndex {
     func get<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
       header.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
     }
-    guard Array(header[0..<8]) == SnapshotFormat.magic else { throw .snapshotCorrupt(path: path, reason: .badMagic) }
+    guard Array(header[0..<8]) == SnapshotFormat.magic else {
+      throw .snapshotCorrupt(path: path, reason: .badMagic)
+    }
     let formatVersion = get(UInt32.self, at: 8)
     guard formatVersion == SnapshotFormat.version else {
       throw .snapshotCorrupt(path: path, reason: .unsupportedVersion(formatVersion))
@@ -133,13 +137,17 @@ extension VectorIndex {
     }
     let n = Int(rawCount)
     let expectedPayload = SnapshotFormat.payloadBytes(count: n, dimension: dimension)
-    guard payload == UInt64(expectedPayload) else { throw .snapshotCorrupt(path: path, reason: .invalidHeader) }
+    guard payload == UInt64(expectedPayload) else {
+      throw .snapshotCorrupt(path: path, reason: .invalidHeader)
+    }
     guard fileBytes == SnapshotFormat.headerBytes + expectedPayload else {
       throw .snapshotCorrupt(
         path: path,
         reason: .lengthMismatch(expected: SnapshotFormat.headerBytes + expectedPayload, actual: fileBytes))
     }
-    guard token == expectedToken else { throw .snapshotStale(path: path, expected: expectedToken, found: token) }
+    guard token == expectedToken else {
+      throw .snapshotStale(path: path, expected: expectedToken, found: token)
+    }
     var configuration = configuration ?? Configuration(dimension: dimension)
     guard configuration.dimension == dimension else {
       throw .snapshotDimensionMismatch(path: path, expected: configuration.dimension, found: dimension)
@@ -148,7 +156,8 @@ extension VectorIndex {
     try configuration.validate()
 
     let rows = RowStore(
-      dimension: dimension, capacity: configuration.initialCapacity, quantized: configuration.precision == .int8)
+      dimension: dimension, capacity: configuration.initialCapacity,
+      quantized: configuration.precision == .int8)
     let padded = (n + 7) & ~7
     let kinds = UnsafeMutablePointer<UInt8>.allocate(capacity: max(padded, 1))
     defer { kinds.deallocate() }
@@ -218,7 +227,9 @@ enum SnapshotIO {
   }
 
   /// Returns 0, an errno, or EIO when the file ends early.
-  static func readAll(_ descriptor: Int32, _ pointer: UnsafeMutableRawPointer, _ length: Int, offset: Int) -> Int32 {
+  static func readAll(_ descriptor: Int32, _ pointer: UnsafeMutableRawPointer, _ length: Int, offset: Int)
+    -> Int32
+  {
     var done = 0
     while done < length {
       let got = pread(descriptor, pointer + done, min(length - done, 1 << 30), off_t(offset + done))

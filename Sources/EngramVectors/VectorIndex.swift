@@ -43,7 +43,9 @@ public final class VectorIndex: Sendable {
 
     func validate() throws(VectorIndexError) {
       guard dimension > 0, dimension <= 65_536 else { throw .invalidDimension(dimension) }
-      guard threads >= 1, threads <= 256 else { throw .invalidConfiguration(field: "threads", value: threads) }
+      guard threads >= 1, threads <= 256 else {
+        throw .invalidConfiguration(field: "threads", value: threads)
+      }
       guard rerankFactor >= 1, rerankFactor <= 10_000 else {
         throw .invalidConfiguration(field: "rerankFactor", value: rerankFactor)
       }
@@ -101,7 +103,9 @@ public final class VectorIndex: Sendable {
   }
 
   /// Runs `body` on a private copy of the current version and publishes the result.
-  func write<R: Sendable>(_ body: (inout IndexVersion) throws(VectorIndexError) -> R) throws(VectorIndexError) -> R {
+  func write<R: Sendable>(_ body: (inout IndexVersion) throws(VectorIndexError) -> R) throws(VectorIndexError)
+    -> R
+  {
     let result: Result<R, VectorIndexError> = writer.withLock { generation in
       var version = current.withLock { $0 }
       do throws(VectorIndexError) {
@@ -237,7 +241,8 @@ public final class VectorIndex: Sendable {
       var badRow = 0
       var badColumn = 0
       let status = vectors.withUnsafeBufferPointer { source in
-        engram_normalize_rows(source.baseAddress!, version.rows.vector(start), n, dimension, &badRow, &badColumn)
+        engram_normalize_rows(
+          source.baseAddress!, version.rows.vector(start), n, dimension, &badRow, &badColumn)
       }
       switch status {
       case 1: throw .nonFiniteComponent(id: ids[badRow], index: badColumn)

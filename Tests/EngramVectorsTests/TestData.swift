@@ -1,4 +1,5 @@
 import EngramVectors
+import Foundation
 
 /// SplitMix64: deterministic data for every test run.
 struct TestRandom: RandomNumberGenerator {
@@ -23,8 +24,6 @@ struct TestRandom: RandomNumberGenerator {
     (0..<(n * dimension)).map { _ in gaussian() }
   }
 }
-
-import Foundation
 
 /// Clustered synthetic set: rows are noisy copies of a few random centers.
 func clusteredVectors(n: Int, dimension: Int, clusters: Int, noise: Float, seed: UInt64) -> [Float] {

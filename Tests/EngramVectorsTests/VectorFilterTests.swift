@@ -23,7 +23,10 @@ struct VectorFilterTests {
     ("session", VectorFilter(sessions: [3]), { m, _ in m.session == 3 }),
     ("scope", VectorFilter(scopes: [1, 2]), { m, _ in m.scope == 1 || m.scope == 2 }),
     ("time", VectorFilter(timeRange: 1500...1700), { m, _ in (1500...1700).contains(m.timestamp) }),
-    ("ids", VectorFilter(ids: [10_000, 9_000, 8_000, 7_777, 42]), { _, id in [10_000, 9_000, 8_000, 7_777].contains(id) }),
+    (
+      "ids", VectorFilter(ids: [10_000, 9_000, 8_000, 7_777, 42]),
+      { _, id in [10_000, 9_000, 8_000, 7_777].contains(id) }
+    ),
     (
       "combined", VectorFilter(kinds: [.memory], sessions: [1, 4], timeRange: 1000...3000),
       { m, _ in m.kind == .memory && (m.session == 1 || m.session == 4) && m.timestamp <= 3000 }
@@ -55,7 +58,8 @@ struct VectorFilterTests {
     // 1% of rows are summaries in session 77.
     let metadata = (0..<n).map { row in
       row % 100 == 0
-        ? VectorMetadata(kind: .summary, session: 77) : VectorMetadata(kind: .message, session: Int64(row % 50))
+        ? VectorMetadata(kind: .summary, session: 77)
+        : VectorMetadata(kind: .message, session: Int64(row % 50))
     }
     let index = try VectorIndex(
       configuration: .init(dimension: Self.dimension, precision: .int8), ids: ids, metadata: metadata,

@@ -15,7 +15,8 @@ struct VectorIndexInt8Tests {
     for query in queries {
       let hits = try index.search(query, k: k)
       #expect(hits.count == k)
-      total += recall(hits, referenceTopK(ids: ids, vectors: vectors, dimension: dimension, query: query, k: k))
+      total += recall(
+        hits, referenceTopK(ids: ids, vectors: vectors, dimension: dimension, query: query, k: k))
     }
     return total / Double(queries.count)
   }
@@ -53,7 +54,9 @@ struct VectorIndexInt8Tests {
     let rows = 6
     let codes = (0..<(rows * length)).map { _ in Int8.random(in: -127...127, using: &random) }
     let query = (0..<length).map { _ in Int8.random(in: -127...127, using: &random) }
-    let sums = (0..<rows).map { r in codes[(r * length)..<((r + 1) * length)].reduce(Int32(0)) { $0 + Int32($1) } }
+    let sums = (0..<rows).map { r in
+      codes[(r * length)..<((r + 1) * length)].reduce(Int32(0)) { $0 + Int32($1) }
+    }
     var out = [Int32](repeating: 0, count: rows)
     engram_dot_i8_rows(query, codes, length, rows, sums, &out)
     for r in 0..<rows {

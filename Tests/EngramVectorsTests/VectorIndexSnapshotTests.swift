@@ -6,7 +6,8 @@ import Testing
 @Suite("VectorIndex snapshots")
 struct VectorIndexSnapshotTests {
   static func temporaryURL(_ name: String) -> URL {
-    FileManager.default.temporaryDirectory.appendingPathComponent("engram-vectors-\(UUID().uuidString)-\(name)")
+    FileManager.default.temporaryDirectory.appendingPathComponent(
+      "engram-vectors-\(UUID().uuidString)-\(name)")
   }
 
   static func fixture() throws -> VectorIndex {
@@ -74,14 +75,18 @@ struct VectorIndexSnapshotTests {
     }
 
     try original.prefix(original.count - 100).write(to: url)
-    #expect(throws: VectorIndexError.snapshotCorrupt(
-      path: url.path, reason: .lengthMismatch(expected: original.count, actual: original.count - 100))) {
+    #expect(
+      throws: VectorIndexError.snapshotCorrupt(
+        path: url.path, reason: .lengthMismatch(expected: original.count, actual: original.count - 100))
+    ) {
       try VectorIndex.open(snapshot: url, expectedToken: 1)
     }
 
     try original.prefix(20).write(to: url)
-    #expect(throws: VectorIndexError.snapshotCorrupt(
-      path: url.path, reason: .lengthMismatch(expected: 64, actual: 20))) {
+    #expect(
+      throws: VectorIndexError.snapshotCorrupt(
+        path: url.path, reason: .lengthMismatch(expected: 64, actual: 20))
+    ) {
       try VectorIndex.open(snapshot: url, expectedToken: 1)
     }
 

@@ -20,7 +20,8 @@ struct VectorIndexTests {
   @Test(arguments: [(1, 1), (5, 3), (100, 10), (1000, 10), (1000, 1), (257, 50), (40_000, 5)])
   func exactTopKMatchesBruteForce(n: Int, k: Int) throws {
     let dimension = n > 10_000 ? 16 : 37
-    let (index, ids, vectors) = try Self.makeIndex(n: n, dimension: dimension, seed: UInt64(n * 31 + k), threads: 2)
+    let (index, ids, vectors) = try Self.makeIndex(
+      n: n, dimension: dimension, seed: UInt64(n * 31 + k), threads: 2)
     var random = TestRandom(seed: 99)
     for _ in 0..<5 {
       let query = random.vector(dimension)
@@ -50,7 +51,9 @@ struct VectorIndexTests {
     // Same vector under scrambled ids, interleaved with others, across kernel strides.
     let tied: [Int64] = [90, 4, 77, 12, 3, 55, 41]
     for id in tied { try index.add(id: id, vector: shared, metadata: .init(kind: .memory)) }
-    for id in Int64(1000)..<1010 { try index.add(id: id, vector: random.vector(19), metadata: .init(kind: .memory)) }
+    for id in Int64(1000)..<1010 {
+      try index.add(id: id, vector: random.vector(19), metadata: .init(kind: .memory))
+    }
     let hits = try index.search(shared, k: 5)
     #expect(hits.map(\.id) == [3, 4, 12, 41, 55])
     #expect(Set(hits.map(\.score)).count == 1)
@@ -122,7 +125,8 @@ struct VectorIndexTests {
         vectors: good + [-.infinity, 1, 1, 1, 1, 1])
     }
     #expect(throws: VectorIndexError.duplicateID(5)) {
-      try index.add(ids: [5, 5], metadata: [.init(kind: .memory), .init(kind: .memory)], vectors: good + good)
+      try index.add(
+        ids: [5, 5], metadata: [.init(kind: .memory), .init(kind: .memory)], vectors: good + good)
     }
     #expect(throws: VectorIndexError.batchShapeMismatch(ids: 2, metadata: 1, components: 12)) {
       try index.add(ids: [90, 91], metadata: [.init(kind: .memory)], vectors: good + good)
@@ -139,7 +143,9 @@ struct VectorIndexTests {
       try index.search([.nan, 1, 1, 1, 1, 1], k: 1)
     }
     #expect(throws: VectorIndexError.zeroVector(id: nil)) { try index.search([0, 0, 0, 0, 0, 0], k: 1) }
-    #expect(throws: VectorIndexError.invalidDimension(0)) { try VectorIndex(configuration: .init(dimension: 0)) }
+    #expect(throws: VectorIndexError.invalidDimension(0)) {
+      try VectorIndex(configuration: .init(dimension: 0))
+    }
     #expect(throws: VectorIndexError.invalidConfiguration(field: "threads", value: 0)) {
       try VectorIndex(configuration: .init(dimension: 4, threads: 0))
     }
@@ -147,7 +153,8 @@ struct VectorIndexTests {
 
   @Test func storedVectorsAreUnitNormalized() throws {
     let index = try VectorIndex(configuration: .init(dimension: 3))
-    try index.add(id: 9, vector: [3, 0, 4], metadata: .init(kind: .memory, session: 2, scope: 3, timestamp: 4))
+    try index.add(
+      id: 9, vector: [3, 0, 4], metadata: .init(kind: .memory, session: 2, scope: 3, timestamp: 4))
     let entry = try #require(index.entry(for: 9))
     #expect(abs(entry.vector[0] - 0.6) < 1e-6 && abs(entry.vector[2] - 0.8) < 1e-6)
     #expect(entry.metadata == VectorMetadata(kind: .memory, session: 2, scope: 3, timestamp: 4))
@@ -190,7 +197,8 @@ struct VectorIndexTests {
           var random = TestRandom(seed: UInt64(200 + reader))
           var seen = 0
           for _ in 0..<60 {
-            let hits = try index.search(random.vector(dimension), k: 5, filter: reader == 3 ? .init(kinds: [.memory]) : nil)
+            let hits = try index.search(
+              random.vector(dimension), k: 5, filter: reader == 3 ? .init(kinds: [.memory]) : nil)
             seen += hits.count
           }
           return seen
