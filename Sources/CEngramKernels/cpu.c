@@ -11,3 +11,12 @@ int engram_cpu_level(void) {
 #endif
   return 0;
 }
+
+int engram_cpu_has_avx512_vnni(void) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  return engram_cpu_level() >= 2 && __builtin_cpu_supports("avx512vnni");
+#else
+  return 0;
+#endif
+}

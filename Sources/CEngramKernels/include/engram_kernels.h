@@ -6,4 +6,43 @@
 /// The widest SIMD level this CPU supports: 0 portable, 1 AVX2+FMA, 2 AVX-512 (F+BW+VL).
 int engram_cpu_level(void);
 
+/// Whether this CPU has AVX-512 VNNI (vpdpbusd on 512-bit registers) besides level 2.
+int engram_cpu_has_avx512_vnni(void);
+
+/// Scores `n` contiguous row-major float32 rows of `dim` against `query`: out[i] = <query, row i>.
+/// Every row is reduced with the same instruction sequence, so equal rows get bit-equal scores.
+void engram_dot_f32_rows(const float *query, const float *rows, size_t dim, size_t n, float *out);
+
+/// Scores the rows listed in `indices` (row numbers into `base`): out[i] = <query, base[indices[i]]>.
+/// Bit-equal to `engram_dot_f32_rows` for the same row.
+void engram_dot_f32_gather(const float *query, const float *base, size_t dim, const int32_t *indices,
+                           size_t n, float *out);
+
+/// One float32 dot product with the same reduction as the row kernels.
+float engram_dot_f32(const float *a, const float *b, size_t dim);
+
+/// Integer dot products of signed int8 `query` codes with `n` contiguous int8 rows of `dim`
+/// bytes: out[i] = sum_j query[j] * rows[i][j]. `row_sums[i]` must be sum_j rows[i][j]
+/// (the VNNI path biases the query to unsigned and subtracts 128 * row_sums[i]).
+void engram_dot_i8_rows(const int8_t *query, const int8_t *rows, size_t dim, size_t n,
+                        const int32_t *row_sums, int32_t *out);
+
+/// One signed int8 dot product on a chosen path: 0 scalar, 1 AVX2, 2 AVX-512 VNNI; a path the
+/// CPU lacks falls back to the next narrower one. For testing the kernels against each other.
+int32_t engram_dot_i8_path(const int8_t *a, const int8_t *b, size_t n, int path);
+
+/// Validates and unit-normalizes `n` rows of `dim` floats from `src` into `dst` (may alias).
+/// Returns 0 when every row is finite and non-zero; 1 when a component is NaN or infinite
+/// (`*bad_row`, `*bad_column` set); 2 when a row has zero (or underflowing) norm (`*bad_row`).
+int engram_normalize_rows(const float *src, float *dst, size_t n, size_t dim, size_t *bad_row,
+                          size_t *bad_column);
+
+/// Quantizes `n` unit rows to int8 with one scale per row (max |x| / 127): codes, scales and
+/// the per-row sum of codes the VNNI kernel needs.
+void engram_quantize_rows_i8(const float *rows, size_t n, size_t dim, int8_t *codes, float *scales,
+                             int32_t *sums);
+
+/// A fast non-cryptographic 64-bit checksum of `length` bytes, chained through `seed`.
+uint64_t engram_checksum64(const void *data, size_t length, uint64_t seed);
+
 #endif

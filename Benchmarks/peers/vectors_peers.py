@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Engram's `vectors` suite beside faiss, numpy and sqlite-vec on the very same vectors.
+
+Runs `engram-bench vectors --dump DIR --json` (release build) for f32 and int8, loads the
+dumped base/query vectors, times each peer's single-query latency (p50/p95), faiss batch
+throughput, and recall@k against exact numpy results, then prints one table with the ratio
+peer_p50 / engram_f32_p50 (> 1 means Engram is faster).
+
+Set up the peers with Benchmarks/peers/setup_venv.sh and run with .venv/bin/python.
+
+Thread counts: --threads is passed to engram-bench and applied to the peers through
+OPENBLAS_NUM_THREADS / OMP_NUM_THREADS (set before numpy and faiss are imported) and
+faiss.omp_set_num_threads. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are left as found and
+reported: they were unset on the machine this was written on, so their effect was not
+verified and the script does not change them.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def parse():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--dim", type=int, default=384)
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--queries", type=int, default=500)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--sqlite-queries", type=int, default=50, help="sqlite-vec is slow: time fewer queries")
+    parser.add_argument("--bin", help="engram-bench binary (default: build release and use it)")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON lines too")
+    return parser.parse_args()
+
+
+ARGS = parse()
+for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[name] = str(ARGS.threads)
+
+import numpy as np  # noqa: E402  (after the thread settings)
+
+try:
+    import faiss  # noqa: E402
+except ImportError:
+    faiss = None
+
+
+def engram_bench_binary():
+    if ARGS.bin:
+        return ARGS.bin
+    subprocess.run(["swift", "build", "-c", "release", "--product", "engram-bench"], cwd=ROOT, check=True,
+                   stdout=sys.stderr)
+    path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
+                          capture_output=True, text=True).stdout.strip()
+    return os.path.join(path, "engram-bench")
+
+
+def run_engram(binary, mode, dump=None):
+    command = [binary, "vectors", "--n", str(ARGS.n), "--dim", str(ARGS.dim), "--k", str(ARGS.k),
+               "--queries", str(ARGS.queries), "--threads", str(ARGS.threads), "--mode", mode, "--json"]
+    if dump:
+        command += ["--dump", dump]
+    out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def percentiles(samples):
+    return float(np.percentile(samples, 50)) * 1e3, float(np.percentile(samples, 95)) * 1e3
+
+
+def timed(queries, function):
+    for q in queries[:5]:
+        function(q)
+    samples = []
+    for q in queries:
+        start = time.perf_counter()
+        function(q)
+        samples.append(time.perf_counter() - start)
+    return percentiles(samples)
+
+
+def recall(found, truth):
+    return float(np.mean([len(set(f) & set(t)) / len(t) for f, t in zip(found, truth)]))
+
+
+def exact_truth(base, queries, k):
+    truth = []
+    for start in range(0, len(queries), 256):
+        scores = queries[start:start + 256] @ base.T
+        top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        for row, candidates in zip(scores, top):
+            truth.append(candidates[np.argsort(-row[candidates], kind="stable")].tolist())
+    return truth
+
+
+def numpy_peer(base, queries, k):
+    def search(q):
+        scores = base @ q
+        top = np.argpartition(-scores, k - 1)[:k]
+        return top[np.argsort(-scores[top])]
+    p50, p95 = timed(queries, search)
+    return {"system": "numpy matvec+argpartition", "p50_ms": p50, "p95_ms": p95,
+            "recall_at_k": recall([search(q).tolist() for q in queries[:100]], TRUTH[:100])}
+
+
+def faiss_peer(base, queries, batch, k):
+    faiss.omp_set_num_threads(ARGS.threads)
+    index = faiss.IndexFlatIP(base.shape[1])
+    index.add(base)
+    p50, p95 = timed(queries, lambda q: index.search(q[None, :], k))
+    index.search(batch[:32], k)
+    start = time.perf_counter()
+    _, found = index.search(batch, k)
+    qps = len(batch) / (time.perf_counter() - start)
+    return {"system": "faiss IndexFlatIP", "p50_ms": p50, "p95_ms": p95, "batch_qps": qps,
+            "recall_at_k": recall(found[:len(queries)].tolist(), TRUTH)}
+
+
+def sqlite_connection():
+    try:
+        import sqlite3
+        connection = sqlite3.connect(":memory:")
+        connection.enable_load_extension(True)
+    except AttributeError:
+        import pysqlite3 as sqlite3  # an interpreter without extension loading
+        connection = sqlite3.connect(":memory:")
+        connection.enable_load_extension(True)
+    import sqlite_vec
+    sqlite_vec.load(connection)
+    return connection
+
+
+def sqlite_vec_peer(base, queries, k, int8):
+    connection = sqlite_connection()
+    dim = base.shape[1]
+    column = f"int8[{dim}]" if int8 else f"float[{dim}]"
+    connection.execute(f"create virtual table v using vec0(embedding {column})")
+    if int8:
+        # Unit vectors: components lie in [-1, 1]; one global scale keeps int8 dot ~ cosine.
+        scale = 127.0 / float(np.abs(base).max())
+        encode = lambda x: np.clip(np.rint(x * scale), -127, 127).astype(np.int8).tobytes()
+        wrap = "vec_int8(?)"
+    else:
+        encode = lambda x: x.astype(np.float32).tobytes()
+        wrap = "?"
+    connection.executemany(f"insert into v(rowid, embedding) values (?, {wrap})",
+                           ((i, encode(row)) for i, row in enumerate(base)))
+    connection.commit()
+    sql = f"select rowid from v where embedding match {wrap} and k = {k} order by distance"
+    search = lambda q: [r[0] for r in connection.execute(sql, (encode(q),)).fetchall()]
+    subset = queries[:ARGS.sqlite_queries]
+    p50, p95 = timed(subset, search)
+    return {"system": "sqlite-vec vec0 " + ("int8" if int8 else "float32"), "p50_ms": p50, "p95_ms": p95,
+            "recall_at_k": recall([search(q) for q in subset], TRUTH[:len(subset)])}
+
+
+def main():
+    binary = engram_bench_binary()
+    with tempfile.TemporaryDirectory() as dump:
+        print("engram f32 ...", file=sys.stderr)
+        f32 = run_engram(binary, "f32", dump)
+        with open(os.path.join(dump, "meta.json")) as handle:
+            meta = json.load(handle)
+        base = np.fromfile(os.path.join(dump, "base.f32"), dtype="<f4").reshape(meta["n"], meta["dim"])
+        every = np.fromfile(os.path.join(dump, "queries.f32"), dtype="<f4").reshape(meta["queries"], meta["dim"])
+    print("engram int8 ...", file=sys.stderr)
+    int8 = run_engram(binary, "int8")
+    queries = np.ascontiguousarray(every[:ARGS.queries])
+    batch = np.ascontiguousarray(every[:1000])
+    global TRUTH
+    TRUTH = exact_truth(base, queries, ARGS.k)
+
+    rows = [
+        {"system": "engram f32", "p50_ms": f32["p50_ms"], "p95_ms": f32["p95_ms"], "batch_qps": f32["batch_qps"],
+         "recall_at_k": f32["recall_at_k"]},
+        {"system": "engram int8", "p50_ms": int8["p50_ms"], "p95_ms": int8["p95_ms"], "batch_qps": int8["batch_qps"],
+         "recall_at_k": int8["recall_at_k"]},
+    ]
+    print("numpy ...", file=sys.stderr)
+    rows.append(numpy_peer(base, queries, ARGS.k))
+    if faiss is not None:
+        print("faiss ...", file=sys.stderr)
+        rows.append(faiss_peer(base, queries, batch, ARGS.k))
+    for int8_mode in (False, True):
+        print("sqlite-vec ...", file=sys.stderr)
+        try:
+            rows.append(sqlite_vec_peer(base, queries, ARGS.k, int8_mode))
+        except Exception as error:  # a peer that cannot run is reported, not fatal
+            rows.append({"system": "sqlite-vec " + ("int8" if int8_mode else "float32"), "error": str(error)})
+
+    engram_p50 = f32["p50_ms"]
+    print(f"vectors peers: n={ARGS.n} dim={ARGS.dim} k={ARGS.k} queries={ARGS.queries} threads={ARGS.threads}"
+          f" OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '-')}"
+          f" OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE', '-')}")
+    print(f"engram: bandwidth_floor_ms={f32.get('bandwidth_floor_ms', float('nan')):.2f}"
+          f" read_gb_s={f32.get('read_gb_s', float('nan')):.2f} sgemv_p50_ms={f32.get('sgemv_p50_ms', float('nan')):.2f}"
+          f" open_s={f32['open_s']:.3f} index_bytes={f32['index_bytes']} int8_index_bytes={int8['index_bytes']}")
+    header = f"{'system':<28}{'p50_ms':>10}{'p95_ms':>10}{'batch_qps':>11}{'recall@k':>10}{'p50/engram':>12}"
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        if "error" in row:
+            print(f"{row['system']:<28}  unavailable: {row['error']}")
+            continue
+        qps = f"{row['batch_qps']:.0f}" if "batch_qps" in row else "-"
+        print(f"{row['system']:<28}{row['p50_ms']:>10.2f}{row['p95_ms']:>10.2f}{qps:>11}"
+              f"{row['recall_at_k']:>10.3f}{row['p50_ms'] / engram_p50:>12.2f}")
+        if ARGS.json:
+            print(json.dumps(row), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

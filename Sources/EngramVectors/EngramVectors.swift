@@ -1,1 +1,0 @@
-// EngramVectors: see ARCHITECTURE.md for this layer's role.

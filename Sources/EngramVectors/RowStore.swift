@@ -1,0 +1,133 @@
+import CEngramKernels
+
+/// Preallocated, 64-byte-aligned column storage for index rows.
+///
+/// Rows are append-only: a row below a published count is never written again, so readers
+/// holding an `IndexVersion` read rows `0..<count` without locks while the single writer
+/// appends rows at and beyond that count. Growing past the capacity copies into a new store;
+/// older versions keep the old one alive until their readers finish.
+final class RowStore: @unchecked Sendable {
+  let dimension: Int
+  let capacity: Int
+  let quantized: Bool
+  let vectors: UnsafeMutablePointer<Float>
+  let ids: UnsafeMutablePointer<Int64>
+  let sessions: UnsafeMutablePointer<Int64>
+  let scopes: UnsafeMutablePointer<Int64>
+  let timestamps: UnsafeMutablePointer<Int64>
+  let kinds: UnsafeMutablePointer<UInt8>
+  // int8 mode only (otherwise 1-element placeholders): codes, per-row scale and code sum.
+  let codes: UnsafeMutablePointer<Int8>
+  let scales: UnsafeMutablePointer<Float>
+  let codeSums: UnsafeMutablePointer<Int32>
+
+  init(dimension: Int, capacity: Int, quantized: Bool) {
+    self.dimension = dimension
+    self.capacity = max(capacity, 1)
+    self.quantized = quantized
+    let rows = self.capacity
+    vectors = Self.allocate(Float.self, rows * dimension)
+    ids = Self.allocate(Int64.self, rows)
+    sessions = Self.allocate(Int64.self, rows)
+    scopes = Self.allocate(Int64.self, rows)
+    timestamps = Self.allocate(Int64.self, rows)
+    kinds = Self.allocate(UInt8.self, rows)
+    codes = Self.allocate(Int8.self, quantized ? rows * dimension : 1)
+    scales = Self.allocate(Float.self, quantized ? rows : 1)
+    codeSums = Self.allocate(Int32.self, quantized ? rows : 1)
+  }
+
+  deinit {
+    for pointer in [
+      UnsafeMutableRawPointer(vectors), UnsafeMutableRawPointer(ids), UnsafeMutableRawPointer(sessions),
+      UnsafeMutableRawPointer(scopes), UnsafeMutableRawPointer(timestamps), UnsafeMutableRawPointer(kinds),
+      UnsafeMutableRawPointer(codes), UnsafeMutableRawPointer(scales), UnsafeMutableRawPointer(codeSums),
+    ] {
+      pointer.deallocate()
+    }
+  }
+
+  private static func allocate<T>(_ type: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
+    let raw = UnsafeMutableRawPointer.allocate(
+      byteCount: max(count, 1) * MemoryLayout<T>.stride, alignment: 64)
+    return raw.bindMemory(to: T.self, capacity: max(count, 1))
+  }
+
+  /// Bytes held per row (all columns), for memory reporting.
+  var bytesPerRow: Int {
+    dimension * 4 + 8 * 4 + 1 + (quantized ? dimension + 8 : 0)
+  }
+
+  /// Pointer to row `row`'s float32 components.
+  @inline(__always) func vector(_ row: Int) -> UnsafeMutablePointer<Float> {
+    vectors + row * dimension
+  }
+
+  /// Copies `count` rows starting at `source` row `from` into this store at row `to`.
+  func copyRows(from source: RowStore, range: Range<Int>, to destination: Int) {
+    let n = range.count
+    guard n > 0 else { return }
+    let s = range.lowerBound
+    (vectors + destination * dimension).update(from: source.vectors + s * dimension, count: n * dimension)
+    (ids + destination).update(from: source.ids + s, count: n)
+    (sessions + destination).update(from: source.sessions + s, count: n)
+    (scopes + destination).update(from: source.scopes + s, count: n)
+    (timestamps + destination).update(from: source.timestamps + s, count: n)
+    (kinds + destination).update(from: source.kinds + s, count: n)
+    if quantized && source.quantized {
+      (codes + destination * dimension).update(from: source.codes + s * dimension, count: n * dimension)
+      (scales + destination).update(from: source.scales + s, count: n)
+      (codeSums + destination).update(from: source.codeSums + s, count: n)
+    } else if quantized {
+      quantize(range: destination..<(destination + n))
+    }
+  }
+
+  /// Computes the int8 codes of rows in `range` from their float32 vectors.
+  func quantize(range: Range<Int>) {
+    guard quantized, !range.isEmpty else { return }
+    engram_quantize_rows_i8(
+      vector(range.lowerBound), range.count, dimension, codes + range.lowerBound * dimension,
+      scales + range.lowerBound, codeSums + range.lowerBound)
+  }
+}
+
+/// A growable append-only list of row numbers shared between index versions.
+///
+/// Like `RowStore`, entries below any published count are never rewritten.
+final class RowList: @unchecked Sendable {
+  let capacity: Int
+  let rows: UnsafeMutablePointer<Int32>
+
+  init(capacity: Int) {
+    self.capacity = max(capacity, 4)
+    rows = UnsafeMutablePointer<Int32>.allocate(capacity: self.capacity)
+  }
+
+  deinit { rows.deallocate() }
+}
+
+/// One posting list as seen by one index version: the shared list and its published length.
+struct Posting: Sendable {
+  private(set) var list: RowList
+  private(set) var count: Int
+
+  init() {
+    list = RowList(capacity: 4)
+    count = 0
+  }
+
+  /// Appends `row`; only the single writer calls this, on its own version.
+  mutating func append(_ row: Int32) {
+    if count == list.capacity {
+      let grown = RowList(capacity: list.capacity * 2)
+      grown.rows.update(from: list.rows, count: count)
+      list = grown
+    }
+    list.rows[count] = row
+    count += 1
+  }
+
+  /// The published rows.
+  var buffer: UnsafeBufferPointer<Int32> { UnsafeBufferPointer(start: list.rows, count: count) }
+}

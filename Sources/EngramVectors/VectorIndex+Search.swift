@@ -1,0 +1,295 @@
+import CBLAS
+import CEngramKernels
+import Dispatch
+import Synchronization
+
+/// A read-only pointer handed to the parts of one parallel scan, which all finish before the
+/// owner of the memory returns.
+struct SharedPointer<T>: @unchecked Sendable {
+  let pointer: UnsafePointer<T>
+  init(_ pointer: UnsafePointer<T>) { self.pointer = pointer }
+}
+
+/// Rows scored per kernel call: the score block stays in L1 while the heap consumes it.
+let scoreBlock = 1024
+/// A search is split across threads only when each part gets at least this many rows.
+let minimumRowsPerThread = 16_384
+
+extension VectorIndex {
+  /// The `k` live rows most similar to `query` (cosine), best first; ties by ascending id.
+  ///
+  /// Fewer than `k` hits are returned only when fewer than `k` rows match.
+  /// - Parameters:
+  ///   - query: `dimension` finite components, not all zero (normalized internally).
+  ///   - k: how many hits, at least 1.
+  ///   - filter: metadata conditions; only rows matching it are scored.
+  /// - Throws: `.invalidK`, `.dimensionMismatch`, `.nonFiniteComponent`, `.zeroVector` (id nil).
+  /// - Complexity: O(N · dimension + N log k) unfiltered; O(M · dimension) for a filter
+  ///   admitting M rows (plus the posting list it is gathered from).
+  public func search(_ query: [Float], k: Int, filter: VectorFilter? = nil) throws(VectorIndexError)
+    -> [SearchHit]
+  {
+    guard k >= 1 else { throw .invalidK(k) }
+    let unit = try normalizedQueries(query, count: 1)
+    let version = snapshot()
+    return unit.withUnsafeBufferPointer { pointer in
+      searchOne(version, query: pointer.baseAddress!, k: k, filter: filter)
+    }
+  }
+
+  /// Top-k for many queries at once; unfiltered batches are scored with `cblas_sgemm` in
+  /// blocks, exactly in float32 whatever the precision.
+  /// - Throws: as `search(_:k:filter:)`, for the first bad query.
+  public func search(batch queries: [[Float]], k: Int, filter: VectorFilter? = nil) throws(VectorIndexError)
+    -> [[SearchHit]]
+  {
+    guard k >= 1 else { throw .invalidK(k) }
+    let dimension = self.dimension
+    var flat = [Float]()
+    flat.reserveCapacity(queries.count * dimension)
+    for query in queries {
+      guard query.count == dimension else {
+        throw .dimensionMismatch(id: nil, expected: dimension, actual: query.count)
+      }
+      flat.append(contentsOf: query)
+    }
+    let unit = try normalizedQueries(flat, count: queries.count)
+    let version = snapshot()
+    if let filter, !filter.isEmpty {
+      return unit.withUnsafeBufferPointer { pointer in
+        (0..<queries.count).map {
+          searchOne(version, query: pointer.baseAddress! + $0 * dimension, k: k, filter: filter)
+        }
+      }
+    }
+    return unit.withUnsafeBufferPointer { pointer in
+      batchScan(version, queries: pointer.baseAddress!, count: queries.count, k: k)
+    }
+  }
+
+  /// Validates `count` queries laid out flat and returns them unit-normalized.
+  func normalizedQueries(_ flat: [Float], count: Int) throws(VectorIndexError) -> [Float] {
+    guard flat.count == count * dimension else {
+      throw .dimensionMismatch(id: nil, expected: dimension, actual: flat.count)
+    }
+    var unit = [Float](repeating: 0, count: flat.count)
+    var badRow = 0
+    var badColumn = 0
+    let status = flat.withUnsafeBufferPointer { source in
+      unit.withUnsafeMutableBufferPointer { target in
+        engram_normalize_rows(source.baseAddress!, target.baseAddress!, count, dimension, &badRow, &badColumn)
+      }
+    }
+    switch status {
+    case 1: throw .nonFiniteComponent(id: nil, index: badColumn)
+    case 2: throw .zeroVector(id: nil)
+    default: return unit
+    }
+  }
+
+  func searchOne(_ version: IndexVersion, query: UnsafePointer<Float>, k: Int, filter: VectorFilter?)
+    -> [SearchHit]
+  {
+    guard version.live > 0 else { return [] }
+    if let filter, !filter.isEmpty {
+      let allowed = version.allowedRows(filter)
+      var heap = TopK(capacity: min(k, allowed.count))
+      allowed.withUnsafeBufferPointer { rows in
+        Self.scoreGathered(version, query: query, rows: rows, into: &heap)
+      }
+      return heap.hits()
+    }
+    switch configuration.precision {
+    case .float32:
+      let capacity = min(k, version.live)
+      let shared = SharedPointer(query)
+      let heaps = parallelRanges(rows: version.count) { range in
+        var heap = TopK(capacity: capacity)
+        Self.scanFloat32(version, query: shared.pointer, range: range, into: &heap)
+        return heap
+      }
+      var merged = TopK(capacity: capacity)
+      for heap in heaps { merged.merge(heap) }
+      return merged.hits()
+    case .int8:
+      return searchInt8(version, query: query, k: k)
+    }
+  }
+
+  /// Splits `0..<rows` across the configured threads and runs `body` on each part.
+  func parallelRanges(rows: Int, _ body: @Sendable (Range<Int>) -> TopK) -> [TopK] {
+    let parts = max(1, min(configuration.threads, rows / minimumRowsPerThread))
+    guard parts > 1 else { return [body(0..<rows)] }
+    // Contiguous parts rounded to the 4-row kernel stride.
+    let step = ((rows + parts - 1) / parts + 3) & ~3
+    let results = Mutex<[TopK]>([])
+    DispatchQueue.concurrentPerform(iterations: parts) { part in
+      let start = min(rows, part * step)
+      let heap = body(start..<min(rows, start + step))
+      results.withLock { $0.append(heap) }
+    }
+    return results.withLock { $0 }
+  }
+
+  static func scanFloat32(
+    _ version: IndexVersion, query: UnsafePointer<Float>, range: Range<Int>, into heap: inout TopK
+  ) {
+    let rows = version.rows
+    let dimension = rows.dimension
+    withUnsafeTemporaryAllocation(of: Float.self, capacity: scoreBlock) { buffer in
+      let scores = buffer.baseAddress!
+      version.dead.withUnsafeBufferPointer { dead in
+        var start = range.lowerBound
+        while start < range.upperBound {
+          let n = min(scoreBlock, range.upperBound - start)
+          engram_dot_f32_rows(query, rows.vector(start), dimension, n, scores)
+          var threshold = heap.threshold
+          for j in 0..<n where scores[j] >= threshold {
+            let row = start + j
+            if (dead[row >> 6] >> UInt64(row & 63)) & 1 != 0 { continue }
+            heap.offer(score: scores[j], id: rows.ids[row], row: Int32(row))
+            threshold = heap.threshold
+          }
+          start += n
+        }
+      }
+    }
+  }
+
+  static func scoreGathered(
+    _ version: IndexVersion, query: UnsafePointer<Float>, rows list: UnsafeBufferPointer<Int32>,
+    into heap: inout TopK
+  ) {
+    let rows = version.rows
+    withUnsafeTemporaryAllocation(of: Float.self, capacity: scoreBlock) { buffer in
+      let scores = buffer.baseAddress!
+      var start = 0
+      while start < list.count {
+        let n = min(scoreBlock, list.count - start)
+        engram_dot_f32_gather(query, rows.vectors, rows.dimension, list.baseAddress! + start, n, scores)
+        var threshold = heap.threshold
+        for j in 0..<n where scores[j] >= threshold {
+          let row = list[start + j]
+          heap.offer(score: scores[j], id: rows.ids[Int(row)], row: row)
+          threshold = heap.threshold
+        }
+        start += n
+      }
+    }
+  }
+
+  /// Unfiltered batch top-k: query blocks × row blocks through `cblas_sgemm`.
+  func batchScan(_ version: IndexVersion, queries: UnsafePointer<Float>, count: Int, k: Int) -> [[SearchHit]]
+  {
+    guard version.live > 0, count > 0 else { return Array(repeating: [], count: count) }
+    // The scan is already split across our threads; nested BLAS threads would oversubscribe.
+    openblas_set_num_threads(1)
+    let dimension = self.dimension
+    let queryBlock = 256
+    let rowBlock = 2048
+    let blocks = (count + queryBlock - 1) / queryBlock
+    let parts = max(1, min(configuration.threads, blocks))
+    let capacity = min(k, version.live)
+    let results = Mutex([[SearchHit]](repeating: [], count: count))
+    let rows = version.rows
+    let shared = SharedPointer(queries)
+    let work: @Sendable (Int) -> Void = { part in
+      let queries = shared.pointer
+      let scratch = UnsafeMutablePointer<Float>.allocate(capacity: queryBlock * rowBlock)
+      defer { scratch.deallocate() }
+      var block = part
+      while block < blocks {
+        let q0 = block * queryBlock
+        let qn = min(queryBlock, count - q0)
+        var heaps = (0..<qn).map { _ in TopK(capacity: capacity) }
+        var r0 = 0
+        while r0 < version.count {
+          let rn = min(rowBlock, version.count - r0)
+          cblas_sgemm(
+            CblasRowMajor, CblasNoTrans, CblasTrans, Int32(qn), Int32(rn), Int32(dimension), 1,
+            queries + q0 * dimension, Int32(dimension), rows.vector(r0), Int32(dimension), 0, scratch,
+            Int32(rn))
+          version.dead.withUnsafeBufferPointer { dead in
+            for q in 0..<qn {
+              let line = scratch + q * rn
+              var threshold = heaps[q].threshold
+              for j in 0..<rn where line[j] >= threshold {
+                let row = r0 + j
+                if (dead[row >> 6] >> UInt64(row & 63)) & 1 != 0 { continue }
+                heaps[q].offer(score: line[j], id: rows.ids[row], row: Int32(row))
+                threshold = heaps[q].threshold
+              }
+            }
+          }
+          r0 += rn
+        }
+        let hits = heaps.map { $0.hits() }
+        results.withLock { all in
+          for q in 0..<qn { all[q0 + q] = hits[q] }
+        }
+        block += parts
+      }
+    }
+    if parts == 1 {
+      work(0)
+    } else {
+      DispatchQueue.concurrentPerform(iterations: parts, execute: work)
+    }
+    return results.withLock { $0 }
+  }
+}
+
+extension IndexVersion {
+  /// Live rows admitted by `filter`, gathered from the most selective posting source.
+  func allowedRows(_ filter: VectorFilter) -> [Int32] {
+    // Candidate sources and their sizes; the smallest drives, the rest are checked per row.
+    var best: [Int32]? = nil
+    var bestSize = Int.max
+    var bestPostings: [Posting]? = nil
+    if let ids = filter.ids {
+      best = ids.compactMap { row(of: $0) }
+      bestSize = best!.count
+    }
+    func consider(_ postings: [Posting]) {
+      let size = postings.reduce(0) { $0 + $1.count }
+      if size < bestSize {
+        bestSize = size
+        bestPostings = postings
+        best = nil
+      }
+    }
+    if let kinds = filter.kinds { consider(kinds.map { kindPostings[Int($0.rawValue)] }) }
+    if let sessions = filter.sessions { consider(sessions.compactMap { sessionPostings[$0] }) }
+    if let scopes = filter.scopes { consider(scopes.compactMap { scopePostings[$0] }) }
+
+    var kindMask: UInt8 = 0xFF
+    if let kinds = filter.kinds { kindMask = kinds.reduce(0) { $0 | (1 << $1.rawValue) } }
+    let rows = self.rows
+    var allowed: [Int32] = []
+    dead.withUnsafeBufferPointer { dead in
+      func admit(_ row32: Int32) {
+        let row = Int(row32)
+        guard (dead[row >> 6] >> UInt64(row & 63)) & 1 == 0 else { return }
+        guard kindMask & (1 << rows.kinds[row]) != 0 else { return }
+        if let sessions = filter.sessions, !sessions.contains(rows.sessions[row]) { return }
+        if let scopes = filter.scopes, !scopes.contains(rows.scopes[row]) { return }
+        if let range = filter.timeRange, !range.contains(rows.timestamps[row]) { return }
+        if let ids = filter.ids, !ids.contains(rows.ids[row]) { return }
+        allowed.append(row32)
+      }
+      if let best {
+        allowed.reserveCapacity(best.count)
+        for row in best { admit(row) }
+      } else if let bestPostings {
+        allowed.reserveCapacity(bestSize)
+        for posting in bestPostings {
+          for row in posting.buffer { admit(row) }
+        }
+      } else {
+        // Only a time range: scan the 8-byte timestamp column, still far cheaper than scoring.
+        for row in 0..<count { admit(Int32(row)) }
+      }
+    }
+    return allowed
+  }
+}

@@ -1,0 +1,311 @@
+import CBLAS
+import CEngramKernels
+import Synchronization
+
+/// How rows are scored in an unfiltered search.
+public enum VectorPrecision: String, Sendable, Hashable {
+  /// Exact float32 dot products over every live row.
+  case float32
+  /// int8 codes (one scale per row) rank candidates, then float32 re-ranks them exactly.
+  case int8
+}
+
+/// An in-memory cosine top-k index over unit-normalized float32 rows keyed by `Int64` ids.
+///
+/// Searches run concurrently with each other and with writes: a search copies the current
+/// `IndexVersion` under a short lock and reads it lock-free; writers are serialized among
+/// themselves, build the next version outside that lock and publish it in O(1).
+public final class VectorIndex: Sendable {
+  /// Settings fixed when the index is created.
+  public struct Configuration: Sendable, Hashable {
+    /// Components per vector.
+    public var dimension: Int
+    /// Scoring precision of unfiltered single-query searches. Default `.float32`.
+    public var precision: VectorPrecision
+    /// Threads one search may use (the scan is split in contiguous row ranges). Default 1.
+    public var threads: Int
+    /// int8 mode re-ranks `k * rerankFactor` candidates (at least `k + 32`) exactly. Default 10.
+    public var rerankFactor: Int
+    /// Rows preallocated up front. Default 1024.
+    public var initialCapacity: Int
+
+    /// Creates a configuration with documented defaults.
+    public init(
+      dimension: Int, precision: VectorPrecision = .float32, threads: Int = 1, rerankFactor: Int = 10,
+      initialCapacity: Int = 1024
+    ) {
+      self.dimension = dimension
+      self.precision = precision
+      self.threads = threads
+      self.rerankFactor = rerankFactor
+      self.initialCapacity = initialCapacity
+    }
+
+    func validate() throws(VectorIndexError) {
+      guard dimension > 0, dimension <= 65_536 else { throw .invalidDimension(dimension) }
+      guard threads >= 1, threads <= 256 else {
+        throw .invalidConfiguration(field: "threads", value: threads)
+      }
+      guard rerankFactor >= 1, rerankFactor <= 10_000 else {
+        throw .invalidConfiguration(field: "rerankFactor", value: rerankFactor)
+      }
+      guard initialCapacity >= 0, initialCapacity < Int(Int32.max) else {
+        throw .invalidConfiguration(field: "initialCapacity", value: initialCapacity)
+      }
+    }
+  }
+
+  /// The settings this index was created with.
+  public let configuration: Configuration
+  /// Components per vector.
+  public var dimension: Int { configuration.dimension }
+
+  let current: Mutex<IndexVersion>
+  /// Serializes writers; the value counts published versions.
+  let writer = Mutex<UInt64>(0)
+
+  /// Creates an empty index.
+  /// - Throws: `VectorIndexError.invalidDimension` / `.invalidConfiguration`.
+  public init(configuration: Configuration) throws(VectorIndexError) {
+    try configuration.validate()
+    self.configuration = configuration
+    let rows = RowStore(
+      dimension: configuration.dimension, capacity: configuration.initialCapacity,
+      quantized: configuration.precision == .int8)
+    current = Mutex(IndexVersion(rows: rows))
+  }
+
+  /// Creates an index from contiguous rows in one validated, all-or-nothing step.
+  ///
+  /// - Parameters:
+  ///   - ids: one unique id per row.
+  ///   - metadata: one entry per row.
+  ///   - vectors: `ids.count * dimension` floats, row-major; normalized on the way in.
+  /// - Throws: any `add(ids:metadata:vectors:)` error.
+  /// - Complexity: O(n · dimension).
+  public convenience init(
+    configuration: Configuration, ids: [Int64], metadata: [VectorMetadata], vectors: [Float]
+  ) throws(VectorIndexError) {
+    var configuration = configuration
+    configuration.initialCapacity = max(configuration.initialCapacity, ids.count)
+    try self.init(configuration: configuration)
+    try add(ids: ids, metadata: metadata, vectors: vectors)
+  }
+
+  init(configuration: Configuration, version: IndexVersion) {
+    self.configuration = configuration
+    current = Mutex(version)
+  }
+
+  /// The version searches read now.
+  func snapshot() -> IndexVersion {
+    current.withLock { $0 }
+  }
+
+  /// Runs `body` on a private copy of the current version and publishes the result.
+  func write<R: Sendable>(_ body: (inout IndexVersion) throws(VectorIndexError) -> R) throws(VectorIndexError)
+    -> R
+  {
+    let result: Result<R, VectorIndexError> = writer.withLock { generation in
+      var version = current.withLock { $0 }
+      do throws(VectorIndexError) {
+        let value = try body(&version)
+        let published = version
+        current.withLock { $0 = published }
+        generation += 1
+        return .success(value)
+      } catch {
+        return .failure(error)
+      }
+    }
+    return try result.get()
+  }
+
+  // MARK: - Inspection
+
+  /// Live (not removed) rows.
+  public var count: Int { snapshot().live }
+
+  /// Tombstoned rows that `compact()` would reclaim.
+  public var tombstoneCount: Int {
+    let version = snapshot()
+    return version.count - version.live
+  }
+
+  /// Approximate bytes held by rows, codes, posting lists and the id map.
+  public var memoryBytes: Int { snapshot().memoryBytes }
+
+  /// Whether `id` is present and not removed.
+  public func contains(_ id: Int64) -> Bool {
+    snapshot().row(of: id) != nil
+  }
+
+  /// The stored unit vector and metadata of `id`, or nil.
+  public func entry(for id: Int64) -> (vector: [Float], metadata: VectorMetadata)? {
+    let version = snapshot()
+    guard let row32 = version.row(of: id) else { return nil }
+    let row = Int(row32)
+    let vector = Array(UnsafeBufferPointer(start: version.rows.vector(row), count: dimension))
+    let metadata = VectorMetadata(
+      kind: OwnerKind(rawValue: version.rows.kinds[row]) ?? .message, session: version.rows.sessions[row],
+      scope: version.rows.scopes[row], timestamp: version.rows.timestamps[row])
+    return (vector, metadata)
+  }
+
+  // MARK: - Writes
+
+  /// Adds one vector.
+  /// - Throws: `.duplicateID` if `id` is present; bad-vector errors. The index is unchanged on error.
+  public func add(id: Int64, vector: [Float], metadata: VectorMetadata) throws(VectorIndexError) {
+    try add(ids: [id], metadata: [metadata], vectors: vector)
+  }
+
+  /// Adds a batch of rows, all or nothing.
+  ///
+  /// - Parameters:
+  ///   - ids: unique ids, none already present.
+  ///   - metadata: one entry per id.
+  ///   - vectors: `ids.count * dimension` floats, row-major.
+  /// - Throws: `.batchShapeMismatch`, `.dimensionMismatch` (single row), `.duplicateID`,
+  ///   `.nonFiniteComponent`, `.zeroVector`, `.capacityExceeded`.
+  /// - Complexity: O(n · dimension), plus a copy of the rows when capacity grows.
+  public func add(ids: [Int64], metadata: [VectorMetadata], vectors: [Float]) throws(VectorIndexError) {
+    try insert(ids: ids, metadata: metadata, vectors: vectors, replacing: false)
+  }
+
+  /// Adds or replaces one vector.
+  public func upsert(id: Int64, vector: [Float], metadata: VectorMetadata) throws(VectorIndexError) {
+    try upsert(ids: [id], metadata: [metadata], vectors: vector)
+  }
+
+  /// Adds or replaces a batch of rows, all or nothing; a replaced row is tombstoned.
+  /// - Throws: as `add(ids:metadata:vectors:)`, except that present ids are replaced.
+  public func upsert(ids: [Int64], metadata: [VectorMetadata], vectors: [Float]) throws(VectorIndexError) {
+    try insert(ids: ids, metadata: metadata, vectors: vectors, replacing: true)
+  }
+
+  /// Removes ids (absent ids are ignored) and returns how many were removed.
+  /// - Complexity: O(m) plus a copy of the tombstone bits (N/64 words) per call.
+  @discardableResult
+  public func remove(ids: [Int64]) -> Int {
+    (try? write { version throws(VectorIndexError) -> Int in
+      var removed = 0
+      for id in ids {
+        let shard = IndexVersion.shard(id)
+        guard let row = version.idShards[shard].removeValue(forKey: id) else { continue }
+        version.markDead(Int(row))
+        removed += 1
+      }
+      return removed
+    }) ?? 0
+  }
+
+  /// Removes one id; returns whether it was present.
+  @discardableResult
+  public func remove(id: Int64) -> Bool {
+    remove(ids: [id]) == 1
+  }
+
+  private func insert(ids: [Int64], metadata: [VectorMetadata], vectors: [Float], replacing: Bool)
+    throws(VectorIndexError)
+  {
+    let dimension = self.dimension
+    let n = ids.count
+    guard metadata.count == n, vectors.count == n * dimension else {
+      if n == 1, metadata.count == 1 {
+        throw .dimensionMismatch(id: ids[0], expected: dimension, actual: vectors.count)
+      }
+      throw .batchShapeMismatch(ids: n, metadata: metadata.count, components: vectors.count)
+    }
+    guard n > 0 else { return }
+    if n > 1 {
+      var seen = Set<Int64>(minimumCapacity: n)
+      for id in ids where !seen.insert(id).inserted { throw .duplicateID(id) }
+    }
+    try write { version throws(VectorIndexError) in
+      if !replacing {
+        for id in ids where version.row(of: id) != nil { throw .duplicateID(id) }
+      }
+      let needed = version.count + n
+      guard needed < Int(Int32.max) else { throw .capacityExceeded(requested: needed) }
+      if needed > version.rows.capacity {
+        let grown = RowStore(
+          dimension: dimension, capacity: max(needed, version.rows.capacity * 2),
+          quantized: version.rows.quantized)
+        grown.copyRows(from: version.rows, range: 0..<version.count, to: 0)
+        version.rows = grown
+      }
+      // Rows at and beyond `count` are invisible to readers, so normalize straight into them;
+      // on error nothing is published.
+      let start = version.count
+      var badRow = 0
+      var badColumn = 0
+      let status = vectors.withUnsafeBufferPointer { source in
+        engram_normalize_rows(
+          source.baseAddress!, version.rows.vector(start), n, dimension, &badRow, &badColumn)
+      }
+      switch status {
+      case 1: throw .nonFiniteComponent(id: ids[badRow], index: badColumn)
+      case 2: throw .zeroVector(id: ids[badRow])
+      default: break
+      }
+      version.rows.quantize(range: start..<(start + n))
+      for index in 0..<n {
+        let id = ids[index]
+        if replacing, let old = version.row(of: id) { version.markDead(Int(old)) }
+        version.appendRow(id: id, metadata: metadata[index])
+      }
+    }
+  }
+
+  /// Rewrites the rows without tombstones and returns how many rows were reclaimed.
+  ///
+  /// Searches keep reading the previous version while the new one is built; only other
+  /// writers wait.
+  /// - Complexity: O(live · dimension).
+  @discardableResult
+  public func compact() -> Int {
+    (try? write { version throws(VectorIndexError) -> Int in
+      let reclaimed = version.count - version.live
+      guard reclaimed > 0 else { return 0 }
+      version = version.compacted(capacity: max(version.live, configuration.initialCapacity))
+      return reclaimed
+    }) ?? 0
+  }
+}
+
+extension IndexVersion {
+  /// A copy holding only live rows, in their current order, with fresh maps and postings.
+  func compacted(capacity: Int) -> IndexVersion {
+    let store = RowStore(dimension: rows.dimension, capacity: capacity, quantized: rows.quantized)
+    var next = IndexVersion(rows: store)
+    var runStart = -1
+    var written = 0
+    func flush(_ end: Int) {
+      guard runStart >= 0 else { return }
+      store.copyRows(from: rows, range: runStart..<end, to: written)
+      written += end - runStart
+      runStart = -1
+    }
+    for row in 0..<count {
+      if isDead(row) {
+        flush(row)
+      } else if runStart < 0 {
+        runStart = row
+      }
+    }
+    flush(count)
+    next.rebuildMaps(rowCount: written)
+    return next
+  }
+
+  /// Rebuilds the id map and posting lists for rows `0..<rowCount` already in `rows`.
+  mutating func rebuildMaps(rowCount: Int) {
+    for row in 0..<rowCount {
+      let metadata = VectorMetadata(
+        kind: OwnerKind(rawValue: rows.kinds[row]) ?? .message, session: rows.sessions[row],
+        scope: rows.scopes[row], timestamp: rows.timestamps[row])
+      appendRow(id: rows.ids[row], metadata: metadata)
+    }
+  }
+}

@@ -1,0 +1,106 @@
+import CEngramKernels
+import Testing
+
+@testable import EngramVectors
+
+@Suite("VectorIndex int8 mode and kernels")
+struct VectorIndexInt8Tests {
+  static func meanRecall(vectors: [Float], queries: [[Float]], dimension: Int, k: Int) throws -> Double {
+    let n = vectors.count / dimension
+    let ids = (0..<n).map { Int64($0) }
+    let index = try VectorIndex(
+      configuration: .init(dimension: dimension, precision: .int8), ids: ids,
+      metadata: Array(repeating: .init(kind: .memory), count: n), vectors: vectors)
+    var total = 0.0
+    for query in queries {
+      let hits = try index.search(query, k: k)
+      #expect(hits.count == k)
+      total += recall(
+        hits, referenceTopK(ids: ids, vectors: vectors, dimension: dimension, query: query, k: k))
+    }
+    return total / Double(queries.count)
+  }
+
+  @Test func recallOnRandomUnitVectors() throws {
+    var random = TestRandom(seed: 123)
+    let dimension = 64
+    let vectors = random.vectors(4000, dimension)
+    let queries = (0..<30).map { _ in random.vector(dimension) }
+    #expect(try Self.meanRecall(vectors: vectors, queries: queries, dimension: dimension, k: 10) >= 0.99)
+  }
+
+  @Test func recallOnClusteredVectors() throws {
+    let dimension = 48
+    let vectors = clusteredVectors(n: 4000, dimension: dimension, clusters: 20, noise: 0.35, seed: 9)
+    // Queries are perturbed rows, so the neighbors crowd within one tight cluster.
+    var random = TestRandom(seed: 10)
+    let queries = (0..<30).map { q in
+      (0..<dimension).map { vectors[q * 97 * dimension + $0] + 0.1 * random.gaussian() }
+    }
+    #expect(try Self.meanRecall(vectors: vectors, queries: queries, dimension: dimension, k: 10) >= 0.99)
+  }
+
+  @Test(arguments: [1, 3, 15, 16, 17, 31, 33, 63, 64, 65, 127, 129, 383, 384, 385, 1001])
+  func int8KernelMatchesScalarOnOddLengths(length: Int) {
+    var random = TestRandom(seed: UInt64(length))
+    // Include the extremes -128 and 127, which stress the u8 bias of the VNNI path.
+    let a = (0..<length).map { i in i % 7 == 0 ? Int8.min : Int8.random(in: .min ... .max, using: &random) }
+    let b = (0..<length).map { i in i % 5 == 0 ? Int8.max : Int8.random(in: .min ... .max, using: &random) }
+    let expected = zip(a, b).reduce(Int32(0)) { $0 + Int32($1.0) * Int32($1.1) }
+    for path in 0...2 {
+      #expect(engram_dot_i8_path(a, b, length, Int32(path)) == expected, "path \(path) length \(length)")
+    }
+    // The row kernel (4-row and tail loops) on rows that exclude -128, as quantized codes do.
+    let rows = 6
+    let codes = (0..<(rows * length)).map { _ in Int8.random(in: -127...127, using: &random) }
+    let query = (0..<length).map { _ in Int8.random(in: -127...127, using: &random) }
+    let sums = (0..<rows).map { r in
+      codes[(r * length)..<((r + 1) * length)].reduce(Int32(0)) { $0 + Int32($1) }
+    }
+    var out = [Int32](repeating: 0, count: rows)
+    engram_dot_i8_rows(query, codes, length, rows, sums, &out)
+    for r in 0..<rows {
+      let reference = (0..<length).reduce(Int32(0)) { $0 + Int32(query[$1]) * Int32(codes[r * length + $1]) }
+      #expect(out[r] == reference, "row \(r) length \(length)")
+    }
+  }
+
+  @Test(arguments: [1, 7, 15, 16, 17, 100, 385])
+  func float32RowKernelMatchesScalar(length: Int) {
+    var random = TestRandom(seed: UInt64(length) + 1000)
+    let rows = 7
+    let data = random.vectors(rows, length)
+    let query = random.vector(length)
+    var out = [Float](repeating: 0, count: rows)
+    engram_dot_f32_rows(query, data, length, rows, &out)
+    var gathered = [Float](repeating: 0, count: rows)
+    let order: [Int32] = [6, 5, 4, 3, 2, 1, 0]
+    engram_dot_f32_gather(query, data, length, order, rows, &gathered)
+    for r in 0..<rows {
+      let reference = (0..<length).reduce(0.0) { $0 + Double(query[$1]) * Double(data[r * length + $1]) }
+      #expect(abs(Double(out[r]) - reference) < 1e-3, "row \(r)")
+      // Bit-equal across the row, gather and single-dot paths keeps ties exact.
+      #expect(gathered[rows - 1 - r] == out[r])
+      let single = data[(r * length)..<((r + 1) * length)].withUnsafeBufferPointer {
+        engram_dot_f32(query, $0.baseAddress!, length)
+      }
+      #expect(single == out[r])
+    }
+  }
+
+  @Test func int8SearchHonorsTombstonesAndSmallK() throws {
+    var random = TestRandom(seed: 77)
+    let vectors = random.vectors(300, 20)
+    let ids = (0..<300).map { Int64($0) }
+    let index = try VectorIndex(
+      configuration: .init(dimension: 20, precision: .int8), ids: ids,
+      metadata: Array(repeating: .init(kind: .message), count: 300), vectors: vectors)
+    let query = Array(vectors[0..<20])
+    #expect(try index.search(query, k: 1).first?.id == 0)
+    index.remove(id: 0)
+    #expect(try index.search(query, k: 1).first?.id != 0)
+    #expect(try index.search(query, k: 1000).count == 299)
+    index.compact()
+    #expect(try index.search(query, k: 1000).count == 299)
+  }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+@testable import EngramVectors
+
+@Suite("VectorIndex snapshots")
+struct VectorIndexSnapshotTests {
+  static func temporaryURL(_ name: String) -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent(
+      "engram-vectors-\(UUID().uuidString)-\(name)")
+  }
+
+  static func fixture() throws -> VectorIndex {
+    var random = TestRandom(seed: 31)
+    let n = 500
+    let index = try VectorIndex(
+      configuration: .init(dimension: 10), ids: (0..<n).map { Int64($0) * 3 }, metadata: sampleMetadata(n),
+      vectors: random.vectors(n, 10))
+    index.remove(ids: [0, 3, 6])
+    return index
+  }
+
+  @Test func roundTripPreservesSearchesAndMetadata() throws {
+    let index = try Self.fixture()
+    let url = Self.temporaryURL("round-trip")
+    defer { try? FileManager.default.removeItem(at: url) }
+    try index.write(snapshotTo: url, token: 42)
+    for precision in [VectorPrecision.float32, .int8] {
+      let reopened = try VectorIndex.open(
+        snapshot: url, expectedToken: 42, configuration: .init(dimension: 10, precision: precision))
+      #expect(reopened.count == index.count)
+      #expect(reopened.tombstoneCount == 0)
+      #expect(!reopened.contains(3))
+      #expect(reopened.entry(for: 9)?.metadata == index.entry(for: 9)?.metadata)
+      var random = TestRandom(seed: 1)
+      for _ in 0..<5 {
+        let query = random.vector(10)
+        #expect(try reopened.search(query, k: 8).map(\.id) == index.search(query, k: 8).map(\.id))
+        let filter = VectorFilter(kinds: [.summary], sessions: [2, 5])
+        #expect(try reopened.search(query, k: 8, filter: filter) == index.search(query, k: 8, filter: filter))
+      }
+      // A reopened index accepts writes.
+      try reopened.add(id: -5, vector: [Float](repeating: 1, count: 10), metadata: .init(kind: .memory))
+      #expect(reopened.contains(-5))
+    }
+    let plain = try VectorIndex.open(snapshot: url, expectedToken: 42)
+    #expect(plain.dimension == 10)
+  }
+
+  @Test func staleTokenAndDimensionAreTyped() throws {
+    let index = try Self.fixture()
+    let url = Self.temporaryURL("stale")
+    defer { try? FileManager.default.removeItem(at: url) }
+    try index.write(snapshotTo: url, token: 7)
+    #expect(throws: VectorIndexError.snapshotStale(path: url.path, expected: 8, found: 7)) {
+      try VectorIndex.open(snapshot: url, expectedToken: 8)
+    }
+    #expect(throws: VectorIndexError.snapshotDimensionMismatch(path: url.path, expected: 11, found: 10)) {
+      try VectorIndex.open(snapshot: url, expectedToken: 7, configuration: .init(dimension: 11))
+    }
+  }
+
+  @Test func corruptTruncatedAndMissingFilesAreTyped() throws {
+    let index = try Self.fixture()
+    let url = Self.temporaryURL("corrupt")
+    defer { try? FileManager.default.removeItem(at: url) }
+    try index.write(snapshotTo: url, token: 1)
+    let original = try Data(contentsOf: url)
+
+    var flipped = original
+    flipped[original.count - 5] ^= 0x40
+    try flipped.write(to: url)
+    #expect(throws: VectorIndexError.snapshotCorrupt(path: url.path, reason: .checksumMismatch)) {
+      try VectorIndex.open(snapshot: url, expectedToken: 1)
+    }
+
+    try original.prefix(original.count - 100).write(to: url)
+    #expect(
+      throws: VectorIndexError.snapshotCorrupt(
+        path: url.path, reason: .lengthMismatch(expected: original.count, actual: original.count - 100))
+    ) {
+      try VectorIndex.open(snapshot: url, expectedToken: 1)
+    }
+
+    try original.prefix(20).write(to: url)
+    #expect(
+      throws: VectorIndexError.snapshotCorrupt(
+        path: url.path, reason: .lengthMismatch(expected: 64, actual: 20))
+    ) {
+      try VectorIndex.open(snapshot: url, expectedToken: 1)
+    }
+
+    var badMagic = original
+    badMagic[0] = UInt8(ascii: "X")
+    try badMagic.write(to: url)
+    #expect(throws: VectorIndexError.snapshotCorrupt(path: url.path, reason: .badMagic)) {
+      try VectorIndex.open(snapshot: url, expectedToken: 1)
+    }
+
+    var badVersion = original
+    badVersion[8] = 9
+    try badVersion.write(to: url)
+    #expect(throws: VectorIndexError.snapshotCorrupt(path: url.path, reason: .unsupportedVersion(9))) {
+      try VectorIndex.open(snapshot: url, expectedToken: 1)
+    }
+
+    let missing = Self.temporaryURL("missing")
+    #expect(throws: VectorIndexError.snapshotIO(path: missing.path, errno: ENOENT)) {
+      try VectorIndex.open(snapshot: missing, expectedToken: 1)
+    }
+  }
+
+  @Test func emptyIndexRoundTrips() throws {
+    let url = Self.temporaryURL("empty")
+    defer { try? FileManager.default.removeItem(at: url) }
+    try VectorIndex(configuration: .init(dimension: 5)).write(snapshotTo: url, token: 3)
+    let reopened = try VectorIndex.open(snapshot: url, expectedToken: 3)
+    #expect(reopened.count == 0)
+    #expect(try reopened.search([1, 2, 3, 4, 5], k: 3).isEmpty)
+  }
+}
