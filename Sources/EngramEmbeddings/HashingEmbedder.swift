@@ -2,7 +2,7 @@
 /// character 3- and 4-grams of each word, and CJK character unigrams and bigrams.
 ///
 /// Useful when no model is installed, in tests, and as a lexical signal. Vectors depend only on
-/// the text and `dimension` (FNV-1a 64-bit hashing, no random seeds), so they are stable
+/// the text and `dimension` (FNV-1a 64-bit hashing with a fixed finalizer, no random seeds), so they are stable
 /// across runs, machines and versions of this type with the same `modelID`.
 public struct HashingEmbedder: Embedder {
   /// `hashing-v1-<dimension>`.
@@ -97,7 +97,7 @@ public struct HashingEmbedder: Embedder {
     return vector
   }
 
-  /// FNV-1a 64 over a kind byte and the UTF-8 bytes of `scalars`.
+  /// FNV-1a 64 over a kind byte and the UTF-8 bytes of `scalars`, then an fmix64 finalizer.
   static func fnv1a(_ kind: UInt8, _ scalars: ArraySlice<Unicode.Scalar>) -> UInt64 {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     @inline(__always) func mix(_ byte: UInt8) {
@@ -108,6 +108,13 @@ public struct HashingEmbedder: Embedder {
     for scalar in scalars {
       for byte in UTF8.encode(scalar)! { mix(byte) }
     }
+    // FNV-1a's low bits are weakly mixed (bit 0 is the parity of the bytes' bit 0), and the slot
+    // is taken from them: finish with MurmurHash3's fmix64 avalanche.
+    hash ^= hash >> 33
+    hash &*= 0xFF51_AFD7_ED55_8CCD
+    hash ^= hash >> 33
+    hash &*= 0xC4CE_B9FE_1A85_EC53
+    hash ^= hash >> 33
     return hash
   }
 
