@@ -16,10 +16,18 @@ enum VectorMath {
     UnsafeMutableRawPointer(pointer).storeBytes(of: value, as: Vector.self)
   }
 
+  /// Lane-wise clamp; the standard library's `clamped` is not inlined into the kernels.
+  @inline(__always)
+  static func clamp(_ x: Vector, _ lower: Float, _ upper: Float) -> Vector {
+    let low = Vector(repeating: lower)
+    let high = Vector(repeating: upper)
+    return x.replacing(with: low, where: x .< low).replacing(with: high, where: x .> high)
+  }
+
   /// e^x lane-wise; inputs are clamped to the finite float range.
   @inline(__always)
   static func exp(_ input: Vector) -> Vector {
-    let x = input.clamped(lowerBound: Vector(repeating: -87.33654), upperBound: Vector(repeating: 88.72283))
+    let x = clamp(input, -87.336_54, 88.722_83)
     // Adding 1.5·2^23 rounds x·log2(e) to the nearest integer and leaves it in the low mantissa bits.
     let magic = Vector(repeating: 12_582_912)
     let shifted = x * Vector(repeating: 1.442_695_04) + magic
@@ -41,7 +49,7 @@ enum VectorMath {
   /// erf(x) lane-wise.
   @inline(__always)
   static func erf(_ input: Vector) -> Vector {
-    let x = input.clamped(lowerBound: Vector(repeating: -4), upperBound: Vector(repeating: 4))
+    let x = clamp(input, -4, 4)
     let x2 = x * x
     var p = Vector(repeating: -2.726_142_25e-10)
     p = p * x2 + Vector(repeating: 2.770_681_42e-08)
