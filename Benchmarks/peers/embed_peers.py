@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Embedding peers: sentence-transformers (torch, CPU) beside `engram-bench embed`, same texts,
+same thread count, one table.
+
+    Benchmarks/peers/setup_venv_embed.sh            # once: .venv with torch CPU + sentence-transformers
+    .venv/bin/python Benchmarks/peers/embed_peers.py --threads 1 [--data DIR] [--limit M] [--json]
+
+Both sides read the model from ENGRAM_MODEL_DIR, else $XDG_CACHE_HOME (or ~/.cache)/engram/models/
+all-MiniLM-L6-v2 (installed by scripts/setup.sh); nothing is downloaded.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+QUERIES = [
+    "When did Caroline go to the LGBTQ support group?",
+    "What does Melanie like to paint?",
+    "Where did they go camping?",
+    "remind me to call mom",
+]
+
+
+def model_dir():
+    explicit = os.environ.get("ENGRAM_MODEL_DIR")
+    if explicit:
+        return explicit
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "engram", "models", "all-MiniLM-L6-v2")
+
+
+def load_texts(directory):
+    """LoCoMo turns in the order engram-bench reads them: files sorted, sessions by number."""
+    texts = []
+    for name in sorted(f for f in os.listdir(directory) if f.endswith(".json")):
+        with open(os.path.join(directory, name), encoding="utf-8") as handle:
+            root = json.load(handle)
+        sessions = sorted(
+            int(key[len("session_"):])
+            for key, value in root.items()
+            if key.startswith("session_") and key[len("session_"):].isdigit() and isinstance(value, list)
+        )
+        for number in sessions:
+            for turn in root[f"session_{number}"]:
+                text = turn.get("text") if isinstance(turn, dict) else None
+                if text:
+                    texts.append(text)
+    return texts
+
+
+def percentile(samples, q):
+    ordered = sorted(samples)
+    position = q * (len(ordered) - 1)
+    lower = int(position)
+    upper = min(lower + 1, len(ordered) - 1)
+    return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
+
+
+def run_sentence_transformers(texts, threads, singles_count, rounds):
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    torch.set_num_threads(threads)
+    start = time.perf_counter()
+    model = SentenceTransformer(model_dir(), device="cpu")
+    load = time.perf_counter() - start
+    encode = lambda batch, size: model.encode(  # noqa: E731
+        batch, batch_size=size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+    )
+    encode(["warm-up sentence for the first pass"], 1)
+    encode(texts[:32], 32)
+
+    start = time.perf_counter()
+    encode(texts, 32)
+    batch32 = len(texts) / (time.perf_counter() - start)
+
+    singles = texts[:singles_count]
+    start = time.perf_counter()
+    for text in singles:
+        encode([text], 1)
+    batch1 = len(singles) / (time.perf_counter() - start)
+
+    latencies = []
+    for index in range(rounds):
+        query = QUERIES[index % len(QUERIES)]
+        start = time.perf_counter()
+        encode([query], 1)
+        latencies.append((time.perf_counter() - start) * 1000)
+    return {
+        "threads": threads,
+        "texts": len(texts),
+        "batch32_per_s": batch32,
+        "batch1_per_s": batch1,
+        "query_p50_ms": percentile(latencies, 0.5),
+        "query_p95_ms": percentile(latencies, 0.95),
+        "load_s": load,
+        "versions": f"torch {torch.__version__}",
+    }
+
+
+def run_engram(root, threads, data, limit):
+    binary = os.path.join(
+        subprocess.check_output(["swift", "build", "-c", "release", "--show-bin-path"], cwd=root, text=True).strip(),
+        "engram-bench",
+    )
+    if not os.path.exists(binary):
+        subprocess.check_call(["swift", "build", "-c", "release", "--product", "engram-bench"], cwd=root)
+    command = [binary, "embed", "--threads", str(threads), "--json", "--data", data]
+    if limit:
+        command += ["--limit", str(limit)]
+    output = subprocess.check_output(command, cwd=root, text=True)
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--data", default=None, help="LoCoMo folder (default ../shared/data/locomo-dev)")
+    parser.add_argument("--limit", type=int, default=0, help="embed at most M texts")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    args = parser.parse_args()
+
+    data = args.data or os.path.join(os.getcwd(), "..", "shared", "data", "locomo-dev")
+    if not os.path.isdir(data):
+        sys.exit(f"embed_peers: no LoCoMo folder at {data}; pass --data DIR")
+    data = os.path.abspath(data)
+    texts = load_texts(data)
+    if args.limit:
+        texts = texts[: args.limit]
+    if not texts:
+        sys.exit(f"embed_peers: no texts in {data}")
+
+    engram = run_engram(root, args.threads, data, args.limit)
+    singles = int(engram.get("batch1_texts", 256))
+    peer = run_sentence_transformers(texts, args.threads, singles, 200)
+
+    rows = [
+        ("batch32_per_s", True),
+        ("batch1_per_s", True),
+        ("query_p50_ms", False),
+        ("query_p95_ms", False),
+        ("load_s", False),
+    ]
+    if args.json:
+        print(json.dumps({"threads": args.threads, "texts": len(texts), "engram": engram, "sentence_transformers": peer}))
+        return
+    print(f"embed peers: {len(texts)} texts from {data}, {args.threads} thread(s); {peer['versions']}")
+    print(f"  {'metric':<16}{'engram':>12}{'sent-transf':>14}{'engram/peer':>14}")
+    for key, higher_is_better in rows:
+        ours, theirs = engram.get(key), peer.get(key)
+        if ours is None or theirs is None:
+            continue
+        ratio = ours / theirs if theirs else float("nan")
+        note = "(higher is better)" if higher_is_better else "(lower is better)"
+        print(f"  {key:<16}{ours:>12.4g}{theirs:>14.4g}{ratio:>14.3g}  {note}")
+    if "peak_rss_mb" in engram:
+        print(f"  engram peak RSS {engram['peak_rss_mb']:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

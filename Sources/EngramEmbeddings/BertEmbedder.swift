@@ -1,0 +1,111 @@
+import Foundation
+
+/// The default embedder: a BERT-family sentence-transformers model (all-MiniLM-L6-v2) computed
+/// on BLAS from a memory-mapped `model.safetensors`.
+///
+/// Output matches `SentenceTransformer.encode(normalize_embeddings=True)` to float32 rounding.
+/// Any text is accepted, empty included (it embeds `[CLS] [SEP]`, as sentence-transformers does).
+///
+/// Sendable because the weights are read-only mapped pages fixed at `init`, and each call
+/// allocates its own scratch memory, so concurrent calls share nothing mutable.
+public final class BertEmbedder: Embedder, @unchecked Sendable {
+  /// The id stored beside each vector, `sentence-transformers/<folder name>` unless given.
+  public let modelID: String
+  /// The vector length (`hidden_size`, 384 for MiniLM-L6).
+  public let dimension: Int
+  /// Longest input in tokens, `[CLS]` and `[SEP]` included (256 for MiniLM-L6).
+  public let maxSequenceLength: Int
+  /// The model folder.
+  public let directory: URL
+  /// The shape read from the folder's configuration files.
+  public let configuration: BertConfiguration
+  /// The tokenizer built from `vocab.txt`.
+  public let tokenizer: WordPieceTokenizer
+  /// Most tokens packed into one forward pass; larger inputs run in several passes.
+  public let maxTokensPerPass: Int
+
+  private let model: BertModel
+
+  /// Loads the model folder `directory` (memory-mapping its weights).
+  /// - Parameters:
+  ///   - modelID: the id to report; defaults to `sentence-transformers/<folder name>`.
+  ///   - maxTokensPerPass: bounds scratch memory (about 40 KB per token for MiniLM-L6).
+  /// - Throws: `EmbeddingError` naming the missing or damaged file.
+  public init(directory: URL, modelID: String? = nil, maxTokensPerPass: Int = 8192) throws(EmbeddingError) {
+    try ModelLocator.validate(directory)
+    guard maxTokensPerPass >= 2 else {
+      throw .invalidOption(name: "maxTokensPerPass", value: String(maxTokensPerPass))
+    }
+    let configuration = try BertConfiguration(directory: directory)
+    let tokenizer = try WordPieceTokenizer(
+      vocabularyFile: directory.appendingPathComponent("vocab.txt"), lowercases: configuration.lowercases,
+      maxSequenceLength: configuration.maxSequenceLength)
+    guard tokenizer.vocabularySize == configuration.vocabularySize else {
+      throw .invalidVocabulary(
+        path: directory.appendingPathComponent("vocab.txt").path,
+        reason: "\(tokenizer.vocabularySize) tokens, config.json says \(configuration.vocabularySize)")
+    }
+    model = try BertModel(
+      file: directory.appendingPathComponent("model.safetensors"), configuration: configuration)
+    model.tensors.file.adviseWillNeed()
+    self.directory = directory
+    self.configuration = configuration
+    self.tokenizer = tokenizer
+    self.modelID = modelID ?? "sentence-transformers/" + directory.lastPathComponent
+    dimension = configuration.hiddenSize
+    maxSequenceLength = configuration.maxSequenceLength
+    self.maxTokensPerPass = max(maxTokensPerPass, configuration.maxSequenceLength)
+  }
+
+  /// Loads the model the locator finds (`ENGRAM_MODEL_DIR`, else the cache folder).
+  /// - Throws: `EmbeddingError.modelNotFound` whose description names `make test` / `ENGRAM_MODEL_DIR`.
+  public convenience init(locator: ModelLocator = ModelLocator()) throws(EmbeddingError) {
+    try self.init(directory: try locator.locate())
+  }
+
+  /// Embeds `texts` (see `embedSynchronously`).
+  public func embed(_ texts: [String]) async throws -> [[Float]] {
+    embedSynchronously(texts)
+  }
+
+  /// Embeds `texts` on the calling thread: one unit vector of `dimension` floats per text, in order.
+  ///
+  /// Texts longer than `maxSequenceLength` tokens are truncated, as sentence-transformers does.
+  /// - Complexity: linear in the total number of tokens, plus the square of each text's length.
+  public func embedSynchronously(_ texts: [String]) -> [[Float]] {
+    run(texts.map(tokenizer.encode))
+  }
+
+  /// Embeds already tokenized sequences (each with its own `[CLS]` … `[SEP]`).
+  /// - Throws: `.invalidTokenID`, `.sequenceTooLong`, or `.emptyInput` for an empty sequence.
+  public func embed(tokenIDs sequences: [[Int32]]) throws(EmbeddingError) -> [[Float]] {
+    for (index, sequence) in sequences.enumerated() {
+      guard !sequence.isEmpty else { throw .emptyInput(index: index) }
+      guard sequence.count <= maxSequenceLength else {
+        throw .sequenceTooLong(length: sequence.count, maximum: maxSequenceLength, index: index)
+      }
+      if let bad = sequence.first(where: { $0 < 0 || Int($0) >= configuration.vocabularySize }) {
+        throw .invalidTokenID(id: bad, index: index)
+      }
+    }
+    return run(sequences)
+  }
+
+  /// Packs sequences into passes of at most `maxTokensPerPass` tokens.
+  private func run(_ sequences: [[Int32]]) -> [[Float]] {
+    var vectors: [[Float]] = []
+    vectors.reserveCapacity(sequences.count)
+    var start = 0
+    while start < sequences.count {
+      var end = start
+      var tokens = 0
+      while end < sequences.count, end == start || tokens + sequences[end].count <= maxTokensPerPass {
+        tokens += sequences[end].count
+        end += 1
+      }
+      vectors += model.sentenceVectors(Array(sequences[start..<end]))
+      start = end
+    }
+    return vectors
+  }
+}

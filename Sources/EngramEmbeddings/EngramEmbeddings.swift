@@ -1,1 +1,0 @@
-// EngramEmbeddings: see ARCHITECTURE.md for this layer's role.
