@@ -57,7 +57,7 @@ enum LocomoSuite {
 
     let embedder: any Embedder
     if modelOption == "hashing" {
-      embedder = HashingEmbedder()
+      embedder = try HashingEmbedder()
     } else {
       embedder = try BertEmbedder(locator: ModelLocator())
     }
@@ -85,7 +85,9 @@ enum LocomoSuite {
         conversation.sessions.flatMap(\.turns).compactMap { $0.metadata["dia_id"]?.stringValue })
       var questions: [Question] = []
       for item in root["qa"] as? [[String: Any]] ?? [] {
-        guard let text = item["question"] as? String, let category = item["category"] as? Int else { continue }
+        guard let text = item["question"] as? String, let category = item["category"] as? Int else {
+          continue
+        }
         let evidence = Set((item["evidence"] as? [String] ?? []).filter(known.contains))
         if evidence.isEmpty {
           skipped += 1
@@ -171,10 +173,14 @@ enum LocomoSuite {
       compaction.set("bytes_after", bytesAfter)
       compaction.set("size_reduction", 1 - Double(bytesAfter) / Double(max(bytesBefore, 1)))
       let after = afterTally.report()
-      compaction.set("hit@10_after", after["hit@10"].flatMap { if case .double(let v) = $0 { v } else { nil } } ?? 0)
-      compaction.set("mrr@10_after", after["mrr@10"].flatMap { if case .double(let v) = $0 { v } else { nil } } ?? 0)
+      compaction.set(
+        "hit@10_after", after["hit@10"].flatMap { if case .double(let v) = $0 { v } else { nil } } ?? 0)
+      compaction.set(
+        "mrr@10_after", after["mrr@10"].flatMap { if case .double(let v) = $0 { v } else { nil } } ?? 0)
       report.set("compaction", compaction)
     }
-    return (report, "engram-bench locomo: \(files.count) conversations, \(questionCount) questions (categories 1-4)")
+    return (
+      report, "engram-bench locomo: \(files.count) conversations, \(questionCount) questions (categories 1-4)"
+    )
   }
 }

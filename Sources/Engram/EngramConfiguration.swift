@@ -43,8 +43,9 @@ public struct CompactionPolicy: Sendable, Equatable {
   /// Cosine at or above which two memories are merged as near-duplicates.
   public var duplicateThreshold: Float
 
-  public init(olderThan: TimeInterval = 30 * 86_400, keepFraction: Double = 0.4, duplicateThreshold: Float = 0.97)
-  {
+  public init(
+    olderThan: TimeInterval = 30 * 86_400, keepFraction: Double = 0.4, duplicateThreshold: Float = 0.97
+  ) {
     self.olderThan = olderThan
     self.keepFraction = keepFraction
     self.duplicateThreshold = duplicateThreshold
@@ -70,7 +71,8 @@ public struct EngramConfiguration: Sendable {
 
   public init(
     embedder: any Embedder, retrieval: RetrievalWeights = RetrievalWeights(),
-    compaction: CompactionPolicy = CompactionPolicy(), searchThreads: Int = 1, busyTimeout: Duration = .seconds(5),
+    compaction: CompactionPolicy = CompactionPolicy(), searchThreads: Int = 1,
+    busyTimeout: Duration = .seconds(5),
     embeddingBatchSize: Int = 32, readOnly: Bool = false
   ) {
     self.embedder = embedder

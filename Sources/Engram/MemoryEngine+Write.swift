@@ -51,7 +51,8 @@ extension MemoryEngine {
   // MARK: - Sessions and turns
 
   /// Starts a session; returns its id. An existing session with the same name is reused.
-  public func startSession(name: String? = nil, title: String? = nil, at date: Date = Date()) throws -> Int64 {
+  public func startSession(name: String? = nil, title: String? = nil, at date: Date = Date()) throws -> Int64
+  {
     try checkOpen()
     return try database.write { connection in
       if let name, let existing = try connection.session(externalID: name), let id = existing.id {
@@ -85,9 +86,12 @@ extension MemoryEngine {
   ) async throws -> Int64 {
     try checkOpen()
     guard let role = MessageRole(rawValue: role) else {
-      throw EngramError.invalidConfiguration(field: "role", reason: "'\(role)' is not system, user, assistant or tool")
+      throw EngramError.invalidConfiguration(
+        field: "role", reason: "'\(role)' is not system, user, assistant or tool")
     }
-    guard !content.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw EngramError.emptyText }
+    guard !content.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+      throw EngramError.emptyText
+    }
     let vector = try await embed([Self.documentText(speaker: speaker, content: content, date: date)])[0]
     let message = Message(
       sessionID: session, role: role, speaker: speaker, content: content,
@@ -98,7 +102,7 @@ extension MemoryEngine {
       let id = try connection.insert(message)
       try connection.upsertEmbedding(
         EmbeddingRow(
-          ownerKind: .message, ownerID: id, model: model, dimension: vector.count, vector: vector,
+          ownerKind: .message, ownerID: id, model: model, vector: vector,
           createdAt: message.createdAt))
       return id
     }
@@ -126,7 +130,8 @@ extension MemoryEngine {
       let rows = try statement.map { row in
         SearchHit(
           kind: .message, id: row.int64(at: 0), text: row.string(at: 3), sessionID: row.optionalInt64(at: 1),
-          speaker: row.optionalString(at: 2) ?? row.string(at: 6), timestamp: Timestamp.date(row.int64(at: 4)),
+          speaker: row.optionalString(at: 2) ?? row.string(at: 6),
+          timestamp: Timestamp.date(row.int64(at: 4)),
           bm25: nil, cosine: nil, score: 0, provenance: ["recent"],
           metadata: (try? JSONValue.parse(row.string(at: 5)))?.objectValue ?? [:])
       }
@@ -146,7 +151,9 @@ extension MemoryEngine {
     session: Int64? = nil, sourceMessageIDs: [Int64] = [], at date: Date = Date()
   ) async throws -> Int64 {
     try checkOpen()
-    guard !content.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw EngramError.emptyText }
+    guard !content.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+      throw EngramError.emptyText
+    }
     guard importance >= 0, importance <= 1 else { throw StoreError.invalidImportance(importance) }
     let vector = try await embed([content])[0]
     let now = Timestamp.milliseconds(date)
@@ -160,7 +167,7 @@ extension MemoryEngine {
       let id = try connection.insert(memory)
       try connection.upsertEmbedding(
         EmbeddingRow(
-          ownerKind: .memory, ownerID: id, model: model, dimension: vector.count, vector: vector, createdAt: now))
+          ownerKind: .memory, ownerID: id, model: model, vector: vector, createdAt: now))
       return id
     }
     try indexVectors([
@@ -256,19 +263,21 @@ extension MemoryEngine {
   /// Sets a key-value preference (pinned ones go into every prompt context).
   public func setPreference(_ key: String, _ value: String, pinned: Bool = false) throws {
     try checkOpen()
-    try database.write { try $0.setPreference(Preference(key: key, value: value, pinned: pinned, updatedAt: Timestamp.now())) }
+    try database.write {
+      try $0.setPreference(Preference(key: key, value: value, pinned: pinned, updatedAt: Timestamp.now()))
+    }
   }
 
   /// A preference's value, or nil.
   public func preference(_ key: String) throws -> String? {
     try checkOpen()
-    return try database.read { try $0.preference(key)?.value }
+    return try database.read { try $0.preference(key: key)?.value }
   }
 
   /// All preferences as (key, value, pinned), by key.
   public func preferences() throws -> [(key: String, value: String, pinned: Bool)] {
     try checkOpen()
-    return try database.read { try $0.list(Preference.self, page: .all) }
+    return try database.read { try $0.preferences() }
       .map { ($0.key, $0.value, $0.pinned) }
       .sorted { $0.key < $1.key }
   }

@@ -96,7 +96,7 @@ public final class MemoryEngine: Sendable {
       return state.closed
     }
     guard !wasClosed else { return }
-    if !configuration.readOnly { try? saveSnapshot() }
+    if !configuration.readOnly { try? writeSnapshot() }
     database.close()
   }
 
@@ -124,6 +124,10 @@ public final class MemoryEngine: Sendable {
   /// Writes the vector index snapshot for the database's current generation.
   public func saveSnapshot() throws {
     try checkOpen()
+    try writeSnapshot()
+  }
+
+  func writeSnapshot() throws {
     // The token is read before the index: a write landing in between makes the snapshot
     // look stale at the next open (a rebuild), never fresh with a missing row.
     let token = try database.read { try Self.snapshotToken($0) }
@@ -193,7 +197,9 @@ public final class MemoryEngine: Sendable {
   }
 
   /// Adds stored embeddings to the index after their transaction committed.
-  func indexVectors(_ entries: [(kind: ItemKind, id: Int64, metadata: VectorMetadata, vector: [Float])]) throws {
+  func indexVectors(_ entries: [(kind: ItemKind, id: Int64, metadata: VectorMetadata, vector: [Float])])
+    throws
+  {
     guard !entries.isEmpty else { return }
     var flat: [Float] = []
     flat.reserveCapacity(entries.count * embedder.dimension)

@@ -14,7 +14,7 @@ struct IndexVersion: Sendable {
   var dead: [UInt64] = []
   /// id -> row, split in shards so a small write batch copies only the shards it touches.
   var idShards: [[Int64: Int32]] = Array(repeating: [:], count: IndexVersion.shardCount)
-  var kindPostings: [Posting] = OwnerKind.allCases.map { _ in Posting() }
+  var kindPostings: [Posting] = VectorKind.allCases.map { _ in Posting() }
   var sessionPostings: [Int64: Posting] = [:]
   var scopePostings: [Int64: Posting] = [:]
 

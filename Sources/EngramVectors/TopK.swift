@@ -89,7 +89,7 @@ struct TopK {
   }
 
   /// Hits best first.
-  func hits() -> [SearchHit] {
-    sorted().map { SearchHit(id: $0.id, score: $0.score) }
+  func hits() -> [VectorHit] {
+    sorted().map { VectorHit(id: $0.id, score: $0.score) }
   }
 }

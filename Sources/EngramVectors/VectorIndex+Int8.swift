@@ -8,7 +8,7 @@ extension VectorIndex {
   /// independent (no global statistics to refresh as rows arrive), the integer dot needs
   /// one multiply per row, and with re-ranking recall@10 measured ≥ 0.99 on random and
   /// clustered sets (see the tests and the `vectors` benchmark).
-  func searchInt8(_ version: IndexVersion, query: UnsafePointer<Float>, k: Int) -> [SearchHit] {
+  func searchInt8(_ version: IndexVersion, query: UnsafePointer<Float>, k: Int) -> [VectorHit] {
     let dimension = self.dimension
     let candidates = min(version.live, max(k * configuration.rerankFactor, k + 32))
     var codes = [Int8](repeating: 0, count: dimension)

@@ -27,7 +27,7 @@ extension VectorIndex {
   /// - Complexity: O(N · dimension + N log k) unfiltered; O(M · dimension) for a filter
   ///   admitting M rows (plus the posting list it is gathered from).
   public func search(_ query: [Float], k: Int, filter: VectorFilter? = nil) throws(VectorIndexError)
-    -> [SearchHit]
+    -> [VectorHit]
   {
     guard k >= 1 else { throw .invalidK(k) }
     let unit = try normalizedQueries(query, count: 1)
@@ -41,7 +41,7 @@ extension VectorIndex {
   /// blocks, exactly in float32 whatever the precision.
   /// - Throws: as `search(_:k:filter:)`, for the first bad query.
   public func search(batch queries: [[Float]], k: Int, filter: VectorFilter? = nil) throws(VectorIndexError)
-    -> [[SearchHit]]
+    -> [[VectorHit]]
   {
     guard k >= 1 else { throw .invalidK(k) }
     let dimension = self.dimension
@@ -88,7 +88,7 @@ extension VectorIndex {
   }
 
   func searchOne(_ version: IndexVersion, query: UnsafePointer<Float>, k: Int, filter: VectorFilter?)
-    -> [SearchHit]
+    -> [VectorHit]
   {
     guard version.live > 0 else { return [] }
     if let filter, !filter.isEmpty {
@@ -179,7 +179,7 @@ extension VectorIndex {
   }
 
   /// Unfiltered batch top-k: query blocks × row blocks through `cblas_sgemm`.
-  func batchScan(_ version: IndexVersion, queries: UnsafePointer<Float>, count: Int, k: Int) -> [[SearchHit]]
+  func batchScan(_ version: IndexVersion, queries: UnsafePointer<Float>, count: Int, k: Int) -> [[VectorHit]]
   {
     guard version.live > 0, count > 0 else { return Array(repeating: [], count: count) }
     // The scan is already split across our threads; nested BLAS threads would oversubscribe.
@@ -190,7 +190,7 @@ extension VectorIndex {
     let blocks = (count + queryBlock - 1) / queryBlock
     let parts = max(1, min(configuration.threads, blocks))
     let capacity = min(k, version.live)
-    let results = Mutex([[SearchHit]](repeating: [], count: count))
+    let results = Mutex([[VectorHit]](repeating: [], count: count))
     let rows = version.rows
     let shared = SharedPointer(queries)
     let work: @Sendable (Int) -> Void = { part in

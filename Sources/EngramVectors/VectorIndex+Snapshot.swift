@@ -180,7 +180,7 @@ extension VectorIndex {
     var version = IndexVersion(rows: rows)
     var seen = Set<Int64>(minimumCapacity: n)
     for row in 0..<n {
-      guard let kind = OwnerKind(rawValue: rows.kinds[row]), seen.insert(rows.ids[row]).inserted else {
+      guard let kind = VectorKind(rawValue: rows.kinds[row]), seen.insert(rows.ids[row]).inserted else {
         throw .snapshotCorrupt(path: path, reason: .invalidRow(index: row))
       }
       version.appendRow(

@@ -1,5 +1,5 @@
 /// What a vector row belongs to in the memory store.
-public enum OwnerKind: UInt8, Sendable, Hashable, CaseIterable {
+public enum VectorKind: UInt8, Sendable, Hashable, CaseIterable {
   /// A message of the conversation log.
   case message = 0
   /// A memory (fact, preference, note).
@@ -11,7 +11,7 @@ public enum OwnerKind: UInt8, Sendable, Hashable, CaseIterable {
 /// The metadata each row carries so that searches can be filtered without touching SQL.
 public struct VectorMetadata: Sendable, Hashable {
   /// The kind of record the vector embeds.
-  public var kind: OwnerKind
+  public var kind: VectorKind
   /// The conversation session the record belongs to (0 when none).
   public var session: Int64
   /// The user or agent scope the record is visible to (0 when global).
@@ -20,7 +20,7 @@ public struct VectorMetadata: Sendable, Hashable {
   public var timestamp: Int64
 
   /// Creates metadata; everything but the kind defaults to 0.
-  public init(kind: OwnerKind, session: Int64 = 0, scope: Int64 = 0, timestamp: Int64 = 0) {
+  public init(kind: VectorKind, session: Int64 = 0, scope: Int64 = 0, timestamp: Int64 = 0) {
     self.kind = kind
     self.session = session
     self.scope = scope
@@ -29,7 +29,7 @@ public struct VectorMetadata: Sendable, Hashable {
 }
 
 /// One search result: a row id and its cosine similarity to the query.
-public struct SearchHit: Sendable, Hashable {
+public struct VectorHit: Sendable, Hashable {
   /// The id given when the vector was added.
   public var id: Int64
   /// Cosine similarity in [-1, 1] (a dot product of unit vectors).
@@ -49,7 +49,7 @@ public struct SearchHit: Sendable, Hashable {
 /// costs a fraction of a full scan.
 public struct VectorFilter: Sendable, Hashable {
   /// Allowed owner kinds.
-  public var kinds: Set<OwnerKind>?
+  public var kinds: Set<VectorKind>?
   /// Allowed sessions.
   public var sessions: Set<Int64>?
   /// Allowed scopes.
@@ -61,7 +61,7 @@ public struct VectorFilter: Sendable, Hashable {
 
   /// Creates a filter; omitted conditions allow everything.
   public init(
-    kinds: Set<OwnerKind>? = nil, sessions: Set<Int64>? = nil, scopes: Set<Int64>? = nil,
+    kinds: Set<VectorKind>? = nil, sessions: Set<Int64>? = nil, scopes: Set<Int64>? = nil,
     timeRange: ClosedRange<Int64>? = nil, ids: Set<Int64>? = nil
   ) {
     self.kinds = kinds

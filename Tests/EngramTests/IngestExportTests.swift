@@ -41,7 +41,7 @@ import Testing
     await #expect {
       try await engine.ingest(path: bad)
     } throws: { error in
-      if case .malformed(_, 6, _) = error as? ImportError { return true }
+      if case .malformed(_, 5, _) = error as? ImportError { return true }
       return false
     }
     let counts = try engine.tableCounts()
@@ -84,7 +84,8 @@ import Testing
     #expect(hits.first?.metadata["dia_id"] == "D2:1")
     #expect(hits.first?.speaker == "Melanie")
     #expect(hits.first?.timestamp == Date(timeIntervalSince1970: 1_687_862_220))
-    let inSession = try await engine.search("support", k: 5, filters: SearchFilters(session: "26/session_1"))
+    let inSession = try await engine.search(
+      "support", k: 5, mode: .keyword, filters: SearchFilters(session: "26/session_1"))
     #expect(inSession.map { $0.metadata["dia_id"] } == ["D1:1"])
   }
 
@@ -94,7 +95,8 @@ import Testing
     try writeFile(Self.conversation, to: file)
     let source = try MemoryEngine(path: folder.path("a.sqlite"), configuration: hashingConfiguration())
     _ = try await source.ingest(path: file)
-    let old = try await source.remember("likes green tea", kind: .preference, importance: 0.9, tags: ["drink"])
+    let old = try await source.remember(
+      "likes green tea", kind: .preference, importance: 0.9, tags: ["drink"])
     _ = try await source.updateMemory(old, content: "likes jasmine tea")
     try source.setPreference("timezone", "Asia/Shanghai", pinned: true)
     _ = try await source.compact(olderThan: 0, now: Date(timeIntervalSince1970: 1_800_000_000))
@@ -133,7 +135,10 @@ import Testing
     try writeFile(
       header + "\n" + #"{"type":"session","id":1,"started_at":0,"metadata":"{}"}"# + "\n"
         + #"{"type":"message","id":1,"session_id":1,"role":"robot","content":"x","created_at":0}"#, to: bad)
-    #expect(throws: EngramError.malformedExport(line: 3, reason: "CHECK constraint failed: role IN ('system', 'user', 'assistant', 'tool')")) {
+    #expect(
+      throws: EngramError.malformedExport(
+        line: 3, reason: "CHECK constraint failed: role IN ('system', 'user', 'assistant', 'tool')")
+    ) {
       try engine.importExport(from: bad)
     }
     #expect(try engine.tableCounts()["sessions"] == 0)
@@ -147,4 +152,3 @@ final class PhaseLog: Sendable {
   func add(_ phase: String) { phases.withLock { $0.append(phase) } }
   var all: [String] { phases.withLock { $0 } }
 }
-

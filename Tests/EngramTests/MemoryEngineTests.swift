@@ -19,7 +19,7 @@ final class TemporaryFolder {
 }
 
 func hashingConfiguration(dimension: Int = 256) -> EngramConfiguration {
-  EngramConfiguration(embedder: HashingEmbedder(dimension: dimension))
+  EngramConfiguration(embedder: try! HashingEmbedder(dimension: dimension))
 }
 
 func writeFile(_ text: String, to path: String) throws {
@@ -85,7 +85,8 @@ func writeFile(_ text: String, to path: String) throws {
     let new = Date(timeIntervalSince1970: 1_700_000_000)
     let first = try engine.startSession(name: "first", at: old)
     let second = try engine.startSession(name: "second", at: new)
-    let oldTurn = try await engine.appendTurn(role: "user", content: "we talked about the garden", session: first, at: old)
+    let oldTurn = try await engine.appendTurn(
+      role: "user", content: "we talked about the garden", session: first, at: old)
     let newTurn = try await engine.appendTurn(
       role: "user", content: "the garden needs water", session: second, at: new)
     let memory = try await engine.remember("garden tools are in the shed", at: new)
@@ -101,7 +102,8 @@ func writeFile(_ text: String, to path: String) throws {
     let unknown = try await engine.search("garden", k: 10, filters: SearchFilters(session: "nope"))
     #expect(unknown.isEmpty)
     let recent = try await engine.search(
-      "garden", k: 10, filters: SearchFilters(kinds: [.message], since: Date(timeIntervalSince1970: 1_650_000_000)))
+      "garden", k: 10,
+      filters: SearchFilters(kinds: [.message], since: Date(timeIntervalSince1970: 1_650_000_000)))
     #expect(recent.map(\.id) == [newTurn])
     let early = try await engine.search(
       "garden", k: 10, filters: SearchFilters(until: Date(timeIntervalSince1970: 1_650_000_000)))
@@ -166,7 +168,8 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(throws: EngramError.self) {
       try MemoryEngine(path: path, configuration: hashingConfiguration(dimension: 64))
     }
-    let reindexed = try await MemoryEngine.reindex(path: path, configuration: hashingConfiguration(dimension: 64))
+    let reindexed = try await MemoryEngine.reindex(
+      path: path, configuration: hashingConfiguration(dimension: 64))
     defer { reindexed.close() }
     #expect(reindexed.embedder.dimension == 64)
     #expect(try await reindexed.search("oat milk tea", k: 1, mode: .vector).first?.id == id)

@@ -58,7 +58,7 @@ func referenceTopK(
 /// Metadata cycling through kinds, sessions and scopes predictably.
 func sampleMetadata(_ n: Int) -> [VectorMetadata] {
   (0..<n).map { (row: Int) -> VectorMetadata in
-    let kind: OwnerKind = OwnerKind.allCases[row % 3]
+    let kind: VectorKind = VectorKind.allCases[row % 3]
     let session = Int64(row % 10)
     let scope = Int64(row % 4)
     let timestamp = Int64(1000 + row)
@@ -66,7 +66,7 @@ func sampleMetadata(_ n: Int) -> [VectorMetadata] {
   }
 }
 
-func recall(_ found: [SearchHit], _ truth: [(id: Int64, score: Double)]) -> Double {
+func recall(_ found: [VectorHit], _ truth: [(id: Int64, score: Double)]) -> Double {
   guard !truth.isEmpty else { return 1 }
   let expected = Set(truth.map(\.id))
   return Double(found.filter { expected.contains($0.id) }.count) / Double(truth.count)

@@ -36,9 +36,9 @@ public struct StructuredSummary: Sendable, Equatable {
       "decisions": .array(decisions.map { .string($0) }),
       "open_tasks": .array(openTasks.map { .string($0) }),
       "entities": .array(entities.map { .string($0) }),
-      "quoted_message_ids": .array(quotedMessageIDs.map { .int($0) }),
+      "quoted_message_ids": .array(quotedMessageIDs.map { .int(Int($0)) }),
       "span": .object([
-        "first_message_id": .int(firstMessageID), "last_message_id": .int(lastMessageID),
+        "first_message_id": .int(Int(firstMessageID)), "last_message_id": .int(Int(lastMessageID)),
         "start": .string(MemoryContext.isoDay(start)), "end": .string(MemoryContext.isoDay(end)),
       ]),
     ])
@@ -172,7 +172,9 @@ public enum ExtractiveSummarizer {
 
   /// Words that carry content: letters or digits, lowercased, minus stopwords.
   static func contentWords(_ text: String) -> [String] {
-    text.lowercased().split { !$0.isLetter && !$0.isNumber }.map(String.init).filter { !stopwords.contains($0) }
+    text.lowercased().split { !$0.isLetter && !$0.isNumber }.map(String.init).filter {
+      !stopwords.contains($0)
+    }
   }
 
   static func sentences(_ text: String) -> [String] {

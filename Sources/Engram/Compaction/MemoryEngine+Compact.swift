@@ -80,14 +80,17 @@ extension MemoryEngine {
       let quotes = max(1, min(12, Int((Double(turns.count) * 0.15).rounded(.up))))
       guard let summary = ExtractiveSummarizer.summarize(turns, maxQuotes: quotes) else { continue }
       let quoted = Set(summary.quotedMessageIDs)
-      let deletable = turns.filter { !quoted.contains($0.id) && ExtractiveSummarizer.isLowInformation($0.text) }
-        .map(\.id)
+      let deletable = turns.filter {
+        !quoted.contains($0.id) && ExtractiveSummarizer.isLowInformation($0.text)
+      }
+      .map(\.id)
       report.sessionsSummarized += 1
       report.summariesCreated += 1
       report.turnsDeleted += deletable.count
       report.embeddingsQuantized += turns.count - deletable.count
       report.plan.append(
-        "summarize \(name): \(turns.count) turns, quote \(quoted.count), delete \(deletable.count) low-information")
+        "summarize \(name): \(turns.count) turns, quote \(quoted.count), delete \(deletable.count) low-information"
+      )
       guard !dryRun else { continue }
 
       let text = summary.text
@@ -96,13 +99,14 @@ extension MemoryEngine {
       let summaryID = try database.write { connection -> Int64 in
         let summaryID = try connection.insert(
           Summary(
-            sessionID: sessionID, firstMessageID: summary.firstMessageID, lastMessageID: summary.lastMessageID,
+            sessionID: sessionID, firstMessageID: summary.firstMessageID,
+            lastMessageID: summary.lastMessageID,
             startAt: Timestamp.milliseconds(summary.start), endAt: Timestamp.milliseconds(summary.end),
             content: text, structured: summary.json.jsonText, generator: "extractive",
             createdAt: Timestamp.milliseconds(now)))
         try connection.upsertEmbedding(
           EmbeddingRow(
-            ownerKind: .summary, ownerID: summaryID, model: model, dimension: vector.count, vector: vector,
+            ownerKind: .summary, ownerID: summaryID, model: model, vector: vector,
             createdAt: Timestamp.milliseconds(now)))
         try connection.run(
           "UPDATE messages SET summary_id = ?1 WHERE session_id = ?2 AND summary_id IS NULL",
@@ -112,6 +116,17 @@ extension MemoryEngine {
         return summaryID
       }
       for id in deletable { _ = index.remove(id: VectorKey.make(.message, id)) }
+      // The index holds what the store holds: the int8 vectors, decoded.
+      let requantized = try database.read { connection in
+        try keptIDs.compactMap { id in
+          try connection.embedding(ownerKind: .message, ownerID: id).map { (id, $0.vector) }
+        }
+      }
+      try indexVectors(
+        requantized.compactMap { id, vector in
+          guard let entry = index.entry(for: VectorKey.make(.message, id)) else { return nil }
+          return (.message, id, entry.metadata, vector)
+        })
       try indexVectors([
         (
           .summary, summaryID,
@@ -242,7 +257,9 @@ extension MemoryEngine {
     guard let summary = try database.read({ try $0.fetch(Summary.self, id: id) }) else {
       throw EngramError.notFound(kind: .summary, id: id)
     }
-    return (try? JSONValue.parse(summary.structured))?["quoted_message_ids"]?.arrayValue?.compactMap(\.intValue)
+    return (try? JSONValue.parse(summary.structured))?["quoted_message_ids"]?.arrayValue?.compactMap {
+      $0.intValue.map(Int64.init)
+    }
       ?? []
   }
 }

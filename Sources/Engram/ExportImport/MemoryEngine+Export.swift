@@ -28,21 +28,25 @@ extension MemoryEngine {
       let model = try connection.embeddingModel()
       let header: JSONValue = [
         "type": "header", "format": "engram-export", "version": 1,
-        "schema_version": .int(Int64(try connection.userVersion())),
+        "schema_version": .int(try connection.userVersion()),
         "embedding_model": model.map { .string($0.name) } ?? .null,
-        "embedding_dimension": model.map { .int(Int64($0.dimension)) } ?? .null,
+        "embedding_dimension": model.map { .int($0.dimension) } ?? .null,
         "exported_at": .string(ISO8601DateFormatter().string(from: Date())),
       ]
       lines.append(header.jsonText)
       for (table, type) in Self.exportTables {
-        let order = table == "meta" ? "key" : (table == "preferences" ? "key" : (table == "skill_state" ? "skill_id" : "id"))
+        let order =
+          table == "meta"
+          ? "key" : (table == "preferences" ? "key" : (table == "skill_state" ? "skill_id" : "id"))
         let statement = try connection.prepare("SELECT * FROM \(table) ORDER BY \(order)")
         try statement.forEachRow { row in
           var object: [String: JSONValue] = ["type": .string(type)]
           for column in 0..<row.columnCount {
             object[row.columnName(at: column)] = Self.exportValue(row.value(at: column))
           }
-          if table == "meta", let key = object["key"]?.stringValue, Self.localMetaKeys.contains(key) { return }
+          if table == "meta", let key = object["key"]?.stringValue, Self.localMetaKeys.contains(key) {
+            return
+          }
           lines.append(JSONValue.object(object).jsonText)
         }
       }
@@ -59,7 +63,7 @@ extension MemoryEngine {
   static func exportValue(_ value: SQLValue) -> JSONValue {
     switch value {
     case .null: return .null
-    case .integer(let number): return .int(number)
+    case .integer(let number): return .int(Int(number))
     case .real(let number): return .double(number)
     case .text(let text): return .string(text)
     case .blob(let bytes): return .object(["base64": .string(Data(bytes).base64EncodedString())])
@@ -70,13 +74,15 @@ extension MemoryEngine {
     switch value {
     case .null: return .null
     case .bool(let flag): return .integer(flag ? 1 : 0)
-    case .int(let number): return .integer(number)
+    case .int(let number): return .integer(Int64(number))
     case .double(let number): return .real(number)
     case .string(let text): return .text(text)
     case .object(let members):
       guard members.count == 1, let encoded = members["base64"]?.stringValue,
         let data = Data(base64Encoded: encoded)
-      else { throw EngramError.malformedExport(line: line, reason: "a value object must be {\"base64\": ...}") }
+      else {
+        throw EngramError.malformedExport(line: line, reason: "a value object must be {\"base64\": ...}")
+      }
       return .blob([UInt8](data))
     case .array: throw EngramError.malformedExport(line: line, reason: "arrays are not column values")
     }
@@ -85,7 +91,9 @@ extension MemoryEngine {
   /// Writes `data` to `path` with mode 0600, atomically.
   static func writePrivately(_ data: Data, to path: String) throws {
     let temporary = path + ".tmp-\(getpid())"
-    guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600])
+    guard
+      FileManager.default.createFile(
+        atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600])
     else {
       throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
     }
@@ -108,7 +116,9 @@ extension MemoryEngine {
     try checkOpen()
     let data: Data
     do {
-      data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
+      data =
+        path == "-"
+        ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: path))
     } catch {
       throw ImportError.unreadable(path: path, reason: (error as NSError).localizedDescription)
     }
@@ -127,7 +137,9 @@ extension MemoryEngine {
     }
     guard let header = parsed.first, header.object["type"] == "header",
       header.object["format"] == "engram-export"
-    else { throw EngramError.malformedExport(line: parsed.first?.line ?? 1, reason: "missing engram-export header") }
+    else {
+      throw EngramError.malformedExport(line: parsed.first?.line ?? 1, reason: "missing engram-export header")
+    }
     guard header.object["version"]?.intValue == 1 else {
       throw EngramError.malformedExport(line: header.line, reason: "unsupported export version")
     }
@@ -163,9 +175,12 @@ extension MemoryEngine {
           columns.append(key)
           values.append(try Self.importValue(value, line: line))
         }
-        if table == "meta", let key = object["key"]?.stringValue, Self.localMetaKeys.contains(key) { continue }
+        if table == "meta", let key = object["key"]?.stringValue, Self.localMetaKeys.contains(key) {
+          continue
+        }
         let placeholders = (1...max(columns.count, 1)).map { "?\($0)" }.joined(separator: ", ")
-        let verb = table == "meta" || table == "preferences" || table == "skill_state" ? "INSERT OR REPLACE" : "INSERT"
+        let verb =
+          table == "meta" || table == "preferences" || table == "skill_state" ? "INSERT OR REPLACE" : "INSERT"
         do {
           try connection.run(
             "\(verb) INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", values)

@@ -58,7 +58,8 @@ extension MemoryEngine {
     try checkOpen()
     progress?(EngramProgress(phase: "parsing", done: 0, total: 1))
     let file = try ConversationFile.read(path: path)
-    let prefix = file.format == .locomo ? URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent + "/" : ""
+    let prefix =
+      file.format == .locomo ? URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent + "/" : ""
     return try await ingest(file, path: path, sessionPrefix: prefix, progress: progress)
   }
 
@@ -117,8 +118,8 @@ extension MemoryEngine {
         let id = try connection.insert(message)
         try connection.upsertEmbedding(
           EmbeddingRow(
-            ownerKind: .message, ownerID: id, model: model, dimension: vectors[position].count,
-            vector: vectors[position], createdAt: message.createdAt))
+            ownerKind: .message, ownerID: id, model: model, vector: vectors[position],
+            createdAt: message.createdAt))
         stored.append((id, message.sessionID ?? 0, message.createdAt))
       }
       return stored

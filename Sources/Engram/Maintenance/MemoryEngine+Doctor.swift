@@ -34,7 +34,8 @@ extension MemoryEngine {
     var repairs: [String] = []
     let failed = Set(report.checks.filter { !$0.ok }.map(\.name))
     if failed.contains("integrity") {
-      repairs.append("integrity: SQLite reports damage; export what is readable and import it into a new file")
+      repairs.append(
+        "integrity: SQLite reports damage; export what is readable and import it into a new file")
     }
     if failed.contains("fts") {
       try database.write { try $0.rebuildFTS() }
@@ -73,38 +74,45 @@ extension MemoryEngine {
     let integrity = try database.read { try $0.integrityCheck() }
     checks.append(
       DoctorReport.Check(
-        name: "integrity", ok: integrity == ["ok"], detail: integrity.prefix(3).joined(separator: "; ")))
+        name: "integrity", ok: integrity.isEmpty,
+        detail: integrity.isEmpty ? "ok" : integrity.prefix(3).joined(separator: "; ")))
 
-    let fts = try database.read { try $0.ftsConsistency() }
+    // FTS5's integrity-check is a write command, so it runs on the writer (and changes nothing).
+    let fts = try database.writeWithoutTransaction { try $0.ftsConsistency() }
     let badFTS = fts.filter { !$0.isConsistent }
     checks.append(
       DoctorReport.Check(
         name: "fts", ok: badFTS.isEmpty,
-        detail: fts.map { "\($0.table) \($0.indexedRows)/\($0.sourceRows)\($0.indexIntact ? "" : " damaged")" }
-          .joined(separator: ", ")))
+        detail: fts.map {
+          "\($0.table) \($0.indexedRows)/\($0.sourceRows)\($0.indexIntact ? "" : " damaged")"
+        }
+        .joined(separator: ", ")))
 
     let model = embedder.modelID
     let dimension = embedder.dimension
     let (missing, orphans, foreign, stored) = try database.read { connection -> (Int, Int, Int, Int) in
-      let missing = try connection.scalarInt(
-        """
-        SELECT (SELECT count(*) FROM messages t WHERE NOT EXISTS (SELECT 1 FROM embeddings e
-                  WHERE e.owner_kind = 'message' AND e.owner_id = t.id))
-             + (SELECT count(*) FROM memories t WHERE NOT EXISTS (SELECT 1 FROM embeddings e
-                  WHERE e.owner_kind = 'memory' AND e.owner_id = t.id))
-             + (SELECT count(*) FROM summaries t WHERE NOT EXISTS (SELECT 1 FROM embeddings e
-                  WHERE e.owner_kind = 'summary' AND e.owner_id = t.id))
-        """) ?? 0
-      let orphans = try connection.scalarInt(
-        """
-        SELECT count(*) FROM embeddings WHERE
-          (owner_kind = 'message' AND owner_id NOT IN (SELECT id FROM messages))
-          OR (owner_kind = 'memory' AND owner_id NOT IN (SELECT id FROM memories))
-          OR (owner_kind = 'summary' AND owner_id NOT IN (SELECT id FROM summaries))
-        """) ?? 0
-      let foreign = try connection.scalarInt(
-        "SELECT count(*) FROM embeddings WHERE model IS NOT ?1 OR dimension IS NOT ?2",
-        [.text(model), .integer(Int64(dimension))]) ?? 0
+      let missing =
+        try connection.scalarInt(
+          """
+          SELECT (SELECT count(*) FROM messages t WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+                    WHERE e.owner_kind = 'message' AND e.owner_id = t.id))
+               + (SELECT count(*) FROM memories t WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+                    WHERE e.owner_kind = 'memory' AND e.owner_id = t.id))
+               + (SELECT count(*) FROM summaries t WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+                    WHERE e.owner_kind = 'summary' AND e.owner_id = t.id))
+          """) ?? 0
+      let orphans =
+        try connection.scalarInt(
+          """
+          SELECT count(*) FROM embeddings WHERE
+            (owner_kind = 'message' AND owner_id NOT IN (SELECT id FROM messages))
+            OR (owner_kind = 'memory' AND owner_id NOT IN (SELECT id FROM memories))
+            OR (owner_kind = 'summary' AND owner_id NOT IN (SELECT id FROM summaries))
+          """) ?? 0
+      let foreign =
+        try connection.scalarInt(
+          "SELECT count(*) FROM embeddings WHERE model IS NOT ?1 OR dimension IS NOT ?2",
+          [.text(model), .integer(Int64(dimension))]) ?? 0
       let stored = try connection.scalarInt("SELECT count(*) FROM embeddings") ?? 0
       return (Int(missing), Int(orphans), Int(foreign), Int(stored))
     }
@@ -142,7 +150,11 @@ extension MemoryEngine {
             switch kind {
             case .message:
               return try connection.fetch(Message.self, id: id).map {
-                (id, Self.documentText(speaker: $0.speaker, content: $0.content, date: Timestamp.date($0.createdAt)))
+                (
+                  id,
+                  Self.documentText(
+                    speaker: $0.speaker, content: $0.content, date: Timestamp.date($0.createdAt))
+                )
               }
             case .memory: return try connection.fetch(Memory.self, id: id).map { (id, $0.content) }
             case .summary:
@@ -158,8 +170,8 @@ extension MemoryEngine {
           for (position, (id, _)) in batch.enumerated() {
             try connection.upsertEmbedding(
               EmbeddingRow(
-                ownerKind: kind, ownerID: id, model: model, dimension: vectors[position].count,
-                vector: vectors[position], createdAt: Timestamp.now()))
+                ownerKind: kind, ownerID: id, model: model, vector: vectors[position],
+                createdAt: Timestamp.now()))
           }
         }
         total += batch.count
@@ -186,7 +198,9 @@ extension MemoryEngine {
         items.append(
           (
             .message, $0.int64(at: 0),
-            documentText(speaker: $0.optionalString(at: 1), content: $0.string(at: 2), date: Timestamp.date($0.int64(at: 3)))
+            documentText(
+              speaker: $0.optionalString(at: 1), content: $0.string(at: 2),
+              date: Timestamp.date($0.int64(at: 3)))
           ))
       }
       try connection.prepare("SELECT id, content FROM memories ORDER BY id").forEachRow {
@@ -194,7 +208,10 @@ extension MemoryEngine {
       }
       try connection.prepare("SELECT id, content, start_at FROM summaries ORDER BY id").forEachRow {
         items.append(
-          (.summary, $0.int64(at: 0), documentText(speaker: nil, content: $0.string(at: 1), date: Timestamp.date($0.int64(at: 2)))))
+          (
+            .summary, $0.int64(at: 0),
+            documentText(speaker: nil, content: $0.string(at: 1), date: Timestamp.date($0.int64(at: 2)))
+          ))
       }
       return items
     }
@@ -215,13 +232,14 @@ extension MemoryEngine {
     }
     let now = Timestamp.now()
     try database.write { connection in
-      try connection.configureEmbeddingModel(model: embedder.modelID, dimension: embedder.dimension, replace: true)
+      try connection.configureEmbeddingModel(
+        model: embedder.modelID, dimension: embedder.dimension, replace: true)
       try connection.run("DELETE FROM embeddings")
       for (position, item) in items.enumerated() {
         try connection.upsertEmbedding(
           EmbeddingRow(
-            ownerKind: item.0, ownerID: item.1, model: embedder.modelID, dimension: embedder.dimension,
-            vector: vectors[position], createdAt: now))
+            ownerKind: item.0, ownerID: item.1, model: embedder.modelID, vector: vectors[position],
+            createdAt: now))
       }
     }
     try? FileManager.default.removeItem(atPath: path + ".vectors")

@@ -29,7 +29,7 @@ extension MemoryEngine {
     let weights = configuration.retrieval
     let candidates = max(weights.candidatesPerRetriever, k)
     let kinds = filters.kinds.isEmpty ? Set(ItemKind.allCases) : filters.kinds
-    let sessionID = try filters.session.map(resolveSession)
+    let sessionID: Int64? = try filters.session.flatMap { try resolveSession($0) }
     if filters.session != nil && sessionID == nil { return [] }
     let timeRange = Self.timeRange(since: filters.since, until: filters.until)
 
@@ -86,7 +86,9 @@ extension MemoryEngine {
     if mode == .hybrid {
       if weights.neighbourWeight > 0 {
         for (key, row) in rows where row.kind == .message {
-          let best = [row.previous, row.next].compactMap { $0 }.compactMap { fused[VectorKey.make(.message, $0)] }.max()
+          let best = [row.previous, row.next].compactMap { $0 }.compactMap {
+            fused[VectorKey.make(.message, $0)]
+          }.max()
           if let best, best > 0 {
             final[key, default: 0] += weights.neighbourWeight * best
             provenance[key, default: []].append("neighbour")
@@ -223,7 +225,7 @@ extension MemoryEngine {
              AND (n.created_at, n.id) > (m.created_at, m.id) ORDER BY n.created_at, n.id LIMIT 1)
         FROM messages m WHERE m.id IN (SELECT value FROM json_each(?1))
         """)
-      try statement.bind(JSONValue.array(ids.map { .int($0) }).jsonText, at: 1)
+      try statement.bind(JSONValue.array(ids.map { .int(Int($0)) }).jsonText, at: 1)
       try statement.forEachRow { row in
         let id = row.int64(at: 0)
         rows[VectorKey.make(.message, id)] = CandidateRow(
@@ -240,7 +242,7 @@ extension MemoryEngine {
           kind
         FROM memories WHERE id IN (SELECT value FROM json_each(?1))
         """)
-      try statement.bind(JSONValue.array(ids.map { .int($0) }).jsonText, at: 1)
+      try statement.bind(JSONValue.array(ids.map { .int(Int($0)) }).jsonText, at: 1)
       try statement.forEachRow { row in
         let id = row.int64(at: 0)
         var metadata = metadataObject(row.string(at: 4))
@@ -257,12 +259,12 @@ extension MemoryEngine {
         SELECT id, content, session_id, start_at, first_message_id, last_message_id
         FROM summaries WHERE id IN (SELECT value FROM json_each(?1))
         """)
-      try statement.bind(JSONValue.array(ids.map { .int($0) }).jsonText, at: 1)
+      try statement.bind(JSONValue.array(ids.map { .int(Int($0)) }).jsonText, at: 1)
       try statement.forEachRow { row in
         let id = row.int64(at: 0)
         var metadata: [String: JSONValue] = [:]
-        if let first = row.optionalInt64(at: 4) { metadata["first_message_id"] = .int(first) }
-        if let last = row.optionalInt64(at: 5) { metadata["last_message_id"] = .int(last) }
+        if let first = row.optionalInt64(at: 4) { metadata["first_message_id"] = .int(Int(first)) }
+        if let last = row.optionalInt64(at: 5) { metadata["last_message_id"] = .int(Int(last)) }
         rows[VectorKey.make(.summary, id)] = CandidateRow(
           kind: .summary, id: id, text: row.string(at: 1), sessionID: row.optionalInt64(at: 2), speaker: nil,
           timestamp: Timestamp.date(row.int64(at: 3)), metadata: metadata, previous: nil, next: nil)

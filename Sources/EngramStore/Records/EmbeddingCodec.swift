@@ -29,12 +29,14 @@ public enum EmbeddingCodec {
     guard output.count >= dimension else { return false }
     if blob.count == 4 * dimension {
       for index in 0..<dimension {
-        output[index] = Float(bitPattern: UInt32(littleEndian: blob.loadUnaligned(fromByteOffset: 4 * index, as: UInt32.self)))
+        output[index] = Float(
+          bitPattern: UInt32(littleEndian: blob.loadUnaligned(fromByteOffset: 4 * index, as: UInt32.self)))
       }
       return true
     }
     guard blob.count == int8Length(dimension: dimension) else { return false }
-    let scale = Float(bitPattern: UInt32(littleEndian: blob.loadUnaligned(fromByteOffset: 0, as: UInt32.self)))
+    let scale = Float(
+      bitPattern: UInt32(littleEndian: blob.loadUnaligned(fromByteOffset: 0, as: UInt32.self)))
     for index in 0..<dimension {
       output[index] = Float(Int8(bitPattern: blob[4 + index])) * scale
     }
