@@ -48,6 +48,7 @@ enum LocomoSuite {
     let limit = try arguments.int("limit", default: 0)
     let skipCompaction = arguments.flag("quick")
     let modelOption = arguments.optionalString("model")
+    let keepFolder = arguments.optionalString("keep")
     try arguments.finish()
 
     let files = try FileManager.default.contentsOfDirectory(atPath: dataPath)
@@ -61,9 +62,12 @@ enum LocomoSuite {
     } else {
       embedder = try BertEmbedder(locator: ModelLocator())
     }
-    let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("engram-locomo-\(getpid())")
+    // --keep DIR leaves the compacted memories there for inspection.
+    let scratch =
+      keepFolder.map { URL(fileURLWithPath: $0) }
+      ?? FileManager.default.temporaryDirectory.appendingPathComponent("engram-locomo-\(getpid())")
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: scratch) }
+    defer { if keepFolder == nil { try? FileManager.default.removeItem(at: scratch) } }
 
     var tallies: [SearchMode: Tally] = [:]
     var byCategory: [SearchMode: [Int: Tally]] = [:]

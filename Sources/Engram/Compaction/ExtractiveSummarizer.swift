@@ -223,11 +223,11 @@ public enum ExtractiveSummarizer {
     return result
   }
 
-  /// A turn carries little information when it has fewer than three content words and no
+  /// A turn carries little information when it has fewer than four content words and no
   /// number or name (greetings, thanks, exclamations).
   public static func isLowInformation(_ text: String) -> Bool {
     let words = contentWords(text)
-    if words.count >= 3 { return false }
+    if words.count >= 4 { return false }
     if text.contains(where: \.isNumber) { return false }
     if !entities(in: text).isEmpty { return false }
     if text.unicodeScalars.contains(where: { $0.value >= 0x2E80 && $0.value <= 0x9FFF }) && text.count >= 6 {

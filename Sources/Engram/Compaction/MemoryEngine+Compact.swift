@@ -77,7 +77,7 @@ extension MemoryEngine {
       progress?(EngramProgress(phase: "summarizing", done: position, total: sessions.count))
       let turns = try sessionTurns(sessionID)
       guard !turns.isEmpty else { continue }
-      let quotes = max(1, min(12, Int((Double(turns.count) * 0.15).rounded(.up))))
+      let quotes = max(1, min(8, Int((Double(turns.count) * 0.1).rounded(.up))))
       guard let summary = ExtractiveSummarizer.summarize(turns, maxQuotes: quotes) else { continue }
       let quoted = Set(summary.quotedMessageIDs)
       let deletable = turns.filter {
@@ -87,7 +87,7 @@ extension MemoryEngine {
       report.sessionsSummarized += 1
       report.summariesCreated += 1
       report.turnsDeleted += deletable.count
-      report.embeddingsQuantized += turns.count - deletable.count
+      report.embeddingsQuantized += turns.count - deletable.count + 1
       report.plan.append(
         "summarize \(name): \(turns.count) turns, quote \(quoted.count), delete \(deletable.count) low-information"
       )
@@ -113,6 +113,7 @@ extension MemoryEngine {
           [.integer(summaryID), .integer(sessionID)])
         for id in deletable { _ = try connection.delete(Message.self, id: id) }
         try connection.quantizeEmbeddings(ownerKind: .message, ownerIDs: keptIDs)
+        try connection.quantizeEmbeddings(ownerKind: .summary, ownerIDs: [summaryID])
         return summaryID
       }
       for id in deletable { _ = index.remove(id: VectorKey.make(.message, id)) }
@@ -127,12 +128,14 @@ extension MemoryEngine {
           guard let entry = index.entry(for: VectorKey.make(.message, id)) else { return nil }
           return (.message, id, entry.metadata, vector)
         })
+      let storedSummaryVector =
+        try database.read { try $0.embedding(ownerKind: .summary, ownerID: summaryID)?.vector } ?? vector
       try indexVectors([
         (
           .summary, summaryID,
           VectorMetadata(
             kind: .summary, session: sessionID, scope: 0, timestamp: Timestamp.milliseconds(summary.start)),
-          vector
+          storedSummaryVector
         )
       ])
     }

@@ -124,7 +124,7 @@ extension MemoryEngine {
         SearchHit(
           kind: row.kind, id: row.id, text: row.text, sessionID: row.sessionID, speaker: row.speaker,
           timestamp: row.timestamp, bm25: bm25[key], cosine: cosine[key], score: score,
-          provenance: provenance[key] ?? [], metadata: row.metadata))
+          provenance: provenance[key] ?? [], metadata: [:]))
     }
     hits.sort { a, b in
       if a.score != b.score { return a.score > b.score }
@@ -132,6 +132,10 @@ extension MemoryEngine {
       return a.id < b.id
     }
     if hits.count > k { hits.removeSubrange(k...) }
+    for index in hits.indices {
+      guard let row = rows[VectorKey.make(hits[index].kind, hits[index].id)] else { continue }
+      hits[index].metadata = Self.metadataObject(row.metadataText).merging(row.extraMetadata) { _, extra in extra }
+    }
 
     let memoryIDs = hits.filter { $0.kind == .memory }.map(\.id)
     if recordAccess && !memoryIDs.isEmpty && !configuration.readOnly {
@@ -199,7 +203,9 @@ extension MemoryEngine {
     var sessionID: Int64?
     var speaker: String?
     var timestamp: Date
-    var metadata: [String: JSONValue]
+    /// Metadata JSON text, parsed only for the hits returned.
+    var metadataText: String
+    var extraMetadata: [String: JSONValue] = [:]
     var previous: Int64?
     var next: Int64?
     var superseded = false
@@ -231,8 +237,7 @@ extension MemoryEngine {
         rows[VectorKey.make(.message, id)] = CandidateRow(
           kind: .message, id: id, text: row.string(at: 1), sessionID: row.optionalInt64(at: 2),
           speaker: row.optionalString(at: 3), timestamp: Timestamp.date(row.int64(at: 4)),
-          metadata: metadataObject(row.string(at: 5)),
-          previous: row.optionalInt64(at: 6), next: row.optionalInt64(at: 7))
+          metadataText: row.string(at: 5), previous: row.optionalInt64(at: 6), next: row.optionalInt64(at: 7))
       }
     }
     if let ids = byKind[.memory] {
@@ -245,11 +250,10 @@ extension MemoryEngine {
       try statement.bind(JSONValue.array(ids.map { .int(Int($0)) }).jsonText, at: 1)
       try statement.forEachRow { row in
         let id = row.int64(at: 0)
-        var metadata = metadataObject(row.string(at: 4))
-        metadata["memory_kind"] = .string(row.string(at: 8))
         rows[VectorKey.make(.memory, id)] = CandidateRow(
           kind: .memory, id: id, text: row.string(at: 1), sessionID: row.optionalInt64(at: 2), speaker: nil,
-          timestamp: Timestamp.date(row.int64(at: 3)), metadata: metadata, previous: nil, next: nil,
+          timestamp: Timestamp.date(row.int64(at: 3)), metadataText: row.string(at: 4),
+          extraMetadata: ["memory_kind": .string(row.string(at: 8))], previous: nil, next: nil,
           superseded: row.bool(at: 5), scopeUser: row.optionalString(at: 6), importance: row.double(at: 7))
       }
     }
@@ -267,7 +271,8 @@ extension MemoryEngine {
         if let last = row.optionalInt64(at: 5) { metadata["last_message_id"] = .int(Int(last)) }
         rows[VectorKey.make(.summary, id)] = CandidateRow(
           kind: .summary, id: id, text: row.string(at: 1), sessionID: row.optionalInt64(at: 2), speaker: nil,
-          timestamp: Timestamp.date(row.int64(at: 3)), metadata: metadata, previous: nil, next: nil)
+          timestamp: Timestamp.date(row.int64(at: 3)), metadataText: "{}", extraMetadata: metadata, previous: nil,
+          next: nil)
       }
     }
     return rows
