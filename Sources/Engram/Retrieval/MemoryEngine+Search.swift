@@ -134,7 +134,9 @@ extension MemoryEngine {
     if hits.count > k { hits.removeSubrange(k...) }
     for index in hits.indices {
       guard let row = rows[VectorKey.make(hits[index].kind, hits[index].id)] else { continue }
-      hits[index].metadata = Self.metadataObject(row.metadataText).merging(row.extraMetadata) { _, extra in extra }
+      hits[index].metadata = Self.metadataObject(row.metadataText).merging(row.extraMetadata) { _, extra in
+        extra
+      }
     }
 
     let memoryIDs = hits.filter { $0.kind == .memory }.map(\.id)
@@ -271,7 +273,8 @@ extension MemoryEngine {
         if let last = row.optionalInt64(at: 5) { metadata["last_message_id"] = .int(Int(last)) }
         rows[VectorKey.make(.summary, id)] = CandidateRow(
           kind: .summary, id: id, text: row.string(at: 1), sessionID: row.optionalInt64(at: 2), speaker: nil,
-          timestamp: Timestamp.date(row.int64(at: 3)), metadataText: "{}", extraMetadata: metadata, previous: nil,
+          timestamp: Timestamp.date(row.int64(at: 3)), metadataText: "{}", extraMetadata: metadata,
+          previous: nil,
           next: nil)
       }
     }
