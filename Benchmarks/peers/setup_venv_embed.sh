@@ -7,7 +7,7 @@ venv="$root/.venv"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv" || { echo "setup_venv_embed: python3 -m venv failed (apt-get install python3-venv)" >&2; exit 1; }
 fi
-if "$venv/bin/python" -c "import torch, sentence_transformers" 2>/dev/null; then
+if "$venv/bin/python" -c "import torch, sentence_transformers, rank_bm25" 2>/dev/null; then
   exit 0
 fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
@@ -24,5 +24,5 @@ if [ -n "$local_wheel" ]; then
 else
   "$venv/bin/python" -m pip install --quiet torch
 fi
-"$venv/bin/python" -m pip install --quiet sentence-transformers
+"$venv/bin/python" -m pip install --quiet sentence-transformers rank_bm25
 echo "setup_venv_embed: torch $("$venv/bin/python" -c 'import torch; print(torch.__version__)') ready in $venv" >&2
