@@ -52,6 +52,7 @@ extension MemoryEngine {
   /// - Parameters:
   ///   - path: a JSONL or LoCoMo JSON file; `-` reads standard input.
   ///   - progress: called with the phase and counts as the work advances.
+  @discardableResult
   public func ingest(path: String, progress: (@Sendable (EngramProgress) -> Void)? = nil) async throws
     -> IngestReport
   {
