@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 /// Reads a model reply in the agent-action format: one JSON object, possibly in a ```json fence.
@@ -78,7 +79,7 @@ public enum AgentActionParser {
         switch value {
         case .string(let text): arguments[name] = .string(text)
         case .int(let number): arguments[name] = .int(number)
-        case .number(let number): arguments[name] = .number(number)
+        case .double(let number): arguments[name] = .number(number)
         case .bool(let flag): arguments[name] = .bool(flag)
         case .null: continue
         case .array, .object: throw .unsupportedArgumentValue(path: "\(path)arguments.\(name)")
@@ -127,35 +128,5 @@ public enum AgentActionParser {
       index = text.index(after: index)
     }
     return nil
-  }
-}
-
-/// A decoded JSON value; booleans are tried before numbers so `true` never becomes 1.
-enum JSONValue: Decodable, Hashable {
-  case null
-  case bool(Bool)
-  case int(Int)
-  case number(Double)
-  case string(String)
-  case array([JSONValue])
-  case object([String: JSONValue])
-
-  init(from decoder: any Decoder) throws {
-    let container = try decoder.singleValueContainer()
-    if container.decodeNil() {
-      self = .null
-    } else if let flag = try? container.decode(Bool.self) {
-      self = .bool(flag)
-    } else if let number = try? container.decode(Int.self) {
-      self = .int(number)
-    } else if let number = try? container.decode(Double.self) {
-      self = .number(number)
-    } else if let text = try? container.decode(String.self) {
-      self = .string(text)
-    } else if let items = try? container.decode([JSONValue].self) {
-      self = .array(items)
-    } else {
-      self = .object(try container.decode([String: JSONValue].self))
-    }
   }
 }
