@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: demo test setup build release lint format bench peers clean schemas
+.PHONY: demo test setup build release lint format bench peers clean schemas mcp-e2e
 
 setup:
 	@./scripts/setup.sh
@@ -21,6 +21,10 @@ demo: release
 test: setup
 	$(SWIFT) build $(SWIFT_FLAGS) --build-tests
 	$(SWIFT) test $(SWIFT_FLAGS) --skip-build
+	./scripts/mcp-e2e.sh
+
+mcp-e2e: build
+	./scripts/mcp-e2e.sh
 
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks

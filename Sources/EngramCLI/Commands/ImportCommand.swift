@@ -1,0 +1,75 @@
+import Engram
+import Foundation
+
+/// `engram import FILE`: loads an export into a new or empty memory.
+public enum ImportCommand: Command {
+  /// The command's declaration.
+  public static let configuration = CommandConfiguration(
+    commandName: "import", abstract: "Load an export into a new (or empty) memory.",
+    discussion: "The embedder is the export's own unless --model names another of the same model.",
+    options: [.database, InitCommand.modelOption],
+    positionals: [PositionalSpec("file", help: "The export file ('-' reads standard input).")])
+
+  /// Imports all of the file or nothing.
+  public static func run(_ context: CommandContext) async throws {
+    let file = context.arguments.string("file") ?? ""
+    let path = context.databasePath
+    let requested = try context.arguments.string("model").map { text -> EmbedderSpec in
+      switch EmbedderSpec.parse(text) {
+      case .success(let spec): return spec
+      case .failure(let error): throw UsageError(error.description)
+      }
+    }
+    let existed = FileManager.default.fileExists(atPath: path)
+    try await EngineAccess.mappingErrors {
+      let spec: EmbedderSpec
+      if existed {
+        spec = try EngineAccess.spec(forDatabaseAt: path)
+      } else if let requested {
+        spec = requested
+      } else {
+        spec = try exportSpec(file)
+      }
+      let embedder = try spec.makeEmbedder(environment: context.environment)
+      do {
+        let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
+        defer { engine.close() }
+        let rows: Int
+        do {
+          rows = try engine.importExport(from: file)
+        } catch EngramError.importTargetNotEmpty {
+          throw CommandFailure("\(path) already holds a memory; import into a new file")
+        }
+        try engine.setEmbedderSpec(spec.text)
+        context.output.write("imported \(rows) rows into \(path)\n")
+      } catch {
+        // A file this command created holds nothing useful after a failed import.
+        if !existed {
+          for suffix in ["", "-wal", "-shm", ".vectors"] {
+            try? FileManager.default.removeItem(atPath: path + suffix)
+          }
+        }
+        throw error
+      }
+    }
+  }
+
+  /// The embedder the export's header names (`embedding_model`), read from its first line.
+  static func exportSpec(_ file: String) throws -> EmbedderSpec {
+    guard file != "-" else { return .default }
+    guard let handle = FileHandle(forReadingAtPath: file) else {
+      throw ImportError.unreadable(path: file, reason: "no such file or not readable")
+    }
+    defer { try? handle.close() }
+    let head = (try? handle.read(upToCount: 4096)) ?? Data()
+    let firstLine = head.split(separator: 0x0A, maxSplits: 1).first.map { Data($0) } ?? Data()
+    guard let header = try? JSONValue.parse(firstLine), header["type"] == "header" else {
+      throw EngramError.malformedExport(line: 1, reason: "missing engram-export header")
+    }
+    guard let model = header["embedding_model"]?.stringValue else { return .default }
+    guard let spec = EmbedderSpec.inferred(fromModelID: model) else {
+      throw CommandFailure("\(file) holds vectors of \(model); name its embedder with --model")
+    }
+    return spec
+  }
+}

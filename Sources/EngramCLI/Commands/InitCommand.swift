@@ -1,0 +1,71 @@
+import Engram
+import EngramEmbeddings
+import Foundation
+
+/// `engram init`: creates a memory and records which embedder it uses.
+public enum InitCommand: Command {
+  /// The `--model` option shared by `init` and `reindex`.
+  static let modelOption = OptionSpec(
+    "model", valueName: "SPEC",
+    help: "The embedder: minilm, a model folder, hashing[:DIM], or http:URL#model=NAME&dim=N.",
+    defaultDescription: "minilm")
+
+  /// The command's declaration.
+  public static let configuration = CommandConfiguration(
+    commandName: "init", abstract: "Create a memory (mode 0600) and choose its embedder.",
+    discussion: """
+      Without --model the memory uses all-MiniLM-L6-v2; when that model is not installed,
+      it falls back to the hashing embedder and says so (install the model with `make demo`
+      and switch with `engram reindex --model minilm`).
+      """,
+    options: [.database, modelOption])
+
+  /// Creates the memory.
+  public static func run(_ context: CommandContext) async throws {
+    let path = context.databasePath
+    let requested = try context.arguments.string("model").map { text -> EmbedderSpec in
+      switch EmbedderSpec.parse(text) {
+      case .success(let spec): return spec
+      case .failure(let error): throw UsageError(error.description)
+      }
+    }
+    try await EngineAccess.mappingErrors {
+      if FileManager.default.fileExists(atPath: path) {
+        let existing = try EngineAccess.spec(forDatabaseAt: path)
+        if let requested, requested != existing {
+          throw CommandFailure(
+            "\(path) already holds a memory using \(existing.text); "
+              + "switch with `\(context.toolName) reindex --model \(requested.text)`")
+        }
+        context.output.write("memory already exists: \(path) (embedder \(existing.text))\n")
+        return
+      }
+      let (spec, embedder) = try chooseEmbedder(requested, context: context)
+      let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+      try FileManager.default.createDirectory(
+        at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+      let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
+      defer { engine.close() }
+      try engine.setEmbedderSpec(spec.text)
+      context.output.write(
+        "created memory \(path) (embedder \(spec.text): \(embedder.modelID), \(embedder.dimension)-d)\n")
+    }
+  }
+
+  /// The requested embedder, or MiniLM with the hashing fallback when none was requested.
+  static func chooseEmbedder(_ requested: EmbedderSpec?, context: CommandContext) throws -> (
+    EmbedderSpec, any Embedder
+  ) {
+    if let requested { return (requested, try requested.makeEmbedder(environment: context.environment)) }
+    do {
+      return (.minilm, try EmbedderSpec.minilm.makeEmbedder(environment: context.environment))
+    } catch EmbeddingError.modelNotFound(let directory, _) {
+      context.error.write(
+        "\(context.toolName): all-MiniLM-L6-v2 is not installed (\(directory)); this memory uses the hashing "
+          + "embedder (run `make demo` to install the model, then `\(context.toolName) reindex --model minilm`)\n"
+      )
+      let fallback = EmbedderSpec.hashing(dimension: 384)
+      return (fallback, try fallback.makeEmbedder(environment: context.environment))
+    }
+  }
+}

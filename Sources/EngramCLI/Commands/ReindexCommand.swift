@@ -1,0 +1,53 @@
+import Engram
+import Foundation
+import Synchronization
+
+/// `engram reindex`: re-embeds everything, optionally with another model.
+public enum ReindexCommand: Command {
+  /// The command's declaration.
+  public static let configuration = CommandConfiguration(
+    commandName: "reindex", abstract: "Re-embed every item (with --model, switch the embedder).",
+    options: [.database, InitCommand.modelOption])
+
+  /// Re-embeds all or nothing, with progress on standard error.
+  public static func run(_ context: CommandContext) async throws {
+    let requested = try context.arguments.string("model").map { text -> EmbedderSpec in
+      switch EmbedderSpec.parse(text) {
+      case .success(let spec): return spec
+      case .failure(let error): throw UsageError(error.description)
+      }
+    }
+    Interruption.install()
+    defer { Interruption.uninstall() }
+    try await EngineAccess.mappingErrors {
+      let path = try EngineAccess.requireExisting(context)
+      let spec = try requested ?? EngineAccess.spec(forDatabaseAt: path)
+      let embedder = try spec.makeEmbedder(environment: context.environment)
+      let bar = Mutex<ProgressBar?>(nil)
+      let task = Task {
+        try await MemoryEngine.reindex(path: path, configuration: EngramConfiguration(embedder: embedder)) {
+          progress in
+          guard progress.phase == "embedding" else { return }
+          let current = bar.withLock { bar in
+            if bar == nil { bar = ProgressBar(label: "reindex", total: progress.total, context: context) }
+            return bar!
+          }
+          current.update(done: progress.done)
+        }
+      }
+      let watcher = Task {
+        while !Task.isCancelled {
+          if Interruption.isRequested { task.cancel(); return }
+          try? await Task.sleep(for: .milliseconds(20))
+        }
+      }
+      defer { watcher.cancel() }
+      let engine = try await task.value
+      defer { engine.close() }
+      bar.withLock { $0 }?.finish()
+      try engine.setEmbedderSpec(spec.text)
+      let count = try engine.tableCounts()["embeddings"] ?? 0
+      context.output.write("reindexed \(count) items with \(embedder.modelID) (\(embedder.dimension)-d)\n")
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import Engram
+import Foundation
+
+/// `engram stats`: what the memory holds and how big it is.
+public enum StatsCommand: Command {
+  /// The command's declaration.
+  public static let configuration = CommandConfiguration(
+    commandName: "stats", abstract: "Show counts, size, embedder and the last compaction.",
+    options: [.database, .json])
+
+  /// Prints the statistics.
+  public static func run(_ context: CommandContext) async throws {
+    let stats = try await EngineAccess.withEngine(context) { engine in try collect(engine) }
+    if context.arguments.flag("json") {
+      try context.jsonLines.write(stats)
+    } else {
+      for line in lines(stats) { context.output.write(line + "\n") }
+    }
+  }
+
+  /// The statistics as one JSON object.
+  static func collect(_ engine: MemoryEngine) throws -> JSONValue {
+    let counts = try engine.tableCounts()
+    let kinds = try engine.memoryCountsByKind()
+    let index = engine.vectorIndexStatistics
+    let lastCompaction = try engine.metaValue("last_compaction").flatMap(Int64.init).map {
+      JSONValue.string(HitRendering.isoDate(Date(timeIntervalSince1970: Double($0) / 1000)))
+    }
+    return [
+      "path": .string(engine.path),
+      "sessions": .int(counts["sessions"] ?? 0), "messages": .int(counts["messages"] ?? 0),
+      "summaries": .int(counts["summaries"] ?? 0), "memories": .int(counts["memories"] ?? 0),
+      "embeddings": .int(counts["embeddings"] ?? 0),
+      "memories_by_kind": .object(
+        Dictionary(uniqueKeysWithValues: MemoryKind.allCases.map { ($0.rawValue, .int(kinds[$0] ?? 0)) })),
+      "bytes": .int(engine.databaseBytes()),
+      "embedder_spec": try engine.metaValue(MemoryEngine.embedderSpecKey).map { .string($0) } ?? .null,
+      "model": .string(engine.embedder.modelID), "dimension": .int(engine.embedder.dimension),
+      "index_rows": .int(index.rows), "index_tombstones": .int(index.tombstones),
+      "index_bytes": .int(index.bytes),
+      "last_compaction": lastCompaction ?? .null,
+    ]
+  }
+
+  /// The statistics as aligned lines.
+  static func lines(_ stats: JSONValue) -> [String] {
+    let int = { (key: String) in stats[key]?.intValue ?? 0 }
+    let kinds = MemoryKind.allCases.compactMap { kind -> String? in
+      let count = stats["memories_by_kind"]?[kind.rawValue]?.intValue ?? 0
+      return count > 0 ? "\(count) \(kind.rawValue)" : nil
+    }
+    var table = Table(columns: [.init("what"), .init("value")])
+    table.rows = [
+      ["memory", stats["path"]?.stringValue ?? ""],
+      ["sessions", String(int("sessions"))],
+      ["turns", String(int("messages"))],
+      ["summaries", String(int("summaries"))],
+      [
+        "memories",
+        String(int("memories")) + (kinds.isEmpty ? "" : " (" + kinds.joined(separator: ", ") + ")"),
+      ],
+      ["embeddings", String(int("embeddings"))],
+      ["size on disk", HitRendering.bytes(int("bytes"))],
+      [
+        "embedder",
+        "\(stats["model"]?.stringValue ?? "?") (\(int("dimension"))-d, spec \(stats["embedder_spec"]?.stringValue ?? "-"))",
+      ],
+      ["vector index", "\(int("index_rows")) rows, \(HitRendering.bytes(int("index_bytes")))"],
+      ["last compaction", stats["last_compaction"]?.stringValue ?? "never"],
+    ]
+    return table.render(width: 200, showsHeader: false)
+  }
+}

@@ -1,0 +1,130 @@
+import Engram
+import EngramEmbeddings
+import EngramStore
+import Foundation
+
+/// A failure reported as one line on standard error (exit 1).
+public struct CommandFailure: Error, LocalizedError, Sendable, Hashable {
+  /// The line, without the tool prefix.
+  public var message: String
+
+  /// Creates a failure.
+  public init(_ message: String) {
+    self.message = message
+  }
+
+  /// The line.
+  public var errorDescription: String? { message }
+}
+
+/// Opens the memory a command names with the embedder recorded in it, and turns engine
+/// errors into lines a person can act on.
+public enum EngineAccess {
+  /// The embedder spec for the existing database at `path`: the recorded spec, else the one
+  /// its stored model id implies, else the default (a database without vectors yet).
+  public static func spec(forDatabaseAt path: String) throws -> EmbedderSpec {
+    let settings = try MemoryEngine.storedEmbedderSettings(path: path)
+    if let text = settings.spec {
+      switch EmbedderSpec.parse(text) {
+      case .success(let spec): return spec
+      case .failure(let error): throw CommandFailure("\(path): \(error)")
+      }
+    }
+    guard let modelID = settings.modelID else { return .default }
+    if let spec = EmbedderSpec.inferred(fromModelID: modelID) { return spec }
+    throw CommandFailure(
+      "\(path): cannot tell how to build the embedder of its vectors (\(modelID)); "
+        + "run `engram reindex --model SPEC` to choose one")
+  }
+
+  /// Fails with a line suggesting `engram init` when no memory exists at the command's path.
+  public static func requireExisting(_ context: CommandContext) throws -> String {
+    let path = context.databasePath
+    guard FileManager.default.fileExists(atPath: path) else {
+      let option = context.arguments.string("db").map { " --db \($0)" } ?? ""
+      throw CommandFailure("no memory at \(path); create one with `\(context.toolName) init\(option)`")
+    }
+    return path
+  }
+
+  /// Opens the command's existing memory with its recorded embedder.
+  public static func open(_ context: CommandContext) throws -> MemoryEngine {
+    let path = try requireExisting(context)
+    let spec = try spec(forDatabaseAt: path)
+    let embedder = try spec.makeEmbedder(environment: context.environment)
+    return try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
+  }
+
+  /// Opens the command's memory, runs `body`, closes the memory, and maps failures to one
+  /// readable line (usage errors, exit codes and interruptions pass through).
+  public static func withEngine<T: Sendable>(
+    _ context: CommandContext, _ body: (MemoryEngine) async throws -> T
+  ) async throws -> T {
+    try await mappingErrors {
+      let engine = try open(context)
+      defer { engine.close() }
+      return try await body(engine)
+    }
+  }
+
+  /// Runs `body`, mapping failures as ``withEngine(_:_:)`` does.
+  public static func mappingErrors<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    do {
+      return try await body()
+    } catch let error as UsageError {
+      throw error
+    } catch let error as ExitCode {
+      throw error
+    } catch let error as InterruptedError {
+      throw error
+    } catch EngramError.cancelled {
+      throw InterruptedError()
+    } catch {
+      throw CommandFailure(describe(error))
+    }
+  }
+
+  /// One line for an engine, store or embedder error.
+  public static func describe(_ error: any Error) -> String {
+    switch error {
+    case let failure as CommandFailure: return failure.message
+    case let error as StoreError: return describe(error)
+    case let error as SQLiteError:
+      let path = error.path.map { "\($0): " } ?? ""
+      switch error.code {
+      case .notADatabase: return "\(path)not an Engram memory (the file is not a SQLite database)"
+      case .corrupt: return "\(path)the memory is damaged; run `engram doctor --repair`"
+      case .busy: return "\(path)the memory is locked by another process; try again"
+      case .cannotOpen: return "\(path)cannot open the file"
+      default: return "\(path)SQLite error: \(error.message)"
+      }
+    case let error as EmbeddingError: return error.description
+    case let error as EngramError: return error.description
+    case let error as ImportError: return error.description
+    case let error as EmbedderSpec.SpecError: return error.description
+    default: return CommandLineTool.describe(error)
+    }
+  }
+
+  static func describe(_ error: StoreError) -> String {
+    switch error {
+    case .schemaTooNew(let path, let found, let supported):
+      return
+        "\(path) was written by a newer Engram (schema \(found), this engram knows \(supported)); "
+        + "upgrade engram to use it (the file was not changed)"
+    case .migrationRequired(let path, let found, let required):
+      return "\(path) needs upgrading from schema \(found) to \(required); open it once without read-only"
+    case .readOnlyFile(let path): return "\(path) is read-only"
+    case .readOnlyDirectory(let path): return "cannot write in the folder of \(path)"
+    case .databaseReadOnly(let path): return "\(path) was opened read-only"
+    case .closed(let path): return "\(path) is closed"
+    case .invalidImportance(let value): return "importance must lie in 0...1 (got \(value))"
+    case .notFound(let table, let id): return "no row \(id) in \(table)"
+    case .modelMismatch(let expectedModel, let expectedDimension, let actualModel, let actualDimension):
+      return
+        "the memory's vectors come from \(expectedModel) (\(expectedDimension)-d), not \(actualModel) "
+        + "(\(actualDimension)-d); run `engram reindex` to switch models"
+    default: return String(describing: error)
+    }
+  }
+}

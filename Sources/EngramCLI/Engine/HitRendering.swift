@@ -1,0 +1,61 @@
+import Engram
+import Foundation
+
+/// How commands show search hits, stats and dates (shared by `query`, `forget`, `demo`).
+enum HitRendering {
+  /// `2024-05-01 14:03` in UTC (what was stored; stable across machines).
+  static func shortDate(_ date: Date) -> String {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "UTC")
+    formatter.dateFormat = "yyyy-MM-dd HH:mm"
+    return formatter.string(from: date)
+  }
+
+  /// ISO 8601 with seconds, UTC.
+  static func isoDate(_ date: Date) -> String {
+    ISO8601DateFormatter().string(from: date)
+  }
+
+  /// The kind column: `memory`, `summary`, or the speaker of a turn (`turn:Alice`).
+  static func kindLabel(_ hit: SearchHit) -> String {
+    switch hit.kind {
+    case .message: return hit.speaker.map { "turn:\($0)" } ?? "turn"
+    case .memory, .summary: return hit.kind.rawValue
+    }
+  }
+
+  /// The hits as table lines fitted to `width`.
+  static func table(_ hits: [SearchHit], width: Int, styled: Bool) -> [String] {
+    var table = Table(columns: [
+      .init("#", alignment: .right), .init("score", alignment: .right), .init("date"), .init("kind"),
+      .init("id", alignment: .right), .init("text"),
+    ])
+    for (rank, hit) in hits.enumerated() {
+      table.append([
+        String(rank + 1), String(format: "%.3f", hit.score), shortDate(hit.timestamp), kindLabel(hit),
+        String(hit.id), hit.text,
+      ])
+    }
+    return table.render(width: width, styled: styled)
+  }
+
+  /// One hit as a JSON object (the `query --json` line format).
+  static func json(_ hit: SearchHit) -> JSONValue {
+    [
+      "id": .int(Int(hit.id)), "kind": .string(hit.kind.rawValue), "score": .double(hit.score),
+      "bm25": hit.bm25.map { .double($0) } ?? .null, "cosine": hit.cosine.map { .double($0) } ?? .null,
+      "date": .string(isoDate(hit.timestamp)), "session": hit.sessionID.map { .int(Int($0)) } ?? .null,
+      "speaker": hit.speaker.map { .string($0) } ?? .null, "text": .string(hit.text),
+      "provenance": .array(hit.provenance.map { .string($0) }),
+    ]
+  }
+
+  /// `12.3 MB`, `840 KB`, `512 B`.
+  static func bytes(_ count: Int) -> String {
+    let value = Double(count)
+    if value >= 1_048_576 { return String(format: "%.1f MB", value / 1_048_576) }
+    if value >= 1_024 { return String(format: "%.1f KB", value / 1_024) }
+    return "\(count) B"
+  }
+}

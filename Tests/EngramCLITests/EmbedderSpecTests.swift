@@ -1,0 +1,42 @@
+import Testing
+
+@testable import EngramCLI
+
+@Suite struct EmbedderSpecTests {
+  @Test(arguments: [
+    ("minilm", "minilm"), ("hashing", "hashing"), ("hashing:64", "hashing:64"), ("model:/m/x", "model:/m/x"),
+    (
+      "http:http://127.0.0.1:11434#model=nomic&dim=768&api=ollama",
+      "http:http://127.0.0.1:11434#model=nomic&dim=768&api=ollama"
+    ),
+    (
+      "https://api.example.com#model=e3&dim=1536&key=OPENAI_API_KEY",
+      "http:https://api.example.com#model=e3&dim=1536&key=OPENAI_API_KEY"
+    ),
+  ])
+  func specsRoundTripThroughText(input: String, text: String) throws {
+    let spec = try EmbedderSpec.parse(input).get()
+    #expect(spec.text == text)
+    #expect(try EmbedderSpec.parse(spec.text).get() == spec)
+  }
+
+  @Test(arguments: [
+    "", "hashing:0", "hashing:abc", "http:http://h#dim=3", "http:http://h#model=m",
+    "http:ftp://h#model=m&dim=3", "http:http://h#model=m&dim=3&api=grpc",
+  ])
+  func invalidSpecsAreRefused(input: String) {
+    #expect(throws: EmbedderSpec.SpecError.self) { try EmbedderSpec.parse(input).get() }
+  }
+
+  @Test func specsAreInferredFromStoredModelIDs() {
+    #expect(EmbedderSpec.inferred(fromModelID: "hashing-v1-128") == .hashing(dimension: 128))
+    #expect(EmbedderSpec.inferred(fromModelID: "sentence-transformers/all-MiniLM-L6-v2") == .minilm)
+    #expect(EmbedderSpec.inferred(fromModelID: "http:nomic") == nil)
+  }
+
+  @Test func hashingSpecsBuildTheirEmbedder() throws {
+    let embedder = try EmbedderSpec.hashing(dimension: 48).makeEmbedder(environment: [:])
+    #expect(embedder.dimension == 48)
+    #expect(embedder.modelID == "hashing-v1-48")
+  }
+}

@@ -1,0 +1,110 @@
+import Engram
+import EngramEmbeddings
+import EngramMCP
+import Foundation
+import Testing
+
+@testable import EngramCLI
+
+/// The MCP tools, called in process through the server as a client would.
+@Suite struct EngineToolProviderTests {
+  let scratch: ScratchFolder
+  let engine: MemoryEngine
+  let server: MCPServer
+
+  init() throws {
+    scratch = try ScratchFolder()
+    engine = try MemoryEngine(
+      path: scratch.path("m.sqlite"),
+      configuration: EngramConfiguration(embedder: try HashingEmbedder(dimension: 64)))
+    server = MCPServer(
+      info: ServerInfo(name: "engram", version: "test"), provider: EngineToolProvider(engine: engine),
+      log: { _ in })
+  }
+
+  func call(_ name: String, _ arguments: JSONValue) async throws -> JSONValue {
+    let request: JSONValue = [
+      "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+      "params": ["name": .string(name), "arguments": arguments],
+    ]
+    let line = try #require(await server.handle(line: request.jsonText))
+    return try #require(try JSONValue.parse(line)["result"])
+  }
+
+  @Test func listsSixToolsWithSchemasAndHints() async throws {
+    let line = try #require(await server.handle(line: #"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#))
+    let tools = try #require(try JSONValue.parse(line)["result"]?["tools"]?.arrayValue)
+    let names = tools.compactMap { $0["name"]?.stringValue }
+    #expect(
+      names == [
+        "memory_search", "memory_remember", "memory_forget", "memory_context", "conversation_append",
+        "memory_stats",
+      ])
+    for tool in tools {
+      #expect(tool["inputSchema"]?["type"] == "object")
+      #expect(tool["outputSchema"]?["type"] == "object")
+    }
+    let hints = Dictionary(uniqueKeysWithValues: tools.map { ($0["name"]!.stringValue!, $0["annotations"]!) })
+    #expect(hints["memory_search"]?["readOnlyHint"] == true)
+    #expect(hints["memory_context"]?["readOnlyHint"] == true)
+    #expect(hints["memory_stats"]?["readOnlyHint"] == true)
+    #expect(hints["memory_forget"]?["destructiveHint"] == true)
+  }
+
+  @Test func rememberSearchContextAppendStatsAndForget() async throws {
+    let remembered = try await call(
+      "memory_remember", ["content": "Maya likes green tea", "kind": "preference", "importance": 0.8])
+    #expect(remembered["isError"] == false)
+    let id = try #require(remembered["structuredContent"]?["id"]?.intValue)
+
+    let appended = try await call(
+      "conversation_append", ["role": "user", "content": "Tea in Lisbon tomorrow?", "session": "chat"])
+    #expect(appended["isError"] == false)
+    #expect(appended["structuredContent"]?["session"]?.intValue != nil)
+
+    let found = try await call(
+      "memory_search", ["query": "green tea", "k": 5, "filters": ["kinds": ["memory"]]])
+    let hits = try #require(found["structuredContent"]?["hits"]?.arrayValue)
+    #expect(hits.count == 1)
+    #expect(hits.first?["id"]?.intValue == id)
+    #expect(found["content"]?[0]?["text"]?.stringValue?.contains("green tea") == true)
+
+    let context = try await call("memory_context", ["query": "what does Maya drink?", "budget": 400])
+    #expect(context["structuredContent"]?["context"]?.stringValue?.contains("green tea") == true)
+    #expect((context["structuredContent"]?["token_count"]?.intValue ?? 999) <= 400)
+
+    let stats = try await call("memory_stats", [:])
+    #expect(stats["structuredContent"]?["memories"] == 1)
+    #expect(stats["structuredContent"]?["messages"] == 1)
+
+    let forgotten = try await call("memory_forget", ["id": .int(id)])
+    #expect(forgotten["structuredContent"]?["forgotten"] == true)
+    let again = try await call("memory_forget", ["id": .int(id)])
+    #expect(again["isError"] == true)
+    #expect(again["content"]?[0]?["text"]?.stringValue?.contains("memory_search") == true)
+    #expect(try engine.memory(Int64(id)) == nil)
+  }
+
+  @Test func invalidArgumentsBecomeActionableErrorResults() async throws {
+    let cases: [(String, JSONValue, String)] = [
+      ("memory_search", [:], "query"),
+      ("memory_search", ["query": "x", "k": 0], "'k'"),
+      ("memory_search", ["query": "x", "mode": "fuzzy"], "'mode'"),
+      ("memory_search", ["query": "x", "filters": ["since": "yesterday-ish"]], "filters.since"),
+      ("memory_search", ["query": "   "], "blank"),
+      ("memory_remember", ["content": "x", "importance": 3], "'importance'"),
+      ("memory_remember", ["content": "x", "colour": "red"], "colour"),
+      ("memory_forget", ["id": "seven"], "'id'"),
+      ("conversation_append", ["role": "narrator", "content": "x"], "'role'"),
+      ("memory_context", ["query": "x", "budget": 1], "'budget'"),
+    ]
+    for (name, arguments, mention) in cases {
+      let result = try await call(name, arguments)
+      #expect(result["isError"] == true, "\(name) \(arguments.jsonText)")
+      let text = result["content"]?[0]?["text"]?.stringValue ?? ""
+      #expect(text.contains(mention), "\(name): \(text)")
+    }
+    #expect(try engine.tableCounts()["memories"] == 0)
+    #expect(try engine.tableCounts()["messages"] == 0)
+  }
+}
