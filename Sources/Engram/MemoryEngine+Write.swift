@@ -98,7 +98,7 @@ extension MemoryEngine {
       createdAt: Timestamp.milliseconds(date), tokenCount: TokenEstimator.estimate(content),
       metadata: JSONValue.object(metadata).jsonText)
     let model = embedder.modelID
-    let id = try database.write { connection in
+    let id = try writeTracked { connection in
       let id = try connection.insert(message)
       try connection.upsertEmbedding(
         EmbeddingRow(
@@ -163,7 +163,7 @@ extension MemoryEngine {
       sourceMessageIDs: sourceMessageIDs, scopeUser: scopeUser, scopeAgent: scopeAgent, sessionID: session,
       tags: tags)
     let model = embedder.modelID
-    let id = try database.write { connection in
+    let id = try writeTracked { connection in
       let id = try connection.insert(memory)
       try connection.upsertEmbedding(
         EmbeddingRow(
@@ -229,7 +229,7 @@ extension MemoryEngine {
   @discardableResult
   public func forget(kind: ItemKind = .memory, id: Int64) throws -> Bool {
     try checkOpen()
-    let existed = try database.write { connection -> Bool in
+    let existed = try writeTracked { connection -> Bool in
       switch kind {
       case .message: return try connection.delete(Message.self, id: id)
       case .memory: return try connection.delete(Memory.self, id: id)

@@ -25,6 +25,13 @@ public final class MemoryEngine: Sendable {
   var index: VectorIndex { indexHolder.withLock { $0 } }
   /// Known speaker names (lowercased -> as written), for query handling; nil when stale.
   let speakers = Mutex<[String: String]?>(nil)
+  /// The embedding generation the index reflects; another process's write makes it stale.
+  let indexState = Mutex<IndexState>(IndexState(generation: 0, stale: false))
+
+  struct IndexState: Sendable {
+    var generation: Int64
+    var stale: Bool
+  }
   let state = Mutex<State>(State())
 
   struct State: Sendable {
@@ -78,10 +85,11 @@ public final class MemoryEngine: Sendable {
         }
       }
     }
-    let (index, source) = try Self.loadIndex(
+    let (index, source, generation) = try Self.loadIndex(
       database: database, snapshot: URL(fileURLWithPath: path + ".vectors"),
       dimension: embedder.dimension, threads: configuration.searchThreads)
     indexHolder = Mutex(index)
+    indexState.withLock { $0.generation = generation }
     state.withLock { $0.indexSource = source }
   }
 
@@ -137,21 +145,25 @@ public final class MemoryEngine: Sendable {
     try index.write(snapshotTo: snapshotURL, token: token)
   }
 
+  /// Loads the index from its snapshot when that is valid, else from the embeddings table;
+  /// also returns the embedding generation the index reflects.
   static func loadIndex(database: Database, snapshot: URL, dimension: Int, threads: Int) throws -> (
-    VectorIndex, IndexSource
+    VectorIndex, IndexSource, Int64
   ) {
     let indexConfiguration = VectorIndex.Configuration(dimension: dimension, threads: threads)
-    let token = try database.read { try snapshotToken($0) }
+    let (token, generation) = try database.read { (try snapshotToken($0), try $0.embeddingGeneration()) }
     if FileManager.default.fileExists(atPath: snapshot.path),
       let index = try? VectorIndex.open(
         snapshot: snapshot, expectedToken: token, configuration: indexConfiguration)
     {
-      return (index, .snapshot)
+      return (index, .snapshot, generation)
     }
     var ids: [Int64] = []
     var metadata: [VectorMetadata] = []
     var vectors: [Float] = []
+    var loadedGeneration: Int64 = 0
     try database.read { connection in
+      loadedGeneration = try connection.embeddingGeneration()
       let count = try connection.count(EmbeddingRow.self)
       ids.reserveCapacity(count)
       metadata.reserveCapacity(count)
@@ -168,7 +180,40 @@ public final class MemoryEngine: Sendable {
     }
     let index = try VectorIndex(
       configuration: indexConfiguration, ids: ids, metadata: metadata, vectors: vectors)
-    return (index, ids.isEmpty ? .empty : .database)
+    return (index, ids.isEmpty ? .empty : .database, loadedGeneration)
+  }
+
+  /// Runs a write that may change embeddings, keeping track of the generation the index
+  /// reflects: a generation moved by someone else (another process on the same file) marks
+  /// the index stale, and the next search reloads it.
+  func writeTracked<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {
+    try database.write { connection in
+      let before = try connection.embeddingGeneration()
+      let value = try body(connection)
+      let after = try connection.embeddingGeneration()
+      indexState.withLock { state in
+        if before != state.generation { state.stale = true }
+        state.generation = after
+      }
+      return value
+    }
+  }
+
+  /// Reloads the index from the database when another process changed the embeddings.
+  func refreshIndexIfStale() throws {
+    let current = try database.read { try $0.embeddingGeneration() }
+    let needed = indexState.withLock { $0.stale || $0.generation != current }
+    guard needed else { return }
+    try reloadIndex()
+  }
+
+  /// Replaces the index with one loaded from the embeddings table.
+  func reloadIndex() throws {
+    let (fresh, _, generation) = try Self.loadIndex(
+      database: database, snapshot: URL(fileURLWithPath: "/nonexistent"), dimension: embedder.dimension,
+      threads: configuration.searchThreads)
+    indexHolder.withLock { $0 = fresh }
+    indexState.withLock { $0 = IndexState(generation: generation, stale: false) }
   }
 
   // MARK: - Embedding

@@ -120,7 +120,9 @@ import Testing
     #expect(sourceHits == targetHits)
     #expect(try await target.doctor().healthy)
     // Importing twice is refused, and nothing changes.
-    #expect(throws: EngramError.importTargetNotEmpty(path: first)) { try target.importExport(from: first) }
+    #expect(throws: EngramError.importTargetNotEmpty(path: target.path)) {
+      try target.importExport(from: first)
+    }
     source.close()
     target.close()
   }

@@ -176,6 +176,26 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(try await reindexed.doctor().healthy)
   }
 
+  @Test func anotherEngineOnTheSameFileSeesEveryWrite() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.path("m.sqlite")
+    let first = try MemoryEngine(path: path, configuration: hashingConfiguration())
+    let second = try MemoryEngine(path: path, configuration: hashingConfiguration())
+    defer {
+      first.close()
+      second.close()
+    }
+    let id = try await first.remember("the boat is moored at pier seven")
+    let seen = try await second.search("boat moored pier", k: 1, mode: .vector)
+    #expect(seen.first?.id == id)
+    let other = try await second.remember("the kayak is in the garage")
+    #expect(try await first.search("kayak garage", k: 1, mode: .vector).first?.id == other)
+    #expect(try first.forget(id: other))
+    #expect(try await second.search("kayak garage", k: 1, mode: .vector).first?.id != other)
+    #expect(try await first.doctor().healthy)
+    #expect(try await second.doctor().healthy)
+  }
+
   @Test func concurrentSearchesAndWritesAgree() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())

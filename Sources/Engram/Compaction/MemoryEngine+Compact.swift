@@ -96,7 +96,7 @@ extension MemoryEngine {
       let text = summary.text
       let vector = try await embed([Self.documentText(speaker: nil, content: text, date: summary.start)])[0]
       let keptIDs = turns.map(\.id).filter { !deletable.contains($0) }
-      let summaryID = try database.write { connection -> Int64 in
+      let summaryID = try writeTracked { connection -> Int64 in
         let summaryID = try connection.insert(
           Summary(
             sessionID: sessionID, firstMessageID: summary.firstMessageID,

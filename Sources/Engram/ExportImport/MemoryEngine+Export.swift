@@ -153,7 +153,7 @@ extension MemoryEngine {
     }
     let tableOf = Dictionary(uniqueKeysWithValues: Self.exportTables.map { ($0.type, $0.table) })
     let rows = parsed.dropFirst()
-    let dbPath = path
+    let dbPath = self.path
     let count = try database.write { connection -> Int in
       for table in ["sessions", "messages", "summaries", "memories", "embeddings"] {
         if try connection.scalarInt("SELECT count(*) FROM \(table)") ?? 0 > 0 {
@@ -192,10 +192,7 @@ extension MemoryEngine {
       return count
     }
     // Rebuild the vector index from what was imported.
-    let (fresh, _) = try Self.loadIndex(
-      database: database, snapshot: URL(fileURLWithPath: "/nonexistent"), dimension: embedder.dimension,
-      threads: configuration.searchThreads)
-    indexHolder.withLock { $0 = fresh }
+    try reloadIndex()
     speakers.withLock { $0 = nil }
     return count
   }

@@ -98,7 +98,7 @@ extension MemoryEngine {
     progress?(EngramProgress(phase: "storing", done: 0, total: total))
     let model = embedder.modelID
     let sessions = file.sessions
-    let stored = try database.write { connection -> [(Int64, Int64, Int64)] in
+    let stored = try writeTracked { connection -> [(Int64, Int64, Int64)] in
       var sessionIDs: [Int64] = []
       for session in sessions {
         let name = sessionPrefix + session.name

@@ -29,6 +29,8 @@ extension MemoryEngine {
   ///   missing embeddings (embedded now) and the vector index with its snapshot.
   public func doctor(repair: Bool = false) async throws -> DoctorReport {
     try checkOpen()
+    // Another process's writes are not disagreement: pick them up first.
+    try refreshIndexIfStale()
     var report = try diagnose()
     guard repair, !report.healthy else { return report }
     var repairs: [String] = []
@@ -56,13 +58,10 @@ extension MemoryEngine {
       repairs.append("embeddings: removed \(removed) orphan(s), embedded \(embedded) missing")
     }
     if failed.contains("index") || failed.contains("embeddings") {
-      let (fresh, _) = try Self.loadIndex(
-        database: database, snapshot: URL(fileURLWithPath: "/nonexistent"), dimension: embedder.dimension,
-        threads: configuration.searchThreads)
-      indexHolder.withLock { $0 = fresh }
+      try reloadIndex()
       try? FileManager.default.removeItem(at: snapshotURL)
       try saveSnapshot()
-      repairs.append("index: rebuilt the vector index (\(fresh.count) rows) and its snapshot")
+      repairs.append("index: rebuilt the vector index (\(index.count) rows) and its snapshot")
     }
     report = try diagnose()
     report.repairs = repairs

@@ -33,9 +33,10 @@ extension MemoryEngine {
     if filters.session != nil && sessionID == nil { return [] }
     let timeRange = Self.timeRange(since: filters.since, until: filters.until)
 
-    // Vector candidates.
+    // Vector candidates (after picking up other processes' writes).
     var cosine: [Int64: Double] = [:]
     if mode != .keyword {
+      try refreshIndexIfStale()
       let vector = try await embed([query])[0]
       var filter = VectorFilter()
       if kinds.count < ItemKind.allCases.count { filter.kinds = Set(kinds.map(\.vectorKind)) }
