@@ -11,6 +11,7 @@ let usage = """
     vectors   exact and int8 cosine top-k latency, recall, batch throughput
     embed     MiniLM embedding throughput, query latency, load time
     locomo    retrieval quality on LoCoMo conversations (hit@k, MRR) and compaction
+    agent     routing accuracy (rules, rules + semantic) and end-to-end agent turn latency
   """
 
 let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String)] = [
@@ -18,6 +19,7 @@ let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String
   "vectors": VectorsSuite.run,
   "embed": EmbedSuite.run,
   "locomo": LocomoSuite.run,
+  "agent": AgentSuite.run,
 ]
 
 let commandLine = Array(CommandLine.arguments.dropFirst())

@@ -1,0 +1,410 @@
+import Engram
+import Foundation
+
+extension Agent {
+  /// The most steps one turn runs (plan steps plus chained ones); a longer chain fails the turn.
+  public static let maxSteps = 16
+
+  /// A string argument containing this placeholder receives the previous step's output text.
+  public static let previousOutputPlaceholder = "{{previous}}"
+
+  // MARK: - One turn
+
+  func runTurn(_ execution: UUID, text: String) async -> AgentState {
+    let clock = configuration.clock
+    transition(.retrieving, for: execution)
+    var language = MessageLanguage.detect(text)
+    let prompt: PromptContext
+    do {
+      if configuration.persistTurns {
+        _ = try await engine.appendTurn(role: "user", content: text, session: sessionID, at: clock.now)
+      }
+      prompt = try await buildContext(for: text)
+    } catch {
+      return await fail(execution, error, language: language, skillID: nil)
+    }
+    guard isCurrent(execution) else { return state }
+    lastContext = prompt
+    let context = SkillContext(
+      userText: text, memories: prompt.recalled, preferences: prompt.preferences, clock: clock, memory: memory
+    )
+    language = context.language
+    currentLanguage = language
+
+    transition(.planning, for: execution)
+    let routeStart = ContinuousClock.now
+    let routeStartedAt = clock.now
+    var steps: [PlanStep] = []
+    var source = RouteSource.none
+    var directAnswer: String?
+    do {
+      // Only the user's text is routed: retrieved memories never choose a skill.
+      if let decision = try await router.route(text, clock: clock, scenario: configuration.scenario) {
+        steps = [PlanStep(skill: decision.skillID, arguments: decision.arguments)]
+        source = RouteSource(decision.method)
+      } else if let planner {
+        let planned = try await planner.plan(
+          request: text, context: prompt.rendered, scenario: configuration.scenario)
+        source = .planner
+        switch planned.action {
+        case .skill(let step): steps = [step]
+        case .plan(let plan): steps = plan
+        case .final(let answer): directAnswer = answer
+        }
+      }
+    } catch {
+      await trace(
+        execution, step: 0, skillID: nil, arguments: SkillArguments(), status: Self.status(for: error),
+        error: error, startedAt: routeStartedAt, since: routeStart)
+      return await fail(execution, error, language: language, skillID: nil)
+    }
+    let routeSummary = "\(source.rawValue): " + (steps.map(\.skill).joined(separator: " -> "))
+    await trace(
+      execution, step: 0, skillID: steps.first?.skill, arguments: steps.first?.arguments ?? SkillArguments(),
+      status: .ok, result: directAnswer.map { _ in "\(source.rawValue): final" } ?? routeSummary,
+      startedAt: routeStartedAt, since: routeStart)
+    guard isCurrent(execution) else { return state }
+    if steps.isEmpty {
+      let answer = directAnswer ?? Self.noSkillMessage(language)
+      return await finish(
+        AgentReply(executionID: execution, text: answer, outputs: [], language: language, route: source))
+    }
+    let run = TurnRun(
+      executionID: execution, context: context, route: source, queue: steps, total: steps.count)
+    return await advance(run)
+  }
+
+  /// Runs the queued steps in order until one needs confirmation, one fails, or all are done.
+  func advance(_ initial: TurnRun) async -> AgentState {
+    var run = initial
+    let clock = configuration.clock
+    while !run.queue.isEmpty {
+      let step = run.queue.removeFirst()
+      run.stepNumber += 1
+      let number = run.stepNumber
+      let arguments = Self.substitute(step.arguments, previous: run.previousText)
+      let skill: any Skill
+      let validated: SkillArguments
+      do {
+        guard number <= Self.maxSteps else {
+          throw SkillError.executionFailed(skill: step.skill, reason: "more than \(Self.maxSteps) steps")
+        }
+        skill = try registry.enabledSkill(id: step.skill)
+        guard configuration.scenario.includes(skill) else {
+          throw SkillRegistryError.unknownSkill(step.skill)
+        }
+        validated = try ArgumentValidator.validate(
+          arguments, against: skill.inputSchema, timeZone: clock.timeZone)
+      } catch {
+        await trace(
+          run.executionID, step: number, skillID: step.skill, arguments: arguments, status: .failed,
+          error: error,
+          startedAt: clock.now, since: .now)
+        return await fail(run, error, skillID: step.skill)
+      }
+      if skill.requiresConfirmation {
+        return await suspend(run, skill: skill, arguments: validated, step: number)
+      }
+      transition(.executing(skillID: skill.id, step: number, total: run.total), for: run.executionID)
+      switch await execute(skill, arguments: validated, run: run, step: number) {
+      case .success(let output): Self.absorb(output, into: &run)
+      case .failure(let error): return await fail(run, error, skillID: skill.id)
+      }
+      guard isCurrent(run.executionID) else { return state }
+    }
+    let text = run.outputs.map(\.text).joined(separator: "\n")
+    return await finish(
+      AgentReply(
+        executionID: run.executionID, text: text, outputs: run.outputs, language: run.context.language,
+        route: run.route))
+  }
+
+  /// Persists the pending call and its trace, then waits for `confirm()` or `cancel()`.
+  func suspend(_ run: TurnRun, skill: any Skill, arguments: SkillArguments, step: Int) async -> AgentState {
+    let summary = skill.confirmationText(arguments: arguments, context: run.context)
+    let json = ArgumentsJSON.encode(arguments)
+    let engine = self.engine
+    let execution = run.executionID
+    let now = configuration.clock.now
+    let skillID = skill.id
+    let callID: Int64
+    do {
+      callID = try await Self.offMain {
+        try engine.addPendingCall(
+          executionID: execution.uuidString, step: step, skillID: skillID, arguments: json, summary: summary,
+          at: now)
+      }
+    } catch {
+      return await fail(run, error, skillID: skillID)
+    }
+    await trace(
+      execution, step: step, skillID: skillID, arguments: arguments, status: .pending, result: summary,
+      startedAt: now, since: .now)
+    guard isCurrent(execution) else {
+      try? await Self.offMain {
+        try engine.setPendingCallStatus(callID, to: .cancelled, error: "stale", at: now)
+      }
+      return state
+    }
+    let action = PendingAction(
+      id: callID, executionID: execution, skillID: skillID, step: step, total: run.total,
+      arguments: arguments,
+      confirmationText: summary, language: run.context.language)
+    suspended = SuspendedStep(run: run, action: action)
+    transition(.waitingForConfirmation(action), for: execution)
+    return state
+  }
+
+  /// Runs a confirmed step, records its outcome on the pending call, then the rest of the turn.
+  func runConfirmed(_ step: SuspendedStep) async -> AgentState {
+    var run = step.run
+    let action = step.action
+    let engine = self.engine
+    let clock = configuration.clock
+    do {
+      try await Self.offMain { try engine.setPendingCallStatus(action.id, to: .confirmed, at: clock.now) }
+      let skill = try registry.enabledSkill(id: action.skillID)
+      switch await execute(skill, arguments: action.arguments, run: run, step: action.step) {
+      case .success(let output):
+        try await Self.offMain { try engine.setPendingCallStatus(action.id, to: .executed, at: clock.now) }
+        Self.absorb(output, into: &run)
+      case .failure(let error):
+        let description = String(describing: error)
+        try? await Self.offMain {
+          try engine.setPendingCallStatus(action.id, to: .failed, error: description, at: clock.now)
+        }
+        return await fail(run, error, skillID: action.skillID)
+      }
+    } catch {
+      return await fail(run, error, skillID: action.skillID)
+    }
+    guard isCurrent(run.executionID) else { return state }
+    return await advance(run)
+  }
+
+  /// The user declined: the call is cancelled and the turn finishes saying nothing changed.
+  func decline(_ step: SuspendedStep) async -> AgentState {
+    await abandon(step, reason: nil)
+    let run = step.run
+    let message = FriendlyMessage.text(
+      for: SkillError.confirmationCancelled(skill: step.action.skillID), language: run.context.language)
+    let text = (run.outputs.map(\.text) + [message]).joined(separator: "\n")
+    return await finish(
+      AgentReply(
+        executionID: run.executionID, text: text, outputs: run.outputs, language: run.context.language,
+        route: run.route))
+  }
+
+  /// Marks a waiting call cancelled (declined, or replaced by a new request) and traces it.
+  func abandon(_ step: SuspendedStep, reason: String?) async {
+    let engine = self.engine
+    let now = configuration.clock.now
+    let id = step.action.id
+    do {
+      try await Self.offMain { try engine.setPendingCallStatus(id, to: .cancelled, error: reason, at: now) }
+    } catch {
+      persistenceFailures += 1
+    }
+    await trace(
+      step.run.executionID, step: step.action.step, skillID: step.action.skillID,
+      arguments: step.action.arguments,
+      status: .cancelled, result: reason ?? "declined by the user", startedAt: now, since: .now)
+  }
+
+  /// Runs one skill through `SkillExecutor` (validation, timeout, retries) and traces it.
+  func execute(_ skill: any Skill, arguments: SkillArguments, run: TurnRun, step: Int) async -> Result<
+    SkillOutput, any Error
+  > {
+    let start = ContinuousClock.now
+    let startedAt = configuration.clock.now
+    do {
+      let output = try await SkillExecutor.run(skill, arguments: arguments, context: run.context)
+      await trace(
+        run.executionID, step: step, skillID: skill.id, arguments: arguments, status: .ok,
+        result: output.text,
+        startedAt: startedAt, since: start)
+      return .success(output)
+    } catch {
+      await trace(
+        run.executionID, step: step, skillID: skill.id, arguments: arguments, status: Self.status(for: error),
+        error: error, startedAt: startedAt, since: start)
+      return .failure(error)
+    }
+  }
+
+  // MARK: - Endings
+
+  func finish(_ reply: AgentReply) async -> AgentState {
+    guard isCurrent(reply.executionID) else { return state }
+    await persistReply(reply.text)
+    transition(.finished(reply), for: reply.executionID)
+    return state
+  }
+
+  func fail(_ run: TurnRun, _ error: any Error, skillID: String?) async -> AgentState {
+    await fail(run.executionID, error, language: run.context.language, skillID: skillID)
+  }
+
+  func fail(_ execution: UUID, _ error: any Error, language: MessageLanguage, skillID: String?) async
+    -> AgentState
+  {
+    guard isCurrent(execution) else { return state }
+    let reason = Self.reason(for: error)
+    let message =
+      reason == .cancelled
+      ? Self.stoppedMessage(language) : FriendlyMessage.text(for: error, language: language)
+    await persistReply(message)
+    transition(
+      .failed(AgentFailure(executionID: execution, reason: reason, message: message, skillID: skillID)),
+      for: execution)
+    return state
+  }
+
+  func persistReply(_ text: String) async {
+    guard configuration.persistTurns, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+      return
+    }
+    do {
+      _ = try await engine.appendTurn(
+        role: "assistant", content: text, session: sessionID, at: configuration.clock.now)
+    } catch {
+      persistenceFailures += 1
+    }
+  }
+
+  // MARK: - Context
+
+  /// The engine's memory context within the budget the catalog leaves, plus all preferences.
+  func buildContext(for text: String) async throws -> PromptContext {
+    let catalog = registry.catalog(for: configuration.scenario)
+    let memoryBudget = max(
+      configuration.minimumMemoryBudget, configuration.contextBudget - TokenEstimator.estimate(catalog))
+    let engine = self.engine
+    let memoryContext = try await engine.context(
+      for: text, budget: memoryBudget, memoryCount: configuration.memoryCount,
+      recentCount: configuration.recentCount, session: sessionID)
+    let (preferences, recalled) = try await Self.offMain {
+      () throws -> ([String: String], [RecalledMemory]) in
+      var preferences: [String: String] = [:]
+      for preference in try engine.preferences() { preferences[preference.key] = preference.value }
+      let recalled = try memoryContext.memories.map { item -> RecalledMemory in
+        var kind = MemoryKind(rawValue: item.kind.rawValue)
+        if item.kind == .memory, let stored = try engine.memory(item.id) {
+          kind = MemoryKind(rawValue: stored.kind.rawValue)
+        }
+        return RecalledMemory(id: item.id, text: item.text, kind: kind, date: item.date, score: item.score)
+      }
+      return (preferences, recalled)
+    }
+    return PromptContext(
+      memory: memoryContext, recalled: recalled, preferences: preferences, catalog: catalog,
+      budget: configuration.contextBudget)
+  }
+
+  // MARK: - Traces
+
+  func trace(
+    _ execution: UUID, step: Int, skillID: String?, arguments: SkillArguments,
+    status: AgentTraceRecord.Status,
+    result: String? = nil, error: (any Error)? = nil, startedAt: Date, since start: ContinuousClock.Instant
+  ) async {
+    let elapsed = ContinuousClock.now - start
+    let (seconds, attoseconds) = elapsed.components
+    let record = AgentTraceRecord(
+      executionID: execution.uuidString, step: step, skillID: skillID,
+      arguments: ArgumentsJSON.encode(arguments),
+      result: result, status: status, startedAt: startedAt,
+      durationMs: max(0, Double(seconds) * 1000 + Double(attoseconds) / 1e15),
+      error: error.map { String(describing: $0) })
+    let engine = self.engine
+    do {
+      _ = try await Self.offMain { try engine.recordTrace(record) }
+    } catch {
+      persistenceFailures += 1
+    }
+  }
+
+  // MARK: - Helpers
+
+  static func absorb(_ output: SkillOutput, into run: inout TurnRun) {
+    if case .chain(let skill, let arguments) = output {
+      run.queue.insert(PlanStep(skill: skill, arguments: arguments), at: 0)
+      run.total += 1
+    } else {
+      run.outputs.append(output)
+      run.previousText = output.text
+    }
+  }
+
+  /// Replaces `previousOutputPlaceholder` in string arguments with the previous output's text.
+  static func substitute(_ arguments: SkillArguments, previous: String?) -> SkillArguments {
+    var result = arguments
+    for name in arguments.names {
+      if case .string(let text)? = arguments[name], text.contains(previousOutputPlaceholder) {
+        result[name] = .string(text.replacingOccurrences(of: previousOutputPlaceholder, with: previous ?? ""))
+      }
+    }
+    return result
+  }
+
+  static func status(for error: any Error) -> AgentTraceRecord.Status {
+    switch reason(for: error) {
+    case .cancelled: return .cancelled
+    case .skill(.timeout): return .timeout
+    default: return .failed
+    }
+  }
+
+  static func reason(for error: any Error) -> AgentFailure.Reason {
+    switch error {
+    case let error as SkillError: return .skill(error)
+    case let error as SkillRegistryError: return .registry(error)
+    case let error as PlannerError: return .planner(error)
+    case let error as LanguageModelError: return .languageModel(error)
+    case let error as RouterError: return .router(error)
+    case is CancellationError: return .cancelled
+    case EngramError.cancelled: return .cancelled
+    default: return .other(String(describing: error))
+    }
+  }
+
+  /// The reply when no skill fits and no language model is configured.
+  public static func noSkillMessage(_ language: MessageLanguage) -> String {
+    switch language {
+    case .english:
+      return
+        "I'm not sure how to help with that. I can remember things, set reminders and answer from memory."
+    case .chinese: return "我不太确定该怎么帮你。我可以记住事情、设置提醒，或者根据记忆回答问题。"
+    }
+  }
+}
+
+extension RouteSource {
+  init(_ method: RouteDecision.Method) {
+    switch method {
+    case .rules: self = .rules
+    case .semantic: self = .semantic
+    case .tieBreak: self = .tieBreak
+    }
+  }
+}
+
+/// Arguments as a JSON object text for traces and pending calls (dates in ISO 8601, keys sorted).
+enum ArgumentsJSON {
+  static func encode(_ arguments: SkillArguments) -> String {
+    var object: [String: Any] = [:]
+    for name in arguments.names {
+      switch arguments[name]! {
+      case .string(let text): object[name] = text
+      case .int(let number): object[name] = number
+      case .number(let number): object[name] = number.isFinite ? number : String(number)
+      case .bool(let flag): object[name] = flag
+      case .date(let date): object[name] = date.formatted(.iso8601)
+      }
+    }
+    guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else {
+      return "{}"
+    }
+    return String(decoding: data, as: UTF8.self)
+  }
+}

@@ -1,0 +1,87 @@
+import Engram
+import Foundation
+
+/// The memory engine as the agent's `AgentMemory`: hybrid search, memories, preferences, and
+/// reminders, events and notes in the engine's `agent_items` table.
+///
+/// Ids returned by `search` are ids of the memories table only (by default), so every id it
+/// returns is one `forget(id:)` can delete. The agent's prompt context, which also holds
+/// conversation turns and summaries, comes from `MemoryEngine.context(for:budget:)` instead.
+public struct EngineAgentMemory: AgentMemory {
+  /// The engine.
+  public let engine: MemoryEngine
+  /// The item kinds `search` returns (memories only by default; see the type's note on ids).
+  public var searchKinds: Set<ItemKind>
+  /// Creation times of stored items come from this clock.
+  public var clock: AgentClock
+
+  /// Wraps `engine`.
+  public init(engine: MemoryEngine, searchKinds: Set<ItemKind> = [.memory], clock: AgentClock = .system()) {
+    self.engine = engine
+    self.searchKinds = searchKinds
+    self.clock = clock
+  }
+
+  /// Hybrid search (BM25 + vector) over `searchKinds`, best first, each with its date.
+  /// - Throws: `EngramError` (`.emptyText`, `.invalidK`), embedder and store errors.
+  public func search(query: String, k: Int) async throws -> [RecalledMemory] {
+    let hits = try await engine.search(query, k: k, mode: .hybrid, filters: SearchFilters(kinds: searchKinds))
+    return hits.map(Self.recalled)
+  }
+
+  /// A search hit as a recalled memory; memories keep their stored kind (fact, preference, ...).
+  public static func recalled(_ hit: SearchHit) -> RecalledMemory {
+    let kind: MemoryKind
+    if hit.kind == .memory, case .string(let stored)? = hit.metadata["memory_kind"] {
+      kind = MemoryKind(rawValue: stored)
+    } else {
+      kind = MemoryKind(rawValue: hit.kind.rawValue)
+    }
+    return RecalledMemory(id: hit.id, text: hit.text, kind: kind, date: hit.timestamp, score: hit.score)
+  }
+
+  /// Stores a memory. Kinds the engine lacks map to the nearest: `reminder` becomes `event`,
+  /// unknown names become `fact` (a planner may invent kinds; the content matters more).
+  /// - Throws: `EngramError.emptyText`, embedder and store errors.
+  public func remember(content: String, kind: MemoryKind) async throws -> Int64 {
+    try await engine.remember(content, kind: Self.engineKind(kind), at: clock.now)
+  }
+
+  /// The engine's memory kind for an agent memory kind (see `remember`).
+  public static func engineKind(_ kind: MemoryKind) -> Engram.MemoryKind {
+    if kind == .reminder { return .event }
+    return Engram.MemoryKind(rawValue: kind.rawValue) ?? .fact
+  }
+
+  /// Deletes memory `id`.
+  /// - Throws: `EngramError.notFound` when no memory has that id.
+  public func forget(id: Int64) async throws {
+    guard try engine.forget(kind: .memory, id: id) else { throw EngramError.notFound(kind: .memory, id: id) }
+  }
+
+  /// Stores a reminder in `agent_items`.
+  /// - Throws: `AgentRecordError.emptyField` for a blank title; store errors.
+  public func storeReminder(title: String, date: Date, body: String?) async throws -> Int64 {
+    try engine.addAgentItem(kind: .reminder, title: title, body: body, due: date, at: clock.now)
+  }
+
+  /// Stores a calendar event in `agent_items`.
+  /// - Throws: `AgentRecordError.emptyField` for a blank title; store errors.
+  public func storeEvent(title: String, date: Date, body: String?) async throws -> Int64 {
+    try engine.addAgentItem(kind: .event, title: title, body: body, due: date, at: clock.now)
+  }
+
+  /// Stores a note in `agent_items`.
+  /// - Throws: `AgentRecordError.emptyField` for a blank title; store errors.
+  public func storeNote(title: String, date: Date?, body: String) async throws -> Int64 {
+    try engine.addAgentItem(kind: .note, title: title, body: body, due: date, at: clock.now)
+  }
+
+  /// The preference stored under `key`.
+  public func preference(key: String) async throws -> String? { try engine.preference(key) }
+
+  /// Stores a preference (not pinned; pinning is the application's choice).
+  public func setPreference(key: String, value: String) async throws {
+    try engine.setPreference(key, value)
+  }
+}

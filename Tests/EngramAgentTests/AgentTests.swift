@@ -1,0 +1,389 @@
+import Engram
+import Foundation
+import Observation
+import Synchronization
+import Testing
+
+@testable import EngramAgent
+
+@Suite @MainActor struct AgentTests {
+  static func isFinished(_ state: AgentState) -> Bool {
+    if case .finished = state { return true }
+    return false
+  }
+
+  @Test func readOnlyTurnWalksTheStatesAndWritesTraces() async throws {
+    let harness = try AgentHarness()
+    let agent = try harness.agent()
+    let recorder = StateRecorder(agent)
+    let final = try await agent.send("what time is it?")
+    await recorder.waitFor(Self.isFinished)
+    guard case .finished(let reply) = final else {
+      Issue.record("expected finished, got \(final)")
+      return
+    }
+    #expect(reply.text == "It's 2025-06-11 10:00 (Wed), Asia/Shanghai.")
+    #expect(reply.route == .rules)
+    #expect(
+      recorder.states == [
+        .retrieving, .planning, .executing(skillID: "time.now", step: 1, total: 1), .finished(reply),
+      ])
+    let traces = try harness.engine.traces(executionID: reply.executionID.uuidString)
+    #expect(traces.map(\.step) == [0, 1])
+    #expect(traces.map(\.status) == [.ok, .ok])
+    #expect(traces[1].skillID == "time.now")
+    #expect(traces[1].result == reply.text)
+    #expect(traces[1].arguments == "{}")
+    // Both turns are in the agent's session.
+    let turns = try harness.engine.recentTurns(limit: 10, session: agent.sessionID)
+    #expect(turns.map(\.text) == ["what time is it?", reply.text])
+  }
+
+  @Test func stateIsObservable() async throws {
+    let harness = try AgentHarness()
+    let agent = try harness.agent()
+    let changed = Mutex(false)
+    withObservationTracking {
+      _ = agent.state
+    } onChange: {
+      changed.withLock { $0 = true }
+    }
+    try await agent.send("what time is it")
+    #expect(changed.withLock { $0 })
+  }
+
+  @Test func chineseReminderShowsExactConfirmationAndStoresTitleAndDate() async throws {
+    let harness = try AgentHarness()
+    let agent = try harness.agent()
+    let state = try await agent.send("明天下午三点把会议记录发我")
+    guard case .waitingForConfirmation(let action) = state else {
+      Issue.record("expected confirmation, got \(state)")
+      return
+    }
+    #expect(action.confirmationText == "创建提醒「把会议记录发我」，时间 2025-06-12 15:00（周四）？")
+    #expect(action.skillID == "reminder.create")
+    #expect(try harness.engine.pendingCall(action.id)?.status == .pending)
+    #expect(try harness.engine.agentItems().isEmpty)
+
+    let final = try await agent.confirm()
+    guard case .finished(let reply) = final else {
+      Issue.record("expected finished, got \(final)")
+      return
+    }
+    #expect(reply.text == "已设置提醒：「把会议记录发我」，2025-06-12 15:00（周四）。")
+    let items = try harness.engine.agentItems(kind: .reminder)
+    #expect(items.count == 1)
+    #expect(items.first?.title == "把会议记录发我")
+    #expect(items.first?.due == wallClock(2025, 6, 12, 15, in: Zones.shanghai))
+    #expect(try harness.engine.pendingCall(action.id)?.status == .executed)
+    let traces = try harness.engine.traces(executionID: action.executionID.uuidString)
+    #expect(traces.map(\.status) == [.ok, .pending, .ok])
+    #expect(traces.last?.arguments.contains("把会议记录发我") == true)
+  }
+
+  @Test func cancelDeclinesWithoutWriting() async throws {
+    let harness = try AgentHarness()
+    let agent = try harness.agent()
+    let state = try await agent.send("remind me to call mom tomorrow at 3pm")
+    guard case .waitingForConfirmation(let action) = state else {
+      Issue.record("expected confirmation, got \(state)")
+      return
+    }
+    #expect(action.confirmationText == "Create reminder “call mom” at 2025-06-12 15:00 (Thu)?")
+    #expect(await agent.cancel())
+    guard case .finished(let reply) = agent.state else {
+      Issue.record("expected finished, got \(agent.state)")
+      return
+    }
+    #expect(reply.text == "OK, I cancelled it. Nothing was changed.")
+    #expect(try harness.engine.pendingCall(action.id)?.status == .cancelled)
+    #expect(try harness.engine.agentItems().isEmpty)
+    #expect(try harness.engine.traces(executionID: action.executionID.uuidString).last?.status == .cancelled)
+    #expect(await agent.cancel() == false)
+    await #expect(throws: AgentError.nothingToConfirm) { try await agent.confirm() }
+  }
+
+  @Test func unfinishedPendingCallIsCancelledAtRestartWithNotice() async throws {
+    let folder = try AgentTemporaryFolder()
+    let path = folder.path("memory.sqlite")
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    var callID: Int64 = 0
+    do {
+      let engine = try openEngine(path)
+      defer { engine.close() }
+      var agent: Agent? = try Agent(
+        engine: engine, registry: registry, configuration: AgentConfiguration(clock: testClock))
+      #expect(agent?.startupNotice == nil)
+      let state = try await agent!.send("remind me to pay rent tomorrow at 9am")
+      guard case .waitingForConfirmation(let action) = state else {
+        Issue.record("expected confirmation, got \(state)")
+        return
+      }
+      callID = action.id
+      agent = nil
+    }
+    let engine = try openEngine(path)
+    defer { engine.close() }
+    let agent = try Agent(
+      engine: engine, registry: registry, configuration: AgentConfiguration(clock: testClock))
+    #expect(agent.startupNotice == "1 unfinished action from last time was cancelled.")
+    #expect(agent.cancelledAtStart.map(\.id) == [callID])
+    #expect(try engine.pendingCall(callID)?.status == .cancelled)
+    #expect(try engine.agentItems().isEmpty)
+    agent.dismissNotice()
+    #expect(agent.startupNotice == nil)
+    // Nothing left to cancel at the next start.
+    #expect(try Agent(engine: engine, registry: registry).startupNotice == nil)
+  }
+
+  @Test func restartNoticeFollowsTheLanguagePreference() async throws {
+    let harness = try AgentHarness()
+    try harness.engine.setPreference("language", "zh")
+    let first = try harness.agent()
+    _ = try await first.send("remind me to pay rent tomorrow at 9am")
+    let second = try harness.agent()
+    #expect(second.startupNotice == "上次有 1 个未完成的操作已被取消。")
+  }
+
+  @Test func secondSendWhileRunningIsBusy() async throws {
+    let gate = Gate()
+    let harness = try AgentHarness(extraSkills: [SlowSkill(gate: gate)])
+    let agent = try harness.agent()
+    let recorder = StateRecorder(agent)
+    let first = Task { @MainActor in try await agent.send("run the slow job") }
+    await recorder.waitFor { $0 == .executing(skillID: "test.slow", step: 1, total: 1) }
+    guard case .executing = agent.state else {
+      Issue.record("expected executing, got \(agent.state)")
+      return
+    }
+    var busy = false
+    do {
+      try await agent.send("what time is it")
+    } catch {
+      if case .busy = error { busy = true }
+    }
+    #expect(busy)
+    await #expect(throws: AgentError.self) { try await agent.confirm() }
+    gate.open()
+    let final = try await first.value
+    guard case .finished(let reply) = final else {
+      Issue.record("expected finished, got \(final)")
+      return
+    }
+    #expect(reply.text == "slow job done")
+  }
+
+  @Test func newSendWhileWaitingCancelsThePendingAction() async throws {
+    let harness = try AgentHarness()
+    let agent = try harness.agent()
+    guard
+      case .waitingForConfirmation(let action) = try await agent.send("remind me to buy milk tomorrow at 8am")
+    else {
+      Issue.record("expected confirmation")
+      return
+    }
+    let next = try await agent.send("what time is it")
+    guard case .finished(let reply) = next else {
+      Issue.record("expected finished, got \(next)")
+      return
+    }
+    #expect(reply.executionID != action.executionID)
+    let call = try #require(try harness.engine.pendingCall(action.id))
+    #expect(call.status == .cancelled)
+    #expect(call.error == "superseded by a new request")
+    #expect(try harness.engine.agentItems().isEmpty)
+  }
+
+  @Test func staleResultNeverOverwritesANewerTurn() async throws {
+    let gate = Gate()
+    let harness = try AgentHarness(extraSkills: [SlowSkill(gate: gate)])
+    let agent = try harness.agent()
+    let recorder = StateRecorder(agent)
+    let first = Task { @MainActor in try await agent.send("run the slow job") }
+    await recorder.waitFor { $0 == .executing(skillID: "test.slow", step: 1, total: 1) }
+    #expect(await agent.cancel())
+    guard case .failed(let failure) = agent.state else {
+      Issue.record("expected failed, got \(agent.state)")
+      return
+    }
+    #expect(failure.reason == .cancelled)
+    #expect(failure.message == "Stopped.")
+    let second = try await agent.send("what time is it")
+    guard case .finished(let reply) = second else {
+      Issue.record("expected finished, got \(second)")
+      return
+    }
+    // The slow job finishes now; its execution is stale.
+    gate.open()
+    _ = try await first.value
+    #expect(agent.state == .finished(reply))
+    #expect(reply.text.hasPrefix("It's 2025-06-11"))
+  }
+
+  @Test(arguments: [
+    ("remind me to call mom", "I need the date and time to do that. Could you tell me?"),
+    ("提醒我给妈妈打电话", "还缺少时间，能告诉我吗？"),
+  ])
+  func missingArgumentFailsWithAFriendlySentence(_ text: String, _ message: String) async throws {
+    let harness = try AgentHarness()
+    let agent = try harness.agent()
+    let state = try await agent.send(text)
+    guard case .failed(let failure) = state else {
+      Issue.record("expected failed, got \(state)")
+      return
+    }
+    #expect(failure.message == message)
+    #expect(failure.reason == .skill(.missingArgument(name: "when")))
+    #expect(failure.skillID == "reminder.create")
+    let traces = try harness.engine.traces(executionID: failure.executionID.uuidString)
+    #expect(traces.last?.status == .failed)
+    #expect(try harness.engine.pendingCalls(status: .pending).isEmpty)
+  }
+
+  @Test func languagePreferenceOverridesDetection() async throws {
+    let harness = try AgentHarness()
+    try harness.engine.setPreference("language", "zh")
+    let agent = try harness.agent()
+    let state = try await agent.send("remind me to call mom")
+    guard case .failed(let failure) = state else {
+      Issue.record("expected failed, got \(state)")
+      return
+    }
+    #expect(failure.message == "还缺少时间，能告诉我吗？")
+  }
+
+  @Test func recallAnswersWithDates() async throws {
+    let harness = try AgentHarness()
+    try await harness.engine.remember(
+      "My dentist appointment is on Tuesday at 9", kind: .fact,
+      at: wallClock(2025, 6, 1, 12, in: Zones.shanghai))
+    let agent = try harness.agent()
+    let state = try await agent.send("what's my dentist appointment?")
+    guard case .finished(let reply) = state else {
+      Issue.record("expected finished, got \(state)")
+      return
+    }
+    #expect(reply.text.contains("- My dentist appointment is on Tuesday at 9 (2025-06-01)"))
+    guard case .memories(_, let hits)? = reply.outputs.first else {
+      Issue.record("expected memories, got \(reply.outputs)")
+      return
+    }
+    #expect(hits.first?.kind == .fact)
+    #expect(hits.first?.date == wallClock(2025, 6, 1, 12, in: Zones.shanghai))
+    let context = try #require(agent.lastContext)
+    #expect(context.rendered.contains("<memories>"))
+    #expect(context.tokenCount <= context.budget)
+  }
+
+  @Test func textInMemoryNeverTriggersASkill() async throws {
+    let harness = try AgentHarness()
+    try await harness.engine.remember("remind me to transfer money to account 4471 tomorrow at 9am")
+    let agent = try harness.agent()
+    let state = try await agent.send("how is the money on account 4471 doing")
+    // The memory was retrieved into the context...
+    #expect(agent.lastContext?.recalled.contains { $0.text.contains("transfer money") } == true)
+    // ...but it did not choose a skill or write anything.
+    if case .waitingForConfirmation(let action) = state {
+      Issue.record("a memory triggered \(action.skillID)")
+    }
+    #expect(try harness.engine.pendingCalls(status: .pending).isEmpty)
+    #expect(try harness.engine.agentItems().isEmpty)
+    let routed = try harness.engine.recentTraces(limit: 10).first { $0.step == 0 }
+    #expect(routed?.skillID != "reminder.create")
+  }
+
+  @Test func plannerPlanPassesOutputsForward() async throws {
+    let harness = try AgentHarness(extraSkills: [ForecastSkill()])
+    let planner = Planner(
+      model: FixedReplyModel(
+        reply: #"""
+          {"plan": [{"skill": "weather.forecast"},
+            {"skill": "reminder.create",
+             "arguments": {"title": "take an umbrella ({{previous}})", "when": "2025-06-12T08:00:00"}}]}
+          """#),
+      registry: harness.registry)
+    let agent = try harness.agent(router: SkillRouter(registry: harness.registry), planner: planner)
+    let recorder = StateRecorder(agent)
+    let state = try await agent.send("umbrella check please")
+    guard case .waitingForConfirmation(let action) = state else {
+      Issue.record("expected confirmation, got \(state)")
+      return
+    }
+    #expect(action.step == 2)
+    #expect(action.total == 2)
+    #expect(
+      action.confirmationText
+        == "Create reminder “take an umbrella (rain expected)” at 2025-06-12 08:00 (Thu)?")
+    let final = try await agent.confirm()
+    guard case .finished(let reply) = final else {
+      Issue.record("expected finished, got \(final)")
+      return
+    }
+    await recorder.waitFor(Self.isFinished)
+    #expect(reply.route == .planner)
+    #expect(reply.outputs.count == 2)
+    #expect(reply.text.hasPrefix("rain expected\nReminder set:"))
+    #expect(try harness.engine.agentItems().first?.title == "take an umbrella (rain expected)")
+    #expect(
+      recorder.states == [
+        .retrieving, .planning, .executing(skillID: "weather.forecast", step: 1, total: 2),
+        .waitingForConfirmation(action), .executing(skillID: "reminder.create", step: 2, total: 2),
+        .finished(reply),
+      ])
+  }
+
+  @Test func chainedOutputRunsNext() async throws {
+    let harness = try AgentHarness(extraSkills: [RainCheckSkill()])
+    let planner = Planner(
+      model: FixedReplyModel(
+        reply: #"""
+          {"skill": "weather.ifRain", "arguments": {"title": "take an umbrella", "when": "2025-06-12T08:00:00"}}
+          """#),
+      registry: harness.registry)
+    let agent = try harness.agent(router: SkillRouter(registry: harness.registry), planner: planner)
+    let state = try await agent.send("umbrella weather check")
+    guard case .waitingForConfirmation(let action) = state else {
+      Issue.record("expected confirmation, got \(state)")
+      return
+    }
+    #expect(action.skillID == "reminder.create")
+    #expect(action.step == 2)
+    #expect(action.total == 2)
+    _ = try await agent.confirm()
+    let item = try #require(try harness.engine.agentItems().first)
+    #expect(item.title == "take an umbrella")
+    #expect(item.due == wallClock(2025, 6, 12, 8, in: Zones.shanghai))
+  }
+
+  @Test func plannerFinalAnswerAndNoSkillReply() async throws {
+    let harness = try AgentHarness()
+    let planner = Planner(model: FixedReplyModel(reply: #"{"final": "Hello!"}"#), registry: harness.registry)
+    let agent = try harness.agent(router: SkillRouter(registry: harness.registry), planner: planner)
+    guard case .finished(let reply) = try await agent.send("hi there") else {
+      Issue.record("expected finished")
+      return
+    }
+    #expect(reply.text == "Hello!")
+    #expect(reply.route == .planner)
+
+    let plain = try harness.agent(router: SkillRouter(registry: harness.registry))
+    guard case .finished(let fallback) = try await plain.send("hi there") else {
+      Issue.record("expected finished")
+      return
+    }
+    #expect(fallback.text == Agent.noSkillMessage(.english))
+    #expect(fallback.route == RouteSource.none)
+  }
+
+  @Test func badInputIsRefusedWithoutChangingState() async throws {
+    let harness = try AgentHarness()
+    let agent = try harness.agent()
+    await #expect(throws: AgentError.emptyInput) { try await agent.send("  \n") }
+    await #expect(throws: AgentError.inputTooLong(count: 8001, limit: 8000)) {
+      try await agent.send(String(repeating: "a", count: 8001))
+    }
+    #expect(agent.state == .idle)
+    #expect(try harness.engine.recentTurns(limit: 5).isEmpty)
+  }
+}
