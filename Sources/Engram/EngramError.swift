@@ -45,7 +45,8 @@ extension EngramError: CustomStringConvertible {
     case .embedderContract(let expected, let actual):
       return "the embedder returned \(actual) values where \(expected) were expected"
     case .invalidEmbedding(let index, let reason):
-      return "the embedder returned \(reason.rawValue) for text \(index); nothing was stored (check the model)"
+      return
+        "the embedder returned \(reason.rawValue) for text \(index); nothing was stored (check the model)"
     case .malformedExport(let line, let reason): return "export line \(line): \(reason)"
     case .importTargetNotEmpty(let path): return "\(path) already holds a memory; import into a new file"
     case .closed: return "the memory is closed"

@@ -159,7 +159,8 @@ public final class MemoryEngine: Sendable {
       try connection.forEachEmbedding { entry, vector in
         // Rows the index cannot hold (wrong length, no direction) stay out of it, so the
         // memory still opens; `doctor` reports them as absent.
-        guard vector.count == dimension, vector.allSatisfy(\.isFinite), vector.contains(where: { $0 != 0 }) else {
+        guard vector.count == dimension, vector.allSatisfy(\.isFinite), vector.contains(where: { $0 != 0 })
+        else {
           return
         }
         ids.append(VectorKey.make(entry.ownerKind.itemKind, entry.ownerID))

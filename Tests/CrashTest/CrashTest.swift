@@ -69,7 +69,9 @@ struct CrashTest {
     let start = Date().addingTimeInterval(-daysAgo * 86_400)
     let formatter = ISO8601DateFormatter()
     var lines: [String] = []
-    let topics = ["climbing", "the dentist", "a trip to Lisbon", "thanks", "hello", "the garden", "a new job"]
+    let topics = [
+      "climbing", "the dentist", "a trip to Lisbon", "thanks", "hello", "the garden", "a new job",
+    ]
     for turn in 0..<turns {
       let date = formatter.string(from: start.addingTimeInterval(Double(turn) * 60))
       let speaker = turn % 2 == 0 ? "Alice" : "Bob"
@@ -127,7 +129,8 @@ struct CrashTest {
         // Alternate between two models; the database's current one decides the next.
         let next = n % 2 == 0 ? dimension + 32 : dimension
         do {
-          let engine = try await MemoryEngine.reindex(path: path, configuration: configuration(dimension: next))
+          let engine = try await MemoryEngine.reindex(
+            path: path, configuration: configuration(dimension: next))
           let model = engine.embedder.modelID
           engine.close()
           Self.say("ACK reindex \(n) \(model)")

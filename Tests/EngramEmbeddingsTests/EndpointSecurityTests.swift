@@ -26,7 +26,8 @@ import Testing
     #expect(throws: EmbeddingError.self) {
       _ = try HTTPEmbedder(.init(baseURL: url, api: .openAI, model: "m", dimension: 4))
     }
-    _ = try HTTPEmbedder(.init(baseURL: url, api: .openAI, model: "m", dimension: 4, allowInsecureRemote: true))
+    _ = try HTTPEmbedder(
+      .init(baseURL: url, api: .openAI, model: "m", dimension: 4, allowInsecureRemote: true))
     let secure = URL(string: address.replacingOccurrences(of: "http://", with: "https://"))!
     _ = try HTTPEmbedder(.init(baseURL: secure, api: .openAI, model: "m", dimension: 4))
   }

@@ -36,7 +36,7 @@ import Testing
 
   @Test(arguments: ["remember", "ingest", "compact", "reindex"])
   func survivesKills(mode: String) async throws {
-    let kills = soakEnabled ? 100 : 13
+    let kills = soakEnabled ? 100 : 16
     let folder = try TemporaryFolder()
     let database = folder.path("crash-\(mode).sqlite")
     var baseline = 0
@@ -47,7 +47,9 @@ import Testing
     for round in 0..<kills {
       let child = try CrashTestProcess(
         database: database, mode: mode,
-        arguments: ["--tag", "r\(round)", "--dimension", String(Self.dimension), "--turns", String(Self.turnsPerFile)])
+        arguments: [
+          "--tag", "r\(round)", "--dimension", String(Self.dimension), "--turns", String(Self.turnsPerFile),
+        ])
       try await child.waitUntilReady()
       let delay = Int.random(in: Self.delays[mode]!, using: &random)
       try await Task.sleep(for: .milliseconds(delay))
@@ -66,7 +68,11 @@ import Testing
     outcome.acknowledged = acknowledged.count
     print("crash-safety \(outcome)")
     ReliabilityLog.record(
-      "crash", ["mode": mode, "attempted": outcome.attempted, "survived": outcome.survived, "acknowledged": outcome.acknowledged, "lost": outcome.lost])
+      "crash",
+      [
+        "mode": mode, "attempted": outcome.attempted, "survived": outcome.survived,
+        "acknowledged": outcome.acknowledged, "lost": outcome.lost,
+      ])
     #expect(outcome.problems.isEmpty, "\(outcome.problems.prefix(5))")
     #expect(outcome.lost == 0)
     #expect(outcome.childErrors == 0)
@@ -87,7 +93,9 @@ import Testing
           "{\"role\":\"user\",\"session\":\"base-\(file)\",\"content\":\"base-\(file) turn-\(turn) about topic \(turn % 9)\"}"
         )
       }
-      let filePath = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent("base-\(file).jsonl").path
+      let filePath = URL(fileURLWithPath: path).deletingLastPathComponent().appendingPathComponent(
+        "base-\(file).jsonl"
+      ).path
       try writeFile(lines.joined(separator: "\n"), to: filePath)
       _ = try await engine.ingest(path: filePath)
     }
@@ -102,7 +110,8 @@ import Testing
         path: path, configuration: EngramConfiguration(embedder: try HashingEmbedder(dimension: dimension)))
     } catch EngramError.modelMismatch {
       return try MemoryEngine(
-        path: path, configuration: EngramConfiguration(embedder: try HashingEmbedder(dimension: dimension + 32)))
+        path: path,
+        configuration: EngramConfiguration(embedder: try HashingEmbedder(dimension: dimension + 32)))
     }
   }
 
@@ -124,7 +133,9 @@ import Testing
         SELECT s.external_id, count(m.id), count(m.summary_id), (SELECT count(*) FROM summaries u WHERE u.session_id = s.id)
         FROM sessions s LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.id
         """
-      ).map { ($0.optionalString(at: 0) ?? "", Int($0.int64(at: 1)), Int($0.int64(at: 2)), Int($0.int64(at: 3))) }
+      ).map {
+        ($0.optionalString(at: 0) ?? "", Int($0.int64(at: 1)), Int($0.int64(at: 2)), Int($0.int64(at: 3)))
+      }
     }
     var turnsBySession: [String: Int] = [:]
     for (name, turns, covered, summaries) in sessions {
@@ -135,7 +146,8 @@ import Testing
         let untouched = summaries == 0 && covered == 0 && turns == turnsPerFile
         let compacted = summaries == 1 && covered == turns && turns > 0
         if !untouched && !compacted {
-          messages.append("session \(name) half-compacted: \(turns) turns, \(covered) covered, \(summaries) summaries")
+          messages.append(
+            "session \(name) half-compacted: \(turns) turns, \(covered) covered, \(summaries) summaries")
         }
       } else if turns != turnsPerFile {
         messages.append("file \(name) partially imported: \(turns) of \(turnsPerFile) turns")
@@ -168,7 +180,8 @@ import Testing
       }
       if let lastModel, lastModel != engine.embedder.modelID {
         // The next reindex may have committed just before the kill; then the model flips.
-        let other = lastModel == "hashing-v1-\(dimension)" ? "hashing-v1-\(dimension + 32)" : "hashing-v1-\(dimension)"
+        let other =
+          lastModel == "hashing-v1-\(dimension)" ? "hashing-v1-\(dimension + 32)" : "hashing-v1-\(dimension)"
         if engine.embedder.modelID != other { messages.append("unexpected model \(engine.embedder.modelID)") }
       }
     }

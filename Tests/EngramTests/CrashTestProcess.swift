@@ -16,7 +16,8 @@ final class CrashTestProcess {
     var description: String {
       switch self {
       case .notFound(let searched):
-        return "engram-crashtest not found (run `swift build` first); looked in \(searched.joined(separator: ", "))"
+        return
+          "engram-crashtest not found (run `swift build` first); looked in \(searched.joined(separator: ", "))"
       case .notReady(let output): return "engram-crashtest never printed READY: \(output)"
       }
     }

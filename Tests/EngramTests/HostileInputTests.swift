@@ -79,7 +79,9 @@ struct BrokenEmbedder: Embedder {
         do {
           let report = try await engine.doctor()
           _ = try await engine.search("memory", k: 3)
-          if name == "not sqlite" || name == "zeroed header" { Issue.record("\(name) opened and was healthy") }
+          if name == "not sqlite" || name == "zeroed header" {
+            Issue.record("\(name) opened and was healthy")
+          }
           _ = report
         } catch {
           #expect(Self.isTyped(error), "\(name): \(type(of: error)) \(error)")
@@ -90,7 +92,8 @@ struct BrokenEmbedder: Embedder {
         #expect(Self.isTyped(error), "\(name): \(type(of: error)) \(error)")
       }
     }
-    ReliabilityLog.record("hostile", ["case": "damaged database files", "tried": cases.count, "handled": cases.count])
+    ReliabilityLog.record(
+      "hostile", ["case": "damaged database files", "tried": cases.count, "handled": cases.count])
     #expect(refused >= 3)
   }
 
@@ -120,7 +123,8 @@ struct BrokenEmbedder: Embedder {
 
   @Test func fullDiskFailsTheIngestWithNothingHalfWritten() async throws {
     let folder = try TemporaryFolder()
-    let engine = try MemoryEngine(path: folder.path("full.sqlite"), configuration: hashingConfiguration(dimension: 64))
+    let engine = try MemoryEngine(
+      path: folder.path("full.sqlite"), configuration: hashingConfiguration(dimension: 64))
     defer { engine.close() }
     try await engine.remember("a memory stored before the disk filled up")
     let before = try engine.tableCounts()
@@ -129,7 +133,9 @@ struct BrokenEmbedder: Embedder {
     try engine.database.writeWithoutTransaction { try $0.execute("PRAGMA max_page_count = \(pages + 2)") }
     var lines: [String] = []
     for turn in 0..<400 {
-      lines.append("{\"role\":\"user\",\"content\":\"turn \(turn) \(String(repeating: "words to fill pages ", count: 10))\"}")
+      lines.append(
+        "{\"role\":\"user\",\"content\":\"turn \(turn) \(String(repeating: "words to fill pages ", count: 10))\"}"
+      )
     }
     let file = folder.path("big.jsonl")
     try writeFile(lines.joined(separator: "\n"), to: file)
@@ -159,10 +165,12 @@ struct BrokenEmbedder: Embedder {
       {"hidden_size": 8, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 16,
        "max_position_embeddings": 16, "vocab_size": 6, "type_vocab_size": 2, "hidden_act": "gelu"}
       """, to: model.appendingPathComponent("config.json").path)
-    try writeFile("{\"max_seq_length\": 16}", to: model.appendingPathComponent("sentence_bert_config.json").path)
+    try writeFile(
+      "{\"max_seq_length\": 16}", to: model.appendingPathComponent("sentence_bert_config.json").path)
     try writeFile(
       "{\"pooling_mode_mean_tokens\": true}", to: model.appendingPathComponent("1_Pooling/config.json").path)
-    try writeFile("[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\nworld\n", to: model.appendingPathComponent("vocab.txt").path)
+    try writeFile(
+      "[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\nworld\n", to: model.appendingPathComponent("vocab.txt").path)
     // A weights file whose header promises 6 x 8 floats, cut off after 40 bytes of data.
     let header = Data(
       #"{"embeddings.word_embeddings.weight":{"dtype":"F32","shape":[6,8],"data_offsets":[0,192]}}"#.utf8)
@@ -193,7 +201,8 @@ struct BrokenEmbedder: Embedder {
   func brokenEmbedderVectorsAreRefusedAndNothingIsStored(fault: BrokenEmbedder.Fault) async throws {
     let folder = try TemporaryFolder()
     let path = folder.path("broken.sqlite")
-    let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: BrokenEmbedder(fault: fault)))
+    let engine = try MemoryEngine(
+      path: path, configuration: EngramConfiguration(embedder: BrokenEmbedder(fault: fault)))
     let expected: InvalidEmbeddingReason = fault == .zero ? .zero : .nonFinite
     await #expect(throws: EngramError.invalidEmbedding(index: 0, reason: expected)) {
       try await engine.remember("the user likes tea")
@@ -202,14 +211,16 @@ struct BrokenEmbedder: Embedder {
       try await engine.appendTurn(role: "user", content: "hello there")
     }
     let file = folder.path("turns.jsonl")
-    try writeFile("{\"role\":\"user\",\"content\":\"one\"}\n{\"role\":\"user\",\"content\":\"two\"}\n", to: file)
+    try writeFile(
+      "{\"role\":\"user\",\"content\":\"one\"}\n{\"role\":\"user\",\"content\":\"two\"}\n", to: file)
     await #expect(throws: EngramError.invalidEmbedding(index: 0, reason: expected)) {
       try await engine.ingest(path: file)
     }
     #expect(try engine.tableCounts().values.allSatisfy { $0 == 0 })
     engine.close()
     // The memory still opens (the index rebuild never meets a broken vector).
-    let reopened = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: BrokenEmbedder(fault: fault)))
+    let reopened = try MemoryEngine(
+      path: path, configuration: EngramConfiguration(embedder: BrokenEmbedder(fault: fault)))
     #expect(try await reopened.doctor().healthy)
     reopened.close()
     ReliabilityLog.record("hostile", ["case": "embedder \(fault) vectors", "tried": 3, "handled": 3])
@@ -241,6 +252,8 @@ struct BrokenEmbedder: Embedder {
       #expect(line.hasPrefix("["))
       #expect(!line.contains("<") && !line.contains(">"))
     }
-    ReliabilityLog.record("hostile", ["case": "prompt injection in memories", "tried": attacks.count + 1, "handled": attacks.count + 1])
+    ReliabilityLog.record(
+      "hostile",
+      ["case": "prompt injection in memories", "tried": attacks.count + 1, "handled": attacks.count + 1])
   }
 }
