@@ -28,7 +28,8 @@ final class Tally: Sendable {
       for searcher in 0..<4 {
         group.addTask {
           var round = 0
-          while ContinuousClock.now < deadline {
+          // Bounded by time, but never less than a few rounds (sanitizers, loaded machines).
+          while ContinuousClock.now < deadline || round < 5 {
             do {
               let hits = try await engine.search(
                 "topic \(round % 7) memory", k: 5, mode: modes[(searcher + round) % modes.count])
@@ -49,7 +50,7 @@ final class Tally: Sendable {
       }
       group.addTask {
         var number = 0
-        while ContinuousClock.now < deadline {
+        while ContinuousClock.now < deadline || number < 5 {
           do {
             let id = try await engine.remember("written memory \(number) about topic \(number % 7)")
             if number % 5 == 4 { try engine.forget(id: id) }

@@ -80,6 +80,16 @@ final class CrashTestProcess {
     throw LocateError.notReady(output: lines.joined(separator: " | ") + standardError)
   }
 
+  /// Waits (up to 120 s) until the child acknowledged its first write.
+  func waitUntilAcknowledged() async throws {
+    for _ in 0..<12000 {
+      if lines.contains(where: { $0.hasPrefix("ACK") }) { return }
+      if !process.isRunning { break }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    throw LocateError.notReady(output: lines.joined(separator: " | ") + standardError)
+  }
+
   /// Sends SIGKILL and reaps the child; returns whether it died of the signal (rather than
   /// having exited on its own before).
   @discardableResult
