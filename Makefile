@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: demo test setup build release lint format bench peers clean schemas mcp-e2e
+.PHONY: demo test setup build release lint format bench peers clean schemas mcp-e2e sanitize fuzz reliability
 
 setup:
 	@./scripts/setup.sh
@@ -25,6 +25,24 @@ test: setup
 
 mcp-e2e: build
 	./scripts/mcp-e2e.sh
+
+# Thread and address sanitizers over the store, vectors and engine tests (separate build
+# folders, so the normal build stays incremental).
+SANITIZE_FILTER ?= EngramVectorsTests|EngramStoreTests|EngramTests
+sanitize: setup
+	$(SWIFT) test --scratch-path .build/tsan --sanitize=thread --filter '$(SANITIZE_FILTER)'
+	$(SWIFT) test --scratch-path .build/asan --sanitize=address --filter '$(SANITIZE_FILTER)'
+
+# libFuzzer targets (see scripts/fuzz.sh); each runs FUZZ_SECONDS.
+FUZZ_SECONDS ?= 30
+FUZZ_TARGETS ?= conversation fts wordpiece date arguments safetensors mcp
+fuzz: setup
+	@for target in $(FUZZ_TARGETS); do ./scripts/fuzz.sh $$target $(FUZZ_SECONDS) || exit 1; done
+
+# One table: kills survived, writes lost, fuzz executions and crashes, concurrency errors,
+# bad inputs handled (ENGRAM_SOAK=1 for the long soak).
+reliability: setup
+	FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/reliability.sh
 
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks

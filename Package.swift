@@ -52,6 +52,8 @@ let package = Package(
       dependencies: ["Engram", "EngramStore", "EngramVectors", "EngramEmbeddings", "EngramAgent"],
       path: "Benchmarks/engram-bench"
     ),
+    .executableTarget(
+      name: "engram-crashtest", dependencies: ["Engram", "EngramEmbeddings"], path: "Tests/CrashTest"),
 
     // Tests mirror sources.
     .testTarget(name: "EngramStoreTests", dependencies: ["EngramStore"]),

@@ -17,6 +17,9 @@ public enum EngramError: Error, Sendable, Equatable {
   case notFound(kind: ItemKind, id: Int64)
   /// The embedder returned a vector of the wrong dimension or count.
   case embedderContract(expected: Int, actual: Int)
+  /// The embedder returned a vector with NaN or infinity, or of zero length (`index`: the
+  /// text's position in its batch); nothing was stored.
+  case invalidEmbedding(index: Int, reason: InvalidEmbeddingReason)
   /// An export file line is not valid (1-based line number).
   case malformedExport(line: Int, reason: String)
   /// Importing an export needs an empty database.
@@ -41,10 +44,21 @@ extension EngramError: CustomStringConvertible {
     case .notFound(let kind, let id): return "no \(kind.rawValue) with id \(id)"
     case .embedderContract(let expected, let actual):
       return "the embedder returned \(actual) values where \(expected) were expected"
+    case .invalidEmbedding(let index, let reason):
+      return
+        "the embedder returned \(reason.rawValue) for text \(index); nothing was stored (check the model)"
     case .malformedExport(let line, let reason): return "export line \(line): \(reason)"
     case .importTargetNotEmpty(let path): return "\(path) already holds a memory; import into a new file"
     case .closed: return "the memory is closed"
     case .cancelled: return "cancelled"
     }
   }
+}
+
+/// What is wrong with a vector an embedder returned.
+public enum InvalidEmbeddingReason: String, Sendable, Equatable {
+  /// A component is NaN or infinite.
+  case nonFinite = "NaN or infinity"
+  /// Every component is zero, so the vector has no direction.
+  case zero = "a zero vector"
 }

@@ -169,7 +169,12 @@ public final class MemoryEngine: Sendable {
       metadata.reserveCapacity(count)
       vectors.reserveCapacity(count * dimension)
       try connection.forEachEmbedding { entry, vector in
-        guard vector.count == dimension else { return }
+        // Rows the index cannot hold (wrong length, no direction) stay out of it, so the
+        // memory still opens; `doctor` reports them as absent.
+        guard vector.count == dimension, vector.allSatisfy(\.isFinite), vector.contains(where: { $0 != 0 })
+        else {
+          return
+        }
         ids.append(VectorKey.make(entry.ownerKind.itemKind, entry.ownerID))
         metadata.append(
           VectorMetadata(
@@ -231,14 +236,31 @@ public final class MemoryEngine: Sendable {
       guard part.count == end - start else {
         throw EngramError.embedderContract(expected: end - start, actual: part.count)
       }
-      for vector in part where vector.count != embedder.dimension {
-        throw EngramError.embedderContract(expected: embedder.dimension, actual: vector.count)
-      }
+      try Self.checkEmbeddings(part, dimension: embedder.dimension, offset: start)
       vectors.append(contentsOf: part)
       start = end
       progress?(start)
     }
     return vectors
+  }
+
+  /// Refuses a batch with a vector of the wrong length, with NaN or infinity, or all zero:
+  /// the store would keep such a vector but the index cannot hold it, and a later open
+  /// would fail to rebuild the index from the store.
+  static func checkEmbeddings(_ vectors: [[Float]], dimension: Int, offset: Int) throws(EngramError) {
+    for (position, vector) in vectors.enumerated() {
+      guard vector.count == dimension else {
+        throw .embedderContract(expected: dimension, actual: vector.count)
+      }
+      var squares: Float = 0
+      for value in vector {
+        guard value.isFinite else { throw .invalidEmbedding(index: offset + position, reason: .nonFinite) }
+        squares += value * value
+      }
+      guard squares > 0, squares.isFinite else {
+        throw .invalidEmbedding(index: offset + position, reason: squares > 0 ? .nonFinite : .zero)
+      }
+    }
   }
 
   /// Adds stored embeddings to the index after their transaction committed.

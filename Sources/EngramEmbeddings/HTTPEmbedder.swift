@@ -104,7 +104,10 @@ public struct HTTPEmbedder: Embedder {
   /// Whether `host` names this machine (`localhost`, `127.0.0.0/8`, `::1`).
   static func isLoopback(_ host: String) -> Bool {
     let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
-    return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.") || bare.hasSuffix(".localhost")
+    if bare == "localhost" || bare == "::1" || bare.hasSuffix(".localhost") { return true }
+    // A literal 127.x.y.z address only: a name such as `127.0.0.1.example.com` resolves anywhere.
+    let octets = bare.split(separator: ".", omittingEmptySubsequences: false)
+    return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
   }
 
   /// Embeds `texts` in requests of `batchSize`, in order.

@@ -51,7 +51,8 @@ final class SafeTensors {
       }
       let begin = offsets[0]
       let end = offsets[1]
-      guard begin >= 0, end >= begin, dataStart + end <= file.count else {
+      // Compared as `end <= count - dataStart`: `dataStart + end` overflows for a huge offset.
+      guard begin >= 0, end >= begin, end <= file.count - dataStart else {
         throw .invalidSafetensors(
           path: path,
           reason:
@@ -61,8 +62,14 @@ final class SafeTensors {
         throw .invalidSafetensors(path: path, reason: "tensor \(name) has a negative dimension")
       }
       if let width = Self.byteWidth(dtype) {
-        let elements = shape.reduce(1) { $0.multipliedReportingOverflow(by: $1).partialValue }
-        guard elements * width == end - begin else {
+        // Any overflow means the shape cannot match the bytes the file holds.
+        var bytes: Int? = width
+        for dimension in shape {
+          guard let sofar = bytes else { break }
+          let (product, overflow) = sofar.multipliedReportingOverflow(by: dimension)
+          bytes = overflow ? nil : product
+        }
+        guard bytes == end - begin else {
           throw .invalidSafetensors(
             path: path, reason: "tensor \(name) has \(end - begin) bytes for shape \(shape) of \(dtype)")
         }

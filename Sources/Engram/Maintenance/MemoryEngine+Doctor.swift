@@ -222,9 +222,10 @@ extension MemoryEngine {
       if Task.isCancelled { throw EngramError.cancelled }
       let end = min(start + configuration.embeddingBatchSize, items.count)
       let part = try await embedder.embed(items[start..<end].map(\.2))
-      guard part.count == end - start, part.allSatisfy({ $0.count == embedder.dimension }) else {
-        throw EngramError.embedderContract(expected: embedder.dimension, actual: part.first?.count ?? 0)
+      guard part.count == end - start else {
+        throw EngramError.embedderContract(expected: end - start, actual: part.count)
       }
+      try checkEmbeddings(part, dimension: embedder.dimension, offset: start)
       vectors.append(contentsOf: part)
       start = end
       progress?(EngramProgress(phase: "embedding", done: start, total: items.count))

@@ -1,0 +1,30 @@
+import Foundation
+import Testing
+
+@testable import EngramAgent
+
+/// The language-model client sends prompts (with memories) only over https, or plain http to
+/// this machine.
+@Suite struct EndpointSecurityTests {
+  @Test(arguments: [
+    "http://127.0.0.1.nip.io", "http://127.evil.example", "http://localhost.example.com",
+    "http://10.0.0.5:11434",
+    "http://0.0.0.0:11434", "http://[::ffff:7f00:1]",
+  ])
+  func remotePlainHTTPIsRefused(_ address: String) throws {
+    let url = URL(string: address)!
+    #expect(throws: LanguageModelError.self) {
+      try OpenAIChatClient(configuration: .init(baseURL: url, model: "m"), environment: [:])
+    }
+    _ = try OpenAIChatClient(
+      configuration: .init(baseURL: url, model: "m", allowInsecureRemote: true), environment: [:])
+  }
+
+  @Test(arguments: [
+    "http://localhost:11434", "http://127.0.0.1:8080", "http://[::1]:11434", "http://api.localhost",
+  ])
+  func loopbackPlainHTTPIsAllowed(_ address: String) throws {
+    _ = try OpenAIChatClient(
+      configuration: .init(baseURL: URL(string: address)!, model: "m"), environment: [:])
+  }
+}

@@ -1,0 +1,171 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A running `engram-crashtest` child: its stdout goes to a file, so every acknowledgement
+/// line written before a SIGKILL can still be read afterwards.
+final class CrashTestProcess {
+  enum LocateError: Error, CustomStringConvertible {
+    case notFound(searched: [String])
+    case notReady(output: String)
+
+    var description: String {
+      switch self {
+      case .notFound(let searched):
+        return
+          "engram-crashtest not found (run `swift build` first); looked in \(searched.joined(separator: ", "))"
+      case .notReady(let output): return "engram-crashtest never printed READY: \(output)"
+      }
+    }
+  }
+
+  let process = Process()
+  let outputURL: URL
+  let errorURL: URL
+
+  /// Starts `engram-crashtest DB MODE ARGUMENTS...`.
+  init(database: String, mode: String, arguments: [String] = []) throws {
+    let folder = URL(fileURLWithPath: database).deletingLastPathComponent()
+    let stem = "crashtest-\(UUID().uuidString.prefix(8))"
+    outputURL = folder.appendingPathComponent(stem + ".out")
+    errorURL = folder.appendingPathComponent(stem + ".err")
+    try Data().write(to: outputURL)
+    try Data().write(to: errorURL)
+    let output = try FileHandle(forWritingTo: outputURL)
+    let error = try FileHandle(forWritingTo: errorURL)
+    defer {
+      try? output.close()
+      try? error.close()
+    }
+    process.executableURL = try Self.locate()
+    process.arguments = [database, mode] + arguments
+    process.standardOutput = output
+    process.standardError = error
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+  }
+
+  deinit {
+    if process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      process.waitUntilExit()
+    }
+    try? FileManager.default.removeItem(at: outputURL)
+    try? FileManager.default.removeItem(at: errorURL)
+  }
+
+  /// Complete lines printed so far (a line cut by the kill is dropped).
+  var lines: [String] {
+    let text = String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self)
+    var lines = text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+    if !text.hasSuffix("\n"), !lines.isEmpty { lines.removeLast() }
+    return lines
+  }
+
+  var standardError: String {
+    String(decoding: (try? Data(contentsOf: errorURL)) ?? Data(), as: UTF8.self)
+  }
+
+  /// Waits (up to 30 s) until the child printed READY.
+  func waitUntilReady() async throws {
+    for _ in 0..<3000 {
+      if lines.contains("READY") { return }
+      if !process.isRunning { break }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    throw LocateError.notReady(output: lines.joined(separator: " | ") + standardError)
+  }
+
+  /// Waits (up to 120 s) until the child acknowledged its first write.
+  func waitUntilAcknowledged() async throws {
+    for _ in 0..<12000 {
+      if lines.contains(where: { $0.hasPrefix("ACK") }) { return }
+      if !process.isRunning { break }
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    throw LocateError.notReady(output: lines.joined(separator: " | ") + standardError)
+  }
+
+  /// Sends SIGKILL and reaps the child; returns whether it died of the signal (rather than
+  /// having exited on its own before).
+  @discardableResult
+  func killNow() -> Bool {
+    let wasRunning = process.isRunning
+    kill(process.processIdentifier, SIGKILL)
+    process.waitUntilExit()
+    return wasRunning && process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
+  }
+
+  /// Waits for the child to exit on its own; returns its status.
+  func wait() -> Int32 {
+    process.waitUntilExit()
+    return process.terminationStatus
+  }
+
+  /// The executable: `$ENGRAM_CRASHTEST`, else next to the test bundle (the build's bin
+  /// folder), else in the folder `swift build --show-bin-path` reports for this package.
+  static func locate() throws -> URL {
+    let name = "engram-crashtest"
+    if let explicit = ProcessInfo.processInfo.environment["ENGRAM_CRASHTEST"] {
+      return URL(fileURLWithPath: explicit)
+    }
+    var folders: [URL] = []
+    for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+      folders.append(bundle.bundleURL.deletingLastPathComponent())
+    }
+    if let executable = Bundle.main.executableURL {
+      // Linux: the test runner is `<bin>/EngramPackageTests.xctest`, an executable in the bin folder.
+      folders.append(executable.deletingLastPathComponent())
+    }
+    for folder in folders {
+      let candidate = folder.appendingPathComponent(name)
+      if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+    }
+    if let folder = try? showBinPath() {
+      let candidate = folder.appendingPathComponent(name)
+      if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+      folders.append(folder)
+    }
+    throw LocateError.notFound(searched: folders.map(\.path))
+  }
+
+  /// `swift build --show-bin-path` run in the package root (found from this file's path).
+  private static func showBinPath() throws -> URL {
+    let packageRoot = URL(fileURLWithPath: #filePath)
+      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["swift", "build", "--show-bin-path"]
+    process.currentDirectoryURL = packageRoot
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let path = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    return URL(fileURLWithPath: path)
+  }
+}
+
+/// A small seeded generator (SplitMix64), so kill moments repeat from run to run.
+struct SeededRandom: RandomNumberGenerator {
+  var state: UInt64
+
+  init(seed: UInt64) { state = seed }
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
+
+/// Whether the long soak runs (`ENGRAM_SOAK=1`).
+var soakEnabled: Bool { ProcessInfo.processInfo.environment["ENGRAM_SOAK"] == "1" }
