@@ -80,9 +80,12 @@ extension MemoryEngine {
   /// - Throws: `EngramError.emptyText` for blank text; embedder and store errors. Nothing is
   ///   stored when any step fails.
   @discardableResult
+  ///
+  /// With `embedNow: false` the turn is stored at once (searchable by keyword) and embedded
+  /// later by `embedPendingTurns()`, off the caller's critical path.
   public func appendTurn(
     role: String, content: String, speaker: String? = nil, session: Int64? = nil, at date: Date = Date(),
-    metadata: [String: JSONValue] = [:]
+    metadata: [String: JSONValue] = [:], embedNow: Bool = true
   ) async throws -> Int64 {
     try checkOpen()
     guard let role = MessageRole(rawValue: role) else {
@@ -92,11 +95,16 @@ extension MemoryEngine {
     guard !content.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
       throw EngramError.emptyText
     }
-    let vector = try await embed([Self.documentText(speaker: speaker, content: content, date: date)])[0]
     let message = Message(
       sessionID: session, role: role, speaker: speaker, content: content,
       createdAt: Timestamp.milliseconds(date), tokenCount: TokenEstimator.estimate(content),
       metadata: JSONValue.object(metadata).jsonText)
+    guard embedNow else {
+      let id = try database.write { try $0.insert(message) }
+      if speaker != nil { speakers.withLock { $0 = nil } }
+      return id
+    }
+    let vector = try await embed([Self.documentText(speaker: speaker, content: content, date: date)])[0]
     let model = embedder.modelID
     let id = try writeTracked { connection in
       let id = try connection.insert(message)
@@ -114,6 +122,47 @@ extension MemoryEngine {
       )
     ])
     return id
+  }
+
+  /// Embeds turns stored with `embedNow: false` (up to `limit` of them); returns how many.
+  @discardableResult
+  public func embedPendingTurns(limit: Int = 1024) async throws -> Int {
+    try checkOpen()
+    let pending = try database.read { connection -> [Message] in
+      try connection.ownersWithoutEmbedding(.message, limit: limit).compactMap {
+        try connection.fetch(Message.self, id: $0)
+      }
+    }
+    guard !pending.isEmpty else { return 0 }
+    let vectors = try await embed(
+      pending.map {
+        Self.documentText(speaker: $0.speaker, content: $0.content, date: Timestamp.date($0.createdAt))
+      })
+    let model = embedder.modelID
+    let stored = try writeTracked { connection -> [Int] in
+      var stored: [Int] = []
+      for (position, message) in pending.enumerated() {
+        // A turn forgotten in the meantime stays forgotten.
+        guard let id = message.id, try connection.fetch(Message.self, id: id) != nil else { continue }
+        try connection.upsertEmbedding(
+          EmbeddingRow(
+            ownerKind: .message, ownerID: id, model: model, vector: vectors[position],
+            createdAt: message.createdAt))
+        stored.append(position)
+      }
+      return stored
+    }
+    try indexVectors(
+      stored.map { position in
+        let message = pending[position]
+        return (
+          .message, message.id ?? 0,
+          VectorMetadata(
+            kind: .message, session: message.sessionID ?? 0, scope: 0, timestamp: message.createdAt),
+          vectors[position]
+        )
+      })
+    return stored.count
   }
 
   /// The most recent turns, oldest first.

@@ -176,6 +176,24 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(try await reindexed.doctor().healthy)
   }
 
+  @Test func deferredTurnsAreKeywordSearchableAtOnceAndEmbeddedLater() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let id = try await engine.appendTurn(
+      role: "user", content: "the violin lesson moved to Thursday", embedNow: false)
+    #expect(try await engine.search("violin lesson", k: 1, mode: .keyword).first?.id == id)
+    #expect(try await engine.search("violin lesson", k: 1, mode: .vector).isEmpty)
+    #expect(try await engine.doctor().healthy == false)
+    #expect(try await engine.embedPendingTurns() == 1)
+    #expect(try await engine.search("violin lesson", k: 1, mode: .vector).first?.id == id)
+    #expect(try await engine.embedPendingTurns() == 0)
+    #expect(try await engine.doctor().healthy)
+    // The same query text is embedded once and reused.
+    let first = try await engine.embedQuery("violin")
+    #expect(try await engine.embedQueries(["violin", "lesson"])[0] == first)
+  }
+
   @Test func anotherEngineOnTheSameFileSeesEveryWrite() async throws {
     let folder = try TemporaryFolder()
     let path = folder.path("m.sqlite")

@@ -37,7 +37,7 @@ extension MemoryEngine {
     var cosine: [Int64: Double] = [:]
     if mode != .keyword {
       try refreshIndexIfStale()
-      let vector = try await embed([query])[0]
+      let vector = try await embedQuery(query)
       var filter = VectorFilter()
       if kinds.count < ItemKind.allCases.count { filter.kinds = Set(kinds.map(\.vectorKind)) }
       if let sessionID { filter.sessions = [sessionID] }

@@ -17,7 +17,9 @@ extension Agent {
     let prompt: PromptContext
     do {
       if configuration.persistTurns {
-        _ = try await engine.appendTurn(role: "user", content: text, session: sessionID, at: clock.now)
+        // Embedded after the reply (see persistReply), off the turn's critical path.
+        _ = try await engine.appendTurn(
+          role: "user", content: text, session: sessionID, at: clock.now, embedNow: false)
       }
       prompt = try await buildContext(for: text)
     } catch {
@@ -266,10 +268,11 @@ extension Agent {
     }
     do {
       _ = try await engine.appendTurn(
-        role: "assistant", content: text, session: sessionID, at: configuration.clock.now)
+        role: "assistant", content: text, session: sessionID, at: configuration.clock.now, embedNow: false)
     } catch {
       persistenceFailures += 1
     }
+    embedTurnsInBackground()
   }
 
   // MARK: - Context

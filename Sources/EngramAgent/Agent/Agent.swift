@@ -52,6 +52,23 @@ public final class Agent {
   @ObservationIgnored var suspended: SuspendedStep?
   @ObservationIgnored var currentLanguage: MessageLanguage = .english
   @ObservationIgnored private var observers: [UUID: AsyncStream<AgentState>.Continuation] = [:]
+  /// Embeds the turns of finished replies, one batch after another, off the critical path.
+  @ObservationIgnored var backgroundEmbedding: Task<Void, Never>?
+
+  /// Starts embedding the turns persisted without vectors (after the previous batch).
+  func embedTurnsInBackground() {
+    let engine = self.engine
+    let previous = backgroundEmbedding
+    backgroundEmbedding = Task.detached(priority: .utility) {
+      await previous?.value
+      _ = try? await engine.embedPendingTurns()
+    }
+  }
+
+  /// Waits until the turns of finished replies are embedded (for tests and shutdown).
+  public func waitForBackgroundWork() async {
+    await backgroundEmbedding?.value
+  }
 
   /// A turn's progress, kept while it waits for confirmation.
   struct TurnRun: Sendable {
@@ -87,7 +104,7 @@ public final class Agent {
     self.registry = registry
     self.configuration = configuration
     self.router =
-      router ?? SkillRouter(registry: registry, embedding: EmbedderPhraseEmbedding(engine.embedder))
+      router ?? SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine))
     self.planner = planner
     self.memory = memory ?? EngineAgentMemory(engine: engine, clock: configuration.clock)
     sessionID = try engine.startSession(name: configuration.sessionName, at: configuration.clock.now)

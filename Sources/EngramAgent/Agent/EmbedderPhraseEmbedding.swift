@@ -1,3 +1,4 @@
+import Engram
 import EngramEmbeddings
 
 /// Any engine `Embedder` (MiniLM, hashing, HTTP) as the router's `PhraseEmbedding`.
@@ -11,4 +12,17 @@ public struct EmbedderPhraseEmbedding: PhraseEmbedding {
   /// One unit vector per text, in order.
   /// - Throws: the embedder's `EmbeddingError` (for example for an empty text).
   public func embed(_ texts: [String]) async throws -> [[Float]] { try await embedder.embed(texts) }
+}
+
+/// The engine's query embeddings as the router's `PhraseEmbedding`: the user's text is
+/// embedded once per turn and shared with the memory search.
+public struct EnginePhraseEmbedding: PhraseEmbedding {
+  /// The engine whose embedder and query cache are used.
+  public let engine: MemoryEngine
+
+  /// Wraps `engine`.
+  public init(_ engine: MemoryEngine) { self.engine = engine }
+
+  /// One unit vector per text, in order (cached texts are not embedded again).
+  public func embed(_ texts: [String]) async throws -> [[Float]] { try await engine.embedQueries(texts) }
 }
