@@ -69,14 +69,18 @@ final class StubHTTPServer: Sendable {
 
   /// Stops accepting; a blocked accept returns and the thread ends.
   func stop() {
+    // Only shut down: the accept loop closes the descriptor when accept fails, so the number
+    // cannot be reused by another test's socket while the loop still uses it.
     shutdown(listener, Int32(SHUT_RDWR))
-    close(listener)
   }
 
   private func acceptLoop() {
     while true {
       let client = accept(listener, nil, nil)
-      guard client >= 0 else { return }
+      guard client >= 0 else {
+        close(listener)
+        return
+      }
       handle(client)
       close(client)
     }

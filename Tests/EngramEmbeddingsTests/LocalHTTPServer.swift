@@ -66,14 +66,18 @@ final class LocalHTTPServer: Sendable {
         defer { value = true }; return value
       })
     else { return }
+    // Only shut down: the serving thread closes the descriptor when accept fails, so the
+    // number cannot be reused by another test's socket while this thread still uses it.
     shutdown(listener, Int32(SHUT_RDWR))
-    close(listener)
   }
 
   private func serve(_ respond: Responder) {
     while true {
       let connection = accept(listener, nil, nil)
-      guard connection >= 0 else { return }
+      guard connection >= 0 else {
+        close(listener)
+        return
+      }
       handle(connection, respond)
       close(connection)
     }
