@@ -39,7 +39,7 @@ let package = Package(
     // Libraries.
     .target(name: "EngramStore", dependencies: ["CSQLite"]),
     .target(name: "EngramVectors", dependencies: ["CBLAS", "CEngramKernels"]),
-    .target(name: "EngramEmbeddings", dependencies: ["CBLAS"]),
+    .target(name: "EngramEmbeddings", dependencies: ["CBLAS", "CEngramKernels"]),
     .target(name: "Engram", dependencies: ["EngramStore", "EngramVectors", "EngramEmbeddings"]),
     .target(name: "EngramAgent", dependencies: ["Engram"]),
 

@@ -1,20 +1,24 @@
 import EngramStore
 import Foundation
 
-/// `engram-bench store [--n 100000] [--batch 5000] [--queries 500] [--json]`
+/// `engram-bench store [--n 100000] [--batch 5000] [--queries 500] [--api batch|single] [--json]`
 ///
 /// Inserts `n` generated ~200-byte messages (English-like words, one in ten with a CJK
-/// phrase) through `Connection.insert` in batched transactions with the FTS triggers on,
+/// phrase) in batched transactions with the FTS triggers on, through
+/// `Connection.insert(contentsOf:)` (one call per batch; `--api batch`, the default) or
+/// `Connection.insert(_:)` (one call per message; `--api single`),
 /// then times `searchText` for 1-3 word queries and the re-open of the finished database.
 enum StoreSuite {
   static func run(_ arguments: inout BenchArguments) async throws -> (BenchReport, String) {
     let n = try arguments.int("n", default: 100_000)
     let batch = try arguments.int("batch", default: 5_000)
     let queryCount = try arguments.int("queries", default: 500)
+    let api = arguments.string("api", default: "batch")
     try arguments.finish()
     guard n > 0, batch > 0, queryCount > 0 else {
       throw BenchError("--n, --batch and --queries must be positive")
     }
+    guard api == "batch" || api == "single" else { throw BenchError("--api must be batch or single") }
 
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
       "engram-bench-store-\(UUID().uuidString)")
@@ -36,12 +40,16 @@ enum StoreSuite {
         var index = 0
         while index < n {
           let end = min(n, index + batch)
+          let messages = (index..<end).map { position in
+            Message(
+              role: position % 2 == 0 ? .user : .assistant, content: texts[position],
+              createdAt: start + Int64(position))
+          }
           try connection.transaction {
-            for position in index..<end {
-              try connection.insert(
-                Message(
-                  role: position % 2 == 0 ? .user : .assistant, content: texts[position],
-                  createdAt: start + Int64(position)))
+            if api == "batch" {
+              try connection.insert(contentsOf: messages)
+            } else {
+              for message in messages { try connection.insert(message) }
             }
           }
           index = end
@@ -74,6 +82,7 @@ enum StoreSuite {
     var report = BenchReport()
     report.set("n", n)
     report.set("batch", batch)
+    report.set("api", api)
     report.set("message_bytes", averageBytes)
     report.set("insert_s", insertSeconds)
     report.set("insert_per_s", Double(n) / insertSeconds)

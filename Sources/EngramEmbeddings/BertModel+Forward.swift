@@ -1,4 +1,5 @@
 import CBLAS
+import CEngramKernels
 
 extension BertModel {
   /// Scratch memory for one forward pass over `tokens` packed tokens, allocated once per call.
@@ -69,14 +70,24 @@ extension BertModel {
       epsilon: configuration.layerNormEpsilon)
   }
 
+  /// Up to this many rows, products with a weight matrix skip BLAS: sgemm packs the whole
+  /// weight matrix on every call, which for a short query costs more than the product
+  /// (`engram_gemm_nt_small` streams the weights once, unpacked). Above it, packing pays.
+  static let smallProductRows = 24
+
   /// `output = input · weightᵀ + bias` for `rows` rows; weights are stored [out, in].
   private func linear(
     _ input: UnsafePointer<Float>, rows: Int, inputWidth: Int, weight: UnsafePointer<Float>,
     bias: UnsafePointer<Float>, outputWidth: Int, into output: UnsafeMutablePointer<Float>
   ) {
-    cblas_sgemm(
-      CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(outputWidth), Int32(inputWidth), 1,
-      input, Int32(inputWidth), weight, Int32(inputWidth), 0, output, Int32(outputWidth))
+    if rows <= Self.smallProductRows {
+      engram_gemm_nt_small(
+        rows, outputWidth, inputWidth, 1, input, inputWidth, weight, inputWidth, output, outputWidth)
+    } else {
+      cblas_sgemm(
+        CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(outputWidth), Int32(inputWidth), 1,
+        input, Int32(inputWidth), weight, Int32(inputWidth), 0, output, Int32(outputWidth))
+    }
     VectorMath.addBias(output, rows: rows, width: outputWidth, bias: bias)
   }
 
@@ -126,9 +137,14 @@ extension BertModel {
       let length = Int32(n)
       for head in 0..<heads {
         let offset = start * width + head * headWidth
-        cblas_sgemm(
-          CblasRowMajor, CblasNoTrans, CblasTrans, length, length, Int32(headWidth), scale,
-          space.query + offset, stride, space.key + offset, stride, 0, space.scores, length)
+        if n <= Self.smallProductRows {
+          engram_gemm_nt_small(
+            n, n, headWidth, scale, space.query + offset, width, space.key + offset, width, space.scores, n)
+        } else {
+          cblas_sgemm(
+            CblasRowMajor, CblasNoTrans, CblasTrans, length, length, Int32(headWidth), scale,
+            space.query + offset, stride, space.key + offset, stride, 0, space.scores, length)
+        }
         for row in 0..<n { VectorMath.softmaxInPlace(space.scores + row * n, count: n) }
         cblas_sgemm(
           CblasRowMajor, CblasNoTrans, CblasNoTrans, length, Int32(headWidth), length, 1,

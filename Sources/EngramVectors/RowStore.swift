@@ -43,13 +43,15 @@ final class RowStore: @unchecked Sendable {
       UnsafeMutableRawPointer(scopes), UnsafeMutableRawPointer(timestamps), UnsafeMutableRawPointer(kinds),
       UnsafeMutableRawPointer(codes), UnsafeMutableRawPointer(scales), UnsafeMutableRawPointer(codeSums),
     ] {
-      pointer.deallocate()
+      engram_free_rows(pointer)
     }
   }
 
   private static func allocate<T>(_ type: T.Type, _ count: Int) -> UnsafeMutablePointer<T> {
-    let raw = UnsafeMutableRawPointer.allocate(
-      byteCount: max(count, 1) * MemoryLayout<T>.stride, alignment: 64)
+    // Large columns (the vectors) get huge pages; see engram_alloc_rows.
+    guard let raw = engram_alloc_rows(max(count, 1) * MemoryLayout<T>.stride) else {
+      fatalError("RowStore: out of memory allocating \(count) \(T.self)")
+    }
     return raw.bindMemory(to: T.self, capacity: max(count, 1))
   }
 

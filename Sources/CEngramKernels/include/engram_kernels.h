@@ -45,4 +45,24 @@ void engram_quantize_rows_i8(const float *rows, size_t n, size_t dim, int8_t *co
 /// A fast non-cryptographic 64-bit checksum of `length` bytes, chained through `seed`.
 uint64_t engram_checksum64(const void *data, size_t length, uint64_t seed);
 
+/// C = alpha * A · Wᵀ for a few rows of A, without the operand packing of BLAS sgemm:
+/// C[i * ldc + j] = alpha * sum_p A[i * lda + p] * W[j * ldw + p] for i < m, j < n, p < k.
+/// W is [n x k] row-major (the layout of safetensors linear weights). Fast while A (m x k)
+/// fits in L2, say m <= 32; for larger m a packed sgemm wins.
+void engram_gemm_nt_small(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                          const float *w, size_t ldw, float *c, size_t ldc);
+
+/// `engram_gemm_nt_small` on a chosen path: 0 portable, 1 AVX2+FMA, 2 AVX-512; a path the CPU
+/// lacks falls back to the next narrower one. For testing the paths against each other.
+void engram_gemm_nt_path(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                         const float *w, size_t ldw, float *c, size_t ldc, int path);
+
+/// Allocates `bytes` for row storage: 64-byte aligned, and from 2 MiB up 2 MiB aligned with
+/// transparent huge pages requested (Linux), so long scans do not walk page tables. NULL when
+/// out of memory. Free with `engram_free_rows`.
+void *engram_alloc_rows(size_t bytes);
+
+/// Frees memory from `engram_alloc_rows` (NULL is ignored).
+void engram_free_rows(void *pointer);
+
 #endif

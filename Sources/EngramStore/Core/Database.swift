@@ -77,6 +77,8 @@ public final class Database: Sendable {
 
   private static func tune(_ connection: Connection, _ configuration: Configuration) throws {
     try connection.execute("PRAGMA cache_size = -\(max(256, configuration.cacheSizeKiB))")
+    // Staging tables of batch inserts (`insert(contentsOf:)`) stay in memory.
+    try connection.execute("PRAGMA temp_store = MEMORY")
   }
 
   /// Runs `body` with the writer inside one `BEGIN IMMEDIATE` transaction: committed when

@@ -168,11 +168,11 @@ extension Connection {
     return Int(try scalarInt(sql, arguments) ?? 0)
   }
 
-  private enum RecordOperation: Int {
-    case insert, update, delete, fetch
+  enum RecordOperation: Int {
+    case insert, update, delete, fetch, stage, moveStaged, clearStaged, maxID
   }
 
-  private func recordStatement<R: StoredRecord>(
+  func recordStatement<R: StoredRecord>(
     _ type: R.Type, _ operation: RecordOperation, sql: () -> String
   ) throws -> Statement {
     let key = RecordStatementKey(type: ObjectIdentifier(R.self), operation: operation.rawValue)

@@ -1,0 +1,191 @@
+#include "dispatch.h"
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+// C = alpha * A · Wᵀ for few rows of A. BLAS sgemm packs (copies) both operands into its
+// blocked layout on every call; with a handful of rows that copy of W costs as much as the
+// product. Here each output is a dot product of an A row and a W row, both contiguous along
+// k, so W is streamed once from where it lies: the outer loop walks W in blocks of NR rows
+// (which stay in L1 while every block of MR rows of A passes over them).
+
+static void gemm_nt_scalar(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                           const float *w, size_t ldw, float *c, size_t ldc) {
+  for (size_t j = 0; j < n; j++) {
+    const float *wr = w + j * ldw;
+    for (size_t i = 0; i < m; i++) {
+      const float *ar = a + i * lda;
+      float lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      size_t p = 0;
+      for (; p + 8 <= k; p += 8)
+        for (int l = 0; l < 8; l++) lanes[l] += ar[p + l] * wr[p + l];
+      for (int l = 0; p < k; p++, l++) lanes[l] += ar[p] * wr[p];
+      float sum = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) +
+                  ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+      c[i * ldc + j] = alpha * sum;
+    }
+  }
+}
+
+#if defined(__x86_64__)
+#define AVX2 __attribute__((target("avx2,fma")))
+#define AVX512 __attribute__((target("avx512f")))
+
+// One MR x NR block of outputs; MR and NR are compile-time constants at every call site, so
+// the accumulator arrays live in registers.
+#define KERNEL512(MR, NR)                                                                          \
+  AVX512 static void block512_##MR##x##NR(size_t k, float alpha, const float *a, size_t lda,        \
+                                          const float *w, size_t ldw, float *c, size_t ldc) {      \
+    __m512 acc[MR][NR];                                                                            \
+    for (int r = 0; r < MR; r++)                                                                   \
+      for (int s = 0; s < NR; s++) acc[r][s] = _mm512_setzero_ps();                                \
+    size_t p = 0;                                                                                  \
+    for (; p + 16 <= k; p += 16) {                                                                 \
+      __m512 wv[NR];                                                                               \
+      for (int s = 0; s < NR; s++) wv[s] = _mm512_loadu_ps(w + s * ldw + p);                       \
+      for (int r = 0; r < MR; r++) {                                                               \
+        __m512 av = _mm512_loadu_ps(a + r * lda + p);                                              \
+        for (int s = 0; s < NR; s++) acc[r][s] = _mm512_fmadd_ps(av, wv[s], acc[r][s]);            \
+      }                                                                                            \
+    }                                                                                              \
+    if (p < k) {                                                                                   \
+      __mmask16 mask = (__mmask16)((1u << (k - p)) - 1);                                           \
+      __m512 wv[NR];                                                                               \
+      for (int s = 0; s < NR; s++) wv[s] = _mm512_maskz_loadu_ps(mask, w + s * ldw + p);           \
+      for (int r = 0; r < MR; r++) {                                                               \
+        __m512 av = _mm512_maskz_loadu_ps(mask, a + r * lda + p);                                  \
+        for (int s = 0; s < NR; s++) acc[r][s] = _mm512_fmadd_ps(av, wv[s], acc[r][s]);            \
+      }                                                                                            \
+    }                                                                                              \
+    for (int r = 0; r < MR; r++)                                                                   \
+      for (int s = 0; s < NR; s++) c[r * ldc + s] = alpha * _mm512_reduce_add_ps(acc[r][s]);       \
+  }
+
+KERNEL512(4, 4)
+KERNEL512(3, 4)
+KERNEL512(2, 4)
+KERNEL512(1, 4)
+KERNEL512(4, 1)
+KERNEL512(3, 1)
+KERNEL512(2, 1)
+KERNEL512(1, 1)
+
+AVX512 static void gemm_nt_avx512(size_t m, size_t n, size_t k, float alpha, const float *a,
+                                  size_t lda, const float *w, size_t ldw, float *c, size_t ldc) {
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const float *wb = w + j * ldw;
+    size_t i = 0;
+    for (; i + 4 <= m; i += 4) block512_4x4(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc);
+    switch (m - i) {
+    case 3: block512_3x4(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 2: block512_2x4(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 1: block512_1x4(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    default: break;
+    }
+  }
+  for (; j < n; j++) {
+    const float *wb = w + j * ldw;
+    size_t i = 0;
+    for (; i + 4 <= m; i += 4) block512_4x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc);
+    switch (m - i) {
+    case 3: block512_3x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 2: block512_2x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 1: block512_1x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    default: break;
+    }
+  }
+}
+
+AVX2 static inline float hsum256_gemm(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// 16 ymm registers: MR x NR = 4 x 2 accumulators leave room for the operands. The k tail
+// (k not a multiple of 8) is finished in scalar code.
+#define KERNEL256(MR, NR)                                                                          \
+  AVX2 static void block256_##MR##x##NR(size_t k, float alpha, const float *a, size_t lda,          \
+                                        const float *w, size_t ldw, float *c, size_t ldc) {        \
+    __m256 acc[MR][NR];                                                                            \
+    for (int r = 0; r < MR; r++)                                                                   \
+      for (int s = 0; s < NR; s++) acc[r][s] = _mm256_setzero_ps();                                \
+    size_t p = 0;                                                                                  \
+    for (; p + 8 <= k; p += 8) {                                                                   \
+      __m256 wv[NR];                                                                               \
+      for (int s = 0; s < NR; s++) wv[s] = _mm256_loadu_ps(w + s * ldw + p);                       \
+      for (int r = 0; r < MR; r++) {                                                               \
+        __m256 av = _mm256_loadu_ps(a + r * lda + p);                                              \
+        for (int s = 0; s < NR; s++) acc[r][s] = _mm256_fmadd_ps(av, wv[s], acc[r][s]);            \
+      }                                                                                            \
+    }                                                                                              \
+    for (int r = 0; r < MR; r++)                                                                   \
+      for (int s = 0; s < NR; s++) {                                                               \
+        float sum = hsum256_gemm(acc[r][s]);                                                       \
+        for (size_t q = p; q < k; q++) sum += a[r * lda + q] * w[s * ldw + q];                     \
+        c[r * ldc + s] = alpha * sum;                                                              \
+      }                                                                                            \
+  }
+
+KERNEL256(4, 2)
+KERNEL256(3, 2)
+KERNEL256(2, 2)
+KERNEL256(1, 2)
+KERNEL256(4, 1)
+KERNEL256(3, 1)
+KERNEL256(2, 1)
+KERNEL256(1, 1)
+
+AVX2 static void gemm_nt_avx2(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                              const float *w, size_t ldw, float *c, size_t ldc) {
+  size_t j = 0;
+  for (; j + 2 <= n; j += 2) {
+    const float *wb = w + j * ldw;
+    size_t i = 0;
+    for (; i + 4 <= m; i += 4) block256_4x2(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc);
+    switch (m - i) {
+    case 3: block256_3x2(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 2: block256_2x2(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 1: block256_1x2(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    default: break;
+    }
+  }
+  for (; j < n; j++) {
+    const float *wb = w + j * ldw;
+    size_t i = 0;
+    for (; i + 4 <= m; i += 4) block256_4x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc);
+    switch (m - i) {
+    case 3: block256_3x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 2: block256_2x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 1: block256_1x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    default: break;
+    }
+  }
+}
+#endif
+
+void engram_gemm_nt_path(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                         const float *w, size_t ldw, float *c, size_t ldc, int path) {
+#if defined(__x86_64__)
+  int level = engram_level_cached();
+  if (path > level) path = level;
+  if (path >= 2) {
+    gemm_nt_avx512(m, n, k, alpha, a, lda, w, ldw, c, ldc);
+    return;
+  }
+  if (path == 1) {
+    gemm_nt_avx2(m, n, k, alpha, a, lda, w, ldw, c, ldc);
+    return;
+  }
+#else
+  (void)path;
+#endif
+  gemm_nt_scalar(m, n, k, alpha, a, lda, w, ldw, c, ldc);
+}
+
+void engram_gemm_nt_small(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                          const float *w, size_t ldw, float *c, size_t ldc) {
+  engram_gemm_nt_path(m, n, k, alpha, a, lda, w, ldw, c, ldc, 2);
+}

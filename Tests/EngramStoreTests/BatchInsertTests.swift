@@ -1,0 +1,88 @@
+import Testing
+
+@testable import EngramStore
+
+@Suite struct BatchInsertTests {
+  private func messages(_ count: Int, from start: Int = 0) -> [Message] {
+    var result: [Message] = []
+    for index in start..<(start + count) {
+      let role: MessageRole = index % 2 == 0 ? .user : .assistant
+      let speaker: String? = index % 3 == 0 ? "Ann" : nil
+      let content = "note \(index) about walrus\(index) 明天开会"
+      result.append(Message(role: role, speaker: speaker, content: content, createdAt: t0 + Int64(index)))
+    }
+    return result
+  }
+
+  @Test func batchGivesTheSameRowsAndIdsAsSingleInserts() throws {
+    let directory = try TemporaryDirectory()
+    let single = try makeMigratedConnection(directory, name: "single.sqlite")
+    let batch = try makeMigratedConnection(directory, name: "batch.sqlite")
+    var records = messages(40)
+    // Explicit ids interleaved with missing ones: the missing ones continue after the largest.
+    records[5].id = 100
+    records[9].id = 50
+    let singleIDs = try single.transaction { try records.map { try single.insert($0) } }
+    let batchIDs = try batch.transaction { try batch.insert(contentsOf: records) }
+    #expect(batchIDs == singleIDs)
+    #expect(batchIDs[6] == 101)
+    #expect(try batch.list(Message.self, page: .all) == single.list(Message.self, page: .all))
+    // A second batch continues the ids and needs no open transaction.
+    let more = try batch.insert(contentsOf: messages(3, from: 40))
+    #expect(more == [singleIDs.max()! + 1, singleIDs.max()! + 2, singleIDs.max()! + 3])
+  }
+
+  @Test func batchRowsAreFullTextIndexed() throws {
+    let directory = try TemporaryDirectory()
+    let connection = try makeMigratedConnection(directory)
+    let ids = try connection.insert(contentsOf: messages(30))
+    let hits = try connection.searchText("walrus17", kinds: [.message], limit: 5)
+    #expect(hits.map(\.ownerID) == [ids[17]])
+    #expect(try connection.searchText("开会", kinds: [.message], limit: 50).count == 30)
+    #expect(try connection.searchText("Ann", kinds: [.message], limit: 50).count == 10)
+    let memories = try connection.insert(contentsOf: [
+      Memory(kind: .fact, content: "Ann climbs on weekends", createdAt: t0),
+      Memory(kind: .note, content: "buy oat milk", createdAt: t0),
+    ])
+    #expect(try connection.searchText("oat", kinds: [.memory], limit: 5).map(\.ownerID) == [memories[1]])
+  }
+
+  @Test func emptyAndSingleBatches() throws {
+    let directory = try TemporaryDirectory()
+    let connection = try makeMigratedConnection(directory)
+    #expect(try connection.insert(contentsOf: [Message]()) == [])
+    #expect(try connection.insert(contentsOf: messages(1)) == [1])
+    #expect(try connection.count(Message.self) == 1)
+  }
+
+  @Test func aConstraintViolationWritesNothing() throws {
+    let directory = try TemporaryDirectory()
+    let connection = try makeMigratedConnection(directory)
+    try connection.insert(contentsOf: messages(3))
+    var records = messages(5, from: 3)
+    records[4].id = 2  // taken
+    #expect(throws: SQLiteError.self) { try connection.insert(contentsOf: records) }
+    #expect(try connection.count(Message.self) == 3)
+    #expect(try connection.searchText("walrus4", kinds: [.message], limit: 5).isEmpty)
+    var invalidJSON = messages(2, from: 10)
+    invalidJSON[1].metadata = "{not json"
+    #expect(throws: SQLiteError.self) {
+      try connection.transaction { try connection.insert(contentsOf: invalidJSON) }
+    }
+    #expect(try connection.count(Message.self) == 3)
+    // The staging table is left empty: the next batch holds only its own rows.
+    #expect(try connection.insert(contentsOf: messages(2, from: 20)) == [4, 5])
+    #expect(try connection.count(Message.self) == 5)
+  }
+
+  @Test func anInvalidRecordIsRefusedBeforeAnyWrite() throws {
+    let directory = try TemporaryDirectory()
+    let connection = try makeMigratedConnection(directory)
+    let records = [
+      Memory(kind: .fact, content: "fine", createdAt: t0),
+      Memory(kind: .fact, content: "bad", importance: 2, createdAt: t0),
+    ]
+    #expect(throws: StoreError.invalidImportance(2)) { try connection.insert(contentsOf: records) }
+    #expect(try connection.count(Memory.self) == 0)
+  }
+}
