@@ -111,17 +111,21 @@ extension MemoryEngine {
               Session(externalID: name, startedAt: Timestamp.milliseconds(started))))
         }
       }
-      var stored: [(Int64, Int64, Int64)] = []
-      stored.reserveCapacity(pending.count)
-      for (position, item) in pending.enumerated() {
+      let messages = pending.map { item -> Message in
         var message = item.message
         message.sessionID = sessionIDs[item.sessionIndex]
-        let id = try connection.insert(message)
+        return message
+      }
+      // One INSERT ... SELECT for all turns: FTS5 flushes once per file, not once per turn.
+      let ids = try connection.insert(contentsOf: messages)
+      var stored: [(Int64, Int64, Int64)] = []
+      stored.reserveCapacity(pending.count)
+      for (position, message) in messages.enumerated() {
         try connection.upsertEmbedding(
           EmbeddingRow(
-            ownerKind: .message, ownerID: id, model: model, vector: vectors[position],
+            ownerKind: .message, ownerID: ids[position], model: model, vector: vectors[position],
             createdAt: message.createdAt))
-        stored.append((id, message.sessionID ?? 0, message.createdAt))
+        stored.append((ids[position], message.sessionID ?? 0, message.createdAt))
       }
       return stored
     }
