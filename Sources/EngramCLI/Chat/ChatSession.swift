@@ -2,6 +2,12 @@ import Engram
 import EngramAgent
 import Foundation
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// One `engram chat` conversation: reads lines, hands requests to the agent, draws its states,
 /// asks before side effects, and prints replies.
 ///
@@ -24,6 +30,8 @@ public final class ChatSession {
   private let input: LineReader
   private let terminal: Terminal
   private let showsStatus: Bool
+  /// Whether to wait for input with `poll` on standard input before reading (see `nextLine`).
+  private let pollsStandardInput: Bool
   private var statusShown = false
   /// A Ctrl-C was handled since the last line; the next one at the prompt leaves.
   private var interruptArmed = false
@@ -40,6 +48,7 @@ public final class ChatSession {
     self.terminal = context.terminal
     self.isInteractive = context.input.showsPrompt
     self.showsStatus = context.terminal.isErrorTerminal
+    self.pollsStandardInput = context.terminal.isInputTerminal && context.input.showsPrompt
   }
 
   /// Runs the conversation until `/quit` or end of input.
@@ -60,7 +69,7 @@ public final class ChatSession {
     while true {
       let line: String?
       do {
-        line = try input.readLine(prompt: prompt, promptOutput: error)
+        line = try await nextLine(prompt: prompt)
       } catch LineReaderError.interrupted {
         Interruption.reset()
         if interruptArmed {
@@ -83,6 +92,8 @@ public final class ChatSession {
       let text = line.trimmingCharacters(in: .whitespaces)
       guard !text.isEmpty else { continue }
       interruptArmed = false
+      // A Ctrl-C that came while a piped read was blocked is not a request to stop the next turn.
+      Interruption.reset()
       if text.hasPrefix("/") {
         if !runSlashCommand(text) { return }
         continue
@@ -167,7 +178,7 @@ public final class ChatSession {
         if let reply = ChatRendering.replyText(for: state) { printReply(reply) }
         return true
       }
-      let answer = ask(action)
+      let answer = await ask(action)
       switch answer {
       case .yes:
         result = await perform { agent in
@@ -198,7 +209,7 @@ public final class ChatSession {
   }
 
   /// Shows the exact confirmation text and reads `y` or `n` (an empty line is no).
-  private func ask(_ action: PendingAction) -> Answer {
+  private func ask(_ action: PendingAction) async -> Answer {
     let prompt: String
     if isInteractive {
       prompt = TextStyle.yellow.apply(to: action.confirmationText, enabled: terminal.colorsError) + " [y/N] "
@@ -209,7 +220,7 @@ public final class ChatSession {
     }
     while true {
       do {
-        guard let line = try input.readLine(prompt: prompt, promptOutput: error) else {
+        guard let line = try await nextLine(prompt: prompt) else {
           if isInteractive { error.write("\n") }
           return .endOfInput
         }
@@ -225,6 +236,28 @@ public final class ChatSession {
       }
       error.write("Please answer y or n.\n")
     }
+  }
+
+  /// Shows `prompt` (on a terminal) and reads a line.
+  ///
+  /// On a terminal the wait happens here, in slices that leave the main actor free, because
+  /// Ctrl-C may be delivered to any thread of the process and then does not interrupt a read
+  /// blocked on the main thread; the flag it sets is seen within one slice. A terminal in
+  /// canonical mode hands over one whole line per read, so nothing waits in the reader's buffer
+  /// while `poll` says there is nothing to read.
+  /// - Throws: `LineReaderError.interrupted` when Ctrl-C was pressed while waiting.
+  private func nextLine(prompt: String) async throws(LineReaderError) -> String? {
+    if input.showsPrompt, !prompt.isEmpty { error.write(prompt) }
+    if pollsStandardInput {
+      while true {
+        if Interruption.isRequested { throw .interrupted }
+        var descriptor = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+        // Readable, hung up or failed: the read below reports which.
+        if poll(&descriptor, 1, 0) != 0 { break }
+        try? await Task.sleep(for: Self.tick)
+      }
+    }
+    return try input.readLine()
   }
 
   private func printReply(_ text: String) {
