@@ -163,6 +163,16 @@ import Testing
     #expect(lines(result.standardOutput) == ["6 * 7 = 42"])
   }
 
+  @Test func aTooLongRequestIsRefusedAndTheSessionGoesOn() throws {
+    let scratch = try ScratchFolder()
+    let db = try scratch.initializedDatabase()
+    let long = String(repeating: "a", count: 8001)
+    let result = try engram("chat", "--db", db, input: "\(long)\nwhat is 6 * 7\n")
+    #expect(result.status == 0)
+    #expect(result.standardError == "that is too long (8001 characters; at most 8000)\n")
+    #expect(lines(result.standardOutput) == ["6 * 7 = 42"])
+  }
+
   @Test func theStartupNoticeAboutCancelledActionsComesFirst() throws {
     let scratch = try ScratchFolder()
     let db = try scratch.initializedDatabase()
