@@ -1,0 +1,331 @@
+import Engram
+import EngramAgent
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// One `engram chat` conversation: reads lines, hands requests to the agent, draws its states,
+/// asks before side effects, and prints replies.
+///
+/// On a terminal it prompts on standard error, draws the agent's state (`planning…`) on
+/// standard error while it works, and asks `[y/N]` before side effects. With piped standard
+/// input it reads one request per line, prints each reply on one line of standard output (a
+/// waiting side effect prints its confirmation text as a line, and the next input line answers
+/// it with `y` or `n`), and ends cleanly at end of input.
+///
+/// Ctrl-C while the agent works stops the turn; Ctrl-C at the prompt arms leaving, and a second
+/// Ctrl-C leaves (the command exits 130). Ctrl-D (end of input) leaves with status 0.
+@MainActor
+public final class ChatSession {
+  /// The agent the conversation talks to.
+  public let agent: Agent
+  /// Whether standard input is a terminal: prompts and questions on standard error, multi-line replies.
+  public let isInteractive: Bool
+  private let output: any TextOutput
+  private let error: any TextOutput
+  private let input: LineReader
+  private let terminal: Terminal
+  private let showsStatus: Bool
+  /// Whether to wait for input with `poll` on standard input before reading (see `nextLine`).
+  private let pollsStandardInput: Bool
+  private var statusShown = false
+  /// A Ctrl-C was handled since the last line; the next one at the prompt leaves.
+  private var interruptArmed = false
+
+  /// How long the status spinner waits between frames (and Ctrl-C is looked for while the agent works).
+  static let tick = Duration.milliseconds(80)
+
+  /// Creates a session over `agent` with the command's streams.
+  public init(agent: Agent, context: CommandContext) {
+    self.agent = agent
+    self.output = context.output
+    self.error = context.error
+    self.input = context.input
+    self.terminal = context.terminal
+    self.isInteractive = context.input.showsPrompt
+    self.showsStatus = context.terminal.isErrorTerminal
+    self.pollsStandardInput = context.terminal.isInputTerminal && context.input.showsPrompt
+  }
+
+  /// Runs the conversation until `/quit` or end of input.
+  /// - Throws: ``InterruptedError`` after a second Ctrl-C at the prompt; ``CommandFailure`` when
+  ///   standard input cannot be read.
+  public func run() async throws {
+    if let notice = agent.startupNotice {
+      error.write(TextStyle.yellow.apply(to: notice, enabled: terminal.colorsError) + "\n")
+      agent.dismissNotice()
+    }
+    if isInteractive {
+      error.write(
+        TextStyle.dim.apply(
+          to: "engram chat on \(agent.engine.path): /help for commands, /quit or Ctrl-D to leave",
+          enabled: terminal.colorsError) + "\n")
+    }
+    let prompt = TextStyle.bold.apply(to: "> ", enabled: terminal.colorsError)
+    while true {
+      let line: String?
+      do {
+        line = try await nextLine(prompt: prompt)
+      } catch LineReaderError.interrupted {
+        Interruption.reset()
+        if interruptArmed {
+          if isInteractive { error.write("\n") }
+          throw InterruptedError()
+        }
+        interruptArmed = true
+        error.write("\n(Ctrl-C again or Ctrl-D to leave)\n")
+        continue
+      } catch LineReaderError.invalidUTF8(let number) {
+        error.write("line \(number) is not valid UTF-8; skipped\n")
+        continue
+      } catch LineReaderError.readFailed(let code) {
+        throw CommandFailure("cannot read standard input (errno \(code))")
+      }
+      guard let line else {
+        if isInteractive { error.write("\n") }
+        return
+      }
+      let text = line.trimmingCharacters(in: .whitespaces)
+      guard !text.isEmpty else { continue }
+      interruptArmed = false
+      // A Ctrl-C that came while a piped read was blocked is not a request to stop the next turn.
+      Interruption.reset()
+      if text.hasPrefix("/") {
+        if !runSlashCommand(text) { return }
+        continue
+      }
+      let result = await perform { agent in
+        do throws(AgentError) { return .success(try await agent.send(text)) } catch { return .failure(error) }
+      }
+      if !(await conclude(result)) { return }
+    }
+  }
+
+  // MARK: - Turns
+
+  private enum Event: Sendable {
+    case tick
+    case state(AgentState)
+    case done(Result<AgentState, AgentError>)
+  }
+
+  /// Runs one agent call, drawing its states as they change; Ctrl-C cancels the turn and
+  /// returns the agent's state at once (the stopped turn's late result is dropped by the agent).
+  private func perform(
+    _ work: @escaping @MainActor @Sendable (Agent) async -> Result<AgentState, AgentError>
+  ) async -> Result<AgentState, AgentError> {
+    let (events, continuation) = AsyncStream.makeStream(of: Event.self)
+    let states = agent.stateUpdates()
+    let agent = self.agent
+    let forward = Task { @MainActor in
+      for await state in states { continuation.yield(.state(state)) }
+    }
+    let ticker = Task {
+      while !Task.isCancelled {
+        try? await Task.sleep(for: Self.tick)
+        continuation.yield(.tick)
+      }
+    }
+    Task { @MainActor in continuation.yield(.done(await work(agent))) }
+    defer {
+      forward.cancel()
+      ticker.cancel()
+      continuation.finish()
+      clearStatus()
+    }
+    var frame = 0
+    var label = ChatRendering.statusLabel(for: agent.state)
+    var stopRequested = false
+    for await event in events {
+      switch event {
+      case .done(let result):
+        return result
+      case .state(let state):
+        label = ChatRendering.statusLabel(for: state)
+      case .tick:
+        frame += 1
+        if Interruption.isRequested {
+          Interruption.reset()
+          interruptArmed = true
+          stopRequested = true
+        }
+        // Retried each tick: a Ctrl-C just before the turn starts running has nothing to stop yet.
+        if stopRequested, await agent.cancel() { return .success(agent.state) }
+      }
+      if let label { drawStatus(label, frame: frame) }
+    }
+    return .success(agent.state)
+  }
+
+  /// Shows the end of a turn, asking for confirmation as often as the turn needs it.
+  /// Returns false when the session should end (input ended during a question).
+  private func conclude(_ first: Result<AgentState, AgentError>) async -> Bool {
+    var result = first
+    while true {
+      let state: AgentState
+      switch result {
+      case .failure(let failure):
+        error.write(Self.describe(failure) + "\n")
+        return true
+      case .success(let value):
+        state = value
+      }
+      guard case .waitingForConfirmation(let action) = state else {
+        if let reply = ChatRendering.replyText(for: state) { printReply(reply) }
+        return true
+      }
+      let answer = await ask(action)
+      switch answer {
+      case .yes:
+        result = await perform { agent in
+          do throws(AgentError) { return .success(try await agent.confirm()) } catch {
+            return .failure(error)
+          }
+        }
+      case .no, .interrupted, .endOfInput:
+        if answer == .interrupted { interruptArmed = true }
+        // Declining finishes the turn with "cancelled, nothing changed"; the pending call is
+        // marked cancelled now rather than at the next start.
+        result = await perform { agent in
+          _ = await agent.cancel()
+          return .success(agent.state)
+        }
+        if answer == .endOfInput {
+          if case .success(let state) = result, let reply = ChatRendering.replyText(for: state) {
+            printReply(reply)
+          }
+          return false
+        }
+      }
+    }
+  }
+
+  private enum Answer {
+    case yes, no, interrupted, endOfInput
+  }
+
+  /// Shows the exact confirmation text and reads `y` or `n` (an empty line is no).
+  private func ask(_ action: PendingAction) async -> Answer {
+    let prompt: String
+    if isInteractive {
+      prompt = TextStyle.yellow.apply(to: action.confirmationText, enabled: terminal.colorsError) + " [y/N] "
+    } else {
+      // A script's transcript shows what its next line answers.
+      output.write(action.confirmationText + "\n")
+      prompt = ""
+    }
+    while true {
+      do {
+        guard let line = try await nextLine(prompt: prompt) else {
+          if isInteractive { error.write("\n") }
+          return .endOfInput
+        }
+        if let answer = LineReader.answer(line) { return answer ? .yes : .no }
+      } catch LineReaderError.interrupted {
+        Interruption.reset()
+        if isInteractive { error.write("\n") }
+        return .interrupted
+      } catch LineReaderError.invalidUTF8 {
+        // Not an answer; ask again.
+      } catch {
+        return .endOfInput
+      }
+      error.write("Please answer y or n.\n")
+    }
+  }
+
+  /// Shows `prompt` (on a terminal) and reads a line.
+  ///
+  /// On a terminal the wait happens here, in slices that leave the main actor free, because
+  /// Ctrl-C may be delivered to any thread of the process and then does not interrupt a read
+  /// blocked on the main thread; the flag it sets is seen within one slice. A terminal in
+  /// canonical mode hands over one whole line per read, so nothing waits in the reader's buffer
+  /// while `poll` says there is nothing to read.
+  /// - Throws: `LineReaderError.interrupted` when Ctrl-C was pressed while waiting.
+  private func nextLine(prompt: String) async throws(LineReaderError) -> String? {
+    if input.showsPrompt, !prompt.isEmpty { error.write(prompt) }
+    if pollsStandardInput {
+      while true {
+        if Interruption.isRequested { throw .interrupted }
+        var descriptor = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+        // Readable, hung up or failed: the read below reports which.
+        if poll(&descriptor, 1, 0) != 0 { break }
+        try? await Task.sleep(for: Self.tick)
+      }
+    }
+    return try input.readLine()
+  }
+
+  private func printReply(_ text: String) {
+    output.write((isInteractive ? text : ChatRendering.folded(text)) + "\n")
+  }
+
+  /// One line for an error `send` or `confirm` threw before any work started.
+  static func describe(_ error: AgentError) -> String {
+    switch error {
+    case .emptyInput: return "say something first"
+    case .inputTooLong(let count, let limit):
+      return "that is too long (\(count) characters; at most \(limit))"
+    case .busy: return "still working on the previous request"
+    case .nothingToConfirm: return "nothing is waiting for an answer"
+    }
+  }
+
+  // MARK: - Status line
+
+  private func drawStatus(_ label: String, frame: Int) {
+    guard showsStatus else { return }
+    let spinner = ChatRendering.spinnerFrames[frame % ChatRendering.spinnerFrames.count]
+    error.write(
+      "\r" + TextStyle.dim.apply(to: "\(spinner) \(label)", enabled: terminal.colorsError) + "\u{1B}[K")
+    statusShown = true
+  }
+
+  private func clearStatus() {
+    guard statusShown else { return }
+    error.write("\r\u{1B}[K")
+    statusShown = false
+  }
+
+  // MARK: - Slash commands
+
+  /// Runs a `/command`; returns false for `/quit`.
+  private func runSlashCommand(_ line: String) -> Bool {
+    let command: SlashCommand
+    do {
+      command = try SlashCommand.parse(line)
+    } catch {
+      self.error.write(error.message + "\n")
+      return true
+    }
+    let width = terminal.isOutputTerminal ? terminal.width : 10_000
+    let styled = terminal.colorsOutput
+    let timeZone = agent.configuration.clock.timeZone
+    let lines: [String]
+    do {
+      switch command {
+      case .quit:
+        return false
+      case .help:
+        lines = ChatRendering.help(interactive: isInteractive)
+      case .history(let limit):
+        let turns = try agent.engine.recentTurns(limit: limit, session: agent.sessionID)
+        lines = ChatRendering.history(turns, timeZone: timeZone)
+      case .memories(let limit):
+        lines = ChatRendering.memories(
+          try agent.engine.memories(limit: limit), timeZone: timeZone, width: width, styled: styled)
+      case .skills:
+        lines = ChatRendering.skills(agent.registry, width: width, styled: styled)
+      }
+    } catch {
+      self.error.write(EngineAccess.describe(error) + "\n")
+      return true
+    }
+    output.write(lines.map { $0 + "\n" }.joined())
+    return true
+  }
+}

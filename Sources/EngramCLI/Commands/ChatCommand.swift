@@ -1,0 +1,103 @@
+import Engram
+import EngramAgent
+import Foundation
+
+/// `engram chat`: talks to the agent over the memory, asking before anything is written.
+public enum ChatCommand: Command {
+  /// The conversation the turns are filed under when `--session` is not given.
+  public static let defaultSession = "chat"
+
+  /// The command's declaration.
+  public static let configuration = CommandConfiguration(
+    commandName: "chat", abstract: "Talk to the agent: remember, recall, remind, with your confirmation.",
+    discussion: """
+      Each line is a request. The agent retrieves memories, picks a skill by rules and
+      similarity (or asks the --llm planner when none fits) and replies. Anything that
+      writes is shown first and runs only after you answer y (n cancels). Commands:
+      /help, /history [N], /memories [N], /skills, /quit.
+
+      When standard input is not a terminal, lines are read from it: no prompts, one reply
+      per line on standard output, a confirmation printed as a line and answered by the next
+      input line (y or n); end of input ends the session with status 0.
+
+      --llm takes an OpenAI-compatible server (Ollama, llama.cpp, OpenAI); the bearer key is
+      read from $ENGRAM_LLM_API_KEY. Plain http is refused unless the host is this machine or
+      --allow-insecure is given.
+      """,
+    options: [
+      .database,
+      OptionSpec(
+        "llm", valueName: "URL", help: "An OpenAI-compatible server that plans requests no rule fits."),
+      OptionSpec("llm-model", valueName: "NAME", help: "The model name sent to the --llm server."),
+      .flag("allow-insecure", help: "Allow plain http to an --llm host that is not this machine."),
+      OptionSpec(
+        "session", valueName: "NAME", help: "The conversation the turns are filed under.",
+        defaultDescription: defaultSession),
+    ])
+
+  /// Opens the memory, starts the agent and runs the conversation.
+  public static func run(_ context: CommandContext) async throws {
+    let languageModel = try languageModelConfiguration(context.arguments)
+    let session = context.arguments.string("session") ?? defaultSession
+    guard !session.trimmingCharacters(in: .whitespaces).isEmpty else {
+      throw UsageError(.invalidValue(argument: "--session", value: session, expected: "a non-empty name"))
+    }
+    Interruption.install()
+    defer { Interruption.uninstall() }
+    try await EngineAccess.mappingErrors {
+      try await converse(context, languageModel: languageModel, session: session)
+    }
+  }
+
+  @MainActor
+  private static func converse(
+    _ context: CommandContext, languageModel: LanguageModelConfiguration?, session: String
+  ) async throws {
+    let engine = try EngineAccess.open(context)
+    defer { engine.close() }
+    let registry = SkillRegistry(store: EngineSkillStateStore(engine: engine))
+    try BuiltInSkills.register(in: registry)
+    let planner = try languageModel.map { configuration in
+      Planner(
+        model: try OpenAIChatClient(configuration: configuration, environment: context.environment),
+        registry: registry)
+    }
+    let agent = try Agent(
+      engine: engine, registry: registry, planner: planner,
+      configuration: AgentConfiguration(sessionName: session))
+    try await ChatSession(agent: agent, context: context).run()
+  }
+
+  /// The planner's server from `--llm`, `--llm-model` and `--allow-insecure`, or nil without `--llm`.
+  /// - Throws: ``UsageError`` for a missing partner option, a bad URL, or plain http to another host.
+  static func languageModelConfiguration(_ arguments: ParsedArguments) throws(UsageError)
+    -> LanguageModelConfiguration?
+  {
+    let insecure = arguments.flag("allow-insecure")
+    guard let text = arguments.string("llm") else {
+      if arguments.string("llm-model") != nil { throw UsageError("--llm-model needs --llm URL") }
+      if insecure { throw UsageError("--allow-insecure applies only with --llm URL") }
+      return nil
+    }
+    guard let model = arguments.string("llm-model") else { throw UsageError("--llm needs --llm-model NAME") }
+    guard let url = URL(string: text) else {
+      throw UsageError(.invalidValue(argument: "--llm", value: text, expected: "an http or https URL"))
+    }
+    let configuration = LanguageModelConfiguration(baseURL: url, model: model, allowInsecureRemote: insecure)
+    do {
+      _ = try configuration.validatedEndpoint()
+    } catch {
+      switch error {
+      case .insecureEndpoint(let host):
+        throw UsageError(
+          "refusing plain http to \(host): your memories would cross the network unencrypted; "
+            + "use https, a server on this machine, or --allow-insecure")
+      case .emptyModelName:
+        throw UsageError(.invalidValue(argument: "--llm-model", value: model, expected: "a model name"))
+      default:
+        throw UsageError(.invalidValue(argument: "--llm", value: text, expected: "an http or https URL"))
+      }
+    }
+    return configuration
+  }
+}

@@ -1,0 +1,57 @@
+import Engram
+import EngramAgent
+import Foundation
+import Testing
+
+@testable import EngramCLI
+
+@Suite struct ChatRenderingTests {
+  @Test func runningStatesHaveAStatusLineAndEndingsHaveAReply() {
+    #expect(ChatRendering.statusLabel(for: .retrieving) == "retrieving memories…")
+    #expect(ChatRendering.statusLabel(for: .planning) == "planning…")
+    #expect(
+      ChatRendering.statusLabel(for: .executing(skillID: "reminder.create", step: 2, total: 3))
+        == "executing step 2/3 reminder.create…")
+    #expect(ChatRendering.statusLabel(for: .idle) == nil)
+    #expect(ChatRendering.replyText(for: .planning) == nil)
+    #expect(ChatRendering.replyText(for: .idle) == nil)
+  }
+
+  @Test func foldingPutsAReplyOnOneLine() {
+    #expect(
+      ChatRendering.folded("Here is what I remember:\n- a (2026-01-02)\r\n  - b  \n\n")
+        == "Here is what I remember: - a (2026-01-02) - b")
+    #expect(ChatRendering.folded("one line") == "one line")
+    #expect(ChatRendering.folded("") == "")
+  }
+
+  @Test func historyNamesTheSpeakersAndIndentsContinuationLines() throws {
+    let utc = try #require(TimeZone(identifier: "UTC"))
+    let date = Date(timeIntervalSince1970: 1_700_000_000)  // 2023-11-14 22:13 UTC
+    func turn(_ speaker: String, _ text: String) -> SearchHit {
+      SearchHit(
+        kind: .message, id: 1, text: text, sessionID: 1, speaker: speaker, timestamp: date, bm25: nil,
+        cosine: nil, score: 0, provenance: [], metadata: [:])
+    }
+    let lines = ChatRendering.history(
+      [turn("user", "what is my code"), turn("assistant", "Here is what I remember:\n- 4512")], timeZone: utc)
+    #expect(
+      lines == [
+        "2023-11-14 22:13  you: what is my code",
+        "2023-11-14 22:13  engram: Here is what I remember:",
+        "                          - 4512",
+      ])
+    #expect(ChatRendering.history([], timeZone: utc) == ["(no turns yet)"])
+  }
+
+  @Test func theSkillsTableShowsEachSkillsEnabledState() throws {
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    try registry.setEnabled(false, id: "calculator")
+    let lines = ChatRendering.skills(registry, width: 200, styled: false)
+    #expect(lines.first == "id               enabled  asks  name")
+    #expect(lines.count == BuiltInSkills.all().count + 1)
+    #expect(lines.contains("calculator       no       no    Calculator"))
+    #expect(lines.contains("memory.remember  yes      yes   Remember"))
+  }
+}
