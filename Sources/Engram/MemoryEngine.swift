@@ -33,6 +33,9 @@ public final class MemoryEngine: Sendable {
   struct IndexState: Sendable {
     var generation: Int64
     var stale: Bool
+    /// Own writes between their start and the generation update after commit; while one
+    /// is in flight a moved generation is ours, not another process's.
+    var writesInFlight = 0
   }
   let state = Mutex<State>(State())
 
@@ -194,14 +197,22 @@ public final class MemoryEngine: Sendable {
   /// reflects: a generation moved by someone else (another process on the same file) marks
   /// the index stale, and the next search reloads it.
   func writeTracked<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {
-    try database.write { connection in
+    indexState.withLock { $0.writesInFlight += 1 }
+    var generations: (before: Int64, after: Int64)?
+    defer {
+      // Updated after the commit, so a reader never sees a generation newer than the state.
+      indexState.withLock { state in
+        state.writesInFlight -= 1
+        if let generations {
+          if generations.before != state.generation { state.stale = true }
+          state.generation = generations.after
+        }
+      }
+    }
+    return try database.write { connection in
       let before = try connection.embeddingGeneration()
       let value = try body(connection)
-      let after = try connection.embeddingGeneration()
-      indexState.withLock { state in
-        if before != state.generation { state.stale = true }
-        state.generation = after
-      }
+      generations = (before, try connection.embeddingGeneration())
       return value
     }
   }
@@ -209,7 +220,9 @@ public final class MemoryEngine: Sendable {
   /// Reloads the index from the database when another process changed the embeddings.
   func refreshIndexIfStale() throws {
     let current = try database.read { try $0.embeddingGeneration() }
-    let needed = indexState.withLock { $0.stale || $0.generation != current }
+    let needed = indexState.withLock { state in
+      state.stale || (state.generation != current && state.writesInFlight == 0)
+    }
     guard needed else { return }
     try reloadIndex()
   }
