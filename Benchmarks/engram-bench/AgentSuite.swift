@@ -138,6 +138,9 @@ enum AgentSuite {
       guard case .finished = final else { throw BenchError("turn '\(request)' ended in \(final)") }
       samples.append(seconds)
     }
+    // Turns are embedded in the background after each reply; exiting while that is inside
+    // OpenBLAS hangs the process in OpenBLAS's exit handler, so let it finish first.
+    await agent.waitForBackgroundWork()
     return samples
   }
 

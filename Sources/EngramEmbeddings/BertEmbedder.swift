@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The default embedder: a BERT-family sentence-transformers model (all-MiniLM-L6-v2) computed
 /// on BLAS from a memory-mapped `model.safetensors`.
@@ -6,8 +7,10 @@ import Foundation
 /// Output matches `SentenceTransformer.encode(normalize_embeddings=True)` to float32 rounding.
 /// Any text is accepted, empty included (it embeds `[CLS] [SEP]`, as sentence-transformers does).
 ///
-/// Sendable because the weights are read-only mapped pages fixed at `init`, and each call
-/// allocates its own scratch memory, so concurrent calls share nothing mutable.
+/// Sendable because the weights are read-only mapped pages fixed at `init`, each call
+/// allocates its own scratch memory, and forward passes run one at a time: OpenBLAS documents
+/// that callers running its threaded kernels concurrently conflict with its own thread pool,
+/// and that pool already uses every core for one pass.
 public final class BertEmbedder: Embedder, @unchecked Sendable {
   /// The id stored beside each vector, `sentence-transformers/<folder name>` unless given.
   public let modelID: String
@@ -25,6 +28,8 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
   public let maxTokensPerPass: Int
 
   private let model: BertModel
+  /// Serializes forward passes (see the type's documentation).
+  private let forward = Mutex(())
 
   /// Loads the model folder `directory` (memory-mapping its weights).
   /// - Parameters:
@@ -103,7 +108,8 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
         tokens += sequences[end].count
         end += 1
       }
-      vectors += model.sentenceVectors(Array(sequences[start..<end]))
+      let batch = Array(sequences[start..<end])
+      vectors += forward.withLock { _ in model.sentenceVectors(batch) }
       start = end
     }
     return vectors

@@ -65,7 +65,15 @@ public enum ChatCommand: Command {
     let agent = try Agent(
       engine: engine, registry: registry, planner: planner,
       configuration: AgentConfiguration(sessionName: session))
-    try await ChatSession(agent: agent, context: context).run()
+    // The last replies' turns are still being embedded in the background: finish before the
+    // engine closes (and before exit, which must not find OpenBLAS mid-computation).
+    do {
+      try await ChatSession(agent: agent, context: context).run()
+    } catch {
+      await agent.waitForBackgroundWork()
+      throw error
+    }
+    await agent.waitForBackgroundWork()
   }
 
   /// The planner's server from `--llm`, `--llm-model` and `--allow-insecure`, or nil without `--llm`.
