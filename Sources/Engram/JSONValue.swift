@@ -128,9 +128,9 @@ extension JSONValue: Codable {
 
 extension JSONValue {
   /// Parses JSON text (UTF-8).
-  /// - Throws: `DecodingError` when the bytes are not one JSON value.
-  public init(parsing data: Data) throws {
-    self = try JSONDecoder().decode(JSONValue.self, from: data)
+  /// - Throws: `ParseError` (see `parse(_:)`) when the bytes are not one JSON value.
+  public init(parsing data: Data) throws(ParseError) {
+    self = try Self.parse(data)
   }
 
   /// The value as compact JSON with sorted keys and unescaped slashes.

@@ -101,6 +101,7 @@ extension MemoryEngine {
       metadata: JSONValue.object(metadata).jsonText)
     guard embedNow else {
       let id = try database.write { try $0.insert(message) }
+      deferredTurns.withLock { $0.append(id) }
       if speaker != nil { speakers.withLock { $0 = nil } }
       return id
     }
@@ -124,14 +125,30 @@ extension MemoryEngine {
     return id
   }
 
-  /// Embeds turns stored with `embedNow: false` (up to `limit` of them); returns how many.
+  /// Embeds the turns this engine stored with `embedNow: false` (up to `limit` of them);
+  /// returns how many. Only those turns are read, so the cost does not grow with the memory;
+  /// turns left unembedded by a process that stopped first are found by `doctor(repair:)`.
   @discardableResult
   public func embedPendingTurns(limit: Int = 1024) async throws -> Int {
     try checkOpen()
-    let pending = try database.read { connection -> [Message] in
-      try connection.ownersWithoutEmbedding(.message, limit: limit).compactMap {
-        try connection.fetch(Message.self, id: $0)
-      }
+    let ids = deferredTurns.withLock { ids in
+      let taken = Array(ids.prefix(max(0, limit)))
+      ids.removeFirst(taken.count)
+      return taken
+    }
+    guard !ids.isEmpty else { return 0 }
+    do {
+      return try await embedTurns(ids)
+    } catch {
+      // Nothing was stored: keep them for the next call.
+      deferredTurns.withLock { $0.insert(contentsOf: ids, at: 0) }
+      throw error
+    }
+  }
+
+  private func embedTurns(_ ids: [Int64]) async throws -> Int {
+    let pending = try database.read { connection in
+      try ids.compactMap { try connection.fetch(Message.self, id: $0) }
     }
     guard !pending.isEmpty else { return 0 }
     let vectors = try await embed(

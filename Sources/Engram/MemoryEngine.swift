@@ -25,6 +25,8 @@ public final class MemoryEngine: Sendable {
   var index: VectorIndex { indexHolder.withLock { $0 } }
   /// Known speaker names (lowercased -> as written), for query handling; nil when stale.
   let speakers = Mutex<[String: String]?>(nil)
+  /// Turns stored with `embedNow: false` and not embedded yet, oldest first.
+  let deferredTurns = Mutex<[Int64]>([])
   /// Recent query embeddings.
   let queryCache = QueryEmbeddingCache()
   /// The embedding generation the index reflects; another process's write makes it stale.
