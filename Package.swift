@@ -55,18 +55,21 @@ let package = Package(
     .executableTarget(
       name: "engram-crashtest", dependencies: ["Engram", "EngramEmbeddings"], path: "Tests/CrashTest"),
 
+    // Test helpers shared by several test targets (a loopback HTTP server).
+    .target(name: "EngramTestSupport", path: "Tests/EngramTestSupport"),
+
     // Tests mirror sources.
     .testTarget(name: "EngramStoreTests", dependencies: ["EngramStore"]),
     .testTarget(name: "EngramVectorsTests", dependencies: ["EngramVectors"]),
     .testTarget(
       name: "EngramEmbeddingsTests",
-      dependencies: ["EngramEmbeddings"],
+      dependencies: ["EngramEmbeddings", "EngramTestSupport"],
       resources: [.copy("Fixtures")]
     ),
     .testTarget(name: "EngramTests", dependencies: ["Engram"]),
     .testTarget(
       name: "EngramAgentTests",
-      dependencies: ["EngramAgent"],
+      dependencies: ["EngramAgent", "EngramTestSupport"],
       resources: [.copy("Fixtures")]
     ),
     .testTarget(name: "EngramMCPTests", dependencies: ["EngramMCP"]),

@@ -152,14 +152,14 @@ public final class MemoryEngine: Sendable {
     try index.write(snapshotTo: snapshotURL, token: token)
   }
 
-  /// Loads the index from its snapshot when that is valid, else from the embeddings table;
+  /// Loads the index from its snapshot when one is given and valid, else from the embeddings table;
   /// also returns the embedding generation the index reflects.
-  static func loadIndex(database: Database, snapshot: URL, dimension: Int, threads: Int) throws -> (
+  static func loadIndex(database: Database, snapshot: URL?, dimension: Int, threads: Int) throws -> (
     VectorIndex, IndexSource, Int64
   ) {
     let indexConfiguration = VectorIndex.Configuration(dimension: dimension, threads: threads)
     let (token, generation) = try database.read { (try snapshotToken($0), try $0.embeddingGeneration()) }
-    if FileManager.default.fileExists(atPath: snapshot.path),
+    if let snapshot, FileManager.default.fileExists(atPath: snapshot.path),
       let index = try? VectorIndex.open(
         snapshot: snapshot, expectedToken: token, configuration: indexConfiguration)
     {
@@ -232,7 +232,7 @@ public final class MemoryEngine: Sendable {
   /// Replaces the index with one loaded from the embeddings table.
   func reloadIndex() throws {
     let (fresh, _, generation) = try Self.loadIndex(
-      database: database, snapshot: URL(fileURLWithPath: "/nonexistent"), dimension: embedder.dimension,
+      database: database, snapshot: nil, dimension: embedder.dimension,
       threads: configuration.searchThreads)
     indexHolder.withLock { $0 = fresh }
     indexState.withLock { $0 = IndexState(generation: generation, stale: false) }

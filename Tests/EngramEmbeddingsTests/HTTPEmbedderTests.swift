@@ -169,7 +169,7 @@ struct HTTPEmbedderTests {
     #expect(server.received.isEmpty)
     let vector = try await client.embed(["ok"])
     #expect(vector.count == 1)
-    let headers = try #require(server.received.first?.headers.lowercased())
+    let headers = try #require(server.received.first?.rawHeaders.lowercased())
     #expect(headers.contains("authorization: bearer secret"))
   }
 }
