@@ -114,6 +114,12 @@ import Testing
     #expect(
       ForgetSkill().confirmationText(arguments: byID.arguments, context: ctx)
         == "Delete memory #3: “I like green tea”? This cannot be undone.")
+    // A conversation turn that happens to have id 3 is never shown as memory #3.
+    var turnOnly = ctx
+    turnOnly.memories = [RecalledMemory(id: 3, text: "let's meet at noon", kind: .conversationTurn)]
+    #expect(
+      ForgetSkill().confirmationText(arguments: byID.arguments, context: turnOnly)
+        == "Delete memory #3? This cannot be undone.")
 
     let list = try await SkillExecutor.run(
       ForgetSkill(), arguments: ["query": .string("green tea")],

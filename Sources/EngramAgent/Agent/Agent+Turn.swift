@@ -291,9 +291,12 @@ extension Agent {
       var preferences: [String: String] = [:]
       for preference in try engine.preferences() { preferences[preference.key] = preference.value }
       let recalled = try memoryContext.memories.map { item -> RecalledMemory in
-        var kind = MemoryKind(rawValue: item.kind.rawValue)
-        if item.kind == .memory, let stored = try engine.memory(item.id) {
-          kind = MemoryKind(rawValue: stored.kind.rawValue)
+        var kind: MemoryKind
+        switch item.kind {
+        case .message: kind = .conversationTurn
+        case .summary: kind = .conversationSummary
+        case .memory:
+          kind = try engine.memory(item.id).map { MemoryKind(rawValue: $0.kind.rawValue) } ?? .fact
         }
         return RecalledMemory(id: item.id, text: item.text, kind: kind, date: item.date, score: item.score)
       }

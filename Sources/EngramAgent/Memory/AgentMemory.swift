@@ -40,6 +40,14 @@ public struct MemoryKind: RawRepresentable, Hashable, Sendable, Codable, CustomS
   public static let reminder = MemoryKind(rawValue: "reminder")
   /// A calendar event.
   public static let event = MemoryKind(rawValue: "event")
+  /// A conversation turn retrieved as context: not a stored memory, so its id is no
+  /// memory's id.
+  public static let conversationTurn = MemoryKind(rawValue: "turn")
+  /// A session summary retrieved as context: not a stored memory either.
+  public static let conversationSummary = MemoryKind(rawValue: "session-summary")
+
+  /// Whether items of this kind are stored memories (whose ids `forget` takes).
+  public var isStoredMemory: Bool { self != .conversationTurn && self != .conversationSummary }
 
   /// The stored name.
   public var description: String { rawValue }
