@@ -116,19 +116,22 @@ extension VectorIndex {
     }
   }
 
-  /// Splits `0..<rows` across the configured threads and runs `body` on each part.
-  func parallelRanges(rows: Int, _ body: @Sendable (Range<Int>) -> TopK) -> [TopK] {
-    let parts = max(1, min(configuration.threads, rows / minimumRowsPerThread))
+  /// Splits `0..<rows` across the configured threads and runs `body` on each part; results
+  /// come back in part order.
+  func parallelRanges<Result: Sendable>(
+    rows: Int, minimumRows: Int = minimumRowsPerThread, _ body: @Sendable (Range<Int>) -> Result
+  ) -> [Result] {
+    let parts = max(1, min(configuration.threads, rows / minimumRows))
     guard parts > 1 else { return [body(0..<rows)] }
     // Contiguous parts rounded to the 4-row kernel stride.
     let step = ((rows + parts - 1) / parts + 3) & ~3
-    let results = Mutex<[TopK]>([])
+    let results = Mutex<[Result?]>(Array(repeating: nil, count: parts))
     DispatchQueue.concurrentPerform(iterations: parts) { part in
       let start = min(rows, part * step)
-      let heap = body(start..<min(rows, start + step))
-      results.withLock { $0.append(heap) }
+      let result = body(start..<min(rows, start + step))
+      results.withLock { $0[part] = result }
     }
-    return results.withLock { $0 }
+    return results.withLock { $0.map { $0! } }
   }
 
   static func scanFloat32(
@@ -179,63 +182,59 @@ extension VectorIndex {
   }
 
   /// Unfiltered batch top-k: query blocks × row blocks through `cblas_sgemm`.
+  ///
+  /// Each thread takes a contiguous share of the rows and every query, so a batch of any size
+  /// uses all threads; query blocks are large so each row block is packed by BLAS once per
+  /// block rather than once per few queries (measured: 1024 × 4096 beats 256 × 2048).
   func batchScan(_ version: IndexVersion, queries: UnsafePointer<Float>, count: Int, k: Int) -> [[VectorHit]]
   {
     guard version.live > 0, count > 0 else { return Array(repeating: [], count: count) }
     // The scan is already split across our threads; nested BLAS threads would oversubscribe.
     openblas_set_num_threads(1)
     let dimension = self.dimension
-    let queryBlock = 256
-    let rowBlock = 2048
-    let blocks = (count + queryBlock - 1) / queryBlock
-    let parts = max(1, min(configuration.threads, blocks))
+    let queryBlock = 1024
+    let rowBlock = 4096
     let capacity = min(k, version.live)
-    let results = Mutex([[VectorHit]](repeating: [], count: count))
     let rows = version.rows
     let shared = SharedPointer(queries)
-    let work: @Sendable (Int) -> Void = { part in
+    let parts = parallelRanges(rows: version.count, minimumRows: rowBlock) { range -> [TopK] in
       let queries = shared.pointer
-      let scratch = UnsafeMutablePointer<Float>.allocate(capacity: queryBlock * rowBlock)
+      var heaps = (0..<count).map { _ in TopK(capacity: capacity) }
+      let scratch = UnsafeMutablePointer<Float>.allocate(capacity: min(queryBlock, count) * rowBlock)
       defer { scratch.deallocate() }
-      var block = part
-      while block < blocks {
-        let q0 = block * queryBlock
-        let qn = min(queryBlock, count - q0)
-        var heaps = (0..<qn).map { _ in TopK(capacity: capacity) }
-        var r0 = 0
-        while r0 < version.count {
-          let rn = min(rowBlock, version.count - r0)
-          cblas_sgemm(
-            CblasRowMajor, CblasNoTrans, CblasTrans, Int32(qn), Int32(rn), Int32(dimension), 1,
-            queries + q0 * dimension, Int32(dimension), rows.vector(r0), Int32(dimension), 0, scratch,
-            Int32(rn))
-          version.dead.withUnsafeBufferPointer { dead in
+      version.dead.withUnsafeBufferPointer { dead in
+        var q0 = 0
+        while q0 < count {
+          let qn = min(queryBlock, count - q0)
+          var r0 = range.lowerBound
+          while r0 < range.upperBound {
+            let rn = min(rowBlock, range.upperBound - r0)
+            cblas_sgemm(
+              CblasRowMajor, CblasNoTrans, CblasTrans, Int32(qn), Int32(rn), Int32(dimension), 1,
+              queries + q0 * dimension, Int32(dimension), rows.vector(r0), Int32(dimension), 0, scratch,
+              Int32(rn))
             for q in 0..<qn {
               let line = scratch + q * rn
-              var threshold = heaps[q].threshold
+              var threshold = heaps[q0 + q].threshold
               for j in 0..<rn where line[j] >= threshold {
                 let row = r0 + j
                 if (dead[row >> 6] >> UInt64(row & 63)) & 1 != 0 { continue }
-                heaps[q].offer(score: line[j], id: rows.ids[row], row: Int32(row))
-                threshold = heaps[q].threshold
+                heaps[q0 + q].offer(score: line[j], id: rows.ids[row], row: Int32(row))
+                threshold = heaps[q0 + q].threshold
               }
             }
+            r0 += rn
           }
-          r0 += rn
+          q0 += qn
         }
-        let hits = heaps.map { $0.hits() }
-        results.withLock { all in
-          for q in 0..<qn { all[q0 + q] = hits[q] }
-        }
-        block += parts
       }
+      return heaps
     }
-    if parts == 1 {
-      work(0)
-    } else {
-      DispatchQueue.concurrentPerform(iterations: parts, execute: work)
+    return (0..<count).map { query in
+      var merged = parts[0][query]
+      for part in parts.dropFirst() { merged.merge(part[query]) }
+      return merged.hits()
     }
-    return results.withLock { $0 }
   }
 }
 
