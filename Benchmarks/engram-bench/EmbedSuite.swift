@@ -23,10 +23,8 @@ enum EmbedSuite {
     if limit > 0 { texts = Array(texts.prefix(limit)) }
     if quick { texts = Array(texts.prefix(256)) }
     guard !texts.isEmpty else { throw BenchError("no texts to embed in \(source)") }
-    openblas_set_num_threads(Int32(threads))
-
     var embedder: BertEmbedder?
-    let load = try Measure.seconds { embedder = try BertEmbedder() }
+    let load = try Measure.seconds { embedder = try BertEmbedder(threads: threads) }
     guard let embedder else { throw BenchError("model did not load") }
     let tokenCounts = texts.map { embedder.tokenizer.encode($0).count }
 

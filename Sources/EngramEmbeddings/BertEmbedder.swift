@@ -1,3 +1,4 @@
+import CBLAS
 import Foundation
 import Synchronization
 
@@ -26,6 +27,9 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
   public let tokenizer: WordPieceTokenizer
   /// Most tokens packed into one forward pass; larger inputs run in several passes.
   public let maxTokensPerPass: Int
+  /// Threads one forward pass uses: a batch is split into groups of sequences, a single
+  /// sequence splits its products and attention heads.
+  public let threads: Int
 
   private let model: BertModel
   /// Serializes forward passes (see the type's documentation).
@@ -35,12 +39,20 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
   /// - Parameters:
   ///   - modelID: the id to report; defaults to `sentence-transformers/<folder name>`.
   ///   - maxTokensPerPass: bounds scratch memory (about 40 KB per token for MiniLM-L6).
-  /// - Throws: `EmbeddingError` naming the missing or damaged file.
-  public init(directory: URL, modelID: String? = nil, maxTokensPerPass: Int = 8192) throws(EmbeddingError) {
+  ///   - threads: threads per forward pass, 1...256; defaults to the active processor count.
+  /// - Throws: `EmbeddingError` naming the missing or damaged file, or `.invalidOption`.
+  public init(
+    directory: URL, modelID: String? = nil, maxTokensPerPass: Int = 8192,
+    threads: Int = ProcessInfo.processInfo.activeProcessorCount
+  ) throws(EmbeddingError) {
     try ModelLocator.validate(directory)
     guard maxTokensPerPass >= 2 else {
       throw .invalidOption(name: "maxTokensPerPass", value: String(maxTokensPerPass))
     }
+    guard (1...256).contains(threads) else {
+      throw .invalidOption(name: "threads", value: String(threads))
+    }
+    self.threads = threads
     let configuration = try BertConfiguration(directory: directory)
     let tokenizer = try WordPieceTokenizer(
       vocabularyFile: directory.appendingPathComponent("vocab.txt"), lowercases: configuration.lowercases,
@@ -64,8 +76,10 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
 
   /// Loads the model the locator finds (`ENGRAM_MODEL_DIR`, else the cache folder).
   /// - Throws: `EmbeddingError.modelNotFound` whose description names `make test` / `ENGRAM_MODEL_DIR`.
-  public convenience init(locator: ModelLocator = ModelLocator()) throws(EmbeddingError) {
-    try self.init(directory: try locator.locate())
+  public convenience init(
+    locator: ModelLocator = ModelLocator(), threads: Int = ProcessInfo.processInfo.activeProcessorCount
+  ) throws(EmbeddingError) {
+    try self.init(directory: try locator.locate(), threads: threads)
   }
 
   /// Embeds `texts` (see `embedSynchronously`).
@@ -109,7 +123,11 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
         end += 1
       }
       let batch = Array(sequences[start..<end])
-      vectors += forward.withLock { _ in model.sentenceVectors(batch) }
+      vectors += forward.withLock { _ in
+        // Every product splits its own work across `threads`; OpenBLAS's pool would nest.
+        openblas_set_num_threads(1)
+        return model.sentenceVectors(batch, threads: threads)
+      }
       start = end
     }
     return vectors

@@ -1,5 +1,6 @@
 import CBLAS
 import CEngramKernels
+import Synchronization
 
 extension BertModel {
   /// Scratch memory for one forward pass over `tokens` packed tokens, allocated once per call.
@@ -7,7 +8,10 @@ extension BertModel {
   /// Sequences are packed back to back with no padding: the dense layers see one
   /// `tokens × width` matrix, and attention runs per sequence on its own rows, which is what
   /// a padding mask computes, without the wasted rows.
-  final class Workspace {
+  ///
+  /// Sendable so that the threads of one pass can share it: each writes its own columns,
+  /// heads or score matrix, and the pass waits for all of them before reading.
+  final class Workspace: @unchecked Sendable {
     let storage: UnsafeMutablePointer<Float>
     let hidden: UnsafeMutablePointer<Float>
     let query: UnsafeMutablePointer<Float>
@@ -18,9 +22,10 @@ extension BertModel {
     let intermediate: UnsafeMutablePointer<Float>
     let scores: UnsafeMutablePointer<Float>
 
-    init(tokens: Int, longest: Int, width: Int, innerWidth: Int) {
+    /// `threads` score matrices, one per thread that runs attention heads.
+    init(tokens: Int, longest: Int, width: Int, innerWidth: Int, threads: Int = 1) {
       let block = tokens * width
-      let total = 6 * block + tokens * innerWidth + longest * longest
+      let total = 6 * block + tokens * innerWidth + threads * longest * longest
       storage = .allocate(capacity: total)
       hidden = storage
       query = storage + block
@@ -37,17 +42,56 @@ extension BertModel {
 
   /// Sentence vectors (pooled, L2-normalized) of already validated token-id sequences, in order.
   ///
+  /// With `threads` > 1, several sequences are split into groups of about equal token counts
+  /// that run whole forward passes side by side (one synchronization per pass); a single
+  /// sequence instead splits every product's output columns and the attention heads.
   /// - Complexity: O(L · (T · w² + Σ nᵢ² · w)) for T tokens in all, sequence lengths nᵢ, width w.
-  func sentenceVectors(_ sequences: [[Int32]]) -> [[Float]] {
+  func sentenceVectors(_ sequences: [[Int32]], threads: Int = 1) -> [[Float]] {
+    let groups = Self.balancedGroups(sequences.map(\.count), parts: threads)
+    guard groups.count > 1 else { return forward(sequences, threads: threads) }
+    let results = Mutex([[[Float]]](repeating: [], count: groups.count))
+    Self.parallel(groups.count) { part in
+      let vectors = forward(Array(sequences[groups[part]]), threads: 1)
+      results.withLock { $0[part] = vectors }
+    }
+    return results.withLock { $0.flatMap { $0 } }
+  }
+
+  /// Splits `counts` (in order) into at most `parts` contiguous groups of about equal sum.
+  static func balancedGroups(_ counts: [Int], parts: Int) -> [Range<Int>] {
+    let parts = min(parts, counts.count)
+    guard parts > 1 else { return [0..<counts.count] }
+    let total = counts.reduce(0, +)
+    var groups: [Range<Int>] = []
+    var start = 0
+    var running = 0
+    for (index, count) in counts.enumerated() {
+      running += count
+      let remainingGroups = parts - groups.count - 1
+      let remainingItems = counts.count - index - 1
+      if remainingGroups > 0,
+        running * parts >= total * (groups.count + 1) || remainingItems == remainingGroups
+      {
+        groups.append(start..<(index + 1))
+        start = index + 1
+      }
+    }
+    if start < counts.count { groups.append(start..<counts.count) }
+    return groups
+  }
+
+  /// One forward pass over all `sequences` packed together, its products split `threads` ways.
+  private func forward(_ sequences: [[Int32]], threads: Int) -> [[Float]] {
     let width = configuration.hiddenSize
     let tokens = sequences.reduce(0) { $0 + $1.count }
     let longest = sequences.map(\.count).max() ?? 0
     guard tokens > 0 else { return sequences.map { _ in [Float](repeating: 0, count: width) } }
     let space = Workspace(
-      tokens: tokens, longest: longest, width: width, innerWidth: configuration.intermediateSize)
+      tokens: tokens, longest: longest, width: width, innerWidth: configuration.intermediateSize,
+      threads: threads)
     embed(sequences, into: space.hidden)
     for layer in layers {
-      encode(layer, sequences: sequences, tokens: tokens, space: space)
+      encode(layer, sequences: sequences, tokens: tokens, space: space, threads: threads)
     }
     return pool(sequences, space.hidden)
   }
@@ -75,80 +119,164 @@ extension BertModel {
   /// (`engram_gemm_nt_small` streams the weights once, unpacked). Above it, packing pays.
   static let smallProductRows = 24
 
-  /// `output = input · weightᵀ + bias` for `rows` rows; weights are stored [out, in].
-  private func linear(
-    _ input: UnsafePointer<Float>, rows: Int, inputWidth: Int, weight: UnsafePointer<Float>,
-    bias: UnsafePointer<Float>, outputWidth: Int, into output: UnsafeMutablePointer<Float>
-  ) {
-    if rows <= Self.smallProductRows {
-      engram_gemm_nt_small(
-        rows, outputWidth, inputWidth, 1, input, inputWidth, weight, inputWidth, output, outputWidth)
-    } else {
-      cblas_sgemm(
-        CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(outputWidth), Int32(inputWidth), 1,
-        input, Int32(inputWidth), weight, Int32(inputWidth), 0, output, Int32(outputWidth))
+  /// Below this many multiply-adds a product is not split across threads: waking a second
+  /// thread costs more than it saves.
+  static let minimumParallelWork = 200_000
+
+  /// Runs `body(part)` for `part` in `0..<parts`, concurrently when `parts` > 1, on
+  /// `engram_parallel`'s spinning pool: a region here lasts about 100 µs, and a Dispatch
+  /// wake-up costs a fifth of that.
+  static func parallel(_ parts: Int, _ body: @Sendable (Int) -> Void) {
+    guard parts > 1 else { return body(0) }
+    withoutActuallyEscaping(body) { body in
+      var task = body
+      withUnsafeMutablePointer(to: &task) { pointer in
+        engram_parallel(
+          Int32(parts),
+          { context, part in
+            context!.assumingMemoryBound(to: (@Sendable (Int) -> Void).self).pointee(Int(part))
+          }, pointer)
+      }
     }
-    VectorMath.addBias(output, rows: rows, width: outputWidth, bias: bias)
   }
 
-  private func encode(_ layer: Layer, sequences: [[Int32]], tokens: Int, space: Workspace) {
+  /// How many parts a product of `work` multiply-adds is split into.
+  private static func parts(work: Int, threads: Int) -> Int {
+    threads > 1 && work >= minimumParallelWork ? threads : 1
+  }
+
+  /// The output columns of part `part` of `parts`, in multiples of 16.
+  private static func columns(_ width: Int, part: Int, parts: Int) -> Range<Int> {
+    let step = ((width + parts - 1) / parts + 15) & ~15
+    let start = min(width, part * step)
+    return start..<min(width, start + step)
+  }
+
+  /// A pointer shared by the threads of one pass (see `Workspace`).
+  struct Shared<Pointee>: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<Pointee>
+  }
+
+  /// One weight matrix (stored [out, in]) with its bias: read-only mapped weights.
+  struct Dense: @unchecked Sendable {
+    let weight: UnsafePointer<Float>
+    let bias: UnsafePointer<Float>
+    let inputWidth: Int
+    let outputWidth: Int
+  }
+
+  /// `output[:, columns] = input · weight[columns]ᵀ + bias[columns]` for `rows` rows, then GELU
+  /// when `gelu` is set.
+  private static func product(
+    _ dense: Dense, _ input: UnsafePointer<Float>, rows: Int, columns: Range<Int>,
+    into output: UnsafeMutablePointer<Float>, gelu: Bool = false
+  ) {
+    guard !columns.isEmpty else { return }
+    let k = dense.inputWidth
+    let ldc = dense.outputWidth
+    let weight = dense.weight + columns.lowerBound * k
+    let target = output + columns.lowerBound
+    if rows <= smallProductRows {
+      engram_gemm_nt_small(rows, columns.count, k, 1, input, k, weight, k, target, ldc)
+    } else {
+      cblas_sgemm(
+        CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(columns.count), Int32(k), 1,
+        input, Int32(k), weight, Int32(k), 0, target, Int32(ldc))
+    }
+    let bias = dense.bias + columns.lowerBound
+    for row in 0..<rows {
+      let x = target + row * ldc
+      for index in 0..<columns.count { x[index] += bias[index] }
+      if gelu { VectorMath.geluInPlace(x, count: columns.count) }
+    }
+  }
+
+  /// Several products of the same input, each split by output columns across `threads`.
+  private static func linear(
+    _ products: [(Dense, UnsafeMutablePointer<Float>)], _ input: UnsafeMutablePointer<Float>, rows: Int,
+    threads: Int, gelu: Bool = false
+  ) {
+    let work = products.reduce(0) { $0 + rows * $1.0.inputWidth * $1.0.outputWidth }
+    let parts = parts(work: work, threads: threads)
+    let input = Shared(pointer: input)
+    let targets = products.map { ($0.0, Shared(pointer: $0.1)) }
+    parallel(parts) { part in
+      for (dense, output) in targets {
+        product(
+          dense, input.pointer, rows: rows, columns: columns(dense.outputWidth, part: part, parts: parts),
+          into: output.pointer, gelu: gelu)
+      }
+    }
+  }
+
+  private func encode(_ layer: Layer, sequences: [[Int32]], tokens: Int, space: Workspace, threads: Int) {
     let width = configuration.hiddenSize
     let inner = configuration.intermediateSize
     let epsilon = configuration.layerNormEpsilon
     let hidden = space.hidden
-    linear(
-      hidden, rows: tokens, inputWidth: width, weight: layer.query, bias: layer.queryBias, outputWidth: width,
-      into: space.query)
-    linear(
-      hidden, rows: tokens, inputWidth: width, weight: layer.key, bias: layer.keyBias, outputWidth: width,
-      into: space.key)
-    linear(
-      hidden, rows: tokens, inputWidth: width, weight: layer.value, bias: layer.valueBias, outputWidth: width,
-      into: space.value)
-    attend(sequences, space: space)
-    linear(
-      space.context, rows: tokens, inputWidth: width, weight: layer.attentionOutput,
-      bias: layer.attentionOutputBias, outputWidth: width, into: space.projected)
+    func dense(_ weight: UnsafePointer<Float>, _ bias: UnsafePointer<Float>, _ input: Int, _ output: Int)
+      -> Dense
+    {
+      Dense(weight: weight, bias: bias, inputWidth: input, outputWidth: output)
+    }
+    Self.linear(
+      [
+        (dense(layer.query, layer.queryBias, width, width), space.query),
+        (dense(layer.key, layer.keyBias, width, width), space.key),
+        (dense(layer.value, layer.valueBias, width, width), space.value),
+      ], hidden, rows: tokens, threads: threads)
+    attend(sequences, space: space, threads: threads)
+    Self.linear(
+      [(dense(layer.attentionOutput, layer.attentionOutputBias, width, width), space.projected)],
+      space.context,
+      rows: tokens, threads: threads)
     VectorMath.addLayerNorm(
       space.projected, hidden, into: hidden, rows: tokens, width: width, gamma: layer.attentionNormGamma,
       beta: layer.attentionNormBeta, epsilon: epsilon)
-    linear(
-      hidden, rows: tokens, inputWidth: width, weight: layer.intermediate, bias: layer.intermediateBias,
-      outputWidth: inner, into: space.intermediate)
-    VectorMath.geluInPlace(space.intermediate, count: tokens * inner)
-    linear(
-      space.intermediate, rows: tokens, inputWidth: inner, weight: layer.output, bias: layer.outputBias,
-      outputWidth: width, into: space.projected)
+    Self.linear(
+      [(dense(layer.intermediate, layer.intermediateBias, width, inner), space.intermediate)], hidden,
+      rows: tokens, threads: threads, gelu: true)
+    Self.linear(
+      [(dense(layer.output, layer.outputBias, inner, width), space.projected)], space.intermediate,
+      rows: tokens,
+      threads: threads)
     VectorMath.addLayerNorm(
       space.projected, hidden, into: hidden, rows: tokens, width: width, gamma: layer.outputNormGamma,
       beta: layer.outputNormBeta, epsilon: epsilon)
   }
 
-  /// Scaled dot-product attention of every head of every sequence into `space.context`.
-  private func attend(_ sequences: [[Int32]], space: Workspace) {
+  /// Scaled dot-product attention of every head of every sequence into `space.context`; the
+  /// heads of a sequence are split across `threads`, each with its own score matrix.
+  private func attend(_ sequences: [[Int32]], space: Workspace, threads: Int) {
     let width = configuration.hiddenSize
     let heads = configuration.headCount
     let headWidth = width / heads
     let scale = 1 / Float(headWidth).squareRoot()
-    let stride = Int32(width)
+    let leading = Int32(width)
+    let longest = sequences.map(\.count).max() ?? 0
     var start = 0
     for sequence in sequences {
       let n = sequence.count
       let length = Int32(n)
-      for head in 0..<heads {
-        let offset = start * width + head * headWidth
-        if n <= Self.smallProductRows {
-          engram_gemm_nt_small(
-            n, n, headWidth, scale, space.query + offset, width, space.key + offset, width, space.scores, n)
-        } else {
+      let parts = Self.parts(work: 2 * n * n * width, threads: threads)
+      let first = start
+      Self.parallel(parts) { part in
+        let scores = space.scores + part * longest * longest
+        for head in stride(from: part, to: heads, by: parts) {
+          let offset = first * width + head * headWidth
+          if n <= Self.smallProductRows {
+            engram_gemm_nt_small(
+              n, n, headWidth, scale, space.query + offset, width, space.key + offset, width, scores, n)
+          } else {
+            cblas_sgemm(
+              CblasRowMajor, CblasNoTrans, CblasTrans, length, length, Int32(headWidth), scale,
+              space.query + offset, leading, space.key + offset, leading, 0, scores, length)
+          }
+          for row in 0..<n { VectorMath.softmaxInPlace(scores + row * n, count: n) }
           cblas_sgemm(
-            CblasRowMajor, CblasNoTrans, CblasTrans, length, length, Int32(headWidth), scale,
-            space.query + offset, stride, space.key + offset, stride, 0, space.scores, length)
+            CblasRowMajor, CblasNoTrans, CblasNoTrans, length, Int32(headWidth), length, 1,
+            scores, length, space.value + offset, leading, 0, space.context + offset, leading)
         }
-        for row in 0..<n { VectorMath.softmaxInPlace(space.scores + row * n, count: n) }
-        cblas_sgemm(
-          CblasRowMajor, CblasNoTrans, CblasNoTrans, length, Int32(headWidth), length, 1,
-          space.scores, length, space.value + offset, stride, 0, space.context + offset, stride)
       }
       start += n
     }

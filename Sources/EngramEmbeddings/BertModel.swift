@@ -3,8 +3,9 @@ import Foundation
 /// The weights of a BERT encoder, pointing into the memory-mapped safetensors file.
 ///
 /// Every pointer refers to read-only mapped pages owned by `tensors`, which lives as long
-/// as this object; nothing is copied.
-final class BertModel {
+/// as this object; nothing is copied. Sendable because nothing in it changes after `init`:
+/// the threads of one forward pass all read the same weights.
+final class BertModel: @unchecked Sendable {
   struct Layer {
     var query: UnsafePointer<Float>
     var queryBias: UnsafePointer<Float>

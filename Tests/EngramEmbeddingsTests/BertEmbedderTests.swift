@@ -14,9 +14,11 @@ struct BertEmbedderTests {
     #expect(embedder.tokenizer.encode(sentence.exactText) == sentence.inputIds)
   }
 
-  @Test("one text alone matches the reference vector", arguments: sentenceIDs)
-  func single(id: String) async throws {
-    let embedder = try InstalledModel.embedder()
+  @Test(
+    "one text alone matches the reference vector, on 1, 2 and 3 threads",
+    arguments: sentenceIDs, InstalledModel.threadCounts)
+  func single(id: String, threads: Int) async throws {
+    let embedder = try InstalledModel.embedder(threads: threads)
     let sentence = try #require(Self.fixture.sentences.first { $0.id == id })
     let vector = try await embedder.embed([sentence.exactText])[0]
     #expect(vector.count == 384)
@@ -24,9 +26,11 @@ struct BertEmbedderTests {
     #expect(maxAbsDifference(vector, sentence.reference) <= 5e-5)
   }
 
-  @Test("every text inside a mixed batch of 32 matches the reference vector")
-  func batch() async throws {
-    let embedder = try InstalledModel.embedder()
+  @Test(
+    "every text inside a mixed batch of 32 matches the reference vector, on 1, 2 and 3 threads",
+    arguments: InstalledModel.threadCounts)
+  func batch(threads: Int) async throws {
+    let embedder = try InstalledModel.embedder(threads: threads)
     let sentences = Self.fixture.sentences
     let batch = (0..<32).map { sentences[($0 * 7) % sentences.count] }
     let vectors = try await embedder.embed(batch.map(\.exactText))

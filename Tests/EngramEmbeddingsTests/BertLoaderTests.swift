@@ -49,6 +49,26 @@ struct BertLoaderTests {
     for (x, y) in zip(a, b) { #expect(maxAbsDifference(x, y) < 1e-6) }
   }
 
+  @Test("any thread count gives the same vectors; a count outside 1...256 is refused")
+  func threads() throws {
+    let folder = try TinyModel.write()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let texts = ["hello world", "cafe", "hello hello hello", "world", "", "unaffable cafe hello"]
+    let serial = try BertEmbedder(directory: folder, threads: 1).embedSynchronously(texts)
+    for threads in [2, 3, 8] {
+      let embedder = try BertEmbedder(directory: folder, threads: threads)
+      #expect(embedder.threads == threads)
+      for (x, y) in zip(serial, embedder.embedSynchronously(texts)) { #expect(maxAbsDifference(x, y) < 1e-6) }
+      let alone = embedder.embedSynchronously([texts[2]])[0]
+      #expect(maxAbsDifference(alone, serial[2]) < 1e-6)
+    }
+    for threads in [0, -1, 257] {
+      #expect(throws: EmbeddingError.invalidOption(name: "threads", value: String(threads))) {
+        _ = try BertEmbedder(directory: folder, threads: threads)
+      }
+    }
+  }
+
   @Test("token ids are validated")
   func tokenIDs() throws {
     let embedder = try load()

@@ -41,14 +41,17 @@ struct ReferenceFixture: Decodable {
   }
 }
 
-/// The installed all-MiniLM-L6-v2, loaded once; a missing model fails the test, never skips it.
+/// The installed all-MiniLM-L6-v2, loaded once per thread count; a missing model fails the
+/// test, never skips it.
 enum InstalledModel {
-  static let shared: Result<BertEmbedder, EmbeddingError> = Result { () throws(EmbeddingError) in
-    try BertEmbedder()
-  }
+  static let threadCounts = [1, 2, 3]
+  static let shared: [Int: Result<BertEmbedder, EmbeddingError>] = Dictionary(
+    uniqueKeysWithValues: threadCounts.map { threads in
+      (threads, Result { () throws(EmbeddingError) in try BertEmbedder(threads: threads) })
+    })
 
-  static func embedder() throws -> BertEmbedder {
-    switch shared {
+  static func embedder(threads: Int = 1) throws -> BertEmbedder {
+    switch shared[threads] ?? .failure(.invalidOption(name: "threads", value: String(threads))) {
     case .success(let embedder): return embedder
     case .failure(let error):
       Issue.record("all-MiniLM-L6-v2 is not installed — run `make test` (it installs the model): \(error)")

@@ -12,7 +12,9 @@ import Testing
     }
   }
 
-  @Test(arguments: [(1, 1, 1), (3, 5, 7), (4, 4, 16), (5, 9, 33), (11, 6, 384), (24, 13, 1536), (7, 3, 32)])
+  @Test(arguments: [
+    (1, 1, 1), (3, 5, 7), (4, 4, 16), (5, 9, 33), (11, 6, 384), (24, 13, 1536), (7, 3, 32), (6, 40, 100),
+  ])
   func everyPathMatchesTheDefinition(shape: (m: Int, n: Int, k: Int)) throws {
     let (m, n, k) = shape
     // Leading dimensions wider than k and n, as in the per-head attention products.

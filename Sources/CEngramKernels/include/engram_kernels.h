@@ -65,4 +65,14 @@ void *engram_alloc_rows(size_t bytes);
 /// Frees memory from `engram_alloc_rows` (NULL is ignored).
 void engram_free_rows(void *pointer);
 
+/// One part of a parallel region: called with the region's context and a part in 0..<parts.
+typedef void (*engram_part_fn)(void *context, int part);
+
+/// Runs fn(context, part) for every part in 0..<parts and returns when all have finished.
+/// The calling thread takes parts too; the others go to a persistent pool of threads that spin
+/// briefly between regions (so short regions don't pay a kernel wake-up) and then park. One
+/// region runs at a time: a call made while another region is running (from another thread,
+/// or nested inside a part) runs its parts serially on the calling thread.
+void engram_parallel(int parts, engram_part_fn fn, void *context);
+
 #endif

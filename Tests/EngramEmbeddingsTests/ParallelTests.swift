@@ -1,0 +1,68 @@
+import CEngramKernels
+import Foundation
+import Synchronization
+import Testing
+
+@testable import EngramEmbeddings
+
+/// `engram_parallel`, the spinning pool under the forward pass, and how a batch is split.
+@Suite struct ParallelTests {
+  /// Counts, per part, how often each part ran: every slot must end at exactly `rounds`.
+  private func runCounted(parts: Int, rounds: Int) -> [Int] {
+    let counts = UnsafeMutablePointer<Int>.allocate(capacity: parts)
+    counts.initialize(repeating: 0, count: parts)
+    defer { counts.deallocate() }
+    for _ in 0..<rounds {
+      engram_parallel(
+        Int32(parts),
+        { context, part in
+          context!.assumingMemoryBound(to: Int.self)[Int(part)] += 1
+        }, counts)
+    }
+    return Array(UnsafeBufferPointer(start: counts, count: parts))
+  }
+
+  @Test("every part runs exactly once per region", arguments: [0, 1, 2, 3, 5, 9])
+  func everyPartOnce(parts: Int) {
+    #expect(runCounted(parts: parts, rounds: 500) == Array(repeating: 500, count: parts))
+  }
+
+  @Test("regions from several threads at once, and nested regions, all complete")
+  func concurrentAndNested() {
+    let finished = Mutex([Bool](repeating: false, count: 4))
+    // Four callers race for the pool; whoever loses runs serially. Each part of a region
+    // runs a nested region, which always runs serially on its thread.
+    DispatchQueue.concurrentPerform(iterations: 4) { caller in
+      let counts = runCounted(parts: 3, rounds: 200)
+      var nested = 0
+      withUnsafeMutablePointer(to: &nested) { pointer in
+        engram_parallel(
+          2,
+          { context, _ in
+            engram_parallel(
+              3,
+              { context, _ in context!.assumingMemoryBound(to: Int.self).pointee += 0 },
+              context)
+          }, pointer)
+      }
+      finished.withLock { $0[caller] = counts == [200, 200, 200] }
+    }
+    #expect(finished.withLock { $0 } == [true, true, true, true])
+  }
+
+  @Test("a batch splits into contiguous groups of about equal token counts")
+  func balancedGroups() {
+    #expect(BertModel.balancedGroups([], parts: 2) == [0..<0])
+    #expect(BertModel.balancedGroups([5], parts: 4) == [0..<1])
+    #expect(BertModel.balancedGroups([10, 10, 10, 10], parts: 2) == [0..<2, 2..<4])
+    #expect(BertModel.balancedGroups([30, 5, 5, 5, 5], parts: 2) == [0..<1, 1..<5])
+    #expect(BertModel.balancedGroups([1, 1, 1], parts: 8).count == 3)
+    let counts = (0..<32).map { 5 + ($0 * 37) % 60 }
+    let groups = BertModel.balancedGroups(counts, parts: 3)
+    #expect(groups.count == 3)
+    #expect(groups.first?.lowerBound == 0 && groups.last?.upperBound == counts.count)
+    for (left, right) in zip(groups, groups.dropFirst()) { #expect(left.upperBound == right.lowerBound) }
+    let sums = groups.map { counts[$0].reduce(0, +) }
+    #expect(sums.max()! - sums.min()! <= 2 * counts.max()!)
+  }
+}
