@@ -64,16 +64,25 @@ final class CrashTestProcess {
     try? FileManager.default.removeItem(at: errorURL)
   }
 
+  /// Everything in `url` so far. Read through a FileHandle: on Linux, `Data(contentsOf:)` of
+  /// an empty file leaks its 4 KiB read buffer (swift-foundation's zero-size path; found by
+  /// `make sanitize`), and these files are polled while still empty.
+  static func contents(of url: URL) -> Data {
+    guard let handle = try? FileHandle(forReadingFrom: url) else { return Data() }
+    defer { try? handle.close() }
+    return (try? handle.readToEnd()) ?? Data()
+  }
+
   /// Complete lines printed so far (a line cut by the kill is dropped).
   var lines: [String] {
-    let text = String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self)
+    let text = String(decoding: Self.contents(of: outputURL), as: UTF8.self)
     var lines = text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
     if !text.hasSuffix("\n"), !lines.isEmpty { lines.removeLast() }
     return lines
   }
 
   var standardError: String {
-    String(decoding: (try? Data(contentsOf: errorURL)) ?? Data(), as: UTF8.self)
+    String(decoding: Self.contents(of: errorURL), as: UTF8.self)
   }
 
   /// Waits (up to 30 s) until the child printed READY.
@@ -121,16 +130,17 @@ final class CrashTestProcess {
       return URL(fileURLWithPath: explicit)
     }
     var folders: [URL] = []
-    for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-      folders.append(bundle.bundleURL.deletingLastPathComponent())
-    }
     if let executable = Bundle.main.executableURL {
       // Linux: the test runner is `<bin>/EngramPackageTests.xctest`, an executable in the bin folder.
+      let candidate = executable.deletingLastPathComponent().appendingPathComponent(name)
+      if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
       folders.append(executable.deletingLastPathComponent())
     }
-    for folder in folders {
-      let candidate = folder.appendingPathComponent(name)
+    // Bundle.allBundles only when needed (macOS): on Linux each call leaks CFBundle's array.
+    for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+      let candidate = bundle.bundleURL.deletingLastPathComponent().appendingPathComponent(name)
       if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+      folders.append(bundle.bundleURL.deletingLastPathComponent())
     }
     if let folder = try? showBinPath() {
       let candidate = folder.appendingPathComponent(name)
