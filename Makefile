@@ -27,11 +27,13 @@ mcp-e2e: build
 	./scripts/mcp-e2e.sh
 
 # Thread and address sanitizers over the store, vectors and engine tests (separate build
-# folders, so the normal build stays incremental).
+# folders, so the normal build stays incremental). LeakSanitizer ignores only the toolchain
+# library leaks listed (and explained) in scripts/lsan-suppressions.txt.
 SANITIZE_FILTER ?= EngramVectorsTests|EngramStoreTests|EngramTests
 sanitize: setup
 	$(SWIFT) test --scratch-path .build/tsan --sanitize=thread --filter '$(SANITIZE_FILTER)'
-	$(SWIFT) test --scratch-path .build/asan --sanitize=address --filter '$(SANITIZE_FILTER)'
+	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt \
+	  $(SWIFT) test --scratch-path .build/asan --sanitize=address --filter '$(SANITIZE_FILTER)'
 
 # libFuzzer targets (see scripts/fuzz.sh); each runs FUZZ_SECONDS.
 FUZZ_SECONDS ?= 30

@@ -20,7 +20,8 @@ for target in $FUZZ_TARGETS; do
   ./scripts/fuzz.sh "$target" "$FUZZ_SECONDS" >>"$FUZZ_LOG" || echo "fuzz $target failed" >>"$FUZZ_LOG"
 done
 
-field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
+# Fields are `key=value`, spaces and % in values written as %20 and %25 (ReliabilityLog.swift).
+field() { tr ' ' '\n' | sed -n "s/^$1=//p" | sed 's/%20/ /g; s/%25/%/g'; }
 printf '%-13s %-38s %12s %12s %10s  %s\n' AREA CASE TRIED PASSED FAILED DETAIL
 line() { printf '%-13s %-38s %12s %12s %10s  %s\n' "$@"; }
 while read -r record; do
@@ -30,17 +31,19 @@ while read -r record; do
       mode=$(field mode <<<"$record"); attempted=$(field attempted <<<"$record")
       survived=$(field survived <<<"$record"); lost=$(field lost <<<"$record")
       acknowledged=$(field acknowledged <<<"$record")
-      line "crash kill -9" "$mode" "$attempted" "$survived" "$lost" "writes lost of $acknowledged acknowledged"
+      line "crash kill -9" "$mode" "$attempted" "$survived" "$lost" \
+        "writes lost of $acknowledged acknowledged; $(field detail <<<"$record")"
       ;;
     concurrency)
-      name=$(field case <<<"$record" | tr '_' ' '); errors=$(field errors <<<"$record")
+      name=$(field case <<<"$record"); errors=$(field errors <<<"$record")
       line "concurrency" "$name" "$(field writes <<<"$record")" "-" "$errors" \
         "searches $(field searches <<<"$record"), busy/lock timeouts $(field busy <<<"$record")"
       ;;
     hostile)
-      name=$(field case <<<"$record" | tr '_' ' ')
+      name=$(field case <<<"$record")
       tried=$(field tried <<<"$record"); handled=$(field handled <<<"$record")
-      line "bad input" "$name" "$tried" "$handled" "$((tried - handled))" "typed error, nothing half-written"
+      detail=$(field detail <<<"$record")
+      line "bad input" "$name" "$tried" "$handled" "$((tried - handled))" "${detail:-handled}"
       ;;
   esac
 done <"$LOG"

@@ -34,6 +34,17 @@ import Testing
     "remember": 2...120, "ingest": 5...250, "compact": 20...900, "reindex": 5...400,
   ]
 
+  /// What each mode's child does when it is killed (the reliability table's DETAIL column).
+  static let killed: [String: String] = [
+    "remember": "engram-crashtest: remember loop (embed + one transaction each)",
+    "ingest": "engram-crashtest: ingest of \(turnsPerFile)-turn files in batches of 4",
+    "compact": "engram-crashtest: ingest old session + compact (summaries, merges, VACUUM)",
+    "reindex": "engram-crashtest: reindex between two hashing models",
+    "cli-ingest": "engram ingest --json, \(cliFilesPerRun) files x \(cliTurnsPerFile) turns; + engram doctor",
+    "cli-compact": "engram compact --yes after ingest + remember; + engram doctor",
+    "cli-reindex": "engram reindex --model, spec switching; + engram doctor",
+  ]
+
   @Test(arguments: ["remember", "ingest", "compact", "reindex"])
   func survivesKills(mode: String) async throws {
     let kills = soakEnabled ? 100 : 16
@@ -74,7 +85,7 @@ import Testing
       "crash",
       [
         "mode": mode, "attempted": outcome.attempted, "survived": outcome.survived,
-        "acknowledged": outcome.acknowledged, "lost": outcome.lost,
+        "acknowledged": outcome.acknowledged, "lost": outcome.lost, "detail": Self.killed[mode] ?? "",
       ])
     #expect(outcome.problems.isEmpty, "\(outcome.problems.prefix(5))")
     #expect(outcome.lost == 0)
@@ -119,9 +130,11 @@ import Testing
   }
 
   /// Checks the memory after a kill; returns acknowledged writes missing and what else is wrong.
-  static func verify(mode: String, database path: String, acknowledged: [String], baseline: Int) async throws
-    -> (lost: Int, messages: [String])
-  {
+  /// Every conversation file in it holds `turnsPerFile` turns (one session per file).
+  static func verify(
+    mode: String, database path: String, acknowledged: [String], baseline: Int,
+    turnsPerFile: Int = CrashSafetyTests.turnsPerFile
+  ) async throws -> (lost: Int, messages: [String]) {
     let engine = try open(path)
     defer { engine.close() }
     var messages: [String] = []

@@ -6,18 +6,18 @@ import Foundation
   import Darwin
 #endif
 
-/// A running `engram-crashtest` child: its stdout goes to a file, so every acknowledgement
-/// line written before a SIGKILL can still be read afterwards.
+/// A running child of the crash tests (`engram-crashtest`, or the `engram` CLI itself): its
+/// stdout goes to a file, so every acknowledgement line written before a SIGKILL can still be
+/// read afterwards.
 final class CrashTestProcess {
   enum LocateError: Error, CustomStringConvertible {
-    case notFound(searched: [String])
+    case notFound(name: String, searched: [String])
     case notReady(output: String)
 
     var description: String {
       switch self {
-      case .notFound(let searched):
-        return
-          "engram-crashtest not found (run `swift build` first); looked in \(searched.joined(separator: ", "))"
+      case .notFound(let name, let searched):
+        return "\(name) not found (run `swift build` first); looked in \(searched.joined(separator: ", "))"
       case .notReady(let output): return "engram-crashtest never printed READY: \(output)"
       }
     }
@@ -28,8 +28,14 @@ final class CrashTestProcess {
   let errorURL: URL
 
   /// Starts `engram-crashtest DB MODE ARGUMENTS...`.
-  init(database: String, mode: String, arguments: [String] = []) throws {
-    let folder = URL(fileURLWithPath: database).deletingLastPathComponent()
+  convenience init(database: String, mode: String, arguments: [String] = []) throws {
+    try self.init(
+      executable: "engram-crashtest", arguments: [database, mode] + arguments,
+      folder: URL(fileURLWithPath: database).deletingLastPathComponent())
+  }
+
+  /// Starts the built executable `executable` with `arguments`; its output files go in `folder`.
+  init(executable: String, arguments: [String], folder: URL) throws {
     let stem = "crashtest-\(UUID().uuidString.prefix(8))"
     outputURL = folder.appendingPathComponent(stem + ".out")
     errorURL = folder.appendingPathComponent(stem + ".err")
@@ -41,8 +47,8 @@ final class CrashTestProcess {
       try? output.close()
       try? error.close()
     }
-    process.executableURL = try Self.locate()
-    process.arguments = [database, mode] + arguments
+    process.executableURL = try Self.locate(executable)
+    process.arguments = arguments
     process.standardOutput = output
     process.standardError = error
     process.standardInput = FileHandle.nullDevice
@@ -58,16 +64,25 @@ final class CrashTestProcess {
     try? FileManager.default.removeItem(at: errorURL)
   }
 
+  /// Everything in `url` so far. Read through a FileHandle: on Linux, `Data(contentsOf:)` of
+  /// an empty file leaks its 4 KiB read buffer (swift-foundation's zero-size path; found by
+  /// `make sanitize`), and these files are polled while still empty.
+  static func contents(of url: URL) -> Data {
+    guard let handle = try? FileHandle(forReadingFrom: url) else { return Data() }
+    defer { try? handle.close() }
+    return (try? handle.readToEnd()) ?? Data()
+  }
+
   /// Complete lines printed so far (a line cut by the kill is dropped).
   var lines: [String] {
-    let text = String(decoding: (try? Data(contentsOf: outputURL)) ?? Data(), as: UTF8.self)
+    let text = String(decoding: Self.contents(of: outputURL), as: UTF8.self)
     var lines = text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
     if !text.hasSuffix("\n"), !lines.isEmpty { lines.removeLast() }
     return lines
   }
 
   var standardError: String {
-    String(decoding: (try? Data(contentsOf: errorURL)) ?? Data(), as: UTF8.self)
+    String(decoding: Self.contents(of: errorURL), as: UTF8.self)
   }
 
   /// Waits (up to 30 s) until the child printed READY.
@@ -106,31 +121,33 @@ final class CrashTestProcess {
     return process.terminationStatus
   }
 
-  /// The executable: `$ENGRAM_CRASHTEST`, else next to the test bundle (the build's bin
-  /// folder), else in the folder `swift build --show-bin-path` reports for this package.
-  static func locate() throws -> URL {
-    let name = "engram-crashtest"
-    if let explicit = ProcessInfo.processInfo.environment["ENGRAM_CRASHTEST"] {
+  /// The executable `name`: `$ENGRAM_CRASHTEST` / `$ENGRAM_BINARY` when set, else next to
+  /// the test bundle (the build's bin folder), else in the folder `swift build
+  /// --show-bin-path` reports for this package.
+  static func locate(_ name: String) throws -> URL {
+    let variable = name == "engram" ? "ENGRAM_BINARY" : "ENGRAM_CRASHTEST"
+    if let explicit = ProcessInfo.processInfo.environment[variable] {
       return URL(fileURLWithPath: explicit)
     }
     var folders: [URL] = []
-    for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-      folders.append(bundle.bundleURL.deletingLastPathComponent())
-    }
     if let executable = Bundle.main.executableURL {
       // Linux: the test runner is `<bin>/EngramPackageTests.xctest`, an executable in the bin folder.
+      let candidate = executable.deletingLastPathComponent().appendingPathComponent(name)
+      if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
       folders.append(executable.deletingLastPathComponent())
     }
-    for folder in folders {
-      let candidate = folder.appendingPathComponent(name)
+    // Bundle.allBundles only when needed (macOS): on Linux each call leaks CFBundle's array.
+    for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+      let candidate = bundle.bundleURL.deletingLastPathComponent().appendingPathComponent(name)
       if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+      folders.append(bundle.bundleURL.deletingLastPathComponent())
     }
     if let folder = try? showBinPath() {
       let candidate = folder.appendingPathComponent(name)
       if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
       folders.append(folder)
     }
-    throw LocateError.notFound(searched: folders.map(\.path))
+    throw LocateError.notFound(name: name, searched: folders.map(\.path))
   }
 
   /// `swift build --show-bin-path` run in the package root (found from this file's path).

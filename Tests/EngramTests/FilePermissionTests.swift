@@ -40,6 +40,11 @@ import Testing
     try engine.saveSnapshot()
     #expect(Self.permissions(engine.snapshotURL.path) == 0o600)
     engine.close()
-    ReliabilityLog.record("hostile", ["case": "file modes under umask 022", "tried": 4, "handled": 4])
+    ReliabilityLog.record(
+      "hostile",
+      [
+        "case": "file modes under umask 022", "tried": 4, "handled": 4,
+        "detail": "database, WAL/SHM, exports (new and overwritten) and index snapshot are 0600",
+      ])
   }
 }

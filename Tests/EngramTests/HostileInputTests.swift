@@ -93,7 +93,11 @@ struct BrokenEmbedder: Embedder {
       }
     }
     ReliabilityLog.record(
-      "hostile", ["case": "damaged database files", "tried": cases.count, "handled": cases.count])
+      "hostile",
+      [
+        "case": "damaged database files", "tried": cases.count, "handled": cases.count,
+        "detail": "truncated, zeroed, foreign, garbage pages: typed error on open or read, never a crash",
+      ])
     #expect(refused >= 3)
   }
 
@@ -152,7 +156,12 @@ struct BrokenEmbedder: Embedder {
     #expect(report.turns == 400)
     #expect(try engine.tableCounts()["messages"] == 400)
     #expect(try await engine.doctor().healthy)
-    ReliabilityLog.record("hostile", ["case": "full disk (max_page_count)", "tried": 1, "handled": 1])
+    ReliabilityLog.record(
+      "hostile",
+      [
+        "case": "full disk (max_page_count)", "tried": 1, "handled": 1,
+        "detail": "ingest fails with SQLITE_FULL, nothing half-written, doctor healthy, works with room",
+      ])
   }
 
   @Test func truncatedModelFileNamesTheFix() throws {
@@ -194,7 +203,12 @@ struct BrokenEmbedder: Embedder {
       #expect(error.description.contains("make"))
     }
     #expect(!FileManager.default.fileExists(atPath: database))
-    ReliabilityLog.record("hostile", ["case": "truncated model file", "tried": 1, "handled": 1])
+    ReliabilityLog.record(
+      "hostile",
+      [
+        "case": "truncated model file", "tried": 1, "handled": 1,
+        "detail": "typed safetensors error naming the file and the fix, no database created",
+      ])
   }
 
   @Test(arguments: [BrokenEmbedder.Fault.nan, .infinity, .zero])
@@ -223,7 +237,12 @@ struct BrokenEmbedder: Embedder {
       path: path, configuration: EngramConfiguration(embedder: BrokenEmbedder(fault: fault)))
     #expect(try await reopened.doctor().healthy)
     reopened.close()
-    ReliabilityLog.record("hostile", ["case": "embedder \(fault) vectors", "tried": 3, "handled": 3])
+    ReliabilityLog.record(
+      "hostile",
+      [
+        "case": "embedder \(fault) vectors", "tried": 3, "handled": 3,
+        "detail": "remember, turn and ingest refused (invalidEmbedding), nothing stored, reopens healthy",
+      ])
   }
 
   @Test func promptInjectionStaysFenced() async throws {
@@ -254,6 +273,9 @@ struct BrokenEmbedder: Embedder {
     }
     ReliabilityLog.record(
       "hostile",
-      ["case": "prompt injection in memories", "tried": attacks.count + 1, "handled": attacks.count + 1])
+      [
+        "case": "prompt injection in memories", "tried": attacks.count + 1, "handled": attacks.count + 1,
+        "detail": "stays fenced as data in the context: one fence per section, no injected role lines",
+      ])
   }
 }

@@ -176,6 +176,39 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(try await reindexed.doctor().healthy)
   }
 
+  /// Regression (found by the CLI kill test): `engram reindex` stored the new embedder spec
+  /// in a second transaction, so a kill between the two left vectors of the new model under
+  /// the old spec, and the CLI refused to open the memory. The spec now commits with them.
+  @Test func reindexRecordsTheEmbedderSpecWithTheVectors() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.path("m.sqlite")
+    let engine = try MemoryEngine(path: path, configuration: hashingConfiguration(dimension: 64))
+    _ = try await engine.remember("tea with oat milk, no sugar", kind: .preference)
+    try engine.setEmbedderSpec("hashing:64")
+    engine.close()
+
+    // A reindex that fails while embedding changes neither the vectors nor the spec.
+    await #expect(throws: EngramError.self) {
+      try await MemoryEngine.reindex(
+        path: path, configuration: EngramConfiguration(embedder: BrokenEmbedder(fault: .nan)),
+        embedderSpec: "broken")
+    }
+    #expect(try MemoryEngine.storedEmbedderSettings(path: path).spec == "hashing:64")
+    // A blank spec is refused before anything changes.
+    await #expect(throws: EngramError.emptyText) {
+      try await MemoryEngine.reindex(
+        path: path, configuration: hashingConfiguration(dimension: 32), embedderSpec: "  ")
+    }
+    #expect(try MemoryEngine.storedEmbedderSettings(path: path).modelID == "hashing-v1-64")
+
+    let reindexed = try await MemoryEngine.reindex(
+      path: path, configuration: hashingConfiguration(dimension: 32), embedderSpec: "hashing:32")
+    reindexed.close()
+    let settings = try MemoryEngine.storedEmbedderSettings(path: path)
+    #expect(settings.spec == "hashing:32")
+    #expect(settings.modelID == "hashing-v1-32")
+  }
+
   @Test func deferredTurnsAreKeywordSearchableAtOnceAndEmbeddedLater() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())

@@ -183,10 +183,20 @@ extension MemoryEngine {
   /// the database's model in one transaction (all or nothing), then opens it.
   ///
   /// The old model is not needed: texts are read from the store.
+  ///
+  /// - Parameter embedderSpec: when given, recorded as `meta.embedder_spec` in the same
+  ///   transaction as the new vectors, so a crash can never leave vectors of one model with
+  ///   the spec of the other (a tool reopening the file would then refuse it).
+  /// - Throws: `EngramError.emptyText` for a blank `embedderSpec` (nothing changed); embedder
+  ///   and store errors.
   public static func reindex(
-    path: String, configuration: EngramConfiguration, progress: (@Sendable (EngramProgress) -> Void)? = nil
+    path: String, configuration: EngramConfiguration, embedderSpec: String? = nil,
+    progress: (@Sendable (EngramProgress) -> Void)? = nil
   ) async throws -> MemoryEngine {
     try configuration.validate()
+    if let embedderSpec, embedderSpec.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+      throw EngramError.emptyText
+    }
     var storeConfiguration = Database.Configuration()
     storeConfiguration.busyTimeout = configuration.busyTimeout
     let database = try Database(path: path, configuration: storeConfiguration)
@@ -235,6 +245,7 @@ extension MemoryEngine {
       try connection.configureEmbeddingModel(
         model: embedder.modelID, dimension: embedder.dimension, replace: true)
       try connection.run("DELETE FROM embeddings")
+      if let embedderSpec { try connection.setMeta(Self.embedderSpecKey, embedderSpec) }
       for (position, item) in items.enumerated() {
         try connection.upsertEmbedding(
           EmbeddingRow(

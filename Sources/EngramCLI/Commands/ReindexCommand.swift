@@ -25,8 +25,11 @@ public enum ReindexCommand: Command {
       let embedder = try spec.makeEmbedder(environment: context.environment)
       let bar = Mutex<ProgressBar?>(nil)
       let task = Task {
-        try await MemoryEngine.reindex(path: path, configuration: EngramConfiguration(embedder: embedder)) {
-          progress in
+        // The spec is stored with the vectors in one transaction: a kill in between would
+        // leave a memory the CLI refuses to open (vectors of one model, spec of the other).
+        try await MemoryEngine.reindex(
+          path: path, configuration: EngramConfiguration(embedder: embedder), embedderSpec: spec.text
+        ) { progress in
           guard progress.phase == "embedding" else { return }
           let current = bar.withLock { bar in
             if bar == nil { bar = ProgressBar(label: "reindex", total: progress.total, context: context) }
@@ -45,7 +48,6 @@ public enum ReindexCommand: Command {
       let engine = try await task.value
       defer { engine.close() }
       bar.withLock { $0 }?.finish()
-      try engine.setEmbedderSpec(spec.text)
       let count = try engine.tableCounts()["embeddings"] ?? 0
       context.output.write("reindexed \(count) items with \(embedder.modelID) (\(embedder.dimension)-d)\n")
     }
