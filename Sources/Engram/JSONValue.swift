@@ -184,11 +184,22 @@ extension JSONValue {
   ///
   /// - Throws: `JSONValue.ParseError` with the reason when the text is not valid JSON.
   public static func parse(_ text: some StringProtocol) throws(ParseError) -> JSONValue {
-    try parse(Data(text.utf8))
+    var text = String(text)
+    if let value = text.withUTF8({ FastParser.parse($0) }) { return value }
+    return try decodeWithJSONDecoder(Data(text.utf8))
   }
 
   /// Parses JSON bytes (any top-level value).
   public static func parse(_ data: Data) throws(ParseError) -> JSONValue {
+    let fast = data.withUnsafeBytes { raw in
+      raw.withMemoryRebound(to: UInt8.self) { FastParser.parse($0) }
+    }
+    if let fast { return fast }
+    return try decodeWithJSONDecoder(data)
+  }
+
+  /// The reference path: `JSONDecoder` through the `Decodable` conformance.
+  static func decodeWithJSONDecoder(_ data: Data) throws(ParseError) -> JSONValue {
     do {
       return try JSONDecoder().decode(JSONValue.self, from: data)
     } catch let error as DecodingError {

@@ -321,8 +321,14 @@ extension MemoryEngine {
 
   // MARK: - Helpers
 
+  /// Whether `text` is empty or only `CharacterSet.whitespacesAndNewlines`, without
+  /// building a trimmed copy (ASCII, the common case, skips the set lookup).
   static func isBlank(_ text: String) -> Bool {
-    text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+    text.unicodeScalars.allSatisfy { scalar in
+      scalar.isASCII
+        ? scalar == " " || (0x09...0x0D).contains(scalar.value)
+        : CharacterSet.whitespacesAndNewlines.contains(scalar)
+    }
   }
 
   static func checkJSONObject(_ text: String, field: String) throws(AgentRecordError) {

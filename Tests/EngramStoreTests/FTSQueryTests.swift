@@ -18,6 +18,12 @@ import Testing
     #expect(FTSQuery.matchExpression(for: "Swift编程") == #""Swift" OR "编程""#)
   }
 
+  @Test func splitsMixedASCIIAndOtherScripts() {
+    #expect(
+      FTSQuery.matchExpression(for: "Café naïve_résumé 42nd, x²; Ωmega")
+        == #""Café" OR "naïve" OR "résumé" OR "42nd" OR "x²" OR "Ωmega""#)
+  }
+
   @Test func longCJKRunsContributeBigrams() {
     #expect(FTSQuery.terms(for: "我周末去攀岩").count == 5)
   }

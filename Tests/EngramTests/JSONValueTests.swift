@@ -44,3 +44,41 @@ import Testing
     #expect(throws: (any Error).self) { try JSONValue(parsing: Data(text.utf8)) }
   }
 }
+
+@Suite struct JSONValueFastParserTests {
+  /// The fast path's answer, or nil when it declines.
+  func fast(_ text: String) -> JSONValue? {
+    var text = text
+    return text.withUTF8 { JSONValue.FastParser.parse($0) }
+  }
+
+  @Test(arguments: [
+    #"{"dia_id":"D1:3","img_url":["https://x/y.jpg"],"n":-12,"ok":true,"none":null}"#,
+    #"  [ 1 , [] , {} , "a\"b\\c\/d\b\f\n\r\t" , false ]  "#, #""caf\u00e9 \ud83d\ude00 \u4e2d""#, "0", "-7",
+    "9223372036854775807", "-9223372036854775808", #""é 中 🙂""#, #"{"a":{"b":{"c":[null]}}}"#,
+  ])
+  func takesTheCommonShapeExactlyAsJSONDecoderDoes(text: String) throws {
+    let value = try #require(fast(text))
+    #expect(value == (try JSONValue.decodeWithJSONDecoder(Data(text.utf8))))
+    #expect(try JSONValue.parse(text) == value)
+  }
+
+  @Test(arguments: [
+    "2.5", "1e3", "-0", "01", "9223372036854775808", "-9223372036854775809", #"{"a":1,"a":2}"#,
+    #""\ud800""#, #""\udc00x""#, "\"tab\there\"", "", " ", "{", "[1 2]", "{\"a\" 1}", "nul", "[1,]", "{,}",
+    "1 2", "\u{FEFF}{}", #""\x""#, String(repeating: "[", count: 100) + String(repeating: "]", count: 100),
+  ])
+  func declinesWhatItCannotDecodeExactlyAndParseStillAgrees(text: String) {
+    #expect(fast(text) == nil)
+    let reference = try? JSONValue.decodeWithJSONDecoder(Data(text.utf8))
+    #expect((try? JSONValue.parse(text)) == reference)
+    #expect((try? JSONValue(parsing: Data(text.utf8))) == reference)
+  }
+
+  @Test func declinesInvalidUTF8() {
+    let bytes: [UInt8] = [0x22, 0xFF, 0xFE, 0x22]
+    let declined = bytes.withUnsafeBufferPointer { JSONValue.FastParser.parse($0) }
+    #expect(declined == nil)
+    #expect(throws: JSONValue.ParseError.self) { try JSONValue(parsing: Data(bytes)) }
+  }
+}

@@ -77,6 +77,58 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(try engine.memories().isEmpty)
   }
 
+  @Test func hitsCarryTextMetadataAndNeighbourProvenance() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let session = try engine.startSession(name: "s")
+    let start = Date(timeIntervalSince1970: 1_700_000_000)
+    let question = try await engine.appendTurn(
+      role: "user", content: "Where did you go hiking last weekend?", speaker: "Ann", session: session,
+      at: start, metadata: ["dia_id": "D1:1"])
+    let answer = try await engine.appendTurn(
+      role: "assistant", content: "Up the ridge trail by the lake", speaker: "Bob", session: session,
+      at: start.addingTimeInterval(60), metadata: ["dia_id": "D1:2", "n": 2])
+    let memory = try await engine.remember("Bob likes the ridge trail", kind: .preference)
+
+    let hits = try await engine.search("hiking weekend", k: 10, filters: SearchFilters(kinds: [.message]))
+    let first = try #require(hits.first { $0.id == question && $0.kind == .message })
+    #expect(first.text == "Where did you go hiking last weekend?")
+    #expect(first.speaker == "Ann" && first.sessionID == session && first.timestamp == start)
+    #expect(first.metadata == ["dia_id": "D1:1"])
+    // The answer follows a matching question: it gains a share of the question's score.
+    let second = try #require(hits.first { $0.id == answer && $0.kind == .message })
+    #expect(second.provenance.contains("neighbour"))
+    #expect(second.metadata == ["dia_id": "D1:2", "n": 2])
+    #expect(zip(hits, hits.dropFirst()).allSatisfy { $0.score >= $1.score })
+    // A large k ranks by sorting instead of insertion; the order is the same.
+    let many = try await engine.search("hiking weekend", k: 50, filters: SearchFilters(kinds: [.message]))
+    #expect(many.map(\.id) == hits.map(\.id) && many.map(\.score) == hits.map(\.score))
+
+    let remembered = try await engine.search("ridge trail", k: 10, filters: SearchFilters(kinds: [.memory]))
+    #expect(remembered.map(\.id) == [memory])
+    #expect(remembered.first?.text == "Bob likes the ridge trail")
+    #expect(remembered.first?.metadata["memory_kind"] == "preference")
+    #expect(try engine.memory(memory)?.accessCount == 1)
+  }
+
+  @Test(arguments: [
+    "", " ", "\t\n\r\u{0B}\u{0C}", "\u{3000}\u{00A0}\u{2028}\u{85}", "x", " \u{200B} ", "\u{FEFF}",
+  ])
+  func blankQueriesAreThoseTrimmingWouldEmpty(text: String) {
+    #expect(
+      MemoryEngine.isBlank(text) == text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
+  }
+
+  @Test func blankMatchesTrimmingForEveryASCIIScalar() {
+    for value in UInt8(0)..<128 {
+      let text = String(UnicodeScalar(value))
+      #expect(
+        MemoryEngine.isBlank(text) == text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty,
+        "scalar \(value)")
+    }
+  }
+
   @Test func filtersByKindSessionAndTime() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())

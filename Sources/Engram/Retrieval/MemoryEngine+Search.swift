@@ -25,13 +25,15 @@ extension MemoryEngine {
   ) async throws -> [SearchHit] {
     try checkOpen()
     guard k >= 1 else { throw EngramError.invalidK(k) }
-    guard !query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw EngramError.emptyText }
+    guard !Self.isBlank(query) else { throw EngramError.emptyText }
     let weights = configuration.retrieval
     let candidates = max(weights.candidatesPerRetriever, k)
     let kinds = filters.kinds.isEmpty ? Set(ItemKind.allCases) : filters.kinds
     let sessionID: Int64? = try filters.session.flatMap { try resolveSession($0) }
     if filters.session != nil && sessionID == nil { return [] }
     let timeRange = Self.timeRange(since: filters.since, until: filters.until)
+    // Read before the transaction below (it may read the speakers once, on another reader).
+    let namedSpeaker = mode == .hybrid && weights.speakerWeight > 0 ? try namedSpeaker(in: query) : nil
 
     // Vector candidates (after picking up other processes' writes).
     var cosine: [Int64: Double] = [:]
@@ -43,101 +45,49 @@ extension MemoryEngine {
       if let sessionID { filter.sessions = [sessionID] }
       if let scope = filters.scopeUser { filter.scopes = [ScopeKey.make(scope)] }
       if let timeRange { filter.timeRange = timeRange.lowerBound...(timeRange.upperBound - 1) }
-      for hit in try index.search(vector, k: candidates, filter: filter.isEmpty ? nil : filter) {
-        cosine[hit.id] = Double(hit.score)
-      }
+      let found = try index.search(vector, k: candidates, filter: filter.isEmpty ? nil : filter)
+      cosine.reserveCapacity(found.count)
+      for hit in found { cosine[hit.id] = Double(hit.score) }
     }
-    // Keyword candidates.
-    var bm25: [Int64: Double] = [:]
-    if mode != .vector {
-      let hits = try database.read { connection in
-        try connection.searchText(
+    let vectorScores = cosine
+
+    // Keyword candidates, the candidates' rows, ranking and the hits' texts in one read
+    // transaction: one snapshot, one BEGIN/COMMIT.
+    let hits = try database.read { connection -> [SearchHit] in
+      var bm25: [Int64: Double] = [:]
+      if mode != .vector {
+        let found = try connection.searchText(
           query, kinds: Set(kinds.map(\.ownerKind)), limit: candidates, sessionID: sessionID,
           timeRange: timeRange)
+        bm25.reserveCapacity(found.count)
+        for hit in found { bm25[VectorKey.make(hit.ownerKind.itemKind, hit.ownerID)] = hit.bm25 }
       }
-      for hit in hits { bm25[VectorKey.make(hit.ownerKind.itemKind, hit.ownerID)] = hit.bm25 }
-    }
-
-    let keys = Set(cosine.keys).union(bm25.keys)
-    guard !keys.isEmpty else { return [] }
-    let rows = try database.read { try Self.fetchRows(keys, connection: $0) }
-
-    var fused: [Int64: Double] = [:]
-    switch mode {
-    case .vector: fused = cosine
-    case .keyword: fused = bm25
-    case .hybrid:
-      let normalizedCosine = Self.minMax(cosine)
-      let normalizedBM25 = Self.minMax(bm25)
-      for key in keys {
-        fused[key] =
-          weights.vectorWeight * (normalizedCosine[key] ?? 0) + (1 - weights.vectorWeight)
-          * (normalizedBM25[key] ?? 0)
+      var keys = Set(vectorScores.keys)
+      keys.formUnion(bm25.keys)
+      guard !keys.isEmpty else { return [] }
+      let rows = try Self.fetchRows(keys, connection: connection)
+      let ranked = Self.rank(
+        rows: rows, keys: keys, cosine: vectorScores, bm25: bm25, mode: mode, weights: weights,
+        namedSpeaker: namedSpeaker, filters: filters, k: k)
+      let texts = try Self.fetchTexts(ranked.map(\.key), connection: connection)
+      var hits: [SearchHit] = []
+      hits.reserveCapacity(ranked.count)
+      for candidate in ranked {
+        guard let row = rows[candidate.key], let text = texts[candidate.key] else { continue }
+        var provenance: [String] = []
+        if candidate.bm25 != nil { provenance.append("keyword") }
+        if candidate.cosine != nil { provenance.append("vector") }
+        if candidate.neighbour { provenance.append("neighbour") }
+        if candidate.speaker { provenance.append("speaker") }
+        hits.append(
+          SearchHit(
+            kind: row.kind, id: row.id, text: text.text, sessionID: row.sessionID, speaker: row.speaker,
+            timestamp: row.timestamp, bm25: candidate.bm25, cosine: candidate.cosine,
+            score: candidate.score, provenance: provenance,
+            metadata: Self.metadataObject(text.metadataText).merging(text.extraMetadata) { _, extra in extra }
+          ))
       }
-    }
-    var provenance: [Int64: [String]] = [:]
-    for key in keys {
-      var sources: [String] = []
-      if bm25[key] != nil { sources.append("keyword") }
-      if cosine[key] != nil { sources.append("vector") }
-      provenance[key] = sources
-    }
-
-    var final = fused
-    if mode == .hybrid {
-      if weights.neighbourWeight > 0 {
-        for (key, row) in rows where row.kind == .message {
-          let best = [row.previous, row.next].compactMap { $0 }.compactMap {
-            fused[VectorKey.make(.message, $0)]
-          }.max()
-          if let best, best > 0 {
-            final[key, default: 0] += weights.neighbourWeight * best
-            provenance[key, default: []].append("neighbour")
-          }
-        }
-      }
-      if weights.speakerWeight > 0, let named = try namedSpeaker(in: query) {
-        for (key, row) in rows where row.kind == .message && row.speaker?.lowercased() == named {
-          final[key, default: 0] += weights.speakerWeight
-          provenance[key, default: []].append("speaker")
-        }
-      }
-      if weights.recencyWeight > 0 {
-        let now = Date().timeIntervalSince1970
-        for (key, row) in rows {
-          let age = max(0, now - row.timestamp.timeIntervalSince1970)
-          final[key, default: 0] += weights.recencyWeight * pow(0.5, age / weights.recencyHalfLife)
-        }
-      }
-      if weights.importanceWeight > 0 {
-        for (key, row) in rows where row.kind == .memory {
-          final[key, default: 0] += weights.importanceWeight * (row.importance ?? 0)
-        }
-      }
-    }
-
-    var hits: [SearchHit] = []
-    for (key, score) in final {
-      guard let row = rows[key] else { continue }
-      if row.superseded && !filters.includeSuperseded { continue }
-      if let scope = filters.scopeUser, row.kind == .memory, row.scopeUser != scope { continue }
-      hits.append(
-        SearchHit(
-          kind: row.kind, id: row.id, text: row.text, sessionID: row.sessionID, speaker: row.speaker,
-          timestamp: row.timestamp, bm25: bm25[key], cosine: cosine[key], score: score,
-          provenance: provenance[key] ?? [], metadata: [:]))
-    }
-    hits.sort { a, b in
-      if a.score != b.score { return a.score > b.score }
-      if a.kind.code != b.kind.code { return a.kind.code < b.kind.code }
-      return a.id < b.id
-    }
-    if hits.count > k { hits.removeSubrange(k...) }
-    for index in hits.indices {
-      guard let row = rows[VectorKey.make(hits[index].kind, hits[index].id)] else { continue }
-      hits[index].metadata = Self.metadataObject(row.metadataText).merging(row.extraMetadata) { _, extra in
-        extra
-      }
+      return hits
     }
 
     let memoryIDs = hits.filter { $0.kind == .memory }.map(\.id)
@@ -145,6 +95,117 @@ extension MemoryEngine {
       try database.write { try $0.recordMemoryAccess(ids: memoryIDs, at: Timestamp.now()) }
     }
     return hits
+  }
+
+  /// One candidate's scores on its way to becoming a hit.
+  struct RankedCandidate {
+    var key: Int64
+    var kindCode: Int
+    var id: Int64
+    var bm25: Double?
+    var cosine: Double?
+    var score: Double
+    var neighbour = false
+    var speaker = false
+  }
+
+  /// Fuses the retrievers' scores, adds the neighbour, speaker, recency and importance
+  /// terms, drops what the filters exclude, and returns the best `k`, best first (ties by
+  /// kind, then id).
+  static func rank(
+    rows: [Int64: CandidateRow], keys: Set<Int64>, cosine: [Int64: Double], bm25: [Int64: Double],
+    mode: SearchMode, weights: RetrievalWeights, namedSpeaker: String?, filters: SearchFilters, k: Int
+  ) -> [RankedCandidate] {
+    let fused: [Int64: Double]
+    switch mode {
+    case .vector: fused = cosine
+    case .keyword: fused = bm25
+    case .hybrid:
+      let normalizedCosine = minMax(cosine)
+      let normalizedBM25 = minMax(bm25)
+      var scores: [Int64: Double] = [:]
+      scores.reserveCapacity(keys.count)
+      for key in keys {
+        scores[key] =
+          weights.vectorWeight * (normalizedCosine[key] ?? 0) + (1 - weights.vectorWeight)
+          * (normalizedBM25[key] ?? 0)
+      }
+      fused = scores
+    }
+    let now = Date().timeIntervalSince1970
+    var best: [RankedCandidate] = []
+    best.reserveCapacity(min(k, insertionLimit) + 1)
+    for (key, row) in rows {
+      // Every row's key is a candidate key, so it has a fused score.
+      guard var score = fused[key] else { continue }
+      if row.superseded && !filters.includeSuperseded { continue }
+      if let scope = filters.scopeUser, row.kind == .memory, row.scopeUser != scope { continue }
+      var neighbour = false
+      var speaker = false
+      // The terms are added in a fixed order, so scores are the same bit for bit whatever
+      // order the rows come in.
+      if mode == .hybrid {
+        if weights.neighbourWeight > 0 && row.kind == .message {
+          var adjacentBest: Double?
+          for adjacent in [row.previous, row.next] {
+            guard let adjacent, let score = fused[VectorKey.make(.message, adjacent)] else { continue }
+            adjacentBest = max(adjacentBest ?? score, score)
+          }
+          if let adjacentBest, adjacentBest > 0 {
+            score += weights.neighbourWeight * adjacentBest
+            neighbour = true
+          }
+        }
+        if let namedSpeaker, row.kind == .message, row.speaker?.lowercased() == namedSpeaker {
+          score += weights.speakerWeight
+          speaker = true
+        }
+        if weights.recencyWeight > 0 {
+          let age = max(0, now - row.timestamp.timeIntervalSince1970)
+          score += weights.recencyWeight * pow(0.5, age / weights.recencyHalfLife)
+        }
+        if weights.importanceWeight > 0 && row.kind == .memory {
+          score += weights.importanceWeight * (row.importance ?? 0)
+        }
+      }
+      let candidate = RankedCandidate(
+        key: key, kindCode: row.kind.code, id: row.id, bm25: bm25[key], cosine: cosine[key], score: score,
+        neighbour: neighbour, speaker: speaker)
+      if k > insertionLimit {
+        best.append(candidate)
+        continue
+      }
+      // Keep the best k in order: a linear insertion beats sorting every candidate.
+      if best.count == k, !precedes(candidate, best[k - 1]) { continue }
+      best.insert(candidate, at: best.firstIndex { precedes(candidate, $0) } ?? best.count)
+      if best.count > k { best.removeLast() }
+    }
+    if k > insertionLimit {
+      best.sort(by: precedes)
+      if best.count > k { best.removeSubrange(k...) }
+    }
+    return best
+  }
+
+  /// Up to this k, `rank` keeps its best k by insertion; beyond, it sorts.
+  private static let insertionLimit = 32
+
+  /// Best first: higher score, then lower kind code, then lower id (a total order, so the
+  /// ranking is deterministic).
+  private static func precedes(_ a: RankedCandidate, _ b: RankedCandidate) -> Bool {
+    if a.score != b.score { return a.score > b.score }
+    if a.kindCode != b.kindCode { return a.kindCode < b.kindCode }
+    return a.id < b.id
+  }
+
+  /// Best first: higher score, then lower kind code, then lower id (a total order, so the
+  /// ranking is deterministic).
+  private static func precedes(_ score: Double, _ kindCode: Int, _ id: Int64, _ other: RankedCandidate)
+    -> Bool
+  {
+    if score != other.score { return score > other.score }
+    if kindCode != other.kindCode { return kindCode < other.kindCode }
+    return id < other.id
   }
 
   /// Min-max normalization to 0...1 over the candidates of one retriever (all 1 when equal).
@@ -198,17 +259,13 @@ extension MemoryEngine {
     return map
   }
 
-  /// One candidate's stored fields.
+  /// One candidate's stored fields that ranking needs (texts are read for the hits only).
   struct CandidateRow {
     var kind: ItemKind
     var id: Int64
-    var text: String
     var sessionID: Int64?
     var speaker: String?
     var timestamp: Date
-    /// Metadata JSON text, parsed only for the hits returned.
-    var metadataText: String
-    var extraMetadata: [String: JSONValue] = [:]
     var previous: Int64?
     var next: Int64?
     var superseded = false
@@ -216,70 +273,128 @@ extension MemoryEngine {
     var importance: Double?
   }
 
-  /// Reads the candidates' rows, and for turns their neighbours in the same session.
-  static func fetchRows(_ keys: Set<Int64>, connection: Connection) throws -> [Int64: CandidateRow] {
+  /// A hit's text and metadata.
+  struct HitText {
+    var text: String
+    /// Metadata JSON text, parsed by the caller.
+    var metadataText: String
+    var extraMetadata: [String: JSONValue] = [:]
+  }
+
+  /// Ids as a JSON array for `json_each` (built directly: this runs on every search).
+  static func jsonIDList(_ ids: [Int64]) -> String {
+    var text = "["
+    text.reserveCapacity(ids.count * 8 + 2)
+    for (position, id) in ids.enumerated() {
+      if position > 0 { text += "," }
+      text += String(id)
+    }
+    text += "]"
+    return text
+  }
+
+  static func idsByKind(_ keys: some Sequence<Int64>) -> [ItemKind: [Int64]] {
     var byKind: [ItemKind: [Int64]] = [:]
     for key in keys {
       let (kind, id) = VectorKey.split(key)
       byKind[kind, default: []].append(id)
     }
+    return byKind
+  }
+
+  /// Reads the candidates' rows, and for turns their neighbours in the same session.
+  static func fetchRows(_ keys: Set<Int64>, connection: Connection) throws -> [Int64: CandidateRow] {
+    let byKind = idsByKind(keys)
     var rows: [Int64: CandidateRow] = [:]
+    rows.reserveCapacity(keys.count)
     if let ids = byKind[.message] {
       let statement = try connection.cachedStatement(
         """
-        SELECT m.id, m.content, m.session_id, coalesce(m.speaker, m.role), m.created_at, m.metadata,
+        SELECT m.id, m.session_id, coalesce(m.speaker, m.role), m.created_at,
           (SELECT p.id FROM messages p WHERE p.session_id = m.session_id
              AND (p.created_at, p.id) < (m.created_at, m.id) ORDER BY p.created_at DESC, p.id DESC LIMIT 1),
           (SELECT n.id FROM messages n WHERE n.session_id = m.session_id
              AND (n.created_at, n.id) > (m.created_at, m.id) ORDER BY n.created_at, n.id LIMIT 1)
         FROM messages m WHERE m.id IN (SELECT value FROM json_each(?1))
         """)
-      try statement.bind(JSONValue.array(ids.map { .int(Int($0)) }).jsonText, at: 1)
+      try statement.bind(jsonIDList(ids), at: 1)
       try statement.forEachRow { row in
         let id = row.int64(at: 0)
         rows[VectorKey.make(.message, id)] = CandidateRow(
-          kind: .message, id: id, text: row.string(at: 1), sessionID: row.optionalInt64(at: 2),
-          speaker: row.optionalString(at: 3), timestamp: Timestamp.date(row.int64(at: 4)),
-          metadataText: row.string(at: 5), previous: row.optionalInt64(at: 6), next: row.optionalInt64(at: 7))
+          kind: .message, id: id, sessionID: row.optionalInt64(at: 1), speaker: row.optionalString(at: 2),
+          timestamp: Timestamp.date(row.int64(at: 3)), previous: row.optionalInt64(at: 4),
+          next: row.optionalInt64(at: 5))
       }
     }
     if let ids = byKind[.memory] {
       let statement = try connection.cachedStatement(
         """
-        SELECT id, content, session_id, created_at, metadata, superseded_by IS NOT NULL, scope_user, importance,
-          kind
+        SELECT id, session_id, created_at, superseded_by IS NOT NULL, scope_user, importance
         FROM memories WHERE id IN (SELECT value FROM json_each(?1))
         """)
-      try statement.bind(JSONValue.array(ids.map { .int(Int($0)) }).jsonText, at: 1)
+      try statement.bind(jsonIDList(ids), at: 1)
       try statement.forEachRow { row in
         let id = row.int64(at: 0)
         rows[VectorKey.make(.memory, id)] = CandidateRow(
-          kind: .memory, id: id, text: row.string(at: 1), sessionID: row.optionalInt64(at: 2), speaker: nil,
-          timestamp: Timestamp.date(row.int64(at: 3)), metadataText: row.string(at: 4),
-          extraMetadata: ["memory_kind": .string(row.string(at: 8))], previous: nil, next: nil,
-          superseded: row.bool(at: 5), scopeUser: row.optionalString(at: 6), importance: row.double(at: 7))
+          kind: .memory, id: id, sessionID: row.optionalInt64(at: 1), speaker: nil,
+          timestamp: Timestamp.date(row.int64(at: 2)), previous: nil, next: nil, superseded: row.bool(at: 3),
+          scopeUser: row.optionalString(at: 4), importance: row.double(at: 5))
+      }
+    }
+    if let ids = byKind[.summary] {
+      let statement = try connection.cachedStatement(
+        "SELECT id, session_id, start_at FROM summaries WHERE id IN (SELECT value FROM json_each(?1))")
+      try statement.bind(jsonIDList(ids), at: 1)
+      try statement.forEachRow { row in
+        let id = row.int64(at: 0)
+        rows[VectorKey.make(.summary, id)] = CandidateRow(
+          kind: .summary, id: id, sessionID: row.optionalInt64(at: 1), speaker: nil,
+          timestamp: Timestamp.date(row.int64(at: 2)), previous: nil, next: nil)
+      }
+    }
+    return rows
+  }
+
+  /// Reads the texts and metadata of the hits `keys`.
+  static func fetchTexts(_ keys: [Int64], connection: Connection) throws -> [Int64: HitText] {
+    let byKind = idsByKind(keys)
+    var texts: [Int64: HitText] = [:]
+    texts.reserveCapacity(keys.count)
+    if let ids = byKind[.message] {
+      let statement = try connection.cachedStatement(
+        "SELECT id, content, metadata FROM messages WHERE id IN (SELECT value FROM json_each(?1))")
+      try statement.bind(jsonIDList(ids), at: 1)
+      try statement.forEachRow { row in
+        texts[VectorKey.make(.message, row.int64(at: 0))] = HitText(
+          text: row.string(at: 1), metadataText: row.string(at: 2))
+      }
+    }
+    if let ids = byKind[.memory] {
+      let statement = try connection.cachedStatement(
+        "SELECT id, content, metadata, kind FROM memories WHERE id IN (SELECT value FROM json_each(?1))")
+      try statement.bind(jsonIDList(ids), at: 1)
+      try statement.forEachRow { row in
+        texts[VectorKey.make(.memory, row.int64(at: 0))] = HitText(
+          text: row.string(at: 1), metadataText: row.string(at: 2),
+          extraMetadata: ["memory_kind": .string(row.string(at: 3))])
       }
     }
     if let ids = byKind[.summary] {
       let statement = try connection.cachedStatement(
         """
-        SELECT id, content, session_id, start_at, first_message_id, last_message_id
+        SELECT id, content, first_message_id, last_message_id
         FROM summaries WHERE id IN (SELECT value FROM json_each(?1))
         """)
-      try statement.bind(JSONValue.array(ids.map { .int(Int($0)) }).jsonText, at: 1)
+      try statement.bind(jsonIDList(ids), at: 1)
       try statement.forEachRow { row in
-        let id = row.int64(at: 0)
         var metadata: [String: JSONValue] = [:]
-        if let first = row.optionalInt64(at: 4) { metadata["first_message_id"] = .int(Int(first)) }
-        if let last = row.optionalInt64(at: 5) { metadata["last_message_id"] = .int(Int(last)) }
-        rows[VectorKey.make(.summary, id)] = CandidateRow(
-          kind: .summary, id: id, text: row.string(at: 1), sessionID: row.optionalInt64(at: 2), speaker: nil,
-          timestamp: Timestamp.date(row.int64(at: 3)), metadataText: "{}", extraMetadata: metadata,
-          previous: nil,
-          next: nil)
+        if let first = row.optionalInt64(at: 2) { metadata["first_message_id"] = .int(Int(first)) }
+        if let last = row.optionalInt64(at: 3) { metadata["last_message_id"] = .int(Int(last)) }
+        texts[VectorKey.make(.summary, row.int64(at: 0))] = HitText(
+          text: row.string(at: 1), metadataText: "{}", extraMetadata: metadata)
       }
     }
-    return rows
+    return texts
   }
 
   static func metadataObject(_ text: String) -> [String: JSONValue] {

@@ -38,7 +38,18 @@ public enum FTSQuery {
     }
 
     for scalar in text.unicodeScalars {
-      if FTSText.isCJK(scalar.value) {
+      // ASCII first: the Unicode property lookups below are slow, and in ASCII only
+      // letters and digits are alphabetic or numeric.
+      if scalar.isASCII {
+        switch scalar.value {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A:
+          flushRun()
+          word.append(scalar)
+        default:
+          flushWord()
+          flushRun()
+        }
+      } else if FTSText.isCJK(scalar.value) {
         flushWord()
         run.append(scalar)
       } else if scalar.properties.isAlphabetic || scalar.properties.numericType != nil {
@@ -81,6 +92,8 @@ public enum FTSQuery {
 
   /// `text` as an FTS5 string literal.
   public static func quote(_ text: String) -> String {
-    "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    // Words rarely hold a quote; skip the (Foundation, slow) replacement when none does.
+    guard text.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + text + "\"" }
+    return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
   }
 }
