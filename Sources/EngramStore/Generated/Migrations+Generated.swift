@@ -270,7 +270,11 @@ extension Migration {
         CREATE TABLE messages_new (
           id          INTEGER PRIMARY KEY,
           session_id  INTEGER REFERENCES sessions(id) ON DELETE CASCADE,
-          role        TEXT NOT NULL CHECK (role = 'system' OR role = 'user' OR role = 'assistant' OR role = 'tool'),
+          -- Named after the original check, so a refusal still reads
+          -- "CHECK constraint failed: role IN ('system', 'user', 'assistant', 'tool')".
+          role        TEXT NOT NULL
+            CONSTRAINT "role IN ('system', 'user', 'assistant', 'tool')"
+            CHECK (role = 'system' OR role = 'user' OR role = 'assistant' OR role = 'tool'),
           speaker     TEXT,
           content     TEXT NOT NULL,
           created_at  INTEGER NOT NULL,
