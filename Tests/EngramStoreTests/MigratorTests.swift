@@ -48,4 +48,84 @@ import Testing
     #expect(try Migrator.migrate(connection) == 0)
     #expect(try connection.userVersion() == Migration.all.count)
   }
+  /// Migration 2 rebuilds `messages` (a cheaper role CHECK): a version 1 database keeps its
+  /// rows, ids, full-text index, triggers and constraints.
+  @Test func messagesRebuildKeepsRowsIndexAndTriggers() throws {
+    let directory = try TemporaryDirectory()
+    let connection = try Connection(path: directory.file("v1.sqlite"))
+    try connection.enableWriteAheadLog()
+    try Migrator.migrate(connection, migrations: Array(Migration.all.prefix(1)))
+    #expect(try connection.userVersion() == 1)
+    let session = try connection.insert(Session(title: "climbing", startedAt: t0))
+    var records: [Message] = []
+    for index in 0..<50 {
+      records.append(
+        Message(
+          sessionID: index % 2 == 0 ? session : nil, role: index % 3 == 0 ? .assistant : .user,
+          speaker: index % 5 == 0 ? "Ann" : nil,
+          content: index % 7 == 0 ? "我周末去攀岩了 walrus\(index)" : "running shoes walrus\(index)",
+          createdAt: t0 + Int64(index)))
+    }
+    let ids = try connection.insert(contentsOf: records)
+    try connection.configureEmbeddingModel(model: "m", dimension: 2)
+    try connection.upsertEmbedding(
+      EmbeddingRow(ownerKind: .message, ownerID: ids[3], model: "m", vector: [1, 2], createdAt: t0))
+    let queries = ["攀岩", "walrus14", "Ann", "run", "shoe walrus"]
+    let rowsBefore = try connection.list(Message.self, page: .all)
+    let hitsBefore = try queries.map { try connection.searchText($0, kinds: [.message], limit: 100) }
+
+    #expect(try Migrator.migrate(connection) == Migration.all.count - 1)
+    #expect(try connection.list(Message.self, page: .all) == rowsBefore)
+    #expect(try queries.map { try connection.searchText($0, kinds: [.message], limit: 100) } == hitsBefore)
+    #expect(try connection.ftsConsistency().allSatisfy(\.isConsistent))
+    #expect(try connection.integrityCheck() == [])
+    #expect(try connection.scalarInt("PRAGMA foreign_key_check") == nil)
+    let schema = try connection.scalarString("SELECT sql FROM sqlite_schema WHERE name = 'messages'") ?? ""
+    #expect(schema.contains("role = 'tool'") && !schema.contains("messages_new"))
+    let triggers = try connection.prepare(
+      "SELECT name FROM sqlite_schema WHERE type = 'trigger' AND tbl_name = 'messages' ORDER BY name"
+    ).map { $0.string(at: 0) }
+    #expect(
+      triggers == [
+        "messages_embedding_delete", "messages_fts_delete", "messages_fts_insert", "messages_fts_update",
+      ])
+    let indexes = try connection.prepare(
+      "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'messages' ORDER BY name"
+    ).map { $0.string(at: 0) }
+    #expect(indexes == ["messages_session_time", "messages_time"])
+    #expect(try connection.scalarInt("SELECT v FROM messages_fts_config WHERE k = 'automerge'") == 8)
+
+    // The triggers work on the rebuilt table: insert, update and delete keep the index and
+    // the embeddings in step; the constraints still refuse what they refused.
+    let added = try connection.insert(
+      Message(role: .user, content: "明天下午三点开会 walrus99", createdAt: t0 + 99))
+    #expect(added == ids.last! + 1)
+    #expect(try connection.searchText("开会", kinds: [.message]).map(\.ownerID) == [added])
+    var changed = rowsBefore[14]
+    changed.content = "kayak trip"
+    try connection.update(changed)
+    #expect(try connection.searchText("walrus14", kinds: [.message]).isEmpty)
+    #expect(try connection.searchText("kayak", kinds: [.message]).map(\.ownerID) == [ids[14]])
+    #expect(try connection.delete(Message.self, id: ids[3]))
+    #expect(try connection.embedding(ownerKind: .message, ownerID: ids[3]) == nil)
+    #expect(try connection.searchText("walrus3", kinds: [.message]).isEmpty)
+    #expect(try connection.ftsConsistency().allSatisfy(\.isConsistent))
+    #expect {
+      try connection.run("INSERT INTO messages (role, content, created_at) VALUES ('robot', 'x', 0)")
+    } throws: {
+      isSQLite($0, .constraint)
+    }
+    #expect {
+      try connection.run(
+        "INSERT INTO messages (role, content, created_at, session_id) VALUES ('user', 'x', 0, 999)")
+    } throws: {
+      isSQLite($0, .constraint)
+    }
+    for role in MessageRole.allCases {
+      try connection.run(
+        "INSERT INTO messages (role, content, created_at) VALUES (?1, 'ok', 0)", [.text(role.rawValue)])
+    }
+    #expect(try connection.delete(Session.self, id: session))
+    #expect(try connection.count(Message.self) == 50 - 1 + 1 + MessageRole.allCases.count - 25)
+  }
 }
