@@ -59,7 +59,7 @@ let package = Package(
     .executableTarget(
       name: "engram-crashtest", dependencies: ["Engram", "EngramEmbeddings"], path: "Tests/CrashTest"),
 
-    // Test helpers shared by several test targets (a loopback HTTP server).
+    // Test helpers shared by several test targets (loopback listeners and an HTTP server).
     .target(name: "EngramTestSupport", path: "Tests/EngramTestSupport"),
 
     // Tests mirror sources.
@@ -77,7 +77,7 @@ let package = Package(
       resources: [.copy("Fixtures")]
     ),
     .testTarget(name: "EngramMCPTests", dependencies: ["EngramMCP"]),
-    .testTarget(name: "EngramCLITests", dependencies: ["EngramCLI"]),
+    .testTarget(name: "EngramCLITests", dependencies: ["EngramCLI", "EngramTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -144,14 +144,4 @@ enum VectorMath {
       for index in 0..<width { x[index] = (x[index] - mean) * scale * gamma[index] + beta[index] }
     }
   }
-
-  /// `rows` × `width` matrix: adds `bias` to every row.
-  static func addBias(
-    _ matrix: UnsafeMutablePointer<Float>, rows: Int, width: Int, bias: UnsafePointer<Float>
-  ) {
-    for row in 0..<rows {
-      let x = matrix + row * width
-      for index in 0..<width { x[index] += bias[index] }
-    }
-  }
 }

@@ -52,29 +52,14 @@ public final class LoopbackHTTPServer: Sendable {
   /// Starts listening on an ephemeral loopback port and serves on a background thread.
   public init(handler: @escaping @Sendable (Request) -> Response) throws {
     self.handler = handler
-    #if canImport(Glibc)
-      let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    #else
-      let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-    #endif
-    guard descriptor >= 0 else { throw StartError(call: "socket") }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+    let socket: (descriptor: Int32, port: UInt16)
+    do {
+      socket = try LoopbackListener.open()
+    } catch {
+      throw StartError(call: error.call)
     }
-    guard bound == 0, listen(descriptor, 16) == 0 else {
-      close(descriptor)
-      throw StartError(call: "bind/listen")
-    }
-    _ = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-    }
-    port = UInt16(bigEndian: address.sin_port)
-    listener = descriptor
+    port = socket.port
+    listener = socket.descriptor
     let thread = Thread { [self] in acceptLoop() }
     thread.start()
   }

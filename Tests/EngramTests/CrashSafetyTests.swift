@@ -81,11 +81,17 @@ import Testing
     }
     outcome.acknowledged = acknowledged.count
     print("crash-safety \(outcome)")
+    Self.report(outcome)
+  }
+
+  /// Logs one mode's kills for `make reliability` and checks that every kill was survived
+  /// with nothing acknowledged lost.
+  static func report(_ outcome: Outcome) {
     ReliabilityLog.record(
       "crash",
       [
-        "mode": mode, "attempted": outcome.attempted, "survived": outcome.survived,
-        "acknowledged": outcome.acknowledged, "lost": outcome.lost, "detail": Self.killed[mode] ?? "",
+        "mode": outcome.mode, "attempted": outcome.attempted, "survived": outcome.survived,
+        "acknowledged": outcome.acknowledged, "lost": outcome.lost, "detail": killed[outcome.mode] ?? "",
       ])
     #expect(outcome.problems.isEmpty, "\(outcome.problems.prefix(5))")
     #expect(outcome.lost == 0)

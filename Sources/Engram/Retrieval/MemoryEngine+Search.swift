@@ -293,6 +293,15 @@ extension MemoryEngine {
     return text
   }
 
+  /// Runs `sql`, whose `?1` is `ids` as a JSON array (for `json_each`), calling `body` per row.
+  static func forEachRow(
+    _ sql: String, ids: [Int64], connection: Connection, _ body: (Statement) throws -> Void
+  ) throws {
+    let statement = try connection.cachedStatement(sql)
+    try statement.bind(jsonIDList(ids), at: 1)
+    try statement.forEachRow(body)
+  }
+
   static func idsByKind(_ keys: some Sequence<Int64>) -> [ItemKind: [Int64]] {
     var byKind: [ItemKind: [Int64]] = [:]
     for key in keys {
@@ -308,7 +317,7 @@ extension MemoryEngine {
     var rows: [Int64: CandidateRow] = [:]
     rows.reserveCapacity(keys.count)
     if let ids = byKind[.message] {
-      let statement = try connection.cachedStatement(
+      try forEachRow(
         """
         SELECT m.id, m.session_id, coalesce(m.speaker, m.role), m.created_at,
           (SELECT p.id FROM messages p WHERE p.session_id = m.session_id
@@ -316,9 +325,8 @@ extension MemoryEngine {
           (SELECT n.id FROM messages n WHERE n.session_id = m.session_id
              AND (n.created_at, n.id) > (m.created_at, m.id) ORDER BY n.created_at, n.id LIMIT 1)
         FROM messages m WHERE m.id IN (SELECT value FROM json_each(?1))
-        """)
-      try statement.bind(jsonIDList(ids), at: 1)
-      try statement.forEachRow { row in
+        """, ids: ids, connection: connection
+      ) { row in
         let id = row.int64(at: 0)
         rows[VectorKey.make(.message, id)] = CandidateRow(
           kind: .message, id: id, sessionID: row.optionalInt64(at: 1), speaker: row.optionalString(at: 2),
@@ -327,13 +335,12 @@ extension MemoryEngine {
       }
     }
     if let ids = byKind[.memory] {
-      let statement = try connection.cachedStatement(
+      try forEachRow(
         """
         SELECT id, session_id, created_at, superseded_by IS NOT NULL, scope_user, importance
         FROM memories WHERE id IN (SELECT value FROM json_each(?1))
-        """)
-      try statement.bind(jsonIDList(ids), at: 1)
-      try statement.forEachRow { row in
+        """, ids: ids, connection: connection
+      ) { row in
         let id = row.int64(at: 0)
         rows[VectorKey.make(.memory, id)] = CandidateRow(
           kind: .memory, id: id, sessionID: row.optionalInt64(at: 1), speaker: nil,
@@ -342,10 +349,10 @@ extension MemoryEngine {
       }
     }
     if let ids = byKind[.summary] {
-      let statement = try connection.cachedStatement(
-        "SELECT id, session_id, start_at FROM summaries WHERE id IN (SELECT value FROM json_each(?1))")
-      try statement.bind(jsonIDList(ids), at: 1)
-      try statement.forEachRow { row in
+      try forEachRow(
+        "SELECT id, session_id, start_at FROM summaries WHERE id IN (SELECT value FROM json_each(?1))",
+        ids: ids, connection: connection
+      ) { row in
         let id = row.int64(at: 0)
         rows[VectorKey.make(.summary, id)] = CandidateRow(
           kind: .summary, id: id, sessionID: row.optionalInt64(at: 1), speaker: nil,
@@ -361,32 +368,31 @@ extension MemoryEngine {
     var texts: [Int64: HitText] = [:]
     texts.reserveCapacity(keys.count)
     if let ids = byKind[.message] {
-      let statement = try connection.cachedStatement(
-        "SELECT id, content, metadata FROM messages WHERE id IN (SELECT value FROM json_each(?1))")
-      try statement.bind(jsonIDList(ids), at: 1)
-      try statement.forEachRow { row in
+      try forEachRow(
+        "SELECT id, content, metadata FROM messages WHERE id IN (SELECT value FROM json_each(?1))", ids: ids,
+        connection: connection
+      ) { row in
         texts[VectorKey.make(.message, row.int64(at: 0))] = HitText(
           text: row.string(at: 1), metadataText: row.string(at: 2))
       }
     }
     if let ids = byKind[.memory] {
-      let statement = try connection.cachedStatement(
-        "SELECT id, content, metadata, kind FROM memories WHERE id IN (SELECT value FROM json_each(?1))")
-      try statement.bind(jsonIDList(ids), at: 1)
-      try statement.forEachRow { row in
+      try forEachRow(
+        "SELECT id, content, metadata, kind FROM memories WHERE id IN (SELECT value FROM json_each(?1))",
+        ids: ids, connection: connection
+      ) { row in
         texts[VectorKey.make(.memory, row.int64(at: 0))] = HitText(
           text: row.string(at: 1), metadataText: row.string(at: 2),
           extraMetadata: ["memory_kind": .string(row.string(at: 3))])
       }
     }
     if let ids = byKind[.summary] {
-      let statement = try connection.cachedStatement(
+      try forEachRow(
         """
         SELECT id, content, first_message_id, last_message_id
         FROM summaries WHERE id IN (SELECT value FROM json_each(?1))
-        """)
-      try statement.bind(jsonIDList(ids), at: 1)
-      try statement.forEachRow { row in
+        """, ids: ids, connection: connection
+      ) { row in
         var metadata: [String: JSONValue] = [:]
         if let first = row.optionalInt64(at: 2) { metadata["first_message_id"] = .int(Int(first)) }
         if let last = row.optionalInt64(at: 3) { metadata["last_message_id"] = .int(Int(last)) }
