@@ -73,7 +73,13 @@ enum VectorsSuite {
     progress("vectors: batch of \(batchCount) queries")
     let batchRows = (0..<batchCount).map { Array(queries[($0 * dimension)..<(($0 + 1) * dimension)]) }
     _ = try index.search(batch: Array(batchRows.prefix(32)), k: k)
-    let batchSeconds = try Measure.seconds { _ = try index.search(batch: batchRows, k: k) }
+    // Best of three: the host is shared, and a single second-long run can lose a tenth to a
+    // neighbour. The peers script times faiss the same way.
+    var batchSeconds = Double.infinity
+    for _ in 0..<3 {
+      batchSeconds = min(batchSeconds, try Measure.seconds { _ = try index.search(batch: batchRows, k: k) })
+    }
+    progress(String(format: "vectors: batch best of 3 %.3f s", batchSeconds))
 
     let sgemv =
       precision == .float32 && filter == nil ? sgemvLatency(base, queryRows, n: n, dimension: dimension) : nil

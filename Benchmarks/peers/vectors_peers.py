@@ -115,9 +115,13 @@ def faiss_peer(base, queries, batch, k):
     index.add(base)
     p50, p95 = timed(queries, lambda q: index.search(q[None, :], k))
     index.search(batch[:32], k)
-    start = time.perf_counter()
-    _, found = index.search(batch, k)
-    qps = len(batch) / (time.perf_counter() - start)
+    # Best of three, as engram-bench times its own batch.
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        _, found = index.search(batch, k)
+        best = min(best, time.perf_counter() - start)
+    qps = len(batch) / best
     return {"system": "faiss IndexFlatIP", "p50_ms": p50, "p95_ms": p95, "batch_qps": qps,
             "recall_at_k": recall(found[:len(queries)].tolist(), TRUTH)}
 

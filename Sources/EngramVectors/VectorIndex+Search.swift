@@ -141,21 +141,36 @@ extension VectorIndex {
     let dimension = rows.dimension
     withUnsafeTemporaryAllocation(of: Float.self, capacity: scoreBlock) { buffer in
       let scores = buffer.baseAddress!
+      let picks = UnsafeMutablePointer<Int32>.allocate(capacity: scoreBlock)
+      defer { picks.deallocate() }
       version.dead.withUnsafeBufferPointer { dead in
         var start = range.lowerBound
         while start < range.upperBound {
           let n = min(scoreBlock, range.upperBound - start)
           engram_dot_f32_rows(query, rows.vector(start), dimension, n, scores)
-          var threshold = heap.threshold
-          for j in 0..<n where scores[j] >= threshold {
-            let row = start + j
-            if (dead[row >> 6] >> UInt64(row & 63)) & 1 != 0 { continue }
-            heap.offer(score: scores[j], id: rows.ids[row], row: Int32(row))
-            threshold = heap.threshold
-          }
+          offer(scores, count: n, firstRow: start, rows: rows, dead: dead, picks: picks, into: &heap)
           start += n
         }
       }
+    }
+  }
+
+  /// Offers the live rows `firstRow ..< firstRow + count` whose `scores` reach the heap's
+  /// threshold; the threshold test runs in the SIMD select kernel, which rejects almost all.
+  @inline(__always)
+  static func offer(
+    _ scores: UnsafePointer<Float>, count: Int, firstRow: Int, rows: RowStore,
+    dead: UnsafeBufferPointer<UInt64>,
+    picks: UnsafeMutablePointer<Int32>, into heap: inout TopK
+  ) {
+    let picked = engram_select_at_least(scores, count, heap.threshold, picks)
+    for index in 0..<picked {
+      let j = Int(picks[index])
+      // The threshold rises as the heap fills; later picks may no longer reach it.
+      guard scores[j] >= heap.threshold else { continue }
+      let row = firstRow + j
+      if (dead[row >> 6] >> UInt64(row & 63)) & 1 != 0 { continue }
+      heap.offer(score: scores[j], id: rows.ids[row], row: Int32(row))
     }
   }
 
@@ -201,7 +216,11 @@ extension VectorIndex {
       let queries = shared.pointer
       var heaps = (0..<count).map { _ in TopK(capacity: capacity) }
       let scratch = UnsafeMutablePointer<Float>.allocate(capacity: min(queryBlock, count) * rowBlock)
-      defer { scratch.deallocate() }
+      let picks = UnsafeMutablePointer<Int32>.allocate(capacity: rowBlock)
+      defer {
+        scratch.deallocate()
+        picks.deallocate()
+      }
       version.dead.withUnsafeBufferPointer { dead in
         var q0 = 0
         while q0 < count {
@@ -214,14 +233,9 @@ extension VectorIndex {
               queries + q0 * dimension, Int32(dimension), rows.vector(r0), Int32(dimension), 0, scratch,
               Int32(rn))
             for q in 0..<qn {
-              let line = scratch + q * rn
-              var threshold = heaps[q0 + q].threshold
-              for j in 0..<rn where line[j] >= threshold {
-                let row = r0 + j
-                if (dead[row >> 6] >> UInt64(row & 63)) & 1 != 0 { continue }
-                heaps[q0 + q].offer(score: line[j], id: rows.ids[row], row: Int32(row))
-                threshold = heaps[q0 + q].threshold
-              }
+              Self.offer(
+                scratch + q * rn, count: rn, firstRow: r0, rows: rows, dead: dead, picks: picks,
+                into: &heaps[q0 + q])
             }
             r0 += rn
           }

@@ -57,6 +57,16 @@ void engram_gemm_nt_small(size_t m, size_t n, size_t k, float alpha, const float
 void engram_gemm_nt_path(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                          const float *w, size_t ldw, float *c, size_t ldc, int path);
 
+/// Writes the positions i < n with scores[i] >= threshold to `out` (room for n), in
+/// increasing order, and returns how many. NaN scores never pass. For top-k scans, where
+/// almost every score is below the heap's threshold.
+size_t engram_select_at_least(const float *scores, size_t n, float threshold, int32_t *out);
+
+/// `engram_select_at_least` on a chosen path: 0 portable, 1 AVX2, 2 AVX-512; a path the CPU
+/// lacks falls back to the next narrower one. For testing the paths against each other.
+size_t engram_select_at_least_path(const float *scores, size_t n, float threshold, int32_t *out,
+                                   int path);
+
 /// Allocates `bytes` for row storage: 64-byte aligned, and from 2 MiB up 2 MiB aligned with
 /// transparent huge pages requested (Linux), so long scans do not walk page tables. NULL when
 /// out of memory. Free with `engram_free_rows`.
