@@ -35,6 +35,21 @@ extension MemoryEngine {
     // Read before the transaction below (it may read the speakers once, on another reader).
     let namedSpeaker = mode == .hybrid && weights.speakerWeight > 0 ? try namedSpeaker(in: query) : nil
 
+    let ownerKinds = Set(kinds.map(\.ownerKind))
+    let database = self.database
+    // Hybrid: the keyword candidates are read on another thread while the query is embedded
+    // (on a 2-core machine that hides most of the FTS time); their rows are read below in a
+    // second transaction, where a row deleted in between is simply not found.
+    let keywordTask: Task<[TextHit], any Error>? =
+      mode == .hybrid
+      ? Task {
+        try database.read { connection in
+          try connection.searchText(
+            query, kinds: ownerKinds, limit: candidates, sessionID: sessionID, timeRange: timeRange)
+        }
+      } : nil
+    defer { keywordTask?.cancel() }
+
     // Vector candidates (after picking up other processes' writes).
     var cosine: [Int64: Double] = [:]
     if mode != .keyword {
@@ -50,15 +65,17 @@ extension MemoryEngine {
       for hit in found { cosine[hit.id] = Double(hit.score) }
     }
     let vectorScores = cosine
+    let keywordHits = try await keywordTask?.value
 
-    // Keyword candidates, the candidates' rows, ranking and the hits' texts in one read
-    // transaction: one snapshot, one BEGIN/COMMIT.
+    // Keyword candidates (unless already read), the candidates' rows, ranking and the hits'
+    // texts in one read transaction: one snapshot, one BEGIN/COMMIT.
     let hits = try database.read { connection -> [SearchHit] in
       var bm25: [Int64: Double] = [:]
       if mode != .vector {
-        let found = try connection.searchText(
-          query, kinds: Set(kinds.map(\.ownerKind)), limit: candidates, sessionID: sessionID,
-          timeRange: timeRange)
+        let found =
+          try keywordHits
+          ?? connection.searchText(
+            query, kinds: ownerKinds, limit: candidates, sessionID: sessionID, timeRange: timeRange)
         bm25.reserveCapacity(found.count)
         for hit in found { bm25[VectorKey.make(hit.ownerKind.itemKind, hit.ownerID)] = hit.bm25 }
       }
