@@ -19,7 +19,7 @@ extension VectorIndex {
     }
     let heaps = codes.withUnsafeBufferPointer { codePointer in
       let shared = SharedPointer(codePointer.baseAddress!)
-      return parallelRanges(rows: version.count) { range in
+      return parallelRanges(rows: version.count, chunksPerThread: scanChunksPerThread) { range in
         var heap = TopK(capacity: candidates)
         Self.scanInt8(version, queryCodes: shared.pointer, range: range, into: &heap)
         return heap

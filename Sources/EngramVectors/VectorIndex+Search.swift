@@ -14,6 +14,8 @@ struct SharedPointer<T>: @unchecked Sendable {
 let scoreBlock = 1024
 /// A search is split across threads only when each part gets at least this many rows.
 let minimumRowsPerThread = 16_384
+/// Parts per thread of a single-query scan, taken in turn (see `parallelRanges`).
+let scanChunksPerThread = 8
 
 extension VectorIndex {
   /// The `k` live rows most similar to `query` (cosine), best first; ties by ascending id.
@@ -103,7 +105,7 @@ extension VectorIndex {
     case .float32:
       let capacity = min(k, version.live)
       let shared = SharedPointer(query)
-      let heaps = parallelRanges(rows: version.count) { range in
+      let heaps = parallelRanges(rows: version.count, chunksPerThread: scanChunksPerThread) { range in
         var heap = TopK(capacity: capacity)
         Self.scanFloat32(version, query: shared.pointer, range: range, into: &heap)
         return heap
@@ -118,18 +120,30 @@ extension VectorIndex {
 
   /// Splits `0..<rows` across the configured threads and runs `body` on each part; results
   /// come back in part order.
+  ///
+  /// With `chunksPerThread` above 1 the rows are cut into that many parts per thread, which
+  /// the threads take in turn as they finish: on a shared host a thread that loses its core
+  /// for a while no longer holds the whole query back by its fixed half.
   func parallelRanges<Result: Sendable>(
-    rows: Int, minimumRows: Int = minimumRowsPerThread, _ body: @Sendable (Range<Int>) -> Result
+    rows: Int, minimumRows: Int = minimumRowsPerThread, chunksPerThread: Int = 1,
+    _ body: @Sendable (Range<Int>) -> Result
   ) -> [Result] {
-    let parts = max(1, min(configuration.threads, rows / minimumRows))
-    guard parts > 1 else { return [body(0..<rows)] }
+    let threads = max(1, min(configuration.threads, rows / minimumRows))
+    guard threads > 1 else { return [body(0..<rows)] }
     // Contiguous parts rounded to the 4-row kernel stride.
-    let step = ((rows + parts - 1) / parts + 3) & ~3
+    let wanted = threads * max(1, chunksPerThread)
+    let step = ((rows + wanted - 1) / wanted + 3) & ~3
+    let parts = (rows + step - 1) / step
+    let next = Atomic<Int>(0)
     let results = Mutex<[Result?]>(Array(repeating: nil, count: parts))
-    DispatchQueue.concurrentPerform(iterations: parts) { part in
-      let start = min(rows, part * step)
-      let result = body(start..<min(rows, start + step))
-      results.withLock { $0[part] = result }
+    DispatchQueue.concurrentPerform(iterations: threads) { _ in
+      while true {
+        let part = next.wrappingAdd(1, ordering: .relaxed).oldValue
+        guard part < parts else { return }
+        let start = part * step
+        let result = body(start..<min(rows, start + step))
+        results.withLock { $0[part] = result }
+      }
     }
     return results.withLock { $0.map { $0! } }
   }

@@ -36,6 +36,31 @@ struct VectorIndexTests {
     }
   }
 
+  @Test(arguments: [VectorPrecision.float32, .int8])
+  func threadedScanEqualsSingleThreaded(precision: VectorPrecision) throws {
+    // 40,000 rows: two threads, each taking several parts in turn; every fifth row repeats
+    // an earlier one, so equal scores fall in different parts and must still order by id.
+    var random = TestRandom(seed: 404)
+    let n = 40_000
+    let dimension = 16
+    var vectors = random.vectors(n, dimension)
+    for row in stride(from: 5, to: n, by: 5) {
+      for j in 0..<dimension { vectors[row * dimension + j] = vectors[(row / 5) * dimension + j] }
+    }
+    let ids = (0..<n).map { Int64($0 * 3 + 1) }
+    func index(threads: Int) throws -> VectorIndex {
+      try VectorIndex(
+        configuration: .init(dimension: dimension, precision: precision, threads: threads), ids: ids,
+        metadata: sampleMetadata(n), vectors: vectors)
+    }
+    let one = try index(threads: 1)
+    let two = try index(threads: 2)
+    for probe in 0..<5 {
+      let query = probe.isMultiple(of: 2) ? random.vector(dimension) : Array(vectors[0..<dimension])
+      #expect(try two.search(query, k: 25) == one.search(query, k: 25), "probe \(probe)")
+    }
+  }
+
   @Test func kLargerThanLiveRowsReturnsAll() throws {
     let (index, ids, _) = try Self.makeIndex(n: 12, dimension: 8, seed: 1)
     index.remove(ids: [ids[0], ids[5]])
