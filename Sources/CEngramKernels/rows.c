@@ -55,6 +55,22 @@ void engram_quantize_rows_i8(const float *rows, size_t n, size_t dim, int8_t *co
   }
 }
 
+float engram_quantization_error_max(const float *rows, const int8_t *codes, const float *scales, size_t n,
+                                    size_t dim) {
+  double worst = 0;
+  for (size_t i = 0; i < n; i++) {
+    const float *row = rows + i * dim;
+    const int8_t *code = codes + i * dim;
+    double squares = 0;
+    for (size_t j = 0; j < dim; j++) {
+      double d = (double)row[j] - (double)scales[i] * (double)code[j];
+      squares += d * d;
+    }
+    worst = squares > worst ? squares : worst;
+  }
+  return (float)sqrt(worst);
+}
+
 static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
 uint64_t engram_checksum64(const void *data, size_t length, uint64_t seed) {

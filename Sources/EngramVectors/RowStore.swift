@@ -1,4 +1,5 @@
 import CEngramKernels
+import Synchronization
 
 /// Preallocated, 64-byte-aligned column storage for index rows.
 ///
@@ -20,6 +21,16 @@ final class RowStore: @unchecked Sendable {
   let codes: UnsafeMutablePointer<Int8>
   let scales: UnsafeMutablePointer<Float>
   let codeSums: UnsafeMutablePointer<Int32>
+  /// An upper bound of `|| row - scale * codes ||` over every quantized row (Float bits).
+  /// Only grows, so a reader of an older version still gets a bound for its rows.
+  private let codeErrorBits = Atomic<UInt32>(0)
+
+  /// The largest quantization error of any row quantized so far (int8 mode).
+  var codeErrorBound: Float { Float(bitPattern: codeErrorBits.load(ordering: .relaxed)) }
+
+  private func raiseCodeErrorBound(_ error: Float) {
+    if error > codeErrorBound { codeErrorBits.store(error.bitPattern, ordering: .relaxed) }
+  }
 
   init(dimension: Int, capacity: Int, quantized: Bool) {
     self.dimension = dimension
@@ -80,6 +91,7 @@ final class RowStore: @unchecked Sendable {
       (codes + destination * dimension).update(from: source.codes + s * dimension, count: n * dimension)
       (scales + destination).update(from: source.scales + s, count: n)
       (codeSums + destination).update(from: source.codeSums + s, count: n)
+      raiseCodeErrorBound(source.codeErrorBound)
     } else if quantized {
       quantize(range: destination..<(destination + n))
     }
@@ -91,6 +103,11 @@ final class RowStore: @unchecked Sendable {
     engram_quantize_rows_i8(
       vector(range.lowerBound), range.count, dimension, codes + range.lowerBound * dimension,
       scales + range.lowerBound, codeSums + range.lowerBound)
+    raiseCodeErrorBound(
+      engram_quantization_error_max(
+        vector(range.lowerBound), codes + range.lowerBound * dimension, scales + range.lowerBound,
+        range.count,
+        dimension))
   }
 }
 

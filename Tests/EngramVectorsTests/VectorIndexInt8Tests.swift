@@ -1,4 +1,5 @@
 import CEngramKernels
+import Foundation
 import Testing
 
 @testable import EngramVectors
@@ -38,6 +39,87 @@ struct VectorIndexInt8Tests {
       (0..<dimension).map { vectors[q * 97 * dimension + $0] + 0.1 * random.gaussian() }
     }
     #expect(try Self.meanRecall(vectors: vectors, queries: queries, dimension: dimension, k: 10) >= 0.99)
+  }
+
+  /// int8 and float32 indexes over the same rows, the int8 one's certified searches traced.
+  static func compareWithFloat32(
+    vectors: [Float], queries: [[Float]], dimension: Int, ks: [Int], threads: Int = 1
+  ) throws -> (secondPasses: Int, searches: Int) {
+    let n = vectors.count / dimension
+    let ids = (0..<n).map { Int64(n - $0) }  // descending, so id order differs from row order
+    let metadata = [VectorMetadata](repeating: .init(kind: .memory), count: n)
+    let int8 = try VectorIndex(
+      configuration: .init(dimension: dimension, precision: .int8, threads: threads), ids: ids,
+      metadata: metadata, vectors: vectors)
+    let float32 = try VectorIndex(
+      configuration: .init(dimension: dimension, threads: threads), ids: ids, metadata: metadata,
+      vectors: vectors)
+    var secondPasses = 0
+    var searches = 0
+    for query in queries {
+      let unit = try int8.normalizedQueries(query, count: 1)
+      for k in ks {
+        let traced = unit.withUnsafeBufferPointer {
+          int8.searchInt8Certified(int8.snapshot(), query: $0.baseAddress!, k: k)
+        }
+        #expect(traced.hits == (try float32.search(query, k: k)), "k \(k)")
+        #expect(try int8.search(query, k: k) == traced.hits)
+        if traced.secondPass { secondPasses += 1 }
+        searches += 1
+      }
+    }
+    return (secondPasses, searches)
+  }
+
+  @Test func int8ResultsAreTheExactFloat32Results() throws {
+    var random = TestRandom(seed: 321)
+    let dimension = 64
+    let vectors = random.vectors(6000, dimension)
+    let queries = (0..<20).map { _ in random.vector(dimension) }
+    let traced = try Self.compareWithFloat32(
+      vectors: vectors, queries: queries, dimension: dimension, ks: [1, 10, 40], threads: 2)
+    // On spread-out rows the bound proves the candidates enough without a second pass.
+    #expect(traced.secondPasses < traced.searches)
+  }
+
+  @Test func crowdedRowsTakeTheSecondPassAndStayExact() throws {
+    // Rows a hair apart around one direction: the int8 scores cannot separate them, so the
+    // certificate fails and the second pass must find the exact top-k among them all.
+    var random = TestRandom(seed: 77)
+    let dimension = 32
+    let center = random.vector(dimension)
+    var vectors: [Float] = []
+    for _ in 0..<3000 { vectors += center.map { $0 + 0.0001 * random.gaussian() } }
+    let clustered = clusteredVectors(n: 3000, dimension: dimension, clusters: 8, noise: 0.2, seed: 5)
+    let queries = [center, center.map { $0 + 0.01 * random.gaussian() }, Array(clustered[0..<dimension])]
+    let traced = try Self.compareWithFloat32(
+      vectors: vectors + clustered, queries: queries, dimension: dimension, ks: [1, 10, 50])
+    #expect(traced.secondPasses > 0)
+  }
+
+  @Test func misleadingInt8RankingStaysExact() throws {
+    // Unit rows on a narrow arc and a query whose tangent sits exactly between two int8
+    // codes: the quantized query leans a whole code step to one side, so the best int8
+    // scores are not the best exact ones. Few candidates (rerank factor 1) make the
+    // certificate, not luck, responsible for the exact answer.
+    let phi = atan(12.5 / 127.0)
+    let n = 2000
+    var vectors: [Float] = []
+    for i in 0..<n {
+      let theta = 0.09 + Double(i) * 1e-5
+      vectors += [Float(cos(theta)), Float(sin(theta))]
+    }
+    let ids = (0..<n).map { Int64($0 + 1) }
+    let metadata = [VectorMetadata](repeating: .init(kind: .memory), count: n)
+    let int8 = try VectorIndex(
+      configuration: .init(dimension: 2, precision: .int8, rerankFactor: 1), ids: ids, metadata: metadata,
+      vectors: vectors)
+    let float32 = try VectorIndex(
+      configuration: .init(dimension: 2), ids: ids, metadata: metadata, vectors: vectors)
+    let query = [Float(cos(phi)), Float(sin(phi))]
+    for k in [1, 10, 30] {
+      #expect(try int8.search(query, k: k) == float32.search(query, k: k), "k \(k)")
+    }
   }
 
   @Test(arguments: [1, 3, 15, 16, 17, 31, 33, 63, 64, 65, 127, 129, 383, 384, 385, 1001])
