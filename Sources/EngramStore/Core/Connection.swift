@@ -32,6 +32,8 @@ public final class Connection {
   /// Record statements by (record type, operation), so the generic record paths build
   /// their SQL once per connection instead of once per call.
   var recordStatements: [RecordStatementKey: Statement] = [:]
+  /// Multi-row insert statements of `insert(contentsOf:)`, by (record type, row count).
+  var batchStatements: [RecordStatementKey: Statement] = [:]
   private var savepointCounter = 0
 
   /// Opens `path` and checks that it is a readable SQLite database.
@@ -80,6 +82,7 @@ public final class Connection {
   deinit {
     statementCache.removeAll()
     recordStatements.removeAll()
+    batchStatements.removeAll()
     sqlite3_close_v2(handle)
   }
 
@@ -178,6 +181,7 @@ public final class Connection {
   public func clearStatementCache() {
     statementCache.removeAll()
     recordStatements.removeAll()
+    batchStatements.removeAll()
   }
 
   /// The first column of the first row of `sql` as an integer (nil when there is no row).
