@@ -155,4 +155,19 @@ import Testing
         Int64(count)
       ])
   }
+
+  @Test func anExplicitMaximumIdLeavesLaterIdsToSQLite() throws {
+    let directory = try TemporaryDirectory()
+    let connection = try makeMigratedConnection(directory)
+    var records = messages(4)
+    records[1].id = Int64.max
+    let ids = try connection.insert(contentsOf: records)
+    #expect(ids[0] == 1)
+    #expect(ids[1] == Int64.max)
+    #expect(Set(ids).count == 4)
+    #expect(try connection.count(Message.self) == 4)
+    for (record, id) in zip(records, ids) {
+      #expect(try connection.fetch(Message.self, id: id)?.content == record.content)
+    }
+  }
 }

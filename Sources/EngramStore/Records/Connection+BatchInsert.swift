@@ -30,9 +30,13 @@ extension Connection {
         if let id = record.id {
           ids.append(id)
           lastID = Swift.max(lastID, id)
-        } else {
+        } else if lastID < Int64.max {
           lastID += 1
           ids.append(lastID)
+        } else {
+          // An explicit id took the largest possible id: from here on SQLite picks random
+          // free ids, which only single inserts reproduce. Nothing is written yet.
+          return try records.map { try insert($0) }
         }
       }
       try insertRows(records, ids: ids)
