@@ -112,6 +112,13 @@ import Testing
     #expect(try batch.list(Message.self, page: .all) == single.list(Message.self, page: .all))
     #expect(try batch.searchText("walrus24", kinds: [.message], limit: 5).map(\.ownerID) == [batchIDs[24]])
     #expect(try batch.searchText("明天", kinds: [.message], limit: 100).count == 51)
+    // The same ranked hits with the same BM25 scores as single inserts, and an intact index.
+    for query in ["walrus3", "note about", "开会", "Ann", "明天 walrus17"] {
+      #expect(
+        try batch.searchText(query, kinds: [.message], limit: 100)
+          == single.searchText(query, kinds: [.message], limit: 100))
+    }
+    #expect(try batch.ftsConsistency().allSatisfy(\.isConsistent))
     let speakerHits = try batch.searchText("Ann", kinds: [.message], limit: 100).map(\.ownerID).sorted()
     #expect(speakerHits.count >= 9)
     #expect(
