@@ -20,4 +20,10 @@ static inline int engram_sqlite3_db_config_defensive(sqlite3 *db, int on) {
   return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, on, (int *)0);
 }
 
+// Turns off SQLite's allocation statistics (a global mutex around every malloc and free).
+// Only takes effect before SQLite initializes; returns SQLITE_MISUSE afterwards.
+static inline int engram_sqlite3_config_memstatus(int on) {
+  return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, on);
+}
+
 #endif

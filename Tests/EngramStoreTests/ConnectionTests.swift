@@ -1,9 +1,24 @@
+import CSQLite
 import Foundation
 import Testing
 
 @testable import EngramStore
 
 @Suite struct ConnectionTests {
+  @Test func sqliteKeepsNoAllocationStatistics() throws {
+    let directory = try TemporaryDirectory()
+    let connection = try makeMigratedConnection(directory)
+    try connection.execute("CREATE TABLE big (x TEXT); INSERT INTO big VALUES (randomblob(100000))")
+    // Only this package calls SQLite in the test process, so the first connection turned the
+    // statistics off before SQLite initialized: nothing is counted.
+    #expect(Connection.globalConfiguration)
+    var current: Int64 = 0
+    var highwater: Int64 = 0
+    #expect(sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &current, &highwater, 0) == SQLITE_OK)
+    #expect(current == 0)
+    #expect(sqlite3_memory_used() == 0)
+  }
+
   @Test func createsFileWithMode0600() throws {
     let directory = try TemporaryDirectory()
     let path = directory.file("new.sqlite")

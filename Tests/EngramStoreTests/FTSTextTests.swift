@@ -9,6 +9,26 @@ import Testing
         == "我周末去攀岩了 我 周 末 去 攀 岩 了 我周 周末 末去 去攀 攀岩 岩了")
   }
 
+  @Test func findsALeadByteAtEveryPositionAndAlignment() {
+    // The scan reads eight bytes at a time: place one byte at every offset of texts of
+    // lengths around the word size, plus non-CJK high bytes (é is C3 A9) that must not count.
+    for length in 0...20 {
+      for position in 0..<max(1, length) {
+        for (byte, expected) in [
+          (UInt8(0xE1), true), (UInt8(0xFF), true), (UInt8(0xE0), false), (UInt8(0xC3), false),
+        ] {
+          var bytes = [UInt8](repeating: 0x61, count: length)
+          if length > 0 { bytes[position] = byte }
+          let found = bytes.withUnsafeBufferPointer { FTSText.hasCJKLeadByte($0) }
+          #expect(found == (length > 0 && expected), "length \(length) position \(position) byte \(byte)")
+        }
+      }
+    }
+    #expect(FTSText.indexText(String(repeating: "café ", count: 9)) == String(repeating: "café ", count: 9))
+    let mixed = String(repeating: "ab", count: 7) + "我们"
+    #expect(FTSText.indexText(mixed) == mixed + " 我 们 我们")
+  }
+
   @Test func leavesOtherTextUnchanged() {
     #expect(FTSText.indexText("Plain English, café 123.") == "Plain English, café 123.")
     #expect(FTSText.indexText("") == "")

@@ -32,6 +32,8 @@ public final class Connection {
   /// Record statements by (record type, operation), so the generic record paths build
   /// their SQL once per connection instead of once per call.
   var recordStatements: [RecordStatementKey: Statement] = [:]
+  /// Multi-row insert statements of `insert(contentsOf:)`, by (record type, row count).
+  var batchStatements: [RecordStatementKey: Statement] = [:]
   private var savepointCounter = 0
 
   /// Opens `path` and checks that it is a readable SQLite database.
@@ -46,6 +48,7 @@ public final class Connection {
     if mode == .readWriteCreate && path != ":memory:" && !path.isEmpty {
       try Self.prepareWritableFile(path)
     }
+    _ = Self.globalConfiguration
     var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_URI
     flags |= mode == .readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
     var db: OpaquePointer?
@@ -77,9 +80,19 @@ public final class Connection {
     }
   }
 
+  /// Process-wide SQLite settings, applied once before the first connection opens.
+  ///
+  /// Allocation statistics are turned off: with them on, every SQLite malloc and free takes
+  /// a global mutex, which costs about a tenth of a batched message insert with its FTS
+  /// maintenance. The store reads no memory statistics and sets no soft heap limit (which
+  /// needs them). When the host process has already initialized SQLite, the call is
+  /// refused (`SQLITE_MISUSE`) and the host's settings stay; the value says which happened.
+  static let globalConfiguration: Bool = engram_sqlite3_config_memstatus(0) == SQLITE_OK
+
   deinit {
     statementCache.removeAll()
     recordStatements.removeAll()
+    batchStatements.removeAll()
     sqlite3_close_v2(handle)
   }
 
@@ -178,6 +191,7 @@ public final class Connection {
   public func clearStatementCache() {
     statementCache.removeAll()
     recordStatements.removeAll()
+    batchStatements.removeAll()
   }
 
   /// The first column of the first row of `sql` as an integer (nil when there is no row).

@@ -11,6 +11,9 @@ public final class Statement {
   /// The SQL this statement was prepared from.
   public let sql: String
   let db: OpaquePointer
+  /// Added to every bind index, so a record's `bind(to:)` (which binds parameters
+  /// 1...columns.count) can fill any row of a multi-row `VALUES` statement.
+  var parameterOffset: Int32 = 0
 
   init(db: OpaquePointer, sql: String) throws {
     var statement: OpaquePointer?
@@ -43,15 +46,19 @@ public final class Statement {
 
   // MARK: Binding
 
+  @inline(__always) private func parameter(_ index: Int) -> Int32 {
+    Int32(clamping: index &+ Int(parameterOffset))
+  }
+
   /// Binds an integer at `index` (1-based).
   public func bind(_ value: Int64, at index: Int) throws {
-    try check(sqlite3_bind_int64(handle, Int32(index), value))
+    try check(sqlite3_bind_int64(handle, parameter(index), value))
   }
   /// Binds an integer at `index` (1-based).
   public func bind(_ value: Int, at index: Int) throws { try bind(Int64(value), at: index) }
   /// Binds a double at `index` (1-based).
   public func bind(_ value: Double, at index: Int) throws {
-    try check(sqlite3_bind_double(handle, Int32(index), value))
+    try check(sqlite3_bind_double(handle, parameter(index), value))
   }
   /// Binds a Bool as the integer 0 or 1.
   public func bind(_ value: Bool, at index: Int) throws { try bind(Int64(value ? 1 : 0), at: index) }
@@ -62,10 +69,10 @@ public final class Statement {
       guard bytes.count <= Int32.max else { return SQLITE_TOOBIG }
       // A nil pointer would bind NULL; an empty string must stay an empty string.
       guard let base = bytes.baseAddress else {
-        return engram_sqlite3_bind_text_transient(handle, Int32(index), "", 0)
+        return engram_sqlite3_bind_text_transient(handle, parameter(index), "", 0)
       }
       return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
-        engram_sqlite3_bind_text_transient(handle, Int32(index), $0, Int32(bytes.count))
+        engram_sqlite3_bind_text_transient(handle, parameter(index), $0, Int32(bytes.count))
       }
     }
     try check(code)
@@ -74,9 +81,9 @@ public final class Statement {
   public func bind(bytes: UnsafeRawBufferPointer, at index: Int) throws {
     guard bytes.count <= Int32.max else { return try check(SQLITE_TOOBIG) }
     if let base = bytes.baseAddress {
-      try check(engram_sqlite3_bind_blob_transient(handle, Int32(index), base, Int32(bytes.count)))
+      try check(engram_sqlite3_bind_blob_transient(handle, parameter(index), base, Int32(bytes.count)))
     } else {
-      try check(sqlite3_bind_zeroblob(handle, Int32(index), 0))
+      try check(sqlite3_bind_zeroblob(handle, parameter(index), 0))
     }
   }
   /// Binds bytes as a BLOB.
@@ -92,7 +99,7 @@ public final class Statement {
     try floats.withUnsafeBytes { try bind(bytes: $0, at: index) }
   }
   /// Binds NULL.
-  public func bindNull(at index: Int) throws { try check(sqlite3_bind_null(handle, Int32(index))) }
+  public func bindNull(at index: Int) throws { try check(sqlite3_bind_null(handle, parameter(index))) }
   /// Binds an optional integer (nil binds NULL).
   public func bind(_ value: Int64?, at index: Int) throws {
     if let value { try bind(value, at: index) } else { try bindNull(at: index) }

@@ -1,3 +1,5 @@
+import CSQLite
+
 extension Connection {
   /// Inserts `records` in order, all or nothing, and returns their row ids in order.
   ///
@@ -6,13 +8,13 @@ extension Connection {
   /// single insert at that point (one more than the largest id so far). It is much faster
   /// for tables indexed by FTS triggers (`messages`, `memories`, `summaries`): an INSERT
   /// that fires a trigger opens a statement savepoint, and FTS5 writes its pending terms
-  /// out as a new index segment at every savepoint. Rows are therefore staged in a
-  /// temporary table and moved with one `INSERT ... SELECT`, which pays that flush once per
-  /// call instead of once per row. Use it for batches; it needs no open transaction.
+  /// out as a new index segment at every savepoint. Rows are therefore inserted by
+  /// multi-row `INSERT ... VALUES` statements of up to SQLite's parameter limit (3,640
+  /// messages), which pay that flush once per statement instead of once per row. Use it for
+  /// batches; it needs no open transaction.
   /// - Throws: the validation error of the first invalid record, or `SQLiteError`
   ///   (`.constraint`, for example a duplicate id); nothing is written then.
-  /// - Complexity: O(n) statements into the staging table plus one statement that inserts
-  ///   the n rows.
+  /// - Complexity: O(n); one statement per chunk of rows.
   @discardableResult
   public func insert<R: StoredRecord>(contentsOf records: [R]) throws -> [Int64] {
     for record in records { try record.validate(in: self) }
@@ -28,18 +30,16 @@ extension Connection {
         if let id = record.id {
           ids.append(id)
           lastID = Swift.max(lastID, id)
-        } else {
+        } else if lastID < Int64.max {
           lastID += 1
           ids.append(lastID)
+        } else {
+          // An explicit id took the largest possible id: from here on SQLite picks random
+          // free ids, which only single inserts reproduce. Nothing is written yet.
+          return try records.map { try insert($0) }
         }
       }
-      try stage(records, ids: ids)
-      try recordStatement(R.self, .moveStaged) {
-        let names = (R.columns + ["id"]).joined(separator: ", ")
-        return
-          "INSERT INTO main.\(R.tableName) (\(names)) SELECT \(names) FROM temp.\(Self.stagingTable(R.self)) ORDER BY engram_seq"
-      }.execute()
-      try recordStatement(R.self, .clearStaged) { "DELETE FROM temp.\(Self.stagingTable(R.self))" }.execute()
+      try insertRows(records, ids: ids)
       return ids
     }
   }
@@ -53,27 +53,50 @@ extension Connection {
     return largest == Int64.max ? nil : largest
   }
 
-  /// Writes `records` with their final `ids` into the connection's staging table of `R`.
-  private func stage<R: StoredRecord>(_ records: [R], ids: [Int64]) throws {
-    let table = Self.stagingTable(R.self)
-    // A temporary table lives with this connection only and is never part of the file.
-    try execute(
-      "CREATE TEMP TABLE IF NOT EXISTS \(table) (engram_seq INTEGER PRIMARY KEY, \((R.columns + ["id"]).joined(separator: ", ")))"
-    )
-    try recordStatement(R.self, .clearStaged) { "DELETE FROM temp.\(table)" }.execute()
-    let statement = try recordStatement(R.self, .stage) {
-      let names = R.columns + ["id"]
-      let placeholders = (1...names.count).map { "?\($0)" }.joined(separator: ", ")
-      return "INSERT INTO temp.\(table) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
-    }
-    for (record, id) in zip(records, ids) {
-      try record.bind(to: statement)
-      try statement.bind(id, at: R.columns.count + 1)
+  /// Inserts `records` with their final `ids` by multi-row `INSERT ... VALUES` statements of
+  /// as many rows as SQLite's parameter limit allows, split evenly (at most two sizes).
+  private func insertRows<R: StoredRecord>(_ records: [R], ids: [Int64]) throws {
+    let width = R.columns.count + 1
+    let limit = Int(sqlite3_limit(handle, SQLITE_LIMIT_VARIABLE_NUMBER, -1))
+    let maxRows = Swift.max(1, limit / width)
+    let chunks = (records.count + maxRows - 1) / maxRows
+    let base = records.count / chunks
+    let extra = records.count % chunks
+    var start = 0
+    for chunk in 0..<chunks {
+      let rows = base + (chunk < extra ? 1 : 0)
+      let statement = try multiRowInsert(R.self, rows: rows)
+      defer { statement.parameterOffset = 0 }
+      for row in 0..<rows {
+        statement.parameterOffset = Int32(row * width)
+        try records[start + row].bind(to: statement)
+        try statement.bind(ids[start + row], at: width)
+      }
+      statement.parameterOffset = 0
       try statement.execute()
+      start += rows
     }
   }
 
-  private static func stagingTable<R: StoredRecord>(_ type: R.Type) -> String {
-    "engram_stage_\(R.tableName)"
+  /// The cached `INSERT INTO table (columns, id) VALUES (...), ...` of `rows` rows.
+  private func multiRowInsert<R: StoredRecord>(_ type: R.Type, rows: Int) throws -> Statement {
+    let key = RecordStatementKey(type: ObjectIdentifier(R.self), operation: rows)
+    if let statement = batchStatements[key] {
+      statement.clear()
+      return statement
+    }
+    let names = (R.columns + ["id"]).joined(separator: ", ")
+    let row = "(" + Array(repeating: "?", count: R.columns.count + 1).joined(separator: ",") + ")"
+    var sql = "INSERT INTO main.\(R.tableName) (\(names)) VALUES "
+    sql.reserveCapacity(sql.utf8.count + rows * (row.utf8.count + 1))
+    for index in 0..<rows {
+      if index > 0 { sql += "," }
+      sql += row
+    }
+    let statement = try prepare(sql)
+    // A statement of thousands of rows is a large program: keep only a few sizes.
+    if batchStatements.count >= 4 { batchStatements.removeAll() }
+    batchStatements[key] = statement
+    return statement
   }
 }

@@ -169,7 +169,7 @@ extension Connection {
   }
 
   enum RecordOperation: Int {
-    case insert, update, delete, fetch, stage, moveStaged, clearStaged, maxID
+    case insert, update, delete, fetch, maxID
   }
 
   func recordStatement<R: StoredRecord>(
