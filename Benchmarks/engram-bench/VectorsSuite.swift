@@ -1,20 +1,26 @@
 import CBLAS
+import Engram
+import EngramEmbeddings
 import EngramVectors
 import Foundation
 
 /// `vectors`: single-query latency, batch throughput, recall, memory and snapshot open time
 /// of `VectorIndex` on seeded unit vectors; `--dump DIR` writes the same vectors for peers.
+/// `--data DIR` uses real sentence embeddings instead: all-MiniLM-L6-v2 vectors of the
+/// LoCoMo turns in DIR as rows and of its questions as queries (`--n` and `--dim` then
+/// come from the data).
 enum VectorsSuite {
   static func run(_ arguments: inout BenchArguments) async throws -> (BenchReport, String) {
-    let n = try arguments.int("n", default: 100_000)
-    let dimension = try arguments.int("dim", default: 384)
+    var n = try arguments.int("n", default: 100_000)
+    var dimension = try arguments.int("dim", default: 384)
     let k = try arguments.int("k", default: 10)
-    let queryCount = try arguments.int("queries", default: 500)
+    var queryCount = try arguments.int("queries", default: 500)
     let threads = try arguments.int("threads", default: 1)
     let mode = arguments.string("mode", default: "f32")
     let fraction = try arguments.double("filter", default: nil)
     let seed = UInt64(try arguments.int("seed", default: 42))
     let dump = arguments.optionalString("dump")
+    let data = arguments.optionalString("data")
     try arguments.finish()
     guard n > 0, dimension > 0, k > 0, queryCount > 0, threads > 0 else {
       throw BenchError("--n, --dim, --k, --queries and --threads must be positive")
@@ -28,12 +34,22 @@ enum VectorsSuite {
     if let fraction, !(fraction > 0 && fraction <= 1) {
       throw BenchError("--filter expects a fraction in (0, 1]")
     }
-    let batchCount = 1000
+    var batchCount = 1000
 
-    progress("vectors: generating \(n) x \(dimension) unit vectors (seed \(seed))")
-    var random = SeededGenerator(seed: seed)
-    let base = unitVectors(n, dimension, &random)
-    let queries = unitVectors(max(queryCount, batchCount), dimension, &random)
+    let base: [Float]
+    let queries: [Float]
+    if let data {
+      (base, queries, dimension) = try locomoEmbeddings(data)
+      n = base.count / dimension
+      let questions = queries.count / dimension
+      queryCount = min(queryCount, questions)
+      batchCount = min(batchCount, questions)
+    } else {
+      progress("vectors: generating \(n) x \(dimension) unit vectors (seed \(seed))")
+      var random = SeededGenerator(seed: seed)
+      base = unitVectors(n, dimension, &random)
+      queries = unitVectors(max(queryCount, batchCount), dimension, &random)
+    }
     if let dump {
       try write(dump: dump, base: base, queries: queries, n: n, dimension: dimension, seed: seed)
     }
@@ -106,6 +122,7 @@ enum VectorsSuite {
     report.set("k", k)
     report.set("mode", mode)
     report.set("threads", threads)
+    report.set("source", data == nil ? "seeded" : "locomo")
     if let fraction { report.set("filter", fraction) }
     report.set("p50_ms", Measure.percentile(main, 0.5) * 1e3)
     report.set("p95_ms", Measure.percentile(main, 0.95) * 1e3)
@@ -124,6 +141,35 @@ enum VectorsSuite {
     report.set("read_gb_s", bandwidth / 1e9)
     report.set("bandwidth_floor_ms", scannedRows * bytesPerRow / bandwidth * 1e3)
     return (report, "vectors: \(n) x \(dimension), k \(k), \(mode), \(threads) thread(s)")
+  }
+
+  /// MiniLM embeddings of every LoCoMo turn ("speaker: text") and question in `folder`:
+  /// rows and queries, flat row-major, and their dimension.
+  static func locomoEmbeddings(_ folder: String) throws -> (rows: [Float], queries: [Float], dimension: Int) {
+    let files = try FileManager.default.contentsOfDirectory(atPath: folder)
+      .filter { $0.hasSuffix(".json") }.sorted().map { folder + "/" + $0 }
+    guard !files.isEmpty else { throw BenchError("no LoCoMo .json files in \(folder)") }
+    var turns: [String] = []
+    var questions: [String] = []
+    for file in files {
+      let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+      let conversation = try ConversationFile.parse(bytes, path: file, defaultSession: "locomo")
+      for turn in conversation.sessions.flatMap(\.turns) {
+        turns.append(turn.speaker.map { "\($0): \(turn.content)" } ?? turn.content)
+      }
+      let root = try JSONSerialization.jsonObject(with: bytes) as? [String: Any]
+      for item in root?["qa"] as? [[String: Any]] ?? [] {
+        if let question = item["question"] as? String { questions.append(question) }
+      }
+    }
+    let embedder = try BertEmbedder(locator: ModelLocator())
+    progress("vectors: embedding \(turns.count) LoCoMo turns and \(questions.count) questions")
+    func embed(_ texts: [String]) -> [Float] {
+      stride(from: 0, to: texts.count, by: 32).flatMap { start in
+        embedder.embedSynchronously(Array(texts[start..<min(texts.count, start + 32)])).joined()
+      }
+    }
+    return (embed(turns), embed(questions), embedder.dimension)
   }
 
   /// `count` seeded Gaussian vectors scaled to unit length, flat row-major.

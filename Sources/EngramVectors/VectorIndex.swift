@@ -7,6 +7,9 @@ public enum VectorPrecision: String, Sendable, Hashable {
   /// Exact float32 dot products over every live row.
   case float32
   /// int8 codes (one scale per row) rank candidates, then float32 re-ranks them exactly.
+  /// The result is the same exact top-k as `.float32` (a quantization error bound proves it
+  /// per query, with a second int8 pass when it cannot), for a scan of 4x fewer bytes and
+  /// 1.25x the memory.
   case int8
 }
 
