@@ -244,8 +244,10 @@ import Testing
   @Test func ctrlCDuringIngestLeavesTheMemoryUntouched() throws {
     let scratch = try ScratchFolder()
     let db = try scratch.initializedDatabase()
+    // Ctrl-C is honoured until the embedding ends; the file must outlast the 1.5 s wait by
+    // far (20,000 turns once took longer than that, and batched inserts made it quicker).
     var lines = ""
-    for index in 0..<20_000 {
+    for index in 0..<100_000 {
       lines +=
         "{\"session\": \"s\(index / 100)\", \"role\": \"user\", \"content\": \"turn \(index) about topic \(index % 97)\"}\n"
     }
