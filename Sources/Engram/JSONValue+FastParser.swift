@@ -178,37 +178,23 @@ extension JSONValue {
     private mutating func array() -> JSONValue? {
       depth += 1
       defer { depth -= 1 }
-      guard depth <= Self.maxDepth else { return nil }
-      position += 1
+      guard let empty = open(closing: "]") else { return nil }
       var elements: [JSONValue] = []
-      skipWhitespace()
-      if position < bytes.count && bytes[position] == UInt8(ascii: "]") {
-        position += 1
-        return .array(elements)
-      }
+      if empty { return .array(elements) }
       while true {
         guard let element = value() else { return nil }
         elements.append(element)
-        skipWhitespace()
-        guard position < bytes.count else { return nil }
-        let byte = bytes[position]
-        position += 1
-        if byte == UInt8(ascii: "]") { return .array(elements) }
-        guard byte == UInt8(ascii: ",") else { return nil }
+        guard let closed = separator(closing: "]") else { return nil }
+        if closed { return .array(elements) }
       }
     }
 
     private mutating func object() -> JSONValue? {
       depth += 1
       defer { depth -= 1 }
-      guard depth <= Self.maxDepth else { return nil }
-      position += 1
+      guard let empty = open(closing: "}") else { return nil }
       var members: [String: JSONValue] = [:]
-      skipWhitespace()
-      if position < bytes.count && bytes[position] == UInt8(ascii: "}") {
-        position += 1
-        return .object(members)
-      }
+      if empty { return .object(members) }
       while true {
         skipWhitespace()
         guard position < bytes.count, bytes[position] == UInt8(ascii: "\""), let key = string() else {
@@ -220,13 +206,31 @@ extension JSONValue {
         guard let member = value() else { return nil }
         // How JSONDecoder treats a repeated key is its business: decline.
         guard members.updateValue(member, forKey: key) == nil else { return nil }
-        skipWhitespace()
-        guard position < bytes.count else { return nil }
-        let byte = bytes[position]
-        position += 1
-        if byte == UInt8(ascii: "}") { return .object(members) }
-        guard byte == UInt8(ascii: ",") else { return nil }
+        guard let closed = separator(closing: "}") else { return nil }
+        if closed { return .object(members) }
       }
+    }
+
+    /// Steps over a container's opening bracket (the caller has counted the depth): true
+    /// when `closing` follows at once (an empty container), nil when nested too deep.
+    private mutating func open(closing: Unicode.Scalar) -> Bool? {
+      guard depth <= Self.maxDepth else { return nil }
+      position += 1
+      skipWhitespace()
+      guard position < bytes.count && bytes[position] == UInt8(ascii: closing) else { return false }
+      position += 1
+      return true
+    }
+
+    /// Reads what follows a container's element: true at `closing`, false at a comma, nil
+    /// for anything else.
+    private mutating func separator(closing: Unicode.Scalar) -> Bool? {
+      skipWhitespace()
+      guard position < bytes.count else { return nil }
+      let byte = bytes[position]
+      position += 1
+      if byte == UInt8(ascii: closing) { return true }
+      return byte == UInt8(ascii: ",") ? false : nil
     }
   }
 }

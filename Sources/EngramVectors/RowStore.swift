@@ -100,14 +100,10 @@ final class RowStore: @unchecked Sendable {
   /// Computes the int8 codes of rows in `range` from their float32 vectors.
   func quantize(range: Range<Int>) {
     guard quantized, !range.isEmpty else { return }
-    engram_quantize_rows_i8(
-      vector(range.lowerBound), range.count, dimension, codes + range.lowerBound * dimension,
-      scales + range.lowerBound, codeSums + range.lowerBound)
     raiseCodeErrorBound(
-      engram_quantization_error_max(
-        vector(range.lowerBound), codes + range.lowerBound * dimension, scales + range.lowerBound,
-        range.count,
-        dimension))
+      engram_quantize_rows_i8(
+        vector(range.lowerBound), range.count, dimension, codes + range.lowerBound * dimension,
+        scales + range.lowerBound, codeSums + range.lowerBound))
   }
 }
 

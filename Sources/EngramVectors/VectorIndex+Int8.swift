@@ -28,9 +28,8 @@ extension VectorIndex {
     var codes = [Int8](repeating: 0, count: dimension)
     var scale: Float = 0
     var codeSum: Int32 = 0
-    let queryError = codes.withUnsafeMutableBufferPointer { codes in
-      engram_quantize_rows_i8(query, 1, dimension, codes.baseAddress!, &scale, &codeSum)
-      return engram_quantization_error_max(query, codes.baseAddress!, &scale, 1, dimension)
+    let queryError = codes.withUnsafeMutableBufferPointer {
+      engram_quantize_rows_i8(query, 1, dimension, $0.baseAddress!, &scale, &codeSum)
     }
     let heaps = codes.withUnsafeBufferPointer { codePointer in
       let shared = SharedPointer(codePointer.baseAddress!)
@@ -65,22 +64,25 @@ extension VectorIndex {
   /// Live rows whose int8 scan score (without the query's scale) is at least `cut`.
   static func rowsReaching(_ cut: Float, _ version: IndexVersion, queryCodes: UnsafePointer<Int8>) -> [Int32]
   {
-    let rows = version.rows
-    let dimension = rows.dimension
     var admitted: [Int32] = []
-    withUnsafeTemporaryAllocation(of: Int32.self, capacity: scoreBlock) { buffer in
-      let dots = buffer.baseAddress!
-      version.dead.withUnsafeBufferPointer { dead in
-        var start = 0
-        while start < version.count {
-          let n = min(scoreBlock, version.count - start)
-          engram_dot_i8_rows(
-            queryCodes, rows.codes + start * dimension, dimension, n, rows.codeSums + start, dots)
-          for j in 0..<n where Float(dots[j]) * rows.scales[start + j] >= cut {
-            let row = start + j
-            if (dead[row >> 6] >> UInt64(row & 63)) & 1 == 0 { admitted.append(Int32(row)) }
+    withUnsafeTemporaryAllocation(of: Float.self, capacity: scoreBlock) { scores in
+      withUnsafeTemporaryAllocation(of: Int32.self, capacity: scoreBlock) { dots in
+        version.dead.withUnsafeBufferPointer { dead in
+          var start = 0
+          while start < version.count {
+            let count = min(scoreBlock, version.count - start)
+            int8Scores(
+              version.rows, queryCodes: queryCodes, start: start, count: count, dots: dots,
+              into: scores.baseAddress!)
+            // `dots` is free again: it takes the positions that pass.
+            let picks = dots.baseAddress!
+            let picked = engram_select_at_least(scores.baseAddress!, count, cut, picks)
+            for index in 0..<picked {
+              let row = start + Int(picks[index])
+              if (dead[row >> 6] >> UInt64(row & 63)) & 1 == 0 { admitted.append(Int32(row)) }
+            }
+            start += count
           }
-          start += n
         }
       }
     }
@@ -90,29 +92,24 @@ extension VectorIndex {
   static func scanInt8(
     _ version: IndexVersion, queryCodes: UnsafePointer<Int8>, range: Range<Int>, into heap: inout TopK
   ) {
-    let rows = version.rows
-    let dimension = rows.dimension
-    withUnsafeTemporaryAllocation(of: Int32.self, capacity: scoreBlock) { buffer in
-      let dots = buffer.baseAddress!
-      version.dead.withUnsafeBufferPointer { dead in
-        var start = range.lowerBound
-        while start < range.upperBound {
-          let n = min(scoreBlock, range.upperBound - start)
-          engram_dot_i8_rows(
-            queryCodes, rows.codes + start * dimension, dimension, n, rows.codeSums + start, dots)
-          var threshold = heap.threshold
-          let scales = rows.scales + start
-          for j in 0..<n {
-            let score = Float(dots[j]) * scales[j]
-            guard score >= threshold else { continue }
-            let row = start + j
-            if (dead[row >> 6] >> UInt64(row & 63)) & 1 != 0 { continue }
-            heap.offer(score: score, id: rows.ids[row], row: Int32(row))
-            threshold = heap.threshold
-          }
-          start += n
-        }
+    withUnsafeTemporaryAllocation(of: Int32.self, capacity: scoreBlock) { dots in
+      scan(version, range: range, into: &heap) { start, count, scores in
+        int8Scores(version.rows, queryCodes: queryCodes, start: start, count: count, dots: dots, into: scores)
       }
     }
+  }
+
+  /// int8 scan scores of rows `start ..< start + count`: integer dot products times each
+  /// row's scale (the query's scale, common to all rows, is left out).
+  @inline(__always)
+  static func int8Scores(
+    _ rows: RowStore, queryCodes: UnsafePointer<Int8>, start: Int, count: Int,
+    dots: UnsafeMutableBufferPointer<Int32>, into scores: UnsafeMutablePointer<Float>
+  ) {
+    let dimension = rows.dimension
+    engram_dot_i8_rows(
+      queryCodes, rows.codes + start * dimension, dimension, count, rows.codeSums + start, dots.baseAddress!)
+    let scales = rows.scales + start
+    for j in 0..<count { scores[j] = Float(dots[j]) * scales[j] }
   }
 }

@@ -152,18 +152,29 @@ extension VectorIndex {
     _ version: IndexVersion, query: UnsafePointer<Float>, range: Range<Int>, into heap: inout TopK
   ) {
     let rows = version.rows
-    let dimension = rows.dimension
-    withUnsafeTemporaryAllocation(of: Float.self, capacity: scoreBlock) { buffer in
-      let scores = buffer.baseAddress!
-      let picks = UnsafeMutablePointer<Int32>.allocate(capacity: scoreBlock)
-      defer { picks.deallocate() }
-      version.dead.withUnsafeBufferPointer { dead in
-        var start = range.lowerBound
-        while start < range.upperBound {
-          let n = min(scoreBlock, range.upperBound - start)
-          engram_dot_f32_rows(query, rows.vector(start), dimension, n, scores)
-          offer(scores, count: n, firstRow: start, rows: rows, dead: dead, picks: picks, into: &heap)
-          start += n
+    scan(version, range: range, into: &heap) { start, count, scores in
+      engram_dot_f32_rows(query, rows.vector(start), rows.dimension, count, scores)
+    }
+  }
+
+  /// Scores `range` block by block with `score(firstRow, count, scores)` and offers the live
+  /// rows that reach the heap's threshold (float32 and int8 scans alike).
+  static func scan(
+    _ version: IndexVersion, range: Range<Int>, into heap: inout TopK,
+    score: (Int, Int, UnsafeMutablePointer<Float>) -> Void
+  ) {
+    withUnsafeTemporaryAllocation(of: Float.self, capacity: scoreBlock) { scores in
+      withUnsafeTemporaryAllocation(of: Int32.self, capacity: scoreBlock) { picks in
+        version.dead.withUnsafeBufferPointer { dead in
+          var start = range.lowerBound
+          while start < range.upperBound {
+            let count = min(scoreBlock, range.upperBound - start)
+            score(start, count, scores.baseAddress!)
+            offer(
+              scores.baseAddress!, count: count, firstRow: start, rows: version.rows, dead: dead,
+              picks: picks.baseAddress!, into: &heap)
+            start += count
+          }
         }
       }
     }

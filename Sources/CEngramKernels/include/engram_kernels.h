@@ -38,14 +38,11 @@ int engram_normalize_rows(const float *src, float *dst, size_t n, size_t dim, si
                           size_t *bad_column);
 
 /// Quantizes `n` unit rows to int8 with one scale per row (max |x| / 127): codes, scales and
-/// the per-row sum of codes the VNNI kernel needs.
-void engram_quantize_rows_i8(const float *rows, size_t n, size_t dim, int8_t *codes, float *scales,
-                             int32_t *sums);
-
-/// The largest quantization error over `n` rows: max_i || rows[i] - scales[i] * codes[i] ||,
-/// computed in double precision. Bounds how far an int8 score can be from the exact one.
-float engram_quantization_error_max(const float *rows, const int8_t *codes, const float *scales, size_t n,
-                                    size_t dim);
+/// the per-row sum of codes the VNNI kernel needs. Returns the largest quantization error,
+/// max_i || rows[i] - scales[i] * codes[i] ||, which bounds how
+/// far an int8 score can be from the exact one.
+float engram_quantize_rows_i8(const float *rows, size_t n, size_t dim, int8_t *codes, float *scales,
+                              int32_t *sums);
 
 /// A fast non-cryptographic 64-bit checksum of `length` bytes, chained through `seed`.
 uint64_t engram_checksum64(const void *data, size_t length, uint64_t seed);

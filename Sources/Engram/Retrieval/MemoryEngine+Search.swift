@@ -36,18 +36,15 @@ extension MemoryEngine {
     let namedSpeaker = mode == .hybrid && weights.speakerWeight > 0 ? try namedSpeaker(in: query) : nil
 
     let ownerKinds = Set(kinds.map(\.ownerKind))
-    let database = self.database
+    let keywordCandidates: @Sendable (Connection) throws -> [TextHit] = {
+      try $0.searchText(
+        query, kinds: ownerKinds, limit: candidates, sessionID: sessionID, timeRange: timeRange)
+    }
     // Hybrid: the keyword candidates are read on another thread while the query is embedded
     // (on a 2-core machine that hides most of the FTS time); their rows are read below in a
     // second transaction, where a row deleted in between is simply not found.
-    let keywordTask: Task<[TextHit], any Error>? =
-      mode == .hybrid
-      ? Task {
-        try database.read { connection in
-          try connection.searchText(
-            query, kinds: ownerKinds, limit: candidates, sessionID: sessionID, timeRange: timeRange)
-        }
-      } : nil
+    let database = self.database
+    let keywordTask = mode == .hybrid ? Task { try database.read(keywordCandidates) } : nil
     defer { keywordTask?.cancel() }
 
     // Vector candidates (after picking up other processes' writes).
@@ -72,10 +69,7 @@ extension MemoryEngine {
     let hits = try database.read { connection -> [SearchHit] in
       var bm25: [Int64: Double] = [:]
       if mode != .vector {
-        let found =
-          try keywordHits
-          ?? connection.searchText(
-            query, kinds: ownerKinds, limit: candidates, sessionID: sessionID, timeRange: timeRange)
+        let found = try keywordHits ?? keywordCandidates(connection)
         bm25.reserveCapacity(found.count)
         for hit in found { bm25[VectorKey.make(hit.ownerKind.itemKind, hit.ownerID)] = hit.bm25 }
       }

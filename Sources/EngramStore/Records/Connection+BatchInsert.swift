@@ -72,7 +72,6 @@ extension Connection {
         try records[start + row].bind(to: statement)
         try statement.bind(ids[start + row], at: width)
       }
-      statement.parameterOffset = 0
       try statement.execute()
       start += rows
     }
