@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: demo test setup build release lint format bench peers clean schemas mcp-e2e sanitize fuzz reliability
+.PHONY: demo test setup build release lint format bench peers clean schemas corpus mcp-e2e sanitize fuzz reliability
 
 setup:
 	@./scripts/setup.sh
@@ -54,6 +54,10 @@ format:
 
 schemas:
 	./scripts/generate-migrations.sh
+
+# The intent model's training corpus, compiled into the agent (see docs/requests.md).
+corpus:
+	./scripts/generate-intent-corpus.sh
 
 clean:
 	rm -rf .build

@@ -45,7 +45,7 @@ let package = Package(
       name: "EngramEmbeddings", dependencies: ["CBLAS", "CEngramKernels"],
       swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
     .target(name: "Engram", dependencies: ["EngramStore", "EngramVectors", "EngramEmbeddings"]),
-    .target(name: "EngramAgent", dependencies: ["Engram"]),
+    .target(name: "EngramAgent", dependencies: ["Engram"], exclude: ["Intent/intent-corpus.jsonl"]),
 
     // Executables.
     .target(name: "EngramMCP", dependencies: ["Engram"]),

@@ -3,92 +3,287 @@ import EngramAgent
 import EngramEmbeddings
 import Foundation
 
-/// `engram-bench agent [--phrases FILE] [--model minilm|hashing] [--turns 10000] [--queries 200] [--json]`
+/// `engram-bench agent [--phrases FILE] [--model minilm|hashing] [--now ISO8601] [--turns 10000]
+/// [--queries 200] [--cross-validate] [--json]`
 ///
-/// Routing accuracy of the built-in skills on the labelled phrase set (rules only, and rules
-/// then semantic similarity with the chosen embedder), on all phrases and on the held-back
-/// half; then end-to-end agent turn latency without a language model (persist the user turn,
-/// retrieve the prompt context, route, execute a read-only skill, persist the reply and traces)
-/// on a memory of `--turns` synthetic conversation turns ingested through `engine.ingest`.
+/// Routing on a labelled request set (default: the frozen evaluation split
+/// `Benchmarks/data/agent-eval.jsonl`, JSON lines `{text, label, lang, when?, result?, title?}`,
+/// labels may be `none`): accuracy of the rules alone and of the full router (rules, intent
+/// model, similarity with the chosen embedder), per skill and per language; date accuracy
+/// (the gold skill's arguments against `when`: an instant, `missing` or `unreadable`) and
+/// calculator accuracy (against `result`); then end-to-end agent turn latency without a
+/// language model on a memory of `--turns` synthetic turns. `--cross-validate` reports
+/// 5-fold accuracy of the intent model on its own training corpus, by confidence threshold
+/// (how the router's threshold is chosen: never on the evaluation split).
 enum AgentSuite {
-  struct Phrase: Decodable {
+  struct Request: Decodable {
     var text: String
-    var skill: String
-    var held_out: Bool
+    var label: String
+    var lang: String
+    var when: String?
+    var result: Double?
+    var title: String?
   }
 
-  struct Fixture: Decodable { var phrases: [Phrase] }
-
   static func run(_ arguments: inout BenchArguments) async throws -> (BenchReport, String) {
-    let phrasesPath = arguments.string(
-      "phrases", default: "Tests/EngramAgentTests/Fixtures/routing-phrases.json")
+    let phrasesPath = arguments.string("phrases", default: "Benchmarks/data/agent-eval.jsonl")
     let model = arguments.string("model", default: "minilm")
+    let nowText = arguments.string("now", default: "2025-06-11T10:00:00+08:00")
     let turnCount = try arguments.int("turns", default: 10_000)
     let queryCount = try arguments.int("queries", default: 200)
+    let crossValidate = arguments.flag("cross-validate")
+    var options = IntentClassifier.TrainingOptions()
+    options.epochs = try arguments.int("epochs", default: options.epochs)
+    options.learningRate = Float(
+      try arguments.double("learning-rate", default: Double(options.learningRate))!)
+    options.l2 = Float(try arguments.double("l2", default: Double(options.l2))!)
     try arguments.finish()
-    guard turnCount > 0, queryCount > 0 else { throw BenchError("--turns and --queries must be positive") }
+    guard turnCount >= 0, queryCount > 0 else { throw BenchError("--turns must be >= 0, --queries positive") }
     guard model == "minilm" || model == "hashing" else {
       throw BenchError("--model must be minilm or hashing")
     }
-    let phrases: [Phrase]
+    var report = BenchReport()
+    if crossValidate {
+      report.set("cross_validation", try await crossValidation(options: options, semanticModel: model))
+      return (report, "intent model, 5-fold cross-validation on its training corpus")
+    }
+    let requests: [Request]
     do {
-      phrases = try JSONDecoder().decode(
-        Fixture.self, from: Data(contentsOf: URL(fileURLWithPath: phrasesPath))
-      ).phrases
+      let text = try String(contentsOfFile: phrasesPath, encoding: .utf8)
+      requests = try text.split(whereSeparator: \.isNewline).filter { !$0.allSatisfy(\.isWhitespace) }.map {
+        try JSONDecoder().decode(Request.self, from: Data($0.utf8))
+      }
     } catch {
       throw BenchError(
-        "cannot read the phrase set \(phrasesPath) (run from the repository root or pass --phrases)")
+        "cannot read the request set \(phrasesPath) (JSON lines; run from the repository root or pass --phrases)"
+      )
     }
+    guard let clock = parseClock(nowText) else { throw BenchError("--now must be ISO 8601 with an offset") }
 
     progress("agent: loading the \(model) embedder")
     let embedder: any Embedder =
       model == "hashing" ? try HashingEmbedder(dimension: 384) : try BertEmbedder(locator: ModelLocator())
-
-    var report = BenchReport()
     report.set("model", embedder.modelID)
-    report.set("phrases", phrases.count)
-    report.set("heldout_phrases", phrases.filter(\.held_out).count)
-    try await measureRouting(phrases, embedder: embedder, into: &report)
-    try await measureTurns(embedder: embedder, turns: turnCount, queries: queryCount, into: &report)
-    return (report, "agent routing and turn latency (\(embedder.modelID))")
+    report.set("phrases", requests.count)
+    try await measureRouting(requests, embedder: embedder, clock: clock, into: &report)
+    measureArguments(requests, clock: clock, into: &report)
+    if turnCount > 0 {
+      try await measureTurns(embedder: embedder, turns: turnCount, queries: queryCount, into: &report)
+    }
+    return (report, "agent routing, arguments and turn latency (\(embedder.modelID))")
   }
 
-  static func measureRouting(_ phrases: [Phrase], embedder: any Embedder, into report: inout BenchReport)
-    async throws
-  {
+  static func parseClock(_ text: String) -> AgentClock? {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    guard let date = formatter.date(from: text) else { return nil }
+    let suffix = text.suffix(6)
+    let sign = suffix.first == "-" ? -1 : 1
+    let parts = suffix.dropFirst().split(separator: ":").compactMap { Int($0) }
+    guard parts.count == 2, let zone = TimeZone(secondsFromGMT: sign * (parts[0] * 3600 + parts[1] * 60))
+    else {
+      return text.hasSuffix("Z") ? .fixed(date, timeZone: TimeZone(secondsFromGMT: 0)!) : nil
+    }
+    return .fixed(date, timeZone: zone)
+  }
+
+  /// Accuracy of `correct` over `total`, as a report number (0 when there is nothing).
+  static func ratio(_ correct: Int, _ total: Int) -> Double {
+    total == 0 ? 0 : Double(correct) / Double(total)
+  }
+
+  static func measureRouting(
+    _ requests: [Request], embedder: any Embedder, clock: AgentClock, into report: inout BenchReport
+  ) async throws {
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)
-    let rules = SkillRouter(registry: registry)
-    let semantic = SkillRouter(registry: registry, embedding: EmbedderPhraseEmbedding(embedder))
-    try await semantic.prepareIndex()
-    let zone = TimeZone(identifier: "Asia/Shanghai")!
-    let clock = AgentClock.fixed(Date(timeIntervalSince1970: 1_749_607_200), timeZone: zone)
-    var correct = (rules: 0, semantic: 0, heldRules: 0, heldSemantic: 0)
+    let router = SkillRouter(registry: registry, embedding: EmbedderPhraseEmbedding(embedder))
+    try await router.prepareIndex()
+    var rulesCorrect = 0
+    var fullCorrect = 0
+    var bySkill: [String: (correct: Int, rules: Int, total: Int)] = [:]
+    var byLanguage: [String: (correct: Int, rules: Int, total: Int)] = [:]
+    var methods: [String: Int] = [:]
     var routeSeconds: [Double] = []
-    progress("agent: routing \(phrases.count) phrases")
-    for phrase in phrases {
-      let byRules = rules.routeByRules(phrase.text, clock: clock)?.skillID
-      var bySemantic: String?
+    progress("agent: routing \(requests.count) requests")
+    for request in requests {
+      let byRules = router.routeByRules(request.text, clock: clock)?.skillID ?? "none"
+      var decision: RouteDecision?
       let seconds = try await Measure.seconds {
-        bySemantic = try await semantic.route(phrase.text, clock: clock)?.skillID
+        decision = try await router.route(request.text, clock: clock)
       }
       routeSeconds.append(seconds)
-      if byRules == phrase.skill {
-        correct.rules += 1
-        if phrase.held_out { correct.heldRules += 1 }
+      let routed = decision?.skillID ?? "none"
+      methods[decision?.method.rawValue ?? "none", default: 0] += 1
+      let full = routed == request.label ? 1 : 0
+      let rules = byRules == request.label ? 1 : 0
+      fullCorrect += full
+      rulesCorrect += rules
+      bySkill[request.label, default: (0, 0, 0)].correct += full
+      bySkill[request.label, default: (0, 0, 0)].rules += rules
+      bySkill[request.label, default: (0, 0, 0)].total += 1
+      byLanguage[request.lang, default: (0, 0, 0)].correct += full
+      byLanguage[request.lang, default: (0, 0, 0)].rules += rules
+      byLanguage[request.lang, default: (0, 0, 0)].total += 1
+    }
+    report.set("routing_accuracy", ratio(fullCorrect, requests.count))
+    report.set("rules_accuracy", ratio(rulesCorrect, requests.count))
+    func breakdown(_ counts: [String: (correct: Int, rules: Int, total: Int)]) -> BenchReport {
+      var result = BenchReport()
+      for key in counts.keys.sorted() {
+        let count = counts[key]!
+        var entry = BenchReport()
+        entry.set("accuracy", ratio(count.correct, count.total))
+        entry.set("rules_accuracy", ratio(count.rules, count.total))
+        entry.set("n", count.total)
+        result.set(key, entry)
       }
-      if bySemantic == phrase.skill {
-        correct.semantic += 1
-        if phrase.held_out { correct.heldSemantic += 1 }
+      return result
+    }
+    report.set("by_skill", breakdown(bySkill))
+    report.set("by_language", breakdown(byLanguage))
+    var methodReport = BenchReport()
+    for key in methods.keys.sorted() { methodReport.set(key, methods[key]!) }
+    report.set("methods", methodReport)
+    report.set("route_p50_ms", Measure.percentile(routeSeconds, 0.5) * 1000)
+  }
+
+  /// Date and calculator accuracy with the gold skill's own argument extraction, so a
+  /// routing mistake does not count twice.
+  static func measureArguments(_ requests: [Request], clock: AgentClock, into report: inout BenchReport) {
+    let reminder = ReminderSkill()
+    let calendar = CalendarSkill()
+    var dates = (correct: 0, total: 0)
+    var titles = (correct: 0, total: 0)
+    var sums = (correct: 0, total: 0)
+    for request in requests {
+      if let expected = request.when, request.label == reminder.id || request.label == calendar.id {
+        let skill: any Skill = request.label == reminder.id ? reminder : calendar
+        let arguments = skill.extractArguments(from: request.text, clock: clock)
+        dates.total += 1
+        if dateMatches(
+          arguments["when"], expected: expected, skill: skill, arguments: arguments, clock: clock)
+        {
+          dates.correct += 1
+        }
+        if let title = request.title {
+          titles.total += 1
+          if normalized(arguments["title"]?.stringValue ?? "") == normalized(title) { titles.correct += 1 }
+        }
+      }
+      if let expected = request.result, request.label == "calculator" {
+        sums.total += 1
+        let arguments = CalculatorSkill().extractArguments(from: request.text, clock: clock)
+        if let expression = arguments["expression"]?.stringValue,
+          let value = try? ArithmeticExpression.evaluate(expression),
+          abs(value - expected) <= 1e-6 * max(1, abs(expected))
+        {
+          sums.correct += 1
+        }
       }
     }
-    let all = Double(phrases.count)
-    let held = Double(max(1, phrases.filter(\.held_out).count))
-    report.set("rules_accuracy", Double(correct.rules) / all)
-    report.set("rules_semantic_accuracy", Double(correct.semantic) / all)
-    report.set("heldout_rules_accuracy", Double(correct.heldRules) / held)
-    report.set("heldout_rules_semantic_accuracy", Double(correct.heldSemantic) / held)
-    report.set("route_p50_ms", Measure.percentile(routeSeconds, 0.5) * 1000)
+    report.set("date_accuracy", ratio(dates.correct, dates.total))
+    report.set("date_items", dates.total)
+    report.set("title_accuracy", ratio(titles.correct, titles.total))
+    report.set("calculator_accuracy", ratio(sums.correct, sums.total))
+    report.set("calculator_items", sums.total)
+  }
+
+  static func dateMatches(
+    _ value: SkillValue?, expected: String, skill: any Skill, arguments: SkillArguments, clock: AgentClock
+  ) -> Bool {
+    switch expected {
+    case "missing": return value == nil
+    case "unreadable":
+      guard let value else { return false }
+      if case .date = value { return false }
+      // A string the validator cannot read as a date is reported to the user as unreadable.
+      return
+        (try? ArgumentValidator.validate(arguments, against: skill.inputSchema, timeZone: clock.timeZone))
+        == nil
+    default:
+      guard case .date(let date)? = value else { return false }
+      let formatter = ISO8601DateFormatter()
+      formatter.formatOptions = [.withInternetDateTime]
+      guard let gold = formatter.date(from: expected) else { return false }
+      return abs(date.timeIntervalSince(gold)) < 1
+    }
+  }
+
+  static func normalized(_ text: String) -> String {
+    text.lowercased().filter { $0.isLetter || $0.isNumber }
+  }
+
+  /// 5-fold accuracy of the intent model on its training corpus, overall and for the
+  /// predictions at or above each confidence threshold (with the share they cover).
+  static func crossValidation(options: IntentClassifier.TrainingOptions, semanticModel: String) async throws
+    -> BenchReport
+  {
+    // The similarity stage as the router runs it when the model is unsure: how often is it
+    // right where the held-out prediction is unsure, against the model's own guess?
+    let embedder: any Embedder =
+      semanticModel == "hashing"
+      ? try HashingEmbedder(dimension: 384) : try BertEmbedder(locator: ModelLocator())
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    let similarity = SkillRouter(
+      registry: registry, embedding: EmbedderPhraseEmbedding(embedder), classifier: nil)
+    var unsure: [String: (model: Int, semantic: Int, total: Int)] = [:]
+    var examples = IntentCorpus.examples
+    var generator = SeededGenerator(seed: 11)
+    examples.shuffle(using: &generator)
+    let folds = 5
+    var predictions: [(correct: Bool, confidence: Double)] = []
+    var confusions: [String: Int] = [:]
+    for fold in 0..<folds {
+      let test = examples.enumerated().filter { $0.offset % folds == fold }.map(\.element)
+      let train = examples.enumerated().filter { $0.offset % folds != fold }.map(\.element)
+      let classifier = IntentClassifier(examples: train, options: options)
+      for example in test {
+        let prediction = classifier.predict(example.text)
+        predictions.append((prediction.label == example.label, prediction.confidence))
+        for threshold in [0.45, 0.6, 0.75] where prediction.confidence < threshold {
+          let key = String(format: "%.2f", threshold)
+          let scores = try await similarity.semanticScores(
+            for: example.text, among: registry.allSkills.map(\.id))
+          let semantic =
+            scores.first.flatMap { $0.1 > similarity.semanticThreshold ? $0.0 : nil } ?? prediction.label
+          unsure[key, default: (0, 0, 0)].total += 1
+          unsure[key, default: (0, 0, 0)].model += prediction.label == example.label ? 1 : 0
+          unsure[key, default: (0, 0, 0)].semantic += semantic == example.label ? 1 : 0
+        }
+        if prediction.label != example.label {
+          confusions["\(example.label) -> \(prediction.label)", default: 0] += 1
+        }
+      }
+    }
+    var report = BenchReport()
+    report.set("examples", examples.count)
+    report.set("accuracy", ratio(predictions.filter(\.correct).count, predictions.count))
+    var thresholds = BenchReport()
+    for threshold in stride(from: 0.3, through: 0.9, by: 0.05) {
+      let kept = predictions.filter { $0.confidence >= threshold }
+      var entry = BenchReport()
+      entry.set("accuracy", ratio(kept.filter(\.correct).count, kept.count))
+      entry.set("coverage", ratio(kept.count, predictions.count))
+      thresholds.set(String(format: "%.2f", threshold), entry)
+    }
+    report.set("by_threshold", thresholds)
+    var unsureReport = BenchReport()
+    for (key, counts) in unsure.sorted(by: { $0.key < $1.key }) {
+      var entry = BenchReport()
+      entry.set("n", counts.total)
+      entry.set("model_accuracy", ratio(counts.model, counts.total))
+      entry.set("with_similarity_accuracy", ratio(counts.semantic, counts.total))
+      unsureReport.set(key, entry)
+    }
+    report.set("below_threshold", unsureReport)
+    var mistakes = BenchReport()
+    for (pair, count) in confusions.sorted(by: { $0.value > $1.value }).prefix(12) {
+      mistakes.set(pair, count)
+    }
+    report.set("confusions", mistakes)
+    return report
   }
 
   static func measureTurns(embedder: any Embedder, turns: Int, queries: Int, into report: inout BenchReport)

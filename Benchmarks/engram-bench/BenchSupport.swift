@@ -16,7 +16,7 @@ struct BenchArguments {
   private var used: Set<String> = []
 
   /// Switches that never take a value.
-  static let knownFlags: Set<String> = ["json", "quick"]
+  static let knownFlags: Set<String> = ["json", "quick", "cross-validate", "calibrate"]
 
   init(_ arguments: [String]) throws {
     var index = 0
@@ -84,9 +84,9 @@ struct BenchArguments {
 }
 
 /// Ordered key/value results of one suite, printed as a table or as one JSON object.
-struct BenchReport {
+struct BenchReport: Sendable {
   /// A JSON-representable value.
-  indirect enum Value {
+  indirect enum Value: Sendable {
     case int(Int)
     case double(Double)
     case string(String)

@@ -11,7 +11,8 @@ let usage = """
     vectors   exact and int8 cosine top-k latency, recall, batch throughput
     embed     MiniLM embedding throughput, query latency, load time
     locomo    retrieval quality on LoCoMo conversations (hit@k, MRR) and compaction
-    agent     routing accuracy (rules, rules + semantic) and end-to-end agent turn latency
+    agent     routing accuracy (rules, full router), date and calculator accuracy, agent turn latency
+    answers   LoCoMo questions asked through the agent: replies that quote an evidence turn
   """
 
 let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String)] = [
@@ -20,6 +21,7 @@ let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String
   "embed": EmbedSuite.run,
   "locomo": LocomoSuite.run,
   "agent": AgentSuite.run,
+  "answers": AnswersSuite.run,
 ]
 
 let commandLine = Array(CommandLine.arguments.dropFirst())

@@ -319,6 +319,32 @@ extension MemoryEngine {
       PendingCallRecord.init)
   }
 
+  /// Confirms pending call `id` if it still waits (`pending` → `confirmed`, atomically);
+  /// false when it was decided meanwhile (cancelled by another process, say).
+  /// - Throws: store errors.
+  public func claimPendingCall(_ id: Int64, at date: Date = Date()) throws -> Bool {
+    try checkOpen()
+    let time = Timestamp.milliseconds(date)
+    return try database.write { try $0.transitionPendingCall(id, from: [.pending], to: .confirmed, at: time) }
+  }
+
+  /// Cancels those of `ids` that are still `pending` or `confirmed`; returns them as they now are.
+  /// - Throws: store errors; nothing changes then.
+  public func cancelUnfinishedPendingCalls(_ ids: [Int64], at date: Date = Date()) throws
+    -> [PendingCallRecord]
+  {
+    try checkOpen()
+    let time = Timestamp.milliseconds(date)
+    return try database.write { connection in
+      var cancelled: [PendingCall] = []
+      for id in ids
+      where try connection.transitionPendingCall(id, from: [.pending, .confirmed], to: .cancelled, at: time) {
+        if let call = try connection.fetch(PendingCall.self, id: id) { cancelled.append(call) }
+      }
+      return cancelled
+    }.map(PendingCallRecord.init)
+  }
+
   // MARK: - Helpers
 
   /// Whether `text` is empty or only `CharacterSet.whitespacesAndNewlines`, without

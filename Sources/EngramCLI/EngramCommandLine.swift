@@ -9,6 +9,7 @@ public enum EngramCommandLine {
   /// The subcommands, in the order `engram --help` lists them. Add a command here.
   public static let commands: [any Command.Type] = [
     InitCommand.self, RememberCommand.self, ForgetCommand.self, IngestCommand.self, QueryCommand.self,
+    RouteCommand.self,
     ChatCommand.self, CompactCommand.self, StatsCommand.self, DoctorCommand.self, ExportCommand.self,
     ImportCommand.self,
     ReindexCommand.self, SkillsCommand.self, BenchCommand.self, DemoCommand.self, MCPCommand.self,

@@ -7,17 +7,17 @@ import Testing
   // Wednesday 11 June 2025, 10:00 in Shanghai.
   let clock = AgentClock.fixed(wallClock(2025, 6, 11, 10, in: Zones.shanghai), timeZone: Zones.shanghai)
 
-  func route(_ text: String) throws -> RouteDecision {
+  func route(_ text: String) async throws -> RouteDecision {
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)
-    return try #require(SkillRouter(registry: registry).routeByRules(text, clock: clock))
+    return try #require(try await SkillRouter(registry: registry).route(text, clock: clock))
   }
 
   @Test func datedTaskBecomesReminderWithoutTheDateInItsTitle() async throws {
-    let text = "明天下午三点把会议记录发我"
-    let decision = try route(text)
+    let text = "明天下午三点把报告发给王经理"
+    let decision = try await route(text)
     #expect(decision.skillID == "reminder.create")
-    #expect(decision.arguments["title"] == .string("把会议记录发我"))
+    #expect(decision.arguments["title"] == .string("把报告发给王经理"))
     #expect(decision.arguments["when"] == .date(wallClock(2025, 6, 12, 15, in: Zones.shanghai)))
 
     let memory = FakeMemory()
@@ -25,14 +25,15 @@ import Testing
     let skill = ReminderSkill()
     #expect(
       skill.confirmationText(arguments: decision.arguments, context: context)
-        == "创建提醒「把会议记录发我」，时间 2025-06-12 15:00（周四）？")
+        == "创建提醒「把报告发给王经理」，时间 2025-06-12 15:00（周四）？")
     let output = try await SkillExecutor.run(skill, arguments: decision.arguments, context: context)
     guard case .created(let item, _) = output else { Issue.record("expected created, got \(output)"); return }
     #expect(item.kind == .reminder)
     #expect(
       memory.stored[item.id]
         == FakeMemory.Stored(
-          kind: "reminder", title: "把会议记录发我", date: wallClock(2025, 6, 12, 15, in: Zones.shanghai), body: nil)
+          kind: "reminder", title: "把报告发给王经理", date: wallClock(2025, 6, 12, 15, in: Zones.shanghai), body: nil
+        )
     )
   }
 
@@ -41,15 +42,15 @@ import Testing
     ("remind me in 30 minutes to take out the trash", "take out the trash"), ("别忘了周六上午去取快递", "去取快递"),
     ("我要在周六上午取快递，提醒我", "取快递"),
   ])
-  func reminderTitles(_ text: String, _ title: String) throws {
-    let decision = try route(text)
+  func reminderTitles(_ text: String, _ title: String) async throws {
+    let decision = try await route(text)
     #expect(decision.skillID == "reminder.create")
     #expect(decision.arguments["title"] == .string(title))
     #expect(decision.arguments["when"] != nil)
   }
 
-  @Test func eventGetsItsOwnTitleAndEnglishConfirmation() throws {
-    let decision = try route("schedule a meeting with Bob next Friday at 10am")
+  @Test func eventGetsItsOwnTitleAndEnglishConfirmation() async throws {
+    let decision = try await route("schedule a meeting with Bob next Friday at 10am")
     #expect(decision.skillID == "calendar.create")
     #expect(decision.arguments["title"] == .string("meeting with Bob"))
     let context = SkillContext(userText: "schedule", clock: clock, memory: FakeMemory())
@@ -68,7 +69,7 @@ import Testing
 
   @Test func rememberStoresPreference() async throws {
     let memory = FakeMemory()
-    let decision = try route("记住我喜欢喝美式咖啡")
+    let decision = try await route("记住我喜欢喝美式咖啡")
     #expect(decision.skillID == "memory.remember")
     #expect(decision.arguments["content"] == .string("我喜欢喝美式咖啡"))
     let output = try await SkillExecutor.run(
@@ -82,7 +83,7 @@ import Testing
       RecalledMemory(
         id: 4, text: "My sister's birthday is May 3", date: wallClock(2025, 5, 1, 9, in: Zones.shanghai))
     ])
-    let decision = try route("when is my sister's birthday?")
+    let decision = try await route("when is my sister's birthday?")
     #expect(decision.skillID == "memory.recall")
     let output = try await SkillExecutor.run(
       RecallSkill(), arguments: decision.arguments,
@@ -100,13 +101,13 @@ import Testing
     var ctx = context("我的车停在哪？", memory: memory)
     ctx.memories = [RecalledMemory(id: 9, text: "车停在B2层", kind: .fact)]
     let output = try await RecallSkill().execute(arguments: ["query": .string("车停在哪")], context: ctx)
-    #expect(output.text == "我记得这些：\n- 车停在B2层")
+    #expect(output.text == "根据我记得的：\n- 车停在B2层")
     #expect(memory.searches.isEmpty)
   }
 
   @Test func forgetByIDAndByDescription() async throws {
     let memory = FakeMemory(memories: [RecalledMemory(id: 3, text: "I like green tea")])
-    let byID = try route("forget memory #3")
+    let byID = try await route("forget memory #3")
     #expect(byID.skillID == "memory.forget")
     #expect(byID.arguments["id"] == .int(3))
     var ctx = context("forget memory #3", memory: memory)
@@ -132,14 +133,14 @@ import Testing
     #expect(memory.forgotten == [3])
   }
 
-  @Test func dontForgetIsAReminderNotAForget() throws {
+  @Test func dontForgetIsAReminderNotAForget() async throws {
     #expect(!ForgetSkill().canHandle("don't forget to water the plants tomorrow"))
-    #expect(try route("别忘了明天带伞").skillID == "reminder.create")
+    #expect(try await route("别忘了明天带伞").skillID == "reminder.create")
   }
 
   @Test func noteUsesFirstWordsAsTitle() async throws {
     let memory = FakeMemory()
-    let decision = try route("take a note: the garage code is 4512")
+    let decision = try await route("take a note: the garage code is 4512")
     #expect(decision.skillID == "note.create")
     #expect(decision.arguments["content"] == .string("the garage code is 4512"))
     let output = try await SkillExecutor.run(
@@ -150,7 +151,7 @@ import Testing
   }
 
   @Test func timeNowInChineseAndEnglish() async throws {
-    #expect(try route("现在几点了？").skillID == "time.now")
+    #expect(try await route("现在几点了？").skillID == "time.now")
     let zh = try await TimeNowSkill().execute(arguments: [:], context: context("现在几点了？", clock: clock))
     #expect(zh == .text("现在是 2025-06-11 10:00（周三），Asia/Shanghai。"))
     let en = try await TimeNowSkill().execute(
@@ -159,12 +160,12 @@ import Testing
   }
 
   @Test func calculatorRoutesAndComputes() async throws {
-    let decision = try route("what is (3 + 4) * 2?")
+    let decision = try await route("what is (3 + 4) * 2?")
     #expect(decision.skillID == "calculator")
     let output = try await SkillExecutor.run(
       CalculatorSkill(), arguments: decision.arguments, context: context("x"))
     #expect(output == .text("(3 + 4) * 2 = 14"))
-    let zh = try route("帮我算一下12乘以3等于多少")
+    let zh = try await route("帮我算一下12乘以3等于多少")
     #expect(zh.skillID == "calculator")
     #expect(zh.arguments["expression"] == .string("12乘以3"))
     await #expect(throws: SkillError.divisionByZero) {

@@ -33,32 +33,26 @@ import Testing
     }
   }
 
-  @Test func rulesOnlyAccuracy() throws {
+  /// The full router (high-precision rules, then the intent model) on the older phrase set,
+  /// which the intent model was not trained on: a regression floor, not a tuning target.
+  @Test func routerAccuracyOnTheOlderPhraseSet() async throws {
     let phrases = try Self.load()
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)
     let router = SkillRouter(registry: registry)
     let clock = AgentClock.fixed(wallClock(2025, 6, 11, 10, in: Zones.shanghai), timeZone: Zones.shanghai)
     var correct = 0
-    var heldOutCorrect = 0
     var misses: [String] = []
     for phrase in phrases {
-      let routed = router.routeByRules(phrase.text, clock: clock)?.skillID
+      let routed = try await router.route(phrase.text, clock: clock)?.skillID
       if routed == phrase.skill {
         correct += 1
-        if phrase.held_out { heldOutCorrect += 1 }
       } else {
         misses.append("\(phrase.text) -> \(routed ?? "none") (want \(phrase.skill))")
       }
     }
-    let heldOut = phrases.filter(\.held_out).count
     let accuracy = Double(correct) / Double(phrases.count)
-    let heldOutAccuracy = Double(heldOutCorrect) / Double(heldOut)
-    let report =
-      "all \(correct)/\(phrases.count), held-out \(heldOutCorrect)/\(heldOut); misses:\n"
-      + misses.joined(separator: "\n")
-    // Measured 228/233 (97.9%) and 149/153 (97.4%) held-out; floors leave a little room.
-    #expect(accuracy >= 0.95, Comment(rawValue: report))
-    #expect(heldOutAccuracy >= 0.94, Comment(rawValue: report))
+    let report = "\(correct)/\(phrases.count); misses:\n" + misses.joined(separator: "\n")
+    #expect(accuracy >= 0.85, Comment(rawValue: report))
   }
 }

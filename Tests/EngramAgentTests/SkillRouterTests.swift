@@ -95,7 +95,8 @@ struct BrokenEmbedding: PhraseEmbedding {
     try registry.register(
       StubSkill(
         id: "weather", phrases: ["weather forecast"], accepts: { _ in false }, summary: "tells the weather"))
-    let router = SkillRouter(registry: registry, embedding: KeywordEmbedding(), semanticThreshold: 0.5)
+    let router = SkillRouter(
+      registry: registry, embedding: KeywordEmbedding(), semanticThreshold: 0.5, classifier: nil)
     let tie = try #require(try await router.route("order a coffee", clock: clock))
     #expect(tie.skillID == "drinks.coffee")
     #expect(tie.method == .semantic)
@@ -106,7 +107,8 @@ struct BrokenEmbedding: PhraseEmbedding {
     // No canHandle accepts "music": semantic over every skill finds nothing above the threshold.
     let none = SkillRegistry()
     try none.register(StubSkill(id: "weather", phrases: ["weather"], accepts: { _ in false }))
-    let quiet = SkillRouter(registry: none, embedding: KeywordEmbedding(), semanticThreshold: 0.5)
+    let quiet = SkillRouter(
+      registry: none, embedding: KeywordEmbedding(), semanticThreshold: 0.5, classifier: nil)
     #expect(try await quiet.route("weather today", clock: clock)?.skillID == "weather")
     #expect(try await quiet.route("play music", clock: clock) == nil)
   }

@@ -44,7 +44,7 @@ import Testing
     #expect(output[0] == "Remember: “my locker code is 4512”?")
     #expect(output[1] == "Got it, I'll remember that.")
     // One line per reply: the recall's header and memory lines are folded together.
-    #expect(output[2].hasPrefix("Here is what I remember: - my locker code is 4512 ("))
+    #expect(output[2].hasPrefix("From what you've told me: - my locker code is 4512 ("))
     #expect(output[2].contains("(\(before))") || output[2].contains("(\(after))"))
 
     let engine = try openEngine(db)
@@ -237,7 +237,7 @@ import Testing
     terminal.type("what is my locker code")
     // On a terminal the recall keeps its lines.
     #expect(
-      terminal.waitFor("Here is what I remember:\n- my locker code is 4512 ("), "recall: \(terminal.screen)")
+      terminal.waitFor("From what you've told me:\n- my locker code is 4512 ("), "recall: \(terminal.screen)")
     #expect(terminal.waitFor("> "), "third prompt: \(terminal.screen)")
     terminal.type("/quit")
     #expect(terminal.waitForExit() == 0, "exit: \(terminal.screen)")

@@ -19,6 +19,10 @@ public struct MemoryContext: Sendable, Equatable {
     public var score: Double
     /// Estimated tokens of the rendered line.
     public var tokens: Int
+    /// The cosine similarity to the query, when vector search found it.
+    public var cosine: Double? = nil
+    /// The BM25 score, when keyword search found it.
+    public var bm25: Double? = nil
   }
 
   /// The query the context was built for.
@@ -102,9 +106,11 @@ extension MemoryEngine {
   ///   - budget: the token budget (estimated with `TokenEstimator`).
   ///   - memoryCount: how many items to retrieve before trimming.
   ///   - recentCount: how many recent turns to consider.
+  ///   - session: the session whose latest turns are the recent ones.
+  ///   - filters: what the retrieved items are restricted to.
   public func context(
     for query: String, budget: Int = 1000, memoryCount: Int = 8, recentCount: Int = 6,
-    session: Int64? = nil
+    session: Int64? = nil, filters: SearchFilters = SearchFilters()
   ) async throws -> MemoryContext {
     try checkOpen()
     guard budget > 0 else { throw EngramError.invalidBudget(budget) }
@@ -125,13 +131,13 @@ extension MemoryEngine {
     let recentIDs = Set(recent.map(\.id))
     var hits: [SearchHit] = []
     if !query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-      hits = try await search(query, k: memoryCount, mode: .hybrid)
+      hits = try await search(query, k: memoryCount, mode: .hybrid, filters: filters)
     }
     var memories: [MemoryContext.Item] = []
     for hit in hits where !(hit.kind == .message && recentIDs.contains(hit.id)) {
       var item = MemoryContext.Item(
         kind: hit.kind, id: hit.id, date: hit.timestamp, speaker: hit.kind == .message ? hit.speaker : nil,
-        text: hit.text, score: hit.score, tokens: 0)
+        text: hit.text, score: hit.score, tokens: 0, cosine: hit.cosine, bm25: hit.bm25)
       item.tokens = TokenEstimator.estimate(MemoryContext.line(item))
       if item.tokens <= remaining {
         memories.append(item)

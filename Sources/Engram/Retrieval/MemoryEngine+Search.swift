@@ -150,6 +150,7 @@ extension MemoryEngine {
       // Every row's key is a candidate key, so it has a fused score.
       guard var score = fused[key] else { continue }
       if row.superseded && !filters.includeSuperseded { continue }
+      if let session = row.sessionID, filters.excludedSessions.contains(session) { continue }
       if let scope = filters.scopeUser, row.kind == .memory, row.scopeUser != scope { continue }
       var neighbour = false
       var speaker = false

@@ -31,11 +31,14 @@ public struct SearchFilters: Sendable, Equatable {
   public var until: Date?
   /// Whether superseded memories may be returned (their newer version usually is).
   public var includeSuperseded: Bool
+  /// Never items of these sessions (by id): an agent leaves out its own dialogue.
+  public var excludedSessions: Set<Int64>
 
   public init(
     kinds: Set<ItemKind> = [], session: String? = nil, scopeUser: String? = nil, since: Date? = nil,
-    until: Date? = nil, includeSuperseded: Bool = false
+    until: Date? = nil, includeSuperseded: Bool = false, excludedSessions: Set<Int64> = []
   ) {
+    self.excludedSessions = excludedSessions
     self.kinds = kinds
     self.session = session
     self.scopeUser = scopeUser

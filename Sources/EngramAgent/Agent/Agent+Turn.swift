@@ -34,16 +34,31 @@ extension Agent {
     currentLanguage = language
 
     transition(.planning, for: execution)
+    // A question the agent asked (a missing argument) is answered by this line, or dropped.
+    if let question = awaitingAnswer {
+      awaitingAnswer = nil
+      if let resumed = await resume(question, with: text, execution: execution, context: context) {
+        return resumed
+      }
+    }
     let routeStart = ContinuousClock.now
     let routeStartedAt = clock.now
     var steps: [PlanStep] = []
     var source = RouteSource.none
     var directAnswer: String?
+    var answerFromMemory = false
     do {
       // Only the user's text is routed: retrieved memories never choose a skill.
-      if let decision = try await router.route(text, clock: clock, scenario: configuration.scenario) {
-        steps = [PlanStep(skill: decision.skillID, arguments: decision.arguments)]
+      let decision = try await router.route(text, clock: clock, scenario: configuration.scenario)
+      // The language model, when there is one, takes what the earlier stages leave: an
+      // unsure decision, or a request for no skill (it answers with the memories in hand).
+      if let decision, planner == nil || (decision.isConfident && decision.skillID != nil) {
         source = RouteSource(decision.method)
+        if let skill = decision.skillID {
+          steps = [PlanStep(skill: skill, arguments: decision.arguments)]
+        } else {
+          answerFromMemory = true
+        }
       } else if let planner {
         let planned = try await planner.plan(
           request: text, context: prompt.rendered, scenario: configuration.scenario)
@@ -53,6 +68,8 @@ extension Agent {
         case .plan(let plan): steps = plan
         case .final(let answer): directAnswer = answer
         }
+      } else {
+        answerFromMemory = true
       }
     } catch {
       await trace(
@@ -60,12 +77,20 @@ extension Agent {
         error: error, startedAt: routeStartedAt, since: routeStart)
       return await fail(execution, error, language: language, skillID: nil)
     }
-    let routeSummary = "\(source.rawValue): " + (steps.map(\.skill).joined(separator: " -> "))
+    let routeSummary =
+      "\(source.rawValue): " + (answerFromMemory ? "no skill" : steps.map(\.skill).joined(separator: " -> "))
     await trace(
       execution, step: 0, skillID: steps.first?.skill, arguments: steps.first?.arguments ?? SkillArguments(),
       status: .ok, result: directAnswer.map { _ in "\(source.rawValue): final" } ?? routeSummary,
       startedAt: routeStartedAt, since: routeStart)
     guard isCurrent(execution) else { return state }
+    if answerFromMemory {
+      let output = answerWithoutSkill(text, context: context)
+      return await finish(
+        AgentReply(
+          executionID: execution, text: output.text, outputs: [output], language: language,
+          route: output.isMemoryAnswer ? .memory : source))
+    }
     if steps.isEmpty {
       let answer = directAnswer ?? Self.noSkillMessage(language)
       return await finish(
@@ -94,6 +119,9 @@ extension Agent {
         skill = try registry.enabledSkill(id: step.skill)
         guard configuration.scenario.includes(skill) else {
           throw SkillRegistryError.unknownSkill(step.skill)
+        }
+        if let missing = Self.askableMissingParameter(of: skill, in: arguments) {
+          return await ask(for: missing, skill: skill, arguments: arguments, run: run, step: number)
         }
         validated = try ArgumentValidator.validate(
           arguments, against: skill.inputSchema, timeZone: clock.timeZone)
@@ -133,7 +161,8 @@ extension Agent {
     do {
       callID = try await Self.offMain {
         try engine.addPendingCall(
-          executionID: execution.uuidString, step: step, skillID: skillID, arguments: json, summary: summary,
+          executionID: ProcessOwner.tag(execution, agent: ownerToken), step: step, skillID: skillID,
+          arguments: json, summary: summary,
           at: now)
       }
     } catch {
@@ -164,7 +193,17 @@ extension Agent {
     let engine = self.engine
     let clock = configuration.clock
     do {
-      try await Self.offMain { try engine.setPendingCallStatus(action.id, to: .confirmed, at: clock.now) }
+      // Atomically: a call another process cancelled meanwhile is never run.
+      guard try await Self.offMain({ try engine.claimPendingCall(action.id, at: clock.now) }) else {
+        await trace(
+          run.executionID, step: action.step, skillID: action.skillID, arguments: action.arguments,
+          status: .cancelled, result: "cancelled elsewhere before confirmation", startedAt: clock.now,
+          since: .now)
+        return await finish(
+          AgentReply(
+            executionID: run.executionID, text: Self.cancelledElsewhereMessage(run.context.language),
+            outputs: run.outputs, language: run.context.language, route: run.route))
+      }
       let skill = try registry.enabledSkill(id: action.skillID)
       switch await execute(skill, arguments: action.arguments, run: run, step: action.step) {
       case .success(let output):
@@ -285,7 +324,8 @@ extension Agent {
     let engine = self.engine
     let memoryContext = try await engine.context(
       for: text, budget: memoryBudget, memoryCount: configuration.memoryCount,
-      recentCount: configuration.recentCount, session: sessionID)
+      recentCount: configuration.recentCount, session: sessionID,
+      filters: SearchFilters(excludedSessions: [sessionID]))
     let (preferences, recalled) = try await Self.offMain {
       () throws -> ([String: String], [RecalledMemory]) in
       var preferences: [String: String] = [:]
@@ -298,7 +338,9 @@ extension Agent {
         case .memory:
           kind = try engine.memory(item.id).map { MemoryKind(rawValue: $0.kind.rawValue) } ?? .fact
         }
-        return RecalledMemory(id: item.id, text: item.text, kind: kind, date: item.date, score: item.score)
+        return RecalledMemory(
+          id: item.id, text: item.text, kind: kind, date: item.date, score: item.score, speaker: item.speaker,
+          cosine: item.cosine, bm25: item.bm25)
       }
       return (preferences, recalled)
     }
@@ -374,6 +416,13 @@ extension Agent {
     }
   }
 
+  /// The reply when a confirmed action had been cancelled meanwhile (by another process).
+  public static func cancelledElsewhereMessage(_ language: MessageLanguage) -> String {
+    language == .english
+      ? "That action was cancelled before you confirmed it; nothing was done."
+      : "这个操作在你确认之前已被取消，没有执行任何操作。"
+  }
+
   /// The reply when no skill fits and no language model is configured.
   public static func noSkillMessage(_ language: MessageLanguage) -> String {
     switch language {
@@ -389,6 +438,7 @@ extension RouteSource {
   init(_ method: RouteDecision.Method) {
     switch method {
     case .rules: self = .rules
+    case .intent: self = .intent
     case .semantic: self = .semantic
     case .tieBreak: self = .tieBreak
     }

@@ -31,6 +31,9 @@ public final class Agent {
   public private(set) var cancelledAtStart: [PendingCallRecord] = []
   /// The prompt context of the latest turn, for display and debugging.
   public internal(set) var lastContext: PromptContext?
+  /// The question the agent asked for a missing argument, answered by the next `send`; nil
+  /// when none waits.
+  public internal(set) var awaitingAnswer: SlotQuestion?
   /// How many trace rows, pending-call updates or agent turns could not be written; such a
   /// failure never fails a turn whose work is done.
   public internal(set) var persistenceFailures = 0
@@ -44,6 +47,8 @@ public final class Agent {
   /// The session the agent's turns are appended to.
   @ObservationIgnored public let sessionID: Int64
 
+  /// This agent's owner token: the pending calls it asks are its own to decide.
+  @ObservationIgnored let ownerToken = ProcessOwner.register()
   @ObservationIgnored let router: SkillRouter
   @ObservationIgnored let planner: Planner?
   @ObservationIgnored let memory: any AgentMemory
@@ -108,13 +113,20 @@ public final class Agent {
     self.planner = planner
     self.memory = memory ?? EngineAgentMemory(engine: engine, clock: configuration.clock)
     sessionID = try engine.startSession(name: configuration.sessionName, at: configuration.clock.now)
-    let cancelled = try engine.cancelUnfinishedPendingCalls(at: configuration.clock.now)
+    // Calls of live processes (another chat waiting for its user) are theirs to decide.
+    let unfinished = try engine.pendingCalls(status: .pending) + engine.pendingCalls(status: .confirmed)
+    let abandoned = unfinished.filter { call in
+      ProcessOwner.owner(ofExecution: call.executionID).map { !ProcessOwner.isAlive($0) } ?? true
+    }
+    let cancelled = try engine.cancelUnfinishedPendingCalls(abandoned.map(\.id), at: configuration.clock.now)
     cancelledAtStart = cancelled
     let language = MessageLanguage.resolve(
       text: "", preference: try engine.preference(MessageLanguage.preferenceKey))
     currentLanguage = language
     if !cancelled.isEmpty { startupNotice = Self.notice(cancelled: cancelled.count, language: language) }
   }
+
+  isolated deinit { ProcessOwner.unregister(ownerToken) }
 
   /// The sentence telling the user that `count` unfinished actions were cancelled at start.
   public static func notice(cancelled count: Int, language: MessageLanguage) -> String {

@@ -55,8 +55,14 @@ public struct PendingAction: Sendable, Hashable, Identifiable {
 
 /// How the request was routed.
 public enum RouteSource: String, Sendable, Hashable {
-  /// Rule scores picked one skill.
+  /// A high-precision pattern or rule scores picked one skill.
   case rules
+  /// The intent model picked a skill, or no skill.
+  case intent
+  /// A question no skill claimed was answered from memory (or memory had nothing).
+  case memory
+  /// The line answered a question the agent had asked (a missing argument).
+  case dialogue
   /// Embedding similarity picked the skill.
   case semantic
   /// Rules tied and similarity could not separate them.

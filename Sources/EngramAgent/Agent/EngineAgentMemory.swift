@@ -37,7 +37,9 @@ public struct EngineAgentMemory: AgentMemory {
     } else {
       kind = MemoryKind(rawValue: hit.kind.rawValue)
     }
-    return RecalledMemory(id: hit.id, text: hit.text, kind: kind, date: hit.timestamp, score: hit.score)
+    return RecalledMemory(
+      id: hit.id, text: hit.text, kind: kind, date: hit.timestamp, score: hit.score, speaker: hit.speaker,
+      cosine: hit.cosine, bm25: hit.bm25)
   }
 
   /// Stores a memory. Kinds the engine lacks map to the nearest: `reminder` becomes `event`,

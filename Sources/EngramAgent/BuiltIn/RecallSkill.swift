@@ -2,9 +2,14 @@
 public struct RecallSkill: Skill {
   /// How many memories to fetch when the context brought none.
   public var limit: Int
+  /// Which memories answer, and how the answer reads.
+  public var answer: MemoryAnswer
 
   /// Creates the skill.
-  public init(limit: Int = 5) { self.limit = limit }
+  public init(limit: Int = 5, answer: MemoryAnswer = MemoryAnswer(modelID: MemoryAnswer.calibratedModel)) {
+    self.limit = limit
+    self.answer = answer
+  }
 
   public var id: String { "memory.recall" }
   public var displayName: String { "Recall" }
@@ -54,18 +59,6 @@ public struct RecallSkill: Skill {
     guard let query = arguments["query"]?.stringValue else { throw SkillError.missingArgument(name: "query") }
     let hits =
       context.memories.isEmpty ? try await context.memory.search(query: query, k: limit) : context.memories
-    guard !hits.isEmpty else {
-      switch context.language {
-      case .english: return .memories(answer: "I don't have anything about that yet.", hits: [])
-      case .chinese: return .memories(answer: "我还没有这方面的记忆。", hits: [])
-      }
-    }
-    let lines = hits.map { hit -> String in
-      guard let date = hit.date else { return "- \(hit.text)" }
-      let day = String(TextCues.render(date, clock: context.clock, language: context.language).prefix(10))
-      return context.language == .english ? "- \(hit.text) (\(day))" : "- \(hit.text)（\(day)）"
-    }
-    let header = context.language == .english ? "Here is what I remember:" : "我记得这些："
-    return .memories(answer: ([header] + lines).joined(separator: "\n"), hits: hits)
+    return answer.reply(to: query, from: hits, clock: context.clock, language: context.language)
   }
 }

@@ -65,13 +65,25 @@ public struct RecalledMemory: Sendable, Hashable {
   public var date: Date?
   /// The retrieval score; higher is more relevant. Only the order is meaningful.
   public var score: Double
+  /// Who said it, for conversation turns.
+  public var speaker: String?
+  /// The cosine similarity to the query, when vector search found it.
+  public var cosine: Double?
+  /// The BM25 score, when keyword search found it.
+  public var bm25: Double?
 
   /// Creates a recalled memory.
-  public init(id: Int64, text: String, kind: MemoryKind = .fact, date: Date? = nil, score: Double = 0) {
+  public init(
+    id: Int64, text: String, kind: MemoryKind = .fact, date: Date? = nil, score: Double = 0,
+    speaker: String? = nil, cosine: Double? = nil, bm25: Double? = nil
+  ) {
     self.id = id
     self.text = text
     self.kind = kind
     self.date = date
     self.score = score
+    self.speaker = speaker
+    self.cosine = cosine
+    self.bm25 = bm25
   }
 }

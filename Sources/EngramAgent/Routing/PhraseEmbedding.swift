@@ -2,6 +2,14 @@
 public protocol PhraseEmbedding: Sendable {
   /// One vector per text, all of the same dimension, in input order.
   func embed(_ texts: [String]) async throws -> [[Float]]
+  /// The share of `text`'s tokens the model knows (not `[UNK]`), or nil when it cannot tell.
+  /// Similarity must not decide on text that is mostly unknown tokens.
+  func knownFraction(of text: String) -> Double?
+}
+
+extension PhraseEmbedding {
+  /// Unknown by default.
+  public func knownFraction(of text: String) -> Double? { nil }
 }
 
 /// Errors of semantic routing.

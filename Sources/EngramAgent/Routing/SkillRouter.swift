@@ -14,45 +14,96 @@ public struct RouteCandidate: Sendable, Hashable {
 public struct RouteDecision: Sendable, Hashable {
   /// Which stage decided.
   public enum Method: String, Sendable, Hashable {
-    /// Rule scoring picked a single best skill.
+    /// A high-precision pattern (an arithmetic expression, an explicit "remind me to … at …"),
+    /// or the rules of a skill the intent model does not know, picked a single best skill.
     case rules
-    /// Embedding similarity picked the skill (no rule match, or a rule tie).
+    /// The intent model decided (a skill, or no skill at all).
+    case intent
+    /// Embedding similarity picked the skill (the intent model was unsure).
     case semantic
     /// Rules tied and similarity could not separate them; the earliest-registered skill won.
     case tieBreak
   }
 
-  /// The chosen skill id.
-  public var skillID: String
+  /// The chosen skill id, or nil when the request is for no skill (small talk, thanks, a
+  /// question answered from memory, something no skill does).
+  public var skillID: String?
   /// Arguments extracted by the chosen skill's rules (not yet validated).
   public var arguments: SkillArguments
   /// How the choice was made.
   public var method: Method
-  /// The winning score (rule score or cosine).
+  /// The winning score: 1 for a high-precision pattern, the rule score for other rules, the
+  /// intent model's probability, or the cosine.
   public var score: Double
+  /// Whether the deciding stage was sure: false when the intent model's probability is
+  /// below the router's `intentThreshold` and no other stage decided (a language model, when
+  /// there is one, should be asked instead).
+  public var isConfident: Bool
+  /// The intent model's prediction, when it ran.
+  public var intent: IntentPrediction?
   /// The rule candidates, best first (empty when rules found nothing).
   public var ruleCandidates: [RouteCandidate]
+
+  /// Creates a decision.
+  public init(
+    skillID: String?, arguments: SkillArguments = SkillArguments(), method: Method, score: Double,
+    isConfident: Bool = true, intent: IntentPrediction? = nil, ruleCandidates: [RouteCandidate] = []
+  ) {
+    self.skillID = skillID
+    self.arguments = arguments
+    self.method = method
+    self.score = score
+    self.isConfident = isConfident
+    self.intent = intent
+    self.ruleCandidates = ruleCandidates
+  }
 }
 
-/// Chooses a skill for a request: rules first, then semantic similarity; nil means
-/// "ask the language model".
+/// Chooses a skill for a request, in stages: high-precision patterns; the rules of skills
+/// the intent model does not know (an application's own); the intent model (a skill or no
+/// skill); embedding similarity among the skills the model does not know, when the model is
+/// unsure and the text is mostly words the embedder knows. Nil means "nothing decided" (ask
+/// the language model).
 public final class SkillRouter: Sendable {
   private let registry: SkillRegistry
   private let embedding: (any PhraseEmbedding)?
+  private let classifier: IntentClassifier?
   /// The cosine a semantic match must exceed.
   public let semanticThreshold: Float
+  /// The intent probability from which the model's choice is taken as sure.
+  public let intentThreshold: Double
+  /// The share of a text's word pieces the embedder must know before similarity may decide.
+  public let minimumKnownFraction: Double
   private let index = Mutex<[String: [[Float]]]>([:])
 
-  /// Creates a router over `registry`; without `embedding` the semantic stage is skipped.
+  /// Creates a router over `registry`.
+  ///
+  /// - Parameters:
+  ///   - embedding: for the semantic stage; without it the stage is skipped.
+  ///   - classifier: the intent model; `IntentCorpus.classifier` (trained on the built-in
+  ///     corpus) by default, nil for rules and similarity alone.
+  ///   - intentThreshold: chosen by cross-validation on the training corpus (see
+  ///     `engram-bench agent --cross-validate`).
   public init(
-    registry: SkillRegistry, embedding: (any PhraseEmbedding)? = nil, semanticThreshold: Float = 0.5
+    registry: SkillRegistry, embedding: (any PhraseEmbedding)? = nil, semanticThreshold: Float = 0.5,
+    classifier: IntentClassifier? = IntentCorpus.classifier, intentThreshold: Double = 0.45,
+    minimumKnownFraction: Double = 0.7
   ) {
     self.registry = registry
     self.embedding = embedding
+    self.classifier = classifier
     self.semanticThreshold = semanticThreshold
+    self.intentThreshold = intentThreshold
+    self.minimumKnownFraction = minimumKnownFraction
   }
 
-  /// Scores every enabled skill of `scenario` whose `canHandle` accepts `text`, best first.
+  /// The skills the intent model has a label for: their own phrase rules are not used.
+  private func isModelled(_ skill: any Skill) -> Bool {
+    classifier?.labels.contains(skill.id) ?? false
+  }
+
+  /// Scores every enabled skill of `scenario` that the intent model does not know and whose
+  /// `canHandle` accepts `text`, best first.
   ///
   /// Ties keep registration order, so the first candidate is the deterministic winner.
   /// - Complexity: O(skills × sample phrases × phrase length).
@@ -61,7 +112,7 @@ public final class SkillRouter: Sendable {
   {
     let textTokens = Set(RoutingTokenizer.tokens(text))
     var candidates: [RouteCandidate] = []
-    for skill in registry.skills(in: scenario) where skill.canHandle(text) {
+    for skill in registry.skills(in: scenario) where !isModelled(skill) && skill.canHandle(text) {
       let arguments = skill.extractArguments(from: text, clock: clock)
       var score = 0.0
       for phrase in skill.samplePhrases where RoutingTokenizer.phrase(phrase, matches: textTokens) {
@@ -76,10 +127,23 @@ public final class SkillRouter: Sendable {
     }.map(\.element)
   }
 
-  /// The rule stage alone: the best candidate (ties broken by registration order), or nil.
+  /// The first enabled skill of `scenario` whose high-precision pattern claims `text`.
+  public func claimingSkill(for text: String, clock: AgentClock, scenario: SkillScenario = .all) -> (
+    any Skill
+  )? {
+    registry.skills(in: scenario).first { $0.claims(text, clock: clock) }
+  }
+
+  /// The rule stages alone: a high-precision pattern, else the best rule candidate (ties
+  /// broken by registration order), else nil.
   public func routeByRules(_ text: String, clock: AgentClock, scenario: SkillScenario = .all)
     -> RouteDecision?
   {
+    if let skill = claimingSkill(for: text, clock: clock, scenario: scenario) {
+      return RouteDecision(
+        skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules,
+        score: 1)
+    }
     let candidates = ruleCandidates(for: text, clock: clock, scenario: scenario)
     guard let best = candidates.first else { return nil }
     let tied = candidates.count > 1 && candidates[1].score == best.score
@@ -88,31 +152,64 @@ public final class SkillRouter: Sendable {
       ruleCandidates: candidates)
   }
 
-  /// Routes `text`: a unique rule winner; else the most similar skill above the threshold
-  /// (among the tied skills when rules tied); else the rule tie-break; else nil.
+  /// Routes `text` through the stages (see the type's summary).
   /// - Throws: `RouterError` or the embedding's error.
   public func route(_ text: String, clock: AgentClock, scenario: SkillScenario = .all) async throws
     -> RouteDecision?
   {
+    if let skill = claimingSkill(for: text, clock: clock, scenario: scenario) {
+      return RouteDecision(
+        skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules,
+        score: 1)
+    }
     let candidates = ruleCandidates(for: text, clock: clock, scenario: scenario)
     if let best = candidates.first, candidates.count == 1 || candidates[1].score < best.score {
       return RouteDecision(
         skillID: best.skillID, arguments: best.arguments, method: .rules, score: best.score,
         ruleCandidates: candidates)
     }
+    let offered = registry.skills(in: scenario)
+    var modelChoice: RouteDecision?
+    if let classifier, candidates.isEmpty {
+      let prediction = classifier.predict(text)
+      // The most probable label the scenario offers (a disabled skill cannot be chosen).
+      if let best = prediction.ranked.first(where: { label, _ in
+        label == IntentClassifier.noneLabel || offered.contains { $0.id == label }
+      }) {
+        let skill = offered.first { $0.id == best.label }
+        let decision = RouteDecision(
+          skillID: skill?.id,
+          arguments: skill?.extractArguments(from: text, clock: clock) ?? SkillArguments(),
+          method: .intent, score: best.probability, isConfident: best.probability >= intentThreshold,
+          intent: prediction, ruleCandidates: candidates)
+        if decision.isConfident { return decision }
+        modelChoice = decision
+      }
+    }
     let tiedIDs = candidates.filter { $0.score == candidates.first?.score }.map(\.skillID)
-    let pool = tiedIDs.isEmpty ? registry.skills(in: scenario).map(\.id) : tiedIDs
-    if let (id, cosine) = try await bestSemanticMatch(for: text, among: pool), cosine > semanticThreshold,
+    // Similarity only chooses among skills the intent model does not know: measured on the
+    // training corpus, it is right less often than the model's own unsure guess for the
+    // skills the model does know (`engram-bench agent --cross-validate`).
+    let pool = tiedIDs.isEmpty ? offered.filter { !isModelled($0) }.map(\.id) : tiedIDs
+    if !pool.isEmpty, try await knownFraction(text) >= minimumKnownFraction,
+      let (id, cosine) = try await bestSemanticMatch(for: text, among: pool), cosine > semanticThreshold,
       let skill = registry.skill(id: id)
     {
       return RouteDecision(
         skillID: id, arguments: skill.extractArguments(from: text, clock: clock), method: .semantic,
-        score: Double(cosine), ruleCandidates: candidates)
+        score: Double(cosine), intent: modelChoice?.intent, ruleCandidates: candidates)
     }
+    if let modelChoice { return modelChoice }
     guard let best = candidates.first else { return nil }
     return RouteDecision(
       skillID: best.skillID, arguments: best.arguments, method: .tieBreak, score: best.score,
       ruleCandidates: candidates)
+  }
+
+  /// The share of `text`'s word pieces the embedding knows (1 when it cannot tell).
+  private func knownFraction(_ text: String) async throws -> Double {
+    guard let embedding else { return 0 }
+    return embedding.knownFraction(of: text) ?? 1
   }
 
   /// Cosine similarity of `text` to each skill in `pool` (the best over its sample phrases and

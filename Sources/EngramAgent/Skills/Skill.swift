@@ -29,8 +29,13 @@ public protocol Skill: Sendable {
   /// Free tags for scenario sets.
   var tags: Set<String> { get }
 
-  /// Whether the rule router should consider this skill for `text`.
+  /// Whether the rule router should consider this skill for `text` (used for skills the
+  /// intent model has no label for; see `SkillRouter`).
   func canHandle(_ text: String) -> Bool
+  /// Whether `text` is an unambiguous, high-precision pattern of this skill that takes the
+  /// request before any model (an arithmetic expression, an explicit "remind me to … at …").
+  /// Defaults to false.
+  func claims(_ text: String, clock: AgentClock) -> Bool
   /// Arguments read from `text` by rules; dates resolve against `clock`.
   func extractArguments(from text: String, clock: AgentClock) -> SkillArguments
   /// The text the user confirms, showing exactly what will be written.
@@ -50,6 +55,8 @@ extension Skill {
   public var retryCount: Int { 0 }
   /// The retries actually allowed: none for skills with side effects.
   public var effectiveRetryCount: Int { hasSideEffects ? 0 : max(0, retryCount) }
+  /// No high-precision pattern by default.
+  public func claims(_ text: String, clock: AgentClock) -> Bool { false }
   /// No tags by default.
   public var tags: Set<String> { [] }
   /// Uncategorised by default.

@@ -48,20 +48,21 @@ public enum EngineAccess {
   }
 
   /// Opens the command's existing memory with its recorded embedder.
-  public static func open(_ context: CommandContext) throws -> MemoryEngine {
+  public static func open(_ context: CommandContext, readOnly: Bool = false) throws -> MemoryEngine {
     let path = try requireExisting(context)
     let spec = try spec(forDatabaseAt: path)
     let embedder = try spec.makeEmbedder(environment: context.environment)
-    return try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
+    return try MemoryEngine(
+      path: path, configuration: EngramConfiguration(embedder: embedder, readOnly: readOnly))
   }
 
   /// Opens the command's memory, runs `body`, closes the memory, and maps failures to one
   /// readable line (usage errors, exit codes and interruptions pass through).
   public static func withEngine<T: Sendable>(
-    _ context: CommandContext, _ body: (MemoryEngine) async throws -> T
+    _ context: CommandContext, readOnly: Bool = false, _ body: (MemoryEngine) async throws -> T
   ) async throws -> T {
     try await mappingErrors {
-      let engine = try open(context)
+      let engine = try open(context, readOnly: readOnly)
       defer { engine.close() }
       return try await body(engine)
     }

@@ -122,4 +122,16 @@ extension Connection {
     try statement.bind(time, at: 1)
     return try statement.map { try PendingCall(row: $0) }.sorted { ($0.id ?? 0) < ($1.id ?? 0) }
   }
+
+  /// Moves call `id` to `status` only while it is in one of `allowed`; returns whether it
+  /// moved (false: it was already decided, for example cancelled by another process).
+  public func transitionPendingCall(
+    _ id: Int64, from allowed: Set<PendingCallStatus>, to status: PendingCallStatus, at time: Int64
+  ) throws -> Bool {
+    let list = allowed.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
+    try run(
+      "UPDATE pending_calls SET status = ?1, updated_at = ?2 WHERE id = ?3 AND status IN (\(list))",
+      [.text(status.rawValue), .integer(time), .integer(id)])
+    return changes > 0
+  }
 }

@@ -1,0 +1,130 @@
+/// Sparse binary features of a request for the intent model: words, word pairs, character
+/// trigrams of words (robust to typos), and character unigrams, bigrams and trigrams of
+/// CJK runs (Chinese needs no tokenizer vocabulary), plus a few shape cues (a question
+/// mark, a number next to an operator). Each feature is hashed into `dimension` buckets.
+enum IntentFeatures {
+  /// How many hash buckets features fall into.
+  static let dimension = 1 << 18
+
+  /// The distinct hashed features of `text`, in no particular order.
+  /// - Complexity: O(n) in the length of `text`.
+  static func extract(_ text: String) -> [Int32] {
+    var features = Set<Int32>()
+    func add(_ parts: String...) { features.insert(hash(parts)) }
+
+    let tokens = tokenize(text)
+    var words: [String] = []
+    for token in tokens {
+      switch token {
+      case .word(let word):
+        words.append(word)
+        add("w", word)
+        if word.count >= 3 {
+          let framed = Array("<" + word + ">")
+          for start in 0...(framed.count - 3) { add("c", String(framed[start..<start + 3])) }
+        }
+      case .cjk(let run):
+        words.append("|")
+        let characters = Array(run)
+        for position in characters.indices {
+          add("z1", String(characters[position]))
+          if position + 1 < characters.count { add("z2", String(characters[position...position + 1])) }
+          if position + 2 < characters.count { add("z3", String(characters[position...position + 2])) }
+        }
+      case .symbol(let symbol):
+        words.append("|")
+        add("p", String(symbol))
+      }
+    }
+    for index in words.indices.dropLast() where words[index] != "|" && words[index + 1] != "|" {
+      add("b", words[index], words[index + 1])
+    }
+    if let first = tokens.first { add("first", first.key) }
+    if tokens.count >= 2 { add("first2", tokens[0].key, tokens[1].key) }
+    if let last = tokens.last { add("last", last.key) }
+    // How a Chinese sentence ends (吗, 呢, 了, 吧) marks questions and requests.
+    if case .cjk(let run)? = tokens.last(where: { if case .symbol = $0 { false } else { true } }) {
+      add("end1", String(run.suffix(1)))
+      add("end2", String(run.suffix(2)))
+    }
+    if tokens.count <= 2 { add("short") }
+    return Array(features)
+  }
+
+  /// One piece of a request.
+  enum Token {
+    /// A run of Latin letters, digits and apostrophes, lowercased; digit runs become `0`.
+    case word(String)
+    /// A run of CJK ideographs (Chinese numerals included).
+    case cjk(String)
+    /// A symbol or punctuation mark that carries meaning (? % : + - * / × ÷ =).
+    case symbol(Character)
+
+    var key: String {
+      switch self {
+      case .word(let word): return "w" + word
+      case .cjk(let run): return "z" + String(run.prefix(2))
+      case .symbol(let symbol): return "p" + String(symbol)
+      }
+    }
+  }
+
+  /// Splits `text` into words, CJK runs and meaningful symbols; full-width forms count as
+  /// their ASCII equivalents.
+  static func tokenize(_ text: String) -> [Token] {
+    var tokens: [Token] = []
+    var word = ""
+    var run = ""
+    func flush() {
+      if !word.isEmpty { tokens.append(.word(word)) }
+      if !run.isEmpty { tokens.append(.cjk(run)) }
+      word = ""
+      run = ""
+    }
+    for scalar in text.lowercased().unicodeScalars {
+      let ascii = asciiEquivalent(scalar)
+      if ascii.properties.isAlphabetic && ascii.isASCII || ascii == "'" || ascii == "’" {
+        if !run.isEmpty { flush() }
+        word.unicodeScalars.append(ascii == "’" ? "'" : ascii)
+      } else if ascii.isASCII, ascii.properties.numericType != nil {
+        if !run.isEmpty { flush() }
+        if !word.hasSuffix("0") || word.isEmpty { word.append("0") }
+      } else if ascii.isCJKIdeograph || ascii == "〇" {
+        if !word.isEmpty {
+          tokens.append(.word(word))
+          word = ""
+        }
+        run.unicodeScalars.append(ascii)
+      } else {
+        flush()
+        if "?%:+-*/×÷=".unicodeScalars.contains(ascii) { tokens.append(.symbol(Character(ascii))) }
+      }
+    }
+    flush()
+    return tokens
+  }
+
+  /// Full-width ASCII forms (？ ％ ： ＋ and full-width digits and letters) as ASCII.
+  static func asciiEquivalent(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
+    if (0xFF01...0xFF5E).contains(scalar.value), let ascii = Unicode.Scalar(scalar.value - 0xFEE0) {
+      return ascii
+    }
+    if scalar == "。" { return "." }
+    if scalar == "，" { return "," }
+    return scalar
+  }
+
+  /// FNV-1a over the parts' UTF-8 bytes with a separator, reduced to `dimension`.
+  static func hash(_ parts: [String]) -> Int32 {
+    var value: UInt64 = 0xcbf2_9ce4_8422_2325
+    for part in parts {
+      for byte in part.utf8 {
+        value ^= UInt64(byte)
+        value &*= 0x100_0000_01b3
+      }
+      value ^= 0x1f
+      value &*= 0x100_0000_01b3
+    }
+    return Int32(truncatingIfNeeded: value % UInt64(dimension))
+  }
+}

@@ -1,0 +1,194 @@
+import Engram
+import EngramAgent
+import Foundation
+
+/// `engram route TEXT…`: shows where each request would go, without running anything.
+public enum RouteCommand: Command {
+  /// The command's declaration.
+  public static let configuration = CommandConfiguration(
+    commandName: "route", abstract: "Show which skill a request would go to, and why (runs nothing).",
+    discussion: """
+      Prints, for each request, the skill it would run (or none), the arguments read from it,
+      the stage that decided (rules, intent, semantic) and its confidence. Nothing is run or
+      written. With --db the memory's enabled skills and its embedder (for the similarity
+      stage) are used; without it, the built-in skills and no similarity stage.
+
+      --now fixes the clock (ISO 8601 with an offset, e.g. 2025-06-11T10:00:00+08:00); its
+      offset is the time zone dates are read and printed in. --file reads one request a line.
+      """,
+    usage: "route [--db PATH] [--now ISO8601] [--json] (TEXT... | --file FILE)",
+    options: [
+      .database,
+      OptionSpec(
+        "now", valueName: "ISO8601", help: "The clock's instant and time zone (default: now, here)."),
+      OptionSpec("file", valueName: "FILE", help: "Route each line of FILE (blank lines are skipped)."),
+      .json,
+    ],
+    positionals: [
+      PositionalSpec(
+        "text", optional: true, repeating: true, help: "A request (quote it; each argument is one request).")
+    ])
+
+  /// Routes the requests and prints one line (or JSON object) each.
+  public static func run(_ context: CommandContext) async throws {
+    let arguments = context.arguments
+    let clock = try clock(from: arguments.string("now"))
+    var requests: [String] = []
+    if let file = arguments.string("file") {
+      guard arguments.strings("text").isEmpty else {
+        throw UsageError("give either TEXT or --file, not both")
+      }
+      let data: Data
+      do {
+        data = try Data(contentsOf: URL(fileURLWithPath: file))
+      } catch {
+        throw CommandFailure("cannot read \(file): \(EngineAccess.describe(error))")
+      }
+      guard let text = String(data: data, encoding: .utf8) else {
+        throw CommandFailure("\(file) is not UTF-8 text")
+      }
+      requests = text.split(whereSeparator: \.isNewline).map(String.init).filter {
+        !$0.trimmingCharacters(in: .whitespaces).isEmpty
+      }
+    } else {
+      requests = arguments.strings("text").filter {
+        !$0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+      }
+      guard !requests.isEmpty else { throw UsageError("give the request TEXT or --file FILE") }
+    }
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    if arguments.string("db") != nil {
+      try await EngineAccess.withEngine(context, readOnly: true) { engine in
+        for skill in registry.allSkills {
+          if let enabled = try engine.skillEnabled(id: skill.id) {
+            try registry.setEnabled(enabled, id: skill.id)
+          }
+        }
+        let router = SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine))
+        try await route(requests, router: router, registry: registry, clock: clock, context: context)
+      }
+    } else {
+      let router = SkillRouter(registry: registry)
+      try await EngineAccess.mappingErrors {
+        try await route(requests, router: router, registry: registry, clock: clock, context: context)
+      }
+    }
+  }
+
+  private static func route(
+    _ requests: [String], router: SkillRouter, registry: SkillRegistry, clock: AgentClock,
+    context: CommandContext
+  ) async throws {
+    for text in requests {
+      let decision = try await router.route(text, clock: clock)
+      let object = json(text: text, decision: decision, registry: registry, clock: clock)
+      if context.arguments.flag("json") {
+        try context.jsonLines.write(object)
+      } else {
+        let skill = decision?.skillID ?? "none"
+        let method = decision.map { $0.method.rawValue } ?? "none"
+        let confidence = String(format: "%.2f", decision?.score ?? 0)
+        var line = "\(skill)  \(method) \(confidence)"
+        if case .object(let values)? = object.objectValue?["arguments"], !values.isEmpty {
+          line +=
+            "  "
+            + values.keys.sorted().map { "\($0)=\(values[$0]!.stringValue ?? values[$0]!.jsonText)" }
+            .joined(separator: " ")
+        }
+        if case .array(let problems)? = object.objectValue?["problems"], !problems.isEmpty {
+          line += "  (" + problems.compactMap(\.stringValue).joined(separator: "; ") + ")"
+        }
+        context.output.write("\(line)  ← \(text)\n")
+      }
+    }
+  }
+
+  /// The JSON object for one request: text, skill (or null), arguments (dates in ISO 8601
+  /// with the clock's offset), method, confidence, the intent model's top labels, and the
+  /// problems validation would report (a missing or unreadable argument).
+  static func json(text: String, decision: RouteDecision?, registry: SkillRegistry, clock: AgentClock)
+    -> JSONValue
+  {
+    var object: [String: JSONValue] = [
+      "text": .string(text),
+      "skill": decision?.skillID.map(JSONValue.string) ?? .null,
+      "method": .string(decision?.method.rawValue ?? "none"),
+      "confidence": .double(decision?.score ?? 0),
+    ]
+    var arguments: [String: JSONValue] = [:]
+    var problems: [JSONValue] = []
+    if let decision {
+      for name in decision.arguments.names {
+        guard let value = decision.arguments[name] else { continue }
+        arguments[name] = jsonValue(value, clock: clock)
+      }
+      if let id = decision.skillID, let skill = registry.skill(id: id) {
+        do {
+          _ = try ArgumentValidator.validate(
+            decision.arguments, against: skill.inputSchema, timeZone: clock.timeZone)
+        } catch {
+          problems.append(.string(FriendlyMessage.text(for: error, language: MessageLanguage.detect(text))))
+        }
+      }
+      if let intent = decision.intent {
+        object["intent"] = .array(
+          intent.ranked.prefix(3).map {
+            .object(["label": .string($0.label), "probability": .double($0.probability)])
+          })
+      }
+    }
+    object["arguments"] = .object(arguments)
+    object["problems"] = .array(problems)
+    return .object(object)
+  }
+
+  static func jsonValue(_ value: SkillValue, clock: AgentClock) -> JSONValue {
+    switch value {
+    case .string(let text): return .string(text)
+    case .int(let number): return .int(number)
+    case .number(let number): return number.isFinite ? .double(number) : .string(String(number))
+    case .bool(let flag): return .bool(flag)
+    case .date(let date): return .string(iso8601(date, timeZone: clock.timeZone))
+    }
+  }
+
+  /// `date` as ISO 8601 with seconds and the zone's offset (`2025-06-12T09:00:00+08:00`).
+  static func iso8601(_ date: Date, timeZone: TimeZone) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.timeZone = timeZone
+    formatter.formatOptions = [.withInternetDateTime]
+    return formatter.string(from: date)
+  }
+
+  /// The clock fixed at `--now` (its offset is the time zone), or the system clock here.
+  /// - Throws: ``UsageError`` for text that is not ISO 8601 with an offset.
+  static func clock(from text: String?) throws(UsageError) -> AgentClock {
+    guard let text else { return .system() }
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    var parsed = formatter.date(from: text)
+    if parsed == nil {
+      formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+      parsed = formatter.date(from: text)
+    }
+    guard let date = parsed, let zone = offsetZone(text) else {
+      throw UsageError(
+        .invalidValue(
+          argument: "--now", value: text, expected: "ISO 8601 with an offset, e.g. 2025-06-11T10:00:00+08:00")
+      )
+    }
+    return .fixed(date, timeZone: zone)
+  }
+
+  /// The fixed-offset zone of an ISO 8601 text's `Z` or `±hh:mm` suffix.
+  static func offsetZone(_ text: String) -> TimeZone? {
+    if text.hasSuffix("Z") || text.hasSuffix("z") { return TimeZone(secondsFromGMT: 0) }
+    let suffix = text.suffix(6)
+    guard suffix.count == 6, let sign = suffix.first, sign == "+" || sign == "-" else { return nil }
+    let parts = suffix.dropFirst().split(separator: ":")
+    guard parts.count == 2, let hours = Int(parts[0]), let minutes = Int(parts[1]) else { return nil }
+    let seconds = (hours * 3600 + minutes * 60) * (sign == "-" ? -1 : 1)
+    return TimeZone(secondsFromGMT: seconds)
+  }
+}
