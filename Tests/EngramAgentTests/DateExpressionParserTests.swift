@@ -135,4 +135,145 @@ import Testing
     #expect(ChineseNumeral.value(of: "abc") == nil)
     #expect(ChineseNumeral.value(of: "") == nil)
   }
+
+  // MARK: - docs/requests.md conventions
+
+  static func at(_ e: [Int]) -> Date { wallClock(e[0], e[1], e[2], e[3], e[4], in: Zones.shanghai) }
+
+  /// A clock time without am/pm: the period decides; on another day 1-5 is afternoon, 6-11
+  /// morning, 12 noon; with no day or today, the next time h:mm or h+12:mm comes (now is 10:00).
+  @Test(arguments: [
+    ("at 6:15 tomorrow", [2025, 6, 12, 6, 15]), ("at 3 tomorrow", [2025, 6, 12, 15, 0]),
+    ("tomorrow at 5", [2025, 6, 12, 17, 0]), ("tomorrow at 6", [2025, 6, 12, 6, 0]),
+    ("tomorrow at 11", [2025, 6, 12, 11, 0]), ("tomorrow at 12", [2025, 6, 12, 12, 0]),
+    ("Friday at 2", [2025, 6, 13, 14, 0]), ("tomorrow at 14:00", [2025, 6, 12, 14, 0]),
+    ("at 9 tonight", [2025, 6, 11, 21, 0]), ("9 tonight", [2025, 6, 11, 21, 0]),
+    ("at 8 in the morning", [2025, 6, 12, 8, 0]), ("tomorrow morning at 6", [2025, 6, 12, 6, 0]),
+    ("at 3", [2025, 6, 11, 15, 0]), ("at 9", [2025, 6, 11, 21, 0]), ("at 11", [2025, 6, 11, 11, 0]),
+    ("at 10", [2025, 6, 11, 22, 0]), ("at 12", [2025, 6, 11, 12, 0]), ("today at 5", [2025, 6, 11, 17, 0]),
+    ("at 3 o'clock tomorrow", [2025, 6, 12, 15, 0]), ("half past 7 tomorrow", [2025, 6, 12, 7, 30]),
+    ("a quarter to 5 on Friday", [2025, 6, 13, 16, 45]), ("noon tomorrow", [2025, 6, 12, 12, 0]),
+    ("三点半", [2025, 6, 11, 15, 30]), ("晚上八点", [2025, 6, 11, 20, 0]), ("早上七点", [2025, 6, 12, 7, 0]),
+    ("明天三点", [2025, 6, 12, 15, 0]), ("明天八点", [2025, 6, 12, 8, 0]), ("九点", [2025, 6, 11, 21, 0]),
+    ("十一点", [2025, 6, 11, 11, 0]), ("下午三点", [2025, 6, 11, 15, 0]), ("三点十五", [2025, 6, 11, 15, 15]),
+    ("明天十二点", [2025, 6, 12, 12, 0]),
+  ])
+  func clockTimeWithoutMeridiem(_ text: String, _ expected: [Int]) throws {
+    let match = try #require(parser.parse(text))
+    #expect(match.date == Self.at(expected))
+    #expect(match.hasTime)
+  }
+
+  /// Periods without a clock time have fixed hours; a passed period with no day is tomorrow's.
+  @Test(arguments: [
+    ("tomorrow morning", [2025, 6, 12, 9, 0]), ("tomorrow afternoon", [2025, 6, 12, 15, 0]),
+    ("tomorrow evening", [2025, 6, 12, 20, 0]), ("tonight", [2025, 6, 11, 20, 0]),
+    ("this afternoon", [2025, 6, 11, 15, 0]), ("明天中午", [2025, 6, 12, 12, 0]), ("今晚", [2025, 6, 11, 20, 0]),
+    ("明天早上", [2025, 6, 12, 9, 0]), ("下午", [2025, 6, 11, 15, 0]), ("早上", [2025, 6, 12, 9, 0]),
+  ])
+  func periodsHaveDefaultHours(_ text: String, _ expected: [Int]) throws {
+    #expect(try #require(parser.parse(text)).date == Self.at(expected))
+  }
+
+  /// Absolute dates are parsed, not replaced; a month/day already past this year is next year.
+  @Test(arguments: [
+    ("June 20", [2025, 6, 20, 9, 0]), ("20 June", [2025, 6, 20, 9, 0]), ("Jun 20th", [2025, 6, 20, 9, 0]),
+    ("on June 20 at 3pm", [2025, 6, 20, 15, 0]), ("the 20th of June", [2025, 6, 20, 9, 0]),
+    ("June 20, 2026", [2026, 6, 20, 9, 0]), ("6/20", [2025, 6, 20, 9, 0]),
+    ("12/25 at 7", [2025, 12, 25, 7, 0]),
+    ("the 25th", [2025, 6, 25, 9, 0]), ("on the 5th", [2025, 7, 5, 9, 0]), ("the 31st", [2025, 7, 31, 9, 0]),
+    ("the 11th at 4", [2025, 6, 11, 16, 0]), ("下个月5号", [2025, 7, 5, 9, 0]), ("10月2日", [2025, 10, 2, 9, 0]),
+    ("2025-10-02", [2025, 10, 2, 9, 0]), ("25号", [2025, 6, 25, 9, 0]), ("20号下午三点", [2025, 6, 20, 15, 0]),
+    ("March 3", [2026, 3, 3, 9, 0]), ("June 5", [2026, 6, 5, 9, 0]), ("3月3日", [2026, 3, 3, 9, 0]),
+    ("sept 9th", [2025, 9, 9, 9, 0]),
+  ])
+  func absoluteDates(_ text: String, _ expected: [Int]) throws {
+    #expect(try #require(parser.parse(text)).date == Self.at(expected))
+  }
+
+  /// "Friday", "this Friday", 周五, 这周五: the coming one; "next Friday", 下周五: next week's.
+  /// Now is Wednesday 11 June; weeks start on Monday.
+  @Test(arguments: [
+    ("Friday", [2025, 6, 13, 9, 0]), ("this Friday", [2025, 6, 13, 9, 0]),
+    ("on Friday", [2025, 6, 13, 9, 0]),
+    ("next Friday", [2025, 6, 20, 9, 0]), ("周五", [2025, 6, 13, 9, 0]), ("这周五", [2025, 6, 13, 9, 0]),
+    ("下周五", [2025, 6, 20, 9, 0]), ("next Monday", [2025, 6, 16, 9, 0]), ("this Monday", [2025, 6, 16, 9, 0]),
+    ("next Wednesday", [2025, 6, 18, 9, 0]), ("fri at 4pm", [2025, 6, 13, 16, 0]),
+  ])
+  func weekdays(_ text: String, _ expected: [Int]) throws {
+    #expect(try #require(parser.parse(text)).date == Self.at(expected))
+  }
+
+  /// Shaped like a date or time but naming none: reported with the text as written.
+  @Test(arguments: [
+    ("pay rent on the 32nd", "the 32nd"), ("party on June 31", "June 31"), ("call at 25:00", "25:00"),
+    ("meet at 13pm", "13pm"), ("2月30日交报告", "2月30日"), ("32号交房租", "32号"),
+    ("tomorrow at 25:00", "tomorrow at 25:00"),
+    ("25点开会", "25点"), ("Feb 30", "Feb 30"),
+  ])
+  func unreadableExpressionsAreReportedNotReplaced(_ text: String, _ written: String) throws {
+    #expect(parser.parse(text) == nil)
+    let reading = try #require(parser.read(text))
+    guard case .unreadable(let found, let range) = reading else {
+      Issue.record("expected unreadable, got \(reading)")
+      return
+    }
+    #expect(found == written)
+    #expect(text[range].hasSuffix(written))
+  }
+
+  /// Numbers that only look like dates are no dates: arithmetic, decimals, building numbers.
+  @Test(arguments: ["12/7 + 3", "what is 36/20", "1.6/20", "三点五加二", "去5号楼", "buy 3 apples"])
+  func arithmeticIsNoDate(_ text: String) {
+    #expect(parser.read(text) == nil)
+  }
+
+  /// A negative UTC offset: days are the clock's days, not UTC's.
+  @Test func negativeOffsetClockUsesLocalDays() throws {
+    // Tuesday 10 June 2025, 22:30 in New York, already 11 June in UTC.
+    let now = wallClock(2025, 6, 10, 22, 30, in: Zones.newYork)
+    let parser = DateExpressionParser(clock: .fixed(now, timeZone: Zones.newYork))
+    #expect(try #require(parser.parse("tomorrow at 9")).date == wallClock(2025, 6, 11, 9, in: Zones.newYork))
+    #expect(try #require(parser.parse("at 11")).date == wallClock(2025, 6, 10, 23, in: Zones.newYork))
+    #expect(try #require(parser.parse("next Friday")).date == wallClock(2025, 6, 20, 9, in: Zones.newYork))
+    #expect(try #require(parser.parse("the 25th")).date == wallClock(2025, 6, 25, 9, in: Zones.newYork))
+    #expect(try #require(parser.parse("明天下午三点")).date == wallClock(2025, 6, 11, 15, in: Zones.newYork))
+    let formatter = ISO8601DateFormatter()
+    formatter.timeZone = Zones.newYork
+    let rendered = formatter.string(from: try #require(parser.parse("tomorrow at 9")).date)
+    #expect(rendered == "2025-06-11T09:00:00-04:00")
+  }
+
+  /// 9 March 2025 springs forward in New York: "tomorrow at 9" stays 09:00 on the wall clock.
+  @Test func springForwardKeepsWallClockForAmbiguousHours() throws {
+    let now = wallClock(2025, 3, 8, 10, in: Zones.newYork)
+    let parser = DateExpressionParser(clock: .fixed(now, timeZone: Zones.newYork))
+    let nine = try #require(parser.parse("tomorrow at 9")).date
+    #expect(nine == wallClock(2025, 3, 9, 9, in: Zones.newYork))
+    #expect(nine.timeIntervalSince(now) == 22 * 3600)
+    #expect(try #require(parser.parse("明天三点")).date == wallClock(2025, 3, 9, 15, in: Zones.newYork))
+    // Said on the change day itself at 01:30 EST: "at 3" is 03:00 EDT, half an hour later.
+    let early = DateExpressionParser(
+      clock: .fixed(wallClock(2025, 3, 9, 1, 30, in: Zones.newYork), timeZone: Zones.newYork))
+    let three = try #require(early.parse("at 3")).date
+    #expect(three == wallClock(2025, 3, 9, 3, in: Zones.newYork))
+    #expect(three.timeIntervalSince(early.clock.now) == 30 * 60)
+  }
+
+  @Test func chineseNumeralsWithUnits() {
+    #expect(ChineseNumeral.value(of: "一千二") == 1200)
+    #expect(ChineseNumeral.value(of: "三百四") == 340)
+    #expect(ChineseNumeral.value(of: "一千零二") == 1002)
+    #expect(ChineseNumeral.value(of: "一千二百三") == 1230)
+    #expect(ChineseNumeral.number(of: "两万五") == 25000)
+    #expect(ChineseNumeral.number(of: "十二万") == 120_000)
+    #expect(ChineseNumeral.number(of: "一万二千") == 12000)
+    #expect(ChineseNumeral.number(of: "一万零五") == 10005)
+    #expect(ChineseNumeral.number(of: "一亿二") == 120_000_000)
+    #expect(ChineseNumeral.number(of: "三点五") == 3.5)
+    #expect(ChineseNumeral.number(of: "三点一四") == 3.14)
+    #expect(ChineseNumeral.number(of: "3万") == 30000)
+    #expect(ChineseNumeral.number(of: "万万") == nil)
+    #expect(ChineseNumeral.number(of: "三点") == nil)
+  }
 }

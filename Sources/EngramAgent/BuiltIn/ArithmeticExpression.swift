@@ -19,7 +19,9 @@ public enum ArithmeticError: Error, Sendable, Hashable {
 }
 
 /// A small safe arithmetic evaluator: `+ - * /`, parentheses, decimals, postfix `%`, unary signs,
-/// `× ÷`, and the words 加 减 乘(以) 除以, plus minus times "divided by". No variables, no calls.
+/// `× ÷`, the words 加 减 乘(以) 除(以), plus minus times "divided by" "multiplied by", percentages
+/// ("17% of 2350", "2350的17%", 百分之十七, "15 percent of 80") and Chinese numerals with units
+/// (一千二, 两万五, 三点五, 3万). No variables, no calls.
 public enum ArithmeticExpression {
   /// The deepest nesting accepted.
   public static let maximumDepth = 64
@@ -51,20 +53,51 @@ public enum ArithmeticExpression {
   }
 
   private static let words: [(String, Token)] = [
-    ("divided by", .op("/")), ("multiplied by", .op("*")), ("乘以", .op("*")), ("除以", .op("/")),
-    ("plus", .op("+")),
-    ("minus", .op("-")), ("times", .op("*")), ("加上", .op("+")), ("减去", .op("-")), ("加", .op("+")),
-    ("减", .op("-")),
-    ("乘", .op("*")), ("×", .op("*")), ("÷", .op("/")), ("x", .op("*")), ("（", .open), ("）", .close),
+    ("divided by", .op("/")), ("multiplied by", .op("*")), ("乘以", .op("*")), ("乘上", .op("*")),
+    ("除以", .op("/")), ("plus", .op("+")), ("minus", .op("-")), ("times", .op("*")), ("加上", .op("+")),
+    ("减去", .op("-")), ("减掉", .op("-")), ("加", .op("+")), ("减", .op("-")), ("乘", .op("*")),
+    ("除", .op("/")), ("×", .op("*")), ("÷", .op("/")), ("x", .op("*")), ("（", .open), ("）", .close),
+    ("percent", .percent), ("per cent", .percent), ("of", .op("*")), ("的", .op("*")), ("负", .op("-")),
+  ]
+
+  /// Characters that carry no arithmetic and are skipped like spaces (currency signs and units).
+  private static let ignorable: Set<Character> = ["$", "¥", "￥", "€", "£", "元", "块", "钱"]
+
+  private static let chineseNumeralCharacters: Set<Character> = Set("零〇一二两三四五六七八九十百千万亿")
+
+  /// Multipliers written after an Arabic number (3万, 1.5千).
+  private static let chineseMagnitudes: [Character: Double] = [
+    "十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000,
   ]
 
   static func tokenize(_ text: String) throws(ArithmeticError) -> [(Token, Int)] {
-    let characters = Array(text.lowercased())
     var tokens: [(Token, Int)] = []
+    for item in scan(Array(text.lowercased())) {
+      guard case .token(let token, let start, _) = item else {
+        if case .unknown(let character, let position) = item {
+          throw .unexpectedCharacter(character, position: position)
+        }
+        continue
+      }
+      tokens.append((token, start))
+    }
+    return tokens
+  }
+
+  /// One scanned item: a token with its character span, or a character the grammar does not know.
+  enum Scanned {
+    case token(Token, start: Int, end: Int)
+    case unknown(Character, position: Int)
+  }
+
+  /// Scans `characters` into tokens; an unknown character (or a whole unknown word) becomes one
+  /// `.unknown` item and scanning goes on after it.
+  static func scan(_ characters: [Character]) -> [Scanned] {
+    var items: [Scanned] = []
     var index = 0
     outer: while index < characters.count {
       let character = characters[index]
-      if character.isWhitespace || character == "," {
+      if character.isWhitespace || character == "," || ignorable.contains(character) {
         index += 1
         continue
       }
@@ -82,42 +115,116 @@ public enum ArithmeticExpression {
           }
           index += 1
         }
-        guard let value = Double(digits) else {
-          throw .unexpectedCharacter(characters[start], position: start)
+        guard var value = Double(digits) else {
+          items.append(.unknown(characters[start], position: start))
+          continue
         }
-        tokens.append((.number(value), start))
-        continue
-      }
-      if ChineseNumeral.value(of: String(character)) != nil {
-        let start = index
-        while index < characters.count,
-          ChineseNumeral.value(of: String(characters[index])) != nil
-            || "十百千".contains(characters[index])
-        {
+        // 3万, 1.5千 (not 3十, which reads as a date-like fragment).
+        if index < characters.count, let magnitude = chineseMagnitudes[characters[index]], magnitude >= 100 {
+          value *= magnitude
           index += 1
         }
-        guard let value = ChineseNumeral.value(of: String(characters[start..<index])) else {
-          throw .unexpectedCharacter(characters[start], position: start)
+        items.append(.token(.number(value), start: start, end: index))
+        continue
+      }
+      if matches(characters, at: index, word: "百分之") {
+        // 百分之十七 = 17%.
+        let start = index
+        index += 3
+        let numberStart = index
+        while index < characters.count, isChineseNumberCharacter(characters, at: index) { index += 1 }
+        var digits = String(characters[numberStart..<index])
+        if digits.isEmpty {
+          while index < characters.count, characters[index].isASCII,
+            characters[index].isNumber || characters[index] == "."
+          {
+            index += 1
+          }
+          digits = String(characters[numberStart..<index])
         }
-        tokens.append((.number(Double(value)), start))
+        guard let value = ChineseNumeral.number(of: digits) ?? Double(digits) else {
+          items.append(.unknown(characters[start], position: start))
+          continue
+        }
+        items.append(.token(.number(value), start: start, end: index))
+        items.append(.token(.percent, start: start, end: index))
+        continue
+      }
+      if chineseNumeralCharacters.contains(character) {
+        let start = index
+        while index < characters.count, isChineseNumberCharacter(characters, at: index) { index += 1 }
+        guard let value = ChineseNumeral.number(of: String(characters[start..<index])) else {
+          items.append(.unknown(characters[start], position: start))
+          continue
+        }
+        items.append(.token(.number(value), start: start, end: index))
         continue
       }
       switch character {
-      case "+", "-", "*", "/": tokens.append((.op(character), index))
-      case "(": tokens.append((.open, index))
-      case ")": tokens.append((.close, index))
-      case "%", "％": tokens.append((.percent, index))
+      case "+", "-", "*", "/":
+        items.append(.token(.op(character), start: index, end: index + 1))
+      case "(": items.append(.token(.open, start: index, end: index + 1))
+      case ")": items.append(.token(.close, start: index, end: index + 1))
+      case "%", "％": items.append(.token(.percent, start: index, end: index + 1))
       default:
         for (word, token) in words where matches(characters, at: index, word: word) {
-          tokens.append((token, index))
+          items.append(.token(token, start: index, end: index + word.count))
           index += word.count
           continue outer
         }
-        throw .unexpectedCharacter(character, position: index)
+        items.append(.unknown(character, position: index))
+        // An unknown word is one item.
+        if character.isASCII, character.isLetter {
+          while index + 1 < characters.count, characters[index + 1].isASCII, characters[index + 1].isLetter {
+            index += 1
+          }
+        }
       }
       index += 1
     }
-    return tokens
+    return items
+  }
+
+  /// A Chinese numeral character, or 点 between two of them (三点五).
+  private static func isChineseNumberCharacter(_ characters: [Character], at index: Int) -> Bool {
+    if chineseNumeralCharacters.contains(characters[index]) { return true }
+    guard characters[index] == "点", index > 0, index + 1 < characters.count else { return false }
+    return chineseNumeralCharacters.contains(characters[index - 1])
+      && ChineseNumeral.digits[characters[index + 1]] != nil
+  }
+
+  /// The longest arithmetic expression in `text` that evaluates and has an operator or a percent
+  /// sign ("what's 12 times 7 again" → "12 times 7"), lowercased; nil when there is none.
+  public static func extract(from text: String) -> String? {
+    let characters = Array(text.lowercased())
+    guard characters.count <= maximumLength else { return nil }
+    var runs: [[(Token, Int, Int)]] = [[]]
+    for item in scan(characters) {
+      switch item {
+      case .token(let token, let start, let end): runs[runs.count - 1].append((token, start, end))
+      case .unknown: runs.append([])
+      }
+    }
+    var best: (String, Int)?
+    for run in runs where run.count > (best?.1 ?? 1) {
+      // Try the whole run, then shorter windows (a stray word-operator at an edge: "of 12 + 3").
+      search: for length in stride(from: run.count, through: 2, by: -1) where length > (best?.1 ?? 1) {
+        for offset in 0...(run.count - length) {
+          let window = Array(run[offset..<offset + length])
+          let hasOperator = window.contains { token, _, _ in
+            if case .op = token { return true }
+            return token == .percent
+          }
+          var parser = Parser(tokens: window.map { ($0.0, $0.1) })
+          guard hasOperator, let value = try? parser.expression(depth: 0), parser.index == window.count,
+            value.isFinite
+          else { continue }
+          best = (String(characters[window.first!.1..<window.last!.2]), length)
+          break search
+        }
+      }
+    }
+    return best?.0
   }
 
   private static func isThousandsSeparator(_ characters: [Character], at index: Int) -> Bool {
@@ -168,22 +275,27 @@ public enum ArithmeticExpression {
       return value
     }
 
+    /// Products keep their percent signs apart (17% of 2350 is 17 × 2350 / 100, exactly 399.5).
     mutating func term(depth: Int) throws(ArithmeticError) -> Double {
-      var value = try factor(depth: depth)
+      var (value, scale) = try factor(depth: depth)
       while index < tokens.count, case .op(let op) = tokens[index].0, op == "*" || op == "/" {
         index += 1
-        let rhs = try factor(depth: depth)
+        let (rhs, rhsScale) = try factor(depth: depth)
         if op == "/" {
           guard rhs != 0 else { throw .divisionByZero }
           value /= rhs
+          scale /= rhsScale
         } else {
           value *= rhs
+          scale *= rhsScale
         }
       }
-      return value
+      return value / scale
     }
 
-    mutating func factor(depth: Int) throws(ArithmeticError) -> Double {
+    /// A number, signed factor or parenthesized expression, and the power of 100 its percent
+    /// signs divide it by.
+    mutating func factor(depth: Int) throws(ArithmeticError) -> (Double, Double) {
       guard depth < ArithmeticExpression.maximumDepth else { throw .tooDeep }
       guard index < tokens.count else {
         throw .unexpectedToken("end", position: tokens.last.map { $0.1 + 1 } ?? 0)
@@ -193,8 +305,8 @@ public enum ArithmeticExpression {
       switch token {
       case .op(let op) where op == "-" || op == "+":
         index += 1
-        let operand = try factor(depth: depth + 1)
-        return op == "-" ? -operand : operand
+        let (operand, scale) = try factor(depth: depth + 1)
+        return (op == "-" ? -operand : operand, scale)
       case .number(let number):
         index += 1
         value = number
@@ -206,11 +318,12 @@ public enum ArithmeticExpression {
       default:
         throw .unexpectedToken(ArithmeticExpression.describe(token), position: position)
       }
+      var scale = 1.0
       while index < tokens.count, tokens[index].0 == .percent {
         index += 1
-        value /= 100
+        scale *= 100
       }
-      return value
+      return (value, scale)
     }
   }
 

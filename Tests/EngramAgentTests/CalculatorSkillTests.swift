@@ -1,0 +1,45 @@
+import Testing
+
+@testable import EngramAgent
+
+@Suite struct CalculatorSkillTests {
+  /// Chinese numerals with units, percentages and operator words, inside ordinary requests.
+  @Test(arguments: [
+    ("一千二加三百四", 1540.0), ("两万五减五千", 20000), ("三点五乘二", 7), ("十二万除以四", 30000),
+    ("一百除四", 25), ("三百四乘上十", 3400), ("3万加2千", 32000), ("负五加三", -2),
+    ("17% of 2350", 399.5), ("what's 17% of 2350?", 399.5), ("2350的17%", 399.5), ("2350的百分之十七", 399.5),
+    ("百分之十七乘以2350", 399.5), ("what is 15 percent of 80", 12), ("12 times 7", 84),
+    ("what's 100 divided by 8", 12.5), ("hey, quick: 6 multiplied by 7?", 42), ("9 minus 12", -3),
+    ("can you tell me what 12 times 7 is", 84), ("帮我算一下12乘以3等于多少", 36), ("一千二加三百四等于几？", 1540),
+    ("how much is $1,200 plus $340", 1540), ("(3 + 4) * 2", 14),
+  ])
+  func answers(_ text: String, _ expected: Double) throws {
+    let answer = try #require(CalculatorSkill.answer(for: text))
+    #expect(abs(answer - expected) < 1e-9)
+  }
+
+  @Test(arguments: ["what's the weather", "I have 2 kids and 3 dogs", "", "提醒我明天交报告"])
+  func noExpressionNoAnswer(_ text: String) {
+    #expect(CalculatorSkill.answer(for: text) == nil)
+  }
+
+  @Test func evaluateThrowsTypedErrors() {
+    let skill = CalculatorSkill()
+    #expect(throws: SkillError.divisionByZero) { try skill.evaluate(["expression": .string("5 除以 0")]) }
+    #expect(throws: SkillError.missingArgument(name: "expression")) { try skill.evaluate([:]) }
+    #expect(throws: SkillError.self) { try skill.evaluate(["expression": .string("5 +")]) }
+    #expect(throws: Never.self) { try skill.evaluate(["expression": .string("一千二加三百四")]) }
+  }
+
+  @Test func expressionArgumentIsTheArithmeticOnly() {
+    let skill = CalculatorSkill()
+    let clock = AgentClock.system()
+    #expect(
+      skill.extractArguments(from: "what's 17% of 2350?", clock: clock)["expression"]
+        == .string("17% of 2350"))
+    #expect(skill.extractArguments(from: "帮我算一下两万五减五千", clock: clock)["expression"] == .string("两万五减五千"))
+    #expect(skill.canHandle("两万五减五千等于多少"))
+    #expect(skill.canHandle("what's 100 divided by 8"))
+    #expect(!skill.canHandle("it's 20% off today"))
+  }
+}
