@@ -11,7 +11,9 @@ import Testing
     ("百分之十七乘以2350", 399.5), ("what is 15 percent of 80", 12), ("12 times 7", 84),
     ("what's 100 divided by 8", 12.5), ("hey, quick: 6 multiplied by 7?", 42), ("9 minus 12", -3),
     ("can you tell me what 12 times 7 is", 84), ("帮我算一下12乘以3等于多少", 36), ("一千二加三百四等于几？", 1540),
-    ("how much is $1,200 plus $340", 1540), ("(3 + 4) * 2", 14),
+    ("how much is $1,200 plus $340", 1540), ("(3 + 4) * 2", 14), ("what's twelve times seven", 84),
+    ("two hundred and five plus five", 210), ("half of 80", 40), ("五十的一半", 25),
+    ("forty-two divided by six", 7),
   ])
   func answers(_ text: String, _ expected: Double) throws {
     let answer = try #require(CalculatorSkill.answer(for: text))

@@ -164,6 +164,16 @@ import Testing
     #expect(match.hasTime)
   }
 
+  /// Relative offsets are exact from now (10:00).
+  @Test(arguments: [
+    ("in an hour and a half", [2025, 6, 11, 11, 30]), ("in 1.5 hours", [2025, 6, 11, 11, 30]),
+    ("in 2 hours and 15 minutes", [2025, 6, 11, 12, 15]), ("in 90 mins", [2025, 6, 11, 11, 30]),
+    ("两个小时后", [2025, 6, 11, 12, 0]), ("in 3 days at 5pm", [2025, 6, 14, 17, 0]),
+  ])
+  func relativeOffsets(_ text: String, _ expected: [Int]) throws {
+    #expect(try #require(parser.parse(text)).date == Self.at(expected))
+  }
+
   /// Periods without a clock time have fixed hours; a passed period with no day is tomorrow's.
   @Test(arguments: [
     ("tomorrow morning", [2025, 6, 12, 9, 0]), ("tomorrow afternoon", [2025, 6, 12, 15, 0]),

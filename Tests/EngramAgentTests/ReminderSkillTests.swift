@@ -14,6 +14,7 @@ import Testing
     ("set a reminder for me to renew my passport next Friday", "renew my passport"),
     ("don't let me forget to water the plants tonight", "water the plants"),
     ("remind me about the dentist bill on June 20", "the dentist bill"),
+    ("ping me in 20 minutes to check the oven", "check the oven"),
     ("记得提醒我明天交报告", "交报告"), ("明天早上七点记得吃药", "吃药"), ("提醒我下个月5号交房租", "交房租"),
     ("帮我设个提醒，周五下午三点去取快递", "去取快递"), ("麻烦提醒我一下10月2日给妈妈打电话，谢谢", "给妈妈打电话"),
   ])

@@ -150,6 +150,17 @@ public enum ArithmeticExpression {
         items.append(.token(.percent, start: start, end: index))
         continue
       }
+      if character.isASCII, character.isLetter, let (value, end) = englishNumber(characters, at: index) {
+        items.append(.token(.number(value), start: index, end: end))
+        index = end
+        continue
+      }
+      if matches(characters, at: index, word: "一半") {
+        // 五十的一半 = 50 × 0.5.
+        items.append(.token(.number(0.5), start: index, end: index + 2))
+        index += 2
+        continue
+      }
       if chineseNumeralCharacters.contains(character) {
         let start = index
         while index < characters.count, isChineseNumberCharacter(characters, at: index) { index += 1 }
@@ -183,6 +194,66 @@ public enum ArithmeticExpression {
       index += 1
     }
     return items
+  }
+
+  private static let englishUnits: [String: Double] = [
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "half": 0.5,
+  ]
+  private static let englishScales: [String: Double] = [
+    "hundred": 100, "thousand": 1000, "million": 1_000_000,
+  ]
+
+  /// An English number in words starting at `index` ("twelve", "two hundred and five",
+  /// "forty-two", "half"), and the index after it; nil when the word there is no number.
+  private static func englishNumber(_ characters: [Character], at index: Int) -> (Double, Int)? {
+    var total = 0.0
+    var current = 0.0
+    var position = index
+    var end: Int?
+    // What came last: nothing, a tens word (twenty), another unit (seven, twelve), or a scale.
+    var last = "start"
+    while position < characters.count {
+      var wordEnd = position
+      while wordEnd < characters.count, characters[wordEnd].isASCII, characters[wordEnd].isLetter {
+        wordEnd += 1
+      }
+      let word = String(characters[position..<wordEnd])
+      if let unit = englishUnits[word],
+        last == "start" || last == "scale" && unit >= 1 || last == "tens" && unit >= 1 && unit < 10
+      {
+        guard !(word == "half" && last != "start") else { break }
+        current += unit
+        last = unit >= 20 && unit.truncatingRemainder(dividingBy: 10) == 0 ? "tens" : "unit"
+        end = wordEnd
+      } else if let scale = englishScales[word], last == "tens" || last == "unit" {
+        if scale == 100 {
+          current *= scale
+        } else {
+          total += current * scale
+          current = 0
+        }
+        last = "scale"
+        end = wordEnd
+      } else if word == "and", last == "scale" {
+        // "two hundred and five": goes on only if a number word follows.
+      } else {
+        break
+      }
+      if word == "half" { break }
+      // Skip one separator (space or hyphen) between number words.
+      guard wordEnd < characters.count, characters[wordEnd] == " " || characters[wordEnd] == "-" else {
+        break
+      }
+      position = wordEnd + 1
+      guard position < characters.count, characters[position].isASCII, characters[position].isLetter else {
+        break
+      }
+    }
+    guard let end else { return nil }
+    return (total + current, end)
   }
 
   /// A Chinese numeral character, or 点 between two of them (三点五).

@@ -26,7 +26,9 @@ public struct ReminderSkill: Skill {
   static let fillers = [
     "please", "pls", "plz", "can you", "could you", "would you", "will you", "hey", "ok", "okay",
     "remind me to",
-    "remind me about", "remind me of", "remind me", "set a reminder for me to", "set a reminder to",
+    "remind me about", "remind me of", "remind me", "ping me to", "ping me", "nudge me to", "nudge me",
+    "alert me to", "tell me to",
+    "text me to", "set a reminder for me to", "set a reminder to",
     "for me to", "set a reminder for", "set a reminder",
     "add a reminder to", "add a reminder", "create a reminder to", "create a reminder", "reminder to",
     "reminder",

@@ -155,7 +155,7 @@ public struct DateExpressionParser: Sendable {
 
   private static let num = "(?:\\d{1,4}|[零〇一二两三四五六七八九十百]+)"
   private static let englishNumber =
-    "(?:\\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|forty-five|fifty|half an?)"
+    "(?:\\d+(?:\\.\\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|forty-five|fifty|half an?)"
   private static let clockWord =
     "(?:\\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
   private static let monthName =
@@ -386,6 +386,14 @@ public struct DateExpressionParser: Sendable {
     pattern("\\bin\\s+(\(englishNumber))\\s+(hours?|hrs?|minutes?|mins?|days?|weeks?)\\b") { g in
       guard let amount = englishValue(g[1]!) else { return nil }
       return englishOffset(amount, unit: g[2]!)
+    },
+    // in an hour and a half, in 1 hour and 30 minutes, in 2 hours 15 minutes
+    pattern(
+      "\\bin\\s+(\(englishNumber))\\s+(?:hours?|hrs?)\\s+(?:and\\s+)?(?:(a\\s+half)|(\\d+|fifteen|twenty|thirty|forty-five)\\s+(?:minutes?|mins?))\\b"
+    ) { g in
+      guard let hours = englishValue(g[1]!) else { return nil }
+      let minutes = g[2] != nil ? 30 : g[3].flatMap(englishValue) ?? 0
+      return englishOffset(hours * 60 + minutes, unit: "minutes")
     },
     // 2 hours from now, 10 minutes later
     pattern("\\b(\(englishNumber))\\s+(hours?|hrs?|minutes?|mins?|days?|weeks?)\\s+(?:from now|later)\\b") {
