@@ -85,4 +85,12 @@ import Testing
       try validate(["count": .int(1), "when": .string(text)])
     }
   }
+
+  /// Swift's `\d` matches any decimal digit; fullwidth ISO text is unreadable, never a crash.
+  @Test func fullwidthDigitsAreUnreadableNotACrash() {
+    #expect(ArgumentValidator.parseISODate("２０２７-０１-０５", timeZone: Zones.shanghai) == nil)
+    #expect(throws: SkillError.unreadableDate(name: "when", text: "２０２７-０１-０５")) {
+      try validate(["count": .int(1), "when": .string("２０２７-０１-０５")])
+    }
+  }
 }

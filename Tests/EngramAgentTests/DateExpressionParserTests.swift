@@ -114,14 +114,40 @@ import Testing
     #expect(try #require(autumn.parse("明天上午九点")).date == wallClock(2025, 11, 2, 9, in: Zones.newYork))
   }
 
-  @Test func weekdayNamedOnItsOwnDayMeansTodayIfStillAhead() throws {
+  /// A weekday named on that same weekday is the one a week later ("the next Saturday after
+  /// today"), even when the time is still ahead.
+  @Test func weekdayNamedOnItsOwnDayMeansNextWeek() throws {
     // 14 June 2025 is a Saturday.
     let morning = DateExpressionParser(
       clock: .fixed(wallClock(2025, 6, 14, 8, in: Zones.shanghai), timeZone: Zones.shanghai))
-    #expect(try #require(morning.parse("周六上午")).date == wallClock(2025, 6, 14, 9, in: Zones.shanghai))
-    let evening = DateExpressionParser(
-      clock: .fixed(wallClock(2025, 6, 14, 20, in: Zones.shanghai), timeZone: Zones.shanghai))
-    #expect(try #require(evening.parse("周六上午")).date == wallClock(2025, 6, 21, 9, in: Zones.shanghai))
+    #expect(try #require(morning.parse("周六上午")).date == wallClock(2025, 6, 21, 9, in: Zones.shanghai))
+    #expect(try #require(morning.parse("saturday 7pm")).date == wallClock(2025, 6, 21, 19, in: Zones.shanghai))
+    #expect(try #require(morning.parse("next saturday")).date == wallClock(2025, 6, 21, 9, in: Zones.shanghai))
+    #expect(try #require(morning.parse("周日")).date == wallClock(2025, 6, 15, 9, in: Zones.shanghai))
+  }
+
+  /// Day names followed by "night", Chinese hours right after a weekday, hedged offsets, time
+  /// ranges (the start counts) and a trailing "for 4".
+  @Test(arguments: [
+    ("tomorrow night at 10", [2025, 6, 12, 22, 0]), ("friday night", [2025, 6, 13, 20, 0]),
+    ("周一六点一刻", [2025, 6, 16, 6, 15]), ("星期二三点", [2025, 6, 17, 15, 0]), ("周四十点", [2025, 6, 12, 10, 0]),
+    ("in like 15 min", [2025, 6, 11, 10, 15]), ("in about 2 hours", [2025, 6, 11, 12, 0]),
+    ("from 3 to 5 tomorrow", [2025, 6, 12, 15, 0]), ("between 9 and 11 on Friday", [2025, 6, 13, 9, 0]),
+    ("1-2pm tomorrow", [2025, 6, 12, 13, 0]), ("2 to 4 this afternoon", [2025, 6, 11, 14, 0]),
+    ("call with the bank for 4", [2025, 6, 11, 16, 0]),
+  ])
+  func moreWaysOfSaying(_ text: String, _ expected: [Int]) throws {
+    #expect(try #require(parser.parse(text)).date == Self.at(expected))
+  }
+
+  /// "on" makes any d/d a date, so an impossible one is unreadable; without it, it may be a fraction.
+  @Test func slashDateAfterOnIsADate() throws {
+    guard case .unreadable(let written, _) = try #require(parser.read("on 14/40")) else {
+      Issue.record("expected unreadable")
+      return
+    }
+    #expect(written == "14/40")
+    #expect(parser.read("table for 4 people") == nil)
   }
 
   @Test func chineseNumerals() {

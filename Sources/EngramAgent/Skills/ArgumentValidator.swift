@@ -95,6 +95,7 @@ public enum ArgumentValidator {
   public static func parseISODate(_ text: String, timeZone: TimeZone) -> Date? {
     let pattern =
       #/^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?)?$/#
+      .asciiOnlyDigits()  // \d alone also matches fullwidth and other scripts' digits
     guard let match = text.trimmingCharacters(in: .whitespaces).wholeMatch(of: pattern) else { return nil }
     var zone = timeZone
     if let offset = match.7 {

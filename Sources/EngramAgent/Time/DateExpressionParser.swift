@@ -156,10 +156,17 @@ public struct DateExpressionParser: Sendable {
   private static let num = "(?:\\d{1,4}|[零〇一二两三四五六七八九十百]+)"
   private static let englishNumber =
     "(?:\\d+(?:\\.\\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|forty-five|fifty|half an?)"
+  /// Words people put before an amount of time ("in like 20 min", "in about an hour").
+  private static let hedge = "(?:(?:like|about|around|roughly|approximately|maybe|just|another)\\s+)?"
+  /// A clock time in a range: hour, optional minutes, optional am/pm.
+  private static let rangeTime = "(\\d{1,2})(?:[:：](\\d{2}))?\\s*(a\\.?m\\.?|p\\.?m\\.?)?"
   private static let clockWord =
     "(?:\\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
   private static let monthName =
     "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+  /// An hour before 点: 0-29 in Chinese or Arabic digits, so 周一六点 is 周一 + 六点 (not 16).
+  private static let chineseHour =
+    "(?:二十[一二三四五六七八九]?|十[一二三四五六七八九]?|[零〇两一二三四五六七八九]|\\d{1,2})"
   /// Chinese minutes after 点: 半, 一刻, 三刻, a number with 分, or a two-digit number (十五, 零五).
   private static let chineseMinute =
     "(?:(半)|(一刻)|(三刻)|(\(num))\\s*分|(零[一二三四五六七八九]|[一二三四五]?十[一二三四五六七八九]?|\\d{2}))?"
@@ -196,7 +203,8 @@ public struct DateExpressionParser: Sendable {
   private static func pattern(
     _ source: String, standalone: Bool = false, _ build: @escaping @Sendable ([Substring?]) -> [Part]?
   ) -> Pattern {
-    Pattern(regex: try! Regex(source).ignoresCase(), standalone: standalone, build: build)
+    // \d alone also matches 四 and other scripts' digits (Character.wholeNumberValue).
+    Pattern(regex: try! Regex(source).ignoresCase().asciiOnlyDigits(), standalone: standalone, build: build)
   }
 
   private static func chineseMinutes(_ g: [Substring?], from index: Int) -> Int? {
@@ -312,7 +320,7 @@ public struct DateExpressionParser: Sendable {
       }
     },
     // 三点, 十点半, 三点一刻, 3点45分, 八点钟, 三点十五; not the number 三点五
-    pattern("(\(num))\\s*[点點时]\\s*(?:钟)?\(chineseMinute)(?![零〇一二两三四五六七八九十\\d])") { g in
+    pattern("(\(chineseHour))\\s*[点點时]\\s*(?:钟)?\(chineseMinute)(?![零〇一二两三四五六七八九十\\d])") { g in
       guard let hour = ChineseNumeral.value(of: g[1]!), let minute = chineseMinutes(g, from: 2) else {
         return nil
       }
@@ -330,6 +338,26 @@ public struct DateExpressionParser: Sendable {
       g in
       guard let hour = Int((g[1] ?? g[3])!) else { return nil }
       return [.time(hour: hour, minute: 0, meridiem(g[2]))]
+    },
+    // from 3 to 5, between 1 and 3, 2-4pm, 2 to 4 this afternoon: the range starts at its first time
+    pattern(
+      "\\b(?:(?:from|between)\\s+)\(rangeTime)\\s*(?:to|-|–|and|until|till)\\s*\(rangeTime)(?![\\d:])"
+        + "|\\b\(rangeTime)\\s*(?:to|-|–|until|till)\\s*(\\d{1,2})(?:[:：](\\d{2}))?\\s*(a\\.?m\\.?|p\\.?m\\.?)(?![a-z])"
+    ) { g in rangeStart(Array(g[1...6])) ?? rangeStart(Array(g[7...12])) },
+    pattern(
+      "\\b\(rangeTime)\\s*(?:to|-|–|until|till)\\s*\(rangeTime)"
+        + "(?=\\s+(?:this|tomorrow|today|tonight|on|next|in the)\\b)"
+    ) { g in rangeStart(Array(g[1...6])) },
+    // a trailing "for 4": a clock time when nothing follows it
+    pattern("\\bfor\\s+(\\d{1,2})(?:[:：](\\d{2}))?(?=\\s*(?:[,.!?;]|$|\\s+(?:today|tomorrow|tonight)\\b))") {
+      g in
+      guard let hour = Int(g[1]!), let minute = g[2].map({ Int($0) }) ?? 0 else { return nil }
+      return [.time(hour: hour, minute: minute, .unspecified)]
+    },
+    // on 6/20, and on 14/40 (a date, if an impossible one)
+    pattern("\\bon\\s+(\\d{1,2})/(\\d{1,2})(?:/(\\d{4}|\\d{2}))?\\b(?![/\\d.])") { g in
+      guard let month = Int(g[1]!), let day = Int(g[2]!) else { return nil }
+      return [.absolute(year: year(g[3]), month: month, day: day)]
     },
     // 3 o'clock, at seven o'clock
     pattern("(?:\\bat\\s+)?\\b(\(clockWord))\\s*o['’]?\\s?clock\\b") { g in
@@ -376,20 +404,22 @@ public struct DateExpressionParser: Sendable {
     },
     // next Friday, on Monday, this Sunday, Fri
     pattern(
-      "\\b(?:(next|this|on|coming|this coming)\\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday|tues?|thu(?:rs?)?|fri)\\b"
+      "\\b(?:(next|this|on|coming|this coming)\\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday|tues?|thu(?:rs?)?|fri)\\b(\\s+night\\b)?"
     ) {
       g in
       guard let day = weekdayNumbers[g[2]!.lowercased()] else { return nil }
-      return [.weekday(day, g[1]?.lowercased() == "next" ? .nextWeek : .upcoming)]
+      let weekday = Part.weekday(day, g[1]?.lowercased() == "next" ? .nextWeek : .upcoming)
+      return g[3] == nil ? [weekday] : [weekday, .period(.evening)]
     },
+    pattern("\\b(?:tomorrow|tmrw?)\\s+night\\b") { _ in [.dayOffset(1), .period(.evening)] },
     // in 2 hours, in half an hour, in 3 days, in 2 weeks
-    pattern("\\bin\\s+(\(englishNumber))\\s+(hours?|hrs?|minutes?|mins?|days?|weeks?)\\b") { g in
+    pattern("\\bin\\s+\(hedge)(\(englishNumber))\\s+(hours?|hrs?|minutes?|mins?|days?|weeks?)\\b") { g in
       guard let amount = englishValue(g[1]!) else { return nil }
       return englishOffset(amount, unit: g[2]!)
     },
     // in an hour and a half, in 1 hour and 30 minutes, in 2 hours 15 minutes
     pattern(
-      "\\bin\\s+(\(englishNumber))\\s+(?:hours?|hrs?)\\s+(?:and\\s+)?(?:(a\\s+half)|(\\d+|fifteen|twenty|thirty|forty-five)\\s+(?:minutes?|mins?))\\b"
+      "\\bin\\s+\(hedge)(\(englishNumber))\\s+(?:hours?|hrs?)\\s+(?:and\\s+)?(?:(a\\s+half)|(\\d+|fifteen|twenty|thirty|forty-five)\\s+(?:minutes?|mins?))\\b"
     ) { g in
       guard let hours = englishValue(g[1]!) else { return nil }
       let minutes = g[2] != nil ? 30 : g[3].flatMap(englishValue) ?? 0
@@ -402,6 +432,19 @@ public struct DateExpressionParser: Sendable {
       return englishOffset(amount, unit: g[2]!)
     },
   ]
+
+  /// The first time of a range; without its own am/pm it takes the second's when that keeps
+  /// the range in order (2-4pm is 14:00, 11-1pm is 11:00).
+  private static func rangeStart(_ g: [Substring?]) -> [Part]? {
+    guard let start = g[0].flatMap({ Int($0) }), let end = g[3].flatMap({ Int($0) }) else { return nil }
+    let minute = g[1].flatMap { Int($0) } ?? 0
+    var kind = meridiem(g[2])
+    if kind == .unspecified, g[5] != nil, start <= 12, end <= 12 {
+      let endKind = meridiem(g[5])
+      kind = start % 12 <= end % 12 ? endKind : (endKind == .pm ? .am : .pm)
+    }
+    return [.time(hour: start, minute: minute, kind)]
+  }
 
   private static func meridiem(_ text: Substring?) -> Meridiem {
     guard let first = text?.lowercased().first else { return .unspecified }
@@ -465,7 +508,6 @@ public struct DateExpressionParser: Sendable {
     let today = calendar.dateComponents([.year, .month, .day, .weekday], from: now)
     var dayExplicit = false
     var day = today
-    var weekdayRoll = false
     var absoluteWithoutYear = false
     var period: Period?
     var time: (hour: Int, minute: Int, meridiem: Meridiem)?
@@ -509,8 +551,8 @@ public struct DateExpressionParser: Sendable {
         let delta: Int
         switch mode {
         case .upcoming:
-          delta = (target - todayNumber + 7) % 7
-          weekdayRoll = delta == 0
+          // The next such day after today: said on a Friday, "Friday" is a week away.
+          delta = (target - todayNumber + 6) % 7 + 1
         case .nextWeek: delta = 7 - todayNumber + target
         }
         guard let shifted = shift(today, by: delta, component: .day) else { return nil }
@@ -588,11 +630,6 @@ public struct DateExpressionParser: Sendable {
       // A time or period with no day that has passed today means tomorrow (早上七点 at 10:00).
       guard let tomorrow = shift(day, by: 1, component: .day),
         let next = makeDate(tomorrow, hour: hour, minute: minute)
-      else { return nil }
-      date = next
-    } else if weekdayRoll, date <= now {
-      guard let nextWeek = shift(day, by: 7, component: .day),
-        let next = makeDate(nextWeek, hour: hour, minute: minute)
       else { return nil }
       date = next
     } else if absoluteWithoutYear,
