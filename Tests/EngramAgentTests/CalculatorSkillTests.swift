@@ -20,6 +20,21 @@ import Testing
     #expect(abs(answer - expected) < 1e-9)
   }
 
+  /// Arithmetic said as a task: verbs, splitting a bill, a percentage of an amount, what is left,
+  /// 再 (then) applying to everything before it, and 块 amounts with a tenth (九块九 = 9.9).
+  @Test(arguments: [
+    ("multiply 12 by 12", 144.0), ("divide 300 by 15", 20), ("add 250 and 750", 1000), ("add 5 to 10", 15),
+    ("subtract 7 from 50", 43), ("split 120 dollars among 6 friends", 20),
+    ("the bill is 90, we're splitting it 3 ways", 30), ("三百块钱五个人平分", 60), ("两百四分给六个人，每人多少", 40),
+    ("a 15% tip on 40", 6), ("shoes cost 80 and they're 25% off, how much do I save", 20),
+    ("一千减二百再减三百", 500), ("2加3再乘以4", 20), ("十块五乘以二", 21), ("九块九加一块一", 11),
+    ("I had 500 and spent 120, how much is left", 380), ("工资八千，花了三千，还剩多少", 5000),
+  ])
+  func phrasedArithmetic(_ text: String, _ expected: Double) throws {
+    let answer = try #require(CalculatorSkill.answer(for: text))
+    #expect(abs(answer - expected) < 1e-9)
+  }
+
   @Test(arguments: ["what's the weather", "I have 2 kids and 3 dogs", "", "提醒我明天交报告"])
   func noExpressionNoAnswer(_ text: String) {
     #expect(CalculatorSkill.answer(for: text) == nil)

@@ -121,8 +121,10 @@ import Testing
     let morning = DateExpressionParser(
       clock: .fixed(wallClock(2025, 6, 14, 8, in: Zones.shanghai), timeZone: Zones.shanghai))
     #expect(try #require(morning.parse("周六上午")).date == wallClock(2025, 6, 21, 9, in: Zones.shanghai))
-    #expect(try #require(morning.parse("saturday 7pm")).date == wallClock(2025, 6, 21, 19, in: Zones.shanghai))
-    #expect(try #require(morning.parse("next saturday")).date == wallClock(2025, 6, 21, 9, in: Zones.shanghai))
+    #expect(
+      try #require(morning.parse("saturday 7pm")).date == wallClock(2025, 6, 21, 19, in: Zones.shanghai))
+    #expect(
+      try #require(morning.parse("next saturday")).date == wallClock(2025, 6, 21, 9, in: Zones.shanghai))
     #expect(try #require(morning.parse("周日")).date == wallClock(2025, 6, 15, 9, in: Zones.shanghai))
   }
 
@@ -134,7 +136,9 @@ import Testing
     ("in like 15 min", [2025, 6, 11, 10, 15]), ("in about 2 hours", [2025, 6, 11, 12, 0]),
     ("from 3 to 5 tomorrow", [2025, 6, 12, 15, 0]), ("between 9 and 11 on Friday", [2025, 6, 13, 9, 0]),
     ("1-2pm tomorrow", [2025, 6, 12, 13, 0]), ("2 to 4 this afternoon", [2025, 6, 11, 14, 0]),
-    ("call with the bank for 4", [2025, 6, 11, 16, 0]),
+    ("call with the bank for 4", [2025, 6, 11, 16, 0]), ("wed 7pm", [2025, 6, 18, 19, 0]),
+    ("in a couple of hours", [2025, 6, 11, 12, 0]), ("in a few days", [2025, 6, 14, 9, 0]),
+    ("in 2 months", [2025, 8, 11, 9, 0]),
   ])
   func moreWaysOfSaying(_ text: String, _ expected: [Int]) throws {
     #expect(try #require(parser.parse(text)).date == Self.at(expected))

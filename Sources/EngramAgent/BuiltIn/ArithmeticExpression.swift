@@ -94,6 +94,7 @@ public enum ArithmeticExpression {
   /// `.unknown` item and scanning goes on after it.
   static func scan(_ characters: [Character]) -> [Scanned] {
     var items: [Scanned] = []
+    var thenMarkers: [Int] = []
     var index = 0
     outer: while index < characters.count {
       let character = characters[index]
@@ -123,6 +124,10 @@ public enum ArithmeticExpression {
         if index < characters.count, let magnitude = chineseMagnitudes[characters[index]], magnitude >= 100 {
           value *= magnitude
           index += 1
+        }
+        if let (tenths, end) = moneyTenths(characters, at: index) {
+          value += tenths
+          index = end
         }
         items.append(.token(.number(value), start: start, end: index))
         continue
@@ -164,11 +169,22 @@ public enum ArithmeticExpression {
       if chineseNumeralCharacters.contains(character) {
         let start = index
         while index < characters.count, isChineseNumberCharacter(characters, at: index) { index += 1 }
-        guard let value = ChineseNumeral.number(of: String(characters[start..<index])) else {
+        guard var value = ChineseNumeral.number(of: String(characters[start..<index])) else {
           items.append(.unknown(characters[start], position: start))
           continue
         }
+        if let (tenths, end) = moneyTenths(characters, at: index) {
+          value += tenths
+          index = end
+        }
         items.append(.token(.number(value), start: start, end: index))
+        continue
+      }
+      if let length = ["再", "然后", "then"].first(where: { matches(characters, at: index, word: $0) })?.count {
+        // "2加3再乘以4": everything before 再 is done first.
+        items.append(.token(.close, start: index, end: index + length))
+        thenMarkers.append(items.count - 1)
+        index += length
         continue
       }
       switch character {
@@ -193,7 +209,67 @@ public enum ArithmeticExpression {
       }
       index += 1
     }
-    return items
+    return openingThenGroups(items, closingAt: thenMarkers)
+  }
+
+  /// Puts an opening parenthesis at the start of the run (the tokens since the last unknown
+  /// character) that each 再/then closes.
+  private static func openingThenGroups(_ items: [Scanned], closingAt markers: [Int]) -> [Scanned] {
+    guard !markers.isEmpty else { return items }
+    var result: [Scanned] = []
+    var runStart = 0
+    var opens: [Int: Int] = [:]  // index in `items` -> opening parentheses before it
+    for (index, item) in items.enumerated() {
+      if case .unknown = item { runStart = index + 1 }
+      if markers.contains(index) { opens[runStart, default: 0] += 1 }
+    }
+    for (index, item) in items.enumerated() {
+      if let count = opens[index], case .token(_, let start, _) = item {
+        result += Array(repeating: .token(.open, start: start, end: start), count: count)
+      }
+      result.append(item)
+    }
+    return result
+  }
+
+  /// 块 (or 元) and one digit after an amount is tenths: 九块九 = 9.9, 十块五毛 = 10.5.
+  private static func moneyTenths(_ characters: [Character], at index: Int) -> (Double, Int)? {
+    guard index + 1 < characters.count, characters[index] == "块" || characters[index] == "元" else {
+      return nil
+    }
+    let next = characters[index + 1]
+    guard let digit = ChineseNumeral.digits[next] ?? (next.isASCII ? next.wholeNumberValue : nil) else {
+      return nil
+    }
+    var end = index + 2
+    if end < characters.count, characters[end] == "毛" || characters[end] == "角" {
+      end += 1
+    } else if end < characters.count,
+      chineseNumeralCharacters.contains(characters[end])
+        || characters[end].isASCII && characters[end].isNumber
+    {
+      return nil
+    }
+    return (Double(digit) / 10, end)
+  }
+
+  /// The numbers written in `text`, in order, each with the text that wrote it and whether a
+  /// percent sign follows it.
+  public static func numbers(in text: String) -> [(value: Double, text: String, percent: Bool)] {
+    let characters = Array(text.lowercased())
+    let items = scan(characters)
+    var result: [(value: Double, text: String, percent: Bool)] = []
+    for (index, item) in items.enumerated() {
+      guard case .token(.number(let value), let start, let end) = item else { continue }
+      var percent = false
+      var finish = end
+      if index + 1 < items.count, case .token(.percent, _, let percentEnd) = items[index + 1] {
+        percent = true
+        finish = max(end, percentEnd)
+      }
+      result.append((value, String(characters[start..<finish]), percent))
+    }
+    return result
   }
 
   private static let englishUnits: [String: Double] = [

@@ -55,11 +55,50 @@ public struct CalculatorSkill: Skill {
   /// gives "17% of 2350"); the stripped text when no part of it evaluates, so execution can
   /// report what it could not read.
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
-    if let expression = ArithmeticExpression.extract(from: text) {
-      return ["expression": .string(expression)]
+    let found = ArithmeticExpression.extract(from: text)
+    let numberCount = ArithmeticExpression.numbers(in: text).count
+    if let found, ArithmeticExpression.numbers(in: found).count == numberCount {
+      return ["expression": .string(found)]
     }
+    if let phrased = Self.phrasedExpression(text) { return ["expression": .string(phrased)] }
+    if let found { return ["expression": .string(found)] }
     let stripped = TextCues.strip(text, removing: nil, fillers: Self.fillers, edge: Self.edge)
     return stripped.isEmpty ? SkillArguments() : ["expression": .string(stripped)]
+  }
+
+  /// Arithmetic said as a task rather than written out: "multiply 12 by 12", "subtract 7 from
+  /// 50", "split 120 among 6", "a 15% tip on 40", "I had 500 and spent 120, how much is left",
+  /// 平分; nil when no such cue and number pattern is there.
+  static func phrasedExpression(_ text: String) -> String? {
+    let numbers = ArithmeticExpression.numbers(in: text)
+    guard numbers.count >= 2 else { return nil }
+    let lower = text.lowercased()
+    let written = numbers.map(\.text)
+    func has(_ cues: [String]) -> Bool { cues.contains { lower.contains($0) } }
+    if numbers.count == 2, numbers.filter(\.percent).count == 1 {
+      let percent = numbers.first(where: \.percent)!.text
+      let amount = numbers.first { !$0.percent }!.text
+      return "\(percent) * \(amount)"
+    }
+    if has(["subtract", "take away"]), lower.contains(" from "), numbers.count == 2 {
+      return "\(written[1]) - \(written[0])"
+    }
+    if has(["multiply", "product of"]) { return written.joined(separator: " * ") }
+    if numbers.count == 2,
+      has([
+        "divide", "split", "ways", "each", "per person", "apiece", "平分", "分摊", "均分", "分给", "分成", "每人", "每个人",
+        "人均",
+      ])
+    {
+      return "\(written[0]) / \(written[1])"
+    }
+    if has(["add", "sum of", "total of", "in total", "altogether", "加起来", "一共", "总共", "合计"]) {
+      return written.joined(separator: " + ")
+    }
+    if has(["left", "remain", "spent", "spend", "剩", "花了", "花掉"]) {
+      return written.joined(separator: " - ")
+    }
+    return nil
   }
 
   /// The numeric answer to a request such as "what's 12 times 7" or "一千二加三百四", without

@@ -155,7 +155,7 @@ public struct DateExpressionParser: Sendable {
 
   private static let num = "(?:\\d{1,4}|[零〇一二两三四五六七八九十百]+)"
   private static let englishNumber =
-    "(?:\\d+(?:\\.\\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|forty-five|fifty|half an?)"
+    "(?:\\d+(?:\\.\\d+)?|a couple(?: of)?|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|forty-five|fifty|half an?)"
   /// Words people put before an amount of time ("in like 20 min", "in about an hour").
   private static let hedge = "(?:(?:like|about|around|roughly|approximately|maybe|just|another)\\s+)?"
   /// A clock time in a range: hour, optional minutes, optional am/pm.
@@ -180,6 +180,8 @@ public struct DateExpressionParser: Sendable {
     ]
     let lower = text.lowercased()
     if lower.hasPrefix("half") { return 0.5 }
+    if lower.hasPrefix("a couple") { return 2 }
+    if lower == "a few" { return 3 }
     return words[lower] ?? Double(lower)
   }
 
@@ -197,7 +199,7 @@ public struct DateExpressionParser: Sendable {
   private static let weekdayNumbers: [String: Int] = [
     "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 7, "天": 7, "1": 1, "2": 2, "3": 3, "4": 4,
     "5": 5, "6": 6, "7": 7, "monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5,
-    "saturday": 6, "sunday": 7, "tue": 2, "tues": 2, "thu": 4, "thur": 4, "thurs": 4, "fri": 5,
+    "saturday": 6, "sunday": 7, "tue": 2, "tues": 2, "wed": 3, "thu": 4, "thur": 4, "thurs": 4, "fri": 5,
   ]
 
   private static func pattern(
@@ -404,7 +406,7 @@ public struct DateExpressionParser: Sendable {
     },
     // next Friday, on Monday, this Sunday, Fri
     pattern(
-      "\\b(?:(next|this|on|coming|this coming)\\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday|tues?|thu(?:rs?)?|fri)\\b(\\s+night\\b)?"
+      "\\b(?:(next|this|on|coming|this coming)\\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday|tues?|wed|thu(?:rs?)?|fri)\\b(\\s+night\\b)?"
     ) {
       g in
       guard let day = weekdayNumbers[g[2]!.lowercased()] else { return nil }
@@ -413,7 +415,8 @@ public struct DateExpressionParser: Sendable {
     },
     pattern("\\b(?:tomorrow|tmrw?)\\s+night\\b") { _ in [.dayOffset(1), .period(.evening)] },
     // in 2 hours, in half an hour, in 3 days, in 2 weeks
-    pattern("\\bin\\s+\(hedge)(\(englishNumber))\\s+(hours?|hrs?|minutes?|mins?|days?|weeks?)\\b") { g in
+    pattern("\\bin\\s+\(hedge)(\(englishNumber))\\s+(hours?|hrs?|minutes?|mins?|days?|weeks?|months?)\\b") {
+      g in
       guard let amount = englishValue(g[1]!) else { return nil }
       return englishOffset(amount, unit: g[2]!)
     },
@@ -463,6 +466,9 @@ public struct DateExpressionParser: Sendable {
     guard amount > 0, amount.isFinite, amount < 100_000 else { return nil }
     let lower = unit.lowercased()
     if lower.hasPrefix("h") { return [.duration(seconds: Int(amount * 3600))] }
+    guard !lower.hasPrefix("mo") else {
+      return amount == amount.rounded() ? [.monthOffset(Int(amount))] : nil
+    }
     if lower.hasPrefix("m") { return [.duration(seconds: Int(amount * 60))] }
     guard amount == amount.rounded() else { return nil }
     return [.dayOffset(Int(amount) * (lower.hasPrefix("w") ? 7 : 1))]
