@@ -59,4 +59,12 @@ import Testing
     #expect(skill.canHandle("what's 100 divided by 8"))
     #expect(!skill.canHandle("it's 20% off today"))
   }
+
+  /// Long or hostile input answers (or not) without trapping.
+  @Test func hostileInputNeverTraps() {
+    #expect(CalculatorSkill.answer(for: String(repeating: "一二三四五六七八九", count: 5) + "加一") == nil)
+    #expect(CalculatorSkill.answer(for: String(repeating: "1 + ", count: 240) + "1") == 241)
+    _ = CalculatorSkill.answer(for: String(repeating: "1 + 2 ) ", count: 120))
+    _ = CalculatorSkill.answer(for: String(repeating: "nine hundred thousand million ", count: 30))
+  }
 }

@@ -316,4 +316,17 @@ import Testing
     #expect(ChineseNumeral.number(of: "万万") == nil)
     #expect(ChineseNumeral.number(of: "三点") == nil)
   }
+
+  /// Hostile input: long digit runs, huge counts, out-of-range fields. Nothing traps; each is
+  /// a date, unreadable, or nothing.
+  @Test(arguments: [
+    String(repeating: "九", count: 40) + "月五日", "一二三四五六七八九一二三四五六七八九一二三四五六七八九点",
+    "in 99999999999999999999 days", "9999个月后", "on 99/99", "at 99:99", "the 99th", "下个月99号",
+    "9999年12月31日", String(repeating: "在明天", count: 300), "2025-99-99 99:99",
+  ])
+  func hostileInputNeverTraps(_ text: String) {
+    _ = parser.read(text)
+    _ = ChineseNumeral.number(of: text)
+    _ = CalculatorSkill.answer(for: text)
+  }
 }

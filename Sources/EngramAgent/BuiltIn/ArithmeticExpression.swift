@@ -340,8 +340,8 @@ public enum ArithmeticExpression {
       && ChineseNumeral.digits[characters[index + 1]] != nil
   }
 
-  /// The longest arithmetic expression in `text` that evaluates and has an operator or a percent
-  /// sign ("what's 12 times 7 again" → "12 times 7"), lowercased; nil when there is none.
+  /// The longest arithmetic expression in `text` that evaluates and has two numbers and an
+  /// operator, or a percent sign ("what's 12 times 7 again" → "12 times 7"), lowercased; nil when there is none.
   public static func extract(from text: String) -> String? {
     let characters = Array(text.lowercased())
     guard characters.count <= maximumLength else { return nil }
@@ -354,21 +354,31 @@ public enum ArithmeticExpression {
     }
     var best: (String, Int)?
     for run in runs where run.count > (best?.1 ?? 1) {
-      // Try the whole run, then shorter windows (a stray word-operator at an edge: "of 12 + 3").
-      search: for length in stride(from: run.count, through: 2, by: -1) where length > (best?.1 ?? 1) {
-        for offset in 0...(run.count - length) {
-          let window = Array(run[offset..<offset + length])
-          let hasOperator = window.contains { token, _, _ in
-            if case .op = token { return true }
-            return token == .percent
-          }
-          var parser = Parser(tokens: window.map { ($0.0, $0.1) })
-          guard hasOperator, let value = try? parser.expression(depth: 0), parser.index == window.count,
-            value.isFinite
-          else { continue }
-          best = (String(characters[window.first!.1..<window.last!.2]), length)
-          break search
+      // The whole run, else the run less a few stray tokens at its edges ("of 12 + 3").
+      var windows: [Range<Int>] = []
+      for left in 0...min(3, run.count) {
+        for right in 0...min(3, run.count - left) where run.count - left - right >= 2 {
+          windows.append(left..<run.count - right)
         }
+      }
+      windows.sort { $0.count > $1.count }
+      for range in windows where range.count > (best?.1 ?? 1) {
+        let window = Array(run[range])
+        // Two numbers and an operator, or a percentage: a lone signed number is no sum.
+        let numbers = window.filter { token, _, _ in
+          if case .number = token { return true }
+          return false
+        }
+        let hasOperator = window.contains { token, _, _ in
+          if case .op = token { return numbers.count >= 2 }
+          return token == .percent
+        }
+        var parser = Parser(tokens: window.map { ($0.0, $0.1) })
+        guard hasOperator, let value = try? parser.expression(depth: 0), parser.index == window.count,
+          value.isFinite
+        else { continue }
+        best = (String(characters[window.first!.1..<window.last!.2]), window.count)
+        break
       }
     }
     return best?.0

@@ -15,6 +15,7 @@ public enum ChineseNumeral {
     if text.allSatisfy(\.isASCII), let number = Int(text) { return number }
     // Positional form (二〇二七): only digits, more than one of them.
     if text.count > 1, text.allSatisfy({ digits[$0] != nil }) {
+      guard text.count <= 18 else { return nil }  // beyond Int's range
       return text.reduce(0) { $0 * 10 + digits[$1]! }
     }
     var total = 0
