@@ -58,6 +58,10 @@ import Testing
 
   @Test func textWithoutDateHasNoMatch() {
     #expect(parser.parse("buy milk") == nil)
+    #expect(parser.read("good morning!") == nil)
+    #expect(parser.read("hey, good evening") == nil)
+    #expect(parser.read("早上好") == nil)
+    #expect(parser.read("晚上好呀") == nil)
     #expect(parser.parse("把会议记录发我") == nil)
     #expect(parser.parse("") == nil)
   }
@@ -138,7 +142,9 @@ import Testing
     ("1-2pm tomorrow", [2025, 6, 12, 13, 0]), ("2 to 4 this afternoon", [2025, 6, 11, 14, 0]),
     ("call with the bank for 4", [2025, 6, 11, 16, 0]), ("wed 7pm", [2025, 6, 18, 19, 0]),
     ("in a couple of hours", [2025, 6, 11, 12, 0]), ("in a few days", [2025, 6, 14, 9, 0]),
-    ("in 2 months", [2025, 8, 11, 9, 0]),
+    ("in 2 months", [2025, 8, 11, 9, 0]), ("at seven tomorrow", [2025, 6, 12, 7, 0]),
+    ("tomorrow at six thirty", [2025, 6, 12, 6, 30]), ("at 7.30pm", [2025, 6, 11, 19, 30]),
+    ("tomorrow @ 3", [2025, 6, 12, 15, 0]), ("半夜12点", [2025, 6, 12, 0, 0]), ("深夜11点", [2025, 6, 11, 23, 0]),
   ])
   func moreWaysOfSaying(_ text: String, _ expected: [Int]) throws {
     #expect(try #require(parser.parse(text)).date == Self.at(expected))
@@ -249,7 +255,7 @@ import Testing
     ("pay rent on the 32nd", "the 32nd"), ("party on June 31", "June 31"), ("call at 25:00", "25:00"),
     ("meet at 13pm", "13pm"), ("2月30日交报告", "2月30日"), ("32号交房租", "32号"),
     ("tomorrow at 25:00", "tomorrow at 25:00"),
-    ("25点开会", "25点"), ("Feb 30", "Feb 30"),
+    ("25点开会", "25点"), ("Feb 30", "Feb 30"), ("星期八开会", "星期八"), ("June 32", "June 32"),
   ])
   func unreadableExpressionsAreReportedNotReplaced(_ text: String, _ written: String) throws {
     #expect(parser.parse(text) == nil)

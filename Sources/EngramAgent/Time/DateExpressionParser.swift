@@ -83,10 +83,11 @@ public struct DateExpressionParser: Sendable {
   // MARK: - Parts
 
   enum Period: Sendable {
-    case earlyMorning, morning, noon, afternoon, evening
+    case earlyMorning, morning, noon, afternoon, evening, lateNight
 
     var defaultHour: Int {
       switch self {
+      case .lateNight: return 23
       case .earlyMorning: return 6
       case .morning: return 9
       case .noon: return 12
@@ -112,11 +113,13 @@ public struct DateExpressionParser: Sendable {
     case period(Period)
     case time(hour: Int, minute: Int, Meridiem)
     case duration(seconds: Int)
+    /// Shaped like a day but naming none (星期八).
+    case invalid
 
     /// Parts of one category cannot combine (two days, two times).
     var category: Int {
       switch self {
-      case .absolute, .monthDay, .relativeMonthDay, .dayOffset, .monthOffset, .weekday: return 0
+      case .absolute, .monthDay, .relativeMonthDay, .dayOffset, .monthOffset, .weekday, .invalid: return 0
       case .period: return 1
       case .time: return 2
       case .duration: return 3
@@ -311,10 +314,14 @@ public struct DateExpressionParser: Sendable {
       let next = g[1].map { $0.hasPrefix("下") } ?? false
       return [.weekday(day, next ? .nextWeek : .upcoming)]
     },
+    // 星期八: a weekday that does not exist
+    pattern("(?:周|星期|礼拜)(?:[八九十]|[089])") { _ in [.invalid] },
     // 上午, 下午, 晚上
-    pattern("凌晨|清晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|夜间") { g in
-      switch g[0]! {
+    pattern("(凌晨|清晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|夜间|半夜|深夜)(好)?") { g in
+      guard g[2] == nil else { return nil }  // 早上好 is a greeting
+      switch g[1]! {
       case "凌晨", "清晨": return [.period(.earlyMorning)]
+      case "半夜", "深夜": return [.period(.lateNight)]
       case "早上", "早晨", "上午": return [.period(.morning)]
       case "中午": return [.period(.noon)]
       case "下午": return [.period(.afternoon)]
@@ -335,11 +342,27 @@ public struct DateExpressionParser: Sendable {
     },
     // 3pm, at 3 pm, at 8
     pattern(
-      "(?:\\bat\\s+)?\\b(\\d{1,2})\\s*(a\\.?m\\.?|p\\.?m\\.?)(?![a-z])|\\bat\\s+(\\d{1,2})\\b(?![:：\\d]|\\s*%)"
+      "(?:\\bat\\s+)?\\b(\\d{1,2})\\s*(a\\.?m\\.?|p\\.?m\\.?)(?![a-z])|(?:\\bat\\s+|@\\s*)(\\d{1,2})\\b(?![:：\\d]|\\.\\d|\\s*%)"
     ) {
       g in
       guard let hour = Int((g[1] ?? g[3])!) else { return nil }
       return [.time(hour: hour, minute: 0, meridiem(g[2]))]
+    },
+    // at 7.30, at 7.30pm
+    pattern("(?:\\bat\\s+|@\\s*)(\\d{1,2})\\.(\\d{2})(?:\\s*(a\\.?m\\.?|p\\.?m\\.?)(?![a-z]))?(?![\\d%])") {
+      g in
+      guard let hour = Int(g[1]!), let minute = Int(g[2]!) else { return nil }
+      return [.time(hour: hour, minute: minute, meridiem(g[3]))]
+    },
+    // at seven, at six thirty, at nine pm (not "at one point")
+    pattern(
+      "(?:\\bat\\s+|@\\s*)(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+        + "(?:[\\s-]+(fifteen|thirty|forty-five))?\\b(?:\\s*(a\\.?m\\.?|p\\.?m\\.?)(?![a-z]))?"
+        + "(?!\\s+(?:point|of|another|time|stage|end|go|once)\\b)"
+    ) { g in
+      guard let hour = englishValue(g[1]!) else { return nil }
+      let minute = g[2].flatMap(englishValue) ?? 0
+      return [.time(hour: Int(hour), minute: Int(minute), meridiem(g[3]))]
     },
     // from 3 to 5, between 1 and 3, 2-4pm, 2 to 4 this afternoon: the range starts at its first time
     pattern(
@@ -384,7 +407,7 @@ public struct DateExpressionParser: Sendable {
       return [.time(hour: hour, minute: minute, .unspecified)]
     },
     pattern("\\b(?:at\\s+)?noon\\b|\\bmidday\\b") { _ in [.time(hour: 12, minute: 0, .exact)] },
-    pattern("\\b(?:at\\s+)?midnight\\b") { _ in [.time(hour: 24, minute: 0, .exact)] },
+    pattern("\\b(?:at\\s+)?midnight\\b|午夜") { _ in [.time(hour: 24, minute: 0, .exact)] },
     // tomorrow, tonight, day after tomorrow, this morning
     pattern(
       "\\b(?:the\\s+)?day after tomorrow\\b|\\btomorrow\\b|\\btmrw?\\b|\\btoday\\b|\\btonight\\b|\\btonite\\b|\\byesterday\\b"
@@ -401,8 +424,9 @@ public struct DateExpressionParser: Sendable {
     pattern("\\bthis\\s+(morning|afternoon|evening)\\b") { g in
       [.dayOffset(0), .period(englishPeriod(g[1]!))]
     },
-    pattern("\\b(?:in the\\s+)?(morning|afternoon|evening)\\b|\\bat night\\b") { g in
-      [.period(g[1].map(englishPeriod) ?? .evening)]
+    pattern("\\b(good\\s+)?(?:in the\\s+)?(morning|afternoon|evening)\\b|\\bat night\\b") { g in
+      guard g[1] == nil else { return nil }  // "good morning" is a greeting
+      return [.period(g[2].map(englishPeriod) ?? .evening)]
     },
     // next Friday, on Monday, this Sunday, Fri
     pattern(
@@ -522,6 +546,8 @@ public struct DateExpressionParser: Sendable {
       switch part {
       case .duration(let seconds):
         return (now.addingTimeInterval(TimeInterval(seconds)), true)
+      case .invalid:
+        return nil
       case .absolute(let year, let month, let dayOfMonth):
         guard (1...12).contains(month), (1...31).contains(dayOfMonth) else { return nil }
         day.year = year ?? day.year
@@ -598,6 +624,9 @@ public struct DateExpressionParser: Sendable {
         if hour < 11 { hour += 12 }
       case (.unspecified, .some(.morning)), (.unspecified, .some(.earlyMorning)):
         if hour == 12 { hour = 0 }
+      case (.unspecified, .some(.lateNight)):
+        // 半夜十二点 is midnight; 深夜十一点 23:00; 半夜三点 03:00.
+        if hour == 12 { (hour, extraDay) = (0, 1) } else if hour >= 6 && hour < 12 { hour += 12 }
       case (.unspecified, .none):
         if hour == 0 || hour >= 13 {
           break  // a 24-hour clock time
