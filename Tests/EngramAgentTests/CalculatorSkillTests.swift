@@ -35,6 +35,12 @@ import Testing
     #expect(abs(answer - expected) < 1e-9)
   }
 
+  /// Cue words count only as whole words.
+  @Test func cuesAreWholeWords() {
+    #expect(CalculatorSkill.phrasedExpression("my address is 12 and 40 always") == nil)
+    #expect(CalculatorSkill.phrasedExpression("add 12 and 40") == "12 + 40")
+  }
+
   @Test(arguments: ["what's the weather", "I have 2 kids and 3 dogs", "", "提醒我明天交报告"])
   func noExpressionNoAnswer(_ text: String) {
     #expect(CalculatorSkill.answer(for: text) == nil)

@@ -74,7 +74,14 @@ public struct CalculatorSkill: Skill {
     guard numbers.count >= 2 else { return nil }
     let lower = text.lowercased()
     let written = numbers.map(\.text)
-    func has(_ cues: [String]) -> Bool { cues.contains { lower.contains($0) } }
+    // English cues are whole words ("add" is not in "address", "ways" not in "always").
+    let words = Set(lower.split { !($0.isLetter || $0 == "'") }.map(String.init))
+    func has(_ cues: [String]) -> Bool {
+      cues.contains { cue in
+        guard cue.allSatisfy(\.isASCII) else { return lower.contains(cue) }
+        return cue.contains(" ") ? lower.contains(cue) : words.contains(cue)
+      }
+    }
     if numbers.count == 2, numbers.filter(\.percent).count == 1 {
       let percent = numbers.first(where: \.percent)!.text
       let amount = numbers.first { !$0.percent }!.text
@@ -86,7 +93,8 @@ public struct CalculatorSkill: Skill {
     if has(["multiply", "product of"]) { return written.joined(separator: " * ") }
     if numbers.count == 2,
       has([
-        "divide", "split", "ways", "each", "per person", "apiece", "平分", "分摊", "均分", "分给", "分成", "每人", "每个人",
+        "divide", "split", "splitting", "ways", "each", "per person", "apiece", "平分", "分摊", "均分", "分给", "分成",
+        "每人", "每个人",
         "人均",
       ])
     {
@@ -95,7 +103,7 @@ public struct CalculatorSkill: Skill {
     if has(["add", "sum of", "total of", "in total", "altogether", "加起来", "一共", "总共", "合计"]) {
       return written.joined(separator: " + ")
     }
-    if has(["left", "remain", "spent", "spend", "剩", "花了", "花掉"]) {
+    if has(["left", "remain", "remains", "remaining", "spent", "spend", "剩", "花了", "花掉"]) {
       return written.joined(separator: " - ")
     }
     return nil

@@ -24,19 +24,16 @@ public struct ReminderSkill: Skill {
   public var tags: Set<String> { ["office", "productivity", "personal"] }
 
   static let fillers = [
-    "please", "pls", "plz", "can you", "could you", "would you", "will you", "hey", "ok", "okay",
-    "remind me to",
-    "remind me about", "remind me of", "remind me", "ping me to", "ping me", "nudge me to", "nudge me",
-    "alert me to", "tell me to",
-    "text me to", "set a reminder for me to", "set a reminder to",
-    "for me to", "set a reminder for", "set a reminder",
-    "add a reminder to", "add a reminder", "create a reminder to", "create a reminder", "reminder to",
-    "reminder",
+    "please", "pls", "plz", "can you", "could you", "would you", "will you", "hey", "ok", "okay", "thanks",
+    "thank you", "remind me to", "remind me about", "remind me of", "remind me", "ping me to", "ping me",
+    "nudge me to", "nudge me", "alert me to", "tell me to", "text me to", "set a reminder for me to",
+    "set a reminder to", "set a reminder for", "set a reminder", "add a reminder to", "add a reminder",
+    "create a reminder to", "create a reminder", "reminder to", "reminder", "for me to", "for me",
     "don't let me forget to", "dont let me forget to", "don't let me forget", "don't forget to",
-    "dont forget to", "do not forget to", "make sure i", "i need to", "i have to", "i must", "to", "for me",
-    "thanks", "thank you", "请", "帮我", "麻烦你", "麻烦", "提醒我一下", "提醒我", "提醒一下", "提醒", "记得要", "记得", "别忘了",
-    "别忘记", "不要忘了", "不要忘记", "叫我", "设个提醒", "设置提醒", "设置一个提醒", "一下", "我要", "我得", "要", "吧", "哦", "啊", "呀",
-    "喔", "的时候", "时候", "谢谢", "好吗", "好不好", "行吗", "可以吗",
+    "dont forget to", "do not forget to", "make sure i", "i need to", "i have to", "i must", "to",
+    "请", "帮我", "麻烦你", "麻烦", "提醒我一下", "提醒我", "提醒一下", "提醒", "记得要", "记得", "别忘了", "别忘记", "不要忘了", "不要忘记",
+    "叫我", "设个提醒", "设置提醒", "设置一个提醒", "一下", "我要", "我得", "要", "吧", "哦", "啊", "呀", "喔", "的时候", "时候", "谢谢",
+    "好吗", "好不好", "行吗", "可以吗",
   ]
 
   static let keywords = [
