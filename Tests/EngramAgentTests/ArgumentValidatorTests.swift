@@ -63,9 +63,7 @@ import Testing
     #expect(throws: SkillError.invalidArgument(name: "ratio", reason: .notFinite)) {
       try validate(["count": .int(1), "ratio": .number(.infinity)])
     }
-    #expect(
-      throws: SkillError.invalidArgument(name: "when", reason: .expectedType(.date, value: "2027-02-30"))
-    ) {
+    #expect(throws: SkillError.unreadableDate(name: "when", text: "2027-02-30")) {
       try validate(["count": .int(1), "when": .string("2027-02-30")])
     }
     #expect(throws: SkillError.invalidArgument(name: "flag", reason: .expectedType(.bool, value: "maybe"))) {
@@ -76,6 +74,23 @@ import Testing
     }
     #expect(throws: SkillError.invalidArgument(name: "count", reason: .expectedType(.int, value: "true"))) {
       try validate(["count": .bool(true)])
+    }
+  }
+
+  /// Date text a skill could not read arrives as a string and is reported with its words.
+  @Test(arguments: ["the 32nd", "June 31", "25:00", "13pm", "32号", " next blursday "])
+  func unreadableDateTextIsReportedAsWritten(_ text: String) {
+    #expect(throws: SkillError.unreadableDate(name: "when", text: text.trimmingCharacters(in: .whitespaces)))
+    {
+      try validate(["count": .int(1), "when": .string(text)])
+    }
+  }
+
+  /// Swift's `\d` matches any decimal digit; fullwidth ISO text is unreadable, never a crash.
+  @Test func fullwidthDigitsAreUnreadableNotACrash() {
+    #expect(ArgumentValidator.parseISODate("２０２７-０１-０５", timeZone: Zones.shanghai) == nil)
+    #expect(throws: SkillError.unreadableDate(name: "when", text: "２０２７-０１-０５")) {
+      try validate(["count": .int(1), "when": .string("２０２７-０１-０５")])
     }
   }
 }

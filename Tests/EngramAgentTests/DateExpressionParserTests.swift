@@ -58,6 +58,10 @@ import Testing
 
   @Test func textWithoutDateHasNoMatch() {
     #expect(parser.parse("buy milk") == nil)
+    #expect(parser.read("good morning!") == nil)
+    #expect(parser.read("hey, good evening") == nil)
+    #expect(parser.read("早上好") == nil)
+    #expect(parser.read("晚上好呀") == nil)
     #expect(parser.parse("把会议记录发我") == nil)
     #expect(parser.parse("") == nil)
   }
@@ -114,14 +118,46 @@ import Testing
     #expect(try #require(autumn.parse("明天上午九点")).date == wallClock(2025, 11, 2, 9, in: Zones.newYork))
   }
 
-  @Test func weekdayNamedOnItsOwnDayMeansTodayIfStillAhead() throws {
+  /// A weekday named on that same weekday is the one a week later ("the next Saturday after
+  /// today"), even when the time is still ahead.
+  @Test func weekdayNamedOnItsOwnDayMeansNextWeek() throws {
     // 14 June 2025 is a Saturday.
     let morning = DateExpressionParser(
       clock: .fixed(wallClock(2025, 6, 14, 8, in: Zones.shanghai), timeZone: Zones.shanghai))
-    #expect(try #require(morning.parse("周六上午")).date == wallClock(2025, 6, 14, 9, in: Zones.shanghai))
-    let evening = DateExpressionParser(
-      clock: .fixed(wallClock(2025, 6, 14, 20, in: Zones.shanghai), timeZone: Zones.shanghai))
-    #expect(try #require(evening.parse("周六上午")).date == wallClock(2025, 6, 21, 9, in: Zones.shanghai))
+    #expect(try #require(morning.parse("周六上午")).date == wallClock(2025, 6, 21, 9, in: Zones.shanghai))
+    #expect(
+      try #require(morning.parse("saturday 7pm")).date == wallClock(2025, 6, 21, 19, in: Zones.shanghai))
+    #expect(
+      try #require(morning.parse("next saturday")).date == wallClock(2025, 6, 21, 9, in: Zones.shanghai))
+    #expect(try #require(morning.parse("周日")).date == wallClock(2025, 6, 15, 9, in: Zones.shanghai))
+  }
+
+  /// Day names followed by "night", Chinese hours right after a weekday, hedged offsets, time
+  /// ranges (the start counts) and a trailing "for 4".
+  @Test(arguments: [
+    ("tomorrow night at 10", [2025, 6, 12, 22, 0]), ("friday night", [2025, 6, 13, 20, 0]),
+    ("周一六点一刻", [2025, 6, 16, 6, 15]), ("星期二三点", [2025, 6, 17, 15, 0]), ("周四十点", [2025, 6, 12, 10, 0]),
+    ("in like 15 min", [2025, 6, 11, 10, 15]), ("in about 2 hours", [2025, 6, 11, 12, 0]),
+    ("from 3 to 5 tomorrow", [2025, 6, 12, 15, 0]), ("between 9 and 11 on Friday", [2025, 6, 13, 9, 0]),
+    ("1-2pm tomorrow", [2025, 6, 12, 13, 0]), ("2 to 4 this afternoon", [2025, 6, 11, 14, 0]),
+    ("call with the bank for 4", [2025, 6, 11, 16, 0]), ("wed 7pm", [2025, 6, 18, 19, 0]),
+    ("in a couple of hours", [2025, 6, 11, 12, 0]), ("in a few days", [2025, 6, 14, 9, 0]),
+    ("in 2 months", [2025, 8, 11, 9, 0]), ("at seven tomorrow", [2025, 6, 12, 7, 0]),
+    ("tomorrow at six thirty", [2025, 6, 12, 6, 30]), ("at 7.30pm", [2025, 6, 11, 19, 30]),
+    ("tomorrow @ 3", [2025, 6, 12, 15, 0]), ("半夜12点", [2025, 6, 12, 0, 0]), ("深夜11点", [2025, 6, 11, 23, 0]),
+  ])
+  func moreWaysOfSaying(_ text: String, _ expected: [Int]) throws {
+    #expect(try #require(parser.parse(text)).date == Self.at(expected))
+  }
+
+  /// "on" makes any d/d a date, so an impossible one is unreadable; without it, it may be a fraction.
+  @Test func slashDateAfterOnIsADate() throws {
+    guard case .unreadable(let written, _) = try #require(parser.read("on 14/40")) else {
+      Issue.record("expected unreadable")
+      return
+    }
+    #expect(written == "14/40")
+    #expect(parser.read("table for 4 people") == nil)
   }
 
   @Test func chineseNumerals() {
@@ -134,5 +170,169 @@ import Testing
     #expect(ChineseNumeral.value(of: "十十") == nil)
     #expect(ChineseNumeral.value(of: "abc") == nil)
     #expect(ChineseNumeral.value(of: "") == nil)
+  }
+
+  // MARK: - docs/requests.md conventions
+
+  static func at(_ e: [Int]) -> Date { wallClock(e[0], e[1], e[2], e[3], e[4], in: Zones.shanghai) }
+
+  /// A clock time without am/pm: the period decides; on another day 1-5 is afternoon, 6-11
+  /// morning, 12 noon; with no day or today, the next time h:mm or h+12:mm comes (now is 10:00).
+  @Test(arguments: [
+    ("at 6:15 tomorrow", [2025, 6, 12, 6, 15]), ("at 3 tomorrow", [2025, 6, 12, 15, 0]),
+    ("tomorrow at 5", [2025, 6, 12, 17, 0]), ("tomorrow at 6", [2025, 6, 12, 6, 0]),
+    ("tomorrow at 11", [2025, 6, 12, 11, 0]), ("tomorrow at 12", [2025, 6, 12, 12, 0]),
+    ("Friday at 2", [2025, 6, 13, 14, 0]), ("tomorrow at 14:00", [2025, 6, 12, 14, 0]),
+    ("at 9 tonight", [2025, 6, 11, 21, 0]), ("9 tonight", [2025, 6, 11, 21, 0]),
+    ("at 8 in the morning", [2025, 6, 12, 8, 0]), ("tomorrow morning at 6", [2025, 6, 12, 6, 0]),
+    ("at 3", [2025, 6, 11, 15, 0]), ("at 9", [2025, 6, 11, 21, 0]), ("at 11", [2025, 6, 11, 11, 0]),
+    ("at 10", [2025, 6, 11, 22, 0]), ("at 12", [2025, 6, 11, 12, 0]), ("today at 5", [2025, 6, 11, 17, 0]),
+    ("at 3 o'clock tomorrow", [2025, 6, 12, 15, 0]), ("half past 7 tomorrow", [2025, 6, 12, 7, 30]),
+    ("a quarter to 5 on Friday", [2025, 6, 13, 16, 45]), ("noon tomorrow", [2025, 6, 12, 12, 0]),
+    ("三点半", [2025, 6, 11, 15, 30]), ("晚上八点", [2025, 6, 11, 20, 0]), ("早上七点", [2025, 6, 12, 7, 0]),
+    ("明天三点", [2025, 6, 12, 15, 0]), ("明天八点", [2025, 6, 12, 8, 0]), ("九点", [2025, 6, 11, 21, 0]),
+    ("十一点", [2025, 6, 11, 11, 0]), ("下午三点", [2025, 6, 11, 15, 0]), ("三点十五", [2025, 6, 11, 15, 15]),
+    ("明天十二点", [2025, 6, 12, 12, 0]),
+  ])
+  func clockTimeWithoutMeridiem(_ text: String, _ expected: [Int]) throws {
+    let match = try #require(parser.parse(text))
+    #expect(match.date == Self.at(expected))
+    #expect(match.hasTime)
+  }
+
+  /// Relative offsets are exact from now (10:00).
+  @Test(arguments: [
+    ("in an hour and a half", [2025, 6, 11, 11, 30]), ("in 1.5 hours", [2025, 6, 11, 11, 30]),
+    ("in 2 hours and 15 minutes", [2025, 6, 11, 12, 15]), ("in 90 mins", [2025, 6, 11, 11, 30]),
+    ("两个小时后", [2025, 6, 11, 12, 0]), ("in 3 days at 5pm", [2025, 6, 14, 17, 0]),
+  ])
+  func relativeOffsets(_ text: String, _ expected: [Int]) throws {
+    #expect(try #require(parser.parse(text)).date == Self.at(expected))
+  }
+
+  /// Periods without a clock time have fixed hours; a passed period with no day is tomorrow's.
+  @Test(arguments: [
+    ("tomorrow morning", [2025, 6, 12, 9, 0]), ("tomorrow afternoon", [2025, 6, 12, 15, 0]),
+    ("tomorrow evening", [2025, 6, 12, 20, 0]), ("tonight", [2025, 6, 11, 20, 0]),
+    ("this afternoon", [2025, 6, 11, 15, 0]), ("明天中午", [2025, 6, 12, 12, 0]), ("今晚", [2025, 6, 11, 20, 0]),
+    ("明天早上", [2025, 6, 12, 9, 0]), ("下午", [2025, 6, 11, 15, 0]), ("早上", [2025, 6, 12, 9, 0]),
+  ])
+  func periodsHaveDefaultHours(_ text: String, _ expected: [Int]) throws {
+    #expect(try #require(parser.parse(text)).date == Self.at(expected))
+  }
+
+  /// Absolute dates are parsed, not replaced; a month/day already past this year is next year.
+  @Test(arguments: [
+    ("June 20", [2025, 6, 20, 9, 0]), ("20 June", [2025, 6, 20, 9, 0]), ("Jun 20th", [2025, 6, 20, 9, 0]),
+    ("on June 20 at 3pm", [2025, 6, 20, 15, 0]), ("the 20th of June", [2025, 6, 20, 9, 0]),
+    ("June 20, 2026", [2026, 6, 20, 9, 0]), ("6/20", [2025, 6, 20, 9, 0]),
+    ("12/25 at 7", [2025, 12, 25, 7, 0]),
+    ("the 25th", [2025, 6, 25, 9, 0]), ("on the 5th", [2025, 7, 5, 9, 0]), ("the 31st", [2025, 7, 31, 9, 0]),
+    ("the 11th at 4", [2025, 6, 11, 16, 0]), ("下个月5号", [2025, 7, 5, 9, 0]), ("10月2日", [2025, 10, 2, 9, 0]),
+    ("2025-10-02", [2025, 10, 2, 9, 0]), ("25号", [2025, 6, 25, 9, 0]), ("20号下午三点", [2025, 6, 20, 15, 0]),
+    ("March 3", [2026, 3, 3, 9, 0]), ("June 5", [2026, 6, 5, 9, 0]), ("3月3日", [2026, 3, 3, 9, 0]),
+    ("sept 9th", [2025, 9, 9, 9, 0]),
+  ])
+  func absoluteDates(_ text: String, _ expected: [Int]) throws {
+    #expect(try #require(parser.parse(text)).date == Self.at(expected))
+  }
+
+  /// "Friday", "this Friday", 周五, 这周五: the coming one; "next Friday", 下周五: next week's.
+  /// Now is Wednesday 11 June; weeks start on Monday.
+  @Test(arguments: [
+    ("Friday", [2025, 6, 13, 9, 0]), ("this Friday", [2025, 6, 13, 9, 0]),
+    ("on Friday", [2025, 6, 13, 9, 0]),
+    ("next Friday", [2025, 6, 20, 9, 0]), ("周五", [2025, 6, 13, 9, 0]), ("这周五", [2025, 6, 13, 9, 0]),
+    ("下周五", [2025, 6, 20, 9, 0]), ("next Monday", [2025, 6, 16, 9, 0]), ("this Monday", [2025, 6, 16, 9, 0]),
+    ("next Wednesday", [2025, 6, 18, 9, 0]), ("fri at 4pm", [2025, 6, 13, 16, 0]),
+  ])
+  func weekdays(_ text: String, _ expected: [Int]) throws {
+    #expect(try #require(parser.parse(text)).date == Self.at(expected))
+  }
+
+  /// Shaped like a date or time but naming none: reported with the text as written.
+  @Test(arguments: [
+    ("pay rent on the 32nd", "the 32nd"), ("party on June 31", "June 31"), ("call at 25:00", "25:00"),
+    ("meet at 13pm", "13pm"), ("2月30日交报告", "2月30日"), ("32号交房租", "32号"),
+    ("tomorrow at 25:00", "tomorrow at 25:00"),
+    ("25点开会", "25点"), ("Feb 30", "Feb 30"), ("星期八开会", "星期八"), ("June 32", "June 32"),
+  ])
+  func unreadableExpressionsAreReportedNotReplaced(_ text: String, _ written: String) throws {
+    #expect(parser.parse(text) == nil)
+    let reading = try #require(parser.read(text))
+    guard case .unreadable(let found, let range) = reading else {
+      Issue.record("expected unreadable, got \(reading)")
+      return
+    }
+    #expect(found == written)
+    #expect(text[range].hasSuffix(written))
+  }
+
+  /// Numbers that only look like dates are no dates: arithmetic, decimals, building numbers.
+  @Test(arguments: ["12/7 + 3", "what is 36/20", "1.6/20", "三点五加二", "去5号楼", "buy 3 apples"])
+  func arithmeticIsNoDate(_ text: String) {
+    #expect(parser.read(text) == nil)
+  }
+
+  /// A negative UTC offset: days are the clock's days, not UTC's.
+  @Test func negativeOffsetClockUsesLocalDays() throws {
+    // Tuesday 10 June 2025, 22:30 in New York, already 11 June in UTC.
+    let now = wallClock(2025, 6, 10, 22, 30, in: Zones.newYork)
+    let parser = DateExpressionParser(clock: .fixed(now, timeZone: Zones.newYork))
+    #expect(try #require(parser.parse("tomorrow at 9")).date == wallClock(2025, 6, 11, 9, in: Zones.newYork))
+    #expect(try #require(parser.parse("at 11")).date == wallClock(2025, 6, 10, 23, in: Zones.newYork))
+    #expect(try #require(parser.parse("next Friday")).date == wallClock(2025, 6, 20, 9, in: Zones.newYork))
+    #expect(try #require(parser.parse("the 25th")).date == wallClock(2025, 6, 25, 9, in: Zones.newYork))
+    #expect(try #require(parser.parse("明天下午三点")).date == wallClock(2025, 6, 11, 15, in: Zones.newYork))
+    let formatter = ISO8601DateFormatter()
+    formatter.timeZone = Zones.newYork
+    let rendered = formatter.string(from: try #require(parser.parse("tomorrow at 9")).date)
+    #expect(rendered == "2025-06-11T09:00:00-04:00")
+  }
+
+  /// 9 March 2025 springs forward in New York: "tomorrow at 9" stays 09:00 on the wall clock.
+  @Test func springForwardKeepsWallClockForAmbiguousHours() throws {
+    let now = wallClock(2025, 3, 8, 10, in: Zones.newYork)
+    let parser = DateExpressionParser(clock: .fixed(now, timeZone: Zones.newYork))
+    let nine = try #require(parser.parse("tomorrow at 9")).date
+    #expect(nine == wallClock(2025, 3, 9, 9, in: Zones.newYork))
+    #expect(nine.timeIntervalSince(now) == 22 * 3600)
+    #expect(try #require(parser.parse("明天三点")).date == wallClock(2025, 3, 9, 15, in: Zones.newYork))
+    // Said on the change day itself at 01:30 EST: "at 3" is 03:00 EDT, half an hour later.
+    let early = DateExpressionParser(
+      clock: .fixed(wallClock(2025, 3, 9, 1, 30, in: Zones.newYork), timeZone: Zones.newYork))
+    let three = try #require(early.parse("at 3")).date
+    #expect(three == wallClock(2025, 3, 9, 3, in: Zones.newYork))
+    #expect(three.timeIntervalSince(early.clock.now) == 30 * 60)
+  }
+
+  @Test func chineseNumeralsWithUnits() {
+    #expect(ChineseNumeral.value(of: "一千二") == 1200)
+    #expect(ChineseNumeral.value(of: "三百四") == 340)
+    #expect(ChineseNumeral.value(of: "一千零二") == 1002)
+    #expect(ChineseNumeral.value(of: "一千二百三") == 1230)
+    #expect(ChineseNumeral.number(of: "两万五") == 25000)
+    #expect(ChineseNumeral.number(of: "十二万") == 120_000)
+    #expect(ChineseNumeral.number(of: "一万二千") == 12000)
+    #expect(ChineseNumeral.number(of: "一万零五") == 10005)
+    #expect(ChineseNumeral.number(of: "一亿二") == 120_000_000)
+    #expect(ChineseNumeral.number(of: "三点五") == 3.5)
+    #expect(ChineseNumeral.number(of: "三点一四") == 3.14)
+    #expect(ChineseNumeral.number(of: "3万") == 30000)
+    #expect(ChineseNumeral.number(of: "万万") == nil)
+    #expect(ChineseNumeral.number(of: "三点") == nil)
+  }
+
+  /// Hostile input: long digit runs, huge counts, out-of-range fields. Nothing traps; each is
+  /// a date, unreadable, or nothing.
+  @Test(arguments: [
+    String(repeating: "九", count: 40) + "月五日", "一二三四五六七八九一二三四五六七八九一二三四五六七八九点",
+    "in 99999999999999999999 days", "9999个月后", "on 99/99", "at 99:99", "the 99th", "下个月99号",
+    "9999年12月31日", String(repeating: "在明天", count: 300), "2025-99-99 99:99",
+  ])
+  func hostileInputNeverTraps(_ text: String) {
+    _ = parser.read(text)
+    _ = ChineseNumeral.number(of: text)
+    _ = CalculatorSkill.answer(for: text)
   }
 }

@@ -20,7 +20,7 @@ import Testing
     .invalidArgument(name: "count", reason: .expectedType(.int, value: "x")),
     .permissionDenied(skill: "s"), .timeout(skill: "s", after: .seconds(1)),
     .executionFailed(skill: "s", reason: "r"),
-    .confirmationCancelled(skill: "s"), .divisionByZero,
+    .confirmationCancelled(skill: "s"), .divisionByZero, .unreadableDate(name: "when", text: "the 32nd"),
   ])
   func everySkillErrorHasBothLanguages(_ error: SkillError) {
     let english = FriendlyMessage.text(for: error, language: .english)
@@ -40,6 +40,13 @@ import Testing
     #expect(
       FriendlyMessage.text(for: SkillError.confirmationCancelled(skill: "x"), language: .english)
         == "OK, I cancelled it. Nothing was changed.")
+    #expect(
+      FriendlyMessage.text(for: SkillError.unreadableDate(name: "when", text: "32号"), language: .chinese)
+        == "我看不懂「32号」这个日期或时间，能换个说法吗？比如「6月20日下午3点」。")
+    #expect(
+      FriendlyMessage.text(for: SkillError.unreadableDate(name: "when", text: "the 32nd"), language: .english)
+        == "I couldn't read “the 32nd” as a date or time. Could you say it another way, like “June 20 at 3pm”?"
+    )
     let erased: any Error = SkillError.permissionDenied(skill: "x")
     #expect(FriendlyMessage.text(for: erased, language: .chinese) == "我没有权限这样做。")
     #expect(

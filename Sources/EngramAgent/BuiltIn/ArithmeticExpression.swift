@@ -19,7 +19,9 @@ public enum ArithmeticError: Error, Sendable, Hashable {
 }
 
 /// A small safe arithmetic evaluator: `+ - * /`, parentheses, decimals, postfix `%`, unary signs,
-/// `× ÷`, and the words 加 减 乘(以) 除以, plus minus times "divided by". No variables, no calls.
+/// `× ÷`, the words 加 减 乘(以) 除(以), plus minus times "divided by" "multiplied by", percentages
+/// ("17% of 2350", "2350的17%", 百分之十七, "15 percent of 80") and Chinese numerals with units
+/// (一千二, 两万五, 三点五, 3万). No variables, no calls.
 public enum ArithmeticExpression {
   /// The deepest nesting accepted.
   public static let maximumDepth = 64
@@ -51,20 +53,52 @@ public enum ArithmeticExpression {
   }
 
   private static let words: [(String, Token)] = [
-    ("divided by", .op("/")), ("multiplied by", .op("*")), ("乘以", .op("*")), ("除以", .op("/")),
-    ("plus", .op("+")),
-    ("minus", .op("-")), ("times", .op("*")), ("加上", .op("+")), ("减去", .op("-")), ("加", .op("+")),
-    ("减", .op("-")),
-    ("乘", .op("*")), ("×", .op("*")), ("÷", .op("/")), ("x", .op("*")), ("（", .open), ("）", .close),
+    ("divided by", .op("/")), ("multiplied by", .op("*")), ("乘以", .op("*")), ("乘上", .op("*")),
+    ("除以", .op("/")), ("plus", .op("+")), ("minus", .op("-")), ("times", .op("*")), ("加上", .op("+")),
+    ("减去", .op("-")), ("减掉", .op("-")), ("加", .op("+")), ("减", .op("-")), ("乘", .op("*")),
+    ("除", .op("/")), ("×", .op("*")), ("÷", .op("/")), ("x", .op("*")), ("（", .open), ("）", .close),
+    ("percent", .percent), ("per cent", .percent), ("of", .op("*")), ("的", .op("*")), ("负", .op("-")),
+  ]
+
+  /// Characters that carry no arithmetic and are skipped like spaces (currency signs and units).
+  private static let ignorable: Set<Character> = ["$", "¥", "￥", "€", "£", "元", "块", "钱"]
+
+  private static let chineseNumeralCharacters: Set<Character> = Set("零〇一二两三四五六七八九十百千万亿")
+
+  /// Multipliers written after an Arabic number (3万, 1.5千).
+  private static let chineseMagnitudes: [Character: Double] = [
+    "十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000,
   ]
 
   static func tokenize(_ text: String) throws(ArithmeticError) -> [(Token, Int)] {
-    let characters = Array(text.lowercased())
     var tokens: [(Token, Int)] = []
+    for item in scan(Array(text.lowercased())) {
+      guard case .token(let token, let start, _) = item else {
+        if case .unknown(let character, let position) = item {
+          throw .unexpectedCharacter(character, position: position)
+        }
+        continue
+      }
+      tokens.append((token, start))
+    }
+    return tokens
+  }
+
+  /// One scanned item: a token with its character span, or a character the grammar does not know.
+  enum Scanned {
+    case token(Token, start: Int, end: Int)
+    case unknown(Character, position: Int)
+  }
+
+  /// Scans `characters` into tokens; an unknown character (or a whole unknown word) becomes one
+  /// `.unknown` item and scanning goes on after it.
+  static func scan(_ characters: [Character]) -> [Scanned] {
+    var items: [Scanned] = []
+    var thenMarkers: [Int] = []
     var index = 0
     outer: while index < characters.count {
       let character = characters[index]
-      if character.isWhitespace || character == "," {
+      if character.isWhitespace || character == "," || ignorable.contains(character) {
         index += 1
         continue
       }
@@ -82,42 +116,272 @@ public enum ArithmeticExpression {
           }
           index += 1
         }
-        guard let value = Double(digits) else {
-          throw .unexpectedCharacter(characters[start], position: start)
+        guard var value = Double(digits) else {
+          items.append(.unknown(characters[start], position: start))
+          continue
         }
-        tokens.append((.number(value), start))
-        continue
-      }
-      if ChineseNumeral.value(of: String(character)) != nil {
-        let start = index
-        while index < characters.count,
-          ChineseNumeral.value(of: String(characters[index])) != nil
-            || "十百千".contains(characters[index])
-        {
+        // 3万, 1.5千 (not 3十, which reads as a date-like fragment).
+        if index < characters.count, let magnitude = chineseMagnitudes[characters[index]], magnitude >= 100 {
+          value *= magnitude
           index += 1
         }
-        guard let value = ChineseNumeral.value(of: String(characters[start..<index])) else {
-          throw .unexpectedCharacter(characters[start], position: start)
+        if let (tenths, end) = moneyTenths(characters, at: index) {
+          value += tenths
+          index = end
         }
-        tokens.append((.number(Double(value)), start))
+        items.append(.token(.number(value), start: start, end: index))
+        continue
+      }
+      if matches(characters, at: index, word: "百分之") {
+        // 百分之十七 = 17%.
+        let start = index
+        index += 3
+        let numberStart = index
+        while index < characters.count, isChineseNumberCharacter(characters, at: index) { index += 1 }
+        var digits = String(characters[numberStart..<index])
+        if digits.isEmpty {
+          while index < characters.count, characters[index].isASCII,
+            characters[index].isNumber || characters[index] == "."
+          {
+            index += 1
+          }
+          digits = String(characters[numberStart..<index])
+        }
+        guard let value = ChineseNumeral.number(of: digits) ?? Double(digits) else {
+          items.append(.unknown(characters[start], position: start))
+          continue
+        }
+        items.append(.token(.number(value), start: start, end: index))
+        items.append(.token(.percent, start: start, end: index))
+        continue
+      }
+      if character.isASCII, character.isLetter, let (value, end) = englishNumber(characters, at: index) {
+        items.append(.token(.number(value), start: index, end: end))
+        index = end
+        continue
+      }
+      if matches(characters, at: index, word: "一半") {
+        // 五十的一半 = 50 × 0.5.
+        items.append(.token(.number(0.5), start: index, end: index + 2))
+        index += 2
+        continue
+      }
+      if chineseNumeralCharacters.contains(character) {
+        let start = index
+        while index < characters.count, isChineseNumberCharacter(characters, at: index) { index += 1 }
+        guard var value = ChineseNumeral.number(of: String(characters[start..<index])) else {
+          items.append(.unknown(characters[start], position: start))
+          continue
+        }
+        if let (tenths, end) = moneyTenths(characters, at: index) {
+          value += tenths
+          index = end
+        }
+        items.append(.token(.number(value), start: start, end: index))
+        continue
+      }
+      if let length = ["再", "然后", "then"].first(where: { matches(characters, at: index, word: $0) })?.count {
+        // "2加3再乘以4": everything before 再 is done first.
+        items.append(.token(.close, start: index, end: index + length))
+        thenMarkers.append(items.count - 1)
+        index += length
         continue
       }
       switch character {
-      case "+", "-", "*", "/": tokens.append((.op(character), index))
-      case "(": tokens.append((.open, index))
-      case ")": tokens.append((.close, index))
-      case "%", "％": tokens.append((.percent, index))
+      case "+", "-", "*", "/":
+        items.append(.token(.op(character), start: index, end: index + 1))
+      case "(": items.append(.token(.open, start: index, end: index + 1))
+      case ")": items.append(.token(.close, start: index, end: index + 1))
+      case "%", "％": items.append(.token(.percent, start: index, end: index + 1))
       default:
         for (word, token) in words where matches(characters, at: index, word: word) {
-          tokens.append((token, index))
+          items.append(.token(token, start: index, end: index + word.count))
           index += word.count
           continue outer
         }
-        throw .unexpectedCharacter(character, position: index)
+        items.append(.unknown(character, position: index))
+        // An unknown word is one item.
+        if character.isASCII, character.isLetter {
+          while index + 1 < characters.count, characters[index + 1].isASCII, characters[index + 1].isLetter {
+            index += 1
+          }
+        }
       }
       index += 1
     }
-    return tokens
+    return openingThenGroups(items, closingAt: thenMarkers)
+  }
+
+  /// Puts an opening parenthesis at the start of the run (the tokens since the last unknown
+  /// character) that each 再/then closes.
+  private static func openingThenGroups(_ items: [Scanned], closingAt markers: [Int]) -> [Scanned] {
+    guard !markers.isEmpty else { return items }
+    var result: [Scanned] = []
+    var runStart = 0
+    var opens: [Int: Int] = [:]  // index in `items` -> opening parentheses before it
+    for (index, item) in items.enumerated() {
+      if case .unknown = item { runStart = index + 1 }
+      if markers.contains(index) { opens[runStart, default: 0] += 1 }
+    }
+    for (index, item) in items.enumerated() {
+      if let count = opens[index], case .token(_, let start, _) = item {
+        result += Array(repeating: .token(.open, start: start, end: start), count: count)
+      }
+      result.append(item)
+    }
+    return result
+  }
+
+  /// 块 (or 元) and one digit after an amount is tenths: 九块九 = 9.9, 十块五毛 = 10.5.
+  private static func moneyTenths(_ characters: [Character], at index: Int) -> (Double, Int)? {
+    guard index + 1 < characters.count, characters[index] == "块" || characters[index] == "元" else {
+      return nil
+    }
+    let next = characters[index + 1]
+    guard let digit = ChineseNumeral.digits[next] ?? (next.isASCII ? next.wholeNumberValue : nil) else {
+      return nil
+    }
+    var end = index + 2
+    if end < characters.count, characters[end] == "毛" || characters[end] == "角" {
+      end += 1
+    } else if end < characters.count,
+      chineseNumeralCharacters.contains(characters[end])
+        || characters[end].isASCII && characters[end].isNumber
+    {
+      return nil
+    }
+    return (Double(digit) / 10, end)
+  }
+
+  /// The numbers written in `text`, in order, each with the text that wrote it and whether a
+  /// percent sign follows it.
+  public static func numbers(in text: String) -> [(value: Double, text: String, percent: Bool)] {
+    let characters = Array(text.lowercased())
+    let items = scan(characters)
+    var result: [(value: Double, text: String, percent: Bool)] = []
+    for (index, item) in items.enumerated() {
+      guard case .token(.number(let value), let start, let end) = item else { continue }
+      var percent = false
+      var finish = end
+      if index + 1 < items.count, case .token(.percent, _, let percentEnd) = items[index + 1] {
+        percent = true
+        finish = max(end, percentEnd)
+      }
+      result.append((value, String(characters[start..<finish]), percent))
+    }
+    return result
+  }
+
+  private static let englishUnits: [String: Double] = [
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "half": 0.5,
+  ]
+  private static let englishScales: [String: Double] = [
+    "hundred": 100, "thousand": 1000, "million": 1_000_000,
+  ]
+
+  /// An English number in words starting at `index` ("twelve", "two hundred and five",
+  /// "forty-two", "half"), and the index after it; nil when the word there is no number.
+  private static func englishNumber(_ characters: [Character], at index: Int) -> (Double, Int)? {
+    var total = 0.0
+    var current = 0.0
+    var position = index
+    var end: Int?
+    // What came last: nothing, a tens word (twenty), another unit (seven, twelve), or a scale.
+    var last = "start"
+    while position < characters.count {
+      var wordEnd = position
+      while wordEnd < characters.count, characters[wordEnd].isASCII, characters[wordEnd].isLetter {
+        wordEnd += 1
+      }
+      let word = String(characters[position..<wordEnd])
+      if let unit = englishUnits[word],
+        last == "start" || last == "scale" && unit >= 1 || last == "tens" && unit >= 1 && unit < 10
+      {
+        guard !(word == "half" && last != "start") else { break }
+        current += unit
+        last = unit >= 20 && unit.truncatingRemainder(dividingBy: 10) == 0 ? "tens" : "unit"
+        end = wordEnd
+      } else if let scale = englishScales[word], last == "tens" || last == "unit" {
+        if scale == 100 {
+          current *= scale
+        } else {
+          total += current * scale
+          current = 0
+        }
+        last = "scale"
+        end = wordEnd
+      } else if word == "and", last == "scale" {
+        // "two hundred and five": goes on only if a number word follows.
+      } else {
+        break
+      }
+      if word == "half" { break }
+      // Skip one separator (space or hyphen) between number words.
+      guard wordEnd < characters.count, characters[wordEnd] == " " || characters[wordEnd] == "-" else {
+        break
+      }
+      position = wordEnd + 1
+      guard position < characters.count, characters[position].isASCII, characters[position].isLetter else {
+        break
+      }
+    }
+    guard let end else { return nil }
+    return (total + current, end)
+  }
+
+  /// A Chinese numeral character, or 点 between two of them (三点五).
+  private static func isChineseNumberCharacter(_ characters: [Character], at index: Int) -> Bool {
+    if chineseNumeralCharacters.contains(characters[index]) { return true }
+    guard characters[index] == "点", index > 0, index + 1 < characters.count else { return false }
+    return chineseNumeralCharacters.contains(characters[index - 1])
+      && ChineseNumeral.digits[characters[index + 1]] != nil
+  }
+
+  /// The longest arithmetic expression in `text` that evaluates and has two numbers and an
+  /// operator, or a percent sign ("what's 12 times 7 again" → "12 times 7"), lowercased; nil when there is none.
+  public static func extract(from text: String) -> String? {
+    let characters = Array(text.lowercased())
+    guard characters.count <= maximumLength else { return nil }
+    var runs: [[(Token, Int, Int)]] = [[]]
+    for item in scan(characters) {
+      switch item {
+      case .token(let token, let start, let end): runs[runs.count - 1].append((token, start, end))
+      case .unknown: runs.append([])
+      }
+    }
+    var best: (String, Int)?
+    for run in runs where run.count > (best?.1 ?? 1) {
+      // The whole run, else the run less a few stray tokens at its edges ("of 12 + 3").
+      var windows: [Range<Int>] = []
+      for left in 0...min(3, run.count) {
+        for right in 0...min(3, run.count - left) where run.count - left - right >= 2 {
+          windows.append(left..<run.count - right)
+        }
+      }
+      windows.sort { $0.count > $1.count }
+      for range in windows where range.count > (best?.1 ?? 1) {
+        let window = Array(run[range])
+        // Two numbers and an operator, or a percentage: a lone signed number is no sum.
+        let numbers = window.filter { token, _, _ in
+          if case .number = token { return true }
+          return false
+        }
+        let hasOperator = window.contains { token, _, _ in
+          if case .op = token { return numbers.count >= 2 }
+          return token == .percent
+        }
+        var parser = Parser(tokens: window.map { ($0.0, $0.1) })
+        guard hasOperator, let value = try? parser.expression(depth: 0), parser.index == window.count,
+          value.isFinite
+        else { continue }
+        best = (String(characters[window.first!.1..<window.last!.2]), window.count)
+        break
+      }
+    }
+    return best?.0
   }
 
   private static func isThousandsSeparator(_ characters: [Character], at index: Int) -> Bool {
@@ -168,22 +432,27 @@ public enum ArithmeticExpression {
       return value
     }
 
+    /// Products keep their percent signs apart (17% of 2350 is 17 × 2350 / 100, exactly 399.5).
     mutating func term(depth: Int) throws(ArithmeticError) -> Double {
-      var value = try factor(depth: depth)
+      var (value, scale) = try factor(depth: depth)
       while index < tokens.count, case .op(let op) = tokens[index].0, op == "*" || op == "/" {
         index += 1
-        let rhs = try factor(depth: depth)
+        let (rhs, rhsScale) = try factor(depth: depth)
         if op == "/" {
           guard rhs != 0 else { throw .divisionByZero }
           value /= rhs
+          scale /= rhsScale
         } else {
           value *= rhs
+          scale *= rhsScale
         }
       }
-      return value
+      return value / scale
     }
 
-    mutating func factor(depth: Int) throws(ArithmeticError) -> Double {
+    /// A number, signed factor or parenthesized expression, and the power of 100 its percent
+    /// signs divide it by.
+    mutating func factor(depth: Int) throws(ArithmeticError) -> (Double, Double) {
       guard depth < ArithmeticExpression.maximumDepth else { throw .tooDeep }
       guard index < tokens.count else {
         throw .unexpectedToken("end", position: tokens.last.map { $0.1 + 1 } ?? 0)
@@ -193,8 +462,8 @@ public enum ArithmeticExpression {
       switch token {
       case .op(let op) where op == "-" || op == "+":
         index += 1
-        let operand = try factor(depth: depth + 1)
-        return op == "-" ? -operand : operand
+        let (operand, scale) = try factor(depth: depth + 1)
+        return (op == "-" ? -operand : operand, scale)
       case .number(let number):
         index += 1
         value = number
@@ -206,11 +475,12 @@ public enum ArithmeticExpression {
       default:
         throw .unexpectedToken(ArithmeticExpression.describe(token), position: position)
       }
+      var scale = 1.0
       while index < tokens.count, tokens[index].0 == .percent {
         index += 1
-        value /= 100
+        scale *= 100
       }
-      return value
+      return (value, scale)
     }
   }
 

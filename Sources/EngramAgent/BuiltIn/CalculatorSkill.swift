@@ -29,22 +29,17 @@ public struct CalculatorSkill: Skill {
 
   static let fillers = [
     "please", "can you", "could you", "calculate", "compute", "evaluate", "what is", "what's", "whats",
-    "how much is",
-    "tell me", "the result of", "equals", "equal", "is", "请", "帮我", "帮忙", "计算一下", "计算", "算一下", "算算", "算",
-    "等于多少",
-    "等于几", "等于", "是多少", "得多少", "多少", "的结果", "结果", "=", "？", "?",
+    "how much is", "how much", "tell me", "the result of", "equals", "equal", "is", "hey", "quick", "quickly",
+    "请", "帮我", "帮忙", "计算一下", "计算", "算一下", "算算", "算", "等于多少", "等于几", "等于", "是多少", "得多少", "多少",
+    "的结果", "结果", "=", "？", "?", "呢", "啊", "吧",
   ]
 
   // Parentheses and signs belong to the expression; only sentence punctuation is trimmed.
   static let edge = CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "?？!！.。,，:：=;；"))
 
   public func canHandle(_ text: String) -> Bool {
-    let arguments = extractArguments(from: text, clock: .system())
-    guard let expression = arguments["expression"]?.stringValue,
-      let tokens = try? ArithmeticExpression.tokenize(expression)
-    else {
-      return false
-    }
+    let expression = TextCues.strip(text, removing: nil, fillers: Self.fillers, edge: Self.edge)
+    guard let tokens = try? ArithmeticExpression.tokenize(expression) else { return false }
     let hasOperator = tokens.contains { token, _ in
       if case .op = token { return true }
       return token == .percent
@@ -56,22 +51,90 @@ public struct CalculatorSkill: Skill {
     return hasOperator && !numbers.isEmpty
   }
 
+  /// `expression`: the arithmetic in `text` without the words around it ("what's 17% of 2350?"
+  /// gives "17% of 2350"); the stripped text when no part of it evaluates, so execution can
+  /// report what it could not read.
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
-    let expression = TextCues.strip(text, removing: nil, fillers: Self.fillers, edge: Self.edge)
-    return expression.isEmpty ? SkillArguments() : ["expression": .string(expression)]
+    let found = ArithmeticExpression.extract(from: text)
+    let numberCount = ArithmeticExpression.numbers(in: text).count
+    if let found, ArithmeticExpression.numbers(in: found).count == numberCount {
+      return ["expression": .string(found)]
+    }
+    if let phrased = Self.phrasedExpression(text) { return ["expression": .string(phrased)] }
+    if let found { return ["expression": .string(found)] }
+    let stripped = TextCues.strip(text, removing: nil, fillers: Self.fillers, edge: Self.edge)
+    return stripped.isEmpty ? SkillArguments() : ["expression": .string(stripped)]
+  }
+
+  /// Arithmetic said as a task rather than written out: "multiply 12 by 12", "subtract 7 from
+  /// 50", "split 120 among 6", "a 15% tip on 40", "I had 500 and spent 120, how much is left",
+  /// 平分; nil when no such cue and number pattern is there.
+  static func phrasedExpression(_ text: String) -> String? {
+    let numbers = ArithmeticExpression.numbers(in: text)
+    guard numbers.count >= 2 else { return nil }
+    let lower = text.lowercased()
+    let written = numbers.map(\.text)
+    // English cues are whole words ("add" is not in "address", "ways" not in "always").
+    let words = Set(lower.split { !($0.isLetter || $0 == "'") }.map(String.init))
+    func has(_ cues: [String]) -> Bool {
+      cues.contains { cue in
+        guard cue.allSatisfy(\.isASCII) else { return lower.contains(cue) }
+        return cue.contains(" ") ? lower.contains(cue) : words.contains(cue)
+      }
+    }
+    if numbers.count == 2, numbers.filter(\.percent).count == 1 {
+      let percent = numbers.first(where: \.percent)!.text
+      let amount = numbers.first { !$0.percent }!.text
+      return "\(percent) * \(amount)"
+    }
+    if has(["subtract", "take away"]), lower.contains(" from "), numbers.count == 2 {
+      return "\(written[1]) - \(written[0])"
+    }
+    if has(["multiply", "product of"]) { return written.joined(separator: " * ") }
+    if numbers.count == 2,
+      has([
+        "divide", "split", "splitting", "ways", "each", "per person", "apiece", "平分", "分摊", "均分", "分给", "分成",
+        "每人", "每个人",
+        "人均",
+      ])
+    {
+      return "\(written[0]) / \(written[1])"
+    }
+    if has(["add", "sum of", "total of", "in total", "altogether", "加起来", "一共", "总共", "合计"]) {
+      return written.joined(separator: " + ")
+    }
+    if has(["left", "remain", "remains", "remaining", "spent", "spend", "剩", "花了", "花掉"]) {
+      return written.joined(separator: " - ")
+    }
+    return nil
+  }
+
+  /// The numeric answer to a request such as "what's 12 times 7" or "一千二加三百四", without
+  /// running the agent; nil when the text holds no expression that evaluates.
+  public static func answer(for text: String) -> Double? {
+    let skill = CalculatorSkill()
+    return try? skill.evaluate(skill.extractArguments(from: text, clock: .system()))
+  }
+
+  /// The value of the `expression` argument.
+  /// - Throws: `SkillError.missingArgument` without an expression, `SkillError.divisionByZero`,
+  ///   or `SkillError.invalidArgument` when it does not evaluate.
+  public func evaluate(_ arguments: SkillArguments) throws(SkillError) -> Double {
+    guard let expression = arguments["expression"]?.stringValue else {
+      throw .missingArgument(name: "expression")
+    }
+    do {
+      return try ArithmeticExpression.evaluate(expression)
+    } catch .divisionByZero {
+      throw .divisionByZero
+    } catch {
+      throw .invalidArgument(name: "expression", reason: .other(String(describing: error)))
+    }
   }
 
   public func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput {
-    guard let expression = arguments["expression"]?.stringValue else {
-      throw SkillError.missingArgument(name: "expression")
-    }
-    do {
-      let value = try ArithmeticExpression.evaluate(expression)
-      return .text("\(expression) = \(ArithmeticExpression.format(value))")
-    } catch .divisionByZero {
-      throw SkillError.divisionByZero
-    } catch {
-      throw SkillError.invalidArgument(name: "expression", reason: .other(String(describing: error)))
-    }
+    let value = try evaluate(arguments)
+    let expression = arguments["expression"]?.stringValue ?? ""
+    return .text("\(expression) = \(ArithmeticExpression.format(value))")
   }
 }

@@ -26,13 +26,18 @@ public struct CalendarSkill: Skill {
   public var tags: Set<String> { ["office", "productivity"] }
 
   static let fillers = [
-    "please", "can you", "could you", "add to my calendar", "add to calendar", "to my calendar",
-    "to the calendar",
-    "on my calendar", "in my calendar", "put on my calendar", "add an event", "add event", "create an event",
-    "schedule a", "schedule an", "schedule", "book a", "book an", "book", "add", "put", "i have a",
-    "i have an",
-    "i have", "there is a", "请", "帮我", "在日历上", "在日历里", "到日历", "日历上", "加到日程", "添加日程", "添加一个日程", "添加",
-    "加个日程", "日程", "安排一个", "安排", "创建", "新建", "预约", "我有", "有个", "有一个", "一个", "个", "吧",
+    "please", "pls", "can you", "could you", "would you", "hey", "ok", "okay", "add to my calendar",
+    "add to calendar", "to my calendar", "to the calendar", "on my calendar", "in my calendar",
+    "on the calendar",
+    "in the calendar", "onto my calendar", "my calendar", "put on my calendar", "add an event", "add event",
+    "create an event", "new event", "an event", "event", "schedule a", "schedule an", "schedule", "book a",
+    "book an", "book", "set up a", "set up an", "set up", "add a", "add an", "add", "put a", "put an", "put",
+    "i've got the", "i have the", "i got the", "i've got a", "i've got an", "i've got", "ive got",
+    "i have got", "i got a", "i got", "we've got",
+    "i have a", "i have an", "i have", "we have", "there is a", "there's a", "i'm having", "for me", "thanks",
+    "thank you", "请", "帮我", "麻烦", "在日历上加", "在日历里加", "在日历上", "在日历里", "加进日历里", "加进日历", "加进", "加到日历里",
+    "加到日历", "加到日程", "放进日历", "到日历", "日历里", "日历上", "日历", "添加日程", "添加一个日程", "添加", "加个日程", "日程", "安排一个",
+    "安排", "创建", "新建", "预约", "我有", "有个", "有一个", "一个", "个", "吧", "的", "一下", "谢谢",
   ]
 
   public func canHandle(_ text: String) -> Bool {

@@ -24,10 +24,16 @@ public struct ReminderSkill: Skill {
   public var tags: Set<String> { ["office", "productivity", "personal"] }
 
   static let fillers = [
-    "please", "can you", "could you", "remind me to", "remind me about", "remind me", "set a reminder to",
-    "set a reminder for", "set a reminder", "add a reminder to", "add a reminder", "reminder to", "reminder",
-    "don't forget to", "dont forget to", "to", "for me", "请", "帮我", "麻烦", "提醒我一下", "提醒我", "提醒", "记得要", "记得",
-    "别忘了", "别忘记", "不要忘了", "不要忘记", "叫我", "设个提醒", "设置提醒", "一下", "我要", "要", "吧", "哦", "啊", "的时候", "时候",
+    "please", "pls", "plz", "can you", "could you", "would you", "will you", "hey", "ok", "okay", "thanks",
+    "thank you", "remind me to", "remind me about", "remind me of", "remind me", "ping me to", "ping me",
+    "nudge me to", "nudge me", "alert me to", "tell me to", "text me to", "set a reminder for me to",
+    "set a reminder to", "set a reminder for", "set a reminder", "add a reminder to", "add a reminder",
+    "create a reminder to", "create a reminder", "reminder to", "reminder", "for me to", "for me",
+    "don't let me forget to", "dont let me forget to", "don't let me forget", "don't forget to",
+    "dont forget to", "do not forget to", "make sure i", "i need to", "i have to", "i must", "to",
+    "请", "帮我", "麻烦你", "麻烦", "提醒我一下", "提醒我", "提醒一下", "提醒", "记得要", "记得", "别忘了", "别忘记", "不要忘了", "不要忘记",
+    "叫我", "设个提醒", "设置提醒", "设置一个提醒", "一下", "我要", "我得", "要", "吧", "哦", "啊", "呀", "喔", "的时候", "时候", "谢谢",
+    "好吗", "好不好", "行吗", "可以吗",
   ]
 
   static let keywords = [
@@ -72,17 +78,26 @@ public struct ReminderSkill: Skill {
 
 /// The shared title/date handling of reminders and events.
 enum DatedTitle {
+  /// `title` without the date and filler; `when` as a date, as the raw text when the date
+  /// cannot be read (validation then reports it as unreadable), absent when none is named.
   static func extract(from text: String, clock: AgentClock, fillers: [String]) -> SkillArguments {
-    let match = DateExpressionParser(clock: clock).parse(text)
+    let reading = DateExpressionParser(clock: clock).read(text)
     var arguments = SkillArguments()
-    if let match { arguments["when"] = .date(match.date) }
-    let title = TextCues.strip(text, removing: match?.range, fillers: fillers)
+    switch reading {
+    case .date(let match): arguments["when"] = .date(match.date)
+    case .unreadable(let written, _): arguments["when"] = .string(written)
+    case nil: break
+    }
+    let title = TextCues.strip(text, removing: reading?.range, fillers: fillers)
     if !title.isEmpty { arguments["title"] = .string(title) }
     return arguments
   }
 
   static func require(_ arguments: SkillArguments) throws -> (String, Date, String?) {
     guard let title = arguments["title"]?.stringValue else { throw SkillError.missingArgument(name: "title") }
+    if case .string(let written) = arguments["when"] {
+      throw SkillError.unreadableDate(name: "when", text: written)
+    }
     guard let date = arguments["when"]?.dateValue else { throw SkillError.missingArgument(name: "when") }
     return (title, date, arguments["note"]?.stringValue)
   }

@@ -51,9 +51,10 @@ enum TextCues {
     if let range {
       var lower = range.lowerBound
       let before = text[..<lower]
-      for connector in ["在", "于", " on", " at", " by", " for"] where before.lowercased().hasSuffix(connector)
-      {
-        lower = text.index(lower, offsetBy: -connector.count)
+      let trimmedBefore = before.lowercased().replacing(/\s+$/, with: "")
+      let spaces = before.count - trimmedBefore.count
+      for connector in ["在", "于", " on", " at", " by", " for"] where trimmedBefore.hasSuffix(connector) {
+        lower = text.index(lower, offsetBy: -(connector.count + spaces))
         break
       }
       working = String(text[..<lower]) + " " + String(text[range.upperBound...])

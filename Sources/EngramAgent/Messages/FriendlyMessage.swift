@@ -43,6 +43,12 @@ public enum FriendlyMessage {
       return "That would divide by zero, which has no answer."
     case (.divisionByZero, .chinese):
       return "不能除以零。"
+    case (.unreadableDate(let name, let text), .english):
+      let what = name == "when" ? "date or time" : englishName(name)
+      return "I couldn't read “\(text)” as a \(what). Could you say it another way, like “June 20 at 3pm”?"
+    case (.unreadableDate(let name, let text), .chinese):
+      let what = name == "when" ? "日期或时间" : chineseName(name)
+      return "我看不懂「\(text)」这个\(what)，能换个说法吗？比如「6月20日下午3点」。"
     }
   }
 

@@ -8,7 +8,8 @@ import Foundation
 public enum ArgumentValidator {
   /// Returns `arguments` coerced to the schema's types.
   /// - Throws: `SkillError.missingArgument` for an absent required parameter (empty text counts
-  ///   as absent), `SkillError.invalidArgument` for an unknown name or an unconvertible value.
+  ///   as absent), `SkillError.unreadableDate` for date text that is not ISO 8601 or names no
+  ///   real day, `SkillError.invalidArgument` for an unknown name or another unconvertible value.
   public static func validate(
     _ arguments: SkillArguments, against schema: SkillInputSchema, timeZone: TimeZone
   ) throws(SkillError) -> SkillArguments {
@@ -31,7 +32,8 @@ public enum ArgumentValidator {
   }
 
   /// Converts one value to `type`.
-  /// - Throws: `SkillError.invalidArgument` when the value has no safe reading as `type`.
+  /// - Throws: `SkillError.unreadableDate` for unreadable date text, `SkillError.invalidArgument`
+  ///   when the value has no safe reading as `type`.
   public static func coerce(
     _ value: SkillValue, to type: ParameterType, name: String, timeZone: TimeZone
   ) throws(SkillError) -> SkillValue {
@@ -77,7 +79,10 @@ public enum ArgumentValidator {
     case (.date, .date):
       return value
     case (.date, .string(let text)):
-      guard let date = parseISODate(text, timeZone: timeZone) else { throw mismatch }
+      // Skills put text they could not read as a date here ("the 32nd"); so may a planner.
+      guard let date = parseISODate(text, timeZone: timeZone) else {
+        throw .unreadableDate(name: name, text: text.trimmingCharacters(in: .whitespacesAndNewlines))
+      }
       return .date(date)
     default:
       throw mismatch
@@ -90,6 +95,7 @@ public enum ArgumentValidator {
   public static func parseISODate(_ text: String, timeZone: TimeZone) -> Date? {
     let pattern =
       #/^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?)?$/#
+      .asciiOnlyDigits()  // \d alone also matches fullwidth and other scripts' digits
     guard let match = text.trimmingCharacters(in: .whitespaces).wholeMatch(of: pattern) else { return nil }
     var zone = timeZone
     if let offset = match.7 {

@@ -28,4 +28,7 @@ public enum SkillError: Error, Sendable, Hashable {
   case confirmationCancelled(skill: String)
   /// The calculator was asked to divide by zero.
   case divisionByZero
+  /// A date or time argument names no instant that can be read ("the 32nd", "June 31", "25:00");
+  /// `text` is what the user wrote, so the reply can quote it.
+  case unreadableDate(name: String, text: String)
 }

@@ -1,0 +1,76 @@
+import Testing
+
+@testable import EngramAgent
+
+@Suite struct CalculatorSkillTests {
+  /// Chinese numerals with units, percentages and operator words, inside ordinary requests.
+  @Test(arguments: [
+    ("一千二加三百四", 1540.0), ("两万五减五千", 20000), ("三点五乘二", 7), ("十二万除以四", 30000),
+    ("一百除四", 25), ("三百四乘上十", 3400), ("3万加2千", 32000), ("负五加三", -2),
+    ("17% of 2350", 399.5), ("what's 17% of 2350?", 399.5), ("2350的17%", 399.5), ("2350的百分之十七", 399.5),
+    ("百分之十七乘以2350", 399.5), ("what is 15 percent of 80", 12), ("12 times 7", 84),
+    ("what's 100 divided by 8", 12.5), ("hey, quick: 6 multiplied by 7?", 42), ("9 minus 12", -3),
+    ("can you tell me what 12 times 7 is", 84), ("帮我算一下12乘以3等于多少", 36), ("一千二加三百四等于几？", 1540),
+    ("how much is $1,200 plus $340", 1540), ("(3 + 4) * 2", 14), ("what's twelve times seven", 84),
+    ("two hundred and five plus five", 210), ("half of 80", 40), ("五十的一半", 25),
+    ("forty-two divided by six", 7),
+  ])
+  func answers(_ text: String, _ expected: Double) throws {
+    let answer = try #require(CalculatorSkill.answer(for: text))
+    #expect(abs(answer - expected) < 1e-9)
+  }
+
+  /// Arithmetic said as a task: verbs, splitting a bill, a percentage of an amount, what is left,
+  /// 再 (then) applying to everything before it, and 块 amounts with a tenth (九块九 = 9.9).
+  @Test(arguments: [
+    ("multiply 12 by 12", 144.0), ("divide 300 by 15", 20), ("add 250 and 750", 1000), ("add 5 to 10", 15),
+    ("subtract 7 from 50", 43), ("split 120 dollars among 6 friends", 20),
+    ("the bill is 90, we're splitting it 3 ways", 30), ("三百块钱五个人平分", 60), ("两百四分给六个人，每人多少", 40),
+    ("a 15% tip on 40", 6), ("shoes cost 80 and they're 25% off, how much do I save", 20),
+    ("一千减二百再减三百", 500), ("2加3再乘以4", 20), ("十块五乘以二", 21), ("九块九加一块一", 11),
+    ("I had 500 and spent 120, how much is left", 380), ("工资八千，花了三千，还剩多少", 5000),
+  ])
+  func phrasedArithmetic(_ text: String, _ expected: Double) throws {
+    let answer = try #require(CalculatorSkill.answer(for: text))
+    #expect(abs(answer - expected) < 1e-9)
+  }
+
+  /// Cue words count only as whole words.
+  @Test func cuesAreWholeWords() {
+    #expect(CalculatorSkill.phrasedExpression("my address is 12 and 40 always") == nil)
+    #expect(CalculatorSkill.phrasedExpression("add 12 and 40") == "12 + 40")
+  }
+
+  @Test(arguments: ["what's the weather", "I have 2 kids and 3 dogs", "", "提醒我明天交报告"])
+  func noExpressionNoAnswer(_ text: String) {
+    #expect(CalculatorSkill.answer(for: text) == nil)
+  }
+
+  @Test func evaluateThrowsTypedErrors() {
+    let skill = CalculatorSkill()
+    #expect(throws: SkillError.divisionByZero) { try skill.evaluate(["expression": .string("5 除以 0")]) }
+    #expect(throws: SkillError.missingArgument(name: "expression")) { try skill.evaluate([:]) }
+    #expect(throws: SkillError.self) { try skill.evaluate(["expression": .string("5 +")]) }
+    #expect(throws: Never.self) { try skill.evaluate(["expression": .string("一千二加三百四")]) }
+  }
+
+  @Test func expressionArgumentIsTheArithmeticOnly() {
+    let skill = CalculatorSkill()
+    let clock = AgentClock.system()
+    #expect(
+      skill.extractArguments(from: "what's 17% of 2350?", clock: clock)["expression"]
+        == .string("17% of 2350"))
+    #expect(skill.extractArguments(from: "帮我算一下两万五减五千", clock: clock)["expression"] == .string("两万五减五千"))
+    #expect(skill.canHandle("两万五减五千等于多少"))
+    #expect(skill.canHandle("what's 100 divided by 8"))
+    #expect(!skill.canHandle("it's 20% off today"))
+  }
+
+  /// Long or hostile input answers (or not) without trapping.
+  @Test func hostileInputNeverTraps() {
+    #expect(CalculatorSkill.answer(for: String(repeating: "一二三四五六七八九", count: 5) + "加一") == nil)
+    #expect(CalculatorSkill.answer(for: String(repeating: "1 + ", count: 240) + "1") == 241)
+    _ = CalculatorSkill.answer(for: String(repeating: "1 + 2 ) ", count: 120))
+    _ = CalculatorSkill.answer(for: String(repeating: "nine hundred thousand million ", count: 30))
+  }
+}
