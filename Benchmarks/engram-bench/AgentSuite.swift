@@ -173,9 +173,9 @@ enum AgentSuite {
       }
       if let expected = request.result, request.label == "calculator" {
         sums.total += 1
-        let arguments = CalculatorSkill().extractArguments(from: request.text, clock: clock)
-        if let expression = arguments["expression"]?.stringValue,
-          let value = try? ArithmeticExpression.evaluate(expression),
+        let calculator = CalculatorSkill()
+        if let value = try? calculator.evaluate(
+          calculator.extractArguments(from: request.text, clock: clock)),
           abs(value - expected) <= 1e-6 * max(1, abs(expected))
         {
           sums.correct += 1

@@ -415,3 +415,87 @@ import Testing
     #expect(try harness.engine.recentTurns(limit: 5).isEmpty)
   }
 }
+
+@Suite @MainActor struct AgentDialogueTests {
+  @Test func anUnreadableDateIsSaidAndAskedAgainNeverReplaced() async throws {
+    let harness = try AgentHarness()
+    let agent = try harness.agent()
+    guard case .finished(let reply) = try await agent.send("remind me to pay rent on the 32nd") else {
+      Issue.record("expected the agent to ask")
+      return
+    }
+    #expect(reply.text.contains("“the 32nd”"))
+    #expect(reply.text.hasSuffix("When should I remind you?"))
+    #expect(try harness.engine.pendingCalls(status: .pending).isEmpty)
+    guard case .waitingForConfirmation(let action) = try await agent.send("June 20") else {
+      Issue.record("expected confirmation")
+      return
+    }
+    #expect(action.arguments["when"] == .date(wallClock(2025, 6, 20, 9, in: Zones.shanghai)))
+  }
+
+  @Test func aConfirmationCancelledElsewhereIsNeverRun() async throws {
+    let harness = try AgentHarness()
+    let first = try harness.agent()
+    guard
+      case .waitingForConfirmation(let action) = try await first.send("remember that my locker code is 4512")
+    else {
+      Issue.record("expected confirmation")
+      return
+    }
+    // A second agent on the same memory leaves the live agent's call alone.
+    let second = try harness.agent()
+    #expect(second.cancelledAtStart.isEmpty)
+    #expect(try harness.engine.pendingCall(action.id)?.status == .pending)
+    // Cancelled by someone else before the user answers: confirming runs nothing.
+    _ = try harness.engine.cancelUnfinishedPendingCalls([action.id])
+    guard case .finished(let reply) = try await first.confirm() else {
+      Issue.record("expected finished")
+      return
+    }
+    #expect(reply.text == Agent.cancelledElsewhereMessage(.english))
+    #expect(try harness.engine.pendingCall(action.id)?.status == .cancelled)
+    #expect(try harness.engine.memories().isEmpty)
+  }
+
+  @Test func smallTalkTriggersNothingAndNeverMindDeletesNothing() async throws {
+    let harness = try AgentHarness()
+    try await harness.engine.remember("My passport number ends in 881", kind: .fact)
+    let agent = try harness.agent()
+    for line in ["hey, good morning!", "谢谢", "forget it, never mind"] {
+      guard case .finished(let reply) = try await agent.send(line) else {
+        Issue.record("expected finished for \(line)")
+        return
+      }
+      #expect(!reply.outputs.contains { if case .memories = $0 { true } else { false } }, "\(line)")
+    }
+    #expect(try harness.engine.pendingCalls(status: .pending).isEmpty)
+    #expect(try harness.engine.memories().count == 1)
+  }
+
+  @Test func aQuestionIsAnsweredFromMemoryWithoutTheAgentsOwnReplies() async throws {
+    let harness = try AgentHarness()
+    try await harness.engine.remember(
+      "The wifi password at the cabin is trout-42", kind: .fact,
+      at: wallClock(2025, 5, 2, 12, in: Zones.shanghai))
+    try await harness.engine.remember("I'm allergic to peanuts", kind: .fact)
+    let agent = try harness.agent()
+    guard case .finished(let reply) = try await agent.send("what is the wifi password at the cabin?") else {
+      Issue.record("expected finished")
+      return
+    }
+    #expect(reply.text.contains("The wifi password at the cabin is trout-42 (2025-05-02)"))
+    #expect(!reply.text.contains("peanuts"))
+    // Asked again, the answer quotes the memory, not the agent's earlier reply or question.
+    guard case .finished(let again) = try await agent.send("what's the cabin wifi password") else {
+      Issue.record("expected finished")
+      return
+    }
+    #expect(again.text.components(separatedBy: "trout-42").count == 2)
+    guard case .finished(let unknown) = try await agent.send("what is my blood type?") else {
+      Issue.record("expected finished")
+      return
+    }
+    #expect(unknown.text == MemoryAnswer.nothingYet(.english))
+  }
+}

@@ -26,13 +26,16 @@ extension Agent {
   }
 
   /// Ends the turn with a question for the missing `parameter`; the next line answers it.
+  /// `preface` (why it asks: an unreadable date, say) comes before the question.
   func ask(
-    for parameter: SkillParameter, skill: any Skill, arguments: SkillArguments, run: TurnRun, step: Int
+    for parameter: SkillParameter, skill: any Skill, arguments: SkillArguments, run: TurnRun, step: Int,
+    preface: String? = nil
   ) async -> AgentState {
     let language = run.context.language
+    let asked = Self.question(for: parameter, skillID: skill.id, language: language)
     let question = SlotQuestion(
       skillID: skill.id, parameter: parameter, arguments: arguments,
-      text: Self.question(for: parameter, skillID: skill.id, language: language), language: language)
+      text: preface.map { "\($0) \(asked)" } ?? asked, language: language)
     await trace(
       run.executionID, step: step, skillID: skill.id, arguments: arguments, status: .pending,
       result: "asked for \(parameter.name)", startedAt: configuration.clock.now, since: .now)

@@ -123,6 +123,15 @@ extension Agent {
         if let missing = Self.askableMissingParameter(of: skill, in: arguments) {
           return await ask(for: missing, skill: skill, arguments: arguments, run: run, step: number)
         }
+        if let (parameter, text) = Self.unreadableDate(of: skill, in: arguments, timeZone: clock.timeZone) {
+          // Say what could not be read, and ask again: never today or tomorrow instead.
+          var remaining = arguments
+          remaining[parameter.name] = nil
+          let reason = FriendlyMessage.text(
+            for: SkillError.unreadableDate(name: parameter.name, text: text), language: run.context.language)
+          return await ask(
+            for: parameter, skill: skill, arguments: remaining, run: run, step: number, preface: reason)
+        }
         validated = try ArgumentValidator.validate(
           arguments, against: skill.inputSchema, timeZone: clock.timeZone)
       } catch {
@@ -414,6 +423,26 @@ extension Agent {
     case EngramError.cancelled: return .cancelled
     default: return .other(String(describing: error))
     }
+  }
+
+  /// The date parameter of `skill` whose text in `arguments` cannot be read as a date, with
+  /// that text.
+  static func unreadableDate(of skill: any Skill, in arguments: SkillArguments, timeZone: TimeZone)
+    -> (SkillParameter, String)?
+  {
+    for parameter in skill.inputSchema.parameters where parameter.type == .date {
+      guard case .string(let text)? = arguments[parameter.name] else { continue }
+      let single = SkillInputSchema([
+        SkillParameter(parameter.name, .date, description: parameter.description)
+      ])
+      do {
+        _ = try ArgumentValidator.validate(
+          [parameter.name: .string(text)], against: single, timeZone: timeZone)
+      } catch {
+        if case .unreadableDate(_, let shown) = error { return (parameter, shown) }
+      }
+    }
+    return nil
   }
 
   /// The reply when a confirmed action had been cancelled meanwhile (by another process).
