@@ -20,8 +20,9 @@ public enum ImportCommand: Command {
       case .failure(let error): throw UsageError(error.description)
       }
     }
-    let existed = FileManager.default.fileExists(atPath: path)
     try await EngineAccess.mappingErrors {
+      // No link, FIFO or empty file at the path (see DatabaseFile); an absent path is created.
+      let existed = try DatabaseFile.inspect(path, toolName: context.toolName) != .absent
       let spec: EmbedderSpec
       if existed {
         spec = try EngineAccess.spec(forDatabaseAt: path)
@@ -31,6 +32,7 @@ public enum ImportCommand: Command {
         spec = try exportSpec(file)
       }
       let embedder = try spec.makeEmbedder(environment: context.environment)
+      if !existed { try DatabaseFile.createExclusively(path) }
       do {
         let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
         defer { engine.close() }

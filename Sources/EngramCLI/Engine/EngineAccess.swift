@@ -38,13 +38,32 @@ public enum EngineAccess {
   }
 
   /// Fails with a line suggesting `engram init` when no memory exists at the command's path.
+  /// Refuses, without opening anything, a symbolic link, a non-regular file or an empty file
+  /// at the path (see ``DatabaseFile``): read commands never create a memory.
   public static func requireExisting(_ context: CommandContext) throws -> String {
     let path = context.databasePath
-    guard FileManager.default.fileExists(atPath: path) else {
+    guard try DatabaseFile.inspect(path, toolName: context.toolName) != .absent else {
       let option = context.arguments.string("db").map { " --db \($0)" } ?? ""
       throw CommandFailure("no memory at \(path); create one with `\(context.toolName) init\(option)`")
     }
     return path
+  }
+
+  /// What to do with a memory SQLite cannot read: it cannot be repaired in place.
+  public static func damagedAdvice(_ path: String) -> String {
+    "it cannot be repaired in place: move it aside (`mv \(path) \(path).damaged`), then import an export or "
+      + "a backup into a new memory (`engram import FILE --db \(path)`), or start afresh (`engram init --db \(path)`)"
+  }
+
+  /// One line for a damaged database at `path`: says when the file is truncated.
+  public static func describeDamage(path: String?, message: String) -> String {
+    guard let path else { return "the memory is damaged (SQLite: \(message))" }
+    if let truncation = DatabaseFile.truncation(path) {
+      return
+        "\(path): the memory is damaged: the file is truncated (\(truncation.actual) of "
+        + "\(truncation.expected) bytes); \(damagedAdvice(path))"
+    }
+    return "\(path): the memory is damaged (SQLite: \(message)); \(damagedAdvice(path))"
   }
 
   /// Opens the command's existing memory with its recorded embedder.
@@ -93,7 +112,7 @@ public enum EngineAccess {
       let path = error.path.map { "\($0): " } ?? ""
       switch error.code {
       case .notADatabase: return "\(path)not an Engram memory (the file is not a SQLite database)"
-      case .corrupt: return "\(path)the memory is damaged; run `engram doctor --repair`"
+      case .corrupt: return describeDamage(path: error.path, message: error.message)
       case .busy: return "\(path)the memory is locked by another process; try again"
       case .cannotOpen: return "\(path)cannot open the file"
       default: return "\(path)SQLite error: \(error.message)"
