@@ -15,7 +15,7 @@ public enum ImportCommand: Command {
     let file = context.arguments.string("file") ?? ""
     let path = context.databasePath
     let requested = try context.arguments.string("model").map { text -> EmbedderSpec in
-      switch EmbedderSpec.parse(text) {
+      switch EmbedderSpec.parseOption(text) {
       case .success(let spec): return spec
       case .failure(let error): throw UsageError(error.description)
       }

@@ -28,7 +28,7 @@ public enum InitCommand: Command {
   public static func run(_ context: CommandContext) async throws {
     let path = context.databasePath
     let requested = try context.arguments.string("model").map { text -> EmbedderSpec in
-      switch EmbedderSpec.parse(text) {
+      switch EmbedderSpec.parseOption(text) {
       case .success(let spec): return spec
       case .failure(let error): throw UsageError(error.description)
       }

@@ -121,7 +121,32 @@ public enum EngineAccess {
     case let error as EngramError: return error.description
     case let error as ImportError: return error.description
     case let error as EmbedderSpec.SpecError: return error.description
-    default: return CommandLineTool.describe(error)
+    default: return describeFileError(error) ?? CommandLineTool.describe(error)
+    }
+  }
+
+  /// One line for a Foundation file error, naming the path and the real cause (Foundation on
+  /// Linux reports a missing folder as "You don't have permission").
+  static func describeFileError(_ error: any Error) -> String? {
+    let nsError = error as NSError
+    guard nsError.domain == NSCocoaErrorDomain else { return nil }
+    guard
+      let path = (nsError.userInfo[NSFilePathErrorKey] as? String)
+        ?? (nsError.userInfo[NSURLErrorKey] as? URL)?.path
+    else { return nil }
+    let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    var isFolder: ObjCBool = false
+    if !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) {
+      return "\(path): no such folder (\(folder))"
+    }
+    if !isFolder.boolValue { return "\(path): \(folder) is not a folder" }
+    switch CocoaError.Code(rawValue: nsError.code) {
+    case .fileNoSuchFile, .fileReadNoSuchFile: return "\(path): no such file"
+    case .fileWriteNoPermission, .fileReadNoPermission: return "\(path): permission denied"
+    case .fileWriteOutOfSpace: return "\(path): the disk is full"
+    case .fileWriteVolumeReadOnly: return "\(path): the file system is read-only"
+    case .fileWriteFileExists: return "\(path): the file already exists"
+    default: return "\(path): \(nsError.localizedDescription)"
     }
   }
 
