@@ -82,9 +82,10 @@ public struct MemoryContext: Sendable, Equatable {
           // Every line break Unicode knows (CR, LF, VT, FF, NEL, LS, PS) and other controls.
           scalar.properties.generalCategory == .control || scalar.value == 0x2028 || scalar.value == 0x2029
             ? " " : scalar
-        }))
-      .replacingOccurrences(of: "<", with: "‹")
-      .replacingOccurrences(of: ">", with: "›")
+        })
+    )
+    .replacingOccurrences(of: "<", with: "‹")
+    .replacingOccurrences(of: ">", with: "›")
   }
 
   static func isoDay(_ date: Date) -> String {

@@ -38,7 +38,8 @@ public enum ForgetCommand: Command {
     if !report.turns.isEmpty { parts.append("\(count(report.turns.count, "turn")) (\(ids(report.turns)))") }
     if !report.summaries.isEmpty {
       parts.append(
-        "\(report.summaries.count) \(report.summaries.count == 1 ? "summary" : "summaries") (\(ids(report.summaries)))")
+        "\(report.summaries.count) \(report.summaries.count == 1 ? "summary" : "summaries") (\(ids(report.summaries)))"
+      )
     }
     if report.traces > 0 { parts.append(count(report.traces, "trace step")) }
     if report.pendingCalls > 0 { parts.append(count(report.pendingCalls, "finished pending call")) }
@@ -85,7 +86,8 @@ public enum ForgetCommand: Command {
             ] as JSONValue)
         } else {
           context.output.write(
-            "\(dryRun ? "would forget" : "forgot") \(kind.rawValue) #\(id)\(Self.removedText(report, dryRun: dryRun))\n")
+            "\(dryRun ? "would forget" : "forgot") \(kind.rawValue) #\(id)\(Self.removedText(report, dryRun: dryRun))\n"
+          )
         }
       }
       return
