@@ -71,4 +71,21 @@ import Testing
       Summary(startAt: t0, endAt: t0, content: "another summary", createdAt: t0))
     #expect(nextSummary == summary + 1)
   }
+
+  /// A batch insert (ingest) assigns ids itself: it must skip retired ids too.
+  @Test func batchInsertsNeverReuseAForgottenId() throws {
+    let directory = try TemporaryDirectory()
+    let connection = try Connection(path: directory.file("batch.sqlite"))
+    try Migrator.migrate(connection)
+    let first = try connection.insert(
+      contentsOf: (0..<3).map { Message(role: .user, content: "first \($0)", createdAt: t0 + Int64($0)) })
+    #expect(first == [1, 2, 3])
+    #expect(try connection.delete(Message.self, id: 3))
+    #expect(try connection.delete(Message.self, id: 2))
+    let second = try connection.insert(
+      contentsOf: (0..<2).map { Message(role: .user, content: "second \($0)", createdAt: t0 + Int64($0)) })
+    #expect(second == [4, 5])
+    #expect(try connection.insert(Message(role: .user, content: "single", createdAt: t0)) == 6)
+    #expect(try connection.fetch(Message.self, id: 5)?.content == "second 1")
+  }
 }
