@@ -1,5 +1,4 @@
 import Engram
-
 /// A JSON-RPC 2.0 error object returned in place of a result.
 public struct JSONRPCError: Error, Sendable, Hashable {
   /// The error code (see the static codes).
