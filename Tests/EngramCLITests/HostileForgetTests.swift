@@ -1,6 +1,7 @@
 import Engram
 import EngramCLI
 import EngramEmbeddings
+import EngramStore
 import Foundation
 import Synchronization
 import Testing
@@ -130,5 +131,28 @@ final class GatedEmbedder: Embedder, Sendable {
     let query = try engram(
       "query", "--db", db, "spare key flowerpot", "--mode", "vector", "-k", "1", "--json")
     #expect(query.standardOutput.contains("blue flowerpot"), "\(query.standardOutput)")
+  }
+}
+
+/// Every store error reads as a sentence, never as a raw enum case.
+@Suite struct HostileErrorTextTests {
+  @Test func storeErrorsAreSentences() {
+    let errors: [StoreError] = [
+      .schemaTooNew(path: "m", found: 9, supported: 3), .migrationRequired(path: "m", found: 1, required: 3),
+      .invalidMigrations(version: 3, expected: 2), .readOnlyFile(path: "m"), .readOnlyDirectory(path: "m"),
+      .databaseReadOnly(path: "m"), .closed(path: "m"), .wrongDimension(expected: 3, actual: 2),
+      .nonFiniteVector(index: 1), .emptyVector,
+      .modelMismatch(
+        expectedModel: "a", expectedDimension: 1, actualModel: "b", actualDimension: 2),
+      .embeddingModelNotConfigured, .invalidEmbeddingModel(model: "", dimension: 0), .invalidImportance(2),
+      .invalidColumnValue(table: "memories", column: "kind", value: "x"), .invalidUTF8(column: 2),
+      .notFound(table: "memories", id: 4), .missingID(table: "memories"), .invalidPage(limit: -1, offset: 0),
+    ]
+    for error in errors {
+      let line = EngineAccess.describe(error)
+      let raw = String(describing: error)
+      #expect(line != raw, "\(raw)")
+      #expect(!line.contains("(table:") && !line.contains("(column:") && !line.contains("(path:"), "\(line)")
+    }
   }
 }

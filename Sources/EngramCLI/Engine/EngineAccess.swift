@@ -168,7 +168,23 @@ public enum EngineAccess {
       return
         "the memory's vectors come from \(expectedModel) (\(expectedDimension)-d), not \(actualModel) "
         + "(\(actualDimension)-d); run `engram reindex` to switch models"
-    default: return String(describing: error)
+    case .invalidMigrations(let version, let expected):
+      return "this engram's schema migrations are misnumbered (\(version) where \(expected) was expected)"
+    case .wrongDimension(let expected, let actual):
+      return "a vector has \(actual) values where the memory expects \(expected)"
+    case .nonFiniteVector(let index): return "a vector holds NaN or infinity (value \(index))"
+    case .emptyVector: return "a vector is empty"
+    case .embeddingModelNotConfigured: return "the memory has no embedding model yet; run `engram init`"
+    case .invalidEmbeddingModel(let model, let dimension):
+      return "invalid embedding model '\(model)' of dimension \(dimension)"
+    case .invalidColumnValue(let table, let column, let value):
+      return "the memory holds a value this engram cannot read (\(table).\(column) = '\(value)'); "
+        + "was it written by another tool?"
+    case .invalidUTF8(let column):
+      return
+        "the memory holds text that is not valid UTF-8 (column \(column)); was it written by another tool?"
+    case .missingID(let table): return "a \(table) row without an id cannot be updated"
+    case .invalidPage(let limit, let offset): return "invalid page (limit \(limit), offset \(offset))"
     }
   }
 }
