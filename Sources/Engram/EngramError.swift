@@ -28,6 +28,9 @@ public enum EngramError: Error, Sendable, Equatable {
   case closed
   /// The operation was cancelled between batches; nothing of the unfinished batch was stored.
   case cancelled
+  /// Other writers kept changing the memory while `reindex` embedded it, `rounds` times in a
+  /// row; nothing was changed (run it again when the memory is quieter).
+  case changedDuringReindex(rounds: Int)
 }
 
 extension EngramError: CustomStringConvertible {
@@ -51,6 +54,10 @@ extension EngramError: CustomStringConvertible {
     case .importTargetNotEmpty(let path): return "\(path) already holds a memory; import into a new file"
     case .closed: return "the memory is closed"
     case .cancelled: return "cancelled"
+    case .changedDuringReindex(let rounds):
+      return
+        "other writers changed the memory \(rounds) times while reindex embedded it; nothing was changed, "
+        + "run reindex again when the memory is quieter"
     }
   }
 }

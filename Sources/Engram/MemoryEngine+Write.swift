@@ -291,20 +291,110 @@ extension MemoryEngine {
 
   // MARK: - Forgetting
 
-  /// Deletes an item (and its embedding and full-text entry); returns whether it existed.
+  /// Deletes an item and every copy of it (see ``forgetReporting(kind:id:dryRun:)``);
+  /// returns whether it existed.
   @discardableResult
   public func forget(kind: ItemKind = .memory, id: Int64) throws -> Bool {
+    try forgetReporting(kind: kind, id: id) != nil
+  }
+
+  /// Deletes an item with its embedding and full-text entry, and every copy of it the
+  /// memory holds, in one transaction; returns what was removed, or nil when no item of
+  /// `kind` has `id` (nothing changed).
+  ///
+  /// The copies (docs/forgetting.md):
+  /// - a turn: every summary that covers or quotes it (the session's other turns become
+  ///   uncovered; the next `compact` summarizes them again without it);
+  /// - a memory: every turn, summary, trace step and finished pending call whose text
+  ///   contains the memory's text (case of ASCII letters ignored; in trace and call
+  ///   arguments also in its JSON-escaped form). A turn is deleted whole: it states what was
+  ///   forgotten. Calls still waiting for an answer are left to the conversation holding them;
+  /// - a summary: only itself (its turns become uncovered).
+  ///
+  /// - Parameter dryRun: compute the report inside the transaction, then roll it back.
+  @discardableResult
+  public func forgetReporting(kind: ItemKind, id: Int64, dryRun: Bool = false) throws -> ForgetReport? {
     try checkOpen()
-    let existed = try writeTracked { connection -> Bool in
-      switch kind {
-      case .message: return try connection.delete(Message.self, id: id)
-      case .memory: return try connection.delete(Memory.self, id: id)
-      case .summary: return try connection.delete(Summary.self, id: id)
+    let report: ForgetReport?
+    do {
+      report = try writeTracked { connection -> ForgetReport? in
+        guard let report = try Self.forgetInTransaction(connection, kind: kind, id: id) else { return nil }
+        if dryRun { throw ForgetDryRun(report: report) }
+        return report
       }
+    } catch let preview as ForgetDryRun {
+      return preview.report
     }
-    if existed { _ = index.remove(id: VectorKey.make(kind, id)) }
-    if kind == .message { speakers.withLock { $0 = nil } }
-    return existed
+    guard let report else { return nil }
+    _ = index.remove(id: VectorKey.make(kind, id))
+    for turn in report.turns { _ = index.remove(id: VectorKey.make(.message, turn)) }
+    for summary in report.summaries { _ = index.remove(id: VectorKey.make(.summary, summary)) }
+    if kind == .message || !report.turns.isEmpty { speakers.withLock { $0 = nil } }
+    return report
+  }
+
+  private struct ForgetDryRun: Error {
+    var report: ForgetReport
+  }
+
+  private static func forgetInTransaction(_ connection: Connection, kind: ItemKind, id: Int64) throws
+    -> ForgetReport?
+  {
+    var report = ForgetReport(kind: kind, id: id)
+    var deletedTurns: [Int64] = []
+    var needle: String?
+    switch kind {
+    case .memory:
+      guard let memory = try connection.fetch(Memory.self, id: id) else { return nil }
+      needle = memory.content.trimmingCharacters(in: .whitespacesAndNewlines)
+      _ = try connection.delete(Memory.self, id: id)
+    case .message:
+      guard try connection.fetch(Message.self, id: id) != nil else { return nil }
+      deletedTurns.append(id)
+    case .summary:
+      guard try connection.delete(Summary.self, id: id) else { return nil }
+    }
+    var summaries = Set<Int64>()
+    if let needle, !needle.isEmpty {
+      let escaped = String(JSONValue.string(needle).jsonText.dropFirst().dropLast())
+      let arguments: [SQLValue] = [.text(needle), .text(escaped)]
+      let turns = try connection.prepare("SELECT id FROM messages WHERE instr(lower(content), lower(?1)) > 0")
+        .bindingAndMap([.text(needle)]) { $0.int64(at: 0) }
+      deletedTurns.append(contentsOf: turns)
+      report.turns = turns
+      summaries.formUnion(
+        try connection.prepare("SELECT id FROM summaries WHERE instr(lower(content), lower(?1)) > 0")
+          .bindingAndMap([.text(needle)]) { $0.int64(at: 0) })
+      try connection.run(
+        """
+        DELETE FROM traces WHERE instr(lower(arguments), lower(?1)) > 0 OR instr(lower(arguments), lower(?2)) > 0
+          OR instr(lower(coalesce(result, '')), lower(?1)) > 0 OR instr(lower(coalesce(error, '')), lower(?1)) > 0
+        """, arguments)
+      report.traces = connection.changes
+      try connection.run(
+        """
+        DELETE FROM pending_calls WHERE status NOT IN ('pending', 'confirmed') AND (
+          instr(lower(arguments), lower(?1)) > 0 OR instr(lower(arguments), lower(?2)) > 0
+          OR instr(lower(summary), lower(?1)) > 0 OR instr(lower(coalesce(error, '')), lower(?1)) > 0)
+        """, arguments)
+      report.pendingCalls = connection.changes
+    }
+    // Summaries derived from a deleted turn: the one covering it and any quoting it.
+    for turn in deletedTurns {
+      summaries.formUnion(
+        try connection.prepare(
+          """
+          SELECT summary_id FROM messages WHERE id = ?1 AND summary_id IS NOT NULL
+          UNION SELECT s.id FROM summaries s, json_each(s.structured, '$.quoted_message_ids') q
+            WHERE q.value = ?1
+          UNION SELECT id FROM summaries WHERE first_message_id = ?1 OR last_message_id = ?1
+          """
+        ).bindingAndMap([.integer(turn)]) { $0.int64(at: 0) })
+    }
+    for turn in deletedTurns { _ = try connection.delete(Message.self, id: turn) }
+    report.summaries = summaries.sorted()
+    for summary in report.summaries { _ = try connection.delete(Summary.self, id: summary) }
+    return report
   }
 
   /// Forgets the memories matching a query (keyword and vector, fused) whose fused score is
@@ -365,4 +455,30 @@ public enum TokenEstimator {
     }
     return cjk + (otherBytes + 3) / 4
   }
+}
+
+/// What forgetting removed: the item and every copy of it (see
+/// `MemoryEngine.forgetReporting(kind:id:dryRun:)`).
+public struct ForgetReport: Sendable, Equatable {
+  /// The kind of the item forgotten.
+  public var kind: ItemKind
+  /// Its id.
+  public var id: Int64
+  /// Turns deleted because they contain a forgotten memory's text.
+  public var turns: [Int64] = []
+  /// Summaries deleted because they covered, quoted or contained what was forgotten.
+  public var summaries: [Int64] = []
+  /// Trace steps deleted because their arguments, result or error held the text.
+  public var traces = 0
+  /// Finished pending calls deleted because their arguments, summary or error held the text.
+  public var pendingCalls = 0
+
+  /// Creates an empty report for an item.
+  public init(kind: ItemKind, id: Int64) {
+    self.kind = kind
+    self.id = id
+  }
+
+  /// Whether copies were removed besides the item itself.
+  public var removedCopies: Bool { !turns.isEmpty || !summaries.isEmpty || traces > 0 || pendingCalls > 0 }
 }

@@ -69,7 +69,37 @@ public actor MCPServer {
   public func serveStandardIO() async throws {
     // A client that closes the pipe must end the loop with EPIPE, not kill the process.
     signal(SIGPIPE, SIG_IGN)
-    try await serve(lines: LineInput.lines(fileDescriptor: 0), sink: FileDescriptorSink(fileDescriptor: 1))
+    try await serve(
+      messages: LineInput.messages(fileDescriptor: 0), sink: FileDescriptorSink(fileDescriptor: 1))
+  }
+
+  /// Serves `messages` as ``serve(lines:sink:)`` does; a line over the size limit gets a
+  /// JSON-RPC error (id null: its id was never read) and the server goes on with the next.
+  public func serve(messages: AsyncThrowingStream<LineInput.Message, any Error>, sink: any MessageSink)
+    async throws
+  {
+    log("serving \(provider.tools.count) tools")
+    for try await message in messages {
+      switch message {
+      case .line(let line):
+        if let response = await handle(message: line) { try sink.send(response) }
+      case .tooLong(let bytes):
+        log(
+          "skipped a \(bytes)-byte message (over the \(LineInput.describe(bytes: LineInput.maximumLineLength)) limit)"
+        )
+        try sink.send(Self.oversizedResponse(bytes: bytes))
+      }
+    }
+    log("input closed, shutting down")
+  }
+
+  /// The error answering a message over the size limit.
+  static func oversizedResponse(bytes: Int) -> Data {
+    let error = JSONRPCError.invalidRequest(
+      "the message is \(bytes) bytes, over the \(LineInput.describe(bytes: LineInput.maximumLineLength)) limit; "
+        + "it was skipped")
+    let response = Self.response(id: .null, error: error)
+    return (try? response.serialized()) ?? Data(response.jsonText.utf8)
   }
 
   /// Reads messages from `lines` and writes responses to `sink` until `lines` ends.

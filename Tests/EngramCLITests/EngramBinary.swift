@@ -66,7 +66,7 @@ enum EngramBinary {
   }
 
   /// Output goes through temporary files, so a chatty child can never block on a full pipe.
-  private static func run(
+  static func run(
     _ executable: URL, arguments: [String], input: String?, environment: [String: String]?, directory: URL?
   ) throws -> Result {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(

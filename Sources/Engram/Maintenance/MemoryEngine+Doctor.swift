@@ -201,61 +201,98 @@ extension MemoryEngine {
     storeConfiguration.busyTimeout = configuration.busyTimeout
     let database = try Database(path: path, configuration: storeConfiguration)
     defer { database.close() }
-    let items = try database.read { connection -> [(OwnerKind, Int64, String)] in
-      var items: [(OwnerKind, Int64, String)] = []
-      try connection.prepare("SELECT id, speaker, content, created_at FROM messages ORDER BY id").forEachRow {
-        items.append(
-          (
-            .message, $0.int64(at: 0),
-            documentText(
-              speaker: $0.optionalString(at: 1), content: $0.string(at: 2),
-              date: Timestamp.date($0.int64(at: 3)))
-          ))
-      }
-      try connection.prepare("SELECT id, content FROM memories ORDER BY id").forEachRow {
-        items.append((.memory, $0.int64(at: 0), $0.string(at: 1)))
-      }
-      try connection.prepare("SELECT id, content, start_at FROM summaries ORDER BY id").forEachRow {
-        items.append(
-          (
-            .summary, $0.int64(at: 0),
-            documentText(speaker: nil, content: $0.string(at: 1), date: Timestamp.date($0.int64(at: 2)))
-          ))
-      }
-      return items
-    }
     let embedder = configuration.embedder
-    var vectors: [[Float]] = []
-    vectors.reserveCapacity(items.count)
-    var start = 0
-    while start < items.count {
-      if Task.isCancelled { throw EngramError.cancelled }
-      let end = min(start + configuration.embeddingBatchSize, items.count)
-      let part = try await embedder.embed(items[start..<end].map(\.2))
-      guard part.count == end - start else {
-        throw EngramError.embedderContract(expected: end - start, actual: part.count)
+    // Texts already embedded with the new model, by owner. Another process may add, change
+    // or delete items while the embedder runs: after embedding, the items are read again and
+    // whatever is new or changed is embedded too, and the final transaction checks, holding
+    // the write lock, that nothing moved since; otherwise it rolls back and catches up again.
+    var embedded: [ReindexKey: (text: String, vector: [Float])] = [:]
+    var total = 0
+    for _ in 0..<Self.reindexCatchUpRounds {
+      let items = try database.read { try reindexItems($0) }
+      let missing = items.filter { embedded[ReindexKey($0.0, $0.1)]?.text != $0.2 }
+      if !missing.isEmpty {
+        total = max(total, items.count)
+        var start = 0
+        while start < missing.count {
+          if Task.isCancelled { throw EngramError.cancelled }
+          let end = min(start + configuration.embeddingBatchSize, missing.count)
+          let part = try await embedder.embed(missing[start..<end].map(\.2))
+          guard part.count == end - start else {
+            throw EngramError.embedderContract(expected: end - start, actual: part.count)
+          }
+          try checkEmbeddings(part, dimension: embedder.dimension, offset: start)
+          for (offset, vector) in part.enumerated() {
+            let item = missing[start + offset]
+            embedded[ReindexKey(item.0, item.1)] = (item.2, vector)
+          }
+          start = end
+          progress?(
+            EngramProgress(phase: "embedding", done: items.count - missing.count + start, total: items.count))
+        }
       }
-      try checkEmbeddings(part, dimension: embedder.dimension, offset: start)
-      vectors.append(contentsOf: part)
-      start = end
-      progress?(EngramProgress(phase: "embedding", done: start, total: items.count))
-    }
-    let now = Timestamp.now()
-    try database.write { connection in
-      try connection.configureEmbeddingModel(
-        model: embedder.modelID, dimension: embedder.dimension, replace: true)
-      try connection.run("DELETE FROM embeddings")
-      if let embedderSpec { try connection.setMeta(Self.embedderSpecKey, embedderSpec) }
-      for (position, item) in items.enumerated() {
-        try connection.upsertEmbedding(
-          EmbeddingRow(
-            ownerKind: item.0, ownerID: item.1, model: embedder.modelID, vector: vectors[position],
-            createdAt: now))
+      let now = Timestamp.now()
+      let written = try database.write { connection -> Int? in
+        let current = try reindexItems(connection)
+        guard current.allSatisfy({ embedded[ReindexKey($0.0, $0.1)]?.text == $0.2 }) else { return nil }
+        try connection.configureEmbeddingModel(
+          model: embedder.modelID, dimension: embedder.dimension, replace: true)
+        try connection.run("DELETE FROM embeddings")
+        if let embedderSpec { try connection.setMeta(Self.embedderSpecKey, embedderSpec) }
+        for item in current {
+          try connection.upsertEmbedding(
+            EmbeddingRow(
+              ownerKind: item.0, ownerID: item.1, model: embedder.modelID,
+              vector: embedded[ReindexKey(item.0, item.1)]!.vector, createdAt: now))
+        }
+        return current.count
+      }
+      if let written {
+        total = written
+        try? FileManager.default.removeItem(atPath: path + ".vectors")
+        database.close()
+        progress?(EngramProgress(phase: "done", done: total, total: total))
+        return try MemoryEngine(path: path, configuration: configuration)
       }
     }
-    try? FileManager.default.removeItem(atPath: path + ".vectors")
-    database.close()
-    progress?(EngramProgress(phase: "done", done: items.count, total: items.count))
-    return try MemoryEngine(path: path, configuration: configuration)
+    throw EngramError.changedDuringReindex(rounds: Self.reindexCatchUpRounds)
+  }
+
+  /// How many times a reindex catches up with other writers before it gives up.
+  static let reindexCatchUpRounds = 16
+
+  /// An owner of an embedding.
+  struct ReindexKey: Hashable {
+    var kind: OwnerKind
+    var id: Int64
+    init(_ kind: OwnerKind, _ id: Int64) {
+      self.kind = kind
+      self.id = id
+    }
+  }
+
+  /// Every message, memory and summary with the text its embedding is made from.
+  static func reindexItems(_ connection: Connection) throws -> [(OwnerKind, Int64, String)] {
+    var items: [(OwnerKind, Int64, String)] = []
+    try connection.prepare("SELECT id, speaker, content, created_at FROM messages ORDER BY id").forEachRow {
+      items.append(
+        (
+          .message, $0.int64(at: 0),
+          documentText(
+            speaker: $0.optionalString(at: 1), content: $0.string(at: 2),
+            date: Timestamp.date($0.int64(at: 3)))
+        ))
+    }
+    try connection.prepare("SELECT id, content FROM memories ORDER BY id").forEachRow {
+      items.append((.memory, $0.int64(at: 0), $0.string(at: 1)))
+    }
+    try connection.prepare("SELECT id, content, start_at FROM summaries ORDER BY id").forEachRow {
+      items.append(
+        (
+          .summary, $0.int64(at: 0),
+          documentText(speaker: nil, content: $0.string(at: 1), date: Timestamp.date($0.int64(at: 2)))
+        ))
+    }
+    return items
   }
 }

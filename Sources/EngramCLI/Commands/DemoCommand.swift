@@ -44,7 +44,7 @@ public enum DemoCommand: Command {
   /// Runs the demo.
   public static func run(_ context: CommandContext) async throws {
     let spec: EmbedderSpec
-    switch EmbedderSpec.parse(context.arguments.string("model") ?? "minilm") {
+    switch EmbedderSpec.parseOption(context.arguments.string("model") ?? "minilm") {
     case .success(let parsed): spec = parsed
     case .failure(let error): throw UsageError(error.description)
     }

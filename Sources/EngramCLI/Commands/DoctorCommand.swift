@@ -1,4 +1,5 @@
 import Engram
+import EngramStore
 import Foundation
 
 /// `engram doctor`: checks that store, full-text indexes and vector index agree.
@@ -6,13 +7,39 @@ public enum DoctorCommand: Command {
   /// The command's declaration.
   public static let configuration = CommandConfiguration(
     commandName: "doctor", abstract: "Check the memory's consistency (and repair it with --repair).",
+    discussion: """
+      --repair rebuilds the full-text indexes, removes orphan embeddings, embeds what lacks an
+      embedding and rebuilds the vector index with its snapshot. A file SQLite cannot read
+      (truncated or damaged pages) cannot be repaired in place: doctor says so and how to
+      recover (move it aside, then import an export or a backup into a new memory).
+      """,
     options: [.database, .flag("repair", help: "Rebuild what can be rebuilt."), .json])
 
   /// Prints one line per check; exits 1 when unhealthy (after repair, when asked).
   public static func run(_ context: CommandContext) async throws {
-    let report = try await EngineAccess.withEngine(context) { engine in
-      try await engine.doctor(repair: context.arguments.flag("repair"))
+    let repair = context.arguments.flag("repair")
+    let engine: MemoryEngine
+    do {
+      engine = try EngineAccess.open(context)
+    } catch let error as SQLiteError where error.code == .corrupt || error.code == .notADatabase {
+      // SQLite cannot read the file: nothing here can repair it, so say what can (never
+      // "run doctor --repair" again).
+      let line = EngineAccess.describe(error)
+      if context.arguments.flag("json") {
+        try context.jsonLines.write(
+          ["check": "integrity", "ok": false, "detail": .string(line)] as JSONValue)
+      } else {
+        context.output.write("FAIL  integrity: \(line)\n")
+      }
+      context.error.write(
+        "\(context.toolName): the memory cannot be opened"
+          + "\(repair ? "; --repair cannot fix a file SQLite cannot read" : "")\n")
+      throw ExitCode.failure
+    } catch {
+      throw CommandFailure(EngineAccess.describe(error))
     }
+    defer { engine.close() }
+    let report = try await EngineAccess.mappingErrors { try await engine.doctor(repair: repair) }
     if context.arguments.flag("json") {
       for check in report.checks {
         try context.jsonLines.write(

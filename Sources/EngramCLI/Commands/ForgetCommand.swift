@@ -7,8 +7,15 @@ public enum ForgetCommand: Command {
   public static let configuration = CommandConfiguration(
     commandName: "forget", abstract: "Delete a memory by id, or the memories a query matches.",
     discussion: """
+      Forgetting removes every copy and says what it removed (docs/forgetting.md):
+      forgetting a turn deletes the summaries that cover or quote it (the next compact
+      summarizes the session's other turns again); forgetting a memory also deletes the
+      turns, summaries, agent trace steps and finished pending calls that contain its text
+      (a turn is deleted whole). Ids are never reused: a forgotten id stays retired.
+
       Forgetting by query lists what matched and asks before deleting (answer y or n; a
-      line on piped input works too), unless --yes is given. --dry-run only lists.
+      line on piped input works too), unless --yes is given. --dry-run only lists (by id,
+      it also lists the copies that would go).
       """,
     usage: "ID | --query TEXT [--kind KIND] [--dry-run] [--yes] [--db PATH] [--json]",
     options: [
@@ -22,6 +29,32 @@ public enum ForgetCommand: Command {
       .json,
     ],
     positionals: [PositionalSpec("id", kind: .integer, optional: true, help: "The id to forget.")])
+
+  /// The copies a report lists, as `; also removed ...` (empty when none).
+  static func removedText(_ report: ForgetReport, dryRun: Bool) -> String {
+    func ids(_ values: [Int64]) -> String { values.map { "#\($0)" }.joined(separator: ", ") }
+    func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+    var parts: [String] = []
+    if !report.turns.isEmpty { parts.append("\(count(report.turns.count, "turn")) (\(ids(report.turns)))") }
+    if !report.summaries.isEmpty {
+      parts.append(
+        "\(report.summaries.count) \(report.summaries.count == 1 ? "summary" : "summaries") (\(ids(report.summaries)))"
+      )
+    }
+    if report.traces > 0 { parts.append(count(report.traces, "trace step")) }
+    if report.pendingCalls > 0 { parts.append(count(report.pendingCalls, "finished pending call")) }
+    guard !parts.isEmpty else { return "" }
+    return "; \(dryRun ? "would also remove" : "also removed") " + parts.joined(separator: ", ")
+  }
+
+  /// The copies a report lists, as JSON.
+  static func removedJSON(_ report: ForgetReport) -> JSONValue {
+    [
+      "turns": .array(report.turns.map { .int(Int($0)) }),
+      "summaries": .array(report.summaries.map { .int(Int($0)) }), "traces": .int(report.traces),
+      "pending_calls": .int(report.pendingCalls),
+    ]
+  }
 
   /// Forgets and reports.
   public static func run(_ context: CommandContext) async throws {
@@ -37,18 +70,24 @@ public enum ForgetCommand: Command {
     let json = arguments.flag("json")
     if let id {
       try await EngineAccess.withEngine(context) { engine in
-        if arguments.flag("dry-run") {
-          let exists = kind == .memory ? try engine.memory(Int64(id)) != nil : true
-          context.output.write("would forget \(kind.rawValue) #\(id)\(exists ? "" : " (not found)")\n")
-          return
-        }
-        guard try engine.forget(kind: kind, id: Int64(id)) else {
+        let dryRun = arguments.flag("dry-run")
+        guard let report = try engine.forgetReporting(kind: kind, id: Int64(id), dryRun: dryRun) else {
+          if dryRun {
+            context.output.write("would forget \(kind.rawValue) #\(id) (not found)\n")
+            return
+          }
           throw CommandFailure("no \(kind.rawValue) with id \(id)")
         }
         if json {
-          try context.jsonLines.write(["forgotten": [.int(id)], "kind": .string(kind.rawValue)] as JSONValue)
+          try context.jsonLines.write(
+            [
+              dryRun ? "would_forget" : "forgotten": [.int(id)], "kind": .string(kind.rawValue),
+              "removed": Self.removedJSON(report),
+            ] as JSONValue)
         } else {
-          context.output.write("forgot \(kind.rawValue) #\(id)\n")
+          context.output.write(
+            "\(dryRun ? "would forget" : "forgot") \(kind.rawValue) #\(id)\(Self.removedText(report, dryRun: dryRun))\n"
+          )
         }
       }
       return
@@ -83,13 +122,17 @@ public enum ForgetCommand: Command {
         throw ExitCode.failure
       }
       var forgotten: [Int64] = []
-      for hit in matched where try engine.forget(kind: hit.kind, id: hit.id) {
+      var copies: [String] = []
+      for hit in matched {
+        guard let report = try engine.forgetReporting(kind: hit.kind, id: hit.id) else { continue }
         forgotten.append(hit.id)
+        if report.removedCopies { copies.append("#\(hit.id)\(Self.removedText(report, dryRun: false))") }
       }
       if json {
         try context.jsonLines.write(["forgotten": .array(forgotten.map { .int(Int($0)) })] as JSONValue)
       } else {
         context.output.write("forgot \(forgotten.count) item(s)\n")
+        for line in copies { context.output.write("  \(line)\n") }
       }
     }
   }

@@ -15,13 +15,14 @@ public enum ImportCommand: Command {
     let file = context.arguments.string("file") ?? ""
     let path = context.databasePath
     let requested = try context.arguments.string("model").map { text -> EmbedderSpec in
-      switch EmbedderSpec.parse(text) {
+      switch EmbedderSpec.parseOption(text) {
       case .success(let spec): return spec
       case .failure(let error): throw UsageError(error.description)
       }
     }
-    let existed = FileManager.default.fileExists(atPath: path)
     try await EngineAccess.mappingErrors {
+      // No link, FIFO or empty file at the path (see DatabaseFile); an absent path is created.
+      let existed = try DatabaseFile.inspect(path, toolName: context.toolName) != .absent
       let spec: EmbedderSpec
       if existed {
         spec = try EngineAccess.spec(forDatabaseAt: path)
@@ -31,6 +32,7 @@ public enum ImportCommand: Command {
         spec = try exportSpec(file)
       }
       let embedder = try spec.makeEmbedder(environment: context.environment)
+      if !existed { try DatabaseFile.createExclusively(path) }
       do {
         let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
         defer { engine.close() }

@@ -14,6 +14,10 @@ public enum InitCommand: Command {
   public static let configuration = CommandConfiguration(
     commandName: "init", abstract: "Create a memory (mode 0600) and choose its embedder.",
     discussion: """
+      The file is created exclusively with mode 0600. A symbolic link, a FIFO or any other
+      non-regular file at the path is refused (no command follows a link at the database
+      path), and so is an empty file.
+
       Without --model the memory uses all-MiniLM-L6-v2; when that model is not installed,
       it falls back to the hashing embedder and says so (install the model with `make demo`
       and switch with `engram reindex --model minilm`).
@@ -24,13 +28,13 @@ public enum InitCommand: Command {
   public static func run(_ context: CommandContext) async throws {
     let path = context.databasePath
     let requested = try context.arguments.string("model").map { text -> EmbedderSpec in
-      switch EmbedderSpec.parse(text) {
+      switch EmbedderSpec.parseOption(text) {
       case .success(let spec): return spec
       case .failure(let error): throw UsageError(error.description)
       }
     }
     try await EngineAccess.mappingErrors {
-      if FileManager.default.fileExists(atPath: path) {
+      if try DatabaseFile.inspect(path, toolName: context.toolName) != .absent {
         let existing = try EngineAccess.spec(forDatabaseAt: path)
         if let requested, requested != existing {
           throw CommandFailure(
@@ -44,7 +48,15 @@ public enum InitCommand: Command {
       let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
       try FileManager.default.createDirectory(
         at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-      let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
+      // Created here, exclusively, never through a link, mode 0600; then SQLite fills it.
+      try DatabaseFile.createExclusively(path)
+      let engine: MemoryEngine
+      do {
+        engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
+      } catch {
+        try? FileManager.default.removeItem(atPath: path)
+        throw error
+      }
       defer { engine.close() }
       try engine.setEmbedderSpec(spec.text)
       context.output.write(

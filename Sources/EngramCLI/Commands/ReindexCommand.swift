@@ -12,7 +12,7 @@ public enum ReindexCommand: Command {
   /// Re-embeds all or nothing, with progress on standard error.
   public static func run(_ context: CommandContext) async throws {
     let requested = try context.arguments.string("model").map { text -> EmbedderSpec in
-      switch EmbedderSpec.parse(text) {
+      switch EmbedderSpec.parseOption(text) {
       case .success(let spec): return spec
       case .failure(let error): throw UsageError(error.description)
       }

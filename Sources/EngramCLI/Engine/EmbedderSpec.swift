@@ -56,6 +56,23 @@ public enum EmbedderSpec: Sendable, Hashable {
     return .success(.directory(URL(fileURLWithPath: text).standardizedFileURL.path))
   }
 
+  /// Parses a `--model` value: as ``parse(_:)``, and a model folder must exist, so a
+  /// mistyped name is a usage error (exit 64) rather than a failed model load.
+  public static func parseOption(_ raw: String) -> Result<EmbedderSpec, SpecError> {
+    let parsed = parse(raw)
+    if case .success(.directory(let path)) = parsed {
+      var isFolder: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+        return .failure(
+          SpecError(
+            text: raw,
+            reason:
+              "not minilm, hashing[:DIM], http:URL#model=NAME&dim=N, nor an existing model folder (\(path))"))
+      }
+    }
+    return parsed
+  }
+
   private static func parseHTTP(_ raw: String, body: String) -> Result<EmbedderSpec, SpecError> {
     let parts = body.split(separator: "#", maxSplits: 1).map(String.init)
     guard let url = parts.first, url.hasPrefix("http://") || url.hasPrefix("https://") else {

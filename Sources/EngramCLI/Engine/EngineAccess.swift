@@ -38,13 +38,32 @@ public enum EngineAccess {
   }
 
   /// Fails with a line suggesting `engram init` when no memory exists at the command's path.
+  /// Refuses, without opening anything, a symbolic link, a non-regular file or an empty file
+  /// at the path (see ``DatabaseFile``): read commands never create a memory.
   public static func requireExisting(_ context: CommandContext) throws -> String {
     let path = context.databasePath
-    guard FileManager.default.fileExists(atPath: path) else {
+    guard try DatabaseFile.inspect(path, toolName: context.toolName) != .absent else {
       let option = context.arguments.string("db").map { " --db \($0)" } ?? ""
       throw CommandFailure("no memory at \(path); create one with `\(context.toolName) init\(option)`")
     }
     return path
+  }
+
+  /// What to do with a memory SQLite cannot read: it cannot be repaired in place.
+  public static func damagedAdvice(_ path: String) -> String {
+    "it cannot be repaired in place: move it aside (`mv \(path) \(path).damaged`), then import an export or "
+      + "a backup into a new memory (`engram import FILE --db \(path)`), or start afresh (`engram init --db \(path)`)"
+  }
+
+  /// One line for a damaged database at `path`: says when the file is truncated.
+  public static func describeDamage(path: String?, message: String) -> String {
+    guard let path else { return "the memory is damaged (SQLite: \(message))" }
+    if let truncation = DatabaseFile.truncation(path) {
+      return
+        "\(path): the memory is damaged: the file is truncated (\(truncation.actual) of "
+        + "\(truncation.expected) bytes); \(damagedAdvice(path))"
+    }
+    return "\(path): the memory is damaged (SQLite: \(message)); \(damagedAdvice(path))"
   }
 
   /// Opens the command's existing memory with its recorded embedder.
@@ -94,7 +113,7 @@ public enum EngineAccess {
       let path = error.path.map { "\($0): " } ?? ""
       switch error.code {
       case .notADatabase: return "\(path)not an Engram memory (the file is not a SQLite database)"
-      case .corrupt: return "\(path)the memory is damaged; run `engram doctor --repair`"
+      case .corrupt: return describeDamage(path: error.path, message: error.message)
       case .busy: return "\(path)the memory is locked by another process; try again"
       case .cannotOpen: return "\(path)cannot open the file"
       default: return "\(path)SQLite error: \(error.message)"
@@ -103,7 +122,32 @@ public enum EngineAccess {
     case let error as EngramError: return error.description
     case let error as ImportError: return error.description
     case let error as EmbedderSpec.SpecError: return error.description
-    default: return CommandLineTool.describe(error)
+    default: return describeFileError(error) ?? CommandLineTool.describe(error)
+    }
+  }
+
+  /// One line for a Foundation file error, naming the path and the real cause (Foundation on
+  /// Linux reports a missing folder as "You don't have permission").
+  static func describeFileError(_ error: any Error) -> String? {
+    let nsError = error as NSError
+    guard nsError.domain == NSCocoaErrorDomain else { return nil }
+    guard
+      let path = (nsError.userInfo[NSFilePathErrorKey] as? String)
+        ?? (nsError.userInfo[NSURLErrorKey] as? URL)?.path
+    else { return nil }
+    let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    var isFolder: ObjCBool = false
+    if !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) {
+      return "\(path): no such folder (\(folder))"
+    }
+    if !isFolder.boolValue { return "\(path): \(folder) is not a folder" }
+    switch CocoaError.Code(rawValue: nsError.code) {
+    case .fileNoSuchFile, .fileReadNoSuchFile: return "\(path): no such file"
+    case .fileWriteNoPermission, .fileReadNoPermission: return "\(path): permission denied"
+    case .fileWriteOutOfSpace: return "\(path): the disk is full"
+    case .fileWriteVolumeReadOnly: return "\(path): the file system is read-only"
+    case .fileWriteFileExists: return "\(path): the file already exists"
+    default: return "\(path): \(nsError.localizedDescription)"
     }
   }
 
@@ -125,7 +169,23 @@ public enum EngineAccess {
       return
         "the memory's vectors come from \(expectedModel) (\(expectedDimension)-d), not \(actualModel) "
         + "(\(actualDimension)-d); run `engram reindex` to switch models"
-    default: return String(describing: error)
+    case .invalidMigrations(let version, let expected):
+      return "this engram's schema migrations are misnumbered (\(version) where \(expected) was expected)"
+    case .wrongDimension(let expected, let actual):
+      return "a vector has \(actual) values where the memory expects \(expected)"
+    case .nonFiniteVector(let index): return "a vector holds NaN or infinity (value \(index))"
+    case .emptyVector: return "a vector is empty"
+    case .embeddingModelNotConfigured: return "the memory has no embedding model yet; run `engram init`"
+    case .invalidEmbeddingModel(let model, let dimension):
+      return "invalid embedding model '\(model)' of dimension \(dimension)"
+    case .invalidColumnValue(let table, let column, let value):
+      return "the memory holds a value this engram cannot read (\(table).\(column) = '\(value)'); "
+        + "was it written by another tool?"
+    case .invalidUTF8(let column):
+      return
+        "the memory holds text that is not valid UTF-8 (column \(column)); was it written by another tool?"
+    case .missingID(let table): return "a \(table) row without an id cannot be updated"
+    case .invalidPage(let limit, let offset): return "invalid page (limit \(limit), offset \(offset))"
     }
   }
 }

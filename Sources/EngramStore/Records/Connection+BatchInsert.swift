@@ -44,10 +44,19 @@ extension Connection {
     }
   }
 
-  /// The largest id of `R`'s table (0 when empty), or nil when it is `Int64.max`.
+  /// The largest id `R`'s table has ever used (0 when none), or nil when it is `Int64.max`.
+  ///
+  /// For an AUTOINCREMENT table (migration 3) that is the larger of its largest id and
+  /// `sqlite_sequence`'s record, so a batch never reuses the id of a deleted row.
   private func largestID<R: StoredRecord>(_ type: R.Type) throws -> Int64? {
     let statement = try recordStatement(R.self, .maxID) {
-      "SELECT coalesce(max(id), 0) FROM main.\(R.tableName)"
+      let sequenced =
+        (try? scalarInt("SELECT count(*) FROM main.sqlite_schema WHERE name = 'sqlite_sequence'")) ?? 0
+      guard sequenced > 0 else { return "SELECT coalesce(max(id), 0) FROM main.\(R.tableName)" }
+      return """
+        SELECT max(coalesce((SELECT max(id) FROM main.\(R.tableName)), 0),
+          coalesce((SELECT seq FROM main.sqlite_sequence WHERE name = '\(R.tableName)'), 0))
+        """
     }
     let largest = try statement.first { $0.int64(at: 0) } ?? 0
     return largest == Int64.max ? nil : largest
