@@ -36,9 +36,11 @@ final class StreamingTextRecorder {
   func stop() { stopped = true }
 }
 
-/// A read-only skill that reports partial text, then waits on a gate: `report progress`.
+/// A read-only skill that reports partial text, waits on a gate, reports more: `report progress`.
 struct ReportingSkill: Skill {
   let gate: Gate
+  /// Opened once the last report is made.
+  var reported = Gate()
   var id: String { "test.report" }
   var displayName: String { "Report progress" }
   var description: String { "Reports its progress while it works." }
@@ -53,7 +55,9 @@ struct ReportingSkill: Skill {
     context.partial.append("working")
     context.partial.append("…")
     await gate.wait()
-    return .text("working… done")
+    context.partial.append(" more")
+    reported.open()
+    return .text("working… more, done")
   }
 }
 
@@ -141,44 +145,59 @@ struct ReportingSkill: Skill {
     for text in await seen.value { #expect("Hello!".hasPrefix(text)) }
   }
 
-  @Test func aSkillReportsPartialTextThroughItsContext() async throws {
+  /// Waits (on the main actor, letting other work run) until `condition` holds; false after 10 s.
+  func eventually(_ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(10)
+    while !condition() {
+      guard ContinuousClock.now < deadline else { return false }
+      try? await Task.sleep(for: .milliseconds(1))
+    }
+    return true
+  }
+
+  @Test func aSkillReportsPartialTextThroughItsContextAndEachTurnStartsEmpty() async throws {
     let gate = Gate()
     let harness = try AgentHarness(extraSkills: [ReportingSkill(gate: gate)])
     let agent = try harness.agent(router: SkillRouter(registry: harness.registry))
     let recorder = StreamingTextRecorder(agent)
     defer { recorder.stop() }
     let turn = Task { @MainActor in try await agent.send("report progress please") }
-    while agent.streamingText != "working…" { await Task.yield() }
+    #expect(await eventually { agent.streamingText == "working…" }, "\(recorder.values)")
     guard case .executing(let skillID, _, _) = agent.state else {
       Issue.record("expected executing, got \(agent.state)")
       return
     }
     #expect(skillID == "test.report")
     gate.open()
-    let state = try await turn.value
-    guard case .finished(let reply) = state else {
-      Issue.record("expected a reply, got \(state)")
-      return
+    for state in [try await turn.value, try await agent.send("report progress again")] {
+      guard case .finished(let reply) = state else {
+        Issue.record("expected a reply, got \(state)")
+        return
+      }
+      #expect(reply.text == "working… more, done")
+      #expect(agent.streamingText == "")
     }
-    #expect(reply.text == "working… done")
-    #expect(agent.streamingText == "")
-    #expect(recorder.values.last == "")
+    #expect(await eventually { recorder.values.last == "" })
+    // The second turn started from nothing, not from the first turn's text.
+    for text in recorder.values { #expect("working… more".hasPrefix(text), "\(text)") }
     #expect(recorder.values.contains("working…"))
   }
 
   @Test func stoppingATurnClearsTheTextAndLateReportsAreDropped() async throws {
     let gate = Gate()
-    let harness = try AgentHarness(extraSkills: [ReportingSkill(gate: gate)])
+    let reported = Gate()
+    let harness = try AgentHarness(extraSkills: [ReportingSkill(gate: gate, reported: reported)])
     let agent = try harness.agent(router: SkillRouter(registry: harness.registry))
     let turn = Task { @MainActor in try await agent.send("report progress") }
-    while agent.streamingText != "working…" { await Task.yield() }
+    #expect(await eventually { agent.streamingText == "working…" })
     #expect(await agent.cancel())
     #expect(agent.streamingText == "")
-    let output = agent.streamingOutput(for: UUID())
-    output.append("from a stale execution")
+    // The stopped skill goes on and reports " more": the report belongs to no current turn.
     gate.open()
     _ = try await turn.value
-    for _ in 0..<10 { await Task.yield() }
+    await reported.wait()
+    for _ in 0..<100 { await Task.yield() }
+    #expect(agent.streamingBuffer.text == "working…")
     #expect(agent.streamingText == "")
   }
 

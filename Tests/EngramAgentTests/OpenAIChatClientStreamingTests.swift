@@ -189,7 +189,10 @@ import Testing
       // A cancelled consumer's stream ends early without an error, as every AsyncThrowingStream.
       try Task.checkCancellation()
     }
-    while received.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(10)) }
+    let deadline = ContinuousClock.now + .seconds(10)
+    while received.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
+      try await Task.sleep(for: .milliseconds(10))
+    }
     task.cancel()
     let result = await task.result
     #expect(throws: CancellationError.self) { try result.get() }
