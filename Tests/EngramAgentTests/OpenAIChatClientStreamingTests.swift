@@ -74,7 +74,7 @@ import Testing
       pauseSeconds: 0)
     // The server holds the rest of the reply until the client has shown the first deltas.
     response.beforePart = { index in
-      if index == 1 { waited.withLock { $0 = release.wait(timeout: .now() + 10) } }
+      if index == 1 { waited.withLock { $0 = release.wait(timeout: .now() + 60) } }
     }
     let server = try StubHTTPServer(responses: [response])
     defer { server.stop() }
@@ -141,30 +141,30 @@ import Testing
     let body = first + ChatCompletionStream.done
     let parts = ChatCompletionStream.pieces(body, cuttingAt: [first.utf8.count])
     // Silent after the response head.
-    let silent = try StubHTTPServer(responses: [.streamed(parts: parts, pauseSeconds: 1.5)])
+    let silent = try StubHTTPServer(responses: [.streamed(parts: parts, pauseSeconds: 5)])
     defer { silent.stop() }
     // Silent after the first delta.
     var stalled = LoopbackHTTPServer.Response.streamed(parts: parts, pauseSeconds: 0)
-    stalled.beforePart = { index in if index == 1 { Thread.sleep(forTimeInterval: 1.5) } }
+    stalled.beforePart = { index in if index == 1 { Thread.sleep(forTimeInterval: 5) } }
     let stalling = try StubHTTPServer(responses: [stalled])
     defer { stalling.stop() }
-    // Six pieces 0.25 s apart: 1.5 s in all, never 0.4 s without news.
+    // Twelve pieces 0.15 s apart: 1.8 s in all, longer than the limit, but never a second without news.
     let steadyBody = ChatCompletionStream.body(["a", "b", "c", "d"])
     let steady = try StubHTTPServer(responses: [
       .streamed(
-        parts: ChatCompletionStream.pieces(steadyBody, size: steadyBody.utf8.count / 6 + 1),
-        pauseSeconds: 0.25)
+        parts: ChatCompletionStream.pieces(steadyBody, size: steadyBody.utf8.count / 12 + 1),
+        pauseSeconds: 0.15)
     ])
     defer { steady.stop() }
 
-    let limit = Duration.milliseconds(400)
+    let limit = Duration.seconds(1)
     let (none, headOnly) = await collect(try client(silent, timeout: limit).stream(messages: [.user("x")]))
     #expect(none.isEmpty)
-    #expect(headOnly as? LanguageModelError == .timedOut(seconds: 0.4))
+    #expect(headOnly as? LanguageModelError == .timedOut(seconds: 1))
     let (deltas, midStream) = await collect(
       try client(stalling, timeout: limit).stream(messages: [.user("x")]))
     #expect(deltas == ["slow"])
-    #expect(midStream as? LanguageModelError == .timedOut(seconds: 0.4))
+    #expect(midStream as? LanguageModelError == .timedOut(seconds: 1))
     let (all, error) = await collect(try client(steady, timeout: limit).stream(messages: [.user("x")]))
     #expect(error == nil)
     #expect(all.joined() == "abcd")
@@ -177,7 +177,7 @@ import Testing
       pauseSeconds: 0)
     stalled.beforePart = { index in
       guard index == 1 else { return }
-      Thread.sleep(forTimeInterval: 3)
+      Thread.sleep(forTimeInterval: 30)
       stallEnded.withLock { $0 = true }
     }
     let server = try StubHTTPServer(responses: [stalled])
@@ -189,10 +189,12 @@ import Testing
       // A cancelled consumer's stream ends early without an error, as every AsyncThrowingStream.
       try Task.checkCancellation()
     }
-    let deadline = ContinuousClock.now + .seconds(10)
+    // The deadline only makes a broken build fail instead of hanging.
+    let deadline = ContinuousClock.now + .seconds(60)
     while received.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
       try await Task.sleep(for: .milliseconds(10))
     }
+    try #require(received.withLock { $0 } == ["before"])
     task.cancel()
     let result = await task.result
     #expect(throws: CancellationError.self) { try result.get() }

@@ -124,7 +124,7 @@ import Testing
     let waited = Mutex<DispatchTimeoutResult?>(nil)
     // The end of the reply waits until the test has seen its beginning on the screen.
     response.beforePart = { index in
-      if index == last { waited.withLock { $0 = release.wait(timeout: .now() + 30) } }
+      if index == last { waited.withLock { $0 = release.wait(timeout: .now() + 60) } }
     }
     let server = try Self.server([response])
     defer { server.stop() }
