@@ -55,17 +55,21 @@ extension Agent {
   /// for an execution starts its text empty.
   func streamingOutput(for execution: UUID) -> PartialOutput {
     if streamingBuffer.execution != execution || streamingBuffer.relay == nil {
-      streamingBuffer = StreamingBuffer(execution: execution, text: "", relay: StreamingRelay(agent: self))
+      streamingBuffer = StreamingBuffer(execution: execution, text: "", relay: StreamingRelay())
     }
     let relay = streamingBuffer.relay!
-    return PartialOutput { update in relay.send(update, for: execution) }
+    return PartialOutput { [weak self] update in
+      guard relay.enqueue(update, for: execution) else { return }
+      Task { @MainActor in self?.applyStreaming(relay.takeAll()) }
+    }
   }
 
-  /// Applies a batch of reports to the buffer of `execution` (one Observation change per batch).
-  func applyStreaming(_ updates: [PartialOutput.Update], for execution: UUID) {
-    guard streamingBuffer.execution == execution, isCurrent(execution) else { return }
+  /// Applies a batch of reports, each to the buffer of its execution while that execution is
+  /// current (one Observation change per batch).
+  func applyStreaming(_ batch: [(execution: UUID, update: PartialOutput.Update)]) {
+    guard let execution = streamingBuffer.execution, isCurrent(execution) else { return }
     var text = streamingBuffer.text
-    for update in updates {
+    for (owner, update) in batch where owner == execution {
       switch update {
       case .append(let delta): text += delta
       case .reset: text = ""
@@ -75,51 +79,35 @@ extension Agent {
   }
 }
 
-/// Queues partial-text reports from any thread and applies them on the main actor in order:
-/// one main-actor task drains everything queued so far, and a new one is scheduled only when
-/// none is pending, so reports are never reordered and bursts cost one hop.
+/// Queues partial-text reports from any thread for the main actor, in order: a report that
+/// finds no drain pending asks for one, and that drain takes everything queued by then, so
+/// reports are never reordered and a burst costs one hop to the main actor.
 final class StreamingRelay: Sendable {
   private struct Queue {
-    var updates: [(UUID, PartialOutput.Update)] = []
+    var updates: [(execution: UUID, update: PartialOutput.Update)] = []
     var drainScheduled = false
   }
 
-  private weak let agent: Agent?
   private let queue = Mutex(Queue())
 
-  init(agent: Agent) {
-    self.agent = agent
-  }
-
-  func send(_ update: PartialOutput.Update, for execution: UUID) {
-    let schedule = queue.withLock { queue in
+  /// Queues `update`; true when the caller must schedule a drain (`takeAll` on the main actor).
+  func enqueue(_ update: PartialOutput.Update, for execution: UUID) -> Bool {
+    queue.withLock { queue in
       queue.updates.append((execution, update))
       guard !queue.drainScheduled else { return false }
       queue.drainScheduled = true
       return true
     }
-    guard schedule else { return }
-    Task { @MainActor in self.drain() }
   }
 
-  @MainActor private func drain() {
-    let batch = queue.withLock { queue in
+  /// Everything queued so far, in order; the next report schedules a new drain.
+  func takeAll() -> [(execution: UUID, update: PartialOutput.Update)] {
+    queue.withLock { queue in
       defer {
         queue.updates.removeAll()
         queue.drainScheduled = false
       }
       return queue.updates
-    }
-    guard let agent else { return }
-    var index = batch.startIndex
-    while index < batch.endIndex {
-      let execution = batch[index].0
-      var run: [PartialOutput.Update] = []
-      while index < batch.endIndex, batch[index].0 == execution {
-        run.append(batch[index].1)
-        index += 1
-      }
-      agent.applyStreaming(run, for: execution)
     }
   }
 }
