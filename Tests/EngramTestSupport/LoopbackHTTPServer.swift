@@ -30,11 +30,43 @@ public final class LoopbackHTTPServer: Sendable {
     public var body: String
     /// Wait this long before answering (timeouts).
     public var delaySeconds: Double
+    /// When set, the body is these byte strings instead of `body`, each sent by its own write
+    /// `pauseSeconds` after the previous one (a streamed answer; a part may end inside a
+    /// UTF-8 character).
+    public var parts: [[UInt8]]?
+    /// The pause before each part.
+    public var pauseSeconds: Double
+    /// Send the parts with `Transfer-Encoding: chunked` (and its last chunk); otherwise the
+    /// closing connection ends the body.
+    public var chunked: Bool
+    /// The `Content-Type` header.
+    public var contentType: String
+    /// Called on the serving thread before part `index` is written (a test may block it until
+    /// the client has shown what it received so far).
+    public var beforePart: (@Sendable (_ index: Int) -> Void)?
 
     public init(status: Int, body: String, delaySeconds: Double = 0) {
       self.status = status
       self.body = body
       self.delaySeconds = delaySeconds
+      self.parts = nil
+      self.pauseSeconds = 0
+      self.chunked = false
+      self.contentType = "application/json"
+      self.beforePart = nil
+    }
+
+    /// A streamed answer: `parts` written one by one, `pauseSeconds` apart.
+    public static func streamed(
+      status: Int = 200, parts: [[UInt8]], pauseSeconds: Double = 0.02, chunked: Bool = true,
+      contentType: String = "text/event-stream"
+    ) -> Response {
+      var response = Response(status: status, body: "")
+      response.parts = parts
+      response.pauseSeconds = pauseSeconds
+      response.chunked = chunked
+      response.contentType = contentType
+      return response
     }
   }
 
@@ -130,6 +162,10 @@ public final class LoopbackHTTPServer: Sendable {
     requests.withLock { $0.append(request) }
     let response = handler(request)
     if response.delaySeconds > 0 { Thread.sleep(forTimeInterval: response.delaySeconds) }
+    if let parts = response.parts {
+      stream(client, parts, response: response)
+      return
+    }
     let payload = Data(response.body.utf8)
     write(
       client,
@@ -137,8 +173,29 @@ public final class LoopbackHTTPServer: Sendable {
         + "Content-Length: \(payload.count)\r\nConnection: close\r\n\r\n" + response.body)
   }
 
+  private func stream(_ client: Int32, _ parts: [[UInt8]], response: Response) {
+    write(
+      client,
+      "HTTP/1.1 \(response.status) Status\r\nContent-Type: \(response.contentType)\r\nCache-Control: no-cache\r\n"
+        + (response.chunked ? "Transfer-Encoding: chunked\r\n" : "") + "Connection: close\r\n\r\n")
+    for (index, part) in parts.enumerated() {
+      response.beforePart?(index)
+      if response.pauseSeconds > 0 { Thread.sleep(forTimeInterval: response.pauseSeconds) }
+      if response.chunked {
+        write(
+          client, Array(String(part.count, radix: 16).utf8) + Array("\r\n".utf8) + part + Array("\r\n".utf8))
+      } else {
+        write(client, part)
+      }
+    }
+    if response.chunked { write(client, "0\r\n\r\n") }
+  }
+
   private func write(_ client: Int32, _ text: String) {
-    let bytes = Array(text.utf8)
+    write(client, Array(text.utf8))
+  }
+
+  private func write(_ client: Int32, _ bytes: [UInt8]) {
     var offset = 0
     while offset < bytes.count {
       let sent = bytes[offset...].withUnsafeBytes {

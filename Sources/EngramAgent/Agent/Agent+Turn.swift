@@ -28,8 +28,9 @@ extension Agent {
     guard isCurrent(execution) else { return state }
     lastContext = prompt
     let context = SkillContext(
-      userText: text, memories: prompt.recalled, preferences: prompt.preferences, clock: clock, memory: memory
-    )
+      userText: text, memories: prompt.recalled, preferences: prompt.preferences, clock: clock,
+      memory: memory,
+      partial: streamingOutput(for: execution))
     language = context.language
     currentLanguage = language
 
@@ -61,7 +62,8 @@ extension Agent {
         }
       } else if let planner {
         let planned = try await planner.plan(
-          request: text, context: prompt.rendered, scenario: configuration.scenario)
+          request: text, context: prompt.rendered, scenario: configuration.scenario,
+          partial: streamingOutput(for: execution))
         source = .planner
         switch planned.action {
         case .skill(let step): steps = [step]

@@ -37,6 +37,8 @@ public final class Agent {
   /// How many trace rows, pending-call updates or agent turns could not be written; such a
   /// failure never fails a turn whose work is done.
   public internal(set) var persistenceFailures = 0
+  /// The partial reply text of the latest execution (read through `streamingText`).
+  var streamingBuffer = StreamingBuffer()
 
   /// The engine.
   @ObservationIgnored public let engine: MemoryEngine

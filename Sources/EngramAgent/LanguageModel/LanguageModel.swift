@@ -32,9 +32,49 @@ public struct ChatMessage: Sendable, Hashable, Codable {
 }
 
 /// A chat-completion model: the planner's last-resort router.
+///
+/// `complete` is the one requirement; `stream` has a default that yields the whole reply as
+/// one delta, so a model that cannot stream still works wherever streaming is asked for.
 public protocol LanguageModel: Sendable {
   /// The model's reply to `messages`.
   func complete(messages: [ChatMessage]) async throws -> String
+
+  /// The model's reply to `messages` as text deltas, in order, as the model produces them;
+  /// their concatenation is the reply. The stream ends after the last delta, or throws the
+  /// error that stopped it. Ending the iteration (or cancelling its task) stops the request;
+  /// like every `AsyncThrowingStream`, a cancelled consumer's stream ends early without an
+  /// error, so check `Task.isCancelled` before taking what arrived as the whole reply.
+  func stream(messages: [ChatMessage]) -> AsyncThrowingStream<String, any Error>
+}
+
+extension LanguageModel {
+  /// The whole reply of `complete` as one delta.
+  public func stream(messages: [ChatMessage]) -> AsyncThrowingStream<String, any Error> {
+    AsyncThrowingStream { continuation in
+      let task = Task {
+        do {
+          continuation.yield(try await complete(messages: messages))
+          continuation.finish()
+        } catch {
+          continuation.finish(throwing: error)
+        }
+      }
+      continuation.onTermination = { _ in task.cancel() }
+    }
+  }
+
+  /// Streams the reply to `messages`, handing each delta to `partial`, and returns the whole reply.
+  /// - Throws: the stream's error; `CancellationError` when the task is cancelled mid-stream.
+  public func complete(messages: [ChatMessage], partial: PartialOutput) async throws -> String {
+    var reply = ""
+    for try await delta in stream(messages: messages) {
+      reply += delta
+      partial.append(delta)
+    }
+    // An AsyncThrowingStream ends quietly when its consumer is cancelled: that is not a reply.
+    try Task.checkCancellation()
+    return reply
+  }
 }
 
 /// Errors of the language-model client.
@@ -53,4 +93,10 @@ public enum LanguageModelError: Error, Sendable, Hashable {
   case httpStatus(code: Int, body: String)
   /// The body was not a chat completion with at least one message.
   case malformedResponse(reason: String)
+  /// The server sent an error object (`{"error": …}`) instead of a reply, or in the middle of a
+  /// stream; `message` is its `error.message` (or the error value as text).
+  case serverError(message: String)
+  /// The streamed reply ended (the connection closed) before `data: [DONE]` or a finish reason;
+  /// `received` is the text that had arrived.
+  case incompleteStream(received: String)
 }

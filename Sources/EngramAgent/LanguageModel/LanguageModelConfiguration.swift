@@ -8,7 +8,8 @@ public struct LanguageModelConfiguration: Sendable, Hashable {
   public var model: String
   /// The environment variable holding the API key, sent as a bearer token when set.
   public var apiKeyEnvironmentVariable: String?
-  /// How long one request may take. Default: 60 seconds.
+  /// How long one request may take; for a streamed reply, how long each wait for the server
+  /// may take (the first byte, then every next chunk). Default: 60 seconds.
   public var timeout: Duration
   /// Allows plain http to non-loopback hosts (off: keys and memories would cross the network in clear).
   public var allowInsecureRemote: Bool

@@ -36,7 +36,7 @@ public final class OpenAIChatClient: LanguageModel {
   private struct RequestBody: Encodable {
     var model: String
     var messages: [ChatMessage]
-    var stream = false
+    var stream: Bool
     var temperature: Double?
     var max_tokens: Int?
   }
@@ -49,37 +49,50 @@ public final class OpenAIChatClient: LanguageModel {
     var choices: [Choice]
   }
 
-  /// Sends `messages` and returns the first choice's content.
-  /// - Throws: `LanguageModelError` (`.timedOut`, `.transport`, `.httpStatus`, `.malformedResponse`).
-  public func complete(messages: [ChatMessage]) async throws -> String {
+  /// The POST request for `messages`, streamed or not.
+  func request(for messages: [ChatMessage], stream: Bool) throws -> URLRequest {
     var request = URLRequest(url: endpoint)
     request.httpMethod = "POST"
     request.timeoutInterval = max(1, Self.seconds(configuration.timeout).rounded(.up)) + 1
     request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-    request.setValue("application/json", forHTTPHeaderField: "Accept")
+    request.setValue(stream ? "text/event-stream" : "application/json", forHTTPHeaderField: "Accept")
     if let apiKey { request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization") }
     let body = RequestBody(
-      model: configuration.model, messages: messages, temperature: configuration.temperature,
+      model: configuration.model, messages: messages, stream: stream, temperature: configuration.temperature,
       max_tokens: configuration.maxTokens)
     request.httpBody = try JSONEncoder().encode(body)
+    return request
+  }
 
+  /// Sends `messages` (`"stream": false`) and returns the first choice's content.
+  /// - Throws: `LanguageModelError` (`.timedOut`, `.transport`, `.httpStatus`, `.malformedResponse`,
+  ///   `.serverError`).
+  public func complete(messages: [ChatMessage]) async throws -> String {
+    let request = try request(for: messages, stream: false)
     let (data, response) = try await send(request)
     guard let http = response as? HTTPURLResponse else {
-
       throw LanguageModelError.malformedResponse(reason: "not an HTTP response")
     }
     guard (200..<300).contains(http.statusCode) else {
       throw LanguageModelError.httpStatus(
         code: http.statusCode, body: String(decoding: data.prefix(2048), as: UTF8.self))
     }
+    return try Self.completionContent(data)
+  }
+
+  /// The first choice's content of a whole (not streamed) chat-completion body.
+  static func completionContent(_ data: Data) throws(LanguageModelError) -> String {
+    if let message = ChatCompletionStreamDecoder.errorMessage(in: data) {
+      throw .serverError(message: message)
+    }
     let decoded: ResponseBody
     do {
       decoded = try JSONDecoder().decode(ResponseBody.self, from: data)
     } catch {
-      throw LanguageModelError.malformedResponse(reason: "body is not a chat completion: \(error)")
+      throw .malformedResponse(reason: "body is not a chat completion: \(error)")
     }
     guard let content = decoded.choices.first?.message?.content else {
-      throw LanguageModelError.malformedResponse(reason: "no choices[0].message.content")
+      throw .malformedResponse(reason: "no choices[0].message.content")
     }
     return content
   }
@@ -117,7 +130,7 @@ public final class OpenAIChatClient: LanguageModel {
     }
   }
 
-  private static func seconds(_ duration: Duration) -> Double {
+  static func seconds(_ duration: Duration) -> Double {
     let (seconds, attoseconds) = duration.components
     return Double(seconds) + Double(attoseconds) / 1e18
   }

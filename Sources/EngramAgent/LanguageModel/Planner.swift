@@ -51,10 +51,12 @@ public struct Planner: Sendable {
   ///   - request: the user's text.
   ///   - context: the prompt context built by the agent (memories, preferences, recent turns).
   ///   - scenario: which skills the catalog offers.
+  ///   - partial: receives the text of a `final` answer while the model streams it (nothing for
+  ///     a skill or a plan); text of a reply that turns out malformed is withdrawn (`reset`).
   /// - Throws: `PlannerError.malformedReply` after two bad replies; the model's own errors.
-  public func plan(request: String, context: String, scenario: SkillScenario = .all) async throws
-    -> PlannedAction
-  {
+  public func plan(
+    request: String, context: String, scenario: SkillScenario = .all, partial: PartialOutput = .discard
+  ) async throws -> PlannedAction {
     let skills = registry.skills(in: scenario)
     let catalog = skills.map(SkillRegistry.catalogEntry).joined(separator: "\n")
     let known = Set(skills.map(\.id))
@@ -62,11 +64,22 @@ public struct Planner: Sendable {
     messages.append(.user(context.isEmpty ? request : "\(context)\n\nRequest: \(request)"))
     var attempt = 1
     while true {
-      let reply = try await model.complete(messages: messages)
+      var answer = FinalAnswerStream()
+      var reported = false
+      var reply = ""
+      for try await delta in model.stream(messages: messages) {
+        reply += delta
+        let text = answer.feed(delta)
+        reported = reported || !text.isEmpty
+        partial.append(text)
+      }
+      // The stream ends quietly when this task is cancelled: that is not a reply.
+      try Task.checkCancellation()
       do {
         return PlannedAction(
           action: try AgentActionParser.parse(reply, knownSkills: known), reply: reply, attempts: attempt)
       } catch {
+        if reported { partial.reset() }
         guard attempt < 2 else { throw PlannerError.malformedReply(reply: reply, error: error) }
         messages.append(.assistant(reply))
         messages.append(

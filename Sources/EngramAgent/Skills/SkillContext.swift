@@ -12,17 +12,22 @@ public struct SkillContext: Sendable {
   public var memory: any AgentMemory
   /// The language replies and confirmations use.
   public var language: MessageLanguage
+  /// Where the skill may report the text of its reply while producing it (shown as it arrives;
+  /// the returned `SkillOutput` remains the reply). Discards by default.
+  public var partial: PartialOutput
 
   /// Creates a context; the language follows `userText` unless the `language` preference overrides it.
   public init(
     userText: String, memories: [RecalledMemory] = [], preferences: [String: String] = [:],
-    clock: AgentClock, memory: any AgentMemory, language: MessageLanguage? = nil
+    clock: AgentClock, memory: any AgentMemory, language: MessageLanguage? = nil,
+    partial: PartialOutput = .discard
   ) {
     self.userText = userText
     self.memories = memories
     self.preferences = preferences
     self.clock = clock
     self.memory = memory
+    self.partial = partial
     self.language =
       language
       ?? MessageLanguage.resolve(text: userText, preference: preferences[MessageLanguage.preferenceKey])

@@ -17,6 +17,9 @@ import Foundation
 /// waiting side effect prints its confirmation text as a line, and the next input line answers
 /// it with `y` or `n`), and ends cleanly at end of input.
 ///
+/// A reply that streams in (the language model's answer) is written to standard output as it
+/// arrives, and at the end only what is left of it, so the output is the reply exactly once.
+///
 /// Ctrl-C while the agent works stops the turn; Ctrl-C at the prompt arms leaving, and a second
 /// Ctrl-C leaves (the command exits 130). Ctrl-D (end of input) leaves with status 0.
 @MainActor
@@ -35,6 +38,8 @@ public final class ChatSession {
   private var statusShown = false
   /// A Ctrl-C was handled since the last line; the next one at the prompt leaves.
   private var interruptArmed = false
+  /// The part of the current reply already written while it streamed in.
+  private var partialReply: PartialReplyPrinter
 
   /// How long the status spinner waits between frames (and Ctrl-C is looked for while the agent works).
   static let tick = Duration.milliseconds(80)
@@ -49,6 +54,7 @@ public final class ChatSession {
     self.isInteractive = context.input.showsPrompt
     self.showsStatus = context.terminal.isErrorTerminal
     self.pollsStandardInput = context.terminal.isInputTerminal && context.input.showsPrompt
+    self.partialReply = PartialReplyPrinter(folds: !context.input.showsPrompt)
   }
 
   /// Runs the conversation until `/quit` or end of input.
@@ -98,6 +104,7 @@ public final class ChatSession {
         if !runSlashCommand(text) { return }
         continue
       }
+      partialReply.restart()
       let result = await perform { agent in
         do throws(AgentError) { return .success(try await agent.send(text)) } catch { return .failure(error) }
       }
@@ -110,6 +117,7 @@ public final class ChatSession {
   private enum Event: Sendable {
     case tick
     case state(AgentState)
+    case partial(String)
     case done(Result<AgentState, AgentError>)
   }
 
@@ -121,8 +129,12 @@ public final class ChatSession {
     let (events, continuation) = AsyncStream.makeStream(of: Event.self)
     let states = agent.stateUpdates()
     let agent = self.agent
+    let partials = agent.streamingTextUpdates()
     let forward = Task { @MainActor in
       for await state in states { continuation.yield(.state(state)) }
+    }
+    let forwardPartials = Task { @MainActor in
+      for await text in partials { continuation.yield(.partial(text)) }
     }
     let ticker = Task {
       while !Task.isCancelled {
@@ -133,6 +145,7 @@ public final class ChatSession {
     Task { @MainActor in continuation.yield(.done(await work(agent))) }
     defer {
       forward.cancel()
+      forwardPartials.cancel()
       ticker.cancel()
       continuation.finish()
       clearStatus()
@@ -146,6 +159,11 @@ public final class ChatSession {
         return result
       case .state(let state):
         label = ChatRendering.statusLabel(for: state)
+      case .partial(let text):
+        if let piece = partialReply.update(text) {
+          clearStatus()
+          output.write(piece)
+        }
       case .tick:
         frame += 1
         if Interruption.isRequested {
@@ -156,7 +174,8 @@ public final class ChatSession {
         // Retried each tick: a Ctrl-C just before the turn starts running has nothing to stop yet.
         if stopRequested, await agent.cancel() { return .success(agent.state) }
       }
-      if let label { drawStatus(label, frame: frame) }
+      // The status line would overwrite the reply being written on the same screen line.
+      if let label, !partialReply.isShowing { drawStatus(label, frame: frame) }
     }
     return .success(agent.state)
   }
@@ -210,6 +229,7 @@ public final class ChatSession {
 
   /// Shows the exact confirmation text and reads `y` or `n` (an empty line is no).
   private func ask(_ action: PendingAction) async -> Answer {
+    output.write(partialReply.interrupt())
     let prompt: String
     if isInteractive {
       prompt = TextStyle.yellow.apply(to: action.confirmationText, enabled: terminal.colorsError) + " [y/N] "
@@ -260,8 +280,9 @@ public final class ChatSession {
     return try input.readLine()
   }
 
+  /// Writes the reply, or what is left of it after the part written while it streamed in.
   private func printReply(_ text: String) {
-    output.write((isInteractive ? text : ChatRendering.folded(text)) + "\n")
+    output.write(partialReply.finish(text))
   }
 
   /// One line for an error `send` or `confirm` threw before any work started.
