@@ -79,7 +79,8 @@ import Testing
     let server = try StubHTTPServer(responses: [response])
     defer { server.stop() }
     var deltas: [String] = []
-    for try await delta in try client(server).stream(messages: [.user("hi")]) {
+    // A generous per-chunk timeout: under a full parallel test run the first write can be slow.
+    for try await delta in try client(server, timeout: .seconds(60)).stream(messages: [.user("hi")]) {
       deltas.append(delta)
       if deltas.count == 2 { release.signal() }
     }

@@ -23,7 +23,8 @@ public struct MemoryAnswer: Sendable {
   /// The calibrated gate for the embedder `modelID` (its cosine threshold only applies to
   /// the model it was calibrated on).
   public init(
-    modelID: String? = nil, minimumCoverage: Double = 0.6, minimumCosine: Double = 0.55, maximumItems: Int = 3
+    modelID: String? = nil, minimumCoverage: Double = 0.55, minimumCosine: Double = 0.45,
+    maximumItems: Int = 3
   ) {
     self.minimumCoverage = minimumCoverage
     self.minimumCosine = modelID == Self.calibratedModel ? minimumCosine : nil
