@@ -1,6 +1,8 @@
 #include "dispatch.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 // C = alpha * A · Wᵀ for few rows of A. BLAS sgemm packs (copies) both operands into its
@@ -191,6 +193,69 @@ AVX2 static void gemm_nt_avx2(size_t m, size_t n, size_t k, float alpha, const f
 }
 #endif
 
+#if defined(__aarch64__)
+// NEON: MR x NR = 4 x 4 blocks of 4-lane accumulators (16 of the 32 vector registers), k in
+// steps of 4 and the remainder in scalar code, like the AVX2 path.
+#define KERNELNEON(MR, NR)                                                                         \
+  static void blockneon_##MR##x##NR(size_t k, float alpha, const float *a, size_t lda,             \
+                                    const float *w, size_t ldw, float *c, size_t ldc) {            \
+    float32x4_t acc[MR][NR];                                                                       \
+    for (int r = 0; r < MR; r++)                                                                   \
+      for (int s = 0; s < NR; s++) acc[r][s] = vdupq_n_f32(0);                                     \
+    size_t p = 0;                                                                                  \
+    for (; p + 4 <= k; p += 4) {                                                                   \
+      float32x4_t wv[NR];                                                                          \
+      for (int s = 0; s < NR; s++) wv[s] = vld1q_f32(w + s * ldw + p);                             \
+      for (int r = 0; r < MR; r++) {                                                               \
+        float32x4_t av = vld1q_f32(a + r * lda + p);                                               \
+        for (int s = 0; s < NR; s++) acc[r][s] = vfmaq_f32(acc[r][s], av, wv[s]);                  \
+      }                                                                                            \
+    }                                                                                              \
+    for (int r = 0; r < MR; r++)                                                                   \
+      for (int s = 0; s < NR; s++) {                                                               \
+        float sum = vaddvq_f32(acc[r][s]);                                                         \
+        for (size_t q = p; q < k; q++) sum += a[r * lda + q] * w[s * ldw + q];                     \
+        c[r * ldc + s] = alpha * sum;                                                              \
+      }                                                                                            \
+  }
+
+KERNELNEON(4, 4)
+KERNELNEON(3, 4)
+KERNELNEON(2, 4)
+KERNELNEON(1, 4)
+KERNELNEON(4, 1)
+KERNELNEON(3, 1)
+KERNELNEON(2, 1)
+KERNELNEON(1, 1)
+
+static void gemm_nt_neon(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                         const float *w, size_t ldw, float *c, size_t ldc) {
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const float *wb = w + j * ldw;
+    size_t i = 0;
+    for (; i + 4 <= m; i += 4) blockneon_4x4(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc);
+    switch (m - i) {
+    case 3: blockneon_3x4(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 2: blockneon_2x4(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 1: blockneon_1x4(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    default: break;
+    }
+  }
+  for (; j < n; j++) {
+    const float *wb = w + j * ldw;
+    size_t i = 0;
+    for (; i + 4 <= m; i += 4) blockneon_4x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc);
+    switch (m - i) {
+    case 3: blockneon_3x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 2: blockneon_2x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 1: blockneon_1x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    default: break;
+    }
+  }
+}
+#endif
+
 void engram_gemm_nt_path(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                          const float *w, size_t ldw, float *c, size_t ldc, int path) {
 #if defined(__x86_64__)
@@ -202,6 +267,11 @@ void engram_gemm_nt_path(size_t m, size_t n, size_t k, float alpha, const float 
   }
   if (path == 1) {
     gemm_nt_avx2(m, n, k, alpha, a, lda, w, ldw, c, ldc);
+    return;
+  }
+#elif defined(__aarch64__)
+  if (path >= 1 && engram_level_cached() >= 1) {
+    gemm_nt_neon(m, n, k, alpha, a, lda, w, ldw, c, ldc);
     return;
   }
 #else
