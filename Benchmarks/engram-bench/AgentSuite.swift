@@ -3,7 +3,8 @@ import EngramAgent
 import EngramEmbeddings
 import Foundation
 
-/// `engram-bench agent [--phrases FILE] [--model minilm|hashing] [--turns 10000] [--queries 200] [--json]`
+/// `engram-bench agent [--phrases FILE] [--model minilm|hashing] [--turns 10000] [--queries 200]
+/// [--threads N] [--json]` (`--threads`: the embedder's threads, default the processor count)
 ///
 /// Routing accuracy of the built-in skills on the labelled phrase set (rules only, and rules
 /// then semantic similarity with the chosen embedder), on all phrases and on the held-back
@@ -25,6 +26,7 @@ enum AgentSuite {
     let model = arguments.string("model", default: "minilm")
     let turnCount = try arguments.int("turns", default: 10_000)
     let queryCount = try arguments.int("queries", default: 200)
+    let threads = try arguments.int("threads", default: ProcessInfo.processInfo.activeProcessorCount)
     try arguments.finish()
     guard turnCount > 0, queryCount > 0 else { throw BenchError("--turns and --queries must be positive") }
     guard model == "minilm" || model == "hashing" else {
@@ -42,10 +44,13 @@ enum AgentSuite {
 
     progress("agent: loading the \(model) embedder")
     let embedder: any Embedder =
-      model == "hashing" ? try HashingEmbedder(dimension: 384) : try BertEmbedder(locator: ModelLocator())
+      model == "hashing"
+      ? try HashingEmbedder(dimension: 384)
+      : try BertEmbedder(locator: ModelLocator(), options: .init(threads: threads))
 
     var report = BenchReport()
     report.set("model", embedder.modelID)
+    report.set("embed_threads", threads)
     report.set("phrases", phrases.count)
     report.set("heldout_phrases", phrases.filter(\.held_out).count)
     try await measureRouting(phrases, embedder: embedder, into: &report)

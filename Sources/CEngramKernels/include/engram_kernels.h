@@ -103,6 +103,10 @@ size_t engram_select_at_least(const float *scores, size_t n, float threshold, in
 size_t engram_select_at_least_path(const float *scores, size_t n, float threshold, int32_t *out,
                                    int path);
 
+/// Reads `bytes` sequentially with the widest loads of the dispatch level and returns a sum
+/// of them (so the read cannot be optimized away): the memory-bandwidth floor of a scan.
+uint64_t engram_read_bytes(const void *data, size_t bytes);
+
 /// Allocates `bytes` for row storage: 64-byte aligned, and from 2 MiB up 2 MiB aligned with
 /// transparent huge pages requested (Linux), so long scans do not walk page tables. NULL when
 /// out of memory. Free with `engram_free_rows`.
