@@ -61,8 +61,10 @@ void engram_dot_i8_rows(const int8_t *query, const int8_t *rows, size_t dim, siz
 void engram_dot_i8_rows_path(const int8_t *query, const int8_t *rows, size_t dim, size_t n,
                              const int32_t *row_sums, int32_t *out, int path);
 
-/// One signed int8 dot product on a chosen path: 0 scalar, 1 AVX2, 2 AVX-512 VNNI; a path the
-/// CPU lacks falls back to the next narrower one. For testing the kernels against each other.
+/// One signed int8 dot product on a chosen path: 0 scalar, 1 AVX2 or NEON, 2 AVX-512 VNNI; a
+/// path the CPU lacks falls back to the next narrower one. Exact for codes in -127...127 on
+/// every path, and for -128 too on the scalar, NEON and VNNI paths. For testing the kernels
+/// against each other.
 int32_t engram_dot_i8_path(const int8_t *a, const int8_t *b, size_t n, int path);
 
 /// Validates and unit-normalizes `n` rows of `dim` floats from `src` into `dst` (may alias).
@@ -88,8 +90,9 @@ uint64_t engram_checksum64(const void *data, size_t length, uint64_t seed);
 void engram_gemm_nt_small(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                           const float *w, size_t ldw, float *c, size_t ldc);
 
-/// `engram_gemm_nt_small` on a chosen path: 0 portable, 1 AVX2+FMA, 2 AVX-512; a path the CPU
-/// lacks falls back to the next narrower one. For testing the paths against each other.
+/// `engram_gemm_nt_small` on a chosen path (`ENGRAM_LEVEL_*`: 0 portable, 1 AVX2+FMA or NEON,
+/// 2 AVX-512); a path above the dispatch level runs at the dispatch level. For testing the
+/// paths against each other.
 void engram_gemm_nt_path(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                          const float *w, size_t ldw, float *c, size_t ldc, int path);
 
@@ -98,8 +101,9 @@ void engram_gemm_nt_path(size_t m, size_t n, size_t k, float alpha, const float 
 /// almost every score is below the heap's threshold.
 size_t engram_select_at_least(const float *scores, size_t n, float threshold, int32_t *out);
 
-/// `engram_select_at_least` on a chosen path: 0 portable, 1 AVX2, 2 AVX-512; a path the CPU
-/// lacks falls back to the next narrower one. For testing the paths against each other.
+/// `engram_select_at_least` on a chosen path (`ENGRAM_LEVEL_*`: 0 portable, 1 AVX2 or NEON,
+/// 2 AVX-512); a path above the dispatch level runs at the dispatch level. For testing the
+/// paths against each other.
 size_t engram_select_at_least_path(const float *scores, size_t n, float threshold, int32_t *out,
                                    int path);
 
