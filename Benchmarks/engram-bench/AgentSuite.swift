@@ -4,7 +4,8 @@ import EngramEmbeddings
 import Foundation
 
 /// `engram-bench agent [--phrases FILE] [--model minilm|hashing] [--now ISO8601] [--turns 10000]
-/// [--queries 200] [--cross-validate] [--json]`
+/// [--queries 200] [--threads N] [--cross-validate] [--json]` (`--threads`: the embedder's
+/// threads, default the processor count)
 ///
 /// Routing on a labelled request set (default: the frozen evaluation split
 /// `Benchmarks/data/agent-eval.jsonl`, JSON lines `{text, label, lang, when?, result?, title?}`,
@@ -31,6 +32,7 @@ enum AgentSuite {
     let nowText = arguments.string("now", default: "2025-06-11T10:00:00+08:00")
     let turnCount = try arguments.int("turns", default: 10_000)
     let queryCount = try arguments.int("queries", default: 200)
+    let threads = try arguments.int("threads", default: ProcessInfo.processInfo.activeProcessorCount)
     let crossValidate = arguments.flag("cross-validate")
     var options = IntentClassifier.TrainingOptions()
     options.epochs = try arguments.int("epochs", default: options.epochs)
@@ -62,8 +64,11 @@ enum AgentSuite {
 
     progress("agent: loading the \(model) embedder")
     let embedder: any Embedder =
-      model == "hashing" ? try HashingEmbedder(dimension: 384) : try BertEmbedder(locator: ModelLocator())
+      model == "hashing"
+      ? try HashingEmbedder(dimension: 384)
+      : try BertEmbedder(locator: ModelLocator(), options: .init(threads: threads))
     report.set("model", embedder.modelID)
+    report.set("embed_threads", threads)
     report.set("phrases", requests.count)
     try await measureRouting(requests, embedder: embedder, clock: clock, into: &report)
     measureArguments(requests, clock: clock, into: &report)

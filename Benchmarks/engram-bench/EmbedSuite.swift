@@ -1,6 +1,13 @@
-import CBLAS
 import EngramEmbeddings
 import Foundation
+
+// BLAS: Accelerate on Apple platforms (untested: this project builds and tests on Linux only),
+// OpenBLAS elsewhere.
+#if canImport(Accelerate)
+  import Accelerate
+#else
+  import CBLAS
+#endif
 
 /// `engram-bench embed [--threads N] [--data DIR] [--limit M] [--json]`: MiniLM throughput at
 /// batch 32 and batch 1, single-query latency, model load time and peak memory.
@@ -24,7 +31,9 @@ enum EmbedSuite {
     if quick { texts = Array(texts.prefix(256)) }
     guard !texts.isEmpty else { throw BenchError("no texts to embed in \(source)") }
     var embedder: BertEmbedder?
-    let load = try Measure.seconds { embedder = try BertEmbedder(threads: threads) }
+    let load = try Measure.seconds {
+      embedder = try BertEmbedder(locator: ModelLocator(), options: .init(threads: threads))
+    }
     guard let embedder else { throw BenchError("model did not load") }
     let tokenCounts = texts.map { embedder.tokenizer.encode($0).count }
 

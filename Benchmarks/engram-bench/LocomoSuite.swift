@@ -49,6 +49,7 @@ enum LocomoSuite {
     let skipCompaction = arguments.flag("quick")
     let modelOption = arguments.optionalString("model")
     let keepFolder = arguments.optionalString("keep")
+    let threads = try arguments.int("threads", default: ProcessInfo.processInfo.activeProcessorCount)
     try arguments.finish()
 
     let files = try FileManager.default.contentsOfDirectory(atPath: dataPath)
@@ -60,7 +61,7 @@ enum LocomoSuite {
     if modelOption == "hashing" {
       embedder = try HashingEmbedder()
     } else {
-      embedder = try BertEmbedder(locator: ModelLocator())
+      embedder = try BertEmbedder(locator: ModelLocator(), options: .init(threads: threads))
     }
     // --keep DIR leaves the compacted memories there for inspection.
     let scratch =
@@ -158,6 +159,7 @@ enum LocomoSuite {
     report.set("questions", questionCount)
     report.set("skipped_no_evidence", skipped)
     report.set("model", embedder.modelID)
+    report.set("embed_threads", threads)
     var modesReport = BenchReport()
     for mode in modes {
       var modeReport = tallies[mode, default: Tally()].report()

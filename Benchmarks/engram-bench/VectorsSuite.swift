@@ -1,8 +1,16 @@
-import CBLAS
+import CEngramKernels
 import Engram
 import EngramEmbeddings
 import EngramVectors
 import Foundation
+
+// BLAS: Accelerate on Apple platforms (untested: this project builds and tests on Linux only),
+// OpenBLAS elsewhere.
+#if canImport(Accelerate)
+  import Accelerate
+#else
+  import CBLAS
+#endif
 
 /// `vectors`: single-query latency, batch throughput, recall, memory and snapshot open time
 /// of `VectorIndex` on seeded unit vectors; `--dump DIR` writes the same vectors for peers.
@@ -39,7 +47,7 @@ enum VectorsSuite {
     let base: [Float]
     let queries: [Float]
     if let data {
-      (base, queries, dimension) = try locomoEmbeddings(data)
+      (base, queries, dimension) = try locomoEmbeddings(data, threads: threads)
       n = base.count / dimension
       let questions = queries.count / dimension
       queryCount = min(queryCount, questions)
@@ -145,7 +153,9 @@ enum VectorsSuite {
 
   /// MiniLM embeddings of every LoCoMo turn ("speaker: text") and question in `folder`:
   /// rows and queries, flat row-major, and their dimension.
-  static func locomoEmbeddings(_ folder: String) throws -> (rows: [Float], queries: [Float], dimension: Int) {
+  static func locomoEmbeddings(_ folder: String, threads: Int) throws -> (
+    rows: [Float], queries: [Float], dimension: Int
+  ) {
     let files = try FileManager.default.contentsOfDirectory(atPath: folder)
       .filter { $0.hasSuffix(".json") }.sorted().map { folder + "/" + $0 }
     guard !files.isEmpty else { throw BenchError("no LoCoMo .json files in \(folder)") }
@@ -162,7 +172,7 @@ enum VectorsSuite {
         if let question = item["question"] as? String { questions.append(question) }
       }
     }
-    let embedder = try BertEmbedder(locator: ModelLocator())
+    let embedder = try BertEmbedder(locator: ModelLocator(), options: .init(threads: threads))
     progress("vectors: embedding \(turns.count) LoCoMo turns and \(questions.count) questions")
     func embed(_ texts: [String]) -> [Float] {
       stride(from: 0, to: texts.count, by: 32).flatMap { start in
@@ -199,7 +209,9 @@ enum VectorsSuite {
 
   /// p50 of a plain `cblas_sgemv` over the same rows (scores only, no selection), for comparison.
   static func sgemvLatency(_ base: [Float], _ queries: [[Float]], n: Int, dimension: Int) -> Double {
-    openblas_set_num_threads(1)
+    #if !canImport(Accelerate)
+      openblas_set_num_threads(1)
+    #endif
     var scores = [Float](repeating: 0, count: n)
     var samples: [Double] = []
     base.withUnsafeBufferPointer { matrix in
@@ -218,31 +230,21 @@ enum VectorsSuite {
     return Measure.percentile(Array(samples.dropFirst(5)), 0.5)
   }
 
-  /// Single-thread sequential read bandwidth in bytes/s: best of several sums over 512 MiB.
+  /// Single-thread sequential read bandwidth in bytes/s: best of several plain reads of 512 MiB
+  /// with the widest loads of the kernels' level, from memory allocated as the index's rows are
+  /// (huge pages), so the floor is what a scan of the rows would cost with no arithmetic.
   static func readBandwidth() -> Double {
-    let words = 64 << 20
-    let buffer = UnsafeMutablePointer<UInt64>.allocate(capacity: words)
-    defer { buffer.deallocate() }
-    for i in 0..<words { buffer[i] = UInt64(i) }
+    let bytes = 512 << 20
+    guard let buffer = engram_alloc_rows(bytes) else { return .nan }
+    defer { engram_free_rows(buffer) }
+    memset(buffer, 1, bytes)
     var best = Double.infinity
     var sink: UInt64 = 0
     for _ in 0..<5 {
-      var lanes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-      let seconds = Measure.seconds {
-        var i = 0
-        while i < words {
-          lanes.0 &+= buffer[i]
-          lanes.1 &+= buffer[i + 1]
-          lanes.2 &+= buffer[i + 2]
-          lanes.3 &+= buffer[i + 3]
-          i += 4
-        }
-      }
-      sink &+= lanes.0 &+ lanes.1 &+ lanes.2 &+ lanes.3
-      best = min(best, seconds)
+      best = min(best, Measure.seconds { sink &+= engram_read_bytes(buffer, bytes) })
     }
     if sink == 42 { progress("") }  // keeps the sum observable
-    return Double(words * 8) / best
+    return Double(bytes) / best
   }
 
   /// Writes base.f32 and queries.f32 (little-endian float32, row-major) and meta.json.

@@ -6,6 +6,9 @@ import Foundation
 let usage = """
   usage: engram-bench SUITE [options] [--json]
 
+  ENGRAM_CPU_LEVEL=scalar|avx2|avx512 (neon on arm64) runs the kernels at that level;
+  every report names the level it ran at (cpu_level).
+
   suites:
     store     insert throughput with FTS, FTS query latency, open time
     vectors   exact and int8 cosine top-k latency, recall, batch throughput
@@ -36,7 +39,9 @@ guard let suite = suites[name] else {
 do {
   var arguments = try BenchArguments(Array(commandLine.dropFirst()))
   let json = arguments.flag("json")
-  let (report, title) = try await suite(&arguments)
+  let level = try CPULevel.checked()
+  var (report, title) = try await suite(&arguments)
+  report.set("cpu_level", level)
   emit(report, title: title, json: json)
 } catch let error as BenchError {
   FileHandle.standardError.write(Data("engram-bench: \(error.description)\n".utf8))

@@ -7,6 +7,12 @@ same thread count, one table.
 
 Both sides read the model from ENGRAM_MODEL_DIR, else $XDG_CACHE_HOME (or ~/.cache)/engram/models/
 all-MiniLM-L6-v2 (installed by scripts/setup.sh); nothing is downloaded.
+
+--level scalar|avx2|avx512 runs Engram's kernels at that SIMD level (ENGRAM_CPU_LEVEL; the run
+fails if engram-bench reports another level). At avx2 both sides are held to AVX2, so an
+AVX-512 host stands in for an AVX2-only one: OPENBLAS_CORETYPE=Haswell (Engram's sgemm),
+ATEN_CPU_CAPABILITY=avx2, MKL_ENABLE_INSTRUCTIONS=AVX2 and ONEDNN_MAX_CPU_ISA=AVX2 (torch).
+At scalar only Engram's own kernels are scalar; the BLAS libraries stay as found.
 """
 import argparse
 import json
@@ -22,6 +28,19 @@ QUERIES = [
     "Where did they go camping?",
     "remind me to call mom",
 ]
+
+
+LEVEL_ENVIRONMENT = {
+    "scalar": {"ENGRAM_CPU_LEVEL": "scalar"},
+    "avx2": {
+        "ENGRAM_CPU_LEVEL": "avx2",
+        "OPENBLAS_CORETYPE": "Haswell",
+        "ATEN_CPU_CAPABILITY": "avx2",
+        "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+        "ONEDNN_MAX_CPU_ISA": "AVX2",
+    },
+    "avx512": {"ENGRAM_CPU_LEVEL": "avx512"},
+}
 
 
 def model_dir():
@@ -97,7 +116,7 @@ def run_sentence_transformers(texts, threads, singles_count, rounds):
         "query_p50_ms": percentile(latencies, 0.5),
         "query_p95_ms": percentile(latencies, 0.95),
         "load_s": load,
-        "versions": f"torch {torch.__version__}",
+        "versions": f"torch {torch.__version__}, {torch.backends.cpu.get_cpu_capability()}",
     }
 
 
@@ -122,7 +141,11 @@ def main():
     parser.add_argument("--data", default=None, help="LoCoMo folder (default ../shared/data/locomo-dev)")
     parser.add_argument("--limit", type=int, default=0, help="embed at most M texts")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.add_argument("--level", choices=sorted(LEVEL_ENVIRONMENT),
+                        help="SIMD level for Engram's kernels (and, at avx2, torch's); default: the CPU's")
     args = parser.parse_args()
+    if args.level:
+        os.environ.update(LEVEL_ENVIRONMENT[args.level])  # before torch loads
 
     data = args.data or os.path.join(os.getcwd(), "..", "shared", "data", "locomo-dev")
     if not os.path.isdir(data):
@@ -135,6 +158,8 @@ def main():
         sys.exit(f"embed_peers: no texts in {data}")
 
     engram = run_engram(root, args.threads, data, args.limit)
+    if args.level and engram.get("cpu_level") != args.level:
+        sys.exit(f"embed_peers: asked for level {args.level}, engram-bench ran at {engram.get('cpu_level')}")
     singles = int(engram.get("batch1_texts", 256))
     peer = run_sentence_transformers(texts, args.threads, singles, 200)
 
@@ -148,7 +173,8 @@ def main():
     if args.json:
         print(json.dumps({"threads": args.threads, "texts": len(texts), "engram": engram, "sentence_transformers": peer}))
         return
-    print(f"embed peers: {len(texts)} texts from {data}, {args.threads} thread(s); {peer['versions']}")
+    print(f"embed peers: {len(texts)} texts from {data}, {args.threads} thread(s); engram cpu_level"
+          f" {engram.get('cpu_level', '-')}; {peer['versions']}")
     print(f"  {'metric':<16}{'engram':>12}{'sent-transf':>14}{'engram/peer':>14}")
     for key, higher_is_better in rows:
         ours, theirs = engram.get(key), peer.get(key)

@@ -12,7 +12,13 @@ Thread counts: --threads is passed to engram-bench and applied to the peers thro
 OPENBLAS_NUM_THREADS / OMP_NUM_THREADS (set before numpy and faiss are imported) and
 faiss.omp_set_num_threads. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are left as found and
 reported: they were unset on the machine this was written on, so their effect was not
-verified and the script does not change them.
+verified and the script does not change them, except under --level avx2.
+
+--level scalar|avx2|avx512 runs Engram's kernels at that SIMD level (ENGRAM_CPU_LEVEL; the
+run fails if engram-bench reports another level). At avx2 the peers are held to AVX2 too, so
+an AVX-512 host stands in for an AVX2-only one: OPENBLAS_CORETYPE=Haswell (OpenBLAS in numpy,
+in faiss and under Engram's batch sgemm) and FAISS_OPT_LEVEL=AVX2 (faiss wheels that ship
+per-level builds). At scalar only Engram's own kernels are scalar; BLAS stays as found.
 """
 
 import argparse
@@ -36,12 +42,23 @@ def parse():
     parser.add_argument("--sqlite-queries", type=int, default=50, help="sqlite-vec is slow: time fewer queries")
     parser.add_argument("--bin", help="engram-bench binary (default: build release and use it)")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON lines too")
+    parser.add_argument("--level", choices=["scalar", "avx2", "avx512"],
+                        help="SIMD level for Engram's kernels (and, at avx2, the peers'); default: the CPU's")
     return parser.parse_args()
 
+
+# Environment per --level, set before numpy and faiss load (subprocesses inherit it).
+LEVEL_ENVIRONMENT = {
+    "scalar": {"ENGRAM_CPU_LEVEL": "scalar"},
+    "avx2": {"ENGRAM_CPU_LEVEL": "avx2", "OPENBLAS_CORETYPE": "Haswell", "FAISS_OPT_LEVEL": "AVX2"},
+    "avx512": {"ENGRAM_CPU_LEVEL": "avx512"},
+}
 
 ARGS = parse()
 for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[name] = str(ARGS.threads)
+if ARGS.level:
+    os.environ.update(LEVEL_ENVIRONMENT[ARGS.level])
 
 import numpy as np  # noqa: E402  (after the thread settings)
 
@@ -67,7 +84,10 @@ def run_engram(binary, mode, dump=None):
     if dump:
         command += ["--dump", dump]
     out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    report = json.loads(out.strip().splitlines()[-1])
+    if ARGS.level and report.get("cpu_level") != ARGS.level:
+        sys.exit(f"vectors_peers: asked for level {ARGS.level}, engram-bench ran at {report.get('cpu_level')}")
+    return report
 
 
 def percentiles(samples):
@@ -200,6 +220,8 @@ def main():
 
     engram_p50 = f32["p50_ms"]
     print(f"vectors peers: n={ARGS.n} dim={ARGS.dim} k={ARGS.k} queries={ARGS.queries} threads={ARGS.threads}"
+          f" engram cpu_level={f32.get('cpu_level', '-')}"
+          f" faiss={faiss.__version__ + ' ' + faiss.get_compile_options() if faiss else '-'}"
           f" OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '-')}"
           f" OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE', '-')}")
     print(f"engram: bandwidth_floor_ms={f32.get('bandwidth_floor_ms', float('nan')):.2f}"

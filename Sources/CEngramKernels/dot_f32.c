@@ -2,6 +2,8 @@
 #include <math.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 // Every path reduces one row with one accumulator per lane in dimension order, then a fixed
@@ -44,33 +46,14 @@ AVX2 static float dot_avx2(const float *q, const float *r, size_t dim) {
   return hsum256(acc);
 }
 
+// Long scans are limited by memory. One row at a time reads the rows as a single
+// sequential stream, which the hardware prefetcher follows at full speed: measured on an AMD
+// EPYC (100k x 384, one thread, scan and select), this loop ran at 1.01-1.09x the time of a
+// plain read of the same bytes, where four rows at a time (four streams, sharing the query's
+// loads) ran at 2.2x, and at 1.2x with software prefetch. It also makes every loop of a level
+// the same instruction sequence per row (rows, gather and single dot products).
 AVX2 static void rows_avx2(const float *q, const float *rows, size_t dim, size_t n, float *out) {
-  size_t i = 0;
-  size_t full = dim & ~(size_t)7;
-  __m256i m = tail_mask8(dim - full);
-  for (; i + 4 <= n; i += 4) {
-    const float *r0 = rows + i * dim, *r1 = r0 + dim, *r2 = r1 + dim, *r3 = r2 + dim;
-    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    for (size_t j = 0; j < full; j += 8) {
-      __m256 qv = _mm256_loadu_ps(q + j);
-      a0 = _mm256_fmadd_ps(_mm256_loadu_ps(r0 + j), qv, a0);
-      a1 = _mm256_fmadd_ps(_mm256_loadu_ps(r1 + j), qv, a1);
-      a2 = _mm256_fmadd_ps(_mm256_loadu_ps(r2 + j), qv, a2);
-      a3 = _mm256_fmadd_ps(_mm256_loadu_ps(r3 + j), qv, a3);
-    }
-    if (full < dim) {
-      __m256 qv = _mm256_maskload_ps(q + full, m);
-      a0 = _mm256_fmadd_ps(_mm256_maskload_ps(r0 + full, m), qv, a0);
-      a1 = _mm256_fmadd_ps(_mm256_maskload_ps(r1 + full, m), qv, a1);
-      a2 = _mm256_fmadd_ps(_mm256_maskload_ps(r2 + full, m), qv, a2);
-      a3 = _mm256_fmadd_ps(_mm256_maskload_ps(r3 + full, m), qv, a3);
-    }
-    out[i] = hsum256(a0);
-    out[i + 1] = hsum256(a1);
-    out[i + 2] = hsum256(a2);
-    out[i + 3] = hsum256(a3);
-  }
-  for (; i < n; i++) out[i] = dot_avx2(q, rows + i * dim, dim);
+  for (size_t i = 0; i < n; i++) out[i] = dot_avx2(q, rows + i * dim, dim);
 }
 
 AVX512 static float dot_avx512(const float *q, const float *r, size_t dim) {
@@ -84,72 +67,103 @@ AVX512 static float dot_avx512(const float *q, const float *r, size_t dim) {
   return _mm512_reduce_add_ps(acc);
 }
 
+// One row at a time, for the reason given above rows_avx2 (measured: 1.03-1.13x a plain read,
+// against 1.25-1.46x for four rows with software prefetch and 2.5x without).
 AVX512 static void rows_avx512(const float *q, const float *rows, size_t dim, size_t n, float *out) {
-  size_t i = 0;
-  size_t full = dim & ~(size_t)15;
-  __mmask16 m = (__mmask16)((1u << (dim - full)) - 1);
-  for (; i + 4 <= n; i += 4) {
-    const float *r0 = rows + i * dim, *r1 = r0 + dim, *r2 = r1 + dim, *r3 = r2 + dim;
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    for (size_t j = 0; j < full; j += 16) {
-      __m512 qv = _mm512_loadu_ps(q + j);
-      a0 = _mm512_fmadd_ps(_mm512_loadu_ps(r0 + j), qv, a0);
-      a1 = _mm512_fmadd_ps(_mm512_loadu_ps(r1 + j), qv, a1);
-      a2 = _mm512_fmadd_ps(_mm512_loadu_ps(r2 + j), qv, a2);
-      a3 = _mm512_fmadd_ps(_mm512_loadu_ps(r3 + j), qv, a3);
-    }
-    if (full < dim) {
-      __m512 qv = _mm512_maskz_loadu_ps(m, q + full);
-      a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, r0 + full), qv, a0);
-      a1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, r1 + full), qv, a1);
-      a2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, r2 + full), qv, a2);
-      a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, r3 + full), qv, a3);
-    }
-    out[i] = _mm512_reduce_add_ps(a0);
-    out[i + 1] = _mm512_reduce_add_ps(a1);
-    out[i + 2] = _mm512_reduce_add_ps(a2);
-    out[i + 3] = _mm512_reduce_add_ps(a3);
-  }
-  for (; i < n; i++) out[i] = dot_avx512(q, rows + i * dim, dim);
+  for (size_t i = 0; i < n; i++) out[i] = dot_avx512(q, rows + i * dim, dim);
 }
 #endif
+
+#if defined(__aarch64__)
+// NEON: two 4-lane accumulators (8 lanes, like the scalar path), a 4-wide step when 4 to 7
+// remain, then fused scalar steps.
+
+static float dot_neon(const float *q, const float *r, size_t dim) {
+  float32x4_t a0 = vdupq_n_f32(0), a1 = a0;
+  size_t j = 0;
+  for (; j + 8 <= dim; j += 8) {
+    a0 = vfmaq_f32(a0, vld1q_f32(r + j), vld1q_f32(q + j));
+    a1 = vfmaq_f32(a1, vld1q_f32(r + j + 4), vld1q_f32(q + j + 4));
+  }
+  if (j + 4 <= dim) {
+    a0 = vfmaq_f32(a0, vld1q_f32(r + j), vld1q_f32(q + j));
+    j += 4;
+  }
+  float sum = vaddvq_f32(vaddq_f32(a0, a1));
+  for (; j < dim; j++) sum = fmaf(r[j], q[j], sum);
+  return sum;
+}
+
+// One row at a time, a single sequential stream (see rows_avx2).
+static void rows_neon(const float *q, const float *rows, size_t dim, size_t n, float *out) {
+  for (size_t i = 0; i < n; i++) out[i] = dot_neon(q, rows + i * dim, dim);
+}
+#endif
+
+// The level a kernel runs at when `path` is asked for: never above what the CPU has.
+static inline int clamp_path(int path) {
+  int level = engram_level_cached();
+  return path < level ? (path < 0 ? 0 : path) : level;
+}
 
 float engram_dot_f32(const float *a, const float *b, size_t dim) {
 #if defined(__x86_64__)
   int level = engram_level_cached();
   if (level >= 2) return dot_avx512(a, b, dim);
   if (level == 1) return dot_avx2(a, b, dim);
+#elif defined(__aarch64__)
+  if (engram_level_cached() >= 1) return dot_neon(a, b, dim);
 #endif
   return dot_scalar(a, b, dim);
 }
 
-void engram_dot_f32_rows(const float *query, const float *rows, size_t dim, size_t n, float *out) {
+void engram_dot_f32_rows_path(const float *query, const float *rows, size_t dim, size_t n, float *out,
+                              int path) {
+  path = clamp_path(path);
 #if defined(__x86_64__)
-  int level = engram_level_cached();
-  if (level >= 2) {
+  if (path >= 2) {
     rows_avx512(query, rows, dim, n, out);
     return;
   }
-  if (level == 1) {
+  if (path == 1) {
     rows_avx2(query, rows, dim, n, out);
+    return;
+  }
+#elif defined(__aarch64__)
+  if (path >= 1) {
+    rows_neon(query, rows, dim, n, out);
     return;
   }
 #endif
   for (size_t i = 0; i < n; i++) out[i] = dot_scalar(query, rows + i * dim, dim);
 }
 
-void engram_dot_f32_gather(const float *query, const float *base, size_t dim, const int32_t *indices,
-                           size_t n, float *out) {
+void engram_dot_f32_rows(const float *query, const float *rows, size_t dim, size_t n, float *out) {
+  engram_dot_f32_rows_path(query, rows, dim, n, out, ENGRAM_LEVEL_AVX512);
+}
+
+void engram_dot_f32_gather_path(const float *query, const float *base, size_t dim,
+                                const int32_t *indices, size_t n, float *out, int path) {
+  path = clamp_path(path);
 #if defined(__x86_64__)
-  int level = engram_level_cached();
-  if (level >= 2) {
+  if (path >= 2) {
     for (size_t i = 0; i < n; i++) out[i] = dot_avx512(query, base + (size_t)indices[i] * dim, dim);
     return;
   }
-  if (level == 1) {
+  if (path == 1) {
     for (size_t i = 0; i < n; i++) out[i] = dot_avx2(query, base + (size_t)indices[i] * dim, dim);
+    return;
+  }
+#elif defined(__aarch64__)
+  if (path >= 1) {
+    for (size_t i = 0; i < n; i++) out[i] = dot_neon(query, base + (size_t)indices[i] * dim, dim);
     return;
   }
 #endif
   for (size_t i = 0; i < n; i++) out[i] = dot_scalar(query, base + (size_t)indices[i] * dim, dim);
+}
+
+void engram_dot_f32_gather(const float *query, const float *base, size_t dim, const int32_t *indices,
+                           size_t n, float *out) {
+  engram_dot_f32_gather_path(query, base, dim, indices, n, out, ENGRAM_LEVEL_AVX512);
 }

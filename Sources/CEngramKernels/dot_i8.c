@@ -1,6 +1,8 @@
 #include "dispatch.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 static int32_t dot_i8_scalar(const int8_t *a, const int8_t *b, size_t n) {
@@ -13,8 +15,6 @@ static int32_t dot_i8_scalar(const int8_t *a, const int8_t *b, size_t n) {
 #define AVX2 __attribute__((target("avx2,fma")))
 #define VNNI512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 
-// AVX2 has no signed x signed byte multiply-add that cannot saturate (vpmaddubsw is u8 x s8
-// into saturating i16), so widen both sides to i16 and use vpmaddwd, which is exact.
 AVX2 static inline int32_t hsum_epi32_256(__m256i v) {
   __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
@@ -22,17 +22,48 @@ AVX2 static inline int32_t hsum_epi32_256(__m256i v) {
   return _mm_cvtsi128_si32(s);
 }
 
+// AVX2 has no signed x signed byte multiply-add: vpmaddubsw takes unsigned x signed bytes
+// into saturating i16 pairs. With |q| as the unsigned side and the row's bytes given q's
+// sign (vpsignb), each pair is at most 2 * 127 * 127 = 32258 and cannot saturate, so the
+// sum is exact while the codes lie in -127...127 (what the quantizer writes). vpmaddwd by
+// ones widens the pairs to i32. Per 32 bytes that is 4 instructions; the 16-bit widening of
+// both sides (vpmovsxbw twice, vpmaddwd, vpaddd per 16 bytes) takes 6 and measured slower.
+AVX2 static inline __m256i madd_signed(__m256i acc, __m256i qabs, __m256i qsign, __m256i r) {
+  __m256i pairs = _mm256_maddubs_epi16(qabs, _mm256_sign_epi8(r, qsign));
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+}
+
 AVX2 static int32_t dot_i8_avx2(const int8_t *a, const int8_t *b, size_t n) {
   __m256i acc = _mm256_setzero_si256();
   size_t j = 0;
-  for (; j + 16 <= n; j += 16) {
-    __m256i x = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a + j)));
-    __m256i y = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(b + j)));
-    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(x, y));
+  for (; j + 32 <= n; j += 32) {
+    __m256i x = _mm256_loadu_si256((const __m256i *)(a + j));
+    acc = madd_signed(acc, _mm256_abs_epi8(x), x, _mm256_loadu_si256((const __m256i *)(b + j)));
   }
   int32_t sum = hsum_epi32_256(acc);
   for (; j < n; j++) sum += (int32_t)a[j] * (int32_t)b[j];
   return sum;
+}
+
+// One row at a time: measured on an AMD EPYC (100k x 384, one thread, scan and select), four
+// rows sharing the query's registers, with or without software prefetch, ran 1.3-1.5x slower
+// than this loop, which stays within a few percent of a plain read of the codes.
+AVX2 static void rows_i8_avx2(const int8_t *q, const int8_t *rows, size_t dim, size_t n, int32_t *out) {
+  // The row loop written out (not calls of dot_i8_avx2): measured 10-15% faster.
+  const __m256i ones = _mm256_set1_epi16(1);
+  size_t full = dim & ~(size_t)31;
+  for (size_t i = 0; i < n; i++) {
+    const int8_t *r = rows + i * dim;
+    __m256i acc = _mm256_setzero_si256();
+    for (size_t j = 0; j < full; j += 32) {
+      __m256i x = _mm256_loadu_si256((const __m256i *)(q + j));
+      __m256i pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(x), _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(r + j)), x));
+      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, ones));
+    }
+    int32_t sum = hsum_epi32_256(acc);
+    for (size_t j = full; j < dim; j++) sum += (int32_t)q[j] * (int32_t)r[j];
+    out[i] = sum;
+  }
 }
 
 // vpdpbusd multiplies unsigned bytes by signed bytes. The query q (signed) is biased to
@@ -56,36 +87,12 @@ VNNI512 static void rows_i8_vnni(const int8_t *q, const int8_t *rows, size_t dim
   uint8_t *u = stack;
   if (dim > sizeof(stack)) {
     // Very wide vectors: fall back rather than allocate on a hot path.
-    for (size_t i = 0; i < n; i++) out[i] = dot_i8_avx2(q, rows + i * dim, dim);
+    rows_i8_avx2(q, rows, dim, n, out);
     return;
   }
   for (size_t j = 0; j < dim; j++) u[j] = (uint8_t)q[j] ^ 0x80u;
-  size_t full = dim & ~(size_t)63;
-  __mmask64 m = full < dim ? (__mmask64)((~0ULL) >> (64 - (dim - full))) : 0;
-  size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const int8_t *r0 = rows + i * dim, *r1 = r0 + dim, *r2 = r1 + dim, *r3 = r2 + dim;
-    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-    for (size_t j = 0; j < full; j += 64) {
-      __m512i uv = _mm512_loadu_si512(u + j);
-      a0 = _mm512_dpbusd_epi32(a0, uv, _mm512_loadu_si512(r0 + j));
-      a1 = _mm512_dpbusd_epi32(a1, uv, _mm512_loadu_si512(r1 + j));
-      a2 = _mm512_dpbusd_epi32(a2, uv, _mm512_loadu_si512(r2 + j));
-      a3 = _mm512_dpbusd_epi32(a3, uv, _mm512_loadu_si512(r3 + j));
-    }
-    if (m) {
-      __m512i uv = _mm512_maskz_loadu_epi8(m, u + full);
-      a0 = _mm512_dpbusd_epi32(a0, uv, _mm512_maskz_loadu_epi8(m, r0 + full));
-      a1 = _mm512_dpbusd_epi32(a1, uv, _mm512_maskz_loadu_epi8(m, r1 + full));
-      a2 = _mm512_dpbusd_epi32(a2, uv, _mm512_maskz_loadu_epi8(m, r2 + full));
-      a3 = _mm512_dpbusd_epi32(a3, uv, _mm512_maskz_loadu_epi8(m, r3 + full));
-    }
-    out[i] = _mm512_reduce_add_epi32(a0) - 128 * sums[i];
-    out[i + 1] = _mm512_reduce_add_epi32(a1) - 128 * sums[i + 1];
-    out[i + 2] = _mm512_reduce_add_epi32(a2) - 128 * sums[i + 2];
-    out[i + 3] = _mm512_reduce_add_epi32(a3) - 128 * sums[i + 3];
-  }
-  for (; i < n; i++) out[i] = dot_u8s8_vnni(u, rows + i * dim, dim) - 128 * sums[i];
+  // One row at a time, a single sequential stream (see dot_f32.c).
+  for (size_t i = 0; i < n; i++) out[i] = dot_u8s8_vnni(u, rows + i * dim, dim) - 128 * sums[i];
 }
 
 VNNI512 static int32_t dot_i8_vnni(const int8_t *a, const int8_t *b, size_t n) {
@@ -102,15 +109,43 @@ VNNI512 static int32_t dot_i8_vnni(const int8_t *a, const int8_t *b, size_t n) {
 }
 #endif
 
-void engram_dot_i8_rows(const int8_t *query, const int8_t *rows, size_t dim, size_t n,
-                        const int32_t *row_sums, int32_t *out) {
+#if defined(__aarch64__)
+// NEON without the dot-product extension: vmull_s8 gives exact i16 products (at most 16384),
+// vpadalq_s16 adds adjacent pairs into i32 lanes: exact for every int8 input.
+static int32_t dot_i8_neon(const int8_t *a, const int8_t *b, size_t n) {
+  int32x4_t acc0 = vdupq_n_s32(0), acc1 = acc0;
+  size_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    int8x16_t x = vld1q_s8(a + j), y = vld1q_s8(b + j);
+    acc0 = vpadalq_s16(acc0, vmull_s8(vget_low_s8(x), vget_low_s8(y)));
+    acc1 = vpadalq_s16(acc1, vmull_high_s8(x, y));
+  }
+  int32_t sum = vaddvq_s32(vaddq_s32(acc0, acc1));
+  for (; j < n; j++) sum += (int32_t)a[j] * (int32_t)b[j];
+  return sum;
+}
+
+static void rows_i8_neon(const int8_t *q, const int8_t *rows, size_t dim, size_t n, int32_t *out) {
+  for (size_t i = 0; i < n; i++) out[i] = dot_i8_neon(q, rows + i * dim, dim);
+}
+#endif
+
+void engram_dot_i8_rows_path(const int8_t *query, const int8_t *rows, size_t dim, size_t n,
+                             const int32_t *row_sums, int32_t *out, int path) {
+  int level = engram_level_cached();
+  path = path < level ? path : level;
 #if defined(__x86_64__)
-  if (engram_vnni_cached()) {
+  if (path >= 2 && engram_vnni_cached()) {
     rows_i8_vnni(query, rows, dim, n, row_sums, out);
     return;
   }
-  if (engram_level_cached() >= 1) {
-    for (size_t i = 0; i < n; i++) out[i] = dot_i8_avx2(query, rows + i * dim, dim);
+  if (path >= 1) {
+    rows_i8_avx2(query, rows, dim, n, out);
+    return;
+  }
+#elif defined(__aarch64__)
+  if (path >= 1) {
+    rows_i8_neon(query, rows, dim, n, out);
     return;
   }
 #endif
@@ -118,11 +153,19 @@ void engram_dot_i8_rows(const int8_t *query, const int8_t *rows, size_t dim, siz
   for (size_t i = 0; i < n; i++) out[i] = dot_i8_scalar(query, rows + i * dim, dim);
 }
 
+void engram_dot_i8_rows(const int8_t *query, const int8_t *rows, size_t dim, size_t n,
+                        const int32_t *row_sums, int32_t *out) {
+  engram_dot_i8_rows_path(query, rows, dim, n, row_sums, out, ENGRAM_LEVEL_AVX512);
+}
+
 int32_t engram_dot_i8_path(const int8_t *a, const int8_t *b, size_t n, int path) {
+  int level = engram_level_cached();
+  path = path < level ? path : level;
 #if defined(__x86_64__)
   if (path >= 2 && engram_vnni_cached()) return dot_i8_vnni(a, b, n);
-  if (path >= 1 && engram_level_cached() >= 1) return dot_i8_avx2(a, b, n);
+  if (path >= 1) return dot_i8_avx2(a, b, n);
+#elif defined(__aarch64__)
+  if (path >= 1) return dot_i8_neon(a, b, n);
 #endif
-  (void)path;
   return dot_i8_scalar(a, b, n);
 }

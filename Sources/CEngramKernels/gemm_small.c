@@ -1,6 +1,8 @@
 #include "dispatch.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 // C = alpha * A · Wᵀ for few rows of A. BLAS sgemm packs (copies) both operands into its
@@ -129,11 +131,14 @@ AVX2 static inline float hsum256_gemm(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
-// 16 ymm registers: MR x NR = 4 x 2 accumulators leave room for the operands. The k tail
-// (k not a multiple of 8) is finished in scalar code.
+// 16 ymm registers: MR x NR = 4 x 3 accumulators, 3 weight vectors and one of A. The k tail
+// (k not a multiple of 8) is finished in scalar code. As in the AVX-512 path, the first pass
+// over a block of W rows prefetches the rows PREFETCH_ROWS ahead (one line per row every
+// second step of 8 floats).
 #define KERNEL256(MR, NR)                                                                          \
   AVX2 static void block256_##MR##x##NR(size_t k, float alpha, const float *a, size_t lda,          \
-                                        const float *w, size_t ldw, float *c, size_t ldc) {        \
+                                        const float *w, size_t ldw, float *c, size_t ldc,          \
+                                        const float *ahead) {                                      \
     __m256 acc[MR][NR];                                                                            \
     for (int r = 0; r < MR; r++)                                                                   \
       for (int s = 0; s < NR; s++) acc[r][s] = _mm256_setzero_ps();                                \
@@ -141,6 +146,8 @@ AVX2 static inline float hsum256_gemm(__m256 v) {
     for (; p + 8 <= k; p += 8) {                                                                   \
       __m256 wv[NR];                                                                               \
       for (int s = 0; s < NR; s++) wv[s] = _mm256_loadu_ps(w + s * ldw + p);                       \
+      if (ahead && (p & 15) == 0)                                                                  \
+        for (int s = 0; s < NR; s++) _mm_prefetch((const char *)(ahead + s * ldw + p), _MM_HINT_T0); \
       for (int r = 0; r < MR; r++) {                                                               \
         __m256 av = _mm256_loadu_ps(a + r * lda + p);                                              \
         for (int s = 0; s < NR; s++) acc[r][s] = _mm256_fmadd_ps(av, wv[s], acc[r][s]);            \
@@ -154,10 +161,10 @@ AVX2 static inline float hsum256_gemm(__m256 v) {
       }                                                                                            \
   }
 
-KERNEL256(4, 2)
-KERNEL256(3, 2)
-KERNEL256(2, 2)
-KERNEL256(1, 2)
+KERNEL256(4, 3)
+KERNEL256(3, 3)
+KERNEL256(2, 3)
+KERNEL256(1, 3)
 KERNEL256(4, 1)
 KERNEL256(3, 1)
 KERNEL256(2, 1)
@@ -166,25 +173,89 @@ KERNEL256(1, 1)
 AVX2 static void gemm_nt_avx2(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                               const float *w, size_t ldw, float *c, size_t ldc) {
   size_t j = 0;
-  for (; j + 2 <= n; j += 2) {
+  for (; j + 3 <= n; j += 3) {
     const float *wb = w + j * ldw;
+    const float *ahead = j + PREFETCH_ROWS + 3 <= n ? wb + PREFETCH_ROWS * ldw : NULL;
     size_t i = 0;
-    for (; i + 4 <= m; i += 4) block256_4x2(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc);
+    for (; i + 4 <= m; i += 4, ahead = NULL) block256_4x3(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc, ahead);
     switch (m - i) {
-    case 3: block256_3x2(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
-    case 2: block256_2x2(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
-    case 1: block256_1x2(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 3: block256_3x3(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc, ahead); break;
+    case 2: block256_2x3(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc, ahead); break;
+    case 1: block256_1x3(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc, ahead); break;
     default: break;
     }
   }
   for (; j < n; j++) {
     const float *wb = w + j * ldw;
     size_t i = 0;
-    for (; i + 4 <= m; i += 4) block256_4x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc);
+    for (; i + 4 <= m; i += 4) block256_4x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc, NULL);
     switch (m - i) {
-    case 3: block256_3x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
-    case 2: block256_2x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
-    case 1: block256_1x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 3: block256_3x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc, NULL); break;
+    case 2: block256_2x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc, NULL); break;
+    case 1: block256_1x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc, NULL); break;
+    default: break;
+    }
+  }
+}
+#endif
+
+#if defined(__aarch64__)
+// NEON: MR x NR = 4 x 4 blocks of 4-lane accumulators (16 of the 32 vector registers), k in
+// steps of 4 and the remainder in scalar code, like the AVX2 path.
+#define KERNELNEON(MR, NR)                                                                         \
+  static void blockneon_##MR##x##NR(size_t k, float alpha, const float *a, size_t lda,             \
+                                    const float *w, size_t ldw, float *c, size_t ldc) {            \
+    float32x4_t acc[MR][NR];                                                                       \
+    for (int r = 0; r < MR; r++)                                                                   \
+      for (int s = 0; s < NR; s++) acc[r][s] = vdupq_n_f32(0);                                     \
+    size_t p = 0;                                                                                  \
+    for (; p + 4 <= k; p += 4) {                                                                   \
+      float32x4_t wv[NR];                                                                          \
+      for (int s = 0; s < NR; s++) wv[s] = vld1q_f32(w + s * ldw + p);                             \
+      for (int r = 0; r < MR; r++) {                                                               \
+        float32x4_t av = vld1q_f32(a + r * lda + p);                                               \
+        for (int s = 0; s < NR; s++) acc[r][s] = vfmaq_f32(acc[r][s], av, wv[s]);                  \
+      }                                                                                            \
+    }                                                                                              \
+    for (int r = 0; r < MR; r++)                                                                   \
+      for (int s = 0; s < NR; s++) {                                                               \
+        float sum = vaddvq_f32(acc[r][s]);                                                         \
+        for (size_t q = p; q < k; q++) sum += a[r * lda + q] * w[s * ldw + q];                     \
+        c[r * ldc + s] = alpha * sum;                                                              \
+      }                                                                                            \
+  }
+
+KERNELNEON(4, 4)
+KERNELNEON(3, 4)
+KERNELNEON(2, 4)
+KERNELNEON(1, 4)
+KERNELNEON(4, 1)
+KERNELNEON(3, 1)
+KERNELNEON(2, 1)
+KERNELNEON(1, 1)
+
+static void gemm_nt_neon(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                         const float *w, size_t ldw, float *c, size_t ldc) {
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const float *wb = w + j * ldw;
+    size_t i = 0;
+    for (; i + 4 <= m; i += 4) blockneon_4x4(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc);
+    switch (m - i) {
+    case 3: blockneon_3x4(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 2: blockneon_2x4(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 1: blockneon_1x4(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    default: break;
+    }
+  }
+  for (; j < n; j++) {
+    const float *wb = w + j * ldw;
+    size_t i = 0;
+    for (; i + 4 <= m; i += 4) blockneon_4x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc);
+    switch (m - i) {
+    case 3: blockneon_3x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 2: blockneon_2x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
+    case 1: blockneon_1x1(k, alpha, a + i * lda, lda, wb, ldw, c + i * ldc + j, ldc); break;
     default: break;
     }
   }
@@ -202,6 +273,11 @@ void engram_gemm_nt_path(size_t m, size_t n, size_t k, float alpha, const float 
   }
   if (path == 1) {
     gemm_nt_avx2(m, n, k, alpha, a, lda, w, ldw, c, ldc);
+    return;
+  }
+#elif defined(__aarch64__)
+  if (path >= 1 && engram_level_cached() >= 1) {
+    gemm_nt_neon(m, n, k, alpha, a, lda, w, ldw, c, ldc);
     return;
   }
 #else

@@ -8,6 +8,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define PAUSE() _mm_pause()
+#elif defined(__aarch64__)
+#define PAUSE() __asm__ __volatile__("yield")
 #else
 #define PAUSE() ((void)0)
 #endif

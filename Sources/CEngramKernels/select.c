@@ -1,6 +1,8 @@
 #include "dispatch.h"
 #if defined(__x86_64__)
 #include <immintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 // Top-k scans reject almost every score after the first few blocks (a full heap of k keeps
@@ -18,9 +20,22 @@ static size_t select_scalar(const float *scores, size_t n, float threshold, int3
 #define AVX2 __attribute__((target("avx2,fma,popcnt,bmi")))
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,popcnt")))
 
+// Four vectors per test, as in the AVX-512 loop: the common case is 32 rejections for one
+// branch, and the compares of the next group do not wait on the previous group's branch.
 AVX2 static size_t select_avx2(const float *scores, size_t n, float threshold, int32_t *out) {
   __m256 t = _mm256_set1_ps(threshold);
   size_t count = 0, i = 0;
+  for (; i + 32 <= n; i += 32) {
+    unsigned m0 = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(scores + i), t, _CMP_GE_OQ));
+    unsigned m1 = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(scores + i + 8), t, _CMP_GE_OQ));
+    unsigned m2 = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(scores + i + 16), t, _CMP_GE_OQ));
+    unsigned m3 = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(scores + i + 24), t, _CMP_GE_OQ));
+    unsigned mask = m0 | (m1 << 8) | (m2 << 16) | (m3 << 24);
+    while (mask) {
+      out[count++] = (int32_t)(i + (size_t)__builtin_ctz(mask));
+      mask &= mask - 1;
+    }
+  }
   for (; i + 8 <= n; i += 8) {
     unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(scores + i), t, _CMP_GE_OQ));
     while (mask) {
@@ -66,6 +81,25 @@ AVX512 static size_t select_avx512(const float *scores, size_t n, float threshol
 }
 #endif
 
+#if defined(__aarch64__)
+// Sixteen scores per test (four compares, one horizontal max); the rare group with a pass is
+// finished in scalar code with the same ordered comparison.
+static size_t select_neon(const float *scores, size_t n, float threshold, int32_t *out) {
+  float32x4_t t = vdupq_n_f32(threshold);
+  size_t count = 0, i = 0;
+  for (; i + 16 <= n; i += 16) {
+    uint32x4_t m = vorrq_u32(vorrq_u32(vcgeq_f32(vld1q_f32(scores + i), t), vcgeq_f32(vld1q_f32(scores + i + 4), t)),
+                             vorrq_u32(vcgeq_f32(vld1q_f32(scores + i + 8), t), vcgeq_f32(vld1q_f32(scores + i + 12), t)));
+    if (vmaxvq_u32(m) == 0) continue;
+    for (size_t j = i; j < i + 16; j++)
+      if (scores[j] >= threshold) out[count++] = (int32_t)j;
+  }
+  for (; i < n; i++)
+    if (scores[i] >= threshold) out[count++] = (int32_t)i;
+  return count;
+}
+#endif
+
 size_t engram_select_at_least_path(const float *scores, size_t n, float threshold, int32_t *out,
                                    int path) {
 #if defined(__x86_64__)
@@ -73,6 +107,9 @@ size_t engram_select_at_least_path(const float *scores, size_t n, float threshol
   if (path > level) path = level;
   if (path >= 2) return select_avx512(scores, n, threshold, out);
   if (path == 1) return select_avx2(scores, n, threshold, out);
+#elif defined(__aarch64__)
+  if (path > engram_level_cached()) path = engram_level_cached();
+  if (path >= 1) return select_neon(scores, n, threshold, out);
 #else
   (void)path;
 #endif

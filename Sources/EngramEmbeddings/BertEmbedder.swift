@@ -1,6 +1,13 @@
-import CBLAS
 import Foundation
 import Synchronization
+
+// BLAS: Accelerate on Apple platforms (untested: this project builds and tests on Linux only),
+// OpenBLAS elsewhere.
+#if canImport(Accelerate)
+  import Accelerate
+#else
+  import CBLAS
+#endif
 
 /// The default embedder: a BERT-family sentence-transformers model (all-MiniLM-L6-v2) computed
 /// on BLAS from a memory-mapped `model.safetensors`.
@@ -25,11 +32,30 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
   public let configuration: BertConfiguration
   /// The tokenizer built from `vocab.txt`.
   public let tokenizer: WordPieceTokenizer
+  /// How this embedder runs: the options given at `init`, with `maxTokensPerPass` raised to
+  /// at least `maxSequenceLength`.
+  public let options: Options
   /// Most tokens packed into one forward pass; larger inputs run in several passes.
-  public let maxTokensPerPass: Int
+  public var maxTokensPerPass: Int { options.maxTokensPerPass }
   /// Threads one forward pass uses: a batch is split into groups of sequences, a single
   /// sequence splits its products and attention heads.
-  public let threads: Int
+  public var threads: Int { options.threads }
+
+  /// How a `BertEmbedder` runs. The defaults suit a process that embeds on its own; a
+  /// process that shares the machine (a server, a benchmark) sets `threads`.
+  public struct Options: Sendable, Equatable {
+    /// Threads per forward pass, 1...256. Default: the active processor count.
+    public var threads: Int
+    /// Most tokens packed into one forward pass, at least 2 (raised to the model's longest
+    /// input). Bounds scratch memory, about 40 KB per token for MiniLM-L6. Default: 8192.
+    public var maxTokensPerPass: Int
+
+    /// Options with the documented defaults, or the values given.
+    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, maxTokensPerPass: Int = 8192) {
+      self.threads = threads
+      self.maxTokensPerPass = maxTokensPerPass
+    }
+  }
 
   private let model: BertModel
   /// Serializes forward passes (see the type's documentation).
@@ -41,18 +67,27 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
   ///   - maxTokensPerPass: bounds scratch memory (about 40 KB per token for MiniLM-L6).
   ///   - threads: threads per forward pass, 1...256; defaults to the active processor count.
   /// - Throws: `EmbeddingError` naming the missing or damaged file, or `.invalidOption`.
-  public init(
+  public convenience init(
     directory: URL, modelID: String? = nil, maxTokensPerPass: Int = 8192,
     threads: Int = ProcessInfo.processInfo.activeProcessorCount
   ) throws(EmbeddingError) {
+    try self.init(
+      directory: directory, modelID: modelID,
+      options: Options(threads: threads, maxTokensPerPass: maxTokensPerPass))
+  }
+
+  /// Loads the model folder `directory` (memory-mapping its weights) to run with `options`.
+  /// - Parameter modelID: the id to report; defaults to `sentence-transformers/<folder name>`.
+  /// - Throws: `EmbeddingError` naming the missing or damaged file, or `.invalidOption` for
+  ///   options outside their documented ranges.
+  public init(directory: URL, modelID: String? = nil, options: Options) throws(EmbeddingError) {
     try ModelLocator.validate(directory)
-    guard maxTokensPerPass >= 2 else {
-      throw .invalidOption(name: "maxTokensPerPass", value: String(maxTokensPerPass))
+    guard options.maxTokensPerPass >= 2 else {
+      throw .invalidOption(name: "maxTokensPerPass", value: String(options.maxTokensPerPass))
     }
-    guard (1...256).contains(threads) else {
-      throw .invalidOption(name: "threads", value: String(threads))
+    guard (1...256).contains(options.threads) else {
+      throw .invalidOption(name: "threads", value: String(options.threads))
     }
-    self.threads = threads
     let configuration = try BertConfiguration(directory: directory)
     let tokenizer = try WordPieceTokenizer(
       vocabularyFile: directory.appendingPathComponent("vocab.txt"), lowercases: configuration.lowercases,
@@ -71,7 +106,9 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
     self.modelID = modelID ?? "sentence-transformers/" + directory.lastPathComponent
     dimension = configuration.hiddenSize
     maxSequenceLength = configuration.maxSequenceLength
-    self.maxTokensPerPass = max(maxTokensPerPass, configuration.maxSequenceLength)
+    var options = options
+    options.maxTokensPerPass = max(options.maxTokensPerPass, configuration.maxSequenceLength)
+    self.options = options
   }
 
   /// Loads the model the locator finds (`ENGRAM_MODEL_DIR`, else the cache folder).
@@ -79,7 +116,13 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
   public convenience init(
     locator: ModelLocator = ModelLocator(), threads: Int = ProcessInfo.processInfo.activeProcessorCount
   ) throws(EmbeddingError) {
-    try self.init(directory: try locator.locate(), threads: threads)
+    try self.init(directory: try locator.locate(), options: Options(threads: threads))
+  }
+
+  /// Loads the model the locator finds to run with `options`.
+  /// - Throws: `EmbeddingError.modelNotFound`, or `.invalidOption` (see `init(directory:modelID:options:)`).
+  public convenience init(locator: ModelLocator = ModelLocator(), options: Options) throws(EmbeddingError) {
+    try self.init(directory: try locator.locate(), options: options)
   }
 
   /// Embeds `texts` (see `embedSynchronously`).
@@ -125,7 +168,9 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
       let batch = Array(sequences[start..<end])
       vectors += forward.withLock { _ in
         // Every product splits its own work across `threads`; OpenBLAS's pool would nest.
-        openblas_set_num_threads(1)
+        #if !canImport(Accelerate)
+          openblas_set_num_threads(1)
+        #endif
         return model.sentenceVectors(batch, threads: threads)
       }
       start = end

@@ -1,7 +1,14 @@
-import CBLAS
 import CEngramKernels
 import Dispatch
 import Synchronization
+
+// BLAS: Accelerate on Apple platforms (untested: this project builds and tests on Linux only),
+// OpenBLAS elsewhere.
+#if canImport(Accelerate)
+  import Accelerate
+#else
+  import CBLAS
+#endif
 
 /// A read-only pointer handed to the parts of one parallel scan, which all finish before the
 /// owner of the memory returns.
@@ -230,7 +237,9 @@ extension VectorIndex {
   {
     guard version.live > 0, count > 0 else { return Array(repeating: [], count: count) }
     // The scan is already split across our threads; nested BLAS threads would oversubscribe.
-    openblas_set_num_threads(1)
+    #if !canImport(Accelerate)
+      openblas_set_num_threads(1)
+    #endif
     let dimension = self.dimension
     let queryBlock = 1024
     let rowBlock = 4096

@@ -1,6 +1,13 @@
-import CBLAS
 import CEngramKernels
 import Synchronization
+
+// BLAS: Accelerate on Apple platforms (untested: this project builds and tests on Linux only),
+// OpenBLAS elsewhere.
+#if canImport(Accelerate)
+  import Accelerate
+#else
+  import CBLAS
+#endif
 
 /// How rows are scored in an unfiltered search.
 public enum VectorPrecision: String, Sendable, Hashable {

@@ -69,6 +69,26 @@ struct BertLoaderTests {
     }
   }
 
+  @Test("options set the thread count and pass size; options outside their ranges are refused")
+  func options() throws {
+    let folder = try TinyModel.write()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let texts = ["hello world", "cafe", "hello hello hello"]
+    let serial = try BertEmbedder(directory: folder, threads: 1).embedSynchronously(texts)
+    let embedder = try BertEmbedder(directory: folder, options: .init(threads: 3, maxTokensPerPass: 4))
+    #expect(embedder.threads == 3)
+    // The pass size is raised to the longest input (12 tokens for the tiny model).
+    #expect(embedder.options == BertEmbedder.Options(threads: 3, maxTokensPerPass: 12))
+    for (x, y) in zip(serial, embedder.embedSynchronously(texts)) { #expect(maxAbsDifference(x, y) < 1e-6) }
+    #expect(BertEmbedder.Options().threads == ProcessInfo.processInfo.activeProcessorCount)
+    #expect(throws: EmbeddingError.invalidOption(name: "threads", value: "0")) {
+      _ = try BertEmbedder(directory: folder, options: .init(threads: 0))
+    }
+    #expect(throws: EmbeddingError.invalidOption(name: "maxTokensPerPass", value: "1")) {
+      _ = try BertEmbedder(directory: folder, options: .init(threads: 1, maxTokensPerPass: 1))
+    }
+  }
+
   @Test("token ids are validated")
   func tokenIDs() throws {
     let embedder = try load()

@@ -125,12 +125,19 @@ struct VectorIndexInt8Tests {
   @Test(arguments: [1, 3, 15, 16, 17, 31, 33, 63, 64, 65, 127, 129, 383, 384, 385, 1001])
   func int8KernelMatchesScalarOnOddLengths(length: Int) {
     var random = TestRandom(seed: UInt64(length))
-    // Include the extremes -128 and 127, which stress the u8 bias of the VNNI path.
-    let a = (0..<length).map { i in i % 7 == 0 ? Int8.min : Int8.random(in: .min ... .max, using: &random) }
-    let b = (0..<length).map { i in i % 5 == 0 ? Int8.max : Int8.random(in: .min ... .max, using: &random) }
+    // Codes in -127...127 (the quantizer's range, where every path is exact), with the
+    // extremes, which stress the u8 bias of the VNNI path and the i16 pairs of the AVX2 path.
+    let a = (0..<length).map { i in i % 7 == 0 ? -127 : Int8.random(in: -127...127, using: &random) }
+    let b = (0..<length).map { i in i % 5 == 0 ? Int8.max : Int8.random(in: -127...127, using: &random) }
     let expected = zip(a, b).reduce(Int32(0)) { $0 + Int32($1.0) * Int32($1.1) }
     for path in 0...2 {
       #expect(engram_dot_i8_path(a, b, length, Int32(path)) == expected, "path \(path) length \(length)")
+    }
+    // The scalar and VNNI paths are exact for -128 too.
+    let low = a.enumerated().map { $0.offset % 7 == 0 ? Int8.min : $0.element }
+    let lowExpected = zip(low, b).reduce(Int32(0)) { $0 + Int32($1.0) * Int32($1.1) }
+    for path in [0, 2] where path == 0 || engram_cpu_has_avx512_vnni() != 0 {
+      #expect(engram_dot_i8_path(low, b, length, Int32(path)) == lowExpected, "path \(path) length \(length)")
     }
     // The row kernel (4-row and tail loops) on rows that exclude -128, as quantized codes do.
     let rows = 6

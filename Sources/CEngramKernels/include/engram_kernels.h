@@ -3,8 +3,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// The widest SIMD level this CPU supports: 0 portable, 1 AVX2+FMA, 2 AVX-512 (F+BW+VL).
+/// SIMD levels. On x86-64: scalar, AVX2+FMA, AVX-512 (F+BW+VL). On AArch64: scalar and NEON
+/// (Advanced SIMD, which every AArch64 CPU has). Levels of one architecture are ordered.
+enum {
+  ENGRAM_LEVEL_SCALAR = 0,
+  ENGRAM_LEVEL_AVX2 = 1,
+  ENGRAM_LEVEL_NEON = 1,
+  ENGRAM_LEVEL_AVX512 = 2,
+};
+
+/// The SIMD level the kernels use: the widest this CPU supports, lowered to
+/// `ENGRAM_CPU_LEVEL` (`scalar`, `avx2`, `avx512` on x86-64; `scalar`, `neon` on AArch64) when
+/// that names a lower level of this architecture. Read once: the kernels cache it on first use.
 int engram_cpu_level(void);
+
+/// The level a name stands for on this architecture (`"avx2"` -> 1 on x86-64), or -1.
+int engram_cpu_level_named(const char *name);
+
+/// The name of a level on this architecture (`"scalar"`, `"avx2"`, `"avx512"`, `"neon"`).
+const char *engram_cpu_level_name(int level);
 
 /// Whether this CPU has AVX-512 VNNI (vpdpbusd on 512-bit registers) besides level 2.
 int engram_cpu_has_avx512_vnni(void);
@@ -18,17 +35,36 @@ void engram_dot_f32_rows(const float *query, const float *rows, size_t dim, size
 void engram_dot_f32_gather(const float *query, const float *base, size_t dim, const int32_t *indices,
                            size_t n, float *out);
 
+/// `engram_dot_f32_rows` on a chosen level (`ENGRAM_LEVEL_*`); a level above the dispatch level
+/// runs at the dispatch level. For testing the levels against each other. Levels differ in
+/// rounding (lane count, fused multiply-add), within the bound documented in the tests.
+void engram_dot_f32_rows_path(const float *query, const float *rows, size_t dim, size_t n, float *out,
+                              int path);
+
+/// `engram_dot_f32_gather` on a chosen level, like `engram_dot_f32_rows_path`.
+void engram_dot_f32_gather_path(const float *query, const float *base, size_t dim,
+                                const int32_t *indices, size_t n, float *out, int path);
+
 /// One float32 dot product with the same reduction as the row kernels.
 float engram_dot_f32(const float *a, const float *b, size_t dim);
 
 /// Integer dot products of signed int8 `query` codes with `n` contiguous int8 rows of `dim`
-/// bytes: out[i] = sum_j query[j] * rows[i][j]. `row_sums[i]` must be sum_j rows[i][j]
+/// bytes: out[i] = sum_j query[j] * rows[i][j], exact for codes in -127...127. `row_sums[i]` must be sum_j rows[i][j]
 /// (the VNNI path biases the query to unsigned and subtracts 128 * row_sums[i]).
 void engram_dot_i8_rows(const int8_t *query, const int8_t *rows, size_t dim, size_t n,
                         const int32_t *row_sums, int32_t *out);
 
-/// One signed int8 dot product on a chosen path: 0 scalar, 1 AVX2, 2 AVX-512 VNNI; a path the
-/// CPU lacks falls back to the next narrower one. For testing the kernels against each other.
+/// `engram_dot_i8_rows` on a chosen level (`ENGRAM_LEVEL_*`; level 2 is the AVX-512 VNNI path
+/// when the CPU has VNNI, else AVX2); never above the dispatch level. Every level is exact
+/// for codes in -127...127 (what `engram_quantize_rows_i8` writes): the AVX2 path's
+/// vpmaddubsw pairs cannot saturate there. For testing the levels against each other.
+void engram_dot_i8_rows_path(const int8_t *query, const int8_t *rows, size_t dim, size_t n,
+                             const int32_t *row_sums, int32_t *out, int path);
+
+/// One signed int8 dot product on a chosen path: 0 scalar, 1 AVX2 or NEON, 2 AVX-512 VNNI; a
+/// path the CPU lacks falls back to the next narrower one. Exact for codes in -127...127 on
+/// every path, and for -128 too on the scalar, NEON and VNNI paths. For testing the kernels
+/// against each other.
 int32_t engram_dot_i8_path(const int8_t *a, const int8_t *b, size_t n, int path);
 
 /// Validates and unit-normalizes `n` rows of `dim` floats from `src` into `dst` (may alias).
@@ -54,8 +90,9 @@ uint64_t engram_checksum64(const void *data, size_t length, uint64_t seed);
 void engram_gemm_nt_small(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                           const float *w, size_t ldw, float *c, size_t ldc);
 
-/// `engram_gemm_nt_small` on a chosen path: 0 portable, 1 AVX2+FMA, 2 AVX-512; a path the CPU
-/// lacks falls back to the next narrower one. For testing the paths against each other.
+/// `engram_gemm_nt_small` on a chosen path (`ENGRAM_LEVEL_*`: 0 portable, 1 AVX2+FMA or NEON,
+/// 2 AVX-512); a path above the dispatch level runs at the dispatch level. For testing the
+/// paths against each other.
 void engram_gemm_nt_path(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                          const float *w, size_t ldw, float *c, size_t ldc, int path);
 
@@ -64,10 +101,15 @@ void engram_gemm_nt_path(size_t m, size_t n, size_t k, float alpha, const float 
 /// almost every score is below the heap's threshold.
 size_t engram_select_at_least(const float *scores, size_t n, float threshold, int32_t *out);
 
-/// `engram_select_at_least` on a chosen path: 0 portable, 1 AVX2, 2 AVX-512; a path the CPU
-/// lacks falls back to the next narrower one. For testing the paths against each other.
+/// `engram_select_at_least` on a chosen path (`ENGRAM_LEVEL_*`: 0 portable, 1 AVX2 or NEON,
+/// 2 AVX-512); a path above the dispatch level runs at the dispatch level. For testing the
+/// paths against each other.
 size_t engram_select_at_least_path(const float *scores, size_t n, float threshold, int32_t *out,
                                    int path);
+
+/// Reads `bytes` sequentially with the widest loads of the dispatch level and returns a sum
+/// of them (so the read cannot be optimized away): the memory-bandwidth floor of a scan.
+uint64_t engram_read_bytes(const void *data, size_t bytes);
 
 /// Allocates `bytes` for row storage: 64-byte aligned, and from 2 MiB up 2 MiB aligned with
 /// transparent huge pages requested (Linux), so long scans do not walk page tables. NULL when

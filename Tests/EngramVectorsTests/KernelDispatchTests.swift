@@ -1,0 +1,106 @@
+import CEngramKernels
+import Foundation
+import Testing
+
+/// Every SIMD level the CPU has, forced through the kernels' `_path` entry points, against the
+/// scalar reference. Integer kernels and the select must match bit for bit; float32 kernels
+/// within 2 · n · 2⁻²⁴ · Σ|aⱼbⱼ|, the most two summation orders of n products can differ
+/// (each is within n · u · Σ|aⱼbⱼ| of the exact sum, u = 2⁻²⁴). Within one level, equal rows
+/// score bit-equal on every loop. `scripts/kernels-test.sh` runs the same checks in C for
+/// the NEON level under qemu-aarch64.
+@Suite("Kernel dispatch levels")
+struct KernelDispatchTests {
+  /// The levels this CPU runs: scalar up to the dispatch level.
+  static let levels = Array(0...Int(engram_cpu_level()))
+
+  static func bound(_ a: ArraySlice<Float>, _ b: ArraySlice<Float>) -> Double {
+    let magnitude = zip(a, b).reduce(0.0) { $0 + abs(Double($1.0) * Double($1.1)) }
+    return 2 * Double(a.count) * 0x1p-24 * magnitude + 1e-30
+  }
+
+  @Test func levelNamesRoundTrip() {
+    #expect(engram_cpu_level_named("scalar") == 0)
+    #expect(engram_cpu_level_named("avx-2") == -1)
+    #expect(engram_cpu_level_named(nil) == -1)
+    for level in Self.levels {
+      let name = String(cString: engram_cpu_level_name(Int32(level)))
+      #expect(engram_cpu_level_named(name) == Int32(level), "\(name)")
+    }
+    #if arch(x86_64)
+      #expect(engram_cpu_level_named("avx2") == 1)
+      #expect(engram_cpu_level_named("avx512") == 2)
+      #expect(engram_cpu_level_named("neon") == -1)
+    #endif
+  }
+
+  @Test(arguments: [1, 7, 8, 9, 16, 17, 33, 100, 384, 385])
+  func float32RowsAtEveryLevel(dimension: Int) {
+    var random = TestRandom(seed: UInt64(dimension) + 9)
+    let n = 13
+    let query = random.vector(dimension)
+    var rows = random.vectors(n, dimension)
+    rows.replaceSubrange((5 * dimension)..<(6 * dimension), with: rows[(2 * dimension)..<(3 * dimension)])
+    var reference = [Float](repeating: 0, count: n)
+    engram_dot_f32_rows_path(query, rows, dimension, n, &reference, 0)
+    let reversed = (0..<n).reversed().map { Int32($0) }
+    for level in Self.levels {
+      var scores = [Float](repeating: .nan, count: n)
+      var gathered = [Float](repeating: .nan, count: n)
+      engram_dot_f32_rows_path(query, rows, dimension, n, &scores, Int32(level))
+      engram_dot_f32_gather_path(query, rows, dimension, reversed, n, &gathered, Int32(level))
+      for i in 0..<n {
+        let row = rows[(i * dimension)..<((i + 1) * dimension)]
+        #expect(
+          abs(Double(scores[i]) - Double(reference[i])) <= Self.bound(query[...], row),
+          "level \(level) dim \(dimension) row \(i): \(scores[i]) vs \(reference[i])")
+        #expect(gathered[n - 1 - i] == scores[i], "level \(level) dim \(dimension) row \(i) gathered")
+      }
+      #expect(scores[5] == scores[2], "level \(level): equal rows")
+    }
+  }
+
+  @Test(arguments: [1, 31, 32, 33, 64, 65, 384, 385])
+  func int8RowsAtEveryLevel(dimension: Int) {
+    var random = TestRandom(seed: UInt64(dimension) + 21)
+    let n = 11
+    let query = (0..<dimension).map { _ in Int8.random(in: -127...127, using: &random) }
+    var codes = (0..<(n * dimension)).map { _ in Int8.random(in: -127...127, using: &random) }
+    // The largest pairs: all 127 and all -127 rows.
+    codes.replaceSubrange(0..<dimension, with: repeatElement(127, count: dimension))
+    codes.replaceSubrange(dimension..<(2 * dimension), with: repeatElement(-127, count: dimension))
+    let sums = (0..<n).map { r in
+      codes[(r * dimension)..<((r + 1) * dimension)].reduce(Int32(0)) { $0 + Int32($1) }
+    }
+    let expected = (0..<n).map { r in
+      (0..<dimension).reduce(Int32(0)) { $0 + Int32(query[$1]) * Int32(codes[r * dimension + $1]) }
+    }
+    for level in Self.levels {
+      var out = [Int32](repeating: 0, count: n)
+      engram_dot_i8_rows_path(query, codes, dimension, n, sums, &out, Int32(level))
+      #expect(out == expected, "level \(level) dim \(dimension)")
+    }
+  }
+
+  @Test(arguments: [1, 3, 5, 9])
+  func smallProductAtEveryLevel(m: Int) {
+    var random = TestRandom(seed: UInt64(m) + 5)
+    for (n, k) in [(1, 1), (3, 17), (5, 384), (9, 33)] {
+      let a = random.vectors(m, k)
+      let w = random.vectors(n, k)
+      var reference = [Float](repeating: 0, count: m * n)
+      engram_gemm_nt_path(m, n, k, 1, a, k, w, k, &reference, n, 0)
+      for level in Self.levels {
+        var c = [Float](repeating: .nan, count: m * n)
+        engram_gemm_nt_path(m, n, k, 1, a, k, w, k, &c, n, Int32(level))
+        for i in 0..<m {
+          for j in 0..<n {
+            let tolerance = Self.bound(a[(i * k)..<((i + 1) * k)], w[(j * k)..<((j + 1) * k)])
+            #expect(
+              abs(Double(c[i * n + j]) - Double(reference[i * n + j])) <= tolerance,
+              "level \(level) m \(m) n \(n) k \(k) at \(i),\(j)")
+          }
+        }
+      }
+    }
+  }
+}
