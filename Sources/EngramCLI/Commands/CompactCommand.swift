@@ -26,7 +26,7 @@ public enum CompactCommand: Command {
     let arguments = context.arguments
     let olderThan = arguments.duration("older-than") ?? 30 * 86_400
     let json = arguments.flag("json")
-    try await EngineAccess.withEngine(context) { engine in
+    try await EngineAccess.withEngine(context, mode: arguments.flag("dry-run") ? .readOnly : .readWrite) { engine in
       let plan = try await engine.compact(olderThan: olderThan, dryRun: true)
       if !json {
         if plan.plan.isEmpty {

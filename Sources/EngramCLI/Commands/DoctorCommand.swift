@@ -10,8 +10,9 @@ public enum DoctorCommand: Command {
 
   /// Prints one line per check; exits 1 when unhealthy (after repair, when asked).
   public static func run(_ context: CommandContext) async throws {
-    let report = try await EngineAccess.withEngine(context) { engine in
-      try await engine.doctor(repair: context.arguments.flag("repair"))
+    let repair = context.arguments.flag("repair")
+    let report = try await EngineAccess.withEngine(context, mode: repair ? .readWrite : .readOnly) { engine in
+      try await engine.doctor(repair: repair)
     }
     if context.arguments.flag("json") {
       for check in report.checks {
