@@ -76,7 +76,9 @@ final class RowStore: @unchecked Sendable {
 
   deinit {
     if mapping != nil {
-      for pointer in [UnsafeMutableRawPointer(codes), UnsafeMutableRawPointer(scales), UnsafeMutableRawPointer(codeSums)] {
+      for pointer in [
+        UnsafeMutableRawPointer(codes), UnsafeMutableRawPointer(scales), UnsafeMutableRawPointer(codeSums),
+      ] {
         engram_free_rows(pointer)
       }
       return

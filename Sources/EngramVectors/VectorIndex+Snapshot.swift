@@ -169,7 +169,8 @@ extension VectorIndex {
     while failure == 0, start < n {
       let count = min(chunk, n - start)
       for index in 0..<count {
-        (buffer + index * dimension).update(from: rows.vector(Int(order[start + index].row)), count: dimension)
+        (buffer + index * dimension).update(
+          from: rows.vector(Int(order[start + index].row)), count: dimension)
       }
       let bytes = UnsafeRawBufferPointer(start: buffer, count: count * dimension * 4)
       vectorChecksum = engram_checksum64(bytes.baseAddress, bytes.count, vectorChecksum)
@@ -295,7 +296,8 @@ extension VectorIndex {
       var start = 0
       while start < n {
         let count = min(SnapshotFormat.vectorChunkRows, n - start)
-        vectors = engram_checksum64(base + layout.vectors + start * dimension * 4, count * dimension * 4, vectors)
+        vectors = engram_checksum64(
+          base + layout.vectors + start * dimension * 4, count * dimension * 4, vectors)
         start += count
       }
       guard vectors == vectorChecksum else { throw .snapshotCorrupt(path: path, reason: .checksumMismatch) }
@@ -325,7 +327,9 @@ extension VectorIndex {
   /// Checks every byte of a snapshot (header, token, row table and vectors), as `doctor`
   /// does; `open` checks all but the vectors.
   /// - Throws: as `open(snapshot:expectedToken:configuration:verification:)`.
-  public static func verifySnapshot(_ url: URL, expectedToken: UInt64, dimension: Int) throws(VectorIndexError) {
+  public static func verifySnapshot(_ url: URL, expectedToken: UInt64, dimension: Int)
+    throws(VectorIndexError)
+  {
     _ = try open(
       snapshot: url, expectedToken: expectedToken, configuration: Configuration(dimension: dimension),
       verification: .full)

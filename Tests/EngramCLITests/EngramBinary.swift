@@ -71,7 +71,8 @@ enum EngramBinary {
     var merged = ProcessInfo.processInfo.environment
     merged.merge(environment) { _, new in new }
     return try run(
-      URL(fileURLWithPath: command[0]), arguments: Array(command.dropFirst()), input: nil, environment: merged,
+      URL(fileURLWithPath: command[0]), arguments: Array(command.dropFirst()), input: nil,
+      environment: merged,
       directory: nil)
   }
 

@@ -79,7 +79,8 @@ import Testing
     defer { engine.close() }
     #expect(engine.indexSource == .database)
     let cosine = try await Self.cosine(engine, Self.replacement, id: second)
-    #expect((cosine ?? 0) < 0.5, "the copy's #\(second) answers the original's text with cosine \(cosine ?? 0)")
+    #expect(
+      (cosine ?? 0) < 0.5, "the copy's #\(second) answers the original's text with cosine \(cosine ?? 0)")
   }
 
   /// Finding 1: the snapshot's temporary file had a predictable name and was opened without
@@ -108,20 +109,17 @@ import Testing
     let folder = try TemporaryFolder()
     let path = folder.path("m.sqlite")
     var configuration = hashingConfiguration()
-    // Longer than the bound below: a search that waited for the lock would fail the bound
-    // (and then throw "busy"), however loaded the host.
-    configuration.busyTimeout = .seconds(10)
+    // A search that waited for the lock would fail with "busy" after this long (a bound on
+    // the elapsed time would also measure how loaded the test host is).
+    configuration.busyTimeout = .seconds(3)
     let engine = try MemoryEngine(path: path, configuration: configuration)
     defer { engine.close() }
     let id = try await engine.remember("Ann is allergic to peanuts", kind: .fact)
 
     let other = try Connection(path: path)
     try other.execute("BEGIN IMMEDIATE")
-    let clock = ContinuousClock()
-    var hits: [SearchHit] = []
-    let elapsed = try await clock.measure { hits = try await engine.search("peanuts", k: 3) }
+    let hits = try await engine.search("peanuts", k: 3)
     #expect(hits.first?.id == id)
-    #expect(elapsed < .seconds(5), "a search took \(elapsed) behind another process's write lock")
     try other.execute("ROLLBACK")
 
     // The retrieval is still counted, once the lock is free.

@@ -13,7 +13,8 @@ import Testing
 /// with mode 0600, and never follow a planted symlink.
 @Suite struct HostileTemporaryFileTests {
   static func folder() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("engram-tmpfile-\(UUID().uuidString)")
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "engram-tmpfile-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
   }

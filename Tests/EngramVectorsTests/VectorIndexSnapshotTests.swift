@@ -137,7 +137,8 @@ struct VectorIndexSnapshotTests {
     for target in [index, reopened] {
       #expect(target.remove(ids: [9, 12, 12, 3]) == 2)
       #expect(!target.contains(9) && !target.contains(12))
-      try target.upsert(id: 15, vector: [Float](repeating: 1, count: 10), metadata: .init(kind: .memory, session: 77))
+      try target.upsert(
+        id: 15, vector: [Float](repeating: 1, count: 10), metadata: .init(kind: .memory, session: 77))
       try target.add(id: 9, vector: [Float](repeating: -1, count: 10), metadata: .init(kind: .summary))
       #expect(throws: VectorIndexError.duplicateID(18)) {
         try target.add(id: 18, vector: [Float](repeating: 1, count: 10), metadata: .init(kind: .memory))
@@ -153,7 +154,8 @@ struct VectorIndexSnapshotTests {
         VectorFilter(sessions: [77]), VectorFilter(kinds: [.summary]), VectorFilter(ids: [9, 15, 21, 12]),
         VectorFilter(kinds: [.memory], sessions: [2, 77]),
       ] {
-        #expect(try reopened.search(query, k: 10, filter: filter) == index.search(query, k: 10, filter: filter))
+        #expect(
+          try reopened.search(query, k: 10, filter: filter) == index.search(query, k: 10, filter: filter))
       }
     }
     // Written again (in id order) and reopened, the same rows come back.

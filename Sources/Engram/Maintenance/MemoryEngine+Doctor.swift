@@ -151,7 +151,8 @@ extension MemoryEngine {
     checks.append(
       DoctorReport.Check(
         name: "index", ok: absent == 0 && differing == 0 && live == indexed,
-        detail: "\(live) rows in the vector index for \(indexed) stored embeddings, \(absent) absent\(differs)"))
+        detail:
+          "\(live) rows in the vector index for \(indexed) stored embeddings, \(absent) absent\(differs)"))
     checks.append(try snapshotCheck())
     return DoctorReport(checks: checks, repairs: [])
   }
@@ -163,7 +164,8 @@ extension MemoryEngine {
     let inUse = indexState.withLock { $0.fromSnapshot }
     let url = snapshotURL
     guard FileManager.default.fileExists(atPath: url.path) else {
-      return DoctorReport.Check(name: "snapshot", ok: true, detail: "none (the index is built from the database)")
+      return DoctorReport.Check(
+        name: "snapshot", ok: true, detail: "none (the index is built from the database)")
     }
     guard let token = try database.read({ try Self.snapshotToken($0).token }) else {
       return DoctorReport.Check(name: "snapshot", ok: true, detail: "not current (not used)")
@@ -176,7 +178,8 @@ extension MemoryEngine {
     } catch .snapshotCorrupt(_, let reason) {
       return DoctorReport.Check(
         name: "snapshot", ok: !inUse,
-        detail: inUse ? "damaged (\(reason)) and in use; run `engram doctor --repair`" : "damaged (\(reason)), not used")
+        detail: inUse
+          ? "damaged (\(reason)) and in use; run `engram doctor --repair`" : "damaged (\(reason)), not used")
     } catch {
       return DoctorReport.Check(name: "snapshot", ok: !inUse, detail: "unreadable (\(error))")
     }

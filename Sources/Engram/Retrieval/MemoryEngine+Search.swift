@@ -145,7 +145,8 @@ extension MemoryEngine {
     guard !taken.isEmpty else { return }
     do {
       try database.write { connection in
-        try connection.recordMemoryAccess(taken.map { (id: $0.key, count: $0.value.count, lastAccess: $0.value.last) })
+        try connection.recordMemoryAccess(
+          taken.map { (id: $0.key, count: $0.value.count, lastAccess: $0.value.last) })
       }
     } catch {
       // Kept for the next attempt (the next search schedules one, close makes a last one).

@@ -23,7 +23,8 @@ public enum MCPCommand: Command {
     let manager = FileManager.default
     guard manager.fileExists(atPath: path) else { return .readWrite }
     let bits = (try? manager.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? 0o600
-    let writable = manager.isWritableFile(atPath: path) && manager.isWritableFile(atPath: folder) && bits & 0o222 != 0
+    let writable =
+      manager.isWritableFile(atPath: path) && manager.isWritableFile(atPath: folder) && bits & 0o222 != 0
     return writable ? .readWrite : .readOnly
   }
 

@@ -51,7 +51,8 @@ public final class Database: Sendable {
       try Self.tune(first, configuration)
       var connections = [first]
       for _ in 1..<readerCount {
-        let reader = try Connection(path: path, mode: .readOnlyNoTrace, busyTimeout: configuration.busyTimeout)
+        let reader = try Connection(
+          path: path, mode: .readOnlyNoTrace, busyTimeout: configuration.busyTimeout)
         try Self.tune(reader, configuration)
         connections.append(reader)
       }
