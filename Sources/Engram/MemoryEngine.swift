@@ -51,7 +51,14 @@ public final class MemoryEngine: Sendable {
   let pendingAccess = Mutex<PendingAccess>(PendingAccess())
   /// Writes access statistics off the read path (blocking SQLite work stays off the
   /// cooperative pool, and a search never waits for another process's write lock).
-  let accessQueue = DispatchQueue(label: "engram.access-statistics", qos: .utility)
+  let accessQueue: DispatchQueue = {
+    let queue = DispatchQueue(label: "engram.access-statistics", qos: .utility)
+    queue.setSpecific(key: MemoryEngine.accessQueueKey, value: ())
+    return queue
+  }()
+  /// Marks the access-statistics queue, so a close that runs on it (the last reference
+  /// released by a background write) does not wait for itself.
+  static let accessQueueKey = DispatchSpecificKey<Void>()
 
   struct PendingAccess: Sendable {
     var entries: [Int64: (count: Int, last: Int64)] = [:]
@@ -144,7 +151,7 @@ public final class MemoryEngine: Sendable {
     }
     guard !wasClosed else { return }
     if !configuration.readOnly {
-      accessQueue.sync {}
+      if DispatchQueue.getSpecific(key: Self.accessQueueKey) == nil { accessQueue.sync {} }
       try? writePendingAccess()
       try? writeSnapshot()
     }

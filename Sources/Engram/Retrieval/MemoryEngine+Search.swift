@@ -131,6 +131,7 @@ extension MemoryEngine {
   ///   timeout); the statistics are kept for the next attempt.
   public func flushAccessStatistics() throws {
     try checkOpen()
+    if DispatchQueue.getSpecific(key: Self.accessQueueKey) != nil { return try writePendingAccess() }
     try accessQueue.sync { try writePendingAccess() }
   }
 
