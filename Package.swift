@@ -79,7 +79,7 @@ let package = Package(
       resources: [.copy("Fixtures")]
     ),
     .testTarget(name: "EngramMCPTests", dependencies: ["EngramMCP"]),
-    .testTarget(name: "EngramCLITests", dependencies: ["EngramCLI", "EngramTestSupport"]),
+    .testTarget(name: "EngramCLITests", dependencies: ["EngramCLI", "EngramStore", "EngramTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -33,7 +33,7 @@ extension MemoryEngine {
   /// - Throws: `StoreError.schemaTooNew` for a database from a newer Engram; `SQLiteError`
   ///   (`.cannotOpen`, `.notADatabase`) for a missing or foreign file.
   public static func storedEmbedderSettings(path: String) throws -> StoredEmbedderSettings {
-    let connection = try Connection(path: path, mode: .readOnly)
+    let connection = try Connection(path: path, mode: .readOnlyNoTrace)
     guard try Migrator.checkVersion(connection) > 0 else { return StoredEmbedderSettings() }
     return try connection.transaction(.deferred) {
       let model = try connection.embeddingModel()

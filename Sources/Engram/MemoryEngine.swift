@@ -35,11 +35,35 @@ public final class MemoryEngine: Sendable {
   struct IndexState: Sendable {
     var generation: Int64
     var stale: Bool
+    /// Whether the index holds rows its snapshot file does not (loaded from the table).
+    var unsaved = false
+    /// `VectorIndex.changeCount` when the index was loaded: more means this process changed it.
+    var baselineChanges: UInt64 = 0
+    /// Whether the index's rows are those of the snapshot file (mapped at open; an open
+    /// checks the row table, `doctor` every byte).
+    var fromSnapshot = false
     /// Own writes between their start and the generation update after commit; while one
     /// is in flight a moved generation is ours, not another process's.
     var writesInFlight = 0
   }
   let state = Mutex<State>(State())
+  /// Access statistics of searches not yet written (memory id -> count, last access).
+  let pendingAccess = Mutex<PendingAccess>(PendingAccess())
+  /// Writes access statistics off the read path (blocking SQLite work stays off the
+  /// cooperative pool, and a search never waits for another process's write lock).
+  let accessQueue: DispatchQueue = {
+    let queue = DispatchQueue(label: "engram.access-statistics", qos: .utility)
+    queue.setSpecific(key: MemoryEngine.accessQueueKey, value: ())
+    return queue
+  }()
+  /// Marks the access-statistics queue, so a close that runs on it (the last reference
+  /// released by a background write) does not wait for itself.
+  static let accessQueueKey = DispatchSpecificKey<Void>()
+
+  struct PendingAccess: Sendable {
+    var entries: [Int64: (count: Int, last: Int64)] = [:]
+    var flushScheduled = false
+  }
 
   struct State: Sendable {
     var closed = false
@@ -62,6 +86,9 @@ public final class MemoryEngine: Sendable {
 
   /// Opens (creating if needed) the memory at `path`.
   ///
+  /// With `configuration.readOnly` the engine writes nothing at all, at open, search or
+  /// close (no snapshot, no access statistics), and works on a file or folder the user
+  /// cannot write.
   /// - Throws: `EngramError.modelMismatch` when the database holds vectors of another model
   ///   (run `reindex`), store errors for unreadable, corrupt, locked or future databases.
   public init(path: String, configuration: EngramConfiguration) throws {
@@ -92,26 +119,42 @@ public final class MemoryEngine: Sendable {
         }
       }
     }
+    if !configuration.readOnly, try database.read({ try $0.embeddingState().epoch }) == nil {
+      // Last changed by a writer that keeps no epoch (or new): draw one, so the snapshot
+      // this engine writes can be told apart from a copy's.
+      try database.write { try $0.renewEmbeddingEpoch() }
+    }
     let (index, source, generation) = try Self.loadIndex(
       database: database, snapshot: URL(fileURLWithPath: path + ".vectors"),
       dimension: embedder.dimension, threads: configuration.searchThreads)
     indexHolder = Mutex(index)
-    indexState.withLock { $0.generation = generation }
+    indexState.withLock {
+      $0.generation = generation
+      $0.unsaved = source == .database
+      $0.baselineChanges = index.changeCount
+      $0.fromSnapshot = source == .snapshot
+    }
     state.withLock { $0.indexSource = source }
   }
 
   /// How the vector index was loaded when the engine opened.
   public var indexSource: IndexSource { state.withLock { $0.indexSource } }
 
-  /// Writes the index snapshot (so the next open is fast) and closes the database.
-  /// Further calls fail with `EngramError.closed`.
+  /// Writes pending access statistics and, when this process changed the vector index and
+  /// it still matches the database, its snapshot (so the next open is fast); then closes
+  /// the database. A read-only engine writes nothing. Further calls fail with
+  /// `EngramError.closed`.
   public func close() {
     let wasClosed = state.withLock { state in
       defer { state.closed = true }
       return state.closed
     }
     guard !wasClosed else { return }
-    if !configuration.readOnly { try? writeSnapshot() }
+    if !configuration.readOnly {
+      if DispatchQueue.getSpecific(key: Self.accessQueueKey) == nil { accessQueue.sync {} }
+      try? writePendingAccess()
+      try? writeSnapshot()
+    }
     database.close()
   }
 
@@ -125,15 +168,22 @@ public final class MemoryEngine: Sendable {
 
   // MARK: - The vector index
 
-  /// The token a snapshot must carry to be valid for this database's current vectors.
-  static func snapshotToken(_ connection: Connection) throws -> UInt64 {
-    let generation = try connection.embeddingGeneration()
+  /// The token a snapshot must carry to be valid for this database's current vectors, and
+  /// the generation it stands for; no token when the database keeps no trustworthy epoch
+  /// (then no snapshot is valid).
+  ///
+  /// It hashes the database id, the embedding generation and the epoch redrawn at every
+  /// change of the embeddings: equal tokens mean the same history, so exactly the same rows
+  /// (a copy of the database that changed differently has another epoch).
+  static func snapshotToken(_ connection: Connection) throws -> (token: UInt64?, generation: Int64) {
+    let (generation, epoch) = try connection.embeddingState()
+    guard let epoch else { return (nil, generation) }
     let identity = try connection.meta("database_id") ?? ""
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in identity.utf8 {
+    for byte in (identity + "|" + String(generation) + "|" + epoch).utf8 {
       hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
     }
-    return hash ^ UInt64(bitPattern: generation) &* 0x9E37_79B9_7F4A_7C15
+    return (hash, generation)
   }
 
   /// Writes the vector index snapshot for the database's current generation.
@@ -142,14 +192,31 @@ public final class MemoryEngine: Sendable {
     try writeSnapshot()
   }
 
+  /// Writes the snapshot when this process changed the index (or built it from the table)
+  /// and the index reflects exactly the database's current embeddings: never a stale index
+  /// stamped with a newer token (another process's writes make it stale), never a rewrite
+  /// of an unchanged index.
   func writeSnapshot() throws {
-    // The token is read before the index: a write landing in between makes the snapshot
-    // look stale at the next open (a rebuild), never fresh with a missing row.
-    let token = try database.read { try Self.snapshotToken($0) }
-    let indexed = index.count
-    let stored = try database.read { try $0.count(EmbeddingRow.self) }
-    guard indexed == stored else { return }
+    let index = self.index
+    let (token, generation, stored) = try database.read { connection in
+      let (token, generation) = try Self.snapshotToken(connection)
+      return (token, generation, try connection.count(EmbeddingRow.self))
+    }
+    guard let token else { return }
+    let current = indexState.withLock { state in
+      !state.stale && state.writesInFlight == 0 && state.generation == generation
+        && (state.unsaved || index.changeCount != state.baselineChanges)
+    }
+    // Own writes update the index just after their commit: a count that disagrees means
+    // one is still on its way in.
+    guard current, index.count == stored else { return }
     try index.write(snapshotTo: snapshotURL, token: token)
+    indexState.withLock { state in
+      if state.generation == generation {
+        state.unsaved = false
+        state.baselineChanges = index.changeCount
+      }
+    }
   }
 
   /// Loads the index from its snapshot when one is given and valid, else from the embeddings table;
@@ -158,8 +225,8 @@ public final class MemoryEngine: Sendable {
     VectorIndex, IndexSource, Int64
   ) {
     let indexConfiguration = VectorIndex.Configuration(dimension: dimension, threads: threads)
-    let (token, generation) = try database.read { (try snapshotToken($0), try $0.embeddingGeneration()) }
-    if let snapshot, FileManager.default.fileExists(atPath: snapshot.path),
+    let (token, generation) = try database.read { try snapshotToken($0) }
+    if let snapshot, let token, FileManager.default.fileExists(atPath: snapshot.path),
       let index = try? VectorIndex.open(
         snapshot: snapshot, expectedToken: token, configuration: indexConfiguration)
     {
@@ -235,7 +302,9 @@ public final class MemoryEngine: Sendable {
       database: database, snapshot: nil, dimension: embedder.dimension,
       threads: configuration.searchThreads)
     indexHolder.withLock { $0 = fresh }
-    indexState.withLock { $0 = IndexState(generation: generation, stale: false) }
+    indexState.withLock {
+      $0 = IndexState(generation: generation, stale: false, unsaved: true, baselineChanges: fresh.changeCount)
+    }
   }
 
   // MARK: - Embedding

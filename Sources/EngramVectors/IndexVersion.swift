@@ -17,9 +17,22 @@ struct IndexVersion: Sendable {
   var kindPostings: [Posting] = VectorKind.allCases.map { _ in Posting() }
   var sessionPostings: [Int64: Posting] = [:]
   var scopePostings: [Int64: Posting] = [:]
+  /// Rows `0..<sortedBase` came from a snapshot in ascending id order: they are found by
+  /// binary search and have no id-map entries or postings (building those for a million
+  /// rows would cost more than the rest of an open). Rows appended later have both.
+  var sortedBase = 0
 
   init(rows: RowStore) {
     self.rows = rows
+  }
+
+  /// A version over `count` rows already in `rows`, in strictly ascending id order.
+  init(sortedRows rows: RowStore, count: Int) {
+    self.rows = rows
+    self.count = count
+    self.live = count
+    self.sortedBase = count
+    self.dead = [UInt64](repeating: 0, count: (count + 63) / 64)
   }
 
   @inline(__always) static func shard(_ id: Int64) -> Int {
@@ -27,7 +40,32 @@ struct IndexVersion: Sendable {
   }
 
   @inline(__always) func row(of id: Int64) -> Int32? {
-    idShards[Self.shard(id)][id]
+    if let row = idShards[Self.shard(id)][id] { return row }
+    guard sortedBase > 0, let row = baseRow(of: id), !isDead(row) else { return nil }
+    return Int32(row)
+  }
+
+  /// The row of `id` among the sorted snapshot rows (dead or not), by binary search.
+  func baseRow(of id: Int64) -> Int? {
+    let ids = rows.ids
+    var low = 0
+    var high = sortedBase
+    while low < high {
+      let middle = (low + high) / 2
+      if ids[middle] < id { low = middle + 1 } else { high = middle }
+    }
+    return low < sortedBase && ids[low] == id ? low : nil
+  }
+
+  /// Tombstones the live row of `id`; returns whether there was one.
+  mutating func removeID(_ id: Int64) -> Bool {
+    if let row = idShards[Self.shard(id)].removeValue(forKey: id) {
+      markDead(Int(row))
+      return true
+    }
+    guard sortedBase > 0, let row = baseRow(of: id), !isDead(row) else { return false }
+    markDead(row)
+    return true
   }
 
   @inline(__always) func isDead(_ row: Int) -> Bool {

@@ -21,6 +21,10 @@ final class RowStore: @unchecked Sendable {
   let codes: UnsafeMutablePointer<Int8>
   let scales: UnsafeMutablePointer<Float>
   let codeSums: UnsafeMutablePointer<Int32>
+  /// The snapshot mapping the columns point into (nil when they were allocated). Mapped
+  /// columns are read-only: the store's capacity is its row count, so an append copies the
+  /// rows into an allocated store first.
+  let mapping: SnapshotMapping?
   /// An upper bound of `|| row - scale * codes ||` over every quantized row (Float bits).
   /// Only grows, so a reader of an older version still gets a bound for its rows.
   private let codeErrorBits = Atomic<UInt32>(0)
@@ -46,9 +50,39 @@ final class RowStore: @unchecked Sendable {
     codes = Self.allocate(Int8.self, quantized ? rows * dimension : 1)
     scales = Self.allocate(Float.self, quantized ? rows : 1)
     codeSums = Self.allocate(Int32.self, quantized ? rows : 1)
+    mapping = nil
+  }
+
+  /// Rows backed by a mapped snapshot (float32 only; never written).
+  init(mapping: SnapshotMapping, layout: SnapshotFormat.Layout, count: Int, dimension: Int) {
+    self.dimension = dimension
+    self.capacity = count
+    self.quantized = false
+    self.mapping = mapping
+    func column<T>(_ offset: Int, _ type: T.Type) -> UnsafeMutablePointer<T> {
+      UnsafeMutableRawPointer(mutating: mapping.base + offset).assumingMemoryBound(to: T.self)
+    }
+    vectors = column(layout.vectors, Float.self)
+    ids = column(layout.ids, Int64.self)
+    sessions = column(layout.sessions, Int64.self)
+    scopes = column(layout.scopes, Int64.self)
+    timestamps = column(layout.timestamps, Int64.self)
+    kinds = column(layout.kinds, UInt8.self)
+    // Placeholders, as for a float32 store.
+    codes = Self.allocate(Int8.self, 1)
+    scales = Self.allocate(Float.self, 1)
+    codeSums = Self.allocate(Int32.self, 1)
   }
 
   deinit {
+    if mapping != nil {
+      for pointer in [
+        UnsafeMutableRawPointer(codes), UnsafeMutableRawPointer(scales), UnsafeMutableRawPointer(codeSums),
+      ] {
+        engram_free_rows(pointer)
+      }
+      return
+    }
     for pointer in [
       UnsafeMutableRawPointer(vectors), UnsafeMutableRawPointer(ids), UnsafeMutableRawPointer(sessions),
       UnsafeMutableRawPointer(scopes), UnsafeMutableRawPointer(timestamps), UnsafeMutableRawPointer(kinds),

@@ -327,14 +327,18 @@ extension IndexVersion {
       if let best {
         allowed.reserveCapacity(best.count)
         for row in best { admit(row) }
-      } else if let bestPostings {
+        return
+      }
+      // Rows of an opened snapshot have no postings: their metadata columns are scanned.
+      for row in 0..<sortedBase { admit(Int32(row)) }
+      if let bestPostings {
         allowed.reserveCapacity(bestSize)
         for posting in bestPostings {
           for row in posting.buffer { admit(row) }
         }
       } else {
         // Only a time range: scan the 8-byte timestamp column, still far cheaper than scoring.
-        for row in 0..<count { admit(Int32(row)) }
+        for row in sortedBase..<count { admit(Int32(row)) }
       }
     }
     return allowed

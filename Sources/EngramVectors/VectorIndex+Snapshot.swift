@@ -7,102 +7,226 @@ import Foundation
   import Darwin
 #endif
 
-/// Snapshot file layout (little-endian), version 1:
+/// Snapshot file layout (little-endian), version 2:
 ///
 ///     0  magic "ENGRVEC\0"      8  version u32    12  dimension u32
-///    16  row count u64          24  token u64     32  payload bytes u64
-///    40  payload checksum u64   48  reserved (16 zero bytes)
-///    64  payload: ids i64[n], sessions i64[n], scopes i64[n], timestamps i64[n],
-///        kinds u8[n] padded to 8 bytes, vectors f32[n * dimension]
+///    16  row count u64          24  token u64     32  file bytes u64
+///    40  row-table checksum u64 48  vector checksum u64
+///    56  header checksum u64 (of bytes 0..<56)
+///    then, each column starting on a 4096-byte boundary: ids i64[n], sessions i64[n],
+///    scopes i64[n], timestamps i64[n], kinds u8[n], vectors f32[n * dimension]
 ///
-/// Only live rows are written. int8 codes are recomputed on open, so the format does not
-/// depend on the quantization scheme.
+/// Only live rows are written, in ascending id order, so an opened snapshot finds a row by
+/// binary search and needs no id map. The file is memory-mapped read-only, not read: an
+/// open checks the header, the token and the row table (ids, metadata: 33 bytes a row), and
+/// costs milliseconds whatever the size; the pages are shared by every process that maps
+/// it. The vectors' checksum is checked on demand (`verifySnapshot`, run by `doctor`).
+/// int8 codes are recomputed on open, so the format does not depend on quantization.
 enum SnapshotFormat {
   static let magic: [UInt8] = Array("ENGRVEC".utf8) + [0]
-  static let version: UInt32 = 1
+  static let version: UInt32 = 2
   static let headerBytes = 64
+  static let alignment = 4096
+  /// Vector rows checksummed per call (the writer and the verifier chain the same pieces).
+  static let vectorChunkRows = 4096
 
-  static func payloadBytes(count: Int, dimension: Int) -> Int {
-    count * 32 + ((count + 7) & ~7) + count * dimension * 4
+  struct Layout {
+    var ids = 0
+    var sessions = 0
+    var scopes = 0
+    var timestamps = 0
+    var kinds = 0
+    var vectors = 0
+    var total = 0
+  }
+
+  static func align(_ offset: Int) -> Int { (offset + alignment - 1) / alignment * alignment }
+
+  static func layout(count n: Int, dimension: Int) -> Layout {
+    var layout = Layout()
+    layout.ids = alignment
+    layout.sessions = align(layout.ids + n * 8)
+    layout.scopes = align(layout.sessions + n * 8)
+    layout.timestamps = align(layout.scopes + n * 8)
+    layout.kinds = align(layout.timestamps + n * 8)
+    layout.vectors = align(layout.kinds + n)
+    layout.total = layout.vectors + n * dimension * 4
+    return layout
   }
 
   static func seed(dimension: Int, count: Int, token: UInt64) -> UInt64 {
     token ^ (UInt64(dimension) << 40) ^ UInt64(count)
   }
+
+  /// The checksum of the header's first 56 bytes (stored in the last 8).
+  static func headerChecksum(_ header: [UInt8]) -> UInt64 {
+    header.withUnsafeBytes { engram_checksum64($0.baseAddress, 56, 0x454E_4752_5645_4332) }
+  }
+}
+
+/// A read-only memory mapping of a snapshot file, unmapped when the last row store using
+/// it goes away.
+final class SnapshotMapping: @unchecked Sendable {
+  let base: UnsafeRawPointer
+  let length: Int
+
+  init(base: UnsafeRawPointer, length: Int) {
+    self.base = base
+    self.length = length
+  }
+
+  deinit { munmap(UnsafeMutableRawPointer(mutating: base), length) }
+}
+
+/// How much of a snapshot `open` checks.
+public enum SnapshotVerification: Sendable, Hashable {
+  /// Header, token and row table (ids and metadata): milliseconds for a million rows.
+  case rowTable
+  /// Also every vector's bytes (a read of the whole file).
+  case full
 }
 
 extension VectorIndex {
-  /// Writes the live rows to `url` atomically (temporary file, fsync, rename), stamped with
-  /// `token` (e.g. the store's data version) so a later `open` can tell whether it is stale.
+  /// Writes the live rows to `url` atomically (a `SecureTemporaryFile`, fsync, rename),
+  /// stamped with `token` (e.g. the store's data version) so a later `open` can tell
+  /// whether it is stale.
   /// - Throws: `.snapshotIO` with the path and errno.
-  /// - Complexity: O(live · dimension).
+  /// - Complexity: O(live · dimension + live · log live) (rows are written in id order).
   public func write(snapshotTo url: URL, token: UInt64) throws(VectorIndexError) {
-    var version = snapshot()
-    if version.count != version.live { version = version.compacted(capacity: version.live) }
+    let version = snapshot()
     let rows = version.rows
-    let n = version.count
     let dimension = self.dimension
-    let padded = (n + 7) & ~7
-    let kinds = UnsafeMutablePointer<UInt8>.allocate(capacity: max(padded, 1))
-    defer { kinds.deallocate() }
-    kinds.initialize(repeating: 0, count: max(padded, 1))
-    kinds.update(from: rows.kinds, count: n)
-    let columns: [(UnsafeRawPointer, Int)] = [
-      (UnsafeRawPointer(rows.ids), n * 8), (UnsafeRawPointer(rows.sessions), n * 8),
-      (UnsafeRawPointer(rows.scopes), n * 8), (UnsafeRawPointer(rows.timestamps), n * 8),
-      (UnsafeRawPointer(kinds), padded), (UnsafeRawPointer(rows.vectors), n * dimension * 4),
-    ]
-    var checksum = SnapshotFormat.seed(dimension: dimension, count: n, token: token)
-    for (pointer, length) in columns { checksum = engram_checksum64(pointer, length, checksum) }
+    var order: [(id: Int64, row: Int32)] = []
+    order.reserveCapacity(version.live)
+    for row in 0..<version.count where !version.isDead(row) {
+      order.append((rows.ids[row], Int32(row)))
+    }
+    order.sort { $0.id < $1.id }
+    let n = order.count
+    let layout = SnapshotFormat.layout(count: n, dimension: dimension)
+
+    // The row table, gathered in id order.
+    var ids = [Int64](repeating: 0, count: n)
+    var sessions = [Int64](repeating: 0, count: n)
+    var scopes = [Int64](repeating: 0, count: n)
+    var timestamps = [Int64](repeating: 0, count: n)
+    var kinds = [UInt8](repeating: 0, count: n)
+    for (position, entry) in order.enumerated() {
+      let row = Int(entry.row)
+      ids[position] = entry.id
+      sessions[position] = rows.sessions[row]
+      scopes[position] = rows.scopes[row]
+      timestamps[position] = rows.timestamps[row]
+      kinds[position] = rows.kinds[row]
+    }
+    var rowChecksum = SnapshotFormat.seed(dimension: dimension, count: n, token: token)
+    for column in [ids, sessions, scopes, timestamps] {
+      rowChecksum = column.withUnsafeBytes { engram_checksum64($0.baseAddress, $0.count, rowChecksum) }
+    }
+    rowChecksum = kinds.withUnsafeBytes { engram_checksum64($0.baseAddress, $0.count, rowChecksum) }
+
+    let path = url.path
+    let file: SecureTemporaryFile
+    do {
+      file = try SecureTemporaryFile(beside: path)
+    } catch {
+      throw .snapshotIO(path: error.path, errno: error.errno)
+    }
+    let descriptor = file.descriptor
+    var failure: Int32 = 0
+    var written = SnapshotFormat.headerBytes
+    let zeros = [UInt8](repeating: 0, count: SnapshotFormat.alignment)
+    func pad(to offset: Int) {
+      while failure == 0, written < offset {
+        let count = min(zeros.count, offset - written)
+        failure = zeros.withUnsafeBytes { SnapshotIO.writeAll(descriptor, $0.baseAddress!, count) }
+        written += count
+      }
+    }
+    func put(_ bytes: UnsafeRawBufferPointer) {
+      guard failure == 0, bytes.count > 0 else { return }
+      failure = SnapshotIO.writeAll(descriptor, bytes.baseAddress!, bytes.count)
+      written += bytes.count
+    }
+    // The header goes in last, once the vector checksum is known.
+    if lseek(descriptor, off_t(SnapshotFormat.headerBytes), SEEK_SET) < 0 { failure = errno }
+    pad(to: layout.ids)
+    ids.withUnsafeBytes { put($0) }
+    pad(to: layout.sessions)
+    sessions.withUnsafeBytes { put($0) }
+    pad(to: layout.scopes)
+    scopes.withUnsafeBytes { put($0) }
+    pad(to: layout.timestamps)
+    timestamps.withUnsafeBytes { put($0) }
+    pad(to: layout.kinds)
+    kinds.withUnsafeBytes { put($0) }
+    pad(to: layout.vectors)
+    var vectorChecksum = rowChecksum
+    let chunk = SnapshotFormat.vectorChunkRows
+    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: max(1, chunk * dimension))
+    defer { buffer.deallocate() }
+    var start = 0
+    while failure == 0, start < n {
+      let count = min(chunk, n - start)
+      for index in 0..<count {
+        (buffer + index * dimension).update(
+          from: rows.vector(Int(order[start + index].row)), count: dimension)
+      }
+      let bytes = UnsafeRawBufferPointer(start: buffer, count: count * dimension * 4)
+      vectorChecksum = engram_checksum64(bytes.baseAddress, bytes.count, vectorChecksum)
+      put(bytes)
+      start += count
+    }
 
     var header = [UInt8](repeating: 0, count: SnapshotFormat.headerBytes)
     header.replaceSubrange(0..<8, with: SnapshotFormat.magic)
-    func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+    func set<T: FixedWidthInteger>(_ value: T, at offset: Int) {
       withUnsafeBytes(of: value.littleEndian) {
         header.replaceSubrange(offset..<(offset + $0.count), with: $0)
       }
     }
-    put(SnapshotFormat.version, at: 8)
-    put(UInt32(dimension), at: 12)
-    put(UInt64(n), at: 16)
-    put(token, at: 24)
-    put(UInt64(SnapshotFormat.payloadBytes(count: n, dimension: dimension)), at: 32)
-    put(checksum, at: 40)
-
-    let path = url.path
-    let temporary = path + ".tmp-\(getpid())"
-    let descriptor = SnapshotIO.openFile(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    guard descriptor >= 0 else { throw .snapshotIO(path: temporary, errno: errno) }
-    var failure: Int32 = 0
-    header.withUnsafeBytes { failure = SnapshotIO.writeAll(descriptor, $0.baseAddress!, $0.count) }
-    for (pointer, length) in columns where failure == 0 {
-      failure = SnapshotIO.writeAll(descriptor, pointer, length)
+    set(SnapshotFormat.version, at: 8)
+    set(UInt32(dimension), at: 12)
+    set(UInt64(n), at: 16)
+    set(token, at: 24)
+    set(UInt64(layout.total), at: 32)
+    set(rowChecksum, at: 40)
+    set(vectorChecksum, at: 48)
+    set(SnapshotFormat.headerChecksum(header), at: 56)
+    if failure == 0 {
+      let count = header.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+      if count != SnapshotFormat.headerBytes { failure = count < 0 ? errno : EIO }
     }
-    if failure == 0, fsync(descriptor) != 0 { failure = errno }
-    close(descriptor)
-    if failure == 0, rename(temporary, path) != 0 { failure = errno }
-    if failure != 0 {
-      unlink(temporary)
-      throw .snapshotIO(path: path, errno: failure)
+    guard failure == 0 else {
+      file.discard()
+      throw .snapshotIO(path: file.path, errno: failure)
+    }
+    do {
+      try file.commit()
+    } catch {
+      throw .snapshotIO(path: error.path, errno: error.errno)
     }
   }
 
-  /// Opens a snapshot written by `write(snapshotTo:token:)`.
+  /// Opens a snapshot written by `write(snapshotTo:token:)` by mapping it read-only.
   ///
   /// - Parameters:
   ///   - url: the snapshot file.
   ///   - expectedToken: the token the store says is current.
   ///   - configuration: precision, threads etc. for the new index; its dimension must match
   ///     the file. Nil takes the file's dimension and default settings.
+  ///   - verification: `.rowTable` (the default) or `.full` (every vector's bytes too).
   /// - Throws: `.snapshotIO` (missing, unreadable), `.snapshotCorrupt` (magic, version,
-  ///   length, checksum, rows), `.snapshotStale` (token differs),
+  ///   length, checksum, rows out of order), `.snapshotStale` (token differs),
   ///   `.snapshotDimensionMismatch`. Rebuild from the store on any of these.
-  /// - Complexity: O(n · dimension): one read and one checksum pass.
-  public static func open(snapshot url: URL, expectedToken: UInt64, configuration: Configuration? = nil)
-    throws(VectorIndexError) -> VectorIndex
-  {
+  /// - Complexity: O(n) over the 33-byte row table (O(n · dimension) with `.full`); no
+  ///   vector is read. int8 precision copies and quantizes the rows (O(n · dimension)).
+  public static func open(
+    snapshot url: URL, expectedToken: UInt64, configuration: Configuration? = nil,
+    verification: SnapshotVerification = .rowTable
+  ) throws(VectorIndexError) -> VectorIndex {
     let path = url.path
-    let descriptor = SnapshotIO.openFile(path, O_RDONLY)
+    let descriptor = SnapshotIO.openFile(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { throw .snapshotIO(path: path, errno: errno) }
     defer { close(descriptor) }
     var status = stat()
@@ -127,23 +251,25 @@ extension VectorIndex {
     guard formatVersion == SnapshotFormat.version else {
       throw .snapshotCorrupt(path: path, reason: .unsupportedVersion(formatVersion))
     }
+    guard SnapshotFormat.headerChecksum(header) == get(UInt64.self, at: 56) else {
+      throw .snapshotCorrupt(path: path, reason: .checksumMismatch)
+    }
     let dimension = Int(get(UInt32.self, at: 12))
     let rawCount = get(UInt64.self, at: 16)
     let token = get(UInt64.self, at: 24)
-    let payload = get(UInt64.self, at: 32)
-    let checksum = get(UInt64.self, at: 40)
+    let recordedBytes = get(UInt64.self, at: 32)
+    let rowChecksum = get(UInt64.self, at: 40)
+    let vectorChecksum = get(UInt64.self, at: 48)
     guard dimension > 0, dimension <= 65_536, rawCount < UInt64(Int32.max) else {
       throw .snapshotCorrupt(path: path, reason: .invalidHeader)
     }
     let n = Int(rawCount)
-    let expectedPayload = SnapshotFormat.payloadBytes(count: n, dimension: dimension)
-    guard payload == UInt64(expectedPayload) else {
+    let layout = SnapshotFormat.layout(count: n, dimension: dimension)
+    guard recordedBytes == UInt64(layout.total) else {
       throw .snapshotCorrupt(path: path, reason: .invalidHeader)
     }
-    guard fileBytes == SnapshotFormat.headerBytes + expectedPayload else {
-      throw .snapshotCorrupt(
-        path: path,
-        reason: .lengthMismatch(expected: SnapshotFormat.headerBytes + expectedPayload, actual: fileBytes))
+    guard fileBytes == layout.total else {
+      throw .snapshotCorrupt(path: path, reason: .lengthMismatch(expected: layout.total, actual: fileBytes))
     }
     guard token == expectedToken else {
       throw .snapshotStale(path: path, expected: expectedToken, found: token)
@@ -152,44 +278,61 @@ extension VectorIndex {
     guard configuration.dimension == dimension else {
       throw .snapshotDimensionMismatch(path: path, expected: configuration.dimension, found: dimension)
     }
-    configuration.initialCapacity = max(configuration.initialCapacity, n)
     try configuration.validate()
 
-    let rows = RowStore(
-      dimension: dimension, capacity: configuration.initialCapacity,
-      quantized: configuration.precision == .int8)
-    let padded = (n + 7) & ~7
-    let kinds = UnsafeMutablePointer<UInt8>.allocate(capacity: max(padded, 1))
-    defer { kinds.deallocate() }
-    let columns: [(UnsafeMutableRawPointer, Int)] = [
-      (UnsafeMutableRawPointer(rows.ids), n * 8), (UnsafeMutableRawPointer(rows.sessions), n * 8),
-      (UnsafeMutableRawPointer(rows.scopes), n * 8), (UnsafeMutableRawPointer(rows.timestamps), n * 8),
-      (UnsafeMutableRawPointer(kinds), padded), (UnsafeMutableRawPointer(rows.vectors), n * dimension * 4),
-    ]
-    var offset = SnapshotFormat.headerBytes
-    var computed = SnapshotFormat.seed(dimension: dimension, count: n, token: token)
-    for (pointer, length) in columns {
-      let failure = SnapshotIO.readAll(descriptor, pointer, length, offset: offset)
-      guard failure == 0 else { throw .snapshotIO(path: path, errno: failure) }
-      computed = engram_checksum64(pointer, length, computed)
-      offset += length
+    guard let raw = mmap(nil, fileBytes, PROT_READ, MAP_SHARED, descriptor, 0), raw != MAP_FAILED else {
+      throw .snapshotIO(path: path, errno: errno)
     }
-    guard computed == checksum else { throw .snapshotCorrupt(path: path, reason: .checksumMismatch) }
-    rows.kinds.update(from: kinds, count: n)
-
-    var version = IndexVersion(rows: rows)
-    var seen = Set<Int64>(minimumCapacity: n)
+    let mapping = SnapshotMapping(base: UnsafeRawPointer(raw), length: fileBytes)
+    let base = mapping.base
+    var computed = SnapshotFormat.seed(dimension: dimension, count: n, token: token)
+    for offset in [layout.ids, layout.sessions, layout.scopes, layout.timestamps] {
+      computed = engram_checksum64(base + offset, n * 8, computed)
+    }
+    computed = engram_checksum64(base + layout.kinds, n, computed)
+    guard computed == rowChecksum else { throw .snapshotCorrupt(path: path, reason: .checksumMismatch) }
+    if verification == .full {
+      var vectors = computed
+      var start = 0
+      while start < n {
+        let count = min(SnapshotFormat.vectorChunkRows, n - start)
+        vectors = engram_checksum64(
+          base + layout.vectors + start * dimension * 4, count * dimension * 4, vectors)
+        start += count
+      }
+      guard vectors == vectorChecksum else { throw .snapshotCorrupt(path: path, reason: .checksumMismatch) }
+    }
+    // Rows in strictly ascending id order (what the binary search relies on), known kinds.
+    let ids = (base + layout.ids).assumingMemoryBound(to: Int64.self)
+    let kinds = (base + layout.kinds).assumingMemoryBound(to: UInt8.self)
+    let kindCount = UInt8(VectorKind.allCases.count)
     for row in 0..<n {
-      guard let kind = VectorKind(rawValue: rows.kinds[row]), seen.insert(rows.ids[row]).inserted else {
+      guard kinds[row] < kindCount, row == 0 || ids[row - 1] < ids[row] else {
         throw .snapshotCorrupt(path: path, reason: .invalidRow(index: row))
       }
-      version.appendRow(
-        id: rows.ids[row],
-        metadata: VectorMetadata(
-          kind: kind, session: rows.sessions[row], scope: rows.scopes[row], timestamp: rows.timestamps[row]))
     }
-    rows.quantize(range: 0..<n)
-    return VectorIndex(configuration: configuration, version: version)
+
+    var rows = RowStore(mapping: mapping, layout: layout, count: n, dimension: dimension)
+    if configuration.precision == .int8 {
+      // Codes are computed, not stored: copy into owned, quantized rows.
+      let owned = RowStore(
+        dimension: dimension, capacity: max(n, configuration.initialCapacity), quantized: true)
+      owned.copyRows(from: rows, range: 0..<n, to: 0)
+      rows = owned
+    }
+    configuration.initialCapacity = max(configuration.initialCapacity, n)
+    return VectorIndex(configuration: configuration, version: IndexVersion(sortedRows: rows, count: n))
+  }
+
+  /// Checks every byte of a snapshot (header, token, row table and vectors), as `doctor`
+  /// does; `open` checks all but the vectors.
+  /// - Throws: as `open(snapshot:expectedToken:configuration:verification:)`.
+  public static func verifySnapshot(_ url: URL, expectedToken: UInt64, dimension: Int)
+    throws(VectorIndexError)
+  {
+    _ = try open(
+      snapshot: url, expectedToken: expectedToken, configuration: Configuration(dimension: dimension),
+      verification: .full)
   }
 }
 

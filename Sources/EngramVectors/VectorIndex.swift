@@ -136,6 +136,10 @@ public final class VectorIndex: Sendable {
   /// Live (not removed) rows.
   public var count: Int { snapshot().live }
 
+  /// How many writes have changed the index since it was created or opened (a caller can
+  /// tell whether its index changed since it last saved it).
+  public var changeCount: UInt64 { writer.withLock { $0 } }
+
   /// Tombstoned rows that `compact()` would reclaim.
   public var tombstoneCount: Int {
     let version = snapshot()
@@ -200,12 +204,7 @@ public final class VectorIndex: Sendable {
   public func remove(ids: [Int64]) -> Int {
     (try? write { version throws(VectorIndexError) -> Int in
       var removed = 0
-      for id in ids {
-        let shard = IndexVersion.shard(id)
-        guard let row = version.idShards[shard].removeValue(forKey: id) else { continue }
-        version.markDead(Int(row))
-        removed += 1
-      }
+      for id in ids where version.removeID(id) { removed += 1 }
       return removed
     }) ?? 0
   }

@@ -65,6 +65,17 @@ enum EngramBinary {
     return try run(try locate(), arguments: arguments, input: input, environment: merged, directory: nil)
   }
 
+  /// Runs `command[0]` (an executable path, such as a wrapper) with the other elements as
+  /// arguments, adding `environment` to this process's environment.
+  static func runExecutable(_ command: [String], environment: [String: String] = [:]) throws -> Result {
+    var merged = ProcessInfo.processInfo.environment
+    merged.merge(environment) { _, new in new }
+    return try run(
+      URL(fileURLWithPath: command[0]), arguments: Array(command.dropFirst()), input: nil,
+      environment: merged,
+      directory: nil)
+  }
+
   /// Output goes through temporary files, so a chatty child can never block on a full pipe.
   static func run(
     _ executable: URL, arguments: [String], input: String?, environment: [String: String]?, directory: URL?

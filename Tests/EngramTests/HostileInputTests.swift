@@ -117,7 +117,9 @@ struct BrokenEmbedder: Embedder {
     let path = try await Self.populatedDatabase(in: folder)
     let snapshot = path + ".vectors"
     var bytes = try Data(contentsOf: URL(fileURLWithPath: snapshot))
-    bytes[bytes.count / 2] ^= 0xFF
+    // In the row table (ids and metadata), which every open checks; damaged vectors are
+    // found by doctor (HostileSnapshotTests).
+    bytes[4096 + 3] ^= 0xFF
     try bytes.write(to: URL(fileURLWithPath: snapshot))
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration(dimension: 64))
     defer { engine.close() }

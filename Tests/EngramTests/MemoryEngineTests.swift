@@ -44,7 +44,8 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(hybrid[0].provenance.contains("keyword") && hybrid[0].provenance.contains("vector"))
     let chinese = try await engine.search("攀岩", k: 1, mode: .keyword)
     #expect(chinese.first?.text == "我周末去攀岩了")
-    // Access statistics are recorded for returned memories.
+    // Access statistics are recorded for returned memories (off the read path).
+    try engine.flushAccessStatistics()
     let item = try #require(try engine.memory(climbing))
     #expect(item.accessCount >= 3)
   }
@@ -109,6 +110,7 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(remembered.map(\.id) == [memory])
     #expect(remembered.first?.text == "Bob likes the ridge trail")
     #expect(remembered.first?.metadata["memory_kind"] == "preference")
+    try engine.flushAccessStatistics()
     #expect(try engine.memory(memory)?.accessCount == 1)
   }
 

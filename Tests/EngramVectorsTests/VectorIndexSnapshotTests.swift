@@ -67,9 +67,25 @@ struct VectorIndexSnapshotTests {
     try index.write(snapshotTo: url, token: 1)
     let original = try Data(contentsOf: url)
 
+    // A damaged vector is found by the full check (doctor); an open maps the vectors
+    // without reading them.
     var flipped = original
     flipped[original.count - 5] ^= 0x40
     try flipped.write(to: url)
+    #expect(throws: VectorIndexError.snapshotCorrupt(path: url.path, reason: .checksumMismatch)) {
+      try VectorIndex.verifySnapshot(url, expectedToken: 1, dimension: 10)
+    }
+    #expect(try VectorIndex.open(snapshot: url, expectedToken: 1).count == index.count)
+    // A damaged row table or header is found by every open.
+    var badRow = original
+    badRow[4096 + 8] ^= 0x01
+    try badRow.write(to: url)
+    #expect(throws: VectorIndexError.snapshotCorrupt(path: url.path, reason: .checksumMismatch)) {
+      try VectorIndex.open(snapshot: url, expectedToken: 1)
+    }
+    var badHeader = original
+    badHeader[16] ^= 0x01
+    try badHeader.write(to: url)
     #expect(throws: VectorIndexError.snapshotCorrupt(path: url.path, reason: .checksumMismatch)) {
       try VectorIndex.open(snapshot: url, expectedToken: 1)
     }
@@ -108,6 +124,44 @@ struct VectorIndexSnapshotTests {
     #expect(throws: VectorIndexError.snapshotIO(path: missing.path, errno: ENOENT)) {
       try VectorIndex.open(snapshot: missing, expectedToken: 1)
     }
+  }
+
+  /// An opened snapshot finds its rows by binary search (no id map): removing, replacing
+  /// and re-adding them, and filters over them, behave as on the original index.
+  @Test func mappedRowsTakeRemovalsReplacementsAndFilters() throws {
+    let index = try Self.fixture()
+    let url = Self.temporaryURL("mapped")
+    defer { try? FileManager.default.removeItem(at: url) }
+    try index.write(snapshotTo: url, token: 5)
+    let reopened = try VectorIndex.open(snapshot: url, expectedToken: 5)
+    for target in [index, reopened] {
+      #expect(target.remove(ids: [9, 12, 12, 3]) == 2)
+      #expect(!target.contains(9) && !target.contains(12))
+      try target.upsert(
+        id: 15, vector: [Float](repeating: 1, count: 10), metadata: .init(kind: .memory, session: 77))
+      try target.add(id: 9, vector: [Float](repeating: -1, count: 10), metadata: .init(kind: .summary))
+      #expect(throws: VectorIndexError.duplicateID(18)) {
+        try target.add(id: 18, vector: [Float](repeating: 1, count: 10), metadata: .init(kind: .memory))
+      }
+    }
+    #expect(reopened.count == index.count)
+    #expect(reopened.entry(for: 15)?.metadata.session == 77)
+    var random = TestRandom(seed: 9)
+    for _ in 0..<5 {
+      let query = random.vector(10)
+      #expect(try reopened.search(query, k: 10).map(\.id) == index.search(query, k: 10).map(\.id))
+      for filter in [
+        VectorFilter(sessions: [77]), VectorFilter(kinds: [.summary]), VectorFilter(ids: [9, 15, 21, 12]),
+        VectorFilter(kinds: [.memory], sessions: [2, 77]),
+      ] {
+        #expect(
+          try reopened.search(query, k: 10, filter: filter) == index.search(query, k: 10, filter: filter))
+      }
+    }
+    // Written again (in id order) and reopened, the same rows come back.
+    try reopened.write(snapshotTo: url, token: 6)
+    let again = try VectorIndex.open(snapshot: url, expectedToken: 6)
+    #expect(again.count == index.count && again.contains(9) && !again.contains(12))
   }
 
   @Test func emptyIndexRoundTrips() throws {

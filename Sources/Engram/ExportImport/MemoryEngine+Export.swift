@@ -13,7 +13,9 @@ extension MemoryEngine {
   ]
 
   /// Meta keys that describe the file itself, not the memory (never exported).
-  static let localMetaKeys: Set<String> = ["database_id", "embedding_model", "embedding_dimension"]
+  static let localMetaKeys: Set<String> = [
+    "database_id", "embedding_model", "embedding_dimension", Connection.embeddingEpochKey,
+  ]
 
   /// Writes the whole memory as JSONL: a header line, then one line per row of every
   /// table, vectors as base64 of their stored bytes. Returns the number of lines.

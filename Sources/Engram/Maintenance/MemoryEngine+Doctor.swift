@@ -57,7 +57,7 @@ extension MemoryEngine {
       let embedded = try await embedMissing()
       repairs.append("embeddings: removed \(removed) orphan(s), embedded \(embedded) missing")
     }
-    if failed.contains("index") || failed.contains("embeddings") {
+    if failed.contains("index") || failed.contains("embeddings") || failed.contains("snapshot") {
       try reloadIndex()
       try? FileManager.default.removeItem(at: snapshotURL)
       try saveSnapshot()
@@ -76,8 +76,12 @@ extension MemoryEngine {
         name: "integrity", ok: integrity.isEmpty,
         detail: integrity.isEmpty ? "ok" : integrity.prefix(3).joined(separator: "; ")))
 
-    // FTS5's integrity-check is a write command, so it runs on the writer (and changes nothing).
-    let fts = try database.writeWithoutTransaction { try $0.ftsConsistency() }
+    // FTS5's integrity-check is a write command, so it runs on the writer (and changes
+    // nothing); a read-only engine compares the counts only.
+    let fts =
+      configuration.readOnly
+      ? try database.read { try $0.ftsConsistency(deep: false) }
+      : try database.writeWithoutTransaction { try $0.ftsConsistency() }
     let badFTS = fts.filter { !$0.isConsistent }
     checks.append(
       DoctorReport.Check(
@@ -122,19 +126,63 @@ extension MemoryEngine {
 
     var indexed = 0
     var absent = 0
+    var differing = 0
+    let index = self.index
     try database.read { connection in
       try connection.forEachEmbedding { entry, vector in
         indexed += 1
         let key = VectorKey.make(entry.ownerKind.itemKind, entry.ownerID)
-        if !index.contains(key) || vector.count != dimension { absent += 1 }
+        guard vector.count == dimension, let held = index.entry(for: key) else {
+          absent += 1
+          return
+        }
+        // The index holds unit vectors: the stored one must point the same way.
+        var dot: Float = 0
+        var norm: Float = 0
+        for component in 0..<dimension {
+          dot += vector[component] * held.vector[component]
+          norm += vector[component] * vector[component]
+        }
+        if !(dot >= 0.999 * norm.squareRoot()) { differing += 1 }
       }
     }
     let live = index.count
+    let differs = differing > 0 ? ", \(differing) with another vector" : ""
     checks.append(
       DoctorReport.Check(
-        name: "index", ok: absent == 0 && live == indexed,
-        detail: "\(live) rows in the vector index for \(indexed) stored embeddings, \(absent) absent"))
+        name: "index", ok: absent == 0 && differing == 0 && live == indexed,
+        detail:
+          "\(live) rows in the vector index for \(indexed) stored embeddings, \(absent) absent\(differs)"))
+    checks.append(try snapshotCheck())
     return DoctorReport(checks: checks, repairs: [])
+  }
+
+  /// Verifies every byte of the snapshot file (an open checks its header, token and row
+  /// table only). A stale snapshot, or a damaged one the open refused, is not a fault: it
+  /// is not used, and the next writer replaces it. A damaged one in use is.
+  func snapshotCheck() throws -> DoctorReport.Check {
+    let inUse = indexState.withLock { $0.fromSnapshot }
+    let url = snapshotURL
+    guard FileManager.default.fileExists(atPath: url.path) else {
+      return DoctorReport.Check(
+        name: "snapshot", ok: true, detail: "none (the index is built from the database)")
+    }
+    guard let token = try database.read({ try Self.snapshotToken($0).token }) else {
+      return DoctorReport.Check(name: "snapshot", ok: true, detail: "not current (not used)")
+    }
+    do {
+      try VectorIndex.verifySnapshot(url, expectedToken: token, dimension: embedder.dimension)
+      return DoctorReport.Check(name: "snapshot", ok: true, detail: "current, every byte verified")
+    } catch .snapshotStale {
+      return DoctorReport.Check(name: "snapshot", ok: true, detail: "not current (not used)")
+    } catch .snapshotCorrupt(_, let reason) {
+      return DoctorReport.Check(
+        name: "snapshot", ok: !inUse,
+        detail: inUse
+          ? "damaged (\(reason)) and in use; run `engram doctor --repair`" : "damaged (\(reason)), not used")
+    } catch {
+      return DoctorReport.Check(name: "snapshot", ok: !inUse, detail: "unreadable (\(error))")
+    }
   }
 
   /// Embeds every message, memory and summary that has no embedding; returns how many.

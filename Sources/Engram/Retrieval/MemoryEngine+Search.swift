@@ -17,7 +17,8 @@ extension MemoryEngine {
   ///   - k: how many hits to return (at least 1).
   ///   - mode: hybrid, vector or keyword.
   ///   - filters: kinds, session, scope, time range.
-  ///   - recordAccess: update the access statistics of returned memories.
+  ///   - recordAccess: count the retrieval of returned memories (written in the background,
+  ///     never by the search itself; nothing in a read-only engine).
   /// - Throws: `EngramError.emptyText`, `EngramError.invalidK`, embedder and store errors.
   public func search(
     _ query: String, k: Int = 10, mode: SearchMode = .hybrid, filters: SearchFilters = SearchFilters(),
@@ -101,11 +102,63 @@ extension MemoryEngine {
       return hits
     }
 
-    let memoryIDs = hits.filter { $0.kind == .memory }.map(\.id)
-    if recordAccess && !memoryIDs.isEmpty && !configuration.readOnly {
-      try database.write { try $0.recordMemoryAccess(ids: memoryIDs, at: Timestamp.now()) }
+    if recordAccess && !configuration.readOnly {
+      noteAccess(hits.filter { $0.kind == .memory }.map(\.id))
     }
     return hits
+  }
+
+  /// Counts retrievals of memories and schedules their write off the read path: a search
+  /// never writes and never waits for a writer (another process's lock included).
+  func noteAccess(_ ids: [Int64]) {
+    guard !ids.isEmpty else { return }
+    let now = Timestamp.now()
+    let schedule = pendingAccess.withLock { pending in
+      for id in ids {
+        let entry = pending.entries[id] ?? (0, now)
+        pending.entries[id] = (entry.count + 1, max(entry.last, now))
+      }
+      defer { pending.flushScheduled = true }
+      return !pending.flushScheduled
+    }
+    guard schedule else { return }
+    accessQueue.async { [self] in try? writePendingAccess() }
+  }
+
+  /// Writes the access statistics gathered so far (normally done in the background and at
+  /// close; call it to have them in the database now).
+  /// - Throws: store errors (`.busy` when another process holds the write lock past the busy
+  ///   timeout); the statistics are kept for the next attempt.
+  public func flushAccessStatistics() throws {
+    try checkOpen()
+    if DispatchQueue.getSpecific(key: Self.accessQueueKey) != nil { return try writePendingAccess() }
+    try accessQueue.sync { try writePendingAccess() }
+  }
+
+  func writePendingAccess() throws {
+    let taken = pendingAccess.withLock { pending in
+      defer {
+        pending.entries = [:]
+        pending.flushScheduled = false
+      }
+      return pending.entries
+    }
+    guard !taken.isEmpty else { return }
+    do {
+      try database.write { connection in
+        try connection.recordMemoryAccess(
+          taken.map { (id: $0.key, count: $0.value.count, lastAccess: $0.value.last) })
+      }
+    } catch {
+      // Kept for the next attempt (the next search schedules one, close makes a last one).
+      pendingAccess.withLock { pending in
+        for (id, entry) in taken {
+          let existing = pending.entries[id] ?? (0, entry.last)
+          pending.entries[id] = (existing.count + entry.count, max(existing.last, entry.last))
+        }
+      }
+      throw error
+    }
   }
 
   /// One candidate's scores on its way to becoming a hit.

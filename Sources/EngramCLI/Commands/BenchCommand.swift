@@ -20,7 +20,8 @@ public enum BenchCommand: Command {
     guard k >= 1 else {
       throw UsageError(.invalidValue(argument: "-k", value: String(k), expected: "an integer >= 1"))
     }
-    let (queries, times) = try await EngineAccess.withEngine(context) { engine -> ([String], [Double]) in
+    let (queries, times) = try await EngineAccess.withEngine(context, mode: .readOnly) {
+      engine -> ([String], [Double]) in
       var queries = try engine.recentTurns(limit: 50).map(\.text)
       if queries.isEmpty { queries = try engine.memories(limit: 50).map(\.content) }
       queries = queries.filter { !$0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }

@@ -26,7 +26,9 @@ public enum CompactCommand: Command {
     let arguments = context.arguments
     let olderThan = arguments.duration("older-than") ?? 30 * 86_400
     let json = arguments.flag("json")
-    try await EngineAccess.withEngine(context) { engine in
+    // A dry run only plans: it opens read-only and writes nothing.
+    let mode: EngineAccess.Mode = arguments.flag("dry-run") ? .readOnly : .readWrite
+    try await EngineAccess.withEngine(context, mode: mode) { engine in
       let plan = try await engine.compact(olderThan: olderThan, dryRun: true)
       if !json {
         if plan.plan.isEmpty {

@@ -20,7 +20,7 @@ public enum DoctorCommand: Command {
     let repair = context.arguments.flag("repair")
     let engine: MemoryEngine
     do {
-      engine = try EngineAccess.open(context)
+      engine = try EngineAccess.open(context, mode: repair ? .readWrite : .readOnly)
     } catch let error as SQLiteError where error.code == .corrupt || error.code == .notADatabase {
       // SQLite cannot read the file: nothing here can repair it, so say what can (never
       // "run doctor --repair" again).

@@ -14,7 +14,7 @@ public enum ExportCommand: Command {
   /// Exports.
   public static func run(_ context: CommandContext) async throws {
     let file = context.arguments.string("file")
-    try await EngineAccess.withEngine(context) { engine in
+    try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
       if let file, file != "-" {
         let lines = try engine.export(to: file)
         context.error.write("exported \(lines) lines to \(file)\n")

@@ -10,13 +10,27 @@ public enum MCPCommand: Command {
     discussion: """
       Tools: memory_search, memory_remember, memory_forget, memory_context,
       conversation_append, memory_stats. Logs go to standard error. Several servers may
-      share one memory file; writes are serialized by SQLite.
+      share one memory file; writes are serialized by SQLite. The read tools (memory_search,
+      memory_context, memory_stats) never write and never wait for another process's write
+      lock. A memory the user cannot write is served read-only (the write tools then fail).
       """,
     options: [.database])
 
+  /// Read-write, unless the memory's file or folder cannot be written: then read-only.
+  static func servingMode(_ context: CommandContext) throws -> EngineAccess.Mode {
+    let path = context.databasePath
+    let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    let manager = FileManager.default
+    guard manager.fileExists(atPath: path) else { return .readWrite }
+    let bits = (try? manager.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? 0o600
+    let writable =
+      manager.isWritableFile(atPath: path) && manager.isWritableFile(atPath: folder) && bits & 0o222 != 0
+    return writable ? .readWrite : .readOnly
+  }
+
   /// Serves until standard input closes.
   public static func run(_ context: CommandContext) async throws {
-    try await EngineAccess.withEngine(context) { engine in
+    try await EngineAccess.withEngine(context, mode: try servingMode(context)) { engine in
       let server = MCPServer(
         info: ServerInfo(
           name: "engram", version: EngramCommandLine.version, title: "Engram memory",

@@ -44,7 +44,7 @@ public enum QueryCommand: Command {
     if let since = filters.since, let until = filters.until, since >= until {
       throw UsageError("--since must come before --until")
     }
-    let hits = try await EngineAccess.withEngine(context) { engine in
+    let hits = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
       try await engine.search(text, k: k, mode: mode, filters: filters)
     }
     if arguments.flag("json") {

@@ -59,7 +59,7 @@ public enum RouteCommand: Command {
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)
     if arguments.string("db") != nil {
-      try await EngineAccess.withEngine(context, readOnly: true) { engine in
+      try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
         for skill in registry.allSkills {
           if let enabled = try engine.skillEnabled(id: skill.id) {
             try registry.setEnabled(enabled, id: skill.id)

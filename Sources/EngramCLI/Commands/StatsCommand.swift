@@ -10,7 +10,7 @@ public enum StatsCommand: Command {
 
   /// Prints the statistics.
   public static func run(_ context: CommandContext) async throws {
-    let stats = try await EngineAccess.withEngine(context) { engine in try collect(engine) }
+    let stats = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in try collect(engine) }
     if context.arguments.flag("json") {
       try context.jsonLines.write(stats)
     } else {

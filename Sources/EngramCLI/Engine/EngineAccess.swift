@@ -66,22 +66,44 @@ public enum EngineAccess {
     return "\(path): the memory is damaged (SQLite: \(message)); \(damagedAdvice(path))"
   }
 
+  /// How a command opens its memory.
+  public enum Mode: Sendable, Hashable {
+    /// Reads only: nothing is written (no snapshot, no access statistics, no lock files
+    /// left behind), and a memory the user cannot write (read-only file, folder or medium)
+    /// works. Every read command uses it: `query`, `stats`, `export`, `doctor` without
+    /// `--repair`, `bench`, `compact --dry-run`, `route`.
+    case readOnly
+    /// Reads and writes.
+    case readWrite
+  }
+
   /// Opens the command's existing memory with its recorded embedder.
-  public static func open(_ context: CommandContext, readOnly: Bool = false) throws -> MemoryEngine {
+  ///
+  /// A read-only open of a memory written by an older Engram (an older schema) upgrades it
+  /// once through a read-write open when the file can be written, then opens it read-only.
+  public static func open(_ context: CommandContext, mode: Mode = .readWrite) throws -> MemoryEngine {
     let path = try requireExisting(context)
     let spec = try spec(forDatabaseAt: path)
     let embedder = try spec.makeEmbedder(environment: context.environment)
-    return try MemoryEngine(
-      path: path, configuration: EngramConfiguration(embedder: embedder, readOnly: readOnly))
+    let configuration = EngramConfiguration(embedder: embedder, readOnly: mode == .readOnly)
+    do {
+      return try MemoryEngine(path: path, configuration: configuration)
+    } catch StoreError.migrationRequired where mode == .readOnly {
+      var writable = configuration
+      writable.readOnly = false
+      try MemoryEngine(path: path, configuration: writable).close()
+      return try MemoryEngine(path: path, configuration: configuration)
+    }
   }
 
-  /// Opens the command's memory, runs `body`, closes the memory, and maps failures to one
-  /// readable line (usage errors, exit codes and interruptions pass through).
+  /// Opens the command's memory in `mode`, runs `body`, closes the memory, and maps
+  /// failures to one readable line (usage errors, exit codes and interruptions pass
+  /// through).
   public static func withEngine<T: Sendable>(
-    _ context: CommandContext, readOnly: Bool = false, _ body: (MemoryEngine) async throws -> T
+    _ context: CommandContext, mode: Mode = .readWrite, _ body: (MemoryEngine) async throws -> T
   ) async throws -> T {
     try await mappingErrors {
-      let engine = try open(context, readOnly: readOnly)
+      let engine = try open(context, mode: mode)
       defer { engine.close() }
       return try await body(engine)
     }

@@ -20,6 +20,32 @@ public final class Connection {
     case readOnly
     /// Reads and writes; the file is created (mode 0600) when missing.
     case readWriteCreate
+    /// Reads only and leaves the file and its folder exactly as it found them, so a read
+    /// command writes nothing and works on a memory the user cannot write.
+    ///
+    /// SQLite's read-only mode creates the `-wal` and `-shm` files of a WAL database and,
+    /// unable to take the lock that removes them, leaves them behind. So: when the file and
+    /// its folder are writable, the file is opened read-write with `query_only` on (the last
+    /// connection to close removes the files, as a writer's does, and nothing can be written
+    /// through it); when they are not and a `-wal` file exists, SQLite's read-only mode
+    /// shares it; when they are not and no `-wal` exists, every committed page is in the
+    /// file and nobody can write it, so it is opened `immutable` (no lock files at all).
+    case readOnlyNoTrace
+  }
+
+  /// How a `.readOnlyNoTrace` open of `path` was carried out.
+  enum ReadOnlyStrategy: Equatable {
+    case queryOnly
+    case sqliteReadOnly
+    case immutable
+  }
+
+  static func readOnlyStrategy(_ path: String) -> ReadOnlyStrategy {
+    if path == ":memory:" || path.isEmpty || path.hasPrefix("file:") { return .sqliteReadOnly }
+    let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+    if isWritableFile(path) && isWritableDirectory(directory) { return .queryOnly }
+    if access(path + "-wal", F_OK) == 0 { return .sqliteReadOnly }
+    return .immutable
   }
 
   /// The raw handle, for code that needs the C API directly.
@@ -50,9 +76,24 @@ public final class Connection {
     }
     _ = Self.globalConfiguration
     var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_URI
-    flags |= mode == .readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+    var target = path
+    var queryOnly = false
+    switch mode {
+    case .readOnly: flags |= SQLITE_OPEN_READONLY
+    case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+    case .readOnlyNoTrace:
+      switch Self.readOnlyStrategy(path) {
+      case .queryOnly:
+        flags |= SQLITE_OPEN_READWRITE
+        queryOnly = true
+      case .sqliteReadOnly: flags |= SQLITE_OPEN_READONLY
+      case .immutable:
+        flags |= SQLITE_OPEN_READONLY
+        target = Self.immutableURI(path)
+      }
+    }
     var db: OpaquePointer?
-    let code = sqlite3_open_v2(path, &db, flags, nil)
+    let code = sqlite3_open_v2(target, &db, flags, nil)
     guard code == SQLITE_OK, let db else {
       let error = SQLiteError.from(db, resultCode: code, path: path)
       sqlite3_close_v2(db)
@@ -71,6 +112,7 @@ public final class Connection {
       _ = try scalarInt("PRAGMA schema_version")
       _ = try scalarInt("SELECT count(*) FROM sqlite_schema")
       try execute("PRAGMA foreign_keys = ON")
+      if queryOnly { try execute("PRAGMA query_only = ON") }
       if mode == .readWriteCreate && sqlite3_db_readonly(db, "main") == 1 {
         throw StoreError.readOnlyFile(path: path)
       }
@@ -123,6 +165,22 @@ public final class Connection {
     // On failure (for example a race with another creator) SQLite reports the problem.
   }
 
+  /// A `file:` URI opening `path` with `immutable=1`.
+  static func immutableURI(_ path: String) -> String {
+    let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    var allowed = CharacterSet.urlPathAllowed
+    allowed.remove(charactersIn: "?#%")
+    let escaped = absolute.addingPercentEncoding(withAllowedCharacters: allowed) ?? absolute
+    return "file://" + escaped + "?immutable=1"
+  }
+
+  private static func isWritableFile(_ path: String) -> Bool {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return false }
+    let writeBits = mode_t(S_IWUSR | S_IWGRP | S_IWOTH)
+    return access(path, W_OK) == 0 && info.st_mode & writeBits != 0
+  }
+
   private static func isWritableDirectory(_ directory: String) -> Bool {
     var info = stat()
     guard stat(directory, &info) == 0 else { return false }
@@ -156,7 +214,7 @@ public final class Connection {
   }
 
   /// Whether the connection cannot write (opened read-only, or the file is read-only).
-  public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+  public var isReadOnly: Bool { mode == .readOnlyNoTrace || sqlite3_db_readonly(handle, "main") == 1 }
 
   // MARK: Executing
 

@@ -8,7 +8,9 @@ import Synchronization
 public final class Database: Sendable {
   /// Settings, validated when the database opens.
   public struct Configuration: Sendable, Hashable {
-    /// Open without the writer: `write` throws `StoreError.databaseReadOnly`. Default false.
+    /// Open without the writer: `write` throws `StoreError.databaseReadOnly`, and the file
+    /// and its folder are left exactly as they were (see `Connection.OpenMode.readOnlyNoTrace`),
+    /// so it works on a file or folder the user cannot write. Default false.
     public var readOnly = false
     /// How long a statement waits for another process's lock. Default 5 s.
     public var busyTimeout: Duration = .seconds(5)
@@ -41,7 +43,7 @@ public final class Database: Sendable {
     self.configuration = configuration
     let readerCount = max(1, configuration.readerCount)
     if configuration.readOnly {
-      let first = try Connection(path: path, mode: .readOnly, busyTimeout: configuration.busyTimeout)
+      let first = try Connection(path: path, mode: .readOnlyNoTrace, busyTimeout: configuration.busyTimeout)
       let found = try Migrator.checkVersion(first)
       guard found == Migration.all.count else {
         throw StoreError.migrationRequired(path: path, found: found, required: Migration.all.count)
@@ -49,7 +51,10 @@ public final class Database: Sendable {
       try Self.tune(first, configuration)
       var connections = [first]
       for _ in 1..<readerCount {
-        connections.append(try Self.openReader(path, configuration))
+        let reader = try Connection(
+          path: path, mode: .readOnlyNoTrace, busyTimeout: configuration.busyTimeout)
+        try Self.tune(reader, configuration)
+        connections.append(reader)
       }
       writer = Mutex(nil)
       readers = connections.map { ConnectionSlot($0) }
@@ -61,6 +66,7 @@ public final class Database: Sendable {
     try connection.enableWriteAheadLog()
     try Self.tune(connection, configuration)
     try Migrator.migrate(connection)
+    try connection.installEmbeddingEpochTrigger()
     var connections: [Connection] = []
     for _ in 0..<readerCount {
       connections.append(try Self.openReader(path, configuration))

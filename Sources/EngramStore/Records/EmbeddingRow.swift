@@ -231,6 +231,53 @@ extension Connection {
     try scalarInt("SELECT generation FROM embedding_generation WHERE id = 1") ?? 0
   }
 
+  /// The embedding generation and, when it can be trusted, the random epoch drawn when the
+  /// embeddings last changed (`meta.embedding_epoch` = "generation:hex").
+  ///
+  /// The generation alone is a counter: two copies of one database that change in
+  /// different ways reach the same number. The epoch is redrawn by every change (see
+  /// `installEmbeddingEpochTrigger()`), so a snapshot stamped with it belongs to exactly
+  /// one history. An epoch tagged with another generation was left behind by a writer
+  /// that does not maintain it: it is ignored (nil), and no snapshot is trusted.
+  public func embeddingState() throws -> (generation: Int64, epoch: String?) {
+    let generation = try embeddingGeneration()
+    guard let value = try meta(Self.embeddingEpochKey),
+      let separator = value.firstIndex(of: ":"),
+      Int64(value[..<separator]) == generation
+    else { return (generation, nil) }
+    return (generation, String(value[value.index(after: separator)...]))
+  }
+
+  /// The `meta` key of the embedding epoch.
+  public static let embeddingEpochKey = "embedding_epoch"
+
+  /// Draws a new embedding epoch for the current generation (for a database last changed
+  /// by a writer that did not keep one).
+  public func renewEmbeddingEpoch() throws {
+    try run(
+      """
+      INSERT INTO meta (key, value)
+      SELECT ?1, generation || ':' || lower(hex(randomblob(8))) FROM embedding_generation WHERE id = 1
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value
+      """, [.text(Self.embeddingEpochKey)])
+  }
+
+  /// Installs, on this connection only, the trigger that redraws the embedding epoch at
+  /// every change of the embedding generation (a TEMP trigger: the file's schema is not
+  /// changed, and a writer without it leaves an epoch that `embeddingState()` ignores).
+  public func installEmbeddingEpochTrigger() throws {
+    try execute(
+      """
+      CREATE TEMP TRIGGER IF NOT EXISTS engram_embedding_epoch
+      AFTER UPDATE OF generation ON main.embedding_generation
+      BEGIN
+        INSERT INTO meta (key, value)
+        VALUES ('\(Self.embeddingEpochKey)', NEW.generation || ':' || lower(hex(randomblob(8))))
+        ON CONFLICT (key) DO UPDATE SET value = excluded.value;
+      END
+      """)
+  }
+
   /// Calls `body` for every embedding, in embedding id order, with its owner's metadata and
   /// its vector as a buffer valid only during the call (no per-row allocation; strings are
   /// read for memories' scopes only).

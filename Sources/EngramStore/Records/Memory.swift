@@ -158,6 +158,22 @@ extension Connection {
     }
   }
 
+  /// Adds batched access statistics: `count` retrievals of memory `id`, the last at
+  /// `lastAccess` (a memory forgotten meanwhile is skipped).
+  public func recordMemoryAccess(_ entries: [(id: Int64, count: Int, lastAccess: Int64)]) throws {
+    let statement = try cachedStatement(
+      """
+      UPDATE memories SET access_count = access_count + ?1,
+        last_accessed_at = max(coalesce(last_accessed_at, 0), ?2) WHERE id = ?3
+      """)
+    for entry in entries {
+      try statement.bind(entry.count, at: 1)
+      try statement.bind(entry.lastAccess, at: 2)
+      try statement.bind(entry.id, at: 3)
+      try statement.execute()
+    }
+  }
+
   /// Marks memory `id` as replaced by `newID` at `time`.
   public func supersedeMemory(_ id: Int64, by newID: Int64, at time: Int64) throws {
     let statement = try cachedStatement(
