@@ -12,6 +12,7 @@ let usage = """
     embed     MiniLM embedding throughput, query latency, load time
     locomo    retrieval quality on LoCoMo conversations (hit@k, MRR) and compaction
     agent     routing accuracy (rules, rules + semantic) and end-to-end agent turn latency
+    scale     each engram command on a memory of --n turns, one process per command
   """
 
 let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String)] = [
@@ -20,6 +21,7 @@ let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String
   "embed": EmbedSuite.run,
   "locomo": LocomoSuite.run,
   "agent": AgentSuite.run,
+  "scale": ScaleSuite.run,
 ]
 
 let commandLine = Array(CommandLine.arguments.dropFirst())
