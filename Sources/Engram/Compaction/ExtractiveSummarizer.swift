@@ -78,7 +78,8 @@ public enum ExtractiveSummarizer {
     }
   }
 
-  /// Summarizes `turns` (in order), quoting at most `maxQuotes` of them.
+  /// Summarizes `turns` (in order), quoting at most `maxQuotes` of them, none of low
+  /// information (`isLowInformation`) unless every turn is.
   ///
   /// - Parameter lambda: MMR trade-off between centrality (1) and diversity (0).
   /// - Complexity: O(n² · d) for n turns of dimension d.
@@ -105,9 +106,13 @@ public enum ExtractiveSummarizer {
       let information = Double(min(contentWords(turns[i].text).count, 12)) / 12
       centrality[i] = (n > 1 ? sum / Double(n - 1) : 1) * 0.5 + information * 0.5
     }
+    // A greeting or a thanks is never worth quoting while the span says anything else; this
+    // also lets a compaction plan tell which turns will go without summarizing.
+    let informative = (0..<n).filter { !isLowInformation(turns[$0].text) }
+    var available = Set(informative.isEmpty ? Array(0..<n) : informative)
+    let quotes = min(maxQuotes, available.count)
     var selected: [Int] = []
-    var available = Set(0..<n)
-    while selected.count < min(maxQuotes, n) {
+    while selected.count < quotes {
       var best = -1
       var bestScore = -Double.infinity
       for i in available.sorted() {
