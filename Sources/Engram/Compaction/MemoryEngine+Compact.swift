@@ -189,12 +189,13 @@ extension MemoryEngine {
     var prepared: [Prepared] = []
     for plan in plans {
       let turns = try sessionTurns(plan.id)
+      let low = turns.map { ExtractiveSummarizer.isLowInformation($0.text) }
       guard
-        let summary = ExtractiveSummarizer.summarize(turns, maxQuotes: Self.quoteCount(turns: turns.count))
+        let summary = ExtractiveSummarizer.summarize(
+          turns, maxQuotes: Self.quoteCount(turns: turns.count), lowInformation: low)
       else { continue }
       let quoted = Set(summary.quotedMessageIDs)
-      let deletable = Set(
-        turns.filter { !quoted.contains($0.id) && ExtractiveSummarizer.isLowInformation($0.text) }.map(\.id))
+      let deletable = Set(zip(turns, low).filter { !quoted.contains($0.0.id) && $0.1 }.map(\.0.id))
       prepared.append(
         Prepared(
           sessionID: plan.id, summary: summary, deletable: deletable.sorted(),
