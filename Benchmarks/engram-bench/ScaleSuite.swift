@@ -24,6 +24,8 @@ enum ScaleSuite {
   struct ChildRun {
     var status: Int32
     var seconds: Double
+    /// User plus system CPU time: on a shared host, what the command itself cost.
+    var cpuSeconds: Double
     var peakBytes: Int
     var writeBytes: Int
     var standardError: String
@@ -66,12 +68,14 @@ enum ScaleSuite {
     report.set("n", n)
     report.set("model", model)
     report.set("cpu", cpuName())
+    report.set("load_average_at_start", loadAverage())
 
     _ = try child(binary, ["init", "--db", db, "--model", model], in: folder)
     progress("scale: ingest")
     let ingest = try child(binary, ["ingest", "--db", db, input], in: folder)
     report.set("ingest_s", ingest.seconds)
     report.set("ingest_per_s", Double(n) / ingest.seconds)
+    report.set("ingest_cpu_s", ingest.cpuSeconds)
     report.set("ingest_peak_mb", megabytes(ingest.peakBytes))
     report.set("db_bytes", fileSize(db) + fileSize(db + "-wal"))
     report.set("snapshot_bytes", fileSize(db + ".vectors"))
@@ -83,26 +87,31 @@ enum ScaleSuite {
     var latencies: [Double] = []
     var written: [Int] = []
     var queryPeak = 0
+    var queryCPU: [Double] = []
     for index in 0..<queryCount {
       let text = questions[(index + 1) % questions.count]
       let run = try child(binary, ["query", "--db", db, text, "-k", "10"], in: folder)
       latencies.append(run.seconds * 1000)
+      queryCPU.append(run.cpuSeconds * 1000)
       written.append(run.writeBytes)
       queryPeak = max(queryPeak, run.peakBytes)
     }
     report.set("query_p50_ms", Measure.percentile(latencies, 0.5))
     report.set("query_p95_ms", Measure.percentile(latencies, 0.95))
+    report.set("query_cpu_p50_ms", Measure.percentile(queryCPU, 0.5))
     report.set("query_bytes_written", written.max() ?? 0)
     report.set("query_peak_mb", megabytes(queryPeak))
     report.set("open_ms", try openMilliseconds(db: db, model: model))
 
     let stats = try child(binary, ["stats", "--db", db], in: folder)
     report.set("stats_ms", stats.seconds * 1000)
+    report.set("stats_cpu_ms", stats.cpuSeconds * 1000)
     report.set("stats_bytes_written", stats.writeBytes)
     if !skip.contains("doctor") {
       progress("scale: doctor")
       let doctor = try child(binary, ["doctor", "--db", db], in: folder)
       report.set("doctor_s", doctor.seconds)
+      report.set("doctor_cpu_s", doctor.cpuSeconds)
       report.set("doctor_peak_mb", megabytes(doctor.peakBytes))
     }
 
@@ -111,6 +120,7 @@ enum ScaleSuite {
       let export = try child(binary, ["export", "--db", db, exportFile], in: folder)
       let lines = Int(export.standardError.split(separator: " ").dropFirst().first ?? "") ?? 0
       report.set("export_s", export.seconds)
+      report.set("export_cpu_s", export.cpuSeconds)
       report.set("export_rows_per_s", Double(lines) / export.seconds)
       report.set("export_peak_mb", megabytes(export.peakBytes))
       report.set("export_bytes", fileSize(exportFile))
@@ -119,6 +129,7 @@ enum ScaleSuite {
         let imported = db + ".imported"
         let run = try child(binary, ["import", "--db", imported, exportFile], in: folder)
         report.set("import_s", run.seconds)
+        report.set("import_cpu_s", run.cpuSeconds)
         report.set("import_rows_per_s", Double(lines) / run.seconds)
         report.set("import_peak_mb", megabytes(run.peakBytes))
         for suffix in ["", "-wal", "-shm", ".vectors"] {
@@ -132,11 +143,13 @@ enum ScaleSuite {
       progress("scale: compact --dry-run")
       let plan = try child(binary, ["compact", "--db", db, "--dry-run"], in: folder)
       report.set("compact_dry_run_s", plan.seconds)
+      report.set("compact_dry_run_cpu_s", plan.cpuSeconds)
       report.set("compact_dry_run_peak_mb", megabytes(plan.peakBytes))
       report.set("compact_dry_run_bytes_written", plan.writeBytes)
       progress("scale: compact")
       let compact = try child(binary, ["compact", "--db", db, "--yes"], in: folder)
       report.set("compact_s", compact.seconds)
+      report.set("compact_cpu_s", compact.cpuSeconds)
       report.set("compact_peak_mb", megabytes(compact.peakBytes))
       report.set("db_bytes_after_compact", fileSize(db) + fileSize(db + "-wal"))
     }
@@ -288,8 +301,12 @@ enum ScaleSuite {
     guard exitCode == 0 else {
       throw BenchError("engram \(arguments.joined(separator: " ")) exited \(exitCode): \(standardError)")
     }
+    let cpu =
+      Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+      + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     return ChildRun(
-      status: exitCode, seconds: seconds, peakBytes: Int(usage.ru_maxrss) * 1024, writeBytes: writeBytes,
+      status: exitCode, seconds: seconds, cpuSeconds: cpu, peakBytes: Int(usage.ru_maxrss) * 1024,
+      writeBytes: writeBytes,
       standardError: standardError)
   }
 
@@ -297,6 +314,12 @@ enum ScaleSuite {
 
   static func fileSize(_ path: String) -> Int {
     ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+  }
+
+  /// The host's one-minute load average: above the core count, wall times include waiting.
+  static func loadAverage() -> Double {
+    let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? ""
+    return Double(text.split(separator: " ").first ?? "") ?? -1
   }
 
   static func cpuName() -> String {

@@ -285,7 +285,7 @@ extension MemoryEngine {
         var columns: [String] = []
         var values: [SQLValue] = []
         for (key, value) in object.sorted(by: { $0.key < $1.key }) where key != "type" {
-          guard !key.isEmpty, key.allSatisfy({ $0.isLetter || $0 == "_" }) else {
+          guard !key.isEmpty, key.utf8.allSatisfy({ Self.isColumnNameByte($0) }) else {
             throw EngramError.malformedExport(line: line, reason: "invalid column name '\(key)'")
           }
           columns.append(key)
@@ -319,6 +319,11 @@ extension MemoryEngine {
     indexState.withLock { $0.stale = true }
     speakers.withLock { $0 = nil }
     return count
+  }
+
+  /// Column names are ASCII letters and underscores (checked on bytes: per row, per column).
+  static func isColumnNameByte(_ byte: UInt8) -> Bool {
+    (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x41 && byte <= 0x5A) || byte == 0x5F
   }
 
   /// Checks an `end` line against the lines read before it.
