@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Plots `engram-bench scale --json` results: query wall time and peak memory against N.
 
-usage: python3 Benchmarks/plot_scale.py [RESULT.json ...] [-o OUT.svg]
+usage: python3 Benchmarks/plot_scale.py [RESULT.json ...] [-o OUT.svg] [--table]
 
 Reads Benchmarks/results/scale-*.json by default and writes Benchmarks/results/scale.svg,
 a hand-written SVG (no plotting library needed): query p50 and p95 wall time (one
 `engram query` process each) on the left, peak resident memory of `engram query`,
-`export` and `import` on the right, both on log-log axes.
+`export` and `import` on the right, both on log-log axes. `--table` also prints the
+README's Markdown table of the same results.
 """
 import glob
 import json
@@ -21,7 +22,9 @@ def load(paths):
     rows = []
     for path in paths:
         with open(path, encoding="utf-8") as handle:
-            rows.append(json.load(handle))
+            text = handle.read().strip()
+        if text:  # a run still in progress leaves an empty file
+            rows.append(json.loads(text))
     return sorted(rows, key=lambda row: row["n"])
 
 
@@ -94,12 +97,56 @@ def panel(x0, title, unit, rows, series, width=420, height=300):
     return out
 
 
+TABLE_ROWS = [
+    ("ingest (turns/s)", "ingest_per_s", "{:,.0f}"),
+    ("`query` wall p50 / p95 (ms)", ("query_p50_ms", "query_p95_ms"), "{:,.0f} / {:,.0f}"),
+    ("`query` CPU p50 (ms)", "query_cpu_p50_ms", "{:,.0f}"),
+    ("bytes written by one `query`", "query_bytes_written", "{:,}"),
+    ("`query` peak memory (MB)", "query_peak_mb", "{:,.0f}"),
+    ("open in-process, read-only (ms)", "open_ms", "{:,.1f}"),
+    ("`stats` (ms)", "stats_ms", "{:,.0f}"),
+    ("`doctor` (s)", "doctor_s", "{:,.2f}"),
+    ("`export` (rows/s; s; CPU s)", ("export_rows_per_s", "export_s", "export_cpu_s"),
+     "{:,.0f}; {:,.2f}; {:,.2f}"),
+    ("`export` peak memory (MB)", "export_peak_mb", "{:,.0f}"),
+    ("`import` (rows/s; s; CPU s)", ("import_rows_per_s", "import_s", "import_cpu_s"),
+     "{:,.0f}; {:,.1f}; {:,.1f}"),
+    ("`import` peak memory (MB)", "import_peak_mb", "{:,.0f}"),
+    ("`compact --dry-run` (s)", "compact_dry_run_s", "{:,.2f}"),
+    ("`compact` (s; CPU s)", ("compact_s", "compact_cpu_s"), "{:,.1f}; {:,.1f}"),
+    ("`compact` peak memory (MB)", "compact_peak_mb", "{:,.0f}"),
+    ("database / snapshot (MB)", ("db_bytes", "snapshot_bytes"), "{:,.0f} / {:,.0f}"),
+    ("bench's own peak, a floor under every child's (MB)", "peak_floor_mb", "{:,.0f}"),
+]
+
+
+def table(rows):
+    lines = ["| N | " + " | ".join(label(row["n"]) for row in rows) + " |",
+             "| --- |" + " --- |" * len(rows)]
+    for name, keys, pattern in TABLE_ROWS:
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        cells = []
+        for row in rows:
+            values = [row.get(key) for key in keys]
+            if any(value is None for value in values):
+                cells.append("–")
+                continue
+            values = [value / 1_048_576 if key.endswith("_bytes") and "written" not in key else value
+                      for key, value in zip(keys, values)]
+            cells.append(pattern.format(*values))
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv):
     output = os.path.join(HERE, "results", "scale.svg")
     paths = []
+    print_table = False
     arguments = iter(argv)
     for argument in arguments:
-        if argument == "-o":
+        if argument == "--table":
+            print_table = True
+        elif argument == "-o":
             output = next(arguments)
         else:
             paths.append(argument)
@@ -118,6 +165,8 @@ def main(argv):
     with open(output, "w", encoding="utf-8") as handle:
         handle.write("\n".join(svg) + "\n")
     print(f"wrote {output} from {len(rows)} results")
+    if print_table:
+        print(table(rows))
 
 
 if __name__ == "__main__":
