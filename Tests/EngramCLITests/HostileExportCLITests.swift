@@ -8,9 +8,11 @@ import Testing
   @Test func standardOutputExportKeepsEveryMultibyteCharacter() throws {
     let scratch = try ScratchFolder()
     let db = try scratch.initializedDatabase()
-    // 3,000 Chinese and emoji turns: several megabytes, so many 1 MiB boundaries.
-    let turns = (0..<3_000).map { index in
-      #"{"role":"user","content":"第\#(index)天 我们在西湖边散步 🚶‍♀️🌸 吃了龙井虾仁 🦐 然后回家 🏠","session":"s\#(index / 30)","timestamp":\#(1_700_000_000 + index)}"#
+    // 2,000 Chinese and emoji turns of 3 KB: six 1 MiB boundaries fall among the turns,
+    // nearly all bytes of which belong to multi-byte characters.
+    let story = String(repeating: "我们在西湖边散步吃了龙井虾仁🦐", count: 100)
+    let turns = (0..<2_000).map { index in
+      #"{"role":"user","content":"第\#(index)天 \#(story)","session":"s\#(index / 30)","timestamp":\#(1_700_000_000 + index)}"#
     }
     let input = try scratch.write("turns.jsonl", turns.joined(separator: "\n"))
     #expect(try engram("ingest", "--db", db, input).status == 0)
