@@ -115,6 +115,30 @@ import Testing
     _ = export
   }
 
+  @Test func escapesAndInvalidStoredTextRoundTripAsValidJSON() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("a.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let tricky = "quote \" backslash \\ newline \n tab \t bell \u{07} nul \u{00} del \u{7F} 𝄞 é 中"
+    let id = try await engine.remember(tricky, kind: .note)
+    let broken = try await engine.remember("to be damaged", kind: .note)
+    // Another tool wrote bytes that are not UTF-8 (a lone continuation byte, a cut character).
+    try engine.database.write { connection in
+      try connection.run(
+        "UPDATE memories SET content = CAST(x'61ff62e4b8' AS TEXT) WHERE id = ?1", [.integer(broken)])
+    }
+    let file = folder.path("export.jsonl")
+    try engine.export(to: file)
+    let data = try Data(contentsOf: URL(fileURLWithPath: file))
+    #expect(String(validating: [UInt8](data), as: UTF8.self) != nil)
+    let target = try MemoryEngine(path: folder.path("b.sqlite"), configuration: hashingConfiguration())
+    defer { target.close() }
+    try target.importExport(from: file)
+    let contents = Dictionary(uniqueKeysWithValues: try target.memories().map { ($0.id, $0.content) })
+    #expect(contents[id] == tricky)
+    #expect(contents[broken] == "a\u{FFFD}b\u{FFFD}")
+  }
+
   @Test func importRefusesInvalidUTF8NamingTheLine() async throws {
     let folder = try TemporaryFolder()
     let (engine, export) = try await Self.exported(folder)
