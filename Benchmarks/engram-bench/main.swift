@@ -16,6 +16,7 @@ let usage = """
     locomo    retrieval quality on LoCoMo conversations (hit@k, MRR) and compaction
     agent     routing accuracy (rules, full router), date and calculator accuracy, agent turn latency
     answers   LoCoMo questions asked through the agent: replies that quote an evidence turn
+    scale     each engram command on a memory of --n turns, one process per command
   """
 
 let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String)] = [
@@ -25,6 +26,7 @@ let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String
   "locomo": LocomoSuite.run,
   "agent": AgentSuite.run,
   "answers": AnswersSuite.run,
+  "scale": ScaleSuite.run,
 ]
 
 let commandLine = Array(CommandLine.arguments.dropFirst())

@@ -22,6 +22,9 @@ public enum EngramError: Error, Sendable, Equatable {
   case invalidEmbedding(index: Int, reason: InvalidEmbeddingReason)
   /// An export file line is not valid (1-based line number).
   case malformedExport(line: Int, reason: String)
+  /// An export's embedding line (1-based line number) holds a vector the index cannot
+  /// hold; nothing was imported.
+  case invalidExportVector(line: Int, reason: InvalidEmbeddingReason)
   /// Importing an export needs an empty database.
   case importTargetNotEmpty(path: String)
   /// The engine was closed.
@@ -51,6 +54,8 @@ extension EngramError: CustomStringConvertible {
       return
         "the embedder returned \(reason.rawValue) for text \(index); nothing was stored (check the model)"
     case .malformedExport(let line, let reason): return "export line \(line): \(reason)"
+    case .invalidExportVector(let line, let reason):
+      return "export line \(line): the embedding vector has \(reason.rawValue); nothing was imported"
     case .importTargetNotEmpty(let path): return "\(path) already holds a memory; import into a new file"
     case .closed: return "the memory is closed"
     case .cancelled: return "cancelled"
@@ -68,4 +73,8 @@ public enum InvalidEmbeddingReason: String, Sendable, Equatable {
   case nonFinite = "NaN or infinity"
   /// Every component is zero, so the vector has no direction.
   case zero = "a zero vector"
+  /// A component so large that the vector's length overflows (the index would score it 0).
+  case overflow = "a component so large that its length overflows"
+  /// The wrong number of components for the memory's embedder.
+  case wrongDimension = "the wrong number of components for this memory's embedder"
 }

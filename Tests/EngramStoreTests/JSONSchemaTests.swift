@@ -134,7 +134,7 @@ struct MiniSchemaValidator {
     #expect(
       types == [
         "header", "session", "message", "summary", "memory", "embedding", "preference", "skill_state",
-        "agent_item",
+        "agent_item", "end",
       ])
     let validator = MiniSchemaValidator(root: schema)
     #expect(
@@ -147,7 +147,7 @@ struct MiniSchemaValidator {
     #expect(!validator.errors(["type": "unknown"], schema).isEmpty)
     let header = try #require(examples.first { $0["type"] as? String == "header" })
     #expect(header["format"] as? String == "engram-export")
-    #expect(header["version"] as? Int == 1)
+    #expect(header["version"] as? Int == 2)
   }
 
   @Test func embeddingVectorsAreLittleEndianFloat32Base64() throws {

@@ -78,11 +78,15 @@ public enum ExtractiveSummarizer {
     }
   }
 
-  /// Summarizes `turns` (in order), quoting at most `maxQuotes` of them.
+  /// Summarizes `turns` (in order), quoting at most `maxQuotes` of them, none of low
+  /// information (`isLowInformation`) unless every turn is.
   ///
   /// - Parameter lambda: MMR trade-off between centrality (1) and diversity (0).
   /// - Complexity: O(n² · d) for n turns of dimension d.
-  public static func summarize(_ turns: [Turn], maxQuotes: Int, lambda: Double = 0.7) -> StructuredSummary? {
+  /// - Parameter lowInformation: `isLowInformation` of each turn, when the caller has it.
+  public static func summarize(
+    _ turns: [Turn], maxQuotes: Int, lambda: Double = 0.7, lowInformation: [Bool]? = nil
+  ) -> StructuredSummary? {
     guard let first = turns.first, let last = turns.last else { return nil }
     let n = turns.count
     // Pairwise similarity and centrality.
@@ -105,9 +109,14 @@ public enum ExtractiveSummarizer {
       let information = Double(min(contentWords(turns[i].text).count, 12)) / 12
       centrality[i] = (n > 1 ? sum / Double(n - 1) : 1) * 0.5 + information * 0.5
     }
+    // A greeting or a thanks is never worth quoting while the span says anything else; this
+    // also lets a compaction plan tell which turns will go without summarizing.
+    let low = lowInformation ?? turns.map { isLowInformation($0.text) }
+    let informative = (0..<n).filter { !low[$0] }
+    var available = Set(informative.isEmpty ? Array(0..<n) : informative)
+    let quotes = min(maxQuotes, available.count)
     var selected: [Int] = []
-    var available = Set(0..<n)
-    while selected.count < min(maxQuotes, n) {
+    while selected.count < quotes {
       var best = -1
       var bestScore = -Double.infinity
       for i in available.sorted() {
@@ -139,8 +148,8 @@ public enum ExtractiveSummarizer {
           events.append(StructuredSummary.Event(date: date, text: sentence))
         }
         let lower = sentence.lowercased()
-        if decisionMarkers.contains(where: lower.contains) { decisions.append(sentence) }
-        if taskMarkers.contains(where: lower.contains) { openTasks.append(sentence) }
+        if decisionMarkers.contains(where: { contains(lower, $0) }) { decisions.append(sentence) }
+        if taskMarkers.contains(where: { contains(lower, $0) }) { openTasks.append(sentence) }
       }
       for entity in entities(in: turn.text) { entityCounts[entity, default: 0] += 1 }
       for word in contentWords(turn.text) where word.count > 3 { wordCounts[word, default: 0] += 1 }
@@ -183,12 +192,12 @@ public enum ExtractiveSummarizer {
     for character in text {
       current.append(character)
       if ".!?。！？".contains(character) {
-        let trimmed = current.trimmingCharacters(in: .whitespaces)
+        let trimmed = trimming(current[...], isSpace)
         if !trimmed.isEmpty { result.append(trimmed) }
         current = ""
       }
     }
-    let trimmed = current.trimmingCharacters(in: .whitespaces)
+    let trimmed = trimming(current[...], isSpace)
     if !trimmed.isEmpty { result.append(trimmed) }
     return result
   }
@@ -205,7 +214,7 @@ public enum ExtractiveSummarizer {
     for word in words where word.count == 4 {
       if let year = Int(word), (1900...2100).contains(year) { return word }
     }
-    return relativeDays.first { lower.contains($0) }
+    return relativeDays.first { contains(lower, $0) }
   }
 
   /// Capitalized words that do not start a sentence (names, places, titles).
@@ -214,13 +223,54 @@ public enum ExtractiveSummarizer {
     for sentence in sentences(text) {
       let words = sentence.split(separator: " ")
       for (index, raw) in words.enumerated() where index > 0 {
-        let word = raw.trimmingCharacters(in: .punctuationCharacters)
+        let word = trimming(raw, isPunctuation)
         guard let firstCharacter = word.first, firstCharacter.isUppercase, word.count > 1 else { continue }
         guard !stopwords.contains(word.lowercased()), word != "I" else { continue }
         result.append(word)
       }
     }
     return result
+  }
+
+  /// Whether `text` holds `part`, compared byte by byte (the markers searched for are plain
+  /// text, so this matches what a Unicode-aware search finds, without its cost per call).
+  static func contains(_ text: String, _ part: String) -> Bool {
+    var text = text
+    var part = part
+    return text.withUTF8 { haystack in
+      part.withUTF8 { needle in
+        guard let needleBase = needle.baseAddress, !needle.isEmpty else { return true }
+        guard let base = haystack.baseAddress, needle.count <= haystack.count else { return false }
+        let first = needle[0]
+        for start in 0...(haystack.count - needle.count) where haystack[start] == first {
+          if memcmp(base + start, needleBase, needle.count) == 0 { return true }
+        }
+        return false
+      }
+    }
+  }
+
+  /// `CharacterSet.whitespaces`: tab and the space separators (Zs).
+  static func isSpace(_ scalar: Unicode.Scalar) -> Bool {
+    scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator
+  }
+
+  /// `CharacterSet.punctuationCharacters`: the punctuation categories (P*).
+  static func isPunctuation(_ scalar: Unicode.Scalar) -> Bool {
+    switch scalar.properties.generalCategory {
+    case .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation, .initialPunctuation,
+      .finalPunctuation, .otherPunctuation:
+      return true
+    default: return false
+    }
+  }
+
+  /// `text` without the leading and trailing scalars `drop` accepts.
+  static func trimming(_ text: Substring, _ drop: (Unicode.Scalar) -> Bool) -> String {
+    let scalars = text.unicodeScalars
+    guard let first = scalars.firstIndex(where: { !drop($0) }) else { return "" }
+    let last = scalars.lastIndex(where: { !drop($0) })!
+    return String(text[first...last])
   }
 
   /// A turn carries little information when it has fewer than four content words and no

@@ -29,6 +29,11 @@ public struct CompactionReport: Sendable, Equatable {
 }
 
 extension MemoryEngine {
+  /// Most turns one compaction transaction covers (whole sessions; a longer session goes alone).
+  static let compactionTurnsPerTransaction = 2_048
+  /// Most sessions one compaction transaction covers.
+  static let compactionSessionsPerTransaction = 64
+
   /// Compacts old conversation and near-duplicate memories.
   ///
   /// For every session whose turns are all older than `olderThan` and not yet summarized:
@@ -39,12 +44,20 @@ extension MemoryEngine {
   /// the same kind are marked superseded by it (never deleted). Then the index drops its
   /// tombstones, FTS indexes are optimized, the WAL is checkpointed and the file vacuumed.
   ///
-  /// Each session is summarized in its own transaction, so an interruption leaves every
-  /// session either untouched or fully compacted.
+  /// Sessions are compacted in transactions of whole sessions (at most
+  /// `compactionSessionsPerTransaction` sessions and about `compactionTurnsPerTransaction`
+  /// turns each), so an interruption leaves every session either untouched or fully
+  /// compacted, and memory and lock time stay bounded however large the memory is.
+  ///
+  /// A dry run is a planning query: it reads each eligible session's turn texts once (no
+  /// vectors, no summaries, no index) and reports exactly what the real run would delete,
+  /// since summaries never quote a low-information turn unless a session has nothing else.
   ///
   /// - Parameters:
   ///   - olderThan: only turns older than this are compacted (default: the policy's).
   ///   - dryRun: report the plan without changing anything.
+  /// - Complexity: O(turns) reads for a dry run; O(Σ session² · dimension) for the
+  ///   summaries of a real run, plus a `VACUUM` of the file.
   public func compact(
     olderThan: TimeInterval? = nil, now: Date = Date(), dryRun: Bool = false,
     progress: (@Sendable (EngramProgress) -> Void)? = nil
@@ -60,84 +73,32 @@ extension MemoryEngine {
       memoriesMerged: 0, indexRowsReclaimed: 0, rowsBefore: rowsBefore, rowsAfter: rowsBefore,
       bytesBefore: bytesBefore, bytesAfter: bytesBefore, plan: [])
 
-    // Sessions whose turns are all older than the cutoff and not yet covered.
-    let sessions = try database.read { connection in
-      try connection.prepare(
-        """
-        SELECT s.id, coalesce(s.external_id, 'session ' || s.id) FROM sessions s
-        WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.summary_id IS NULL)
-          AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.created_at >= ?1)
-        ORDER BY s.started_at, s.id
-        """
-      ).bindingAndMap([.integer(cutoff)]) { ($0.int64(at: 0), $0.string(at: 1)) }
-    }
-    let model = embedder.modelID
-    for (position, (sessionID, name)) in sessions.enumerated() {
-      if Task.isCancelled { throw EngramError.cancelled }
-      progress?(EngramProgress(phase: "summarizing", done: position, total: sessions.count))
-      let turns = try sessionTurns(sessionID)
-      guard !turns.isEmpty else { continue }
-      let quotes = max(1, min(8, Int((Double(turns.count) * 0.1).rounded(.up))))
-      guard let summary = ExtractiveSummarizer.summarize(turns, maxQuotes: quotes) else { continue }
-      let quoted = Set(summary.quotedMessageIDs)
-      let deletable = turns.filter {
-        !quoted.contains($0.id) && ExtractiveSummarizer.isLowInformation($0.text)
-      }
-      .map(\.id)
+    let plans = try compactionPlan(cutoff: cutoff)
+    for plan in plans {
       report.sessionsSummarized += 1
       report.summariesCreated += 1
-      report.turnsDeleted += deletable.count
-      report.embeddingsQuantized += turns.count - deletable.count + 1
+      report.turnsDeleted += plan.deletions
+      report.embeddingsQuantized += plan.turns - plan.deletions + 1
       report.plan.append(
-        "summarize \(name): \(turns.count) turns, quote \(quoted.count), delete \(deletable.count) low-information"
+        "summarize \(plan.name): \(plan.turns) turns, quote \(plan.quotes), delete \(plan.deletions) low-information"
       )
-      guard !dryRun else { continue }
-
-      let text = summary.text
-      let vector = try await embed([Self.documentText(speaker: nil, content: text, date: summary.start)])[0]
-      let keptIDs = turns.map(\.id).filter { !deletable.contains($0) }
-      let summaryID = try writeTracked { connection -> Int64 in
-        let summaryID = try connection.insert(
-          Summary(
-            sessionID: sessionID, firstMessageID: summary.firstMessageID,
-            lastMessageID: summary.lastMessageID,
-            startAt: Timestamp.milliseconds(summary.start), endAt: Timestamp.milliseconds(summary.end),
-            content: text, structured: summary.json.jsonText, generator: "extractive",
-            createdAt: Timestamp.milliseconds(now)))
-        try connection.upsertEmbedding(
-          EmbeddingRow(
-            ownerKind: .summary, ownerID: summaryID, model: model, vector: vector,
-            createdAt: Timestamp.milliseconds(now)))
-        try connection.run(
-          "UPDATE messages SET summary_id = ?1 WHERE session_id = ?2 AND summary_id IS NULL",
-          [.integer(summaryID), .integer(sessionID)])
-        for id in deletable { _ = try connection.delete(Message.self, id: id) }
-        try connection.quantizeEmbeddings(ownerKind: .message, ownerIDs: keptIDs)
-        try connection.quantizeEmbeddings(ownerKind: .summary, ownerIDs: [summaryID])
-        return summaryID
-      }
-      for id in deletable { _ = index.remove(id: VectorKey.make(.message, id)) }
-      // The index holds what the store holds: the int8 vectors, decoded.
-      let requantized = try database.read { connection in
-        try keptIDs.compactMap { id in
-          try connection.embedding(ownerKind: .message, ownerID: id).map { (id, $0.vector) }
+    }
+    if !dryRun {
+      var start = 0
+      while start < plans.count {
+        if Task.isCancelled { throw EngramError.cancelled }
+        progress?(EngramProgress(phase: "summarizing", done: start, total: plans.count))
+        var end = start + 1
+        var turns = plans[start].turns
+        while end < plans.count, end - start < Self.compactionSessionsPerTransaction,
+          turns + plans[end].turns <= Self.compactionTurnsPerTransaction
+        {
+          turns += plans[end].turns
+          end += 1
         }
+        try await compactSessions(plans[start..<end], now: now)
+        start = end
       }
-      try indexVectors(
-        requantized.compactMap { id, vector in
-          guard let entry = index.entry(for: VectorKey.make(.message, id)) else { return nil }
-          return (.message, id, entry.metadata, vector)
-        })
-      let storedSummaryVector =
-        try database.read { try $0.embedding(ownerKind: .summary, ownerID: summaryID)?.vector } ?? vector
-      try indexVectors([
-        (
-          .summary, summaryID,
-          VectorMetadata(
-            kind: .summary, session: sessionID, scope: 0, timestamp: Timestamp.milliseconds(summary.start)),
-          storedSummaryVector
-        )
-      ])
     }
 
     // Near-duplicate memories: the older one is superseded by the newer one.
@@ -167,8 +128,142 @@ extension MemoryEngine {
       try? saveSnapshot()
     }
     speakers.withLock { $0 = nil }
-    progress?(EngramProgress(phase: "done", done: sessions.count, total: sessions.count))
+    progress?(EngramProgress(phase: "done", done: plans.count, total: plans.count))
     return report
+  }
+
+  /// What compaction does to one session.
+  struct SessionPlan: Sendable {
+    var id: Int64
+    var name: String
+    var turns: Int
+    var quotes: Int
+    var deletions: Int
+  }
+
+  /// How many turns a summary of `turns` turns quotes.
+  static func quoteCount(turns: Int) -> Int {
+    min(turns, max(1, min(8, Int((Double(turns) * 0.1).rounded(.up)))))
+  }
+
+  /// The sessions to compact (all turns older than `cutoff`, some not yet covered), oldest
+  /// first, each with its turn count and how many low-information turns would go: one read
+  /// transaction over the turn texts, nothing else.
+  func compactionPlan(cutoff: Int64) throws -> [SessionPlan] {
+    try database.read { connection in
+      let sessions = try connection.prepare(
+        """
+        SELECT s.id, coalesce(s.external_id, 'session ' || s.id) FROM sessions s
+        WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.summary_id IS NULL)
+          AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.created_at >= ?1)
+        ORDER BY s.started_at, s.id
+        """
+      ).bindingAndMap([.integer(cutoff)]) { ($0.int64(at: 0), $0.string(at: 1)) }
+      let texts = try connection.prepare("SELECT content FROM messages WHERE session_id = ?1")
+      return try sessions.compactMap { id, name -> SessionPlan? in
+        var turns = 0
+        var low = 0
+        try texts.bind([.integer(id)])
+        try texts.forEachRow { row in
+          turns += 1
+          if ExtractiveSummarizer.isLowInformation(row.string(at: 0)) { low += 1 }
+        }
+        guard turns > 0 else { return nil }
+        // Quotes come from informative turns when there are any (see `ExtractiveSummarizer`).
+        let quotes = min(Self.quoteCount(turns: turns), low < turns ? turns - low : turns)
+        let deletions = low < turns ? low : low - quotes
+        return SessionPlan(id: id, name: name, turns: turns, quotes: quotes, deletions: deletions)
+      }
+    }
+  }
+
+  /// Summarizes the given sessions in one transaction, then brings the index in step.
+  func compactSessions(_ plans: ArraySlice<SessionPlan>, now: Date) async throws {
+    let model = embedder.modelID
+    struct Prepared {
+      var sessionID: Int64
+      var summary: StructuredSummary
+      var deletable: [Int64]
+      var kept: [Int64]
+    }
+    var prepared: [Prepared] = []
+    for plan in plans {
+      let turns = try sessionTurns(plan.id)
+      let low = turns.map { ExtractiveSummarizer.isLowInformation($0.text) }
+      guard
+        let summary = ExtractiveSummarizer.summarize(
+          turns, maxQuotes: Self.quoteCount(turns: turns.count), lowInformation: low)
+      else { continue }
+      let quoted = Set(summary.quotedMessageIDs)
+      let deletable = Set(zip(turns, low).filter { !quoted.contains($0.0.id) && $0.1 }.map(\.0.id))
+      prepared.append(
+        Prepared(
+          sessionID: plan.id, summary: summary, deletable: deletable.sorted(),
+          kept: turns.map(\.id).filter { !deletable.contains($0) }))
+    }
+    guard !prepared.isEmpty else { return }
+    let vectors = try await embed(
+      prepared.map { Self.documentText(speaker: nil, content: $0.summary.text, date: $0.summary.start) })
+    let summaryIDs = try writeTracked { connection -> [Int64] in
+      var ids: [Int64] = []
+      for (item, vector) in zip(prepared, vectors) {
+        let summary = item.summary
+        let summaryID = try connection.insert(
+          Summary(
+            sessionID: item.sessionID, firstMessageID: summary.firstMessageID,
+            lastMessageID: summary.lastMessageID,
+            startAt: Timestamp.milliseconds(summary.start), endAt: Timestamp.milliseconds(summary.end),
+            content: summary.text, structured: summary.json.jsonText, generator: "extractive",
+            createdAt: Timestamp.milliseconds(now)))
+        try connection.upsertEmbedding(
+          EmbeddingRow(
+            ownerKind: .summary, ownerID: summaryID, model: model, vector: vector,
+            createdAt: Timestamp.milliseconds(now)))
+        try connection.run(
+          "UPDATE messages SET summary_id = ?1 WHERE session_id = ?2 AND summary_id IS NULL",
+          [.integer(summaryID), .integer(item.sessionID)])
+        for id in item.deletable { _ = try connection.delete(Message.self, id: id) }
+        try connection.quantizeEmbeddings(ownerKind: .message, ownerIDs: item.kept)
+        try connection.quantizeEmbeddings(ownerKind: .summary, ownerIDs: [summaryID])
+        ids.append(summaryID)
+      }
+      return ids
+    }
+    index.remove(ids: prepared.flatMap { $0.deletable.map { VectorKey.make(.message, $0) } })
+    // The index holds what the store holds: the int8 vectors, decoded.
+    let stored = try database.read { connection in
+      var rows: [(kind: ItemKind, id: Int64, vector: [Float])] = []
+      for item in prepared {
+        for id in item.kept {
+          if let row = try connection.embedding(ownerKind: .message, ownerID: id) {
+            rows.append((.message, id, row.vector))
+          }
+        }
+      }
+      for id in summaryIDs {
+        if let row = try connection.embedding(ownerKind: .summary, ownerID: id) {
+          rows.append((.summary, id, row.vector))
+        }
+      }
+      return rows
+    }
+    let summaryMetadata = Dictionary(
+      uniqueKeysWithValues: zip(summaryIDs, prepared).map { id, item in
+        (
+          id,
+          VectorMetadata(
+            kind: .summary, session: item.sessionID, scope: 0,
+            timestamp: Timestamp.milliseconds(item.summary.start))
+        )
+      })
+    try indexVectors(
+      stored.compactMap { row in
+        if row.kind == .summary, let metadata = summaryMetadata[row.id] {
+          return (.summary, row.id, metadata, row.vector)
+        }
+        guard let entry = index.entry(for: VectorKey.make(.message, row.id)) else { return nil }
+        return (.message, row.id, entry.metadata, row.vector)
+      })
   }
 
   struct MemoryMerge: Equatable {

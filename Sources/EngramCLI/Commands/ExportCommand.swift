@@ -6,6 +6,12 @@ public enum ExportCommand: Command {
   /// The command's declaration.
   public static let configuration = CommandConfiguration(
     commandName: "export", abstract: "Write the whole memory as JSONL (to FILE, mode 0600, or stdout).",
+    discussion: """
+      Rows are streamed, so memory stays small whatever the memory's size. The last line
+      (`end`) counts the lines before it and carries their checksum: `engram import` refuses
+      a truncated or altered file. A FILE is written privately (mode 0600 from the start)
+      beside its destination and renamed into place when complete.
+      """,
     options: [.database],
     positionals: [
       PositionalSpec("file", optional: true, help: "The file to write; standard output when absent.")
@@ -14,23 +20,15 @@ public enum ExportCommand: Command {
   /// Exports.
   public static func run(_ context: CommandContext) async throws {
     let file = context.arguments.string("file")
-    try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
+    try await EngineAccess.mappingErrors {
+      let path = try EngineAccess.requireExisting(context)
       if let file, file != "-" {
-        let lines = try engine.export(to: file)
+        let lines = try MemoryEngine.export(databaseAt: path, to: .file(file))
         context.error.write("exported \(lines) lines to \(file)\n")
         return
       }
-      // Through a private temporary file, so the output goes where the context says.
-      let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-        "engram-export-\(UUID().uuidString)")
-      try FileManager.default.createDirectory(
-        at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-      defer { try? FileManager.default.removeItem(at: folder) }
-      let temporary = folder.appendingPathComponent("export.jsonl")
-      try engine.export(to: temporary.path)
-      let handle = try FileHandle(forReadingFrom: temporary)
-      defer { try? handle.close() }
-      while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+      // Chunks of whole lines, so each decodes on its own and no character is split.
+      try MemoryEngine.export(databaseAt: path) { chunk in
         context.output.write(String(decoding: chunk, as: UTF8.self))
       }
     }

@@ -6,7 +6,12 @@ public enum ImportCommand: Command {
   /// The command's declaration.
   public static let configuration = CommandConfiguration(
     commandName: "import", abstract: "Load an export into a new (or empty) memory.",
-    discussion: "The embedder is the export's own unless --model names another of the same model.",
+    discussion: """
+      The embedder is the export's own unless --model names another of the same model. All or
+      nothing, read line by line: a line that is not UTF-8 or not a row, a vector of the wrong
+      dimension, with NaN, infinity or a component too large to score, or an export whose end
+      line is missing or does not match (truncated or altered) stores nothing.
+      """,
     options: [.database, InitCommand.modelOption],
     positionals: [PositionalSpec("file", help: "The export file ('-' reads standard input).")])
 

@@ -185,6 +185,22 @@ public final class Statement {
 
   // MARK: Columns
 
+  /// The storage class of a column's value in the current row.
+  public enum ColumnType: Sendable, Hashable {
+    case integer, real, text, blob, null
+  }
+
+  /// The storage class of column `index` in the current row (no conversion, no copy).
+  public func columnType(at index: Int) -> ColumnType {
+    switch sqlite3_column_type(handle, Int32(index)) {
+    case SQLITE_INTEGER: return .integer
+    case SQLITE_FLOAT: return .real
+    case SQLITE_TEXT: return .text
+    case SQLITE_BLOB: return .blob
+    default: return .null
+    }
+  }
+
   /// Whether column `index` of the current row is NULL.
   public func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
   /// Column `index` as an integer (NULL reads 0).
