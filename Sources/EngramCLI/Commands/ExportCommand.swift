@@ -23,6 +23,13 @@ public enum ExportCommand: Command {
     try await EngineAccess.mappingErrors {
       let path = try EngineAccess.requireExisting(context)
       if let file, file != "-" {
+        let folder = (file as NSString).deletingLastPathComponent
+        var isFolder: ObjCBool = false
+        if !folder.isEmpty,
+          !FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) || !isFolder.boolValue
+        {
+          throw CommandFailure("cannot export to \(file): no such folder \(folder)")
+        }
         let lines = try MemoryEngine.export(databaseAt: path, to: .file(file))
         context.error.write("exported \(lines) lines to \(file)\n")
         return
