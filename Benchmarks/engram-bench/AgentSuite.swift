@@ -60,7 +60,9 @@ enum AgentSuite {
         "cannot read the request set \(phrasesPath) (JSON lines; run from the repository root or pass --phrases)"
       )
     }
-    guard let clock = parseClock(nowText) else { throw BenchError("--now must be ISO 8601 with an offset") }
+    guard let clock = AgentClock.fixed(iso8601: nowText) else {
+      throw BenchError("--now must be ISO 8601 with an offset")
+    }
 
     progress("agent: loading the \(model) embedder")
     let embedder: any Embedder =
@@ -76,20 +78,6 @@ enum AgentSuite {
       try await measureTurns(embedder: embedder, turns: turnCount, queries: queryCount, into: &report)
     }
     return (report, "agent routing, arguments and turn latency (\(embedder.modelID))")
-  }
-
-  static func parseClock(_ text: String) -> AgentClock? {
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime]
-    guard let date = formatter.date(from: text) else { return nil }
-    let suffix = text.suffix(6)
-    let sign = suffix.first == "-" ? -1 : 1
-    let parts = suffix.dropFirst().split(separator: ":").compactMap { Int($0) }
-    guard parts.count == 2, let zone = TimeZone(secondsFromGMT: sign * (parts[0] * 3600 + parts[1] * 60))
-    else {
-      return text.hasSuffix("Z") ? .fixed(date, timeZone: TimeZone(secondsFromGMT: 0)!) : nil
-    }
-    return .fixed(date, timeZone: zone)
   }
 
   /// Accuracy of `correct` over `total`, as a report number (0 when there is nothing).

@@ -50,11 +50,14 @@ public final class SecureTemporaryFile {
   }
 
   /// Why a temporary file could not be created, written or committed.
-  public struct Failure: Error, Sendable, Equatable {
+  public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file concerned.
     public var path: String
     /// The C library's error number.
     public var errno: Int32
+
+    /// One line for a person.
+    public var description: String { "cannot write \(path): \(String(cString: strerror(errno)))" }
   }
 
   /// Writes all of `length` bytes at `pointer`, retrying short writes.
@@ -62,6 +65,13 @@ public final class SecureTemporaryFile {
   public func write(_ pointer: UnsafeRawPointer, count length: Int) throws(Failure) {
     let code = SnapshotIO.writeAll(descriptor, pointer, length)
     if code != 0 { throw Failure(path: path, errno: code) }
+  }
+
+  /// Writes all of `bytes`, retrying short writes.
+  /// - Throws: `Failure` with the errno.
+  public func write(_ bytes: UnsafeRawBufferPointer) throws(Failure) {
+    guard let base = bytes.baseAddress else { return }
+    try write(base, count: bytes.count)
   }
 
   /// Flushes the file to disk, closes it and renames it over `destination` (atomic on one

@@ -1,5 +1,6 @@
 import EngramEmbeddings
 import EngramStore
+import EngramVectors
 import Foundation
 import Testing
 
@@ -68,8 +69,8 @@ import Testing
   @Test func theTemporaryFileIsPrivateAndUnpredictableFromItsCreation() throws {
     let folder = try TemporaryFolder()
     let destination = folder.path("export.jsonl")
-    var first: SecureTemporaryFile? = try SecureTemporaryFile(destination: destination)
-    let second = try SecureTemporaryFile(destination: destination)
+    var first: SecureTemporaryFile? = try SecureTemporaryFile(beside: destination)
+    let second = try SecureTemporaryFile(beside: destination)
     let planted = try #require(first?.path)
     // Mode 0600 before a byte is written (the umask can only take bits away).
     #expect((try FileManager.default.attributesOfItem(atPath: planted)[.posixPermissions] as? Int) == 0o600)

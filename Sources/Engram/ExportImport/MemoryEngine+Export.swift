@@ -1,4 +1,5 @@
 import EngramStore
+import EngramVectors
 import Foundation
 
 /// Where an export goes.
@@ -95,7 +96,7 @@ extension MemoryEngine {
         }
       }
     case .file(let path):
-      let file = try SecureTemporaryFile(destination: path)
+      let file = try SecureTemporaryFile(beside: path)
       let lines = try writeExport(database: database) { try file.write($0) }
       try file.commit()
       return lines

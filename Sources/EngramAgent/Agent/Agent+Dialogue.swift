@@ -85,7 +85,7 @@ extension Agent {
 
   /// Whether the intent model is sure `text` asks for another skill than the one waiting.
   private func isLikelyNewRequest(_ text: String, asked question: SlotQuestion) -> Bool {
-    let prediction = IntentCorpus.classifier.predict(text)
+    guard let prediction = router.intent(of: text) else { return false }
     return prediction.label != IntentClassifier.noneLabel && prediction.label != question.skillID
       && prediction.confidence >= 0.8
   }

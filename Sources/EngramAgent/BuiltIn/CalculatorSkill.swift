@@ -37,6 +37,8 @@ public struct CalculatorSkill: Skill {
   // Parentheses and signs belong to the expression; only sentence punctuation is trimmed.
   static let edge = CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "?？!！.。,，:：=;；"))
 
+  /// The whole request, without polite fillers, is an arithmetic expression with a number
+  /// and an operator ("(3+4)*2", "what is 17% of 2350?"); "it's 20% off today" is not.
   public func canHandle(_ text: String) -> Bool {
     let expression = TextCues.strip(text, removing: nil, fillers: Self.fillers, edge: Self.edge)
     guard let tokens = try? ArithmeticExpression.tokenize(expression) else { return false }
@@ -44,11 +46,11 @@ public struct CalculatorSkill: Skill {
       if case .op = token { return true }
       return token == .percent
     }
-    let numbers = tokens.filter { token, _ in
+    let hasNumber = tokens.contains { token, _ in
       if case .number = token { return true }
       return false
     }
-    return hasOperator && !numbers.isEmpty
+    return hasOperator && hasNumber
   }
 
   /// `expression`: the arithmetic in `text` without the words around it ("what's 17% of 2350?"

@@ -4,24 +4,8 @@ import Foundation
 // Everything else goes to the intent model (see SkillRouter).
 
 extension CalculatorSkill {
-  /// The request, without polite fillers, is an arithmetic expression with a number and an
-  /// operator ("(3+4)*2", "what is 17% of 2350?").
-  public func claims(_ text: String, clock: AgentClock) -> Bool {
-    guard let expression = extractArguments(from: text, clock: clock)["expression"]?.stringValue,
-      let tokens = try? ArithmeticExpression.tokenize(expression)
-    else {
-      return false
-    }
-    let hasOperator = tokens.contains { token, _ in
-      if case .op = token { return true }
-      return token == .percent
-    }
-    let hasNumber = tokens.contains { token, _ in
-      if case .number = token { return true }
-      return false
-    }
-    return hasOperator && hasNumber
-  }
+  /// The request is nothing but arithmetic (see `canHandle`).
+  public func claims(_ text: String, clock: AgentClock) -> Bool { canHandle(text) }
 }
 
 extension ReminderSkill {

@@ -165,30 +165,12 @@ public enum RouteCommand: Command {
   /// - Throws: ``UsageError`` for text that is not ISO 8601 with an offset.
   static func clock(from text: String?) throws(UsageError) -> AgentClock {
     guard let text else { return .system() }
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime]
-    var parsed = formatter.date(from: text)
-    if parsed == nil {
-      formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-      parsed = formatter.date(from: text)
-    }
-    guard let date = parsed, let zone = offsetZone(text) else {
+    guard let clock = AgentClock.fixed(iso8601: text) else {
       throw UsageError(
         .invalidValue(
           argument: "--now", value: text, expected: "ISO 8601 with an offset, e.g. 2025-06-11T10:00:00+08:00")
       )
     }
-    return .fixed(date, timeZone: zone)
-  }
-
-  /// The fixed-offset zone of an ISO 8601 text's `Z` or `±hh:mm` suffix.
-  static func offsetZone(_ text: String) -> TimeZone? {
-    if text.hasSuffix("Z") || text.hasSuffix("z") { return TimeZone(secondsFromGMT: 0) }
-    let suffix = text.suffix(6)
-    guard suffix.count == 6, let sign = suffix.first, sign == "+" || sign == "-" else { return nil }
-    let parts = suffix.dropFirst().split(separator: ":")
-    guard parts.count == 2, let hours = Int(parts[0]), let minutes = Int(parts[1]) else { return nil }
-    let seconds = (hours * 3600 + minutes * 60) * (sign == "-" ? -1 : 1)
-    return TimeZone(secondsFromGMT: seconds)
+    return clock
   }
 }
