@@ -3,6 +3,8 @@
 #   make test   installs what is missing, then runs the whole test suite
 SWIFT ?= swift
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
+# Every import must be declared in Package.swift (the layers of README "Architecture").
+IMPORT_CHECK ?= --explicit-target-dependency-import-check error
 
 .PHONY: demo test setup build release lint format bench peers clean schemas corpus mcp-e2e sanitize fuzz reliability kernels-test
 
@@ -10,7 +12,7 @@ setup:
 	@./scripts/setup.sh
 
 build: setup
-	$(SWIFT) build $(SWIFT_FLAGS) --build-tests
+	$(SWIFT) build $(SWIFT_FLAGS) $(IMPORT_CHECK) --build-tests
 
 release: setup
 	$(SWIFT) build -c release $(SWIFT_FLAGS)
@@ -19,7 +21,7 @@ demo: release
 	$$($(SWIFT) build -c release --show-bin-path)/engram demo
 
 test: setup
-	$(SWIFT) build $(SWIFT_FLAGS) --build-tests
+	$(SWIFT) build $(SWIFT_FLAGS) $(IMPORT_CHECK) --build-tests
 	$(SWIFT) test $(SWIFT_FLAGS) --skip-build
 	./scripts/mcp-e2e.sh
 	./scripts/kernels-test.sh

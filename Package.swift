@@ -3,13 +3,15 @@ import PackageDescription
 
 /// Engram: a local-first memory and vector store engine for long-term assistant agents.
 ///
-/// Layers (arrows are the only allowed imports; see ARCHITECTURE in the team docs):
-/// engram (CLI) -> EngramAgent -> Engram -> EngramStore / EngramVectors / EngramEmbeddings
-/// -> CSQLite / CBLAS / CEngramKernels.
+/// Layers (arrows are the only allowed imports; `make build` checks every import is declared
+/// with `--explicit-target-dependency-import-check error`; see README "Architecture"):
+/// engram (CLI), EngramMCP -> EngramAgent -> Engram -> EngramStore / EngramVectors /
+/// EngramEmbeddings -> EngramCore, and the system libraries CSQLite / CBLAS / CEngramKernels.
 let package = Package(
   name: "Engram",
   platforms: [.macOS(.v15)],
   products: [
+    .library(name: "EngramCore", targets: ["EngramCore"]),
     .library(name: "Engram", targets: ["Engram"]),
     .library(name: "EngramAgent", targets: ["EngramAgent"]),
     .library(name: "EngramStore", targets: ["EngramStore"]),
@@ -37,18 +39,21 @@ let package = Package(
     ),
 
     // Libraries.
-    .target(name: "EngramStore", dependencies: ["CSQLite"]),
+    // The shared vocabulary (kinds, timestamps and the date rule, JSON values).
+    .target(name: "EngramCore"),
+    .target(name: "EngramStore", dependencies: ["EngramCore", "CSQLite"]),
     .target(name: "EngramVectors", dependencies: ["CBLAS", "CEngramKernels"]),
     // The forward pass's element-wise loops (GELU, softmax, LayerNorm) are some 50x slower
     // unoptimized, which made the parity tests the slowest part of `make test`.
     .target(
-      name: "EngramEmbeddings", dependencies: ["CBLAS", "CEngramKernels"],
+      name: "EngramEmbeddings", dependencies: ["EngramCore", "CBLAS", "CEngramKernels"],
       swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
-    .target(name: "Engram", dependencies: ["EngramStore", "EngramVectors", "EngramEmbeddings"]),
+    .target(
+      name: "Engram", dependencies: ["EngramCore", "EngramStore", "EngramVectors", "EngramEmbeddings"]),
     .target(name: "EngramAgent", dependencies: ["Engram"], exclude: ["Intent/intent-corpus.jsonl"]),
 
     // Executables.
-    .target(name: "EngramMCP", dependencies: ["Engram"]),
+    .target(name: "EngramMCP", dependencies: ["EngramCore"]),
     .target(name: "EngramCLI", dependencies: ["EngramAgent", "Engram", "EngramMCP"]),
     .executableTarget(name: "engram", dependencies: ["EngramCLI"]),
     .executableTarget(
@@ -65,7 +70,8 @@ let package = Package(
     .target(name: "EngramTestSupport", path: "Tests/EngramTestSupport"),
 
     // Tests mirror sources.
-    .testTarget(name: "EngramStoreTests", dependencies: ["EngramStore"]),
+    .testTarget(name: "EngramCoreTests", dependencies: ["EngramCore"]),
+    .testTarget(name: "EngramStoreTests", dependencies: ["EngramCore", "EngramStore"]),
     .testTarget(name: "EngramVectorsTests", dependencies: ["EngramVectors"]),
     .testTarget(
       name: "EngramEmbeddingsTests",
@@ -78,7 +84,7 @@ let package = Package(
       dependencies: ["EngramAgent", "EngramTestSupport"],
       resources: [.copy("Fixtures")]
     ),
-    .testTarget(name: "EngramMCPTests", dependencies: ["EngramMCP"]),
+    .testTarget(name: "EngramMCPTests", dependencies: ["EngramCore", "EngramMCP"]),
     .testTarget(name: "EngramCLITests", dependencies: ["EngramCLI", "EngramStore", "EngramTestSupport"]),
   ],
   swiftLanguageModes: [.v6]

@@ -67,7 +67,8 @@ enum VectorsSuite {
     let ids = (0..<n).map { Int64($0) }
     let metadata = (0..<n).map { row in
       VectorMetadata(
-        kind: row % stride == 0 ? .summary : .message, session: Int64(row % 100), timestamp: Int64(row))
+        kind: row % stride == 0 ? ItemKind.summary.code : ItemKind.message.code, session: Int64(row % 100),
+        timestamp: Int64(row))
     }
     let configuration = VectorIndex.Configuration(
       dimension: dimension, precision: precision, threads: threads)
@@ -80,7 +81,7 @@ enum VectorsSuite {
     let bandwidth = readBandwidth()
 
     let queryRows = (0..<queryCount).map { Array(queries[($0 * dimension)..<(($0 + 1) * dimension)]) }
-    let filter = fraction.map { _ in VectorFilter(kinds: [.summary]) }
+    let filter = fraction.map { _ in VectorFilter(kinds: [ItemKind.summary.code]) }
     progress("vectors: \(queryCount) single queries (\(mode), threads \(threads))")
     let unfiltered = try latencies(index, queryRows, k: k, filter: nil)
     let filtered = try filter.map { try latencies(index, queryRows, k: k, filter: $0) }

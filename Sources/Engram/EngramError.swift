@@ -43,7 +43,7 @@ extension EngramError: CustomStringConvertible {
     case .modelMismatch(let database, let databaseDimension, let configured, let configuredDimension):
       return
         "the memory's vectors come from \(database) (\(databaseDimension)-d) but the configured embedder is "
-        + "\(configured) (\(configuredDimension)-d); run `engram reindex` to switch models"
+        + "\(configured) (\(configuredDimension)-d); reindex the memory to switch models"
     case .emptyText: return "the text is empty"
     case .invalidK(let k): return "k must be at least 1 (got \(k))"
     case .invalidBudget(let budget): return "the token budget must be positive (got \(budget))"

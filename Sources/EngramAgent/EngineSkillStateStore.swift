@@ -13,11 +13,11 @@ public struct EngineSkillStateStore: SkillStateStore {
 
   /// The stored flag, or nil when never set.
   public func isEnabled(skillID: String) throws -> Bool? {
-    try engine.skillEnabled(id: skillID)
+    try engine.agentRecords.skillEnabled(id: skillID)
   }
 
   /// Stores the flag.
   public func setEnabled(_ enabled: Bool, skillID: String) throws {
-    try engine.setSkillEnabled(enabled, id: skillID)
+    try engine.agentRecords.setSkillEnabled(enabled, id: skillID)
   }
 }

@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 import Synchronization
 
@@ -127,7 +128,8 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
 
   /// Embeds `texts` (see `embedSynchronously`).
   public func embed(_ texts: [String]) async throws -> [[Float]] {
-    embedSynchronously(texts)
+    // The forward pass blocks a thread for milliseconds to seconds: off the cooperative pool.
+    await BlockingWork.run { [self] in embedSynchronously(texts) }
   }
 
   /// Embeds `texts` on the calling thread: one unit vector of `dimension` floats per text, in order.

@@ -1,4 +1,4 @@
-import Engram
+import EngramCore
 import Foundation
 
 #if canImport(Glibc)

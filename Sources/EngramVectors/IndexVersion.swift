@@ -14,7 +14,7 @@ struct IndexVersion: Sendable {
   var dead: [UInt64] = []
   /// id -> row, split in shards so a small write batch copies only the shards it touches.
   var idShards: [[Int64: Int32]] = Array(repeating: [:], count: IndexVersion.shardCount)
-  var kindPostings: [Posting] = VectorKind.allCases.map { _ in Posting() }
+  var kindPostings: [Posting] = (0..<Int(VectorMetadata.kindLimit)).map { _ in Posting() }
   var sessionPostings: [Int64: Posting] = [:]
   var scopePostings: [Int64: Posting] = [:]
   /// Rows `0..<sortedBase` came from a snapshot in ascending id order: they are found by
@@ -95,10 +95,10 @@ struct IndexVersion: Sendable {
     rows.sessions[row] = metadata.session
     rows.scopes[row] = metadata.scope
     rows.timestamps[row] = metadata.timestamp
-    rows.kinds[row] = metadata.kind.rawValue
+    rows.kinds[row] = metadata.kind
     let r32 = Int32(row)
     idShards[Self.shard(id)][id] = r32
-    kindPostings[Int(metadata.kind.rawValue)].append(r32)
+    kindPostings[Int(metadata.kind)].append(r32)
     sessionPostings[metadata.session, default: Posting()].append(r32)
     scopePostings[metadata.scope, default: Posting()].append(r32)
     if row >> 6 >= dead.count { dead.append(0) }

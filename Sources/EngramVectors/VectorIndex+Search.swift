@@ -305,12 +305,14 @@ extension IndexVersion {
         best = nil
       }
     }
-    if let kinds = filter.kinds { consider(kinds.map { kindPostings[Int($0.rawValue)] }) }
+    if let kinds = filter.kinds {
+      consider(kinds.compactMap { $0 < VectorMetadata.kindLimit ? kindPostings[Int($0)] : nil })
+    }
     if let sessions = filter.sessions { consider(sessions.compactMap { sessionPostings[$0] }) }
     if let scopes = filter.scopes { consider(scopes.compactMap { scopePostings[$0] }) }
 
     var kindMask: UInt8 = 0xFF
-    if let kinds = filter.kinds { kindMask = kinds.reduce(0) { $0 | (1 << $1.rawValue) } }
+    if let kinds = filter.kinds { kindMask = kinds.reduce(0) { $0 | (1 << $1) } }
     let rows = self.rows
     var allowed: [Int32] = []
     dead.withUnsafeBufferPointer { dead in

@@ -305,7 +305,7 @@ extension VectorIndex {
     // Rows in strictly ascending id order (what the binary search relies on), known kinds.
     let ids = (base + layout.ids).assumingMemoryBound(to: Int64.self)
     let kinds = (base + layout.kinds).assumingMemoryBound(to: UInt8.self)
-    let kindCount = UInt8(VectorKind.allCases.count)
+    let kindCount = VectorMetadata.kindLimit
     for row in 0..<n {
       guard kinds[row] < kindCount, row == 0 || ids[row - 1] < ids[row] else {
         throw .snapshotCorrupt(path: path, reason: .invalidRow(index: row))

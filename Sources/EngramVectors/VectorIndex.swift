@@ -161,7 +161,7 @@ public final class VectorIndex: Sendable {
     let row = Int(row32)
     let vector = Array(UnsafeBufferPointer(start: version.rows.vector(row), count: dimension))
     let metadata = VectorMetadata(
-      kind: VectorKind(rawValue: version.rows.kinds[row]) ?? .message, session: version.rows.sessions[row],
+      kind: version.rows.kinds[row], session: version.rows.sessions[row],
       scope: version.rows.scopes[row], timestamp: version.rows.timestamps[row])
     return (vector, metadata)
   }
@@ -312,7 +312,7 @@ extension IndexVersion {
   mutating func rebuildMaps(rowCount: Int) {
     for row in 0..<rowCount {
       let metadata = VectorMetadata(
-        kind: VectorKind(rawValue: rows.kinds[row]) ?? .message, session: rows.sessions[row],
+        kind: rows.kinds[row], session: rows.sessions[row],
         scope: rows.scopes[row], timestamp: rows.timestamps[row])
       appendRow(id: rows.ids[row], metadata: metadata)
     }

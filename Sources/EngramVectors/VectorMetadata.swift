@@ -1,17 +1,11 @@
-/// What a vector row belongs to in the memory store.
-public enum VectorKind: UInt8, Sendable, Hashable, CaseIterable {
-  /// A message of the conversation log.
-  case message = 0
-  /// A memory (fact, preference, note).
-  case memory = 1
-  /// A structured summary.
-  case summary = 2
-}
-
 /// The metadata each row carries so that searches can be filtered without touching SQL.
 public struct VectorMetadata: Sendable, Hashable {
-  /// The kind of record the vector embeds.
-  public var kind: VectorKind
+  /// How many kind tags there are: a kind is a caller-defined tag below this limit (the
+  /// index knows nothing of what the tags mean; each has its own posting list).
+  public static let kindLimit: UInt8 = 8
+
+  /// The caller's tag for what the vector embeds, below `kindLimit`.
+  public var kind: UInt8
   /// The conversation session the record belongs to (0 when none).
   public var session: Int64
   /// The user or agent scope the record is visible to (0 when global).
@@ -20,7 +14,9 @@ public struct VectorMetadata: Sendable, Hashable {
   public var timestamp: Int64
 
   /// Creates metadata; everything but the kind defaults to 0.
-  public init(kind: VectorKind, session: Int64 = 0, scope: Int64 = 0, timestamp: Int64 = 0) {
+  /// - Precondition: `kind < VectorMetadata.kindLimit`.
+  public init(kind: UInt8, session: Int64 = 0, scope: Int64 = 0, timestamp: Int64 = 0) {
+    precondition(kind < Self.kindLimit, "vector kind tags are below \(Self.kindLimit)")
     self.kind = kind
     self.session = session
     self.scope = scope
@@ -48,8 +44,8 @@ public struct VectorHit: Sendable, Hashable {
 /// lists (or the id map for an allow-list) and scores only those, so a selective filter
 /// costs a fraction of a full scan.
 public struct VectorFilter: Sendable, Hashable {
-  /// Allowed owner kinds.
-  public var kinds: Set<VectorKind>?
+  /// Allowed kind tags.
+  public var kinds: Set<UInt8>?
   /// Allowed sessions.
   public var sessions: Set<Int64>?
   /// Allowed scopes.
@@ -61,7 +57,7 @@ public struct VectorFilter: Sendable, Hashable {
 
   /// Creates a filter; omitted conditions allow everything.
   public init(
-    kinds: Set<VectorKind>? = nil, sessions: Set<Int64>? = nil, scopes: Set<Int64>? = nil,
+    kinds: Set<UInt8>? = nil, sessions: Set<Int64>? = nil, scopes: Set<Int64>? = nil,
     timeRange: ClosedRange<Int64>? = nil, ids: Set<Int64>? = nil
   ) {
     self.kinds = kinds

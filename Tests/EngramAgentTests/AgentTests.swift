@@ -28,7 +28,7 @@ import Testing
       recorder.states == [
         .retrieving, .planning, .executing(skillID: "time.now", step: 1, total: 1), .finished(reply),
       ])
-    let traces = try harness.engine.traces(executionID: reply.executionID.uuidString)
+    let traces = try harness.engine.agentRecords.traces(executionID: reply.executionID.uuidString)
     #expect(traces.map(\.step) == [0, 1])
     #expect(traces.map(\.status) == [.ok, .ok])
     #expect(traces[1].skillID == "time.now")
@@ -62,8 +62,8 @@ import Testing
     }
     #expect(action.confirmationText == "创建提醒「把报告发给王经理」，时间 2025-06-12 15:00（周四）？")
     #expect(action.skillID == "reminder.create")
-    #expect(try harness.engine.pendingCall(action.id)?.status == .pending)
-    #expect(try harness.engine.agentItems().isEmpty)
+    #expect(try harness.engine.agentRecords.pendingCall(action.id)?.status == .pending)
+    #expect(try harness.engine.agentRecords.items().isEmpty)
 
     let final = try await agent.confirm()
     guard case .finished(let reply) = final else {
@@ -71,12 +71,12 @@ import Testing
       return
     }
     #expect(reply.text == "已设置提醒：「把报告发给王经理」，2025-06-12 15:00（周四）。")
-    let items = try harness.engine.agentItems(kind: .reminder)
+    let items = try harness.engine.agentRecords.items(kind: .reminder)
     #expect(items.count == 1)
     #expect(items.first?.title == "把报告发给王经理")
     #expect(items.first?.due == wallClock(2025, 6, 12, 15, in: Zones.shanghai))
-    #expect(try harness.engine.pendingCall(action.id)?.status == .executed)
-    let traces = try harness.engine.traces(executionID: action.executionID.uuidString)
+    #expect(try harness.engine.agentRecords.pendingCall(action.id)?.status == .executed)
+    let traces = try harness.engine.agentRecords.traces(executionID: action.executionID.uuidString)
     #expect(traces.map(\.status) == [.ok, .pending, .ok])
     #expect(traces.last?.arguments.contains("把报告发给王经理") == true)
   }
@@ -96,9 +96,11 @@ import Testing
       return
     }
     #expect(reply.text == "OK, I cancelled it. Nothing was changed.")
-    #expect(try harness.engine.pendingCall(action.id)?.status == .cancelled)
-    #expect(try harness.engine.agentItems().isEmpty)
-    #expect(try harness.engine.traces(executionID: action.executionID.uuidString).last?.status == .cancelled)
+    #expect(try harness.engine.agentRecords.pendingCall(action.id)?.status == .cancelled)
+    #expect(try harness.engine.agentRecords.items().isEmpty)
+    #expect(
+      try harness.engine.agentRecords.traces(executionID: action.executionID.uuidString).last?.status
+        == .cancelled)
     #expect(await agent.cancel() == false)
     await #expect(throws: AgentError.nothingToConfirm) { try await agent.confirm() }
   }
@@ -129,8 +131,8 @@ import Testing
       engine: engine, registry: registry, configuration: AgentConfiguration(clock: testClock))
     #expect(agent.startupNotice == "1 unfinished action from last time was cancelled.")
     #expect(agent.cancelledAtStart.map(\.id) == [callID])
-    #expect(try engine.pendingCall(callID)?.status == .cancelled)
-    #expect(try engine.agentItems().isEmpty)
+    #expect(try engine.agentRecords.pendingCall(callID)?.status == .cancelled)
+    #expect(try engine.agentRecords.items().isEmpty)
     agent.dismissNotice()
     #expect(agent.startupNotice == nil)
     // Nothing left to cancel at the next start.
@@ -192,10 +194,10 @@ import Testing
       return
     }
     #expect(reply.executionID != action.executionID)
-    let call = try #require(try harness.engine.pendingCall(action.id))
+    let call = try #require(try harness.engine.agentRecords.pendingCall(action.id))
     #expect(call.status == .cancelled)
     #expect(call.error == "superseded by a new request")
-    #expect(try harness.engine.agentItems().isEmpty)
+    #expect(try harness.engine.agentRecords.items().isEmpty)
   }
 
   @Test func staleResultNeverOverwritesANewerTurn() async throws {
@@ -240,7 +242,7 @@ import Testing
     #expect(reply.text == question)
     #expect(reply.route == .dialogue)
     #expect(agent.awaitingAnswer?.parameter.name == "when")
-    #expect(try harness.engine.pendingCalls(status: .pending).isEmpty)
+    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
     let state = try await agent.send(answer)
     guard case .waitingForConfirmation(let action) = state else {
       Issue.record("expected confirmation, got \(state)")
@@ -262,8 +264,8 @@ import Testing
     }
     #expect(reply.text == Agent.cancelledMessage(.english))
     #expect(agent.awaitingAnswer == nil)
-    #expect(try harness.engine.pendingCalls(status: .pending).isEmpty)
-    #expect(try harness.engine.agentItems().isEmpty)
+    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
+    #expect(try harness.engine.agentRecords.items().isEmpty)
   }
 
   @Test func languagePreferenceOverridesDetection() async throws {
@@ -311,9 +313,9 @@ import Testing
     if case .waitingForConfirmation(let action) = state {
       Issue.record("a memory triggered \(action.skillID)")
     }
-    #expect(try harness.engine.pendingCalls(status: .pending).isEmpty)
-    #expect(try harness.engine.agentItems().isEmpty)
-    let routed = try harness.engine.recentTraces(limit: 10).first { $0.step == 0 }
+    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
+    #expect(try harness.engine.agentRecords.items().isEmpty)
+    let routed = try harness.engine.agentRecords.recentTraces(limit: 10).first { $0.step == 0 }
     #expect(routed?.skillID != "reminder.create")
   }
 
@@ -349,7 +351,7 @@ import Testing
     #expect(reply.route == .planner)
     #expect(reply.outputs.count == 2)
     #expect(reply.text.hasPrefix("rain expected\nReminder set:"))
-    #expect(try harness.engine.agentItems().first?.title == "take an umbrella (rain expected)")
+    #expect(try harness.engine.agentRecords.items().first?.title == "take an umbrella (rain expected)")
     #expect(
       recorder.states == [
         .retrieving, .planning, .executing(skillID: "weather.forecast", step: 1, total: 2),
@@ -377,7 +379,7 @@ import Testing
     #expect(action.step == 2)
     #expect(action.total == 2)
     _ = try await agent.confirm()
-    let item = try #require(try harness.engine.agentItems().first)
+    let item = try #require(try harness.engine.agentRecords.items().first)
     #expect(item.title == "take an umbrella")
     #expect(item.due == wallClock(2025, 6, 12, 8, in: Zones.shanghai))
   }
@@ -401,7 +403,7 @@ import Testing
     }
     #expect(fallback.text.hasPrefix("Hello!"))
     #expect(fallback.outputs == [.text(fallback.text)])
-    #expect(try harness.engine.pendingCalls(status: .pending).isEmpty)
+    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
   }
 
   @Test func badInputIsRefusedWithoutChangingState() async throws {
@@ -426,7 +428,7 @@ import Testing
     }
     #expect(reply.text.contains("“the 32nd”"))
     #expect(reply.text.hasSuffix("When should I remind you?"))
-    #expect(try harness.engine.pendingCalls(status: .pending).isEmpty)
+    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
     guard case .waitingForConfirmation(let action) = try await agent.send("June 20") else {
       Issue.record("expected confirmation")
       return
@@ -446,15 +448,15 @@ import Testing
     // A second agent on the same memory leaves the live agent's call alone.
     let second = try harness.agent()
     #expect(second.cancelledAtStart.isEmpty)
-    #expect(try harness.engine.pendingCall(action.id)?.status == .pending)
+    #expect(try harness.engine.agentRecords.pendingCall(action.id)?.status == .pending)
     // Cancelled by someone else before the user answers: confirming runs nothing.
-    _ = try harness.engine.cancelUnfinishedPendingCalls([action.id])
+    _ = try harness.engine.agentRecords.cancelUnfinishedPendingCalls([action.id])
     guard case .finished(let reply) = try await first.confirm() else {
       Issue.record("expected finished")
       return
     }
     #expect(reply.text == Agent.cancelledElsewhereMessage(.english))
-    #expect(try harness.engine.pendingCall(action.id)?.status == .cancelled)
+    #expect(try harness.engine.agentRecords.pendingCall(action.id)?.status == .cancelled)
     #expect(try harness.engine.memories().isEmpty)
   }
 
@@ -469,7 +471,7 @@ import Testing
       }
       #expect(!reply.outputs.contains { if case .memories = $0 { true } else { false } }, "\(line)")
     }
-    #expect(try harness.engine.pendingCalls(status: .pending).isEmpty)
+    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
     #expect(try harness.engine.memories().count == 1)
   }
 

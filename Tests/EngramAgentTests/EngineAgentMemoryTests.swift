@@ -31,10 +31,10 @@ import Testing
     let reminder = try await memory.storeReminder(title: "send minutes", date: due, body: nil)
     let event = try await memory.storeEvent(title: "standup", date: due, body: "room 2")
     let note = try await memory.storeNote(title: "ideas", date: nil, body: "a, b")
-    #expect(try engine.agentItem(reminder)?.kind == .reminder)
-    #expect(try engine.agentItem(reminder)?.due == due)
-    #expect(try engine.agentItem(event)?.body == "room 2")
-    #expect(try engine.agentItem(note)?.due == nil)
+    #expect(try engine.agentRecords.item(reminder)?.kind == .reminder)
+    #expect(try engine.agentRecords.item(reminder)?.due == due)
+    #expect(try engine.agentRecords.item(event)?.body == "room 2")
+    #expect(try engine.agentRecords.item(note)?.due == nil)
     await #expect(throws: AgentRecordError.emptyField("title")) {
       _ = try await memory.storeReminder(title: " ", date: due, body: nil)
     }

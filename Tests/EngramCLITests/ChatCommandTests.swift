@@ -69,7 +69,7 @@ import Testing
     do {
       let engine = try openEngine(db)
       defer { engine.close() }
-      #expect(try engine.agentItems().isEmpty)
+      #expect(try engine.agentRecords.items().isEmpty)
     }
 
     let confirmed = try engram(
@@ -78,7 +78,7 @@ import Testing
     #expect(lines(confirmed.standardOutput).count == 2)
     let engine = try openEngine(db)
     defer { engine.close() }
-    let items = try engine.agentItems()
+    let items = try engine.agentRecords.items()
     #expect(items.map(\.title) == ["call the dentist"])
     #expect(items.first?.kind == .reminder)
   }
@@ -96,7 +96,7 @@ import Testing
     defer { engine.close() }
     #expect(try engine.memories().isEmpty)
     // Declined now, so the next start has nothing unfinished to report.
-    #expect(try engine.cancelUnfinishedPendingCalls().isEmpty)
+    #expect(try engine.agentRecords.cancelUnfinishedPendingCalls().isEmpty)
   }
 
   @Test func anAnswerOtherThanYesOrNoIsAskedAgain() throws {
@@ -179,7 +179,7 @@ import Testing
     do {
       let engine = try openEngine(db)
       defer { engine.close() }
-      _ = try engine.addPendingCall(
+      _ = try engine.agentRecords.addPendingCall(
         executionID: UUID().uuidString, step: 1, skillID: "memory.remember",
         arguments: #"{"content":"half done"}"#, summary: "Remember: “half done”?")
     }

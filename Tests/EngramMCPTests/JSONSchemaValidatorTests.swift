@@ -1,4 +1,4 @@
-import Engram
+import EngramCore
 import Testing
 
 @testable import EngramMCP

@@ -1,3 +1,4 @@
+import EngramCore
 import Testing
 
 @testable import EngramStore
@@ -114,7 +115,7 @@ import Testing
     let summary = try connection.insert(
       Summary(sessionID: session, startAt: t0 + 3, endAt: t0 + 4, content: "s", createdAt: t0))
     var expected: [Int64: [Float]] = [:]
-    for (kind, owner) in [(OwnerKind.message, message), (.memory, memory), (.summary, summary)] {
+    for (kind, owner) in [(ItemKind.message, message), (.memory, memory), (.summary, summary)] {
       let vector: [Float] = [Float(owner), 0.5, -Float(owner)]
       try connection.upsertEmbedding(
         EmbeddingRow(ownerKind: kind, ownerID: owner, model: "mini", vector: vector, createdAt: t0))

@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 import Testing
 
@@ -29,7 +30,7 @@ import Testing
     let older = try connection.insert(Memory(kind: .fact, content: "Ann likes basil", createdAt: t0))
     let newer = try connection.insert(Memory(kind: .fact, content: "Ann loves basil", createdAt: t0 + 1))
     try connection.supersedeMemory(older, by: newer, at: t0 + 2)
-    for (kind, id) in [(OwnerKind.message, messageIDs[2]), (.summary, summary), (.memory, newer)] {
+    for (kind, id) in [(ItemKind.message, messageIDs[2]), (.summary, summary), (.memory, newer)] {
       try connection.upsertEmbedding(
         EmbeddingRow(ownerKind: kind, ownerID: id, model: "m", vector: [1, 2], createdAt: t0))
     }

@@ -60,7 +60,7 @@ import Testing
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
-    let sessions = MemoryEngine.compactionSessionsPerTransaction * 2 + 5
+    let sessions = Compactor.sessionsPerTransaction * 2 + 5
     try await Self.fill(engine, folder: folder, sessions: sessions)
     let report = try await engine.compact()
     #expect(report.summariesCreated == sessions)

@@ -119,14 +119,14 @@ func writeFile(_ text: String, to path: String) throws {
   ])
   func blankQueriesAreThoseTrimmingWouldEmpty(text: String) {
     #expect(
-      MemoryEngine.isBlank(text) == text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
+      TextChecks.isBlank(text) == text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
   }
 
   @Test func blankMatchesTrimmingForEveryASCIIScalar() {
     for value in UInt8(0)..<128 {
       let text = String(UnicodeScalar(value))
       #expect(
-        MemoryEngine.isBlank(text) == text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty,
+        TextChecks.isBlank(text) == text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty,
         "scalar \(value)")
     }
   }

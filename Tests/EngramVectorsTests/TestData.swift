@@ -58,7 +58,7 @@ func referenceTopK(
 /// Metadata cycling through kinds, sessions and scopes predictably.
 func sampleMetadata(_ n: Int) -> [VectorMetadata] {
   (0..<n).map { (row: Int) -> VectorMetadata in
-    let kind: VectorKind = VectorKind.allCases[row % 3]
+    let kind = UInt8(row % 3)
     let session = Int64(row % 10)
     let scope = Int64(row % 4)
     let timestamp = Int64(1000 + row)

@@ -11,7 +11,7 @@ struct VectorIndexInt8Tests {
     let ids = (0..<n).map { Int64($0) }
     let index = try VectorIndex(
       configuration: .init(dimension: dimension, precision: .int8), ids: ids,
-      metadata: Array(repeating: .init(kind: .memory), count: n), vectors: vectors)
+      metadata: Array(repeating: .init(kind: 1), count: n), vectors: vectors)
     var total = 0.0
     for query in queries {
       let hits = try index.search(query, k: k)
@@ -47,7 +47,7 @@ struct VectorIndexInt8Tests {
   ) throws -> (secondPasses: Int, searches: Int) {
     let n = vectors.count / dimension
     let ids = (0..<n).map { Int64(n - $0) }  // descending, so id order differs from row order
-    let metadata = [VectorMetadata](repeating: .init(kind: .memory), count: n)
+    let metadata = [VectorMetadata](repeating: .init(kind: 1), count: n)
     let int8 = try VectorIndex(
       configuration: .init(dimension: dimension, precision: .int8, threads: threads), ids: ids,
       metadata: metadata, vectors: vectors)
@@ -110,7 +110,7 @@ struct VectorIndexInt8Tests {
       vectors += [Float(cos(theta)), Float(sin(theta))]
     }
     let ids = (0..<n).map { Int64($0 + 1) }
-    let metadata = [VectorMetadata](repeating: .init(kind: .memory), count: n)
+    let metadata = [VectorMetadata](repeating: .init(kind: 1), count: n)
     let int8 = try VectorIndex(
       configuration: .init(dimension: 2, precision: .int8, rerankFactor: 1), ids: ids, metadata: metadata,
       vectors: vectors)
@@ -183,7 +183,7 @@ struct VectorIndexInt8Tests {
     let ids = (0..<300).map { Int64($0) }
     let index = try VectorIndex(
       configuration: .init(dimension: 20, precision: .int8), ids: ids,
-      metadata: Array(repeating: .init(kind: .message), count: 300), vectors: vectors)
+      metadata: Array(repeating: .init(kind: 0), count: 300), vectors: vectors)
     let query = Array(vectors[0..<20])
     #expect(try index.search(query, k: 1).first?.id == 0)
     index.remove(id: 0)

@@ -36,11 +36,11 @@ struct VectorIndexSnapshotTests {
       for _ in 0..<5 {
         let query = random.vector(10)
         #expect(try reopened.search(query, k: 8).map(\.id) == index.search(query, k: 8).map(\.id))
-        let filter = VectorFilter(kinds: [.summary], sessions: [2, 5])
+        let filter = VectorFilter(kinds: [2], sessions: [2, 5])
         #expect(try reopened.search(query, k: 8, filter: filter) == index.search(query, k: 8, filter: filter))
       }
       // A reopened index accepts writes.
-      try reopened.add(id: -5, vector: [Float](repeating: 1, count: 10), metadata: .init(kind: .memory))
+      try reopened.add(id: -5, vector: [Float](repeating: 1, count: 10), metadata: .init(kind: 1))
       #expect(reopened.contains(-5))
     }
     let plain = try VectorIndex.open(snapshot: url, expectedToken: 42)
@@ -138,10 +138,10 @@ struct VectorIndexSnapshotTests {
       #expect(target.remove(ids: [9, 12, 12, 3]) == 2)
       #expect(!target.contains(9) && !target.contains(12))
       try target.upsert(
-        id: 15, vector: [Float](repeating: 1, count: 10), metadata: .init(kind: .memory, session: 77))
-      try target.add(id: 9, vector: [Float](repeating: -1, count: 10), metadata: .init(kind: .summary))
+        id: 15, vector: [Float](repeating: 1, count: 10), metadata: .init(kind: 1, session: 77))
+      try target.add(id: 9, vector: [Float](repeating: -1, count: 10), metadata: .init(kind: 2))
       #expect(throws: VectorIndexError.duplicateID(18)) {
-        try target.add(id: 18, vector: [Float](repeating: 1, count: 10), metadata: .init(kind: .memory))
+        try target.add(id: 18, vector: [Float](repeating: 1, count: 10), metadata: .init(kind: 1))
       }
     }
     #expect(reopened.count == index.count)
@@ -151,8 +151,8 @@ struct VectorIndexSnapshotTests {
       let query = random.vector(10)
       #expect(try reopened.search(query, k: 10).map(\.id) == index.search(query, k: 10).map(\.id))
       for filter in [
-        VectorFilter(sessions: [77]), VectorFilter(kinds: [.summary]), VectorFilter(ids: [9, 15, 21, 12]),
-        VectorFilter(kinds: [.memory], sessions: [2, 77]),
+        VectorFilter(sessions: [77]), VectorFilter(kinds: [2]), VectorFilter(ids: [9, 15, 21, 12]),
+        VectorFilter(kinds: [1], sessions: [2, 77]),
       ] {
         #expect(
           try reopened.search(query, k: 10, filter: filter) == index.search(query, k: 10, filter: filter))

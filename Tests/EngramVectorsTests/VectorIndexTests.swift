@@ -75,9 +75,9 @@ struct VectorIndexTests {
     let shared = random.vector(19)
     // Same vector under scrambled ids, interleaved with others, across kernel strides.
     let tied: [Int64] = [90, 4, 77, 12, 3, 55, 41]
-    for id in tied { try index.add(id: id, vector: shared, metadata: .init(kind: .memory)) }
+    for id in tied { try index.add(id: id, vector: shared, metadata: .init(kind: 1)) }
     for id in Int64(1000)..<1010 {
-      try index.add(id: id, vector: random.vector(19), metadata: .init(kind: .memory))
+      try index.add(id: id, vector: random.vector(19), metadata: .init(kind: 1))
     }
     let hits = try index.search(shared, k: 5)
     #expect(hits.map(\.id) == [3, 4, 12, 41, 55])
@@ -88,18 +88,18 @@ struct VectorIndexTests {
 
   @Test func upsertReplacesAndRemoveHides() throws {
     let index = try VectorIndex(configuration: .init(dimension: 4))
-    try index.add(id: 1, vector: [1, 0, 0, 0], metadata: .init(kind: .message))
-    try index.add(id: 2, vector: [0, 1, 0, 0], metadata: .init(kind: .message))
+    try index.add(id: 1, vector: [1, 0, 0, 0], metadata: .init(kind: 0))
+    try index.add(id: 2, vector: [0, 1, 0, 0], metadata: .init(kind: 0))
     #expect(throws: VectorIndexError.duplicateID(1)) {
-      try index.add(id: 1, vector: [0, 0, 1, 0], metadata: .init(kind: .message))
+      try index.add(id: 1, vector: [0, 0, 1, 0], metadata: .init(kind: 0))
     }
-    try index.upsert(id: 1, vector: [0, 0, 1, 0], metadata: .init(kind: .summary))
+    try index.upsert(id: 1, vector: [0, 0, 1, 0], metadata: .init(kind: 2))
     #expect(index.count == 2)
     #expect(index.tombstoneCount == 1)
     #expect(try index.search([0, 0, 1, 0], k: 1).first?.id == 1)
     #expect(try index.search([1, 0, 0, 0], k: 2).map(\.id).contains(1))
     #expect(abs(try index.search([1, 0, 0, 0], k: 2).first { $0.id == 1 }!.score) < 1e-6)
-    #expect(index.entry(for: 1)?.metadata.kind == .summary)
+    #expect(index.entry(for: 1)?.metadata.kind == 2)
     #expect(index.remove(id: 2))
     #expect(!index.remove(id: 2))
     #expect(try index.search([0, 1, 0, 0], k: 10).map(\.id) == [1])
@@ -122,7 +122,7 @@ struct VectorIndexTests {
     #expect(before == after)
     #expect(index.memoryBytes <= bytesBefore)
     // Writes after compaction still work and removed ids stay gone.
-    try index.add(id: -1, vector: Array(vectors[0..<24]), metadata: .init(kind: .memory))
+    try index.add(id: -1, vector: Array(vectors[0..<24]), metadata: .init(kind: 1))
     let hits = try index.search(Array(vectors[0..<24]), k: 3)
     #expect(hits.first?.id == -1)
     #expect(!hits.contains { $0.id == ids[0] })
@@ -132,29 +132,29 @@ struct VectorIndexTests {
     let (index, _, _) = try Self.makeIndex(n: 10, dimension: 6, seed: 2)
     let good: [Float] = [1, 2, 3, 4, 5, 6]
     #expect(throws: VectorIndexError.dimensionMismatch(id: 77, expected: 6, actual: 5)) {
-      try index.add(id: 77, vector: [1, 2, 3, 4, 5], metadata: .init(kind: .memory))
+      try index.add(id: 77, vector: [1, 2, 3, 4, 5], metadata: .init(kind: 1))
     }
     #expect(throws: VectorIndexError.nonFiniteComponent(id: 78, index: 2)) {
-      try index.add(id: 78, vector: [1, 2, .nan, 4, 5, 6], metadata: .init(kind: .memory))
+      try index.add(id: 78, vector: [1, 2, .nan, 4, 5, 6], metadata: .init(kind: 1))
     }
     #expect(throws: VectorIndexError.nonFiniteComponent(id: 79, index: 5)) {
-      try index.add(id: 79, vector: [1, 2, 3, 4, 5, .infinity], metadata: .init(kind: .memory))
+      try index.add(id: 79, vector: [1, 2, 3, 4, 5, .infinity], metadata: .init(kind: 1))
     }
     #expect(throws: VectorIndexError.zeroVector(id: 80)) {
-      try index.add(id: 80, vector: [0, 0, 0, 0, 0, 0], metadata: .init(kind: .memory))
+      try index.add(id: 80, vector: [0, 0, 0, 0, 0, 0], metadata: .init(kind: 1))
     }
     // A batch with one bad row adds nothing.
     #expect(throws: VectorIndexError.nonFiniteComponent(id: 82, index: 0)) {
       try index.add(
-        ids: [81, 82], metadata: [.init(kind: .memory), .init(kind: .memory)],
+        ids: [81, 82], metadata: [.init(kind: 1), .init(kind: 1)],
         vectors: good + [-.infinity, 1, 1, 1, 1, 1])
     }
     #expect(throws: VectorIndexError.duplicateID(5)) {
       try index.add(
-        ids: [5, 5], metadata: [.init(kind: .memory), .init(kind: .memory)], vectors: good + good)
+        ids: [5, 5], metadata: [.init(kind: 1), .init(kind: 1)], vectors: good + good)
     }
     #expect(throws: VectorIndexError.batchShapeMismatch(ids: 2, metadata: 1, components: 12)) {
-      try index.add(ids: [90, 91], metadata: [.init(kind: .memory)], vectors: good + good)
+      try index.add(ids: [90, 91], metadata: [.init(kind: 1)], vectors: good + good)
     }
     #expect(index.count == 10)
     #expect(!index.contains(81))
@@ -179,10 +179,10 @@ struct VectorIndexTests {
   @Test func storedVectorsAreUnitNormalized() throws {
     let index = try VectorIndex(configuration: .init(dimension: 3))
     try index.add(
-      id: 9, vector: [3, 0, 4], metadata: .init(kind: .memory, session: 2, scope: 3, timestamp: 4))
+      id: 9, vector: [3, 0, 4], metadata: .init(kind: 1, session: 2, scope: 3, timestamp: 4))
     let entry = try #require(index.entry(for: 9))
     #expect(abs(entry.vector[0] - 0.6) < 1e-6 && abs(entry.vector[2] - 0.8) < 1e-6)
-    #expect(entry.metadata == VectorMetadata(kind: .memory, session: 2, scope: 3, timestamp: 4))
+    #expect(entry.metadata == VectorMetadata(kind: 1, session: 2, scope: 3, timestamp: 4))
     #expect(abs(try index.search([30, 0, 40], k: 1)[0].score - 1) < 1e-6)
   }
 
@@ -223,7 +223,7 @@ struct VectorIndexTests {
           var seen = 0
           for _ in 0..<60 {
             let hits = try index.search(
-              random.vector(dimension), k: 5, filter: reader == 3 ? .init(kinds: [.memory]) : nil)
+              random.vector(dimension), k: 5, filter: reader == 3 ? .init(kinds: [1]) : nil)
             seen += hits.count
           }
           return seen

@@ -41,27 +41,3 @@ final class QueryEmbeddingCache: Sendable {
     entries.withLock { $0.removeAll() }
   }
 }
-
-extension MemoryEngine {
-  /// The embedding of a query text, from the cache when the same text was embedded lately.
-  public func embedQuery(_ text: String) async throws -> [Float] {
-    if let cached = queryCache.vector(for: text) { return cached }
-    let vector = try await embed([text])[0]
-    queryCache.store(vector, for: text)
-    return vector
-  }
-
-  /// Embeddings of several query texts (cached ones are reused; the rest in one batch).
-  public func embedQueries(_ texts: [String]) async throws -> [[Float]] {
-    var result = texts.map { queryCache.vector(for: $0) }
-    let missing = result.indices.filter { result[$0] == nil }
-    if !missing.isEmpty {
-      let vectors = try await embed(missing.map { texts[$0] })
-      for (position, index) in missing.enumerated() {
-        result[index] = vectors[position]
-        queryCache.store(vectors[position], for: texts[index])
-      }
-    }
-    return result.map { $0! }
-  }
-}

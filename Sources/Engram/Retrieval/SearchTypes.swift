@@ -10,13 +10,6 @@ public enum SearchMode: String, Sendable, CaseIterable, Codable {
   case keyword
 }
 
-/// What a stored item is: a conversation turn, a memory or a summary.
-public enum ItemKind: String, Sendable, CaseIterable, Codable, Hashable {
-  case message
-  case memory
-  case summary
-}
-
 /// Restrictions on which items a search may return. Empty fields restrict nothing.
 public struct SearchFilters: Sendable, Equatable {
   /// Only these kinds (all kinds when empty).

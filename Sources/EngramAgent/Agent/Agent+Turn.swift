@@ -171,7 +171,7 @@ extension Agent {
     let callID: Int64
     do {
       callID = try await Self.offMain {
-        try engine.addPendingCall(
+        try engine.agentRecords.addPendingCall(
           executionID: ProcessOwner.tag(execution, agent: ownerToken), step: step, skillID: skillID,
           arguments: json, summary: summary,
           at: now)
@@ -184,7 +184,7 @@ extension Agent {
       startedAt: now, since: .now)
     guard isCurrent(execution) else {
       try? await Self.offMain {
-        try engine.setPendingCallStatus(callID, to: .cancelled, error: "stale", at: now)
+        try engine.agentRecords.setPendingCallStatus(callID, to: .cancelled, error: "stale", at: now)
       }
       return state
     }
@@ -205,7 +205,8 @@ extension Agent {
     let clock = configuration.clock
     do {
       // Atomically: a call another process cancelled meanwhile is never run.
-      guard try await Self.offMain({ try engine.claimPendingCall(action.id, at: clock.now) }) else {
+      guard try await Self.offMain({ try engine.agentRecords.claimPendingCall(action.id, at: clock.now) })
+      else {
         await trace(
           run.executionID, step: action.step, skillID: action.skillID, arguments: action.arguments,
           status: .cancelled, result: "cancelled elsewhere before confirmation", startedAt: clock.now,
@@ -218,12 +219,15 @@ extension Agent {
       let skill = try registry.enabledSkill(id: action.skillID)
       switch await execute(skill, arguments: action.arguments, run: run, step: action.step) {
       case .success(let output):
-        try await Self.offMain { try engine.setPendingCallStatus(action.id, to: .executed, at: clock.now) }
+        try await Self.offMain {
+          try engine.agentRecords.setPendingCallStatus(action.id, to: .executed, at: clock.now)
+        }
         Self.absorb(output, into: &run)
       case .failure(let error):
         let description = String(describing: error)
         try? await Self.offMain {
-          try engine.setPendingCallStatus(action.id, to: .failed, error: description, at: clock.now)
+          try engine.agentRecords.setPendingCallStatus(
+            action.id, to: .failed, error: description, at: clock.now)
         }
         return await fail(run, error, skillID: action.skillID)
       }
@@ -253,7 +257,9 @@ extension Agent {
     let now = configuration.clock.now
     let id = step.action.id
     do {
-      try await Self.offMain { try engine.setPendingCallStatus(id, to: .cancelled, error: reason, at: now) }
+      try await Self.offMain {
+        try engine.agentRecords.setPendingCallStatus(id, to: .cancelled, error: reason, at: now)
+      }
     } catch {
       persistenceFailures += 1
     }
@@ -377,7 +383,7 @@ extension Agent {
       error: error.map { String(describing: $0) })
     let engine = self.engine
     do {
-      _ = try await Self.offMain { try engine.recordTrace(record) }
+      _ = try await Self.offMain { try engine.agentRecords.recordTrace(record) }
     } catch {
       persistenceFailures += 1
     }

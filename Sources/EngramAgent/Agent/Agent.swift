@@ -116,11 +116,14 @@ public final class Agent {
     self.memory = memory ?? EngineAgentMemory(engine: engine, clock: configuration.clock)
     sessionID = try engine.startSession(name: configuration.sessionName, at: configuration.clock.now)
     // Calls of live processes (another chat waiting for its user) are theirs to decide.
-    let unfinished = try engine.pendingCalls(status: .pending) + engine.pendingCalls(status: .confirmed)
+    let unfinished =
+      try engine.agentRecords.pendingCalls(status: .pending)
+      + engine.agentRecords.pendingCalls(status: .confirmed)
     let abandoned = unfinished.filter { call in
       ProcessOwner.owner(ofExecution: call.executionID).map { !ProcessOwner.isAlive($0) } ?? true
     }
-    let cancelled = try engine.cancelUnfinishedPendingCalls(abandoned.map(\.id), at: configuration.clock.now)
+    let cancelled = try engine.agentRecords.cancelUnfinishedPendingCalls(
+      abandoned.map(\.id), at: configuration.clock.now)
     cancelledAtStart = cancelled
     let language = MessageLanguage.resolve(
       text: "", preference: try engine.preference(MessageLanguage.preferenceKey))

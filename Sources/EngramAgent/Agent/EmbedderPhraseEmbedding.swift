@@ -1,5 +1,4 @@
 import Engram
-import EngramEmbeddings
 
 /// Any engine `Embedder` (MiniLM, hashing, HTTP) as the router's `PhraseEmbedding`.
 public struct EmbedderPhraseEmbedding: PhraseEmbedding {

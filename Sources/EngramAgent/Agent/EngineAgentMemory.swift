@@ -64,19 +64,19 @@ public struct EngineAgentMemory: AgentMemory {
   /// Stores a reminder in `agent_items`.
   /// - Throws: `AgentRecordError.emptyField` for a blank title; store errors.
   public func storeReminder(title: String, date: Date, body: String?) async throws -> Int64 {
-    try engine.addAgentItem(kind: .reminder, title: title, body: body, due: date, at: clock.now)
+    try engine.agentRecords.addItem(kind: .reminder, title: title, body: body, due: date, at: clock.now)
   }
 
   /// Stores a calendar event in `agent_items`.
   /// - Throws: `AgentRecordError.emptyField` for a blank title; store errors.
   public func storeEvent(title: String, date: Date, body: String?) async throws -> Int64 {
-    try engine.addAgentItem(kind: .event, title: title, body: body, due: date, at: clock.now)
+    try engine.agentRecords.addItem(kind: .event, title: title, body: body, due: date, at: clock.now)
   }
 
   /// Stores a note in `agent_items`.
   /// - Throws: `AgentRecordError.emptyField` for a blank title; store errors.
   public func storeNote(title: String, date: Date?, body: String) async throws -> Int64 {
-    try engine.addAgentItem(kind: .note, title: title, body: body, due: date, at: clock.now)
+    try engine.agentRecords.addItem(kind: .note, title: title, body: body, due: date, at: clock.now)
   }
 
   /// The preference stored under `key`.

@@ -48,7 +48,9 @@ enum IntentFeatures {
       add("end2", String(run.suffix(2)))
     }
     if tokens.count <= 2 { add("short") }
-    return Array(features)
+    // Sorted: a Set's order differs between instances, and the order of the sums in
+    // training and prediction must not (the model is deterministic to the last bit).
+    return features.sorted()
   }
 
   /// One piece of a request.

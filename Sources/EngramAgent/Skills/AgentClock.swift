@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 /// The time source skills and the date parser use: an injectable `now` and the user's time zone.
@@ -25,25 +26,8 @@ public struct AgentClock: Sendable {
   /// A clock frozen at an ISO 8601 instant with an offset (`2025-06-11T10:00:00+08:00`, or
   /// `Z`), in the fixed-offset zone that offset names; nil for text without one.
   public static func fixed(iso8601 text: String) -> AgentClock? {
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime]
-    var parsed = formatter.date(from: text)
-    if parsed == nil {
-      formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-      parsed = formatter.date(from: text)
-    }
-    guard let date = parsed, let zone = offsetZone(text) else { return nil }
+    guard let (date, zone) = DateParser.instantWithOffset(text) else { return nil }
     return .fixed(date, timeZone: zone)
-  }
-
-  /// The fixed-offset zone of an ISO 8601 text's `Z` or `±hh:mm` suffix.
-  static func offsetZone(_ text: String) -> TimeZone? {
-    if text.hasSuffix("Z") || text.hasSuffix("z") { return TimeZone(secondsFromGMT: 0) }
-    let suffix = text.suffix(6)
-    guard suffix.count == 6, let sign = suffix.first, sign == "+" || sign == "-" else { return nil }
-    let parts = suffix.dropFirst().split(separator: ":")
-    guard parts.count == 2, let hours = Int(parts[0]), let minutes = Int(parts[1]) else { return nil }
-    return TimeZone(secondsFromGMT: (hours * 3600 + minutes * 60) * (sign == "-" ? -1 : 1))
   }
 
   /// The current instant.

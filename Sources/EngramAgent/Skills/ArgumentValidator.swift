@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 /// Checks arguments against a skill's input schema and coerces safe string forms.
@@ -89,43 +90,10 @@ public enum ArgumentValidator {
     }
   }
 
-  /// Parses `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]` and `YYYY-MM-DDTHH:MM[:SS[.fff]][Z|±HH:MM]`.
-  ///
-  /// Forms without an offset are read in `timeZone`. Out-of-range fields (month 13, Feb 30) fail.
+  /// Parses a typed date with the one shared rule (`DateParser`): `YYYY-MM-DD`,
+  /// `YYYY-MM-DD HH:MM[:SS]` and `YYYY-MM-DDTHH:MM[:SS[.fff]][Z|±HH:MM]`; forms without an
+  /// offset are read in `timeZone`. Out-of-range fields (month 13, Feb 30) fail.
   public static func parseISODate(_ text: String, timeZone: TimeZone) -> Date? {
-    let pattern =
-      #/^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?)?$/#
-      .asciiOnlyDigits()  // \d alone also matches fullwidth and other scripts' digits
-    guard let match = text.trimmingCharacters(in: .whitespaces).wholeMatch(of: pattern) else { return nil }
-    var zone = timeZone
-    if let offset = match.7 {
-      if offset == "Z" {
-        zone = TimeZone(secondsFromGMT: 0)!
-      } else {
-        let digits = offset.dropFirst().filter(\.isNumber)
-        let hours = Int(digits.prefix(2))!
-        let minutes = Int(digits.suffix(2))!
-        guard hours <= 18, minutes < 60 else { return nil }
-        let seconds = (hours * 3600 + minutes * 60) * (offset.first == "-" ? -1 : 1)
-        guard let fixed = TimeZone(secondsFromGMT: seconds) else { return nil }
-        zone = fixed
-      }
-    }
-    var components = DateComponents()
-    components.year = Int(match.1)
-    components.month = Int(match.2)
-    components.day = Int(match.3)
-    components.hour = match.4.flatMap { Int($0) } ?? 0
-    components.minute = match.5.flatMap { Int($0) } ?? 0
-    components.second = match.6.flatMap { Int($0) } ?? 0
-    guard components.month! >= 1, components.month! <= 12, components.hour! < 24, components.minute! < 60,
-      components.second! < 60
-    else { return nil }
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = zone
-    guard let date = calendar.date(from: components) else { return nil }
-    // Calendar rolls Feb 30 into March; reject instead of guessing.
-    guard calendar.component(.day, from: date) == components.day else { return nil }
-    return date
+    DateParser.parse(text, timeZone: timeZone)?.date
   }
 }

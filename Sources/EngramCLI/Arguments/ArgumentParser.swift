@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 /// Turns one command's arguments into typed values according to its ``CommandConfiguration``.

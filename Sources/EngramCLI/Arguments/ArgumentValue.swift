@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 /// One typed value produced by the parser.

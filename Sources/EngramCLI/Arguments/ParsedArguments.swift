@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 /// The typed values of one command invocation, read back by option or positional name.

@@ -69,7 +69,6 @@ public enum ChatRendering {
   /// lines indented under the text.
   public static func history(_ turns: [SearchHit], timeZone: TimeZone) -> [String] {
     guard !turns.isEmpty else { return ["(no turns yet)"] }
-    let formatter = dateFormatter(timeZone: timeZone, format: "yyyy-MM-dd HH:mm")
     return turns.flatMap { turn -> [String] in
       let who: String
       switch turn.speaker {
@@ -78,7 +77,7 @@ public enum ChatRendering {
       case let other?: who = other
       case nil: who = "?"
       }
-      let head = "\(formatter.string(from: turn.timestamp))  \(who): "
+      let head = "\(DateParser.display(turn.timestamp, timeZone: timeZone))  \(who): "
       let indent = String(repeating: " ", count: TextWidth.width(of: head))
       let lines = turn.text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
       return lines.enumerated().map { index, line in (index == 0 ? head : indent) + line }
@@ -90,11 +89,10 @@ public enum ChatRendering {
     -> [String]
   {
     guard !items.isEmpty else { return ["(no memories yet)"] }
-    let formatter = dateFormatter(timeZone: timeZone, format: "yyyy-MM-dd")
     var table = Table(columns: [.init("id", alignment: .right), .init("date"), .init("kind"), .init("text")])
     for item in items {
       table.append([
-        String(item.id), formatter.string(from: item.createdAt), item.kind.rawValue, item.content,
+        String(item.id), DateParser.day(item.createdAt, timeZone: timeZone), item.kind.rawValue, item.content,
       ])
     }
     return table.render(width: width, styled: styled)
@@ -110,13 +108,5 @@ public enum ChatRendering {
       ])
     }
     return table.render(width: width, styled: styled)
-  }
-
-  private static func dateFormatter(timeZone: TimeZone, format: String) -> DateFormatter {
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = timeZone
-    formatter.dateFormat = format
-    return formatter
   }
 }

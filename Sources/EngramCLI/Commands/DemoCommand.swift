@@ -1,5 +1,4 @@
 import Engram
-import EngramEmbeddings
 import Foundation
 
 /// `engram demo`: the whole pipeline on a small built-in conversation, in a temporary memory.

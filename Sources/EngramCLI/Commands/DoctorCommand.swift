@@ -1,5 +1,4 @@
 import Engram
-import EngramStore
 import Foundation
 
 /// `engram doctor`: checks that store, full-text indexes and vector index agree.

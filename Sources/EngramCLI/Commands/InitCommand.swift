@@ -1,5 +1,4 @@
 import Engram
-import EngramEmbeddings
 import Foundation
 
 /// `engram init`: creates a memory and records which embedder it uses.

@@ -61,7 +61,7 @@ public enum RouteCommand: Command {
     if arguments.string("db") != nil {
       try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
         for skill in registry.allSkills {
-          if let enabled = try engine.skillEnabled(id: skill.id) {
+          if let enabled = try engine.agentRecords.skillEnabled(id: skill.id) {
             try registry.setEnabled(enabled, id: skill.id)
           }
         }
@@ -149,16 +149,8 @@ public enum RouteCommand: Command {
     case .int(let number): return .int(number)
     case .number(let number): return number.isFinite ? .double(number) : .string(String(number))
     case .bool(let flag): return .bool(flag)
-    case .date(let date): return .string(iso8601(date, timeZone: clock.timeZone))
+    case .date(let date): return .string(DateParser.iso8601(date, timeZone: clock.timeZone))
     }
-  }
-
-  /// `date` as ISO 8601 with seconds and the zone's offset (`2025-06-12T09:00:00+08:00`).
-  static func iso8601(_ date: Date, timeZone: TimeZone) -> String {
-    let formatter = ISO8601DateFormatter()
-    formatter.timeZone = timeZone
-    formatter.formatOptions = [.withInternetDateTime]
-    return formatter.string(from: date)
   }
 
   /// The clock fixed at `--now` (its offset is the time zone), or the system clock here.

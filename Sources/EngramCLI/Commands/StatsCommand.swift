@@ -34,7 +34,7 @@ public enum StatsCommand: Command {
       "memories_by_kind": .object(
         Dictionary(uniqueKeysWithValues: MemoryKind.allCases.map { ($0.rawValue, .int(kinds[$0] ?? 0)) })),
       "bytes": .int(engine.databaseBytes()),
-      "embedder_spec": try engine.metaValue(MemoryEngine.embedderSpecKey).map { .string($0) } ?? .null,
+      "embedder_spec": try engine.metaValue(EmbedderSpec.metaKey).map { .string($0) } ?? .null,
       "model": .string(engine.embedder.modelID), "dimension": .int(engine.embedder.dimension),
       "index_rows": .int(index.rows), "index_tombstones": .int(index.tombstones),
       "index_bytes": .int(index.bytes),

@@ -1,6 +1,4 @@
 import Engram
-import EngramEmbeddings
-import EngramStore
 import Foundation
 
 /// A failure reported as one line on standard error (exit 1).
@@ -141,6 +139,11 @@ public enum EngineAccess {
       default: return "\(path)SQLite error: \(error.message)"
       }
     case let error as EmbeddingError: return error.description
+    case EngramError.modelMismatch(
+      let database, let databaseDimension, let configured, let configuredDimension):
+      return
+        "the memory's vectors come from \(database) (\(databaseDimension)-d) but the configured embedder is "
+        + "\(configured) (\(configuredDimension)-d); run `engram reindex` to switch models"
     case let error as EngramError: return error.description
     case let error as ImportError: return error.description
     case let error as EmbedderSpec.SpecError: return error.description

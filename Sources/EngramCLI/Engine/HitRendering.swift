@@ -3,18 +3,15 @@ import Foundation
 
 /// How commands show search hits, stats and dates (shared by `query`, `forget`, `demo`).
 enum HitRendering {
-  /// `2024-05-01 14:03` in UTC (what was stored; stable across machines).
-  static func shortDate(_ date: Date) -> String {
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = TimeZone(identifier: "UTC")
-    formatter.dateFormat = "yyyy-MM-dd HH:mm"
-    return formatter.string(from: date)
+  /// `2024-05-01 14:03` in the user's time zone: the zone `--since` and `--until` read
+  /// dates in, so a day typed and a day shown are the same day.
+  static func shortDate(_ date: Date, timeZone: TimeZone = .current) -> String {
+    DateParser.display(date, timeZone: timeZone)
   }
 
-  /// ISO 8601 with seconds, UTC.
+  /// ISO 8601 with seconds, UTC (machine output: stable across machines).
   static func isoDate(_ date: Date) -> String {
-    ISO8601DateFormatter().string(from: date)
+    DateParser.iso8601(date, timeZone: TimeZone(secondsFromGMT: 0)!)
   }
 
   /// The kind column: `memory`, `summary`, or the speaker of a turn (`turn:Alice`).

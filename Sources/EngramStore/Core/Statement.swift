@@ -276,3 +276,11 @@ public final class Statement {
     }
   }
 }
+
+extension Statement {
+  /// Binds `arguments` and maps every row.
+  func bindingAndMap<T>(_ arguments: [SQLValue], _ transform: (Statement) throws -> T) throws -> [T] {
+    try bind(arguments)
+    return try map(transform)
+  }
+}

@@ -1,7 +1,9 @@
+import EngramCore
+
 /// A full-text match.
 public struct TextHit: Sendable, Hashable {
   /// The matching row's table.
-  public var ownerKind: OwnerKind
+  public var ownerKind: ItemKind
   /// The matching row's id.
   public var ownerID: Int64
   /// The BM25 relevance, negated from FTS5's `bm25()` so that higher is better (always
@@ -10,7 +12,7 @@ public struct TextHit: Sendable, Hashable {
   public var bm25: Double
 
   /// Creates a hit.
-  public init(ownerKind: OwnerKind, ownerID: Int64, bm25: Double) {
+  public init(ownerKind: ItemKind, ownerID: Int64, bm25: Double) {
     self.ownerKind = ownerKind
     self.ownerID = ownerID
     self.bm25 = bm25
@@ -31,7 +33,7 @@ public struct FTSConsistency: Sendable, Hashable {
   public var isConsistent: Bool { sourceRows == indexedRows && indexIntact }
 }
 
-extension OwnerKind {
+extension ItemKind {
   var sourceTable: String {
     switch self {
     case .message: "messages"
@@ -61,12 +63,12 @@ extension Connection {
   ///     half-open range of milliseconds.
   /// - Returns: hits sorted by descending `bm25` (positive, higher is better).
   public func searchText(
-    _ query: String, kinds: Set<OwnerKind> = Set(OwnerKind.allCases), limit: Int = 20,
+    _ query: String, kinds: Set<ItemKind> = Set(ItemKind.allCases), limit: Int = 20,
     sessionID: Int64? = nil, timeRange: Range<Int64>? = nil
   ) throws -> [TextHit] {
     guard limit > 0, let expression = FTSQuery.matchExpression(for: query) else { return [] }
     var hits: [TextHit] = []
-    for kind in OwnerKind.allCases where kinds.contains(kind) {
+    for kind in ItemKind.allCases where kinds.contains(kind) {
       let fts = kind.sourceTable + "_fts"
       let statement: Statement
       if sessionID == nil && timeRange == nil {
@@ -105,7 +107,7 @@ extension Connection {
   /// - Parameter deep: run FTS5's `integrity-check`, which is a write command (it changes
   ///   nothing, but needs a writable connection); without it only the counts are compared.
   public func ftsConsistency(deep: Bool = true) throws -> [FTSConsistency] {
-    try OwnerKind.allCases.map { kind in
+    try ItemKind.allCases.map { kind in
       let source = kind.sourceTable
       let fts = source + "_fts"
       let sourceRows = Int(try scalarInt("SELECT count(*) FROM \(source)") ?? 0)
@@ -127,7 +129,7 @@ extension Connection {
   /// re-insert every row through `engram_fts_text`). Runs in one transaction.
   public func rebuildFTS() throws {
     try transaction {
-      for kind in OwnerKind.allCases {
+      for kind in ItemKind.allCases {
         let source = kind.sourceTable
         let fts = source + "_fts"
         try execute("INSERT INTO \(fts) (\(fts)) VALUES ('delete-all')")

@@ -1,3 +1,5 @@
+import EngramCore
+
 /// How an embedding's vector is stored: float32 (`f32`), or int8 with one float32 scale
 /// (`i8`, written by compaction: 4x smaller, cosine error below 1e-3).
 ///
@@ -48,7 +50,7 @@ extension Connection {
   /// Re-stores the given owners' float32 embeddings as int8 (already int8 ones are left as
   /// they are). Returns how many were converted.
   @discardableResult
-  public func quantizeEmbeddings(ownerKind: OwnerKind, ownerIDs: [Int64]) throws -> Int {
+  public func quantizeEmbeddings(ownerKind: ItemKind, ownerIDs: [Int64]) throws -> Int {
     let select = try cachedStatement(
       "SELECT id, vector FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2 AND encoding = 'f32'")
     let update = try cachedStatement("UPDATE embeddings SET encoding = 'i8', vector = ?2 WHERE id = ?1")

@@ -1,12 +1,4 @@
-/// What an embedding belongs to.
-public enum OwnerKind: String, Sendable, Hashable, CaseIterable, Codable {
-  /// A row of `messages`.
-  case message
-  /// A row of `memories`.
-  case memory
-  /// A row of `summaries`.
-  case summary
-}
+import EngramCore
 
 /// The embedding model configured in a database (`meta`).
 public struct EmbeddingModel: Sendable, Hashable {
@@ -30,7 +22,7 @@ public struct EmbeddingRow: StoredRecord, Hashable {
   /// The row id; nil before insertion.
   public var id: Int64?
   /// The owner's table.
-  public var ownerKind: OwnerKind
+  public var ownerKind: ItemKind
   /// The owner's id.
   public var ownerID: Int64
   /// The model that computed it (must match the database's).
@@ -44,7 +36,7 @@ public struct EmbeddingRow: StoredRecord, Hashable {
 
   /// Creates a row; `dimension` is `vector.count`.
   public init(
-    id: Int64? = nil, ownerKind: OwnerKind, ownerID: Int64, model: String, vector: [Float], createdAt: Int64
+    id: Int64? = nil, ownerKind: ItemKind, ownerID: Int64, model: String, vector: [Float], createdAt: Int64
   ) {
     self.id = id
     self.ownerKind = ownerKind
@@ -100,7 +92,7 @@ public struct EmbeddingRow: StoredRecord, Hashable {
   /// Reads a row (id first).
   public init(row: Statement) throws {
     id = row.int64(at: 0)
-    ownerKind = try row.enumValue(OwnerKind.self, at: 1, table: "embeddings", column: "owner_kind")
+    ownerKind = try row.enumValue(ItemKind.self, at: 1, table: "embeddings", column: "owner_kind")
     ownerID = row.int64(at: 2)
     model = row.string(at: 3)
     dimension = row.int(at: 4)
@@ -119,7 +111,7 @@ public struct EmbeddingEntry: Sendable, Hashable {
   /// The embedding's row id.
   public var embeddingID: Int64
   /// The owner's table.
-  public var ownerKind: OwnerKind
+  public var ownerKind: ItemKind
   /// The owner's id.
   public var ownerID: Int64
   /// The owner's session (nil when it has none, or the owner row is missing).
@@ -190,7 +182,7 @@ extension Connection {
   }
 
   /// The embedding of (`ownerKind`, `ownerID`), or nil.
-  public func embedding(ownerKind: OwnerKind, ownerID: Int64) throws -> EmbeddingRow? {
+  public func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow? {
     let statement = try cachedStatement(
       "SELECT \(EmbeddingRow.selectList) FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2")
     try statement.bind(ownerKind.rawValue, at: 1)
@@ -200,7 +192,7 @@ extension Connection {
 
   /// Deletes the embedding of (`ownerKind`, `ownerID`); returns whether it existed.
   @discardableResult
-  public func deleteEmbedding(ownerKind: OwnerKind, ownerID: Int64) throws -> Bool {
+  public func deleteEmbedding(ownerKind: ItemKind, ownerID: Int64) throws -> Bool {
     try run(
       "DELETE FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2",
       [.text(ownerKind.rawValue), .integer(ownerID)])
@@ -208,7 +200,7 @@ extension Connection {
   }
 
   /// Owners of `kind` that have no embedding yet, in id order (for background embedding).
-  public func ownersWithoutEmbedding(_ kind: OwnerKind, limit: Int) throws -> [Int64] {
+  public func ownersWithoutEmbedding(_ kind: ItemKind, limit: Int) throws -> [Int64] {
     let table: String
     switch kind {
     case .message: table = "messages"
@@ -285,7 +277,7 @@ extension Connection {
   /// - Parameter ownerKinds: which owners to include (all by default).
   /// - Complexity: one pass over `embeddings` with a primary-key lookup of each owner.
   public func forEachEmbedding(
-    ownerKinds: Set<OwnerKind> = Set(OwnerKind.allCases),
+    ownerKinds: Set<ItemKind> = Set(ItemKind.allCases),
     _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void
   ) throws {
     let statement = try cachedStatement(
@@ -305,7 +297,7 @@ extension Connection {
     try statement.bind(ownerKinds.contains(.message), at: 1)
     try statement.bind(ownerKinds.contains(.memory), at: 2)
     try statement.bind(ownerKinds.contains(.summary), at: 3)
-    let kinds: [OwnerKind] = [.message, .memory, .summary]
+    let kinds: [ItemKind] = [.message, .memory, .summary]
     // A blob stored inside a page may sit at any byte offset: such rows are copied into
     // this one scratch buffer instead of being read through a misaligned pointer.
     var scratch: [Float] = []

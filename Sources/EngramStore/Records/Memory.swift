@@ -1,18 +1,5 @@
+import EngramCore
 import Foundation
-
-/// What a memory records.
-public enum MemoryKind: String, Sendable, Hashable, CaseIterable, Codable {
-  /// A fact about the person or the world.
-  case fact
-  /// Something the person likes or wants.
-  case preference
-  /// A free note.
-  case note
-  /// A summary promoted to memory.
-  case summary
-  /// Something that happened at a time.
-  case event
-}
 
 /// A long-term memory (`memories`).
 public struct Memory: StoredRecord, Hashable {

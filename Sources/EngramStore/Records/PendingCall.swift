@@ -1,3 +1,5 @@
+import EngramCore
+
 /// Where a side effect waiting for confirmation stands.
 public enum PendingCallStatus: String, Sendable, Hashable, CaseIterable, Codable {
   /// Waiting for the user.

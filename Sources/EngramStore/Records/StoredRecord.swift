@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 
 /// A row type of a rowid table, with generic insert / update / delete / fetch / list /
@@ -71,20 +72,6 @@ public struct RecordFilter: Sendable, Hashable {
 
   /// No filtering.
   public static let none = RecordFilter()
-}
-
-/// Conversions between `Date` and the store's millisecond timestamps.
-public enum Timestamp {
-  /// Now, in milliseconds since the Unix epoch.
-  public static func now() -> Int64 { milliseconds(Date()) }
-  /// `date` in milliseconds since the Unix epoch (rounded down).
-  public static func milliseconds(_ date: Date) -> Int64 {
-    Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-  }
-  /// The date of `milliseconds` since the Unix epoch.
-  public static func date(_ milliseconds: Int64) -> Date {
-    Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-  }
 }
 
 extension Connection {

@@ -31,29 +31,12 @@ public struct IngestReport: Sendable, Equatable {
   public var turns: Int
 }
 
-extension MemoryEngine {
-  /// The text a turn is embedded as: its day, its speaker and its content, so that
-  /// "when" and "who" questions can match it.
-  static func documentText(speaker: String?, content: String, date: Date) -> String {
-    let day = dayFormatter.withLock { $0.string(from: date) }
-    if let speaker, !speaker.isEmpty {
-      return "[\(day)] \(speaker): \(content)"
-    }
-    return "[\(day)] \(content)"
-  }
+struct Ingestor: EnginePart {
+  let resources: EngineResources
 
   /// Reads a conversation file and stores all of it, or nothing.
-  ///
-  /// Ingest is all-or-nothing per file: the file is parsed and embedded first, then every
-  /// session, turn and embedding is written in one transaction. A malformed line refuses
-  /// the file with its line number; cancellation (`Task.cancel()`) between embedding
-  /// batches stops before anything is written. Nothing already stored is touched.
-  ///
-  /// - Parameters:
-  ///   - path: a JSONL or LoCoMo JSON file; `-` reads standard input.
-  ///   - progress: called with the phase and counts as the work advances.
   @discardableResult
-  public func ingest(path: String, progress: (@Sendable (EngramProgress) -> Void)? = nil) async throws
+  func ingest(path: String, progress: (@Sendable (EngramProgress) -> Void)? = nil) async throws
     -> IngestReport
   {
     try checkOpen()
@@ -65,7 +48,7 @@ extension MemoryEngine {
   }
 
   /// Stores a parsed conversation file (see `ingest(path:progress:)`).
-  public func ingest(
+  func ingest(
     _ file: ConversationFile, path: String, sessionPrefix: String = "",
     progress: (@Sendable (EngramProgress) -> Void)? = nil
   ) async throws -> IngestReport {
@@ -87,7 +70,7 @@ extension MemoryEngine {
         pending.append(
           Pending(
             sessionIndex: sessionIndex, message: message,
-            vectorText: Self.documentText(speaker: turn.speaker, content: turn.content, date: date)))
+            vectorText: DocumentText.make(speaker: turn.speaker, content: turn.content, date: date)))
       }
     }
     let total = pending.count
@@ -129,12 +112,13 @@ extension MemoryEngine {
       }
       return stored
     }
-    speakers.withLock { $0 = nil }
+    resources.speakers.invalidate()
     progress?(EngramProgress(phase: "indexing", done: 0, total: total))
     try indexVectors(
       stored.enumerated().map { position, row in
         (
-          .message, row.0, VectorMetadata(kind: .message, session: row.1, scope: 0, timestamp: row.2),
+          .message, row.0,
+          VectorMetadata(kind: ItemKind.message.code, session: row.1, scope: 0, timestamp: row.2),
           vectors[position]
         )
       })
@@ -142,12 +126,3 @@ extension MemoryEngine {
     return IngestReport(path: path, format: file.format, sessions: file.sessions.count, turns: total)
   }
 }
-
-let dayFormatter = Mutex<DateFormatter>(
-  {
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = TimeZone(identifier: "UTC")
-    formatter.dateFormat = "d MMMM yyyy"
-    return formatter
-  }())

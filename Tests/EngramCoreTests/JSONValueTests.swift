@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Engram
+@testable import EngramCore
 
 @Suite struct JSONValueTests {
   @Test func parsesEveryKindKeepingIntegersApart() throws {

@@ -1,4 +1,3 @@
-import EngramEmbeddings
 import Foundation
 
 /// How a memory's embedder is built, as recorded in its `meta.embedder_spec`.
@@ -19,6 +18,10 @@ public enum EmbedderSpec: Sendable, Hashable {
 
   /// The default: the MiniLM model.
   public static let `default` = EmbedderSpec.minilm
+
+  /// The key of the database's `meta` table under which the spec of its embedder is
+  /// recorded, so any application can rebuild the embedder a memory needs.
+  public static let metaKey = "embedder_spec"
 
   /// The text stored in the database.
   public var text: String {

@@ -198,6 +198,12 @@ extension JSONValue {
     return try decodeWithJSONDecoder(data)
   }
 
+  /// Parses JSON bytes in place (no copy into `Data` when the fast path applies); nil when
+  /// they are not valid JSON.
+  public static func parse(bytes: UnsafeBufferPointer<UInt8>) -> JSONValue? {
+    FastParser.parse(bytes) ?? (try? decodeWithJSONDecoder(Data(bytes)))
+  }
+
   /// The reference path: `JSONDecoder` through the `Decodable` conformance.
   static func decodeWithJSONDecoder(_ data: Data) throws(ParseError) -> JSONValue {
     do {

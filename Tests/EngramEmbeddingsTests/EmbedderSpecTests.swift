@@ -1,6 +1,6 @@
 import Testing
 
-@testable import EngramCLI
+@testable import EngramEmbeddings
 
 @Suite struct EmbedderSpecTests {
   @Test(arguments: [

@@ -28,37 +28,16 @@ public struct CompactionReport: Sendable, Equatable {
   public var plan: [String]
 }
 
-extension MemoryEngine {
+struct Compactor: EnginePart {
+  let resources: EngineResources
+
   /// Most turns one compaction transaction covers (whole sessions; a longer session goes alone).
-  static let compactionTurnsPerTransaction = 2_048
+  static let turnsPerTransaction = 2_048
   /// Most sessions one compaction transaction covers.
-  static let compactionSessionsPerTransaction = 64
+  static let sessionsPerTransaction = 64
 
   /// Compacts old conversation and near-duplicate memories.
-  ///
-  /// For every session whose turns are all older than `olderThan` and not yet summarized:
-  /// an extractive structured summary is stored (embedded and searchable), the session's
-  /// turns are marked covered by it, covered low-information turns (greetings, thanks)
-  /// are deleted, and the remaining covered turns' embeddings are re-stored as int8.
-  /// Memories whose embedding has cosine >= `duplicateThreshold` with a newer memory of
-  /// the same kind are marked superseded by it (never deleted). Then the index drops its
-  /// tombstones, FTS indexes are optimized, the WAL is checkpointed and the file vacuumed.
-  ///
-  /// Sessions are compacted in transactions of whole sessions (at most
-  /// `compactionSessionsPerTransaction` sessions and about `compactionTurnsPerTransaction`
-  /// turns each), so an interruption leaves every session either untouched or fully
-  /// compacted, and memory and lock time stay bounded however large the memory is.
-  ///
-  /// A dry run is a planning query: it reads each eligible session's turn texts once (no
-  /// vectors, no summaries, no index) and reports exactly what the real run would delete,
-  /// since summaries never quote a low-information turn unless a session has nothing else.
-  ///
-  /// - Parameters:
-  ///   - olderThan: only turns older than this are compacted (default: the policy's).
-  ///   - dryRun: report the plan without changing anything.
-  /// - Complexity: O(turns) reads for a dry run; O(Σ session² · dimension) for the
-  ///   summaries of a real run, plus a `VACUUM` of the file.
-  public func compact(
+  func compact(
     olderThan: TimeInterval? = nil, now: Date = Date(), dryRun: Bool = false,
     progress: (@Sendable (EngramProgress) -> Void)? = nil
   ) async throws -> CompactionReport {
@@ -90,8 +69,8 @@ extension MemoryEngine {
         progress?(EngramProgress(phase: "summarizing", done: start, total: plans.count))
         var end = start + 1
         var turns = plans[start].turns
-        while end < plans.count, end - start < Self.compactionSessionsPerTransaction,
-          turns + plans[end].turns <= Self.compactionTurnsPerTransaction
+        while end < plans.count, end - start < Self.sessionsPerTransaction,
+          turns + plans[end].turns <= Self.turnsPerTransaction
         {
           turns += plans[end].turns
           end += 1
@@ -115,19 +94,15 @@ extension MemoryEngine {
         try connection.setMeta("last_compaction", String(Timestamp.milliseconds(now)))
       }
       report.indexRowsReclaimed = index.compact()
-      try database.writeWithoutTransaction { connection in
-        for table in ["messages_fts", "memories_fts", "summaries_fts"] {
-          try connection.run("INSERT INTO \(table)(\(table)) VALUES ('optimize')")
-        }
-      }
+      try database.writeWithoutTransaction { try $0.optimizeFullTextIndexes() }
       try checkpoint()
-      try database.writeWithoutTransaction { try $0.execute("VACUUM") }
+      try database.writeWithoutTransaction { try $0.vacuum() }
       try checkpoint()
       report.rowsAfter = try tableCounts()
       report.bytesAfter = databaseBytes()
-      try? saveSnapshot()
+      try? vectors.writeSnapshot()
     }
-    speakers.withLock { $0 = nil }
+    resources.speakers.invalidate()
     progress?(EngramProgress(phase: "done", done: plans.count, total: plans.count))
     return report
   }
@@ -151,22 +126,13 @@ extension MemoryEngine {
   /// transaction over the turn texts, nothing else.
   func compactionPlan(cutoff: Int64) throws -> [SessionPlan] {
     try database.read { connection in
-      let sessions = try connection.prepare(
-        """
-        SELECT s.id, coalesce(s.external_id, 'session ' || s.id) FROM sessions s
-        WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.summary_id IS NULL)
-          AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.created_at >= ?1)
-        ORDER BY s.started_at, s.id
-        """
-      ).bindingAndMap([.integer(cutoff)]) { ($0.int64(at: 0), $0.string(at: 1)) }
-      let texts = try connection.prepare("SELECT content FROM messages WHERE session_id = ?1")
-      return try sessions.compactMap { id, name -> SessionPlan? in
+      try connection.compactionCandidates(before: cutoff).compactMap { candidate -> SessionPlan? in
+        let (id, name) = (candidate.id, candidate.name)
         var turns = 0
         var low = 0
-        try texts.bind([.integer(id)])
-        try texts.forEachRow { row in
+        try connection.forEachMessageContent(inSession: id) { content in
           turns += 1
-          if ExtractiveSummarizer.isLowInformation(row.string(at: 0)) { low += 1 }
+          if ExtractiveSummarizer.isLowInformation(content) { low += 1 }
         }
         guard turns > 0 else { return nil }
         // Quotes come from informative turns when there are any (see `ExtractiveSummarizer`).
@@ -203,7 +169,7 @@ extension MemoryEngine {
     }
     guard !prepared.isEmpty else { return }
     let vectors = try await embed(
-      prepared.map { Self.documentText(speaker: nil, content: $0.summary.text, date: $0.summary.start) })
+      prepared.map { DocumentText.make(speaker: nil, content: $0.summary.text, date: $0.summary.start) })
     let summaryIDs = try writeTracked { connection -> [Int64] in
       var ids: [Int64] = []
       for (item, vector) in zip(prepared, vectors) {
@@ -219,9 +185,7 @@ extension MemoryEngine {
           EmbeddingRow(
             ownerKind: .summary, ownerID: summaryID, model: model, vector: vector,
             createdAt: Timestamp.milliseconds(now)))
-        try connection.run(
-          "UPDATE messages SET summary_id = ?1 WHERE session_id = ?2 AND summary_id IS NULL",
-          [.integer(summaryID), .integer(item.sessionID)])
+        try connection.coverUncoveredMessages(inSession: item.sessionID, bySummary: summaryID)
         for id in item.deletable { _ = try connection.delete(Message.self, id: id) }
         try connection.quantizeEmbeddings(ownerKind: .message, ownerIDs: item.kept)
         try connection.quantizeEmbeddings(ownerKind: .summary, ownerIDs: [summaryID])
@@ -252,7 +216,7 @@ extension MemoryEngine {
         (
           id,
           VectorMetadata(
-            kind: .summary, session: item.sessionID, scope: 0,
+            kind: ItemKind.summary.code, session: item.sessionID, scope: 0,
             timestamp: Timestamp.milliseconds(item.summary.start))
         )
       })
@@ -275,16 +239,14 @@ extension MemoryEngine {
   /// Pairs of live memories of the same kind whose cosine is at least `threshold`.
   func duplicateMemories(threshold: Float) throws -> [MemoryMerge] {
     let memories = try database.read { connection in
-      try connection.prepare(
-        "SELECT id, kind FROM memories WHERE superseded_by IS NULL ORDER BY created_at, id"
-      ).map { ($0.int64(at: 0), $0.string(at: 1)) }
+      try connection.liveMemoryKinds().map { ($0.id, $0.kind) }
     }
     let kinds = Dictionary(uniqueKeysWithValues: memories)
     var merged = Set<Int64>()
     var merges: [MemoryMerge] = []
     for (id, kind) in memories where !merged.contains(id) {
       guard let entry = index.entry(for: VectorKey.make(.memory, id)) else { continue }
-      let hits = try index.search(entry.vector, k: 8, filter: VectorFilter(kinds: [.memory]))
+      let hits = try index.search(entry.vector, k: 8, filter: VectorFilter(kinds: [ItemKind.memory.code]))
       for hit in hits where hit.score >= threshold {
         let (_, other) = VectorKey.split(hit.id)
         guard other > id, !merged.contains(other), kinds[other] == kind else { continue }
@@ -297,36 +259,27 @@ extension MemoryEngine {
   }
 
   func sessionTurns(_ sessionID: Int64) throws -> [ExtractiveSummarizer.Turn] {
-    let rows = try database.read { connection in
-      try connection.prepare(
-        "SELECT id, speaker, content, created_at FROM messages WHERE session_id = ?1 ORDER BY created_at, id"
-      ).bindingAndMap([.integer(sessionID)]) {
-        ($0.int64(at: 0), $0.optionalString(at: 1), $0.string(at: 2), $0.int64(at: 3))
-      }
-    }
-    return rows.map { row in
-      ExtractiveSummarizer.Turn(
-        id: row.0, speaker: row.1, text: row.2, date: Timestamp.date(row.3),
-        vector: index.entry(for: VectorKey.make(.message, row.0))?.vector ?? [])
+    let messages = try database.read { try $0.messages(inSession: sessionID) }
+    let index = self.index
+    return messages.map { message in
+      let id = message.id ?? 0
+      return ExtractiveSummarizer.Turn(
+        id: id, speaker: message.speaker, text: message.content, date: Timestamp.date(message.createdAt),
+        vector: index.entry(for: VectorKey.make(.message, id))?.vector ?? [])
     }
   }
 
   /// Rows per table.
-  public func tableCounts() throws -> [String: Int] {
-    try database.read { connection in
-      var counts: [String: Int] = [:]
-      for table in ["sessions", "messages", "summaries", "memories", "embeddings"] {
-        counts[table] = Int(try connection.scalarInt("SELECT count(*) FROM \(table)") ?? 0)
-      }
-      return counts
-    }
+  func tableCounts() throws -> [String: Int] {
+    try database.read { try $0.rowCounts() }
   }
 
   /// The database's size on disk: the file and its WAL.
-  public func databaseBytes() -> Int {
+  func databaseBytes() -> Int {
     var total = 0
     for suffix in ["", "-wal"] {
-      if let size = try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int {
+      if let size = try? FileManager.default.attributesOfItem(atPath: resources.path + suffix)[.size] as? Int
+      {
         total += size
       }
     }
@@ -334,23 +287,15 @@ extension MemoryEngine {
   }
 
   /// Moves the WAL's pages into the database file and truncates the WAL.
-  public func checkpoint() throws {
+  func checkpoint() throws {
     try checkOpen()
-    try database.writeWithoutTransaction { try $0.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+    try database.writeWithoutTransaction { try $0.checkpointTruncatingWAL() }
   }
 }
 
-extension Statement {
-  /// Binds `arguments` and maps every row.
-  func bindingAndMap<T>(_ arguments: [SQLValue], _ transform: (Statement) throws -> T) throws -> [T] {
-    try bind(arguments)
-    return try map(transform)
-  }
-}
-
-extension MemoryEngine {
+extension Compactor {
   /// The turns a summary quotes verbatim (from its structured JSON).
-  public func quotedMessageIDs(ofSummary id: Int64) throws -> [Int64] {
+  func quotedMessageIDs(ofSummary id: Int64) throws -> [Int64] {
     try checkOpen()
     guard let summary = try database.read({ try $0.fetch(Summary.self, id: id) }) else {
       throw EngramError.notFound(kind: .summary, id: id)

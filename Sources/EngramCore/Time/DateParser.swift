@@ -1,30 +1,46 @@
 import Foundation
 
-/// A date read from the command line, and whether it named a whole day.
+/// A date a person typed, and whether it named a whole day.
 public struct ParsedDate: Sendable, Hashable {
   /// The instant: midnight at the start of the day for `YYYY-MM-DD`.
   public var date: Date
   /// Whether only a day was given; `--until 2024-05-01` usually means "through the end of that day".
   public var isWholeDay: Bool
+  /// The zone the text was read in: its own offset when it gave one, else the reader's.
+  public var timeZone: TimeZone
 
   /// Creates a parsed date.
-  public init(date: Date, isWholeDay: Bool) {
+  public init(date: Date, isWholeDay: Bool, timeZone: TimeZone = TimeZone(secondsFromGMT: 0)!) {
     self.date = date
     self.isWholeDay = isWholeDay
+    self.timeZone = timeZone
   }
 
-  /// The end of the span the text named: the next midnight for a whole day, else the instant itself.
+  /// The end of the span the text named: the next midnight in the text's zone for a whole
+  /// day (23 or 25 hours later on a daylight-saving change), else the instant itself.
   public var end: Date {
-    isWholeDay ? date.addingTimeInterval(86_400) : date
+    guard isWholeDay else { return date }
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = timeZone
+    return calendar.date(byAdding: .day, value: 1, to: date) ?? date.addingTimeInterval(86_400)
   }
 }
 
-/// Parses `YYYY-MM-DD` and ISO 8601 timestamps (`2024-05-01T12:30:00Z`, `…+02:00`, `…12:30`).
-///
-/// Without a zone the text is read in `timeZone` (the user's by default).
+/// The one rule for dates people type and read, shared by the CLI, MCP and the agent:
+/// `YYYY-MM-DD` and ISO 8601 timestamps (`2024-05-01T12:30:00Z`, `…+02:00`, `…12:30`,
+/// `2024-05-01 12:30`) are read in the text's own offset when it gives one, else in the
+/// reader's time zone (the user's, unless the caller says otherwise); dates are shown in
+/// that same zone (`display`, `iso8601`), so a day typed and a day shown are the same day.
+/// Relative expressions ("tomorrow at 9") belong to the agent's own parser. Files that
+/// carry dates (conversation imports) are data, not typing: their zone-less times are UTC.
 public enum DateParser {
   /// The parsed date, or `nil` when the text is not one of the accepted forms or names no real day.
   public static func parse(_ text: String, timeZone: TimeZone = .current) -> ParsedDate? {
+    scan(text, timeZone: timeZone)?.parsed
+  }
+
+  /// The parsed date and whether the text gave its own offset.
+  private static func scan(_ text: String, timeZone: TimeZone) -> (parsed: ParsedDate, ownOffset: Bool)? {
     var scanner = Scan(Array(text.trimmingCharacters(in: .whitespaces).utf8))
     guard let year = scanner.number(digits: 4), scanner.take(UInt8(ascii: "-")),
       let month = scanner.number(digits: 2), scanner.take(UInt8(ascii: "-")),
@@ -32,6 +48,7 @@ public enum DateParser {
     else { return nil }
     var components = DateComponents(year: year, month: month, day: day, hour: 0, minute: 0, second: 0)
     var zone = timeZone
+    var ownOffset = false
     var fraction = 0.0
     let isWholeDay = scanner.atEnd
     if !isWholeDay {
@@ -52,15 +69,17 @@ public enum DateParser {
       }
       if scanner.take(UInt8(ascii: "Z")) || scanner.take(UInt8(ascii: "z")) {
         zone = TimeZone(secondsFromGMT: 0)!
+        ownOffset = true
       } else if let sign = scanner.peek, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
         _ = scanner.advance()
-        guard let offsetHours = scanner.number(digits: 2), offsetHours <= 23 else { return nil }
+        guard let offsetHours = scanner.number(digits: 2), offsetHours <= 18 else { return nil }
         _ = scanner.take(UInt8(ascii: ":"))
         let offsetMinutes = scanner.number(digits: 2) ?? 0
         guard offsetMinutes < 60 else { return nil }
         let offset = (offsetHours * 3_600 + offsetMinutes * 60) * (sign == UInt8(ascii: "-") ? -1 : 1)
         guard let fixed = TimeZone(secondsFromGMT: offset) else { return nil }
         zone = fixed
+        ownOffset = true
       }
       guard scanner.atEnd else { return nil }
     }
@@ -73,7 +92,46 @@ public enum DateParser {
     guard components.isValidDate(in: calendar), let date = calendar.date(from: components) else {
       return nil
     }
-    return ParsedDate(date: date.addingTimeInterval(fraction), isWholeDay: isWholeDay)
+    return (
+      ParsedDate(date: date.addingTimeInterval(fraction), isWholeDay: isWholeDay, timeZone: zone), ownOffset
+    )
+  }
+
+  /// An instant written with its offset (`2025-06-11T10:00:00+08:00`, or `Z`) and the
+  /// fixed-offset zone the offset names; nil for text without an offset or not a timestamp.
+  public static func instantWithOffset(_ text: String) -> (date: Date, timeZone: TimeZone)? {
+    guard let (parsed, ownOffset) = scan(text, timeZone: TimeZone(secondsFromGMT: 0)!), ownOffset else {
+      return nil
+    }
+    return (parsed.date, parsed.timeZone)
+  }
+
+  /// `2024-05-01 14:03`: how a date is shown to a person, in `timeZone`.
+  public static func display(_ date: Date, timeZone: TimeZone) -> String {
+    format(date, timeZone: timeZone, pattern: "yyyy-MM-dd HH:mm")
+  }
+
+  /// `2024-05-01`: the day of `date` in `timeZone`.
+  public static func day(_ date: Date, timeZone: TimeZone) -> String {
+    format(date, timeZone: timeZone, pattern: "yyyy-MM-dd")
+  }
+
+  /// ISO 8601 with seconds and the offset of `timeZone` (`2024-05-01T14:03:00+02:00`, or
+  /// `…Z` in UTC).
+  public static func iso8601(_ date: Date, timeZone: TimeZone) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.timeZone = timeZone
+    formatter.formatOptions = [.withInternetDateTime]
+    return formatter.string(from: date)
+  }
+
+  private static func format(_ date: Date, timeZone: TimeZone, pattern: String) -> String {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.calendar = Calendar(identifier: .gregorian)
+    formatter.timeZone = timeZone
+    formatter.dateFormat = pattern
+    return formatter.string(from: date)
   }
 }
 

@@ -1,0 +1,168 @@
+import EngramStore
+import Foundation
+
+/// Why an agent record was refused before anything was written.
+public enum AgentRecordError: Error, Sendable, Hashable {
+  /// A required text field (`title`, `skillID`, `executionID`, `summary`) is empty or blank.
+  case emptyField(String)
+  /// A JSON text field (`arguments`) is not a JSON object.
+  case invalidJSON(field: String)
+  /// A duration must be finite and not negative (milliseconds).
+  case invalidDuration(Double)
+  /// Step numbers start at 0 (routing) or 1 (skills); negative steps are refused.
+  case invalidStep(Int)
+  /// No row with this id in `table`.
+  case notFound(table: String, id: Int64)
+}
+
+/// A reminder, calendar event or note an agent skill stored (`agent_items`).
+public struct AgentItemRecord: Sendable, Hashable {
+  /// What the item is.
+  public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
+    /// A reminder.
+    case reminder
+    /// A calendar event.
+    case event
+    /// A note.
+    case note
+  }
+
+  /// The row id.
+  public var id: Int64
+  /// What the item is.
+  public var kind: Kind
+  /// Its title.
+  public var title: String
+  /// Its body, if any.
+  public var body: String?
+  /// When it is due (reminders) or starts (events), if dated.
+  public var due: Date?
+  /// When it was stored.
+  public var createdAt: Date
+  /// Whether it is done.
+  public var done: Bool
+
+  init(_ item: AgentItem) {
+    id = item.id ?? 0
+    kind = Kind(rawValue: item.kind.rawValue) ?? .note
+    title = item.title
+    body = item.body
+    due = item.dueAt.map(Timestamp.date)
+    createdAt = Timestamp.date(item.createdAt)
+    done = item.done
+  }
+}
+
+/// One step an agent ran, as stored in `traces`.
+public struct AgentTraceRecord: Sendable, Hashable {
+  /// How the step ended.
+  public enum Status: String, Sendable, Hashable, CaseIterable, Codable {
+    /// It succeeded.
+    case ok
+    /// It failed.
+    case failed
+    /// It was cancelled (by the user or a newer request).
+    case cancelled
+    /// It ran out of time.
+    case timeout
+    /// It waits for the user's confirmation.
+    case pending
+  }
+
+  /// The row id; nil before it is recorded.
+  public var id: Int64?
+  /// The execution (one agent turn) it belongs to.
+  public var executionID: String
+  /// The step number: 0 for routing and planning, 1... for skill calls.
+  public var step: Int
+  /// The skill that ran, if any.
+  public var skillID: String?
+  /// Its arguments as a JSON object text.
+  public var arguments: String
+  /// Its result text.
+  public var result: String?
+  /// How it ended.
+  public var status: Status
+  /// When it started.
+  public var startedAt: Date
+  /// How long it took, in milliseconds.
+  public var durationMs: Double
+  /// The error, when it failed.
+  public var error: String?
+
+  /// Creates a trace record.
+  public init(
+    id: Int64? = nil, executionID: String, step: Int, skillID: String? = nil, arguments: String = "{}",
+    result: String? = nil, status: Status, startedAt: Date, durationMs: Double = 0, error: String? = nil
+  ) {
+    self.id = id
+    self.executionID = executionID
+    self.step = step
+    self.skillID = skillID
+    self.arguments = arguments
+    self.result = result
+    self.status = status
+    self.startedAt = startedAt
+    self.durationMs = durationMs
+    self.error = error
+  }
+
+  init(_ trace: Trace) {
+    self.init(
+      id: trace.id, executionID: trace.executionID, step: trace.step, skillID: trace.skillID,
+      arguments: trace.arguments, result: trace.result,
+      status: Status(rawValue: trace.status.rawValue) ?? .failed,
+      startedAt: Timestamp.date(trace.startedAt), durationMs: trace.durationMs, error: trace.error)
+  }
+}
+
+/// A side effect waiting for (or past) the user's confirmation, as stored in `pending_calls`.
+public struct PendingCallRecord: Sendable, Hashable {
+  /// Where the call stands.
+  public enum Status: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Waiting for the user.
+    case pending
+    /// Confirmed, not yet finished.
+    case confirmed
+    /// Run successfully.
+    case executed
+    /// Declined, replaced by a newer request, or abandoned at a restart.
+    case cancelled
+    /// Run and failed.
+    case failed
+  }
+
+  /// The row id.
+  public var id: Int64
+  /// The execution it belongs to.
+  public var executionID: String
+  /// The step within the execution.
+  public var step: Int
+  /// The skill to run.
+  public var skillID: String
+  /// Its arguments as a JSON object text.
+  public var arguments: String
+  /// The confirmation text shown to the user.
+  public var summary: String
+  /// Where it stands.
+  public var status: Status
+  /// When it was created.
+  public var createdAt: Date
+  /// When its status last changed.
+  public var updatedAt: Date
+  /// The error, when it failed.
+  public var error: String?
+
+  init(_ call: PendingCall) {
+    id = call.id ?? 0
+    executionID = call.executionID
+    step = call.step
+    skillID = call.skillID
+    arguments = call.arguments
+    summary = call.summary
+    status = Status(rawValue: call.status.rawValue) ?? .cancelled
+    createdAt = Timestamp.date(call.createdAt)
+    updatedAt = Timestamp.date(call.updatedAt)
+    error = call.error
+  }
+}

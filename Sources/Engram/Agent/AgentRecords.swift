@@ -1,0 +1,193 @@
+import EngramCore
+import EngramStore
+import Foundation
+
+/// The agent's own records (reminders and notes, traces, pending calls, skill state),
+/// behind a small facade of their own: `engine.agentRecords`.
+public struct AgentRecords: EnginePart {
+  let resources: EngineResources
+
+  // MARK: - Agent items
+
+  /// Stores a reminder, event or note; returns its id.
+  /// - Throws: `AgentRecordError.emptyField("title")` for a blank title (nothing stored); store errors.
+  @discardableResult
+  public func addItem(
+    kind: AgentItemRecord.Kind, title: String, body: String? = nil, due: Date? = nil, at date: Date = Date()
+  ) throws -> Int64 {
+    try checkOpen()
+    guard !TextChecks.isBlank(title) else { throw AgentRecordError.emptyField("title") }
+    let item = AgentItem(
+      kind: AgentItemKind(rawValue: kind.rawValue)!, title: title, body: body,
+      dueAt: due.map(Timestamp.milliseconds), createdAt: Timestamp.milliseconds(date))
+    return try database.write { try $0.insert(item) }
+  }
+
+  /// The agent item with `id`, or nil.
+  public func item(_ id: Int64) throws -> AgentItemRecord? {
+    try checkOpen()
+    return try database.read { try $0.fetch(AgentItem.self, id: id) }.map(AgentItemRecord.init)
+  }
+
+  /// Agent items (of `kind` when given), in id order (oldest first), at most `limit`.
+  public func items(kind: AgentItemRecord.Kind? = nil, limit: Int = 100) throws -> [AgentItemRecord] {
+    try checkOpen()
+    return try database.read {
+      try $0.agentItems(kind: kind.map { AgentItemKind(rawValue: $0.rawValue)! }, limit: max(0, limit))
+    }.map(AgentItemRecord.init)
+  }
+
+  /// Marks an agent item done or not done.
+  /// - Throws: `AgentRecordError.notFound` when no item has `id`.
+  public func setItemDone(_ id: Int64, _ done: Bool = true) throws {
+    try checkOpen()
+    try database.write { connection in
+      guard var item = try connection.fetch(AgentItem.self, id: id) else {
+        throw AgentRecordError.notFound(table: AgentItem.tableName, id: id)
+      }
+      item.done = done
+      try connection.update(item)
+    }
+  }
+
+  // MARK: - Traces
+
+  /// Stores one agent step; returns its row id.
+  /// - Throws: `AgentRecordError` for a blank execution id, a negative step, arguments that are
+  ///   not a JSON object, or a negative or non-finite duration (nothing stored); store errors.
+  @discardableResult
+  public func recordTrace(_ trace: AgentTraceRecord) throws -> Int64 {
+    try checkOpen()
+    guard !TextChecks.isBlank(trace.executionID) else { throw AgentRecordError.emptyField("executionID") }
+    guard trace.step >= 0 else { throw AgentRecordError.invalidStep(trace.step) }
+    guard trace.durationMs.isFinite, trace.durationMs >= 0 else {
+      throw AgentRecordError.invalidDuration(trace.durationMs)
+    }
+    try Self.checkJSONObject(trace.arguments, field: "arguments")
+    let row = Trace(
+      executionID: trace.executionID, step: trace.step, skillID: trace.skillID, arguments: trace.arguments,
+      result: trace.result, status: TraceStatus(rawValue: trace.status.rawValue)!,
+      startedAt: Timestamp.milliseconds(trace.startedAt), durationMs: trace.durationMs, error: trace.error)
+    return try database.write { try $0.insert(row) }
+  }
+
+  /// The steps of one execution, in step order.
+  public func traces(executionID: String) throws -> [AgentTraceRecord] {
+    try checkOpen()
+    return try database.read { try $0.traces(executionID: executionID) }.map(AgentTraceRecord.init)
+  }
+
+  /// The most recent trace rows, newest first.
+  public func recentTraces(limit: Int = 50) throws -> [AgentTraceRecord] {
+    try checkOpen()
+    return try database.read { try $0.recentTraces(limit: max(0, limit)) }.map(AgentTraceRecord.init)
+  }
+
+  // MARK: - Pending calls
+
+  /// Persists a side effect waiting for confirmation (status `pending`); returns its id.
+  /// - Throws: `AgentRecordError` for blank ids or summary, a step below 1, or arguments that
+  ///   are not a JSON object (nothing stored); store errors.
+  @discardableResult
+  public func addPendingCall(
+    executionID: String, step: Int, skillID: String, arguments: String, summary: String,
+    at date: Date = Date()
+  ) throws -> Int64 {
+    try checkOpen()
+    for (field, value) in [("executionID", executionID), ("skillID", skillID), ("summary", summary)]
+    where TextChecks.isBlank(value) {
+      throw AgentRecordError.emptyField(field)
+    }
+    guard step >= 1 else { throw AgentRecordError.invalidStep(step) }
+    try Self.checkJSONObject(arguments, field: "arguments")
+    let call = PendingCall(
+      executionID: executionID, step: step, skillID: skillID, arguments: arguments, summary: summary,
+      createdAt: Timestamp.milliseconds(date))
+    return try database.write { try $0.insert(call) }
+  }
+
+  /// The pending call with `id`, or nil.
+  public func pendingCall(_ id: Int64) throws -> PendingCallRecord? {
+    try checkOpen()
+    return try database.read { try $0.fetch(PendingCall.self, id: id) }.map(PendingCallRecord.init)
+  }
+
+  /// Pending calls with `status`, oldest first.
+  public func pendingCalls(status: PendingCallRecord.Status) throws -> [PendingCallRecord] {
+    try checkOpen()
+    let stored = PendingCallStatus(rawValue: status.rawValue)!
+    return try database.read { try $0.pendingCalls(status: stored) }.map(PendingCallRecord.init)
+  }
+
+  /// Moves pending call `id` to `status` (with `error` when it failed).
+  /// - Throws: `AgentRecordError.notFound` when no call has `id`.
+  public func setPendingCallStatus(
+    _ id: Int64, to status: PendingCallRecord.Status, error: String? = nil, at date: Date = Date()
+  ) throws {
+    try checkOpen()
+    let stored = PendingCallStatus(rawValue: status.rawValue)!
+    try database.write { connection in
+      guard try connection.fetch(PendingCall.self, id: id) != nil else {
+        throw AgentRecordError.notFound(table: PendingCall.tableName, id: id)
+      }
+      try connection.setPendingCallStatus(id, to: stored, error: error, at: Timestamp.milliseconds(date))
+    }
+  }
+
+  /// At agent start: cancels every call still `pending` or `confirmed` (a confirmed call whose
+  /// outcome was never recorded is not re-run blindly) and returns them as they now are.
+  public func cancelUnfinishedPendingCalls(at date: Date = Date()) throws -> [PendingCallRecord] {
+    try checkOpen()
+    let time = Timestamp.milliseconds(date)
+    return try database.write { try $0.markUnfinishedPendingCallsCancelled(at: time) }.map(
+      PendingCallRecord.init)
+  }
+
+  /// Confirms pending call `id` if it still waits (`pending` → `confirmed`, atomically);
+  /// false when it was decided meanwhile (cancelled by another process, say).
+  /// - Throws: store errors.
+  public func claimPendingCall(_ id: Int64, at date: Date = Date()) throws -> Bool {
+    try checkOpen()
+    let time = Timestamp.milliseconds(date)
+    return try database.write { try $0.transitionPendingCall(id, from: [.pending], to: .confirmed, at: time) }
+  }
+
+  /// Cancels those of `ids` that are still `pending` or `confirmed`; returns them as they now are.
+  /// - Throws: store errors; nothing changes then.
+  public func cancelUnfinishedPendingCalls(_ ids: [Int64], at date: Date = Date()) throws
+    -> [PendingCallRecord]
+  {
+    try checkOpen()
+    let time = Timestamp.milliseconds(date)
+    return try database.write { connection in
+      var cancelled: [PendingCall] = []
+      for id in ids
+      where try connection.transitionPendingCall(id, from: [.pending, .confirmed], to: .cancelled, at: time) {
+        if let call = try connection.fetch(PendingCall.self, id: id) { cancelled.append(call) }
+      }
+      return cancelled
+    }.map(PendingCallRecord.init)
+  }
+
+  // MARK: - Skill state
+
+  /// The stored enabled flag of a skill (`skill_state`), or nil when never set.
+  public func skillEnabled(id: String) throws -> Bool? {
+    try checkOpen()
+    return try database.read { try $0.skillState(skillID: id)?.enabled }
+  }
+
+  /// Stores whether a skill is enabled.
+  public func setSkillEnabled(_ enabled: Bool, id: String, at date: Date = Date()) throws {
+    try checkOpen()
+    try database.write {
+      try $0.setSkillState(SkillState(skillID: id, enabled: enabled, updatedAt: Timestamp.milliseconds(date)))
+    }
+  }
+
+  // MARK: - Helpers
+
+  static func checkJSONObject(_ text: String, field: String) throws(AgentRecordError) {
+    guard case .object? = try? JSONValue.parse(text) else { throw .invalidJSON(field: field) }
+  }
+}

@@ -1,0 +1,46 @@
+import EngramEmbeddings
+import EngramStore
+import Foundation
+
+/// What the `meta` table says about a database before an engine opens it: which embedder
+/// made its vectors, so a tool can build the same one.
+public struct StoredEmbedderSettings: Sendable, Equatable {
+  /// The embedder spec a tool recorded (`meta.embedder_spec`), if any.
+  public var spec: String?
+  /// The embedding model recorded by the engine (`meta.embedding_model`), if any.
+  public var modelID: String?
+  /// The embedding dimension recorded by the engine, if any.
+  public var dimension: Int?
+}
+
+extension MemoryEngine {
+  /// Reads the embedder settings of the database at `path` without opening an engine and
+  /// without writing anything (a read-only connection).
+  ///
+  /// - Returns: empty settings for a database with no schema yet.
+  /// - Throws: `StoreError.schemaTooNew` for a database from a newer Engram; `SQLiteError`
+  ///   (`.cannotOpen`, `.notADatabase`) for a missing or foreign file.
+  public static func storedEmbedderSettings(path: String) throws -> StoredEmbedderSettings {
+    let connection = try Connection(path: path, mode: .readOnlyNoTrace)
+    guard try Migrator.checkVersion(connection) > 0 else { return StoredEmbedderSettings() }
+    return try connection.transaction(.deferred) {
+      let model = try connection.embeddingModel()
+      return StoredEmbedderSettings(
+        spec: try connection.meta(EmbedderSpec.metaKey), modelID: model?.name, dimension: model?.dimension)
+    }
+  }
+
+  /// The embedder spec recorded in the database at `path`, or nil (see
+  /// `storedEmbedderSettings(path:)`).
+  public static func storedEmbedderSpec(path: String) throws -> String? {
+    try storedEmbedderSettings(path: path).spec
+  }
+
+  /// Records how this database's embedder is built (`meta.embedder_spec`).
+  /// - Throws: `EngramError.emptyText` for a blank spec; store errors.
+  public func setEmbedderSpec(_ spec: String) throws {
+    try checkOpen()
+    guard !spec.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw EngramError.emptyText }
+    try database.write { try $0.setMeta(EmbedderSpec.metaKey, spec) }
+  }
+}

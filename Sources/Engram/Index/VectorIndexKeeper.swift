@@ -1,0 +1,224 @@
+import EngramCore
+import EngramStore
+import EngramVectors
+import Foundation
+import Synchronization
+
+/// Keeps the vector index in step with the store: loads it (from its mapped snapshot when
+/// that holds exactly the database's rows, else from the embeddings table), tracks the
+/// embedding generation it reflects, reloads it when another process changed the
+/// embeddings, and writes its snapshot only when this process changed it.
+final class VectorIndexKeeper: Sendable {
+  /// Where the vector index came from when the engine opened.
+  typealias Source = MemoryEngine.IndexSource
+
+  let database: Database
+  let dimension: Int
+  let threads: Int
+  /// The snapshot file beside the database.
+  let snapshotURL: URL
+  /// The index; replaced whole by import, reindex and reload.
+  private let holder: Mutex<VectorIndex>
+  /// The embedding generation the index reflects; another process's write makes it stale.
+  private let state = Mutex<State>(State(generation: 0, stale: false))
+  /// How the index was loaded at open.
+  let source: Source
+
+  struct State: Sendable {
+    var generation: Int64
+    var stale: Bool
+    /// Whether the index holds rows its snapshot file does not (loaded from the table).
+    var unsaved = false
+    /// `VectorIndex.changeCount` when the index was loaded: more means this process changed it.
+    var baselineChanges: UInt64 = 0
+    /// Whether the index's rows are those of the snapshot file (mapped at open; an open
+    /// checks the row table, `doctor` every byte).
+    var fromSnapshot = false
+    /// Own writes between their start and the generation update after commit; while one
+    /// is in flight a moved generation is ours, not another process's.
+    var writesInFlight = 0
+  }
+
+  /// Loads the index of `database` (dimension `dimension`).
+  init(database: Database, snapshotURL: URL, dimension: Int, threads: Int) throws {
+    self.database = database
+    self.dimension = dimension
+    self.threads = threads
+    self.snapshotURL = snapshotURL
+    let (index, source, generation) = try Self.load(
+      database: database, snapshot: snapshotURL, dimension: dimension, threads: threads)
+    holder = Mutex(index)
+    self.source = source
+    state.withLock {
+      $0.generation = generation
+      $0.unsaved = source == .database
+      $0.baselineChanges = index.changeCount
+      $0.fromSnapshot = source == .snapshot
+    }
+  }
+
+  /// The current index (a value: later changes do not affect a search in progress).
+  var index: VectorIndex { holder.withLock { $0 } }
+
+  /// Whether the index's rows are those of the snapshot file it was mapped from.
+  var isFromSnapshot: Bool { state.withLock { $0.fromSnapshot } }
+
+  /// Replaces the index (import, reindex) and marks it as not yet saved.
+  func replace(with index: VectorIndex, generation: Int64) {
+    holder.withLock { $0 = index }
+    state.withLock {
+      $0 = State(generation: generation, stale: false, unsaved: true, baselineChanges: index.changeCount)
+    }
+  }
+
+  /// Marks the index stale: the next search reloads it from the embeddings table.
+  func markStale() {
+    state.withLock { $0.stale = true }
+  }
+
+  /// The token a snapshot must carry to be valid for this database's current vectors, and
+  /// the generation it stands for; no token when the database keeps no trustworthy epoch
+  /// (then no snapshot is valid).
+  ///
+  /// It hashes the database id, the embedding generation and the epoch redrawn at every
+  /// change of the embeddings: equal tokens mean the same history, so exactly the same rows
+  /// (a copy of the database that changed differently has another epoch).
+  static func snapshotToken(_ connection: Connection) throws -> (token: UInt64?, generation: Int64) {
+    let (generation, epoch) = try connection.embeddingState()
+    guard let epoch else { return (nil, generation) }
+    let identity = try connection.meta("database_id") ?? ""
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in (identity + "|" + String(generation) + "|" + epoch).utf8 {
+      hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+    }
+    return (hash, generation)
+  }
+
+  /// Writes the snapshot when this process changed the index (or built it from the table)
+  /// and the index reflects exactly the database's current embeddings: never a stale index
+  /// stamped with a newer token (another process's writes make it stale), never a rewrite
+  /// of an unchanged index.
+  func writeSnapshot() throws {
+    let index = self.index
+    let (token, generation, stored) = try database.read { connection in
+      let (token, generation) = try Self.snapshotToken(connection)
+      return (token, generation, try connection.count(EmbeddingRow.self))
+    }
+    guard let token else { return }
+    let current = state.withLock { state in
+      !state.stale && state.writesInFlight == 0 && state.generation == generation
+        && (state.unsaved || index.changeCount != state.baselineChanges)
+    }
+    // Own writes update the index just after their commit: a count that disagrees means
+    // one is still on its way in.
+    guard current, index.count == stored else { return }
+    try index.write(snapshotTo: snapshotURL, token: token)
+    state.withLock { state in
+      if state.generation == generation {
+        state.unsaved = false
+        state.baselineChanges = index.changeCount
+      }
+    }
+  }
+
+  /// Loads the index from its snapshot when one is given and valid, else from the
+  /// embeddings table; also returns the embedding generation the index reflects.
+  static func load(database: Database, snapshot: URL?, dimension: Int, threads: Int) throws -> (
+    VectorIndex, Source, Int64
+  ) {
+    let indexConfiguration = VectorIndex.Configuration(dimension: dimension, threads: threads)
+    let (token, generation) = try database.read { try snapshotToken($0) }
+    if let snapshot, let token, FileManager.default.fileExists(atPath: snapshot.path),
+      let index = try? VectorIndex.open(
+        snapshot: snapshot, expectedToken: token, configuration: indexConfiguration)
+    {
+      return (index, .snapshot, generation)
+    }
+    var ids: [Int64] = []
+    var metadata: [VectorMetadata] = []
+    var vectors: [Float] = []
+    var loadedGeneration: Int64 = 0
+    try database.read { connection in
+      loadedGeneration = try connection.embeddingGeneration()
+      let count = try connection.count(EmbeddingRow.self)
+      ids.reserveCapacity(count)
+      metadata.reserveCapacity(count)
+      vectors.reserveCapacity(count * dimension)
+      try connection.forEachEmbedding { entry, vector in
+        // Rows the index cannot hold (wrong length, no direction) stay out of it, so the
+        // memory still opens; `doctor` reports them as absent.
+        guard vector.count == dimension, vector.allSatisfy(\.isFinite), vector.contains(where: { $0 != 0 })
+        else {
+          return
+        }
+        ids.append(VectorKey.make(entry.ownerKind, entry.ownerID))
+        metadata.append(
+          VectorMetadata(
+            kind: entry.ownerKind.code, session: entry.sessionID ?? 0,
+            scope: ScopeKey.make(entry.scopeUser), timestamp: entry.time))
+        vectors.append(contentsOf: vector)
+      }
+    }
+    let index = try VectorIndex(
+      configuration: indexConfiguration, ids: ids, metadata: metadata, vectors: vectors)
+    return (index, ids.isEmpty ? .empty : .database, loadedGeneration)
+  }
+
+  /// Runs a write that may change embeddings, keeping track of the generation the index
+  /// reflects: a generation moved by someone else (another process on the same file) marks
+  /// the index stale, and the next search reloads it.
+  func writeTracked<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {
+    state.withLock { $0.writesInFlight += 1 }
+    var generations: (before: Int64, after: Int64)?
+    defer {
+      // Updated after the commit, so a reader never sees a generation newer than the state.
+      state.withLock { state in
+        state.writesInFlight -= 1
+        if let generations {
+          if generations.before != state.generation { state.stale = true }
+          state.generation = generations.after
+        }
+      }
+    }
+    return try database.write { connection in
+      let before = try connection.embeddingGeneration()
+      let value = try body(connection)
+      generations = (before, try connection.embeddingGeneration())
+      return value
+    }
+  }
+
+  /// Reloads the index from the database when another process changed the embeddings.
+  func refreshIfStale() throws {
+    let current = try database.read { try $0.embeddingGeneration() }
+    let needed = state.withLock { state in
+      state.stale || (state.generation != current && state.writesInFlight == 0)
+    }
+    guard needed else { return }
+    try reload()
+  }
+
+  /// Replaces the index with one loaded from the embeddings table.
+  func reload() throws {
+    let (fresh, _, generation) = try Self.load(
+      database: database, snapshot: nil, dimension: dimension, threads: threads)
+    replace(with: fresh, generation: generation)
+  }
+
+  /// Adds stored embeddings to the index after their transaction committed.
+  func add(_ entries: [(kind: ItemKind, id: Int64, metadata: VectorMetadata, vector: [Float])]) throws {
+    guard !entries.isEmpty else { return }
+    var flat: [Float] = []
+    flat.reserveCapacity(entries.count * dimension)
+    for entry in entries { flat.append(contentsOf: entry.vector) }
+    try index.upsert(
+      ids: entries.map { VectorKey.make($0.kind, $0.id) }, metadata: entries.map(\.metadata), vectors: flat)
+  }
+}
+
+extension VectorMetadata {
+  /// The metadata of an item of `kind`: its kind's code as the tag.
+  init(item kind: ItemKind, session: Int64?, scope: String? = nil, time: Int64) {
+    self.init(kind: kind.code, session: session ?? 0, scope: ScopeKey.make(scope), timestamp: time)
+  }
+}

@@ -1,0 +1,177 @@
+import EngramEmbeddings
+import EngramStore
+import EngramVectors
+import Foundation
+
+/// What `doctor` found, and what it repaired.
+public struct DoctorReport: Sendable, Equatable {
+  /// One check.
+  public struct Check: Sendable, Equatable {
+    public var name: String
+    public var ok: Bool
+    public var detail: String
+  }
+
+  public var checks: [Check]
+  /// Repairs made (empty unless `repair` was asked and something was wrong).
+  public var repairs: [String]
+  /// Whether every check passed (after repairs, when asked).
+  public var healthy: Bool { checks.allSatisfy(\.ok) }
+}
+
+struct Doctor: EnginePart {
+  let resources: EngineResources
+
+  /// Checks that store, full-text indexes and vector index agree: SQLite's integrity check,
+  func doctor(repair: Bool = false) async throws -> DoctorReport {
+    try checkOpen()
+    // Another process's writes are not disagreement: pick them up first.
+    try refreshIndexIfStale()
+    var report = try diagnose()
+    guard repair, !report.healthy else { return report }
+    var repairs: [String] = []
+    let failed = Set(report.checks.filter { !$0.ok }.map(\.name))
+    if failed.contains("integrity") {
+      repairs.append(
+        "integrity: SQLite reports damage; export what is readable and import it into a new memory")
+    }
+    if failed.contains("fts") {
+      try database.write { try $0.rebuildFTS() }
+      repairs.append("fts: rebuilt the full-text indexes from the stored rows")
+    }
+    if failed.contains("embeddings") {
+      let removed = try database.write { try $0.deleteOrphanEmbeddings() }
+      let embedded = try await embedMissing()
+      repairs.append("embeddings: removed \(removed) orphan(s), embedded \(embedded) missing")
+    }
+    if failed.contains("index") || failed.contains("embeddings") || failed.contains("snapshot") {
+      try vectors.reload()
+      try? FileManager.default.removeItem(at: vectors.snapshotURL)
+      try vectors.writeSnapshot()
+      repairs.append("index: rebuilt the vector index (\(index.count) rows) and its snapshot")
+    }
+    report = try diagnose()
+    report.repairs = repairs
+    return report
+  }
+
+  func diagnose() throws -> DoctorReport {
+    var checks: [DoctorReport.Check] = []
+    let integrity = try database.read { try $0.integrityCheck() }
+    checks.append(
+      DoctorReport.Check(
+        name: "integrity", ok: integrity.isEmpty,
+        detail: integrity.isEmpty ? "ok" : integrity.prefix(3).joined(separator: "; ")))
+
+    // FTS5's integrity-check is a write command, so it runs on the writer (and changes
+    // nothing); a read-only engine compares the counts only.
+    let fts =
+      configuration.readOnly
+      ? try database.read { try $0.ftsConsistency(deep: false) }
+      : try database.writeWithoutTransaction { try $0.ftsConsistency() }
+    let badFTS = fts.filter { !$0.isConsistent }
+    checks.append(
+      DoctorReport.Check(
+        name: "fts", ok: badFTS.isEmpty,
+        detail: fts.map {
+          "\($0.table) \($0.indexedRows)/\($0.sourceRows)\($0.indexIntact ? "" : " damaged")"
+        }
+        .joined(separator: ", ")))
+
+    let model = embedder.modelID
+    let dimension = embedder.dimension
+    let census = try database.read { try $0.embeddingCensus(model: model, dimension: dimension) }
+    let (missing, orphans, foreign, stored) = (census.missing, census.orphaned, census.foreign, census.stored)
+    checks.append(
+      DoctorReport.Check(
+        name: "embeddings", ok: missing == 0 && orphans == 0 && foreign == 0,
+        detail: "\(stored) stored, \(missing) missing, \(orphans) orphaned, \(foreign) of another model"))
+
+    var indexed = 0
+    var absent = 0
+    var differing = 0
+    let index = self.index
+    try database.read { connection in
+      try connection.forEachEmbedding { entry, vector in
+        indexed += 1
+        let key = VectorKey.make(entry.ownerKind, entry.ownerID)
+        guard vector.count == dimension, let held = index.entry(for: key) else {
+          absent += 1
+          return
+        }
+        // The index holds unit vectors: the stored one must point the same way.
+        var dot: Float = 0
+        var norm: Float = 0
+        for component in 0..<dimension {
+          dot += vector[component] * held.vector[component]
+          norm += vector[component] * vector[component]
+        }
+        if !(dot >= 0.999 * norm.squareRoot()) { differing += 1 }
+      }
+    }
+    let live = index.count
+    let differs = differing > 0 ? ", \(differing) with another vector" : ""
+    checks.append(
+      DoctorReport.Check(
+        name: "index", ok: absent == 0 && differing == 0 && live == indexed,
+        detail:
+          "\(live) rows in the vector index for \(indexed) stored embeddings, \(absent) absent\(differs)"))
+    checks.append(try snapshotCheck())
+    return DoctorReport(checks: checks, repairs: [])
+  }
+
+  /// Verifies every byte of the snapshot file (an open checks its header, token and row
+  /// table only). A stale snapshot, or a damaged one the open refused, is not a fault: it
+  /// is not used, and the next writer replaces it. A damaged one in use is.
+  func snapshotCheck() throws -> DoctorReport.Check {
+    let inUse = vectors.isFromSnapshot
+    let url = vectors.snapshotURL
+    guard FileManager.default.fileExists(atPath: url.path) else {
+      return DoctorReport.Check(
+        name: "snapshot", ok: true, detail: "none (the index is built from the database)")
+    }
+    guard let token = try database.read({ try VectorIndexKeeper.snapshotToken($0).token }) else {
+      return DoctorReport.Check(name: "snapshot", ok: true, detail: "not current (not used)")
+    }
+    do {
+      try VectorIndex.verifySnapshot(url, expectedToken: token, dimension: embedder.dimension)
+      return DoctorReport.Check(name: "snapshot", ok: true, detail: "current, every byte verified")
+    } catch .snapshotStale {
+      return DoctorReport.Check(name: "snapshot", ok: true, detail: "not current (not used)")
+    } catch .snapshotCorrupt(_, let reason) {
+      return DoctorReport.Check(
+        name: "snapshot", ok: !inUse,
+        detail: inUse
+          ? "damaged (\(reason)) and in use; a repair rebuilds it" : "damaged (\(reason)), not used")
+    } catch {
+      return DoctorReport.Check(name: "snapshot", ok: !inUse, detail: "unreadable (\(error))")
+    }
+  }
+
+  /// Embeds every message, memory and summary that has no embedding; returns how many.
+  func embedMissing() async throws -> Int {
+    var total = 0
+    let model = embedder.modelID
+    for kind in [ItemKind.message, .memory, .summary] {
+      while true {
+        let batch = try database.read { connection -> [(Int64, String)] in
+          try connection.ownersWithoutEmbedding(kind, limit: 256).compactMap { id in
+            try connection.embeddableItem(kind, id: id).map { (id, DocumentText.make($0)) }
+          }
+        }
+        if batch.isEmpty { break }
+        let vectors = try await embed(batch.map(\.1))
+        try database.write { connection in
+          for (position, (id, _)) in batch.enumerated() {
+            try connection.upsertEmbedding(
+              EmbeddingRow(
+                ownerKind: kind, ownerID: id, model: model, vector: vectors[position],
+                createdAt: Timestamp.now()))
+          }
+        }
+        total += batch.count
+      }
+    }
+    return total
+  }
+}

@@ -1,0 +1,361 @@
+import EngramCore
+import EngramStore
+import Foundation
+
+// The engine's public API, one forwarding call per operation to the part that does it.
+extension MemoryEngine {
+  // MARK: - Search (HybridRetriever, Fusion)
+
+  /// Searches the memory.
+  ///
+  /// Hybrid mode takes the top candidates of FTS5 BM25 and of vector cosine, normalizes each
+  /// retriever's scores to 0...1 over its candidates (min-max), and fuses them with
+  /// `RetrievalWeights.vectorWeight`; then a turn gains a share of its best neighbouring
+  /// turn's fused score (answers follow questions), turns spoken by the one known speaker
+  /// the query names gain `speakerWeight`, and optional recency and importance weights
+  /// apply. Ties break by kind and id, so results are deterministic.
+  ///
+  /// - Parameters:
+  ///   - query: the user's text; query syntax is searched as plain text.
+  ///   - k: how many hits to return (at least 1).
+  ///   - mode: hybrid, vector or keyword.
+  ///   - filters: kinds, session, scope, time range.
+  ///   - recordAccess: count the retrieval of returned memories (written in the background,
+  ///     never by the search itself; nothing in a read-only engine).
+  /// - Throws: `EngramError.emptyText`, `EngramError.invalidK`, embedder and store errors.
+  public func search(
+    _ query: String, k: Int = 10, mode: SearchMode = .hybrid, filters: SearchFilters = SearchFilters(),
+    recordAccess: Bool = true
+  ) async throws -> [SearchHit] {
+    try await retriever.search(query, k: k, mode: mode, filters: filters, recordAccess: recordAccess)
+  }
+
+  /// Writes the access statistics gathered so far (normally done in the background and at
+  /// close; call it to have them in the database now).
+  /// - Throws: store errors (`.busy` when another process holds the write lock past the busy
+  ///   timeout); the statistics are kept for the next attempt.
+  public func flushAccessStatistics() throws {
+    try checkOpen()
+    try access.flush()
+  }
+
+  /// The embedding of a query text, from the cache when the same text was embedded lately.
+  public func embedQuery(_ text: String) async throws -> [Float] {
+    try await resources.embedding.embedQuery(text)
+  }
+
+  /// Embeddings of several query texts (cached ones are reused; the rest in one batch).
+  public func embedQueries(_ texts: [String]) async throws -> [[Float]] {
+    try await resources.embedding.embedQueries(texts)
+  }
+
+  // MARK: - Writing (Writer)
+
+  /// Starts a session; returns its id. An existing session with the same name is reused.
+  public func startSession(name: String? = nil, title: String? = nil, at date: Date = Date()) throws -> Int64
+  {
+    try writer.startSession(name: name, title: title, at: date)
+  }
+
+  /// Marks a session ended.
+  public func endSession(_ id: Int64, at date: Date = Date()) throws {
+    try writer.endSession(id, at: date)
+  }
+
+  /// Appends one conversation turn (stored and embedded in one transaction); returns its id.
+  ///
+  /// - Throws: `EngramError.emptyText` for blank text; embedder and store errors. Nothing is
+  ///   stored when any step fails.
+  ///
+  /// With `embedNow: false` the turn is stored at once (searchable by keyword) and embedded
+  /// later by `embedPendingTurns()`, off the caller's critical path.
+  @discardableResult
+  public func appendTurn(
+    role: String, content: String, speaker: String? = nil, session: Int64? = nil, at date: Date = Date(),
+    metadata: [String: JSONValue] = [:], embedNow: Bool = true
+  ) async throws -> Int64 {
+    try await writer.appendTurn(
+      role: role, content: content, speaker: speaker, session: session, at: date, metadata: metadata,
+      embedNow: embedNow)
+  }
+
+  /// Embeds the turns this engine stored with `embedNow: false` (up to `limit` of them);
+  /// returns how many. Only those turns are read, so the cost does not grow with the memory;
+  /// turns left unembedded by a process that stopped first are found by `doctor(repair:)`.
+  @discardableResult
+  public func embedPendingTurns(limit: Int = 1024) async throws -> Int {
+    try await writer.embedPendingTurns(limit: limit)
+  }
+
+  /// The most recent turns, oldest first.
+  public func recentTurns(limit: Int, session: Int64? = nil) throws -> [SearchHit] {
+    try writer.recentTurns(limit: limit, session: session)
+  }
+
+  /// Stores a memory and its embedding; returns its id.
+  ///
+  /// - Throws: `EngramError.emptyText`; `StoreError.invalidImportance` outside 0...1.
+  @discardableResult
+  public func remember(
+    _ content: String, kind: MemoryKind = .fact, importance: Double = 0.5, scopeUser: String? = nil,
+    scopeAgent: String? = nil, tags: [String] = [], validFrom: Date? = nil, validUntil: Date? = nil,
+    session: Int64? = nil, sourceMessageIDs: [Int64] = [], at date: Date = Date()
+  ) async throws -> Int64 {
+    try await writer.remember(
+      content, kind: kind, importance: importance, scopeUser: scopeUser, scopeAgent: scopeAgent, tags: tags,
+      validFrom: validFrom, validUntil: validUntil, session: session, sourceMessageIDs: sourceMessageIDs,
+      at: date)
+  }
+
+  /// Replaces a memory's content with history kept: a new memory is stored and the old one
+  /// is marked superseded by it (still readable and searchable with `includeSuperseded`).
+  /// Returns the new memory's id.
+  @discardableResult
+  public func updateMemory(_ id: Int64, content: String, importance: Double? = nil, at date: Date = Date())
+    async throws -> Int64
+  {
+    try await writer.updateMemory(id, content: content, importance: importance, at: date)
+  }
+
+  /// The memory with this id, or nil.
+  public func memory(_ id: Int64) throws -> MemoryItem? {
+    try writer.memory(id)
+  }
+
+  /// Memories, newest first.
+  public func memories(kind: MemoryKind? = nil, limit: Int = 100, includeSuperseded: Bool = false) throws
+    -> [MemoryItem]
+  {
+    try writer.memories(kind: kind, limit: limit, includeSuperseded: includeSuperseded)
+  }
+
+  /// Deletes an item and every copy of it (see ``forgetReporting(kind:id:dryRun:)``);
+  /// returns whether it existed.
+  @discardableResult
+  public func forget(kind: ItemKind = .memory, id: Int64) throws -> Bool {
+    try writer.forget(kind: kind, id: id)
+  }
+
+  /// Deletes an item with its embedding and full-text entry, and every copy of it the
+  /// memory holds, in one transaction; returns what was removed, or nil when no item of
+  /// `kind` has `id` (nothing changed).
+  ///
+  /// The copies (docs/forgetting.md):
+  /// - a turn: every summary that covers or quotes it (the session's other turns become
+  ///   uncovered; the next `compact` summarizes them again without it);
+  /// - a memory: every turn, summary, trace step and finished pending call whose text
+  ///   contains the memory's text (case of ASCII letters ignored; in trace and call
+  ///   arguments also in its JSON-escaped form). A turn is deleted whole: it states what was
+  ///   forgotten. Calls still waiting for an answer are left to the conversation holding them;
+  /// - a summary: only itself (its turns become uncovered).
+  ///
+  /// - Parameter dryRun: compute the report inside the transaction, then roll it back.
+  @discardableResult
+  public func forgetReporting(kind: ItemKind, id: Int64, dryRun: Bool = false) throws -> ForgetReport? {
+    try writer.forgetReporting(kind: kind, id: id, dryRun: dryRun)
+  }
+
+  /// Sets a key-value preference (pinned ones go into every prompt context).
+  public func setPreference(_ key: String, _ value: String, pinned: Bool = false) throws {
+    try writer.setPreference(key, value, pinned: pinned)
+  }
+
+  /// A preference's value, or nil.
+  public func preference(_ key: String) throws -> String? {
+    try writer.preference(key)
+  }
+
+  /// All preferences as (key, value, pinned), by key.
+  public func preferences() throws -> [(key: String, value: String, pinned: Bool)] {
+    try writer.preferences()
+  }
+
+  /// Forgets the memories matching a query (keyword and vector, fused) whose fused score is
+  /// at least `minimumScore`; with `dryRun` nothing is deleted. Returns what matched.
+  public func forget(matching query: String, kinds: Set<ItemKind> = [.memory], limit: Int = 10, dryRun: Bool)
+    async throws -> [SearchHit]
+  {
+    let hits = try await search(query, k: limit, mode: .hybrid, filters: SearchFilters(kinds: kinds))
+    // Only items the query actually names: both retrievers agree, or the text contains it.
+    let needle = query.lowercased()
+    let matched = hits.filter { hit in
+      (hit.bm25 != nil && (hit.cosine ?? 0) >= 0.5) || hit.text.lowercased().contains(needle)
+    }
+    if !dryRun {
+      for hit in matched { try forget(kind: hit.kind, id: hit.id) }
+    }
+    return matched
+  }
+
+  // MARK: - Ingest (Ingestor)
+
+  /// Reads a conversation file and stores all of it, or nothing.
+  ///
+  /// Ingest is all-or-nothing per file: the file is parsed and embedded first, then every
+  /// session, turn and embedding is written in one transaction. A malformed line refuses
+  /// the file with its line number; cancellation (`Task.cancel()`) between embedding
+  /// batches stops before anything is written. Nothing already stored is touched.
+  ///
+  /// - Parameters:
+  ///   - path: a JSONL or LoCoMo JSON file; `-` reads standard input.
+  ///   - progress: called with the phase and counts as the work advances.
+  @discardableResult
+  public func ingest(path: String, progress: (@Sendable (EngramProgress) -> Void)? = nil) async throws
+    -> IngestReport
+  {
+    try await ingestor.ingest(path: path, progress: progress)
+  }
+
+  /// Stores a parsed conversation file (see `ingest(path:progress:)`).
+  public func ingest(
+    _ file: ConversationFile, path: String, sessionPrefix: String = "",
+    progress: (@Sendable (EngramProgress) -> Void)? = nil
+  ) async throws -> IngestReport {
+    try await ingestor.ingest(file, path: path, sessionPrefix: sessionPrefix, progress: progress)
+  }
+
+  // MARK: - Export and import (Exporter, Importer)
+
+  /// Writes the whole memory as JSONL: a header line, one line per row of every table
+  /// (vectors as base64 of their stored bytes), and an `end` line with the number of lines
+  /// before it and their checksum. Returns the number of lines, header and end included.
+  ///
+  /// A file is written to a temporary file created exclusively with mode 0600 beside it,
+  /// then renamed into place; `-` writes to standard output.
+  /// - Complexity: O(rows) time; memory bounded by one chunk of lines (about 1 MiB) and
+  ///   the longest row, whatever the memory's size.
+  @discardableResult
+  public func export(to path: String) throws -> Int {
+    try exporter.export(to: path)
+  }
+
+  /// Streams the export to `sink` in chunks of whole lines (each chunk is valid UTF-8 on
+  /// its own). Returns the number of lines.
+  @discardableResult
+  public func export(into sink: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+    try exporter.export(into: sink)
+  }
+
+  /// Exports the memory at `path` without opening an engine: the database is opened
+  /// read-only and no vector index is loaded, so memory stays bounded however large the
+  /// memory is. Returns the number of lines.
+  /// - Throws: store errors (a missing, damaged or newer database), `SecureTemporaryFile.Failure`.
+  @discardableResult
+  public static func export(databaseAt path: String, to destination: ExportDestination) throws -> Int {
+    try Exporter.export(databaseAt: path, to: destination)
+  }
+
+  /// Streams the export of the memory at `path` to `sink` (see ``export(into:)``).
+  @discardableResult
+  public static func export(databaseAt path: String, into sink: (UnsafeRawBufferPointer) throws -> Void)
+    throws -> Int
+  {
+    try Exporter.export(databaseAt: path, into: sink)
+  }
+
+  /// Imports an export into this memory, which must be empty; all or nothing.
+  ///
+  /// The file is read line by line in one transaction, so memory stays bounded by the
+  /// longest line whatever the export's size. Ids, times, vectors and every other column
+  /// are kept exactly, so exporting the result gives the same lines. Every line must be
+  /// valid UTF-8; every vector must have the embedder's dimension and finite components
+  /// whose squares sum to a finite, non-zero length; a version 2 export must end with its
+  /// `end` line, whose line count and checksum must match (a truncated or altered file is
+  /// refused). The vector index is rebuilt from the imported rows on the next search (or
+  /// the next open). Returns the number of rows imported.
+  ///
+  /// - Throws: `EngramError.importTargetNotEmpty`, `EngramError.malformedExport` (with the
+  ///   line), `EngramError.invalidExportVector` (with the line), `ImportError.invalidUTF8`
+  ///   (with the line), `ImportError.unreadable`, `EngramError.modelMismatch` when the
+  ///   export's vectors come from another model.
+  @discardableResult
+  public func importExport(from path: String) throws -> Int {
+    try importer.importExport(from: path)
+  }
+
+  // MARK: - Compaction (Compactor)
+
+  /// Compacts old conversation and near-duplicate memories.
+  ///
+  /// For every session whose turns are all older than `olderThan` and not yet summarized:
+  /// an extractive structured summary is stored (embedded and searchable), the session's
+  /// turns are marked covered by it, covered low-information turns (greetings, thanks)
+  /// are deleted, and the remaining covered turns' embeddings are re-stored as int8.
+  /// Memories whose embedding has cosine >= `duplicateThreshold` with a newer memory of
+  /// the same kind are marked superseded by it (never deleted). Then the index drops its
+  /// tombstones, FTS indexes are optimized, the WAL is checkpointed and the file vacuumed.
+  ///
+  /// Sessions are compacted in transactions of whole sessions (at most
+  /// `sessionsPerTransaction` sessions and about `turnsPerTransaction`
+  /// turns each), so an interruption leaves every session either untouched or fully
+  /// compacted, and memory and lock time stay bounded however large the memory is.
+  ///
+  /// A dry run is a planning query: it reads each eligible session's turn texts once (no
+  /// vectors, no summaries, no index) and reports exactly what the real run would delete,
+  /// since summaries never quote a low-information turn unless a session has nothing else.
+  ///
+  /// - Parameters:
+  ///   - olderThan: only turns older than this are compacted (default: the policy's).
+  ///   - dryRun: report the plan without changing anything.
+  /// - Complexity: O(turns) reads for a dry run; O(Σ session² · dimension) for the
+  ///   summaries of a real run, plus a `VACUUM` of the file.
+  public func compact(
+    olderThan: TimeInterval? = nil, now: Date = Date(), dryRun: Bool = false,
+    progress: (@Sendable (EngramProgress) -> Void)? = nil
+  ) async throws -> CompactionReport {
+    try await compactor.compact(olderThan: olderThan, now: now, dryRun: dryRun, progress: progress)
+  }
+
+  /// Rows per table.
+  public func tableCounts() throws -> [String: Int] {
+    try compactor.tableCounts()
+  }
+
+  /// The database's size on disk: the file and its WAL.
+  public func databaseBytes() -> Int {
+    compactor.databaseBytes()
+  }
+
+  /// Moves the WAL's pages into the database file and truncates the WAL.
+  public func checkpoint() throws {
+    try compactor.checkpoint()
+  }
+
+  /// The turns a summary quotes verbatim (from its structured JSON).
+  public func quotedMessageIDs(ofSummary id: Int64) throws -> [Int64] {
+    try compactor.quotedMessageIDs(ofSummary: id)
+  }
+
+  // MARK: - Doctor (Doctor)
+
+  /// Checks that store, full-text indexes and vector index agree: SQLite's integrity check,
+  /// FTS row counts and FTS5's own check, every message, memory and summary having exactly
+  /// one embedding of the configured model and dimension, and the vector index holding
+  /// exactly the stored embeddings.
+  ///
+  /// - Parameter repair: rebuild what can be rebuilt: FTS indexes, orphan embeddings,
+  ///   missing embeddings (embedded now) and the vector index with its snapshot.
+  public func doctor(repair: Bool = false) async throws -> DoctorReport {
+    try await doctor.doctor(repair: repair)
+  }
+
+  // MARK: - Reindex (Reindexer)
+
+  /// Re-embeds everything in the memory at `path` with `configuration.embedder` and switches
+  /// the database's model in one transaction (all or nothing), then opens it.
+  ///
+  /// The old model is not needed: texts are read from the store.
+  ///
+  /// - Parameter embedderSpec: when given, recorded as `meta.embedder_spec` in the same
+  ///   transaction as the new vectors, so a crash can never leave vectors of one model with
+  ///   the spec of the other (a tool reopening the file would then refuse it).
+  /// - Throws: `EngramError.emptyText` for a blank `embedderSpec` (nothing changed); embedder
+  ///   and store errors.
+  public static func reindex(
+    path: String, configuration: EngramConfiguration, embedderSpec: String? = nil,
+    progress: (@Sendable (EngramProgress) -> Void)? = nil
+  ) async throws -> MemoryEngine {
+    try await Reindexer.reindex(
+      path: path, configuration: configuration, embedderSpec: embedderSpec, progress: progress)
+  }
+}

@@ -1,0 +1,145 @@
+import EngramCore
+import EngramStore
+import EngramVectors
+import Foundation
+
+/// Finds candidates with both retrievers, at the same time (FTS5 BM25 on a reader
+/// connection while the query is embedded and the vector index scanned), reads the
+/// candidates' rows and ranks them with `Fusion`.
+struct HybridRetriever: EnginePart {
+  let resources: EngineResources
+  /// Counts retrievals of memories off the read path.
+  let access: AccessRecorder
+
+  /// Searches the memory (see `MemoryEngine.search(_:k:mode:filters:recordAccess:)`).
+  func search(
+    _ query: String, k: Int, mode: SearchMode, filters: SearchFilters, recordAccess: Bool
+  ) async throws -> [SearchHit] {
+    try checkOpen()
+    guard k >= 1 else { throw EngramError.invalidK(k) }
+    guard !TextChecks.isBlank(query) else { throw EngramError.emptyText }
+    let weights = configuration.retrieval
+    let candidates = max(weights.candidatesPerRetriever, k)
+    let kinds = filters.kinds.isEmpty ? Set(ItemKind.allCases) : filters.kinds
+    let database = self.database
+    let speakers = resources.speakers
+    let wantsSpeaker = mode == .hybrid && weights.speakerWeight > 0
+    var resolvedSession: Int64?
+    if let name = filters.session {
+      resolvedSession = try await BlockingWork.run { try database.read { try $0.sessionID(named: name) } }
+      if resolvedSession == nil { return [] }
+    }
+    let sessionID = resolvedSession
+    let range = Self.timeRange(since: filters.since, until: filters.until)
+    // The speakers (read once per engine) and the keyword candidates, on a reader
+    // connection off the cooperative pool, while the query is embedded and the vectors
+    // scanned: on a 2-core machine that hides most of the FTS time.
+    let keywordTask = Task {
+      try await BlockingWork.run { () throws -> KeywordSide in
+        var side = KeywordSide()
+        if wantsSpeaker {
+          side.namedSpeaker = Fusion.namedSpeaker(in: query, known: try speakers.known(in: database))
+        }
+        if mode != .vector {
+          side.hits = try database.read {
+            try $0.searchText(query, kinds: kinds, limit: candidates, sessionID: sessionID, timeRange: range)
+          }
+        }
+        return side
+      }
+    }
+    defer { keywordTask.cancel() }
+
+    // Vector candidates (after picking up other processes' writes).
+    var cosine: [Int64: Double] = [:]
+    if mode != .keyword {
+      let vector = try await resources.embedding.embedQuery(query)
+      var filter = VectorFilter()
+      if kinds.count < ItemKind.allCases.count { filter.kinds = Set(kinds.map(\.code)) }
+      if let sessionID { filter.sessions = [sessionID] }
+      if let scope = filters.scopeUser { filter.scopes = [ScopeKey.make(scope)] }
+      if let range { filter.timeRange = range.lowerBound...(range.upperBound - 1) }
+      let vectors = self.vectors
+      let vectorFilter = filter.isEmpty ? nil : filter
+      let found = try await BlockingWork.run {
+        try vectors.refreshIfStale()
+        return try vectors.index.search(vector, k: candidates, filter: vectorFilter)
+      }
+      cosine.reserveCapacity(found.count)
+      for hit in found { cosine[hit.id] = Double(hit.score) }
+    }
+    let side = try await keywordTask.value
+    var bm25: [Int64: Double] = [:]
+    bm25.reserveCapacity(side.hits.count)
+    for hit in side.hits { bm25[VectorKey.make(hit.ownerKind, hit.ownerID)] = hit.bm25 }
+
+    let request = Fusion.Request(
+      mode: mode, weights: weights, namedSpeaker: side.namedSpeaker, filters: filters, k: k, now: Date())
+    let vectorScores = cosine
+    let keywordScores = bm25
+    // The candidates' rows, ranking and the hits' texts in one read transaction: one
+    // snapshot, one BEGIN/COMMIT (a row deleted since the candidates were found is simply
+    // not found).
+    let hits = try await BlockingWork.run {
+      try database.read { connection -> [SearchHit] in
+        let keys = Set(vectorScores.keys).union(keywordScores.keys)
+        guard !keys.isEmpty else { return [] }
+        let rows = try connection.candidateRows(Self.idsByKind(keys))
+        let ranked = Fusion.rank(rows: rows, cosine: vectorScores, bm25: keywordScores, request: request)
+        let texts = try connection.itemTexts(Self.idsByKind(ranked.map(\.key)))
+        return ranked.compactMap { candidate in
+          guard let text = texts[candidate.row.kind]?[candidate.row.id] else { return nil }
+          return Self.hit(candidate, text: text)
+        }
+      }
+    }
+    if recordAccess && !configuration.readOnly {
+      access.note(hits.filter { $0.kind == .memory }.map(\.id))
+    }
+    return hits
+  }
+
+  /// What the keyword side found: the speaker the query names, BM25 hits.
+  struct KeywordSide: Sendable {
+    var namedSpeaker: String?
+    var hits: [TextHit] = []
+  }
+
+  /// A ranked candidate and its text as a search hit.
+  static func hit(_ candidate: Fusion.Ranked, text: ItemText) -> SearchHit {
+    var provenance: [String] = []
+    if candidate.bm25 != nil { provenance.append("keyword") }
+    if candidate.cosine != nil { provenance.append("vector") }
+    if candidate.neighbour { provenance.append("neighbour") }
+    if candidate.speaker { provenance.append("speaker") }
+    var metadata = (try? JSONValue.parse(text.metadataJSON))?.objectValue ?? [:]
+    if let kind = text.memoryKind { metadata["memory_kind"] = .string(kind.rawValue) }
+    if let covered = text.coveredTurns {
+      if let first = covered.first { metadata["first_message_id"] = .int(Int(first)) }
+      if let last = covered.last { metadata["last_message_id"] = .int(Int(last)) }
+    }
+    let row = candidate.row
+    return SearchHit(
+      kind: row.kind, id: row.id, text: text.text, sessionID: row.sessionID, speaker: row.speaker,
+      timestamp: row.timestamp, bm25: candidate.bm25, cosine: candidate.cosine, score: candidate.score,
+      provenance: provenance, metadata: metadata)
+  }
+
+  /// The half-open millisecond range of `since..<until` (nil when neither is given).
+  static func timeRange(since: Date?, until: Date?) -> Range<Int64>? {
+    guard since != nil || until != nil else { return nil }
+    let lower = since.map(Timestamp.milliseconds) ?? Int64.min / 2
+    let upper = until.map(Timestamp.milliseconds) ?? Int64.max / 2
+    return lower..<max(lower, upper)
+  }
+
+  /// Vector keys grouped by kind, as ids.
+  static func idsByKind(_ keys: some Sequence<Int64>) -> [ItemKind: [Int64]] {
+    var byKind: [ItemKind: [Int64]] = [:]
+    for key in keys {
+      let (kind, id) = VectorKey.split(key)
+      byKind[kind, default: []].append(id)
+    }
+    return byKind
+  }
+}

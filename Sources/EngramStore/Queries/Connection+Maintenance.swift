@@ -1,0 +1,202 @@
+import EngramCore
+import Foundation
+
+/// A session compaction may summarize.
+public struct CompactionCandidate: Sendable, Equatable {
+  /// The session's id.
+  public var id: Int64
+  /// Its external name, or `session <id>`.
+  public var name: String
+}
+
+/// What `doctor` counts of the embeddings table against the items.
+public struct EmbeddingCensus: Sendable, Equatable {
+  /// Items (messages, memories, summaries) without an embedding.
+  public var missing: Int
+  /// Embeddings whose item no longer exists.
+  public var orphaned: Int
+  /// Embeddings of another model or dimension than the configured one.
+  public var foreign: Int
+  /// All embeddings.
+  public var stored: Int
+}
+
+/// The text of an item as its embedding is made from: a turn's or summary's content with
+/// its time and speaker (the caller formats them), a memory's content.
+public struct EmbeddableItem: Sendable, Equatable {
+  /// The item's kind.
+  public var kind: ItemKind
+  /// Its id.
+  public var id: Int64
+  /// Its content.
+  public var content: String
+  /// The speaker of a turn.
+  public var speaker: String?
+  /// When it happened (turn time, summary start, memory creation), in ms since the epoch.
+  public var time: Int64
+}
+
+/// The tables whose row counts `stats` and compaction report.
+public let reportedTables = ["sessions", "messages", "summaries", "memories", "embeddings"]
+
+// Named queries of maintenance: compaction, doctor, reindex, statistics.
+extension Connection {
+  // MARK: Compaction
+
+  /// Sessions with turns not yet covered by a summary and no turn at or after `cutoff`
+  /// (ms), oldest first.
+  public func compactionCandidates(before cutoff: Int64) throws -> [CompactionCandidate] {
+    try prepare(
+      """
+      SELECT s.id, coalesce(s.external_id, 'session ' || s.id) FROM sessions s
+      WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.summary_id IS NULL)
+        AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.created_at >= ?1)
+      ORDER BY s.started_at, s.id
+      """
+    ).bindingAndMap([.integer(cutoff)]) { CompactionCandidate(id: $0.int64(at: 0), name: $0.string(at: 1)) }
+  }
+
+  /// Calls `body` with the content of every turn of session `sessionID` (in no order).
+  public func forEachMessageContent(inSession sessionID: Int64, _ body: (String) throws -> Void) throws {
+    let statement = try cachedStatement("SELECT content FROM messages WHERE session_id = ?1")
+    try statement.bind([.integer(sessionID)])
+    try statement.forEachRow { try body($0.string(at: 0)) }
+  }
+
+  /// The turns of session `sessionID` in time order.
+  public func messages(inSession sessionID: Int64) throws -> [Message] {
+    try prepare(
+      "SELECT \(Message.selectList) FROM messages WHERE session_id = ?1 ORDER BY created_at, id"
+    ).bindingAndMap([.integer(sessionID)]) { try Message(row: $0) }
+  }
+
+  /// Marks every turn of `sessionID` not yet covered as covered by summary `summaryID`.
+  public func coverUncoveredMessages(inSession sessionID: Int64, bySummary summaryID: Int64) throws {
+    try run(
+      "UPDATE messages SET summary_id = ?1 WHERE session_id = ?2 AND summary_id IS NULL",
+      [.integer(summaryID), .integer(sessionID)])
+  }
+
+  /// Live (not superseded) memories' ids and kinds, oldest first.
+  public func liveMemoryKinds() throws -> [(id: Int64, kind: String)] {
+    try prepare("SELECT id, kind FROM memories WHERE superseded_by IS NULL ORDER BY created_at, id")
+      .map { (id: $0.int64(at: 0), kind: $0.string(at: 1)) }
+  }
+
+  /// Merges each full-text index's segments (`optimize`); run outside a transaction.
+  public func optimizeFullTextIndexes() throws {
+    for table in ["messages_fts", "memories_fts", "summaries_fts"] {
+      try run("INSERT INTO \(table)(\(table)) VALUES ('optimize')")
+    }
+  }
+
+  /// Rebuilds the file without free pages (`VACUUM`); run outside a transaction.
+  public func vacuum() throws {
+    try execute("VACUUM")
+  }
+
+  /// Moves the WAL's pages into the database file and truncates the WAL.
+  public func checkpointTruncatingWAL() throws {
+    try execute("PRAGMA wal_checkpoint(TRUNCATE)")
+  }
+
+  // MARK: Statistics
+
+  /// Rows per table of `reportedTables`.
+  public func rowCounts() throws -> [String: Int] {
+    var counts: [String: Int] = [:]
+    for table in reportedTables {
+      counts[table] = Int(try scalarInt("SELECT count(*) FROM \(table)") ?? 0)
+    }
+    return counts
+  }
+
+  /// Memories per kind (kinds without memories are absent).
+  public func memoryCountsByKind() throws -> [MemoryKind: Int] {
+    var counts: [MemoryKind: Int] = [:]
+    try prepare("SELECT kind, count(*) FROM memories GROUP BY kind").forEachRow { row in
+      if let kind = MemoryKind(rawValue: row.string(at: 0)) { counts[kind] = Int(row.int64(at: 1)) }
+    }
+    return counts
+  }
+
+  // MARK: Doctor and reindex
+
+  /// Counts missing, orphaned and foreign embeddings against `model` and `dimension`.
+  public func embeddingCensus(model: String, dimension: Int) throws -> EmbeddingCensus {
+    let missing =
+      try scalarInt(
+        """
+        SELECT (SELECT count(*) FROM messages t WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+                  WHERE e.owner_kind = 'message' AND e.owner_id = t.id))
+             + (SELECT count(*) FROM memories t WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+                  WHERE e.owner_kind = 'memory' AND e.owner_id = t.id))
+             + (SELECT count(*) FROM summaries t WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+                  WHERE e.owner_kind = 'summary' AND e.owner_id = t.id))
+        """) ?? 0
+    let orphaned = try scalarInt("SELECT count(*) FROM embeddings WHERE \(Self.orphanCondition)") ?? 0
+    let foreign =
+      try scalarInt(
+        "SELECT count(*) FROM embeddings WHERE model IS NOT ?1 OR dimension IS NOT ?2",
+        [.text(model), .integer(Int64(dimension))]) ?? 0
+    let stored = try scalarInt("SELECT count(*) FROM embeddings") ?? 0
+    return EmbeddingCensus(
+      missing: Int(missing), orphaned: Int(orphaned), foreign: Int(foreign), stored: Int(stored))
+  }
+
+  /// Deletes embeddings whose item no longer exists; returns how many.
+  public func deleteOrphanEmbeddings() throws -> Int {
+    try run("DELETE FROM embeddings WHERE \(Self.orphanCondition)")
+    return changes
+  }
+
+  /// Deletes every embedding (a reindex replaces them all in the same transaction).
+  public func deleteAllEmbeddings() throws {
+    try run("DELETE FROM embeddings")
+  }
+
+  private static let orphanCondition = """
+    (owner_kind = 'message' AND owner_id NOT IN (SELECT id FROM messages))
+      OR (owner_kind = 'memory' AND owner_id NOT IN (SELECT id FROM memories))
+      OR (owner_kind = 'summary' AND owner_id NOT IN (SELECT id FROM summaries))
+    """
+
+  /// Every message, memory and summary with what its embedding text is made from, by kind
+  /// then id.
+  public func embeddableItems() throws -> [EmbeddableItem] {
+    var items: [EmbeddableItem] = []
+    try prepare("SELECT id, speaker, content, created_at FROM messages ORDER BY id").forEachRow {
+      items.append(
+        EmbeddableItem(
+          kind: .message, id: $0.int64(at: 0), content: $0.string(at: 2), speaker: $0.optionalString(at: 1),
+          time: $0.int64(at: 3)))
+    }
+    try prepare("SELECT id, content, created_at FROM memories ORDER BY id").forEachRow {
+      items.append(
+        EmbeddableItem(kind: .memory, id: $0.int64(at: 0), content: $0.string(at: 1), time: $0.int64(at: 2)))
+    }
+    try prepare("SELECT id, content, start_at FROM summaries ORDER BY id").forEachRow {
+      items.append(
+        EmbeddableItem(kind: .summary, id: $0.int64(at: 0), content: $0.string(at: 1), time: $0.int64(at: 2)))
+    }
+    return items
+  }
+
+  /// The item `kind` `id` with what its embedding text is made from, or nil.
+  public func embeddableItem(_ kind: ItemKind, id: Int64) throws -> EmbeddableItem? {
+    switch kind {
+    case .message:
+      return try fetch(Message.self, id: id).map {
+        EmbeddableItem(kind: .message, id: id, content: $0.content, speaker: $0.speaker, time: $0.createdAt)
+      }
+    case .memory:
+      return try fetch(Memory.self, id: id).map {
+        EmbeddableItem(kind: .memory, id: id, content: $0.content, time: $0.createdAt)
+      }
+    case .summary:
+      return try fetch(Summary.self, id: id).map {
+        EmbeddableItem(kind: .summary, id: id, content: $0.content, time: $0.startAt)
+      }
+    }
+  }
+}
