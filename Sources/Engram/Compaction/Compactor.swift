@@ -170,9 +170,10 @@ struct Compactor: EnginePart {
     guard !prepared.isEmpty else { return }
     let vectors = try await embed(
       prepared.map { DocumentText.make(speaker: nil, content: $0.summary.text, date: $0.summary.start) })
-    let summaryIDs = try writeTracked { connection -> [Int64] in
+    let batch = prepared
+    let summaryIDs = try await writeTrackedOffPool { connection -> [Int64] in
       var ids: [Int64] = []
-      for (item, vector) in zip(prepared, vectors) {
+      for (item, vector) in zip(batch, vectors) {
         let summary = item.summary
         let summaryID = try connection.insert(
           Summary(

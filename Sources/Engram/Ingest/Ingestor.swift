@@ -81,7 +81,8 @@ struct Ingestor: EnginePart {
     progress?(EngramProgress(phase: "storing", done: 0, total: total))
     let model = embedder.modelID
     let sessions = file.sessions
-    let stored = try writeTracked { connection -> [(Int64, Int64, Int64)] in
+    let turns = pending
+    let stored = try await writeTrackedOffPool { connection -> [(Int64, Int64, Int64)] in
       var sessionIDs: [Int64] = []
       for session in sessions {
         let name = sessionPrefix + session.name
@@ -94,7 +95,7 @@ struct Ingestor: EnginePart {
               Session(externalID: name, startedAt: Timestamp.milliseconds(started))))
         }
       }
-      let messages = pending.map { item -> Message in
+      let messages = turns.map { item -> Message in
         var message = item.message
         message.sessionID = sessionIDs[item.sessionIndex]
         return message
@@ -102,7 +103,7 @@ struct Ingestor: EnginePart {
       // One INSERT ... SELECT for all turns: FTS5 flushes once per file, not once per turn.
       let ids = try connection.insert(contentsOf: messages)
       var stored: [(Int64, Int64, Int64)] = []
-      stored.reserveCapacity(pending.count)
+      stored.reserveCapacity(turns.count)
       for (position, message) in messages.enumerated() {
         try connection.upsertEmbedding(
           EmbeddingRow(

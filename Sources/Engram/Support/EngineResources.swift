@@ -62,6 +62,14 @@ extension EnginePart {
     try vectors.writeTracked(body)
   }
 
+  /// `writeTracked` run off the cooperative pool, for async operations.
+  func writeTrackedOffPool<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws
+    -> T
+  {
+    let vectors = self.vectors
+    return try await BlockingWork.run { try vectors.writeTracked(body) }
+  }
+
   /// Adds stored embeddings to the index after their transaction committed.
   func indexVectors(_ entries: [(kind: ItemKind, id: Int64, metadata: VectorMetadata, vector: [Float])])
     throws

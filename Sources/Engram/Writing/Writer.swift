@@ -67,7 +67,7 @@ final class Writer: EnginePart {
     }
     let vector = try await embed([DocumentText.make(speaker: speaker, content: content, date: date)])[0]
     let model = embedder.modelID
-    let id = try writeTracked { connection in
+    let id = try await writeTrackedOffPool { connection in
       let id = try connection.insert(message)
       try connection.upsertEmbedding(
         EmbeddingRow(
@@ -115,7 +115,7 @@ final class Writer: EnginePart {
         DocumentText.make(speaker: $0.speaker, content: $0.content, date: Timestamp.date($0.createdAt))
       })
     let model = embedder.modelID
-    let stored = try writeTracked { connection -> [Int] in
+    let stored = try await writeTrackedOffPool { connection -> [Int] in
       var stored: [Int] = []
       for (position, message) in pending.enumerated() {
         // A turn forgotten in the meantime stays forgotten.
@@ -176,7 +176,7 @@ final class Writer: EnginePart {
       sourceMessageIDs: sourceMessageIDs, scopeUser: scopeUser, scopeAgent: scopeAgent, sessionID: session,
       tags: tags)
     let model = embedder.modelID
-    let id = try writeTracked { connection in
+    let id = try await writeTrackedOffPool { connection in
       let id = try connection.insert(memory)
       try connection.upsertEmbedding(
         EmbeddingRow(
