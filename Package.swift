@@ -33,21 +33,14 @@ let package = Package(
       providers: [.apt(["libopenblas-dev"]), .brew(["openblas"])]
     ),
     // SIMD kernels (int8 / float32 dot products) with runtime CPU dispatch.
-    .target(
-      name: "CEngramKernels",
-      cSettings: [.unsafeFlags(["-O3"])]
-    ),
+    .target(name: "CEngramKernels"),
 
     // Libraries.
     // The shared vocabulary (kinds, timestamps and the date rule, JSON values).
     .target(name: "EngramCore"),
     .target(name: "EngramStore", dependencies: ["EngramCore", "CSQLite"]),
     .target(name: "EngramVectors", dependencies: ["CBLAS", "CEngramKernels"]),
-    // The forward pass's element-wise loops (GELU, softmax, LayerNorm) are some 50x slower
-    // unoptimized, which made the parity tests the slowest part of `make test`.
-    .target(
-      name: "EngramEmbeddings", dependencies: ["EngramCore", "CBLAS", "CEngramKernels"],
-      swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+    .target(name: "EngramEmbeddings", dependencies: ["EngramCore", "CBLAS", "CEngramKernels"]),
     .target(
       name: "Engram", dependencies: ["EngramCore", "EngramStore", "EngramVectors", "EngramEmbeddings"]),
     .target(name: "EngramAgent", dependencies: ["Engram"], exclude: ["Intent/intent-corpus.jsonl"]),

@@ -116,15 +116,23 @@ extension BertModel {
         row += 1
       }
     }
-    VectorMath.addLayerNorm(
-      hidden, nil, into: hidden, rows: row, width: width, gamma: embeddingNormGamma, beta: embeddingNormBeta,
-      epsilon: configuration.layerNormEpsilon)
+    engram_add_layer_norm(
+      hidden, nil, hidden, row, width, embeddingNormGamma, embeddingNormBeta, configuration.layerNormEpsilon)
   }
 
   /// Up to this many rows, products with a weight matrix skip BLAS: sgemm packs the whole
   /// weight matrix on every call, which for a short query costs more than the product
   /// (`engram_gemm_nt_small` streams the weights once, unpacked). Above it, packing pays.
-  static let smallProductRows = 24
+  ///
+  /// Debug builds compile the C kernels unoptimized, where the small product runs some 10x
+  /// slower than BLAS (a prebuilt, optimized library); there every product goes to BLAS, so
+  /// the parity tests stay fast. `SmallProductTests` and `KernelDispatchTests` check the
+  /// small product itself against its definition at every SIMD level.
+  #if DEBUG
+    static let smallProductRows = 0
+  #else
+    static let smallProductRows = 24
+  #endif
 
   /// Below this many multiply-adds a product is not split across threads: waking a second
   /// thread costs more than it saves.
@@ -190,12 +198,7 @@ extension BertModel {
         CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(columns.count), Int32(k), 1,
         input, Int32(k), weight, Int32(k), 0, target, Int32(ldc))
     }
-    let bias = dense.bias + columns.lowerBound
-    for row in 0..<rows {
-      let x = target + row * ldc
-      for index in 0..<columns.count { x[index] += bias[index] }
-      if gelu { VectorMath.geluInPlace(x, count: columns.count) }
-    }
+    engram_bias_gelu_rows(target, rows, columns.count, ldc, dense.bias + columns.lowerBound, gelu ? 1 : 0)
   }
 
   /// Several products of the same input, each split by output columns across `threads`.
@@ -237,9 +240,9 @@ extension BertModel {
       [(dense(layer.attentionOutput, layer.attentionOutputBias, width, width), space.projected)],
       space.context,
       rows: tokens, threads: threads)
-    VectorMath.addLayerNorm(
-      space.projected, hidden, into: hidden, rows: tokens, width: width, gamma: layer.attentionNormGamma,
-      beta: layer.attentionNormBeta, epsilon: epsilon)
+    engram_add_layer_norm(
+      space.projected, hidden, hidden, tokens, width, layer.attentionNormGamma, layer.attentionNormBeta,
+      epsilon)
     Self.linear(
       [(dense(layer.intermediate, layer.intermediateBias, width, inner), space.intermediate)], hidden,
       rows: tokens, threads: threads, gelu: true)
@@ -247,9 +250,8 @@ extension BertModel {
       [(dense(layer.output, layer.outputBias, inner, width), space.projected)], space.intermediate,
       rows: tokens,
       threads: threads)
-    VectorMath.addLayerNorm(
-      space.projected, hidden, into: hidden, rows: tokens, width: width, gamma: layer.outputNormGamma,
-      beta: layer.outputNormBeta, epsilon: epsilon)
+    engram_add_layer_norm(
+      space.projected, hidden, hidden, tokens, width, layer.outputNormGamma, layer.outputNormBeta, epsilon)
   }
 
   /// Scaled dot-product attention of every head of every sequence into `space.context`; the
@@ -279,7 +281,7 @@ extension BertModel {
               CblasRowMajor, CblasNoTrans, CblasTrans, length, length, Int32(headWidth), scale,
               space.query + offset, leading, space.key + offset, leading, 0, scores, length)
           }
-          for row in 0..<n { VectorMath.softmaxInPlace(scores + row * n, count: n) }
+          engram_softmax_rows(scores, n, n)
           cblas_sgemm(
             CblasRowMajor, CblasNoTrans, CblasNoTrans, length, Int32(headWidth), length, 1,
             scores, length, space.value + offset, leading, 0, space.context + offset, leading)

@@ -103,4 +103,58 @@ struct KernelDispatchTests {
       }
     }
   }
+
+  @Test func expAndErfMatchLibm() {
+    var worstExp = 0.0
+    var worstErf = 0.0
+    for step in 0...20_000 {
+      let x = -80 + Float(step) * 0.0044
+      let want = Foundation.exp(Double(x))
+      worstExp = max(worstExp, abs(Double(engram_exp_approx(x)) - want) / want)
+      let y = -6 + Float(step) * 0.0006
+      worstErf = max(worstErf, abs(Double(engram_erf_approx(y)) - Foundation.erf(Double(y))))
+    }
+    #expect(worstExp < 4e-7)
+    #expect(worstErf < 6e-7)
+  }
+
+  /// Bias + GELU, softmax and residual + LayerNorm at every level against double-precision
+  /// references (the bounds of `Tests/KernelsDriver/kernels_driver.c`).
+  @Test(arguments: [1, 7, 8, 9, 16, 17, 33, 384])
+  func elementwiseAtEveryLevel(width: Int) {
+    var random = TestRandom(seed: UInt64(width) + 77)
+    let rows = 3
+    let input = random.vectors(rows, width).map { $0 * 20 }
+    let bias = random.vector(width)
+    let other = random.vectors(rows, width)
+    let gamma = random.vector(width).map { 1 + $0 }
+    let beta = random.vector(width)
+    for level in Self.levels {
+      var gelu = input
+      engram_bias_gelu_rows_path(&gelu, rows, width, width, bias, 1, Int32(level))
+      var soft = input
+      engram_softmax_rows_path(&soft, rows, width, Int32(level))
+      var normed = [Float](repeating: .nan, count: rows * width)
+      engram_add_layer_norm_path(input, other, &normed, rows, width, gamma, beta, 1e-12, Int32(level))
+      for r in 0..<rows {
+        let row = (r * width)..<((r + 1) * width)
+        let top = Double(input[row].max()!)
+        let total = input[row].reduce(0.0) { $0 + Foundation.exp(Double($1) - top) }
+        let sums = row.map { Double(input[$0]) + Double(other[$0]) }
+        let mean = sums.reduce(0, +) / Double(width)
+        let scale =
+          1 / (sums.reduce(0.0) { $0 + ($1 - mean) * ($1 - mean) } / Double(width) + 1e-12).squareRoot()
+        for (j, at) in row.enumerated() {
+          let v = Double(input[at]) + Double(bias[j])
+          let wantGelu = 0.5 * v * (1 + Foundation.erf(v / 2.0.squareRoot()))
+          #expect(abs(Double(gelu[at]) - wantGelu) <= 1e-6 * (1 + abs(v)), "gelu level \(level) at \(at)")
+          let wantSoft = Foundation.exp(Double(input[at]) - top) / total
+          #expect(abs(Double(soft[at]) - wantSoft) <= 1e-6, "softmax level \(level) at \(at)")
+          let wantNorm = (sums[j] - mean) * scale * Double(gamma[j]) + Double(beta[j])
+          let tolerance = 1e-5 * (1 + abs(Double(gamma[j])) + abs(Double(beta[j])))
+          #expect(abs(Double(normed[at]) - wantNorm) <= tolerance, "layer norm level \(level) at \(at)")
+        }
+      }
+    }
+  }
 }

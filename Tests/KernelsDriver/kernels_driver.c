@@ -162,6 +162,124 @@ static void check_gemm(int path) {
       }
 }
 
+// Element-wise kernels. Against double-precision references: exp within 4e-7 relative on
+// [-80, 8] (the polynomial's about 1 ulp and the input's own rounding), erf within 6e-7
+// absolute, GELU within 1e-6 · (1 + |x|), softmax within 1e-6 per probability, LayerNorm
+// within 1e-5 · (1 + |gamma| + |beta|) (float sums of up to 1000 terms). Between a level and
+// scalar (fused multiply-adds, lane order) the same bounds apply, halved for softmax and GELU.
+static double gelu_reference(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+
+static void check_elementwise(int path) {
+  if (path == ENGRAM_LEVEL_SCALAR) {
+    for (int i = 0; i <= 20000; i++) {
+      float x = -80.0f + (float)i * 0.0044f;
+      double want = exp((double)x);
+      CHECK(fabs(engram_exp_approx(x) - want) <= 4e-7 * want, "exp(%.9g) = %.9g vs %.9g", x, engram_exp_approx(x), want);
+      float y = -6.0f + (float)i * 0.0006f;
+      CHECK(fabs(engram_erf_approx(y) - erf((double)y)) <= 6e-7, "erf(%.9g) = %.9g", y, engram_erf_approx(y));
+    }
+  }
+  static const size_t widths[] = {1, 3, 4, 7, 8, 9, 15, 16, 17, 33, 384, 385};
+  for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
+    size_t n = widths[w], rows = 3, ld = n + 5;
+    float *x = malloc(rows * ld * sizeof(float)), *ref = malloc(rows * ld * sizeof(float));
+    float *bias = malloc(n * sizeof(float)), *gamma = malloc(n * sizeof(float)), *beta = malloc(n * sizeof(float));
+    float *other = malloc(rows * n * sizeof(float)), *out = malloc(rows * n * sizeof(float));
+    float *alias = malloc(rows * n * sizeof(float));
+    for (size_t j = 0; j < n; j++) {
+      bias[j] = uniform();
+      gamma[j] = 1.0f + uniform();
+      beta[j] = 0.5f * uniform();
+    }
+    for (int gelu = 0; gelu <= 1; gelu++) {
+      for (size_t j = 0; j < rows * ld; j++) x[j] = ref[j] = 6.0f * uniform();
+      engram_bias_gelu_rows_path(ref, rows, n, ld, bias, gelu, ENGRAM_LEVEL_SCALAR);
+      float *got = malloc(rows * ld * sizeof(float));
+      memcpy(got, x, rows * ld * sizeof(float));
+      engram_bias_gelu_rows_path(got, rows, n, ld, bias, gelu, path);
+      for (size_t r = 0; r < rows; r++)
+        for (size_t j = 0; j < ld; j++) {
+          size_t at = r * ld + j;
+          if (j >= n) {
+            CHECK(got[at] == x[at], "bias_gelu level %d n %zu: padding at %zu changed", path, n, at);
+            continue;
+          }
+          double v = (double)x[at] + (double)bias[j];
+          double want = gelu ? gelu_reference(v) : v;
+          CHECK(fabs(got[at] - want) <= 1e-6 * (1 + fabs(v)), "bias_gelu(%d) level %d n %zu at %zu: %.9g vs %.9g",
+                gelu, path, n, at, got[at], want);
+          CHECK(fabs(got[at] - ref[at]) <= 0.5e-6 * (1 + fabs(v)), "bias_gelu(%d) level %d n %zu at %zu: %.9g vs scalar %.9g",
+                gelu, path, n, at, got[at], ref[at]);
+        }
+      free(got);
+    }
+    // Softmax: scores spread over about +-20 like attention logits, rows of n contiguous floats.
+    for (size_t j = 0; j < rows * n; j++) x[j] = ref[j] = 20.0f * uniform();
+    float *soft = malloc(rows * n * sizeof(float));
+    memcpy(soft, x, rows * n * sizeof(float));
+    engram_softmax_rows_path(ref, rows, n, ENGRAM_LEVEL_SCALAR);
+    engram_softmax_rows_path(soft, rows, n, path);
+    for (size_t r = 0; r < rows; r++) {
+      double top = -INFINITY, total = 0, sum = 0;
+      for (size_t j = 0; j < n; j++) top = fmax(top, x[r * n + j]);
+      for (size_t j = 0; j < n; j++) total += exp((double)x[r * n + j] - top);
+      for (size_t j = 0; j < n; j++) {
+        size_t at = r * n + j;
+        double want = exp((double)x[at] - top) / total;
+        sum += soft[at];
+        CHECK(fabs(soft[at] - want) <= 1e-6, "softmax level %d n %zu at %zu: %.9g vs %.9g", path, n, at, soft[at], want);
+        CHECK(fabs(soft[at] - ref[at]) <= 0.5e-6, "softmax level %d n %zu at %zu: %.9g vs scalar %.9g", path, n, at,
+              soft[at], ref[at]);
+      }
+      CHECK(fabs(sum - 1) <= 1e-5, "softmax level %d n %zu row %zu sums to %.9g", path, n, r, sum);
+    }
+    free(soft);
+    // LayerNorm of a + b into a separate buffer, and of a alone in place (out aliases a).
+    for (size_t j = 0; j < rows * n; j++) {
+      x[j] = 3.0f * uniform() + 1.0f;
+      other[j] = uniform();
+    }
+    memcpy(alias, x, rows * n * sizeof(float));
+    float *scalar = malloc(rows * n * sizeof(float));
+    engram_add_layer_norm_path(x, other, scalar, rows, n, gamma, beta, 1e-12f, ENGRAM_LEVEL_SCALAR);
+    engram_add_layer_norm_path(x, other, out, rows, n, gamma, beta, 1e-12f, path);
+    engram_add_layer_norm_path(alias, NULL, alias, rows, n, gamma, beta, 1e-12f, path);
+    for (size_t r = 0; r < rows; r++) {
+      for (int sum_of_two = 0; sum_of_two <= 1; sum_of_two++) {
+        double mean = 0, squares = 0;
+        for (size_t j = 0; j < n; j++) mean += (double)x[r * n + j] + (sum_of_two ? other[r * n + j] : 0);
+        mean /= (double)n;
+        for (size_t j = 0; j < n; j++) {
+          double d = (double)x[r * n + j] + (sum_of_two ? other[r * n + j] : 0) - mean;
+          squares += d * d;
+        }
+        double scale = 1 / sqrt(squares / (double)n + 1e-12);
+        for (size_t j = 0; j < n; j++) {
+          size_t at = r * n + j;
+          double d = (double)x[at] + (sum_of_two ? other[at] : 0) - mean;
+          double want = d * scale * gamma[j] + beta[j];
+          double tol = 1e-5 * (1 + fabs(gamma[j]) + fabs(beta[j]));
+          float got = sum_of_two ? out[at] : alias[at];
+          CHECK(fabs(got - want) <= tol, "layer_norm(%d) level %d n %zu at %zu: %.9g vs %.9g", sum_of_two, path, n, at,
+                got, want);
+          if (sum_of_two)
+            CHECK(fabs(got - scalar[at]) <= tol, "layer_norm level %d n %zu at %zu: %.9g vs scalar %.9g", path, n, at,
+                  got, scalar[at]);
+        }
+      }
+    }
+    free(scalar);
+    free(x);
+    free(ref);
+    free(bias);
+    free(gamma);
+    free(beta);
+    free(other);
+    free(out);
+    free(alias);
+  }
+}
+
 int main(int argc, char **argv) {
   int level = engram_cpu_level();
   if (argc > 1) {
@@ -180,6 +298,7 @@ int main(int argc, char **argv) {
     check_i8(path);
     check_select(path);
     check_gemm(path);
+    check_elementwise(path);
   }
   // The public entry points run the dispatch level: compare them with the level's own path.
   {

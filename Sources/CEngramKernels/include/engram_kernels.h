@@ -96,6 +96,39 @@ void engram_gemm_nt_small(size_t m, size_t n, size_t k, float alpha, const float
 void engram_gemm_nt_path(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                          const float *w, size_t ldw, float *c, size_t ldc, int path);
 
+/// e^x as the softmax kernels compute it (Cephes expf polynomial, about 1 ulp; inputs clamped
+/// to the finite range), for testing against libm.
+float engram_exp_approx(float x);
+
+/// erf(x) as the GELU kernels compute it (Eigen's rational approximation, absolute error below
+/// 5e-7), for testing against libm.
+float engram_erf_approx(float x);
+
+/// For `rows` rows of `n` floats `ld` apart: x[r * ld + j] += bias[j], then when `gelu` is
+/// non-zero x = 0.5 · x · (1 + erf(x / √2)), the exact GELU of BERT.
+void engram_bias_gelu_rows(float *x, size_t rows, size_t n, size_t ld, const float *bias, int gelu);
+
+/// `engram_bias_gelu_rows` on a chosen level (`ENGRAM_LEVEL_*`), never above the dispatch
+/// level. For testing the levels against each other.
+void engram_bias_gelu_rows_path(float *x, size_t rows, size_t n, size_t ld, const float *bias, int gelu,
+                                int path);
+
+/// Softmax in place of each of `rows` contiguous rows of `n` floats: subtract the row's
+/// maximum, exponentiate, divide by the sum.
+void engram_softmax_rows(float *x, size_t rows, size_t n);
+
+/// `engram_softmax_rows` on a chosen level, like `engram_bias_gelu_rows_path`.
+void engram_softmax_rows_path(float *x, size_t rows, size_t n, int path);
+
+/// rows × width: out[r] = LayerNorm(a[r] + b[r]) · gamma + beta (b may be NULL: a[r] alone);
+/// `out` may alias `a` or `b`. The variance is the mean square deviation (two passes).
+void engram_add_layer_norm(const float *a, const float *b, float *out, size_t rows, size_t width,
+                           const float *gamma, const float *beta, float epsilon);
+
+/// `engram_add_layer_norm` on a chosen level, like `engram_bias_gelu_rows_path`.
+void engram_add_layer_norm_path(const float *a, const float *b, float *out, size_t rows, size_t width,
+                                const float *gamma, const float *beta, float epsilon, int path);
+
 /// Writes the positions i < n with scores[i] >= threshold to `out` (room for n), in
 /// increasing order, and returns how many. NaN scores never pass. For top-k scans, where
 /// almost every score is below the heap's threshold.
