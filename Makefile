@@ -6,7 +6,7 @@ SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 # Every import must be declared in Package.swift (the layers of README "Architecture").
 IMPORT_CHECK ?= --explicit-target-dependency-import-check error
 
-.PHONY: demo test setup build release lint format bench peers clean schemas corpus mcp-e2e sanitize fuzz reliability kernels-test
+.PHONY: demo test setup build release lint format bench peers clean schemas corpus mcp-e2e sanitize fuzz reliability kernels-test example-test
 
 setup:
 	@./scripts/setup.sh
@@ -25,6 +25,11 @@ test: setup
 	$(SWIFT) test $(SWIFT_FLAGS) --skip-build
 	./scripts/mcp-e2e.sh
 	./scripts/kernels-test.sh
+	./scripts/example-test.sh
+
+# Examples/RecallExample built against a tagged clone: Engram works as a versioned dependency.
+example-test: setup
+	./scripts/example-test.sh
 
 # Every SIMD level of the kernels against scalar: natively, and NEON under qemu-aarch64.
 kernels-test: setup
