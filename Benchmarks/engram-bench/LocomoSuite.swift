@@ -1,11 +1,18 @@
 import Engram
 import EngramEmbeddings
+import EngramStore
 import Foundation
+import Synchronization
 
 /// Retrieval quality on LoCoMo conversations, as defined in the data README: each
 /// conversation goes into a fresh memory (one document per turn), each question of
 /// categories 1-4 retrieves the top-k turns, scored by hit@k, recall@k and MRR@10 against
 /// the evidence turns; then each memory is compacted and the questions asked again.
+///
+/// Also reported: the bytes on disk per turn (database and every file beside it, by table);
+/// with `--keyword-text plain` the turns' keyword index is rebuilt without their days (to
+/// measure what the day adds); with `--sweep` hybrid fusion is scored over a fixed grid of
+/// weights on the same memories (for choosing the defaults on the dev split).
 enum LocomoSuite {
   struct Question {
     var text: String
@@ -50,7 +57,12 @@ enum LocomoSuite {
     let modelOption = arguments.optionalString("model")
     let keepFolder = arguments.optionalString("keep")
     let threads = try arguments.int("threads", default: ProcessInfo.processInfo.activeProcessorCount)
+    let keywordText = arguments.string("keyword-text", default: "dated")
+    let sweep = arguments.flag("sweep")
     try arguments.finish()
+    guard ["dated", "plain"].contains(keywordText) else {
+      throw BenchError("--keyword-text must be dated (the schema's) or plain, not \(keywordText)")
+    }
 
     let files = try FileManager.default.contentsOfDirectory(atPath: dataPath)
       .filter { $0.hasSuffix(".json") }.sorted()
@@ -79,6 +91,8 @@ enum LocomoSuite {
     var bytesBefore = 0
     var bytesAfter = 0
     let modes: [SearchMode] = [.hybrid, .vector, .keyword]
+    var memories: [(path: String, questions: [Question])] = []
+    var storage = StorageTally()
 
     for file in files {
       let data = try Data(contentsOf: URL(fileURLWithPath: file))
@@ -106,6 +120,8 @@ enum LocomoSuite {
       let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
       progress("locomo: ingesting \(file) (\(conversation.turnCount) turns)")
       _ = try await engine.ingest(conversation, path: file, sessionPrefix: "")
+      if keywordText == "plain" { try rebuildTurnKeywordIndexWithoutDays(path: path) }
+      memories.append((path, questions))
 
       // Mode by mode, so each search pays its own query embedding: asked one after the
       // other, the engine's query cache would hand the later modes the vector for free.
@@ -126,7 +142,13 @@ enum LocomoSuite {
         }
       }
 
+      // Bytes on disk of the memory as ingested (closed: WAL checkpointed, snapshot written).
+      engine.close()
+      try storage.add(path: path, turns: conversation.turnCount)
+
       if !skipCompaction {
+        let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
+        defer { engine.close() }
         // Turn ids -> dia ids, read before compaction deletes anything.
         var diaByMessage: [Int64: String] = [:]
         for hit in try engine.recentTurns(limit: 100_000) {
@@ -151,7 +173,6 @@ enum LocomoSuite {
           afterTally.add(ranked: ranked, evidence: question.evidence)
         }
       }
-      engine.close()
     }
 
     var report = BenchReport()
@@ -175,6 +196,8 @@ enum LocomoSuite {
       modesReport.set(mode.rawValue, modeReport)
     }
     report.set("modes", modesReport)
+    report.set("storage", storage.report())
+    if sweep { report.set("sweep", try await sweepFusion(memories, embedder: embedder)) }
     if !skipCompaction {
       var compaction = BenchReport()
       compaction.set("bytes_before", bytesBefore)
@@ -190,5 +213,152 @@ enum LocomoSuite {
     return (
       report, "engram-bench locomo: \(files.count) conversations, \(questionCount) questions (categories 1-4)"
     )
+  }
+
+  /// Rebuilds the turns' keyword index from their speaker and text alone (no day): the
+  /// `--keyword-text plain` ablation.
+  static func rebuildTurnKeywordIndexWithoutDays(path: String) throws {
+    let connection = try Connection(path: path)
+    try connection.transaction {
+      try connection.execute("INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')")
+      try connection.execute(
+        """
+        INSERT INTO messages_fts (rowid, body)
+        SELECT id, engram_fts_text(coalesce(speaker || ': ', '') || content) FROM messages
+        """)
+      // The triggers would delete these rows with their days: drop them, this memory is
+      // only searched from here on.
+      for trigger in ["messages_fts_insert", "messages_fts_delete", "messages_fts_update"] {
+        try connection.execute("DROP TRIGGER \(trigger)")
+      }
+    }
+  }
+
+  /// Bytes on disk per turn: every file of each memory, and the database's pages by table.
+  struct StorageTally {
+    var turns = 0
+    var files: [String: Int] = [:]
+    var tables: [String: Int] = [:]
+
+    mutating func add(path: String, turns: Int) throws {
+      self.turns += turns
+      let url = URL(fileURLWithPath: path)
+      let folder = url.deletingLastPathComponent()
+      let name = url.lastPathComponent
+      for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasPrefix(name)
+      {
+        let size =
+          try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent(file).path)[
+            .size] as? Int ?? 0
+        let suffix = file == name ? "database" : String(file.dropFirst(name.count))
+        files[suffix, default: 0] += size
+      }
+      let connection = try Connection(path: path, mode: .readOnly)
+      // FTS5's shadow tables (messages_fts_data, ...) are grouped under their index.
+      let pages = try connection.prepare("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").map {
+        ($0.string(at: 0), $0.int64(at: 1))
+      }
+      for (name, bytes) in pages {
+        var table = name
+        for index in ["messages_fts", "memories_fts", "summaries_fts"] where table.hasPrefix(index + "_") {
+          table = index
+        }
+        tables[table, default: 0] += Int(bytes)
+      }
+    }
+
+    func report() -> BenchReport {
+      var report = BenchReport()
+      let total = files.values.reduce(0, +)
+      report.set("turns", turns)
+      report.set("bytes", total)
+      report.set("bytes_per_turn", Double(total) / Double(max(turns, 1)))
+      var fileReport = BenchReport()
+      for (file, bytes) in files.sorted(by: { $0.value > $1.value }) {
+        fileReport.set(file, Double(bytes) / Double(max(turns, 1)))
+      }
+      report.set("files_bytes_per_turn", fileReport)
+      var tableReport = BenchReport()
+      for (table, bytes) in tables.sorted(by: { $0.value > $1.value }) where bytes > 0 {
+        tableReport.set(table, Double(bytes) / Double(max(turns, 1)))
+      }
+      report.set("tables_bytes_per_turn", tableReport)
+      return report
+    }
+  }
+
+  /// Hybrid hit@10 and MRR@10 over a fixed grid of fusion weights, on the memories already
+  /// built (query vectors are computed once and reused across the grid).
+  static func sweepFusion(
+    _ memories: [(path: String, questions: [Question])], embedder: any Embedder
+  ) async throws -> BenchReport {
+    let memoizing = MemoizingEmbedder(embedder)
+    var rows: [(label: String, hit10: Double, mrr: Double)] = []
+    for vectorWeight in [0.3, 0.4, 0.5, 0.6, 0.7] {
+      for neighbourWeight in [0.0, 0.1, 0.2, 0.3, 0.4] {
+        for speakerWeight in [0.0, 0.1, 0.2, 0.3] {
+          let weights = RetrievalWeights(
+            vectorWeight: vectorWeight, neighbourWeight: neighbourWeight, speakerWeight: speakerWeight)
+          var tally = Tally()
+          for memory in memories {
+            let engine = try MemoryEngine(
+              path: memory.path,
+              configuration: EngramConfiguration(embedder: memoizing, retrieval: weights, readOnly: true))
+            defer { engine.close() }
+            for question in memory.questions where question.category != 5 {
+              let hits = try await engine.search(
+                question.text, k: 10, mode: .hybrid, filters: SearchFilters(kinds: [.message]),
+                recordAccess: false)
+              tally.add(
+                ranked: hits.map { Set([$0.metadata["dia_id"]?.stringValue].compactMap { $0 }) },
+                evidence: question.evidence)
+            }
+          }
+          let n = Double(max(tally.count, 1))
+          rows.append(
+            (
+              "v\(vectorWeight) n\(neighbourWeight) s\(speakerWeight)", tally.hits[10]! / n,
+              tally.reciprocalRank / n
+            ))
+          progress("locomo sweep: \(rows.last!.label) hit@10 \(rows.last!.hit10) mrr@10 \(rows.last!.mrr)")
+        }
+      }
+    }
+    var report = BenchReport()
+    let ordered = rows.sorted { ($0.hit10, $0.mrr) > ($1.hit10, $1.mrr) }
+    report.set("best", ordered[0].label)
+    for row in ordered {
+      var entry = BenchReport()
+      entry.set("hit@10", row.hit10)
+      entry.set("mrr@10", row.mrr)
+      report.set(row.label, entry)
+    }
+    return report
+  }
+}
+
+/// An embedder that remembers every vector it returned (the fusion sweep asks the same
+/// questions once per grid point).
+final class MemoizingEmbedder: Embedder {
+  let base: any Embedder
+  private let memory = Mutex<[String: [Float]]>([:])
+
+  init(_ base: any Embedder) { self.base = base }
+
+  var modelID: String { base.modelID }
+  var dimension: Int { base.dimension }
+  var maxSequenceLength: Int { base.maxSequenceLength }
+
+  func embed(_ texts: [String]) async throws -> [[Float]] {
+    let known = memory.withLock { memory in texts.map { memory[$0] } }
+    let missing = texts.indices.filter { known[$0] == nil }
+    guard !missing.isEmpty else { return known.map { $0! } }
+    let computed = try await base.embed(missing.map { texts[$0] })
+    memory.withLock { memory in
+      for (position, index) in missing.enumerated() { memory[texts[index]] = computed[position] }
+    }
+    var result = known
+    for (position, index) in missing.enumerated() { result[index] = computed[position] }
+    return result.map { $0! }
   }
 }

@@ -2,7 +2,9 @@
 """Retrieval quality on LoCoMo: Engram beside the Python reference stack, in one run.
 
 The reference indexes each turn as "[<session date>] <speaker>: <text>" and ranks with
-rank_bm25 (English stopwords removed), sentence-transformers all-MiniLM-L6-v2 cosine,
+rank_bm25 (English stopwords removed), SQLite FTS5 bm25() with the porter tokenizer (the
+same stopwords removed from the query, terms joined with OR), sentence-transformers
+all-MiniLM-L6-v2 cosine,
 reciprocal-rank fusion (k=60) and min-max weighted score fusion (0.7 dense), exactly as
 described in shared/data/README.md. Engram runs `engram-bench locomo --json` on the same
 files. Metrics: hit@k, recall@10, MRR@10 over categories 1-4.
@@ -15,6 +17,7 @@ import glob
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 import time
@@ -88,7 +91,7 @@ def main():
     )
     model = SentenceTransformer(model_dir, device="cpu")
 
-    names = ["bm25", "minilm", "rrf", "minmax_0.7"]
+    names = ["bm25", "fts5_porter", "minilm", "rrf", "minmax_0.7"]
     tallies = {n: {"hit@1": 0, "hit@5": 0, "hit@10": 0, "recall@10": 0, "mrr@10": 0} for n in names}
     count = 0
     latencies = []
@@ -96,6 +99,9 @@ def main():
         turns, questions = load(path)
         ids = [dia for dia, _ in turns]
         bm25 = BM25Okapi([tokens(text) for _, text in turns])
+        fts = sqlite3.connect(":memory:")
+        fts.execute("CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'porter unicode61 remove_diacritics 2')")
+        fts.executemany("INSERT INTO t (rowid, body) VALUES (?, ?)", [(i, text) for i, (_, text) in enumerate(turns)])
         vectors = model.encode([text for _, text in turns], batch_size=32, normalize_embeddings=True)
         for question, evidence in questions:
             start = time.perf_counter()
@@ -103,6 +109,9 @@ def main():
             dense = vectors @ query
             sparse = np.array(bm25.get_scores(tokens(question)))
             latencies.append((time.perf_counter() - start) * 1000)
+            match = " OR ".join(f'"{w}"' for w in dict.fromkeys(tokens(question)))
+            order_fts = [row[0] for row in fts.execute(
+                "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 10", (match,))] if match else []
             order_dense = np.argsort(-dense, kind="stable")
             order_sparse = np.argsort(-sparse, kind="stable")
             rrf = np.zeros(len(ids))
@@ -113,6 +122,7 @@ def main():
             fused = 0.7 * minmax(dense) + 0.3 * minmax(sparse)
             for name, order in [
                 ("bm25", order_sparse),
+                ("fts5_porter", order_fts),
                 ("minilm", order_dense),
                 ("rrf", np.argsort(-rrf, kind="stable")),
                 ("minmax_0.7", np.argsort(-fused, kind="stable")),
@@ -142,6 +152,10 @@ def main():
         f"search p50 ms: engram hybrid {hybrid['p50_ms']:.2f} (query embedding included); "
         f"python minilm+bm25 {np.percentile(latencies, 50):.2f}"
     )
+    if "storage" in engram:
+        s = engram["storage"]
+        print(f"engram bytes on disk per turn: {s['bytes_per_turn']:.0f} " + ", ".join(
+            f"{name} {value:.0f}" for name, value in s["files_bytes_per_turn"].items()))
     if "compaction" in engram:
         c = engram["compaction"]
         print(

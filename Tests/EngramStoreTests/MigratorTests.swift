@@ -74,7 +74,8 @@ import Testing
     let rowsBefore = try connection.list(Message.self, page: .all)
     let hitsBefore = try queries.map { try connection.searchText($0, kinds: [.message], limit: 100) }
 
-    #expect(try Migrator.migrate(connection) == Migration.all.count - 1)
+    // Up to migration 3 (4 rebuilds the keyword index with new terms, tested below).
+    #expect(try Migrator.migrate(connection, migrations: Array(Migration.all.prefix(3))) == 2)
     #expect(try connection.list(Message.self, page: .all) == rowsBefore)
     #expect(try queries.map { try connection.searchText($0, kinds: [.message], limit: 100) } == hitsBefore)
     #expect(try connection.ftsConsistency().allSatisfy(\.isConsistent))
@@ -127,5 +128,52 @@ import Testing
     }
     #expect(try connection.delete(Session.self, id: session))
     #expect(try connection.count(Message.self) == 50 - 1 + 1 + MessageRole.allCases.count - 25)
+  }
+
+  /// Migration 4 rebuilds the keyword indexes with stemmed terms and turn days: rows
+  /// indexed before it (as the old `engram_fts_text` did: the text as it was, for FTS5's
+  /// porter tokenizer) are found by stem and by day afterwards, and can be updated and
+  /// deleted without breaking the contentless index (whose deletes must repeat the terms).
+  @Test func keywordIndexRebuildIndexesOldRowsWithNewTerms() throws {
+    let directory = try TemporaryDirectory()
+    let connection = try Connection(path: directory.file("v3.sqlite"))
+    try connection.enableWriteAheadLog()
+    try Migrator.migrate(connection, migrations: Array(Migration.all.prefix(3)))
+    let may8 = Int64(1_557_323_760_000)  // 2019-05-08 13:56 UTC
+    var ids: [Int64] = []
+    for (index, text) in ["We went kayaking on the lake", "明天下午三点开会", "Ann's cats are knitting"].enumerated()
+    {
+      ids.append(
+        try connection.insert(
+          Message(role: .user, speaker: "Ann", content: text, createdAt: may8 + Int64(index))))
+    }
+    let memory = try connection.insert(Memory(kind: .fact, content: "Ann knits scarves", createdAt: may8))
+    // The index as version 3 wrote it.
+    for (table, text) in [("messages", "coalesce(speaker || ': ', '') || content"), ("memories", "content")] {
+      try connection.execute("INSERT INTO \(table)_fts (\(table)_fts) VALUES ('delete-all')")
+      try connection.execute("INSERT INTO \(table)_fts (rowid, body) SELECT id, \(text) FROM \(table)")
+    }
+
+    #expect(try Migrator.migrate(connection) == 1)
+    let schema =
+      try connection.scalarString("SELECT sql FROM sqlite_schema WHERE name = 'messages_fts'") ?? ""
+    #expect(schema.contains("unicode61") && !schema.contains("porter"))
+    #expect(try connection.scalarInt("SELECT v FROM messages_fts_config WHERE k = 'automerge'") == 8)
+    #expect(try connection.searchText("kayaks", kinds: [.message]).map(\.ownerID) == [ids[0]])
+    #expect(try connection.searchText("开会", kinds: [.message]).map(\.ownerID) == [ids[1]])
+    #expect(try connection.searchText("knitted cat", kinds: [.message]).map(\.ownerID) == [ids[2]])
+    #expect(Set(try connection.searchText("8 May 2019", kinds: [.message]).map(\.ownerID)) == Set(ids))
+    #expect(try connection.searchText("knitted", kinds: [.memory]).map(\.ownerID) == [memory])
+    #expect(try connection.ftsConsistency().allSatisfy(\.isConsistent))
+
+    var changed = try #require(try connection.fetch(Message.self, id: ids[0]))
+    changed.content = "A quiet evening"
+    try connection.update(changed)
+    #expect(try connection.searchText("kayak", kinds: [.message]).isEmpty)
+    #expect(try connection.delete(Message.self, id: ids[2]))
+    #expect(try connection.delete(Memory.self, id: memory))
+    #expect(try connection.searchText("knit", kinds: [.message, .memory]).isEmpty)
+    #expect(try connection.ftsConsistency().allSatisfy(\.isConsistent))
+    #expect(try connection.integrityCheck() == [])
   }
 }

@@ -38,6 +38,60 @@ import Testing
     #expect((hits.first?.bm25 ?? 0) > 0)
   }
 
+  @Test(arguments: [
+    ("walked rivers", "running"), ("tomato", "cooking"), ("cooked", "cooking"), ("towers", "paris"),
+  ])
+  func stemsBothSides(query: String, key: String) throws {
+    let (directory, connection, ids) = try seeded()
+    _ = directory
+    #expect(try connection.searchText(query, kinds: [.message], limit: 5).first?.ownerID == ids[key])
+  }
+
+  /// Two-character Chinese queries match the two characters side by side, not apart.
+  @Test func twoCharacterChineseQueriesMatchTheWord() throws {
+    let (directory, connection, ids) = try seeded()
+    _ = directory
+    let apart = try connection.insert(Message(role: .user, content: "攀登高岩石", createdAt: t0))
+    #expect(try connection.searchText("攀岩", kinds: [.message]).map(\.ownerID) == [ids["climbing"]!])
+    #expect(try connection.searchText("攀登", kinds: [.message]).map(\.ownerID) == [apart])
+    #expect(try connection.searchText("周末", kinds: [.message]).map(\.ownerID) == [ids["climbing"]!])
+  }
+
+  /// Stopwords are indexed, so a quoted phrase that holds them matches only that phrase.
+  @Test func phrasesWithStopwordsMatchInOrder() throws {
+    let (directory, connection, _) = try seeded()
+    _ = directory
+    let phrase = try connection.insert(
+      Message(role: .user, content: "The offer came out of the blue", createdAt: t0))
+    let scattered = try connection.insert(
+      Message(role: .user, content: "Blue paint is out of stock at the shop", createdAt: t0))
+    #expect(try connection.searchText(#""out of the blue""#, kinds: [.message]).map(\.ownerID) == [phrase])
+    #expect(Set(try connection.searchText("blue", kinds: [.message]).map(\.ownerID)) == [phrase, scattered])
+  }
+
+  /// A turn is indexed with its UTC day; changing its time moves it to the new day.
+  @Test func findsTurnsByTheirDay() throws {
+    let (directory, connection, _) = try seeded()
+    _ = directory
+    let may8 = try connection.insert(
+      Message(role: .user, speaker: "Ann", content: "We went kayaking", createdAt: 1_557_323_760_000))
+    #expect(try connection.searchText("8 May 2019", kinds: [.message]).first?.ownerID == may8)
+    let memory = try connection.insert(
+      Memory(kind: .fact, content: "Kayaks float", createdAt: 1_557_323_760_000))
+    #expect(try connection.searchText("2019", kinds: [.memory]).isEmpty)
+    #expect(try connection.searchText("kayak", kinds: [.memory]).map(\.ownerID) == [memory])
+    var message = try #require(try connection.fetch(Message.self, id: may8))
+    message.createdAt = 1_557_323_760_000 + 3 * 86_400_000
+    try connection.update(message)
+    #expect(try connection.searchText("2019", kinds: [.message]).map(\.ownerID) == [may8])
+    #expect(try connection.searchText("11", kinds: [.message]).map(\.ownerID) == [may8])
+    #expect(try connection.searchText("8", kinds: [.message]).isEmpty)
+    #expect(try connection.ftsConsistency().allSatisfy(\.isConsistent))
+    #expect(try connection.delete(Message.self, id: may8))
+    #expect(try connection.searchText("2019", kinds: [.message]).isEmpty)
+    #expect(try connection.ftsConsistency().allSatisfy(\.isConsistent))
+  }
+
   @Test func ranksByNumberOfMatchingTerms() throws {
     let (directory, connection, ids) = try seeded()
     _ = directory

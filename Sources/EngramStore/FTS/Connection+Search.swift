@@ -42,6 +42,15 @@ extension ItemKind {
     }
   }
 
+  /// The SQL expression of a row's indexed text: the same as the schema's triggers index
+  /// (migration 4). A turn carries its speaker's name and its day.
+  var indexedText: String {
+    switch self {
+    case .message: "engram_fts_text(coalesce(speaker || ': ', '') || content, created_at)"
+    case .memory, .summary: "engram_fts_text(content)"
+    }
+  }
+
   var timeColumn: String {
     switch self {
     case .message, .memory: "created_at"
@@ -133,9 +142,7 @@ extension Connection {
         let source = kind.sourceTable
         let fts = source + "_fts"
         try execute("INSERT INTO \(fts) (\(fts)) VALUES ('delete-all')")
-        // The same text the schema's triggers index (turns carry their speaker's name).
-        let text = kind == .message ? "coalesce(speaker || ': ', '') || content" : "content"
-        try execute("INSERT INTO \(fts) (rowid, body) SELECT id, engram_fts_text(\(text)) FROM \(source)")
+        try execute("INSERT INTO \(fts) (rowid, body) SELECT id, \(kind.indexedText) FROM \(source)")
       }
     }
   }

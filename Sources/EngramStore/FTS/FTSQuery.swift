@@ -1,84 +1,76 @@
 /// Turns what a person typed into a safe FTS5 MATCH expression.
 ///
-/// Every word becomes a quoted string ("..." with inner quotes doubled), so FTS syntax in
-/// the input (quotes, parentheses, AND/OR/NOT/NEAR, `*`, `-`, `:`, `^`, column filters) is
-/// searched as plain text and can never raise a syntax error. English stopwords are dropped
-/// unless every word is one. A CJK run of up to `maxCJKPhrase` characters becomes one
-/// phrase of its bigrams (a single character stays a unigram), matching what
-/// `engram_fts_text` indexes; a longer run (a CJK sentence) contributes its bigrams as
-/// separate terms, so partial matches still rank. Terms are joined with OR: BM25 then
-/// ranks documents by how many terms they match and how rare those are.
+/// The text is read with the index's own tokenizer and stemmer (`FTSText`), so "walked"
+/// finds "walking". Every term becomes a quoted string ("..." with inner quotes doubled),
+/// so FTS syntax in the input (parentheses, AND/OR/NOT/NEAR, `*`, `-`, `:`, `^`, column
+/// filters) is searched as plain text and can never raise a syntax error. Words between a
+/// pair of double quotes form one phrase, stopwords included (the index keeps them, so
+/// "out of the blue" matches those four words in that order); an unpaired quote is plain
+/// text. Outside phrases, English stopwords are dropped unless nothing else would remain. A
+/// CJK run of up to `maxCJKPhrase` characters becomes one phrase of its bigrams (a single
+/// character stays a unigram), matching what `engram_fts_text` indexes; a longer run (a CJK
+/// sentence) contributes its bigrams as separate terms, so partial matches still rank.
+/// Terms are joined with OR: BM25 then ranks documents by how many terms they match and
+/// how rare those are.
 public enum FTSQuery {
   /// Longest CJK run kept as one phrase.
   public static let maxCJKPhrase = 4
 
-  /// A small list of English function words that carry no search meaning.
+  /// English function words that carry no search meaning on their own (compared in
+  /// lowercase, before stemming). "may" is left out: it is also a month, and turns are
+  /// indexed with their day.
   public static let stopwords: Set<String> = [
-    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "did", "do", "does", "for", "from",
-    "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on",
-    "or", "our", "so", "that", "the", "their", "them", "then", "there", "these", "they", "this", "to",
-    "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your",
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at",
+    "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could",
+    "d", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had",
+    "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i",
+    "if", "in", "into", "is", "it", "its", "itself", "just", "ll", "m", "me", "more", "most", "my",
+    "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
+    "ourselves", "out", "over", "own", "re", "s", "same", "she", "should", "so", "some", "such", "t",
+    "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they",
+    "this", "those", "through", "to", "too", "under", "until", "up", "ve", "very", "was", "we", "were",
+    "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you",
+    "your", "yours", "yourself", "yourselves",
   ]
 
   /// The terms of `text` (each already a quoted FTS5 string), in first-seen order without
   /// repeats. Empty when nothing searchable remains.
   public static func terms(for text: String) -> [String] {
-    var words: [String] = []
-    var cjkRuns: [(position: Int, run: [Unicode.Scalar])] = []
-    var word = String.UnicodeScalarView()
-    var run: [Unicode.Scalar] = []
-
-    func flushWord() {
-      if !word.isEmpty { words.append(String(word)) }
-      word = String.UnicodeScalarView()
-    }
-    func flushRun() {
-      if !run.isEmpty { cjkRuns.append((words.count, run)) }
-      run.removeAll()
-    }
-
-    for scalar in text.unicodeScalars {
-      // ASCII first: the Unicode property lookups below are slow, and in ASCII only
-      // letters and digits are alphabetic or numeric.
-      if scalar.isASCII {
-        switch scalar.value {
-        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A:
-          flushRun()
-          word.append(scalar)
-        default:
-          flushWord()
-          flushRun()
-        }
-      } else if FTSText.isCJK(scalar.value) {
-        flushWord()
-        run.append(scalar)
-      } else if scalar.properties.isAlphabetic || scalar.properties.numericType != nil {
-        flushRun()
-        word.append(scalar)
-      } else {
-        flushWord()
-        flushRun()
-      }
-    }
-    flushWord()
-    flushRun()
-
-    let meaningful = words.filter { !stopwords.contains($0.lowercased()) }
-    let keptWords = meaningful.isEmpty ? words : meaningful
-    var terms: [String] = keptWords.map(quote)
-    for (_, run) in cjkRuns {
-      let characters = run.map { String(Character($0)) }
-      if characters.count == 1 {
-        terms.append(quote(characters[0]))
-      } else {
-        let bigrams = (0..<(characters.count - 1)).map { characters[$0] + characters[$0 + 1] }
-        if characters.count <= maxCJKPhrase {
-          terms.append(quote(bigrams.joined(separator: " ")))
-        } else {
-          terms += bigrams.map(quote)
+    var words: [(term: String, isStopword: Bool)] = []
+    var phrases: [String] = []
+    var cjkTerms: [String] = []
+    var stemmer = EnglishStemmer()
+    let segments = text.split(separator: "\"", omittingEmptySubsequences: false)
+    for (position, segment) in segments.enumerated() {
+      let isPhrase = position % 2 == 1 && position != segments.count - 1
+      var phraseWords: [String] = []
+      var segment = String(segment)
+      segment.withUTF8 { input in
+        var tokenizer = FTSTokenizer(input)
+        while let token = tokenizer.next() {
+          switch token {
+          case .word(let range, let ascii):
+            let word = UnsafeBufferPointer(rebasing: input[range])
+            let term = normalizedWord(word, ascii: ascii, stemmer: &stemmer)
+            if isPhrase {
+              phraseWords.append(term)
+            } else {
+              words.append((term, ascii && stopwords.contains(lowercasedASCII(word))))
+            }
+          case .cjkRun(let range):
+            cjkTerms += self.cjkTerms(UnsafeBufferPointer(rebasing: input[range]))
+          }
         }
       }
+      if phraseWords.count == 1 {
+        words.append((phraseWords[0], false))
+      } else if phraseWords.count > 1 {
+        phrases.append(quote(phraseWords.joined(separator: " ")))
+      }
     }
+    let meaningful = words.filter { !$0.isStopword }
+    let keptWords = meaningful.isEmpty && phrases.isEmpty && cjkTerms.isEmpty ? words : meaningful
+    let terms = keptWords.map { quote($0.term) } + phrases + cjkTerms
     var seen: Set<String> = []
     return terms.filter { seen.insert($0.lowercased()).inserted }
   }
@@ -95,5 +87,35 @@ public enum FTSQuery {
     // Words rarely hold a quote; skip the (Foundation, slow) replacement when none does.
     guard text.utf8.contains(UInt8(ascii: "\"")) else { return "\"" + text + "\"" }
     return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+  }
+
+  /// A word as the index holds it: ASCII lowercased and stemmed, other words as they are.
+  private static func normalizedWord(
+    _ word: UnsafeBufferPointer<UInt8>, ascii: Bool, stemmer: inout EnglishStemmer
+  ) -> String {
+    guard ascii else { return String(decoding: word, as: UTF8.self) }
+    var output: [UInt8] = []
+    FTSText.appendASCIIWord(word, to: &output, stemmer: &stemmer)
+    return String(decoding: output, as: UTF8.self)
+  }
+
+  private static func lowercasedASCII(_ word: UnsafeBufferPointer<UInt8>) -> String {
+    String(decoding: word.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+  }
+
+  /// A CJK run's terms: one character as itself, up to `maxCJKPhrase` characters as one
+  /// phrase of their bigrams, a longer run as its bigrams.
+  private static func cjkTerms(_ run: UnsafeBufferPointer<UInt8>) -> [String] {
+    var characters: [String] = []
+    var index = 0
+    while index < run.count {
+      let length = FTSText.decode(run, at: index).length
+      characters.append(
+        String(decoding: UnsafeBufferPointer(rebasing: run[index..<(index + length)]), as: UTF8.self))
+      index += length
+    }
+    guard characters.count > 1 else { return characters.map(quote) }
+    let bigrams = (0..<(characters.count - 1)).map { characters[$0] + characters[$0 + 1] }
+    return characters.count <= maxCJKPhrase ? [quote(bigrams.joined(separator: " "))] : bigrams.map(quote)
   }
 }

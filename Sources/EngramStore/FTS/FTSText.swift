@@ -1,23 +1,125 @@
 import CSQLite
 
-/// The text the FTS indexes hold: `engram_fts_text(text)`, a deterministic SQL function
-/// registered on every connection and called by the schema's FTS triggers.
+/// The text the FTS indexes hold: `engram_fts_text(text [, time])`, a deterministic SQL
+/// function registered on every connection and called by the schema's FTS triggers.
 ///
-/// It returns the text unchanged, followed by, for every run of CJK characters (Han,
-/// Hiragana, Katakana, Hangul), the run's characters as space-separated unigrams and then
-/// its bigrams. FTS5's `unicode61` tokenizer keeps a CJK run as one token; the appended
-/// unigrams and (consecutive) bigrams let `FTSQuery` match CJK words of any length.
-/// Example: "我周末去攀岩了" -> "我周末去攀岩了 我 周 末 去 攀 岩 了 我周 周末 末去 去攀 攀岩 岩了".
+/// It returns the normalized terms of the text, separated by spaces, in their order:
+/// - an ASCII word lowercased and reduced to its English stem (`EnglishStemmer`): "Walking"
+///   and "walked" both become "walk"; a word with digits is only lowercased;
+/// - another word as it is (FTS5's `unicode61 remove_diacritics 2` tokenizer folds its case
+///   and diacritics);
+/// - a run of CJK characters (Han, Hiragana, Katakana, Hangul) as its characters, then its
+///   consecutive bigrams, so that `FTSQuery` matches CJK words of any length;
+/// - with `time` (milliseconds since the epoch), first the UTC day it falls on ("8 may 2023"),
+///   so a turn can be found by when it was said.
+///
+/// Stopwords are kept, so phrases that hold one still match. `FTSQuery` reads queries with
+/// the same tokenizer and stemmer. Example: "Ann's friends went climbing 周末攀岩" ->
+/// "ann friend went climb 周 末 攀 岩 周末 末攀 攀岩".
+///
+/// Changing what this function returns changes the terms of every index, whose contentless
+/// deletes must see the very terms inserted: it needs a migration that rebuilds the indexes.
 public enum FTSText {
-  /// The expansion of `text` (what the FTS index sees).
-  public static func indexText(_ text: String) -> String {
+  /// The normalized text of `text` (what the FTS index sees).
+  /// - Parameter time: a time in milliseconds since the epoch, indexed as its UTC day.
+  public static func indexText(_ text: String, time: Int64? = nil) -> String {
     var text = text
     return text.withUTF8 { input in
       var output: [UInt8] = []
-      guard expand(input, into: &output) else { return String(decoding: input, as: UTF8.self) }
+      var stemmer = EnglishStemmer()
+      normalize(input, time: time, into: &output, stemmer: &stemmer)
       return String(decoding: output, as: UTF8.self)
     }
   }
+
+  /// Appends the normalized terms of `input` (preceded by the day of `time`) to `output`.
+  /// - Complexity: O(n) in the byte count; no allocation beyond `output` once `stemmer`'s
+  ///   buffer has grown.
+  public static func normalize(
+    _ input: UnsafeBufferPointer<UInt8>, time: Int64? = nil, into output: inout [UInt8],
+    stemmer: inout EnglishStemmer
+  ) {
+    output.reserveCapacity(output.count + input.count + 16)
+    if let time {
+      var day = dayText(milliseconds: time)
+      day.withUTF8 { appendTerms(of: $0, to: &output, stemmer: &stemmer) }
+    }
+    appendTerms(of: input, to: &output, stemmer: &stemmer)
+  }
+
+  private static func appendTerms(
+    of input: UnsafeBufferPointer<UInt8>, to output: inout [UInt8], stemmer: inout EnglishStemmer
+  ) {
+    var tokenizer = FTSTokenizer(input)
+    while let token = tokenizer.next() {
+      switch token {
+      case .word(let range, let ascii):
+        if !output.isEmpty { output.append(0x20) }
+        if ascii {
+          appendASCIIWord(UnsafeBufferPointer(rebasing: input[range]), to: &output, stemmer: &stemmer)
+        } else {
+          output.append(contentsOf: UnsafeBufferPointer(rebasing: input[range]))
+        }
+      case .cjkRun(let range):
+        appendCJKRun(UnsafeBufferPointer(rebasing: input[range]), to: &output)
+      }
+    }
+  }
+
+  /// Appends `word` lowercased, then stemmed when it is all letters.
+  static func appendASCIIWord(
+    _ word: UnsafeBufferPointer<UInt8>, to output: inout [UInt8], stemmer: inout EnglishStemmer
+  ) {
+    let stemmed: Void? = stemmer.stem(word, lowercasing: true) { output.append(contentsOf: $0) }
+    if stemmed == nil {
+      for byte in word { output.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) }
+    }
+  }
+
+  /// Appends a CJK run's characters, then its bigrams, each preceded by a space unless first.
+  static func appendCJKRun(_ run: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+    var starts: [Int] = []
+    starts.reserveCapacity(run.count / 3 + 1)
+    var index = 0
+    while index < run.count {
+      starts.append(index)
+      index += decode(run, at: index).length
+    }
+    let count = starts.count
+    for position in 0..<count {
+      if !output.isEmpty { output.append(0x20) }
+      let stop = position + 1 < count ? starts[position + 1] : run.count
+      output.append(contentsOf: UnsafeBufferPointer(rebasing: run[starts[position]..<stop]))
+    }
+    guard count >= 2 else { return }
+    for position in 0..<(count - 1) {
+      output.append(0x20)
+      let stop = position + 2 < count ? starts[position + 2] : run.count
+      output.append(contentsOf: UnsafeBufferPointer(rebasing: run[starts[position]..<stop]))
+    }
+  }
+
+  /// The UTC day of a time in milliseconds since the epoch, as "8 May 2023" (the day of
+  /// the proleptic Gregorian calendar, computed without Foundation).
+  public static func dayText(milliseconds: Int64) -> String {
+    // Howard Hinnant's civil_from_days.
+    let days = milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds + 1) / 86_400_000 - 1
+    let z = days + 719_468
+    let era = (z >= 0 ? z : z - 146_096) / 146_097
+    let dayOfEra = z - era * 146_097
+    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+    let monthIndex = (5 * dayOfYear + 2) / 153
+    let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+    let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    return "\(day) \(monthNames[Int(month) - 1]) \(year)"
+  }
+
+  private static let monthNames = [
+    "January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+    "November", "December",
+  ]
 
   /// Whether `scalar` belongs to the scripts indexed as unigrams and bigrams.
   @inline(__always)
@@ -66,110 +168,41 @@ public enum FTSText {
     return (0xFFFD, 1)
   }
 
-  /// Writes the expansion of `input` into `output`; returns false (leaving `output`
-  /// untouched) when `input` has no CJK character, in which case the text is its own
-  /// expansion.
-  /// - Complexity: O(n) in the byte count; no allocation beyond `output`.
-  public static func expand(_ input: UnsafeBufferPointer<UInt8>, into output: inout [UInt8]) -> Bool {
-    // Every CJK scalar is encoded with a lead byte >= 0xE1; plain text skips all work.
-    guard hasCJKLeadByte(input) else { return false }
-    var found = false
-    var index = 0
-    // Byte ranges of the characters of the current run: start offsets, plus the end.
-    var runStarts: [Int] = []
-    runStarts.reserveCapacity(64)
-
-    func flushRun(end: Int) {
-      guard !runStarts.isEmpty else { return }
-      if !found {
-        output.reserveCapacity(input.count * 4 + 16)
-        output.append(contentsOf: input)
-        found = true
-      }
-      let count = runStarts.count
-      for i in 0..<count {
-        output.append(0x20)
-        let stop = i + 1 < count ? runStarts[i + 1] : end
-        output.append(contentsOf: UnsafeBufferPointer(rebasing: input[runStarts[i]..<stop]))
-      }
-      if count >= 2 {
-        for i in 0..<(count - 1) {
-          output.append(0x20)
-          let stop = i + 2 < count ? runStarts[i + 2] : end
-          output.append(contentsOf: UnsafeBufferPointer(rebasing: input[runStarts[i]..<stop]))
-        }
-      }
-      runStarts.removeAll(keepingCapacity: true)
-    }
-
-    while index < input.count {
-      if input[index] < 0x80 {
-        if !runStarts.isEmpty { flushRun(end: index) }
-        index += 1
-        continue
-      }
-      let (scalar, length) = decode(input, at: index)
-      if isCJK(scalar) {
-        runStarts.append(index)
-      } else if !runStarts.isEmpty {
-        flushRun(end: index)
-      }
-      index += length
-    }
-    flushRun(end: input.count)
-    return found
-  }
-
-  /// Whether `input` has a byte >= 0xE1. ASCII text (the common case, checked by every FTS
-  /// trigger on every insert) is read eight bytes at a time.
-  @inline(__always)
-  static func hasCJKLeadByte(_ input: UnsafeBufferPointer<UInt8>) -> Bool {
-    guard let base = input.baseAddress else { return false }
-    let raw = UnsafeRawPointer(base)
-    let count = input.count
-    var index = 0
-    while index + 8 <= count {
-      let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-      if word & 0x8080_8080_8080_8080 != 0 {
-        for offset in index..<(index + 8) where input[offset] >= 0xE1 { return true }
-      }
-      index += 8
-    }
-    while index < count {
-      if input[index] >= 0xE1 { return true }
-      index += 1
-    }
-    return false
-  }
-
-  /// Registers `engram_fts_text` on `db` (deterministic and innocuous, so the schema's
-  /// triggers may call it under any trust setting).
+  /// Registers `engram_fts_text(text)` and `engram_fts_text(text, time)` on `db`
+  /// (deterministic and innocuous, so the schema's triggers may call them under any trust
+  /// setting). A NULL text gives NULL; a NULL time indexes no day.
   static func register(on db: OpaquePointer) throws {
     let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
-    let code = sqlite3_create_function_v2(
-      db, "engram_fts_text", 1, flags, nil,
-      { context, _, arguments in
-        guard let context, let argument = arguments?[0] else { return }
-        if sqlite3_value_type(argument) == SQLITE_NULL {
-          sqlite3_result_null(context)
-          return
-        }
-        let pointer = sqlite3_value_text(argument)
-        let count = Int(sqlite3_value_bytes(argument))
-        let input = UnsafeBufferPointer(start: pointer, count: pointer == nil ? 0 : count)
-        var output: [UInt8] = []
-        guard FTSText.expand(input, into: &output) else {
-          sqlite3_result_value(context, argument)
-          return
-        }
-        output.withUnsafeBufferPointer { buffer in
-          buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
-            engram_sqlite3_result_text_transient(context, $0, Int32(buffer.count))
+    for argumentCount: Int32 in [1, 2] {
+      let code = sqlite3_create_function_v2(
+        db, "engram_fts_text", argumentCount, flags, nil,
+        { context, count, arguments in
+          guard let context, let arguments, let argument = arguments[0] else { return }
+          if sqlite3_value_type(argument) == SQLITE_NULL {
+            sqlite3_result_null(context)
+            return
           }
-        }
-      }, nil, nil, nil)
-    guard code == SQLITE_OK else {
-      throw SQLiteError.from(db, resultCode: code, sql: "engram_fts_text")
+          var time: Int64?
+          if count == 2, let timeArgument = arguments[1], sqlite3_value_type(timeArgument) != SQLITE_NULL {
+            time = sqlite3_value_int64(timeArgument)
+          }
+          let pointer = sqlite3_value_text(argument)
+          let byteCount = Int(sqlite3_value_bytes(argument))
+          let input = UnsafeBufferPointer(start: pointer, count: pointer == nil ? 0 : byteCount)
+          var output: [UInt8] = []
+          var stemmer = EnglishStemmer()
+          FTSText.normalize(input, time: time, into: &output, stemmer: &stemmer)
+          let length = Int32(output.count)
+          if output.isEmpty { output.append(0) }  // a valid pointer for the empty text
+          output.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+              engram_sqlite3_result_text_transient(context, $0, length)
+            }
+          }
+        }, nil, nil, nil)
+      guard code == SQLITE_OK else {
+        throw SQLiteError.from(db, resultCode: code, sql: "engram_fts_text")
+      }
     }
   }
 }
