@@ -207,4 +207,62 @@ import Testing
         configuration: .init(dimension: 4, approximate: ApproximateConfiguration(targetRecall: 1.5)))
     }
   }
+
+  @Test func listsPersistBesideTheSnapshotAndReopenMapped() throws {
+    let (index, _) = try Self.makeIndex()
+    index.remove(ids: [5, 6, 7])
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ann-\(UUID())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = directory.appendingPathComponent("v.snapshot")
+    try index.write(snapshotTo: file, token: 7)
+    #expect(FileManager.default.fileExists(atPath: file.path + ".lists"))
+    let configuration = VectorIndex.Configuration(
+      dimension: Self.dimension, approximate: ApproximateConfiguration(threshold: 1000, build: .manual))
+    let reopened = try VectorIndex.open(snapshot: file, expectedToken: 7, configuration: configuration)
+    let before = try #require(index.approximateStatus)
+    let after = try #require(reopened.approximateStatus)
+    #expect(after.lists == before.lists && after.probes == before.probes)
+    #expect(after.calibratedRecall == before.calibratedRecall)
+    for query in Self.queries(50) {
+      let old = try index.search(query, k: 10, filter: nil, exact: false)
+      let new = try reopened.search(query, k: 10, filter: nil, exact: false)
+      #expect(new.tier == .approximate)
+      #expect(new.hits == old.hits)
+    }
+    // Appends after the open copy the mapped list they join.
+    try reopened.add(
+      id: 777_777, vector: Self.queries(1, seed: 3)[0], metadata: VectorMetadata(kind: .memory))
+    #expect(
+      try reopened.search(Self.queries(1, seed: 3)[0], k: 1, filter: nil, exact: false).hits.first?.id
+        == 777_777)
+  }
+
+  @Test func listsOfAnotherSnapshotAreIgnored() throws {
+    let (index, _) = try Self.makeIndex()
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ann-\(UUID())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = directory.appendingPathComponent("v.snapshot")
+    try index.write(snapshotTo: file, token: 1)
+    let lists = try Data(contentsOf: URL(fileURLWithPath: file.path + ".lists"))
+    // As after a crash between the two renames: a newer snapshot beside older lists.
+    index.remove(ids: [1])
+    try index.write(snapshotTo: file, token: 2)
+    try lists.write(to: URL(fileURLWithPath: file.path + ".lists"))
+    let configuration = VectorIndex.Configuration(
+      dimension: Self.dimension, approximate: ApproximateConfiguration(threshold: 1000, build: .manual))
+    let reopened = try VectorIndex.open(snapshot: file, expectedToken: 2, configuration: configuration)
+    #expect(reopened.approximateStatus == nil)
+    #expect(try reopened.search(Self.queries(1)[0], k: 3, filter: nil, exact: false).tier == .exact)
+    // A damaged lists file is ignored too (the snapshot itself opens).
+    var damaged = try Data(contentsOf: URL(fileURLWithPath: file.path + ".lists"))
+    try index.write(snapshotTo: file, token: 2)
+    damaged = try Data(contentsOf: URL(fileURLWithPath: file.path + ".lists"))
+    damaged[5000] ^= 0xFF
+    try damaged.write(to: URL(fileURLWithPath: file.path + ".lists"))
+    let again = try VectorIndex.open(snapshot: file, expectedToken: 2, configuration: configuration)
+    #expect(again.approximateStatus == nil)
+    #expect(again.count == index.count)
+  }
 }
