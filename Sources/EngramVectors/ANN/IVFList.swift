@@ -4,7 +4,8 @@ import CEngramKernels
 /// quantizes) and code sums, contiguous so a probe is one kernel call over the list.
 ///
 /// Append-only like `RowStore`: entries below a published count are never rewritten, so an
-/// older `IVFList` value keeps reading its prefix while the single writer appends. Mapped
+/// older `IVFList` value keeps reading its prefix while the single writer appends. A full list
+/// grows by a quarter (lists are sized exactly when built; doubling would waste up to half). Mapped
 /// storage (from a snapshot) has its capacity equal to its count: the first append copies.
 final class IVFListStorage: @unchecked Sendable {
   let capacity: Int
@@ -17,7 +18,7 @@ final class IVFListStorage: @unchecked Sendable {
   let mapping: SnapshotMapping?
 
   init(capacity: Int, dimension: Int) {
-    self.capacity = max(capacity, 4)
+    self.capacity = max(capacity, 1)
     self.dimension = dimension
     rows = .allocate(capacity: self.capacity)
     codes = .allocate(capacity: self.capacity * dimension)
@@ -72,7 +73,8 @@ struct IVFList: Sendable {
   mutating func append(row: Int32, vector: UnsafePointer<Float>) -> Float {
     let dimension = storage.dimension
     if count == storage.capacity {
-      let grown = IVFListStorage(capacity: max(8, storage.capacity * 2), dimension: dimension)
+      let grown = IVFListStorage(
+        capacity: max(8, storage.capacity + storage.capacity / 4), dimension: dimension)
       grown.rows.update(from: storage.rows, count: count)
       grown.codes.update(from: storage.codes, count: count * dimension)
       grown.scales.update(from: storage.scales, count: count)

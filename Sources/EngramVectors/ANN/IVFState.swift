@@ -52,6 +52,12 @@ struct IVFState: Sendable {
     KMeans.assign(
       rows.vector(range.lowerBound), count: range.count, dimension: dimension, centroids: centroids,
       lists: listCount, labels: &labels, scores: &scores)
+    if lists.allSatisfy({ $0.count == 0 }) {
+      // First fill: size every list exactly (doubling would leave up to half unused).
+      var sizes = [Int](repeating: 0, count: listCount)
+      for label in labels { sizes[Int(label)] += 1 }
+      lists = sizes.map { IVFList(dimension: dimension, capacity: $0) }
+    }
     for (offset, row) in range.enumerated() {
       let list = Int(labels[offset])
       let error = lists[list].append(row: Int32(row), vector: rows.vector(row))
@@ -135,10 +141,9 @@ extension IVFState {
       random: &random)
     sample = []
 
-    let expected = max(4, version.count / listCount + 1)
     var state = IVFState(
       dimension: dimension, centroids: centroids,
-      lists: (0..<listCount).map { _ in IVFList(dimension: dimension, capacity: expected) },
+      lists: (0..<listCount).map { _ in IVFList(dimension: dimension, capacity: 0) },
       radii: [Float](repeating: 0, count: listCount), codeError: 0, assignedRows: 0, clusteredRows: n,
       appendedRows: 0, probes: listCount, calibratedRecall: 1, targetRecall: settings.targetRecall)
     state.assign(rows, range: 0..<version.count)

@@ -100,16 +100,23 @@ extension VectorIndex {
     let dimension = self.dimension
     let listCount = ivf.listCount
     var predicate: RowPredicate? = nil
+    var probes = ivf.probes
     if let filter, !filter.isEmpty {
-      // Few admitted rows: scoring them all costs less than probing, and is exact.
+      // Few admitted rows (at most 2% of the rows, or 4x the rows a probe reads): scoring them
+      // all costs about what probing for them does, and is exact. The true filtered top-k
+      // ranks deep in the unfiltered order (about k / fraction), beyond the calibrated lists.
       let allowed = version.allowedRows(filter)
       let probedRows = ivf.probes * max(1, version.count / listCount)
-      if allowed.count <= probedRows * 4 {
+      if allowed.count <= max(probedRows * 4, version.live / 50) {
         var heap = TopK(capacity: min(k, allowed.count))
         allowed.withUnsafeBufferPointer { Self.scoreGathered(version, query: query, rows: $0, into: &heap) }
         return VectorSearchResult(hits: heap.hits(), tier: .exact, isExact: true)
       }
       predicate = RowPredicate(filter)
+      // More admitted rows: probe more lists as the filter thins them (a heuristic: the
+      // calibrated count over the square root of the admitted fraction).
+      let fraction = Double(allowed.count) / Double(max(1, version.live))
+      probes = min(listCount, Int((Double(ivf.probes) / fraction.squareRoot()).rounded(.up)))
     }
 
     var centroidScores = [Float](repeating: 0, count: listCount)
@@ -118,7 +125,7 @@ extension VectorIndex {
         engram_dot_f32_rows(query, centroids.baseAddress!, dimension, listCount, $0.baseAddress!)
       }
     }
-    var nearest = TopK(capacity: min(ivf.probes, listCount))
+    var nearest = TopK(capacity: min(probes, listCount))
     for list in 0..<listCount where centroidScores[list] >= nearest.threshold {
       nearest.offer(score: centroidScores[list], id: Int64(list), row: Int32(list))
     }
