@@ -16,9 +16,10 @@ import Foundation
 /// of `VectorIndex` on seeded unit vectors; `--dump DIR` writes the same vectors for peers.
 /// `--data DIR` uses real sentence embeddings instead: all-MiniLM-L6-v2 vectors of the
 /// LoCoMo turns in DIR as rows and of its questions as queries (`--n` and `--dim` then
-/// come from the data).
+/// come from the data). `--mode ann` measures the approximate tier (VectorsSuite+ANN.swift).
 enum VectorsSuite {
   static func run(_ arguments: inout BenchArguments) async throws -> (BenchReport, String) {
+    if arguments.string("mode", default: "f32") == "ann" { return try runApproximate(&arguments) }
     var n = try arguments.int("n", default: 100_000)
     var dimension = try arguments.int("dim", default: 384)
     let k = try arguments.int("k", default: 10)
@@ -37,7 +38,7 @@ enum VectorsSuite {
     switch mode {
     case "f32": precision = .float32
     case "int8": precision = .int8
-    default: throw BenchError("--mode must be f32 or int8, got '\(mode)'")
+    default: throw BenchError("--mode must be f32, int8 or ann, got '\(mode)'")
     }
     if let fraction, !(fraction > 0 && fraction <= 1) {
       throw BenchError("--filter expects a fraction in (0, 1]")

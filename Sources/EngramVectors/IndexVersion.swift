@@ -21,6 +21,11 @@ struct IndexVersion: Sendable {
   /// binary search and have no id-map entries or postings (building those for a million
   /// rows would cost more than the rest of an open). Rows appended later have both.
   var sortedBase = 0
+  /// The approximate tier's lists over rows `0..<ivf.assignedRows`, when built.
+  var ivf: IVFState? = nil
+  /// Bumped when rows are renumbered (compaction), so a list build from an older version
+  /// is not published over rows it does not describe.
+  var rowEpoch = 0
 
   init(rows: RowStore) {
     self.rows = rows
@@ -85,7 +90,7 @@ struct IndexVersion: Sendable {
         + sessionPostings.values.map(\.list.capacity).reduce(0, +)
         + scopePostings.values.map(\.list.capacity).reduce(0, +)) * 4
     let idMap = idShards.map { $0.capacity * 16 }.reduce(0, +)
-    return rowBytes + postings + idMap + dead.count * 8
+    return rowBytes + postings + idMap + dead.count * 8 + (ivf?.bytes ?? 0)
   }
 
   /// Appends one already-normalized row (vector written by the caller at row `count`).

@@ -27,7 +27,9 @@ let scanChunksPerThread = 8
 extension VectorIndex {
   /// The `k` live rows most similar to `query` (cosine), best first; ties by ascending id.
   ///
-  /// Fewer than `k` hits are returned only when fewer than `k` rows match.
+  /// Fewer than `k` hits are returned only when fewer than `k` rows match. At and above
+  /// `configuration.approximate.threshold` live rows the approximate tier answers; see
+  /// `search(_:k:filter:exact:)` to force the exact scan or learn whether hits are exact.
   /// - Parameters:
   ///   - query: `dimension` finite components, not all zero (normalized internally).
   ///   - k: how many hits, at least 1.
@@ -38,12 +40,7 @@ extension VectorIndex {
   public func search(_ query: [Float], k: Int, filter: VectorFilter? = nil) throws(VectorIndexError)
     -> [VectorHit]
   {
-    guard k >= 1 else { throw .invalidK(k) }
-    let unit = try normalizedQueries(query, count: 1)
-    let version = snapshot()
-    return unit.withUnsafeBufferPointer { pointer in
-      searchOne(version, query: pointer.baseAddress!, k: k, filter: filter)
-    }
+    try search(query, k: k, filter: filter, exact: false).hits
   }
 
   /// Top-k for many queries at once; unfiltered batches are scored with `cblas_sgemm` in

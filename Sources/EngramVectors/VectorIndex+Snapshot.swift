@@ -22,6 +22,8 @@ import Foundation
 /// costs milliseconds whatever the size; the pages are shared by every process that maps
 /// it. The vectors' checksum is checked on demand (`verifySnapshot`, run by `doctor`).
 /// int8 codes are recomputed on open, so the format does not depend on quantization.
+/// The approximate tier's lists live beside the snapshot (`ListsFormat`), so this format and
+/// its readers are unchanged.
 enum SnapshotFormat {
   static let magic: [UInt8] = Array("ENGRVEC".utf8) + [0]
   static let version: UInt32 = 2
@@ -206,6 +208,8 @@ extension VectorIndex {
     } catch {
       throw .snapshotIO(path: error.path, errno: error.errno)
     }
+    // The approximate tier's lists go beside it (see `ListsFormat`).
+    try Self.writeLists(version, order: order, snapshot: url, token: token, rowChecksum: rowChecksum)
   }
 
   /// Opens a snapshot written by `write(snapshotTo:token:)` by mapping it read-only.
@@ -321,7 +325,16 @@ extension VectorIndex {
       rows = owned
     }
     configuration.initialCapacity = max(configuration.initialCapacity, n)
-    return VectorIndex(configuration: configuration, version: IndexVersion(sortedRows: rows, count: n))
+    var version = IndexVersion(sortedRows: rows, count: n)
+    if configuration.approximate.enabled {
+      version.ivf = openLists(
+        snapshot: url, token: token, rowChecksum: rowChecksum, rows: n, dimension: dimension,
+        full: verification == .full)
+    }
+    let index = VectorIndex(configuration: configuration, version: version)
+    // No lists (or lists of another snapshot) over the threshold: build them.
+    index.maintainApproximate()
+    return index
   }
 
   /// Checks every byte of a snapshot (header, token, row table and vectors), as `doctor`
@@ -331,7 +344,9 @@ extension VectorIndex {
     throws(VectorIndexError)
   {
     _ = try open(
-      snapshot: url, expectedToken: expectedToken, configuration: Configuration(dimension: dimension),
+      snapshot: url, expectedToken: expectedToken,
+      configuration: Configuration(
+        dimension: dimension, approximate: ApproximateConfiguration(enabled: false)),
       verification: .full)
   }
 }

@@ -38,17 +38,20 @@ public final class VectorIndex: Sendable {
     public var rerankFactor: Int
     /// Rows preallocated up front. Default 1024.
     public var initialCapacity: Int
+    /// The approximate tier used above a size threshold (see `ApproximateConfiguration`).
+    public var approximate: ApproximateConfiguration
 
     /// Creates a configuration with documented defaults.
     public init(
       dimension: Int, precision: VectorPrecision = .float32, threads: Int = 1, rerankFactor: Int = 10,
-      initialCapacity: Int = 1024
+      initialCapacity: Int = 1024, approximate: ApproximateConfiguration = ApproximateConfiguration()
     ) {
       self.dimension = dimension
       self.precision = precision
       self.threads = threads
       self.rerankFactor = rerankFactor
       self.initialCapacity = initialCapacity
+      self.approximate = approximate
     }
 
     func validate() throws(VectorIndexError) {
@@ -62,6 +65,7 @@ public final class VectorIndex: Sendable {
       guard initialCapacity >= 0, initialCapacity < Int(Int32.max) else {
         throw .invalidConfiguration(field: "initialCapacity", value: initialCapacity)
       }
+      try approximate.validate()
     }
   }
 
@@ -73,6 +77,8 @@ public final class VectorIndex: Sendable {
   let current: Mutex<IndexVersion>
   /// Serializes writers; the value counts published versions.
   let writer = Mutex<UInt64>(0)
+  /// Set while a background build of the approximate tier runs.
+  let approximateBuilding = Atomic<Bool>(false)
 
   /// Creates an empty index.
   /// - Throws: `VectorIndexError.invalidDimension` / `.invalidConfiguration`.
@@ -264,7 +270,9 @@ public final class VectorIndex: Sendable {
         if replacing, let old = version.row(of: id) { version.markDead(Int(old)) }
         version.appendRow(id: id, metadata: metadata[index])
       }
+      version.assignNewRows()
     }
+    maintainApproximate()
   }
 
   /// Rewrites the rows without tombstones and returns how many rows were reclaimed.
@@ -305,6 +313,8 @@ extension IndexVersion {
     }
     flush(count)
     next.rebuildMaps(rowCount: written)
+    next.ivf = compactedIVF()
+    next.rowEpoch = rowEpoch + 1
     return next
   }
 
