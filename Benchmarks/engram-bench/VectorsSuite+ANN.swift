@@ -75,7 +75,7 @@ extension VectorsSuite {
       let ids = (start..<(start + count)).map { Int64($0) }
       let metadata = (start..<(start + count)).map { row in
         VectorMetadata(
-          kind: row % stride == 0 ? .summary : .message, session: Int64(row % 100), timestamp: Int64(row))
+          kind: row % stride == 0 ? 2 : 0, session: Int64(row % 100), timestamp: Int64(row))
       }
       try index.add(ids: ids, metadata: metadata, vectors: baseArray.slice(rows: start..<(start + count)))
       start += count
@@ -145,7 +145,7 @@ extension VectorsSuite {
     if fraction != nil {
       // Filtered: back at the first target; truth from the exact filtered scan.
       if targets.count > 1 { try annIndex.calibrateApproximate(targetRecall: targets[0]) }
-      let filter = VectorFilter(kinds: [.summary])
+      let filter = VectorFilter(kinds: [2])
       let filteredTruth = try queries.map {
         try annIndex.search($0, k: k, filter: filter, exact: true).hits.map(\.id)
       }

@@ -17,7 +17,7 @@ import Testing
     let vectors = clusteredVectors(n: n, dimension: dimension, clusters: 60, noise: noise, seed: seed)
     let ids = (0..<n).map { Int64($0 + 1) }
     let metadata = (0..<n).map { (row: Int) -> VectorMetadata in
-      let kind: VectorKind = row % 100 == 0 ? .summary : .message
+      let kind: UInt8 = row % 100 == 0 ? 2 : 0
       return VectorMetadata(kind: kind, session: Int64(row % 50), timestamp: Int64(row))
     }
     let configuration = VectorIndex.Configuration(
@@ -96,7 +96,7 @@ import Testing
   }
 
   @Test(arguments: [
-    VectorFilter(kinds: [.summary]),  // 1%: scored exactly
+    VectorFilter(kinds: [2]),  // 1%: scored exactly
     VectorFilter(sessions: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22]),  // 40%
     VectorFilter(timeRange: 0...5999, ids: nil),
   ])
@@ -136,7 +136,7 @@ import Testing
     var random = TestRandom(seed: 5)
     let fresh = (0..<200).map { _ in random.vector(Self.dimension) }
     for (offset, vector) in fresh.enumerated() {
-      try index.add(id: 100_000 + Int64(offset), vector: vector, metadata: VectorMetadata(kind: .memory))
+      try index.add(id: 100_000 + Int64(offset), vector: vector, metadata: VectorMetadata(kind: 1))
     }
     let after = try #require(index.approximateStatus)
     #expect(after.clusteredRows == before.clusteredRows)
@@ -158,7 +158,7 @@ import Testing
     let batch = clusteredVectors(n: 3000, dimension: Self.dimension, clusters: 60, noise: 0.6, seed: 12)
     try index.add(
       ids: (0..<3000).map { 200_000 + Int64($0) },
-      metadata: Array(repeating: VectorMetadata(kind: .message), count: 3000),
+      metadata: Array(repeating: VectorMetadata(kind: 0), count: 3000),
       vectors: batch)
     let reclustered = try #require(index.approximateStatus)
     #expect(reclustered.clusteredRows == index.count)
@@ -232,7 +232,7 @@ import Testing
     }
     // Appends after the open copy the mapped list they join.
     try reopened.add(
-      id: 777_777, vector: Self.queries(1, seed: 3)[0], metadata: VectorMetadata(kind: .memory))
+      id: 777_777, vector: Self.queries(1, seed: 3)[0], metadata: VectorMetadata(kind: 1))
     #expect(
       try reopened.search(Self.queries(1, seed: 3)[0], k: 1, filter: nil, exact: false).hits.first?.id
         == 777_777)

@@ -226,7 +226,7 @@ struct RowPredicate {
 
   init(_ filter: VectorFilter) {
     self.filter = filter
-    kindMask = filter.kinds.map { $0.reduce(0) { $0 | (1 << $1.rawValue) } } ?? 0xFF
+    kindMask = filter.kinds.map { $0.reduce(0) { $0 | (1 << $1) } } ?? 0xFF
   }
 
   @inline(__always) func admits(_ rows: RowStore, _ row: Int) -> Bool {
