@@ -5,7 +5,7 @@ import PackageDescription
 ///
 /// Layers (arrows are the only allowed imports; see ARCHITECTURE in the team docs):
 /// engram (CLI) -> EngramAgent -> Engram -> EngramStore / EngramVectors / EngramEmbeddings
-/// -> CSQLite / CBLAS / CEngramKernels.
+/// -> CSQLite / CPostgres / CBLAS / CEngramKernels.
 let package = Package(
   name: "Engram",
   platforms: [.macOS(.v15)],
@@ -26,6 +26,11 @@ let package = Package(
       providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
     ),
     .systemLibrary(
+      name: "CPostgres",
+      pkgConfig: "libpq",
+      providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+    ),
+    .systemLibrary(
       name: "CBLAS",
       pkgConfig: "openblas",
       providers: [.apt(["libopenblas-dev"]), .brew(["openblas"])]
@@ -37,7 +42,7 @@ let package = Package(
     ),
 
     // Libraries.
-    .target(name: "EngramStore", dependencies: ["CSQLite"]),
+    .target(name: "EngramStore", dependencies: ["CSQLite", "CPostgres"]),
     .target(name: "EngramVectors", dependencies: ["CBLAS", "CEngramKernels"]),
     // The forward pass's element-wise loops (GELU, softmax, LayerNorm) are some 50x slower
     // unoptimized, which made the parity tests the slowest part of `make test`.
