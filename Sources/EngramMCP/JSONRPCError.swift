@@ -1,4 +1,5 @@
 import Engram
+
 /// A JSON-RPC 2.0 error object returned in place of a result.
 public struct JSONRPCError: Error, Sendable, Hashable {
   /// The error code (see the static codes).

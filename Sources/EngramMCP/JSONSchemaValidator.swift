@@ -1,4 +1,5 @@
 import Engram
+
 /// Checks a JSON value against the subset of JSON Schema that tool input schemas use.
 ///
 /// Supported keywords: `type` (a name or a list), `enum`, `const`, `properties`, `required`,

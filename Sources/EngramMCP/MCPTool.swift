@@ -1,4 +1,5 @@
 import Engram
+
 /// Hints a client may show about what a tool does; none of them is a guarantee.
 public struct ToolAnnotations: Sendable, Hashable {
   /// The tool only reads.

@@ -1,4 +1,5 @@
 import Engram
+
 /// The tools a server offers and how to call them; the engine side of `engram mcp` implements it.
 public protocol ToolProvider: Sendable {
   /// The tools, in the order `tools/list` returns them.
