@@ -72,7 +72,9 @@ public struct HTTPTransportConfiguration: Sendable {
       host = address[..<colon]
       port = address[address.index(after: colon)...]
     }
-    guard !host.isEmpty, !port.isEmpty, port.allSatisfy(\.isASCII), let number = UInt16(port) else {
+    guard !host.isEmpty, !port.isEmpty, port.allSatisfy({ ("0"..."9").contains($0) }),
+      let number = UInt16(port)
+    else {
       throw .invalidAddress(address)
     }
     return (String(host), number)
