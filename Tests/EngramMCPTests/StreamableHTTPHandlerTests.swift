@@ -212,7 +212,8 @@ import Testing
     let first = try await Self.open(handler)
     let second = try await Self.open(handler)
     let ping = #"{"jsonrpc":"2.0","id":2,"method":"ping"}"#
-    #expect(await handler.respond(to: Self.post(ping, session: first)).status == 200)  // first is now the newer
+    // Using the first makes the second the least recently used.
+    #expect(await handler.respond(to: Self.post(ping, session: first)).status == 200)
     _ = try await Self.open(handler)
     #expect(handler.sessionCount == 2)
     #expect(await handler.respond(to: Self.post(ping, session: second)).status == 404)
