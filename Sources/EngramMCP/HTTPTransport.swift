@@ -385,7 +385,9 @@ public final class HTTPTransport: Sendable {
     // went away does not cancel the request (the transport says disconnection is not
     // cancellation), so the wait goes on.
     let interval = handler.configuration.eventStreamKeepAlive
-    while done.wait(timeout: .now() + .milliseconds(Int(interval.components.seconds * 1000))) == .timedOut {
+    let (seconds, attoseconds) = interval.components
+    let milliseconds = max(10, Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
+    while done.wait(timeout: .now() + .milliseconds(milliseconds)) == .timedOut {
       sendChunk(Array(": keep-alive\n\n".utf8))
     }
     let event = result.withLock { $0 } ?? Data()

@@ -46,7 +46,8 @@ import Testing
   }
 
   /// Sends `request` on a new connection and returns everything read until the server closes
-  /// it (or 10 s pass). The blocking socket calls run on a thread of their own: tests run in
+  /// it (or 120 s pass: the whole suite can keep the cooperative pool busy for a long time).
+  /// The blocking socket calls run on a thread of their own: tests run in
   /// parallel on the cooperative pool, which the server's handler needs too.
   static func exchange(port: UInt16, _ request: [UInt8]) async throws -> String {
     await withCheckedContinuation { continuation in
@@ -57,7 +58,7 @@ import Testing
   static func blockingExchange(port: UInt16, _ request: [UInt8]) -> String {
     guard let descriptor = connectTo(port: port) else { return "" }
     defer { close(descriptor) }
-    var timeout = timeval(tv_sec: 10, tv_usec: 0)
+    var timeout = timeval(tv_sec: 120, tv_usec: 0)
     setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     var received: [UInt8] = []
@@ -168,7 +169,7 @@ import Testing
           return
         }
         defer { close(descriptor) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: 120, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let request = Self.post(Self.initialize, extra: "Expect: 100-continue\r\n")
         let split = request.range(of: "\r\n\r\n")!.upperBound
