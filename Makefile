@@ -20,9 +20,10 @@ release: setup
 demo: release
 	$$($(SWIFT) build -c release --show-bin-path)/engram demo
 
+# The PostgreSQL tests run against a throwaway cluster (scripts/postgres.sh), removed afterwards.
 test: setup
 	$(SWIFT) build $(SWIFT_FLAGS) $(IMPORT_CHECK) --build-tests
-	$(SWIFT) test $(SWIFT_FLAGS) --skip-build
+	./scripts/postgres.sh run $(SWIFT) test $(SWIFT_FLAGS) --skip-build
 	./scripts/mcp-e2e.sh
 	./scripts/kernels-test.sh
 	./scripts/example-test.sh

@@ -6,7 +6,7 @@ import PackageDescription
 /// Layers (arrows are the only allowed imports; `make build` checks every import is declared
 /// with `--explicit-target-dependency-import-check error`; see README "Architecture"):
 /// engram (CLI), EngramMCP -> EngramAgent -> Engram -> EngramStore / EngramVectors /
-/// EngramEmbeddings -> EngramCore, and the system libraries CSQLite / CBLAS / CEngramKernels.
+/// EngramEmbeddings -> EngramCore, and the system libraries CSQLite / CPostgres / CBLAS / CEngramKernels.
 let package = Package(
   name: "Engram",
   platforms: [.macOS(.v15)],
@@ -28,6 +28,11 @@ let package = Package(
       providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
     ),
     .systemLibrary(
+      name: "CPostgres",
+      pkgConfig: "libpq",
+      providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+    ),
+    .systemLibrary(
       name: "CBLAS",
       pkgConfig: "openblas",
       providers: [.apt(["libopenblas-dev"]), .brew(["openblas"])]
@@ -38,7 +43,7 @@ let package = Package(
     // Libraries.
     // The shared vocabulary (kinds, timestamps and the date rule, JSON values).
     .target(name: "EngramCore"),
-    .target(name: "EngramStore", dependencies: ["EngramCore", "CSQLite"]),
+    .target(name: "EngramStore", dependencies: ["EngramCore", "CSQLite", "CPostgres"]),
     .target(name: "EngramVectors", dependencies: ["CBLAS", "CEngramKernels"]),
     .target(name: "EngramEmbeddings", dependencies: ["EngramCore", "CBLAS", "CEngramKernels"]),
     .target(

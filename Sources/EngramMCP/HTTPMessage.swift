@@ -1,0 +1,276 @@
+import EngramCore
+import Foundation
+
+/// An HTTP/1.1 request as the Streamable HTTP transport reads it.
+public struct HTTPRequest: Sendable {
+  /// `POST`, `GET`, ... (case-sensitive, as HTTP defines it).
+  public var method: String
+  /// The request target's path (without the query).
+  public var path: String
+  /// The minor HTTP version (1 for HTTP/1.1, 0 for HTTP/1.0).
+  public var minorVersion: Int
+  /// Header fields in arrival order, names lowercased.
+  public var headers: [(name: String, value: String)]
+  /// The body.
+  public var body: Data
+
+  /// Creates a request.
+  public init(
+    method: String, path: String, minorVersion: Int = 1, headers: [(name: String, value: String)] = [],
+    body: Data = Data()
+  ) {
+    self.method = method
+    self.path = path
+    self.minorVersion = minorVersion
+    self.headers = headers.map { ($0.name.lowercased(), $0.value) }
+    self.body = body
+  }
+
+  /// The value of header `name` (case-insensitive); repeated fields joined with `, `.
+  public func header(_ name: String) -> String? {
+    let name = name.lowercased()
+    let values = headers.filter { $0.name == name }.map(\.value)
+    return values.isEmpty ? nil : values.joined(separator: ", ")
+  }
+
+  /// Whether the client asked to keep the connection open after the response.
+  var wantsKeepAlive: Bool {
+    let connection = header("connection")?.lowercased() ?? ""
+    let tokens = connection.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    return minorVersion >= 1 ? !tokens.contains("close") : tokens.contains("keep-alive")
+  }
+}
+
+/// An HTTP response of the Streamable HTTP transport.
+public struct HTTPResponse: Sendable {
+  /// What follows the header block.
+  public enum Body: Sendable {
+    /// A complete body (possibly empty), sent with `Content-Length`.
+    case bytes(Data)
+    /// A Server-Sent Events stream (`text/event-stream`, chunked): the headers go out at once,
+    /// then comment lines every few seconds while `event` runs (so proxies keep the
+    /// connection), then the one `message` event carrying the JSON-RPC response `event`
+    /// returns, then the stream ends.
+    case eventStream(event: @Sendable () async -> Data)
+  }
+
+  /// The status code.
+  public var status: Int
+  /// Header fields besides `Content-Length`, `Transfer-Encoding` and `Connection`.
+  public var headers: [(name: String, value: String)]
+  /// The body.
+  public var body: Body
+  /// Close the connection after this response (errors that leave the input unread).
+  public var closesConnection: Bool
+
+  /// Creates a response.
+  public init(
+    status: Int, headers: [(name: String, value: String)] = [], body: Body = .bytes(Data()),
+    closesConnection: Bool = false
+  ) {
+    self.status = status
+    self.headers = headers
+    self.body = body
+    self.closesConnection = closesConnection
+  }
+
+  /// The value of header `name` (case-insensitive), if set.
+  public func header(_ name: String) -> String? {
+    headers.first { $0.name.lowercased() == name.lowercased() }?.value
+  }
+
+  /// The complete body's bytes (empty for an event stream).
+  public var bodyBytes: Data {
+    if case .bytes(let data) = body { return data }
+    return Data()
+  }
+
+  /// A JSON body.
+  static func json(_ status: Int, _ body: Data, headers: [(name: String, value: String)] = []) -> HTTPResponse
+  {
+    HTTPResponse(
+      status: status, headers: [("Content-Type", "application/json")] + headers, body: .bytes(body))
+  }
+
+  /// An error answer: a JSON-RPC error response without an id, as the transport allows.
+  static func error(
+    _ status: Int, _ error: JSONRPCError, headers: [(name: String, value: String)] = [],
+    closesConnection: Bool = false
+  ) -> HTTPResponse {
+    let message: JSONValue = ["jsonrpc": "2.0", "error": error.json]
+    let body = (try? message.serialized()) ?? Data(message.jsonText.utf8)
+    var response = json(status, body, headers: headers)
+    response.closesConnection = closesConnection
+    return response
+  }
+
+  /// The reason phrase for `status`.
+  static func reason(_ status: Int) -> String {
+    switch status {
+    case 200: return "OK"
+    case 202: return "Accepted"
+    case 204: return "No Content"
+    case 400: return "Bad Request"
+    case 401: return "Unauthorized"
+    case 403: return "Forbidden"
+    case 404: return "Not Found"
+    case 405: return "Method Not Allowed"
+    case 406: return "Not Acceptable"
+    case 408: return "Request Timeout"
+    case 411: return "Length Required"
+    case 413: return "Content Too Large"
+    case 415: return "Unsupported Media Type"
+    case 431: return "Request Header Fields Too Large"
+    case 500: return "Internal Server Error"
+    case 501: return "Not Implemented"
+    case 503: return "Service Unavailable"
+    case 505: return "HTTP Version Not Supported"
+    default: return "Status \(status)"
+    }
+  }
+}
+
+/// Reads HTTP/1.1 requests from a byte source, one after another on a kept-alive connection,
+/// within size limits.
+struct HTTPRequestReader {
+  /// What reading produced.
+  enum Outcome {
+    /// A complete request.
+    case request(HTTPRequest)
+    /// The peer closed (or went idle) between requests.
+    case closed
+    /// The request cannot be served; answer this and close the connection.
+    case reject(HTTPResponse)
+  }
+
+  /// Reads up to `count` bytes into the buffer; returns 0 at end of input, -1 on error or timeout.
+  let read: (UnsafeMutableRawPointer, Int) -> Int
+  /// Sends `HTTP/1.1 100 Continue` (for `Expect: 100-continue`).
+  let sendContinue: () -> Void
+  let maximumHeaderBytes: Int
+  let maximumBodyBytes: Int
+  /// Bytes read past the previous request.
+  private var pending: [UInt8] = []
+
+  init(
+    maximumHeaderBytes: Int, maximumBodyBytes: Int, read: @escaping (UnsafeMutableRawPointer, Int) -> Int,
+    sendContinue: @escaping () -> Void
+  ) {
+    self.maximumHeaderBytes = maximumHeaderBytes
+    self.maximumBodyBytes = maximumBodyBytes
+    self.read = read
+    self.sendContinue = sendContinue
+  }
+
+  private mutating func fill() -> Bool {
+    var chunk = [UInt8](repeating: 0, count: 16_384)
+    let count = chunk.withUnsafeMutableBytes { read($0.baseAddress!, $0.count) }
+    guard count > 0 else { return false }
+    pending += chunk[0..<count]
+    return true
+  }
+
+  private static func reject(_ status: Int, _ message: String) -> Outcome {
+    .reject(.error(status, .invalidRequest(message), closesConnection: true))
+  }
+
+  /// The next request.
+  mutating func next() -> Outcome {
+    // The header block, up to the blank line.
+    var end: Int?
+    var searched = 0
+    while end == nil {
+      if let found = Self.headerEnd(in: pending, from: max(0, searched - 3)) {
+        end = found
+        break
+      }
+      searched = pending.count
+      if pending.count > maximumHeaderBytes {
+        return Self.reject(431, "the request's header block is over \(maximumHeaderBytes) bytes")
+      }
+      guard fill() else {
+        return pending.isEmpty ? .closed : Self.reject(400, "the connection ended inside a request")
+      }
+    }
+    guard let end, end <= maximumHeaderBytes else {
+      return Self.reject(431, "the request's header block is over \(maximumHeaderBytes) bytes")
+    }
+    let head = String(decoding: pending[0..<end], as: UTF8.self)
+    pending.removeFirst(end + 4)
+    var lines = head.components(separatedBy: "\r\n")
+    let requestLine = lines.removeFirst().split(separator: " ", omittingEmptySubsequences: false)
+    guard requestLine.count == 3, !requestLine[0].isEmpty, !requestLine[1].isEmpty else {
+      return Self.reject(400, "malformed request line")
+    }
+    let minorVersion: Int
+    switch requestLine[2] {
+    case "HTTP/1.1": minorVersion = 1
+    case "HTTP/1.0": minorVersion = 0
+    default:
+      return .reject(
+        .error(505, .invalidRequest("only HTTP/1.1 and HTTP/1.0 are served"), closesConnection: true))
+    }
+    var headers: [(name: String, value: String)] = []
+    for line in lines {
+      guard let colon = line.firstIndex(of: ":"), line.first != " ", line.first != "\t" else {
+        return Self.reject(400, "malformed header line")
+      }
+      let name = line[..<colon]
+      guard !name.isEmpty,
+        name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_!#$%&'*+.^`|~".contains($0)) })
+      else { return Self.reject(400, "malformed header name") }
+      headers.append((String(name), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+    }
+    let target = String(requestLine[1])
+    let path =
+      target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+      ?? target
+    var request = HTTPRequest(
+      method: String(requestLine[0]), path: path, minorVersion: minorVersion, headers: headers)
+
+    if request.header("transfer-encoding") != nil {
+      return .reject(
+        .error(
+          501, .invalidRequest("Transfer-Encoding is not supported; send Content-Length"),
+          closesConnection: true))
+    }
+    var length = 0
+    if let lengthField = request.header("content-length") {
+      let values = Set(lengthField.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+      guard values.count == 1, let value = values.first, !value.isEmpty, value.count <= 18,
+        value.allSatisfy(\.isWholeNumber), let parsed = Int(value)
+      else { return Self.reject(400, "invalid Content-Length") }
+      length = parsed
+    } else if request.method == "POST" {
+      return .reject(.error(411, .invalidRequest("a POST needs Content-Length"), closesConnection: true))
+    }
+    if length > maximumBodyBytes {
+      return .reject(
+        .error(
+          413,
+          .invalidRequest(
+            "the body is \(length) bytes, over the \(LineInput.describe(bytes: maximumBodyBytes)) limit"),
+          closesConnection: true))
+    }
+    if length > pending.count, request.header("expect")?.lowercased() == "100-continue" { sendContinue() }
+    while pending.count < length {
+      guard fill() else { return Self.reject(400, "the connection ended inside the body") }
+    }
+    request.body = Data(pending[0..<length])
+    pending.removeFirst(length)
+    return .request(request)
+  }
+
+  /// The offset of the first `\r\n\r\n` at or after `start`.
+  private static func headerEnd(in bytes: [UInt8], from start: Int) -> Int? {
+    guard bytes.count >= 4 else { return nil }
+    var index = start
+    while index + 3 < bytes.count {
+      if bytes[index] == 13, bytes[index + 1] == 10, bytes[index + 2] == 13, bytes[index + 3] == 10 {
+        return index
+      }
+      index += 1
+    }
+    return nil
+  }
+}

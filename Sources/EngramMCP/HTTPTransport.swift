@@ -1,0 +1,471 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Settings of the Streamable HTTP transport (`engram mcp --http HOST:PORT`).
+public struct HTTPTransportConfiguration: Sendable {
+  /// How a request's JSON-RPC response is sent.
+  public enum ResponseMode: Sendable, Hashable {
+    /// One `application/json` body.
+    case json
+    /// A `text/event-stream` with one `message` event (comments keep it alive meanwhile).
+    case eventStream
+  }
+
+  /// The host or address to listen on (`127.0.0.1`, `::1`, `localhost`, `0.0.0.0`, a name).
+  public var host: String
+  /// The port; 0 picks a free one (see ``HTTPTransport/boundPort``).
+  public var port: UInt16
+  /// The token clients must send as `Authorization: Bearer TOKEN`; required (at least
+  /// ``minimumTokenLength`` characters) unless the address is loopback. Default: none.
+  public var bearerToken: String?
+  /// Origins allowed besides loopback ones (exact `scheme://host[:port]` strings). Default: none.
+  public var allowedOrigins: Set<String> = []
+  /// The endpoint's path. Default `/mcp`.
+  public var path = "/mcp"
+  /// The longest request body accepted (413 beyond). Default 4 MiB.
+  public var maximumBodyBytes = 4 << 20
+  /// The longest header block accepted (431 beyond). Default 16 KiB.
+  public var maximumHeaderBytes = 16 << 10
+  /// Connections served at once; more are answered 503 and closed. Default 64.
+  public var maximumConnections = 64
+  /// Open sessions kept; the least recently used goes when a new one would exceed it. Default 1000.
+  public var maximumSessions = 1000
+  /// A session unused this long is ended. Default one hour.
+  public var sessionIdleTimeout: Duration = .seconds(3600)
+  /// A connection idle (or stalled mid-request) this long is closed. Default 30 s.
+  public var connectionIdleTimeout: Duration = .seconds(30)
+  /// Seconds between keep-alive comments on an event stream. Default 15 s.
+  public var eventStreamKeepAlive: Duration = .seconds(15)
+  /// JSON bodies (default) or event streams.
+  public var responseMode: ResponseMode = .json
+
+  /// The shortest bearer token accepted.
+  public static let minimumTokenLength = 16
+
+  /// Creates a configuration for `host:port`.
+  public init(host: String, port: UInt16, bearerToken: String? = nil) {
+    self.host = host
+    self.port = port
+    self.bearerToken = bearerToken
+  }
+
+  /// Parses `HOST:PORT` (`[IPv6]:PORT` for an IPv6 address).
+  public static func parse(address: String) throws(HTTPTransportError) -> (host: String, port: UInt16) {
+    let host: Substring
+    let port: Substring
+    if address.hasPrefix("[") {
+      guard let close = address.firstIndex(of: "]"), address[address.index(after: close)...].hasPrefix(":")
+      else { throw .invalidAddress(address) }
+      host = address[address.index(after: address.startIndex)..<close]
+      port = address[address.index(close, offsetBy: 2)...]
+    } else {
+      guard let colon = address.lastIndex(of: ":"), !address[..<colon].contains(":") else {
+        throw .invalidAddress(address)
+      }
+      host = address[..<colon]
+      port = address[address.index(after: colon)...]
+    }
+    guard !host.isEmpty, !port.isEmpty, port.allSatisfy({ ("0"..."9").contains($0) }),
+      let number = UInt16(port)
+    else {
+      throw .invalidAddress(address)
+    }
+    return (String(host), number)
+  }
+}
+
+/// Why the HTTP transport could not start.
+public enum HTTPTransportError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// Not `HOST:PORT`.
+  case invalidAddress(String)
+  /// The host did not resolve.
+  case unresolvable(host: String, reason: String)
+  /// A non-loopback address without a bearer token.
+  case tokenRequired(host: String)
+  /// A bearer token shorter than the minimum.
+  case tokenTooShort(minimum: Int)
+  /// A socket call failed.
+  case socketFailed(call: String, errno: Int32)
+
+  public var description: String {
+    switch self {
+    case .invalidAddress(let address):
+      return "'\(address)' is not HOST:PORT (for example 127.0.0.1:8080 or [::1]:8080)"
+    case .unresolvable(let host, let reason):
+      return "cannot resolve '\(host)': \(reason)"
+    case .tokenRequired(let host):
+      return
+        "serving on \(host), which is not a loopback address, needs a bearer token: set ENGRAM_MCP_TOKEN "
+        + "(at least \(HTTPTransportConfiguration.minimumTokenLength) characters)"
+    case .tokenTooShort(let minimum):
+      return "the bearer token (ENGRAM_MCP_TOKEN) must have at least \(minimum) characters"
+    case .socketFailed(let call, let code):
+      return "\(call) failed: \(String(cString: strerror(code)))"
+    }
+  }
+}
+
+/// An HTTP/1.1 server for ``StreamableHTTPHandler``: a listening socket, one thread per
+/// connection (blocking reads never hold a thread of the cooperative pool), keep-alive,
+/// size limits and timeouts. TLS is left to a reverse proxy (see docs/mcp.md).
+public final class HTTPTransport: Sendable {
+  /// The protocol logic.
+  public let handler: StreamableHTTPHandler
+  private let listener: Int32
+  /// The port actually bound.
+  public let boundPort: UInt16
+  /// Whether the address is a loopback one.
+  public let isLoopback: Bool
+  private let log: @Sendable (String) -> Void
+  private let state = Mutex<State>(State())
+  private let finished = DispatchSemaphore(value: 0)
+
+  private struct State {
+    var stopped = false
+    var connections: Set<Int32> = []
+  }
+
+  /// Resolves and binds the address, checking the token rules; call ``start()`` to serve.
+  /// - Throws: ``HTTPTransportError``.
+  public init(
+    configuration: HTTPTransportConfiguration, log: @escaping @Sendable (String) -> Void,
+    makeServer: @escaping @Sendable () -> MCPServer
+  ) throws(HTTPTransportError) {
+    if let token = configuration.bearerToken, token.count < HTTPTransportConfiguration.minimumTokenLength {
+      throw .tokenTooShort(minimum: HTTPTransportConfiguration.minimumTokenLength)
+    }
+    var hints = addrinfo()
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+    hints.ai_family = AF_UNSPEC
+    #if canImport(Glibc)
+      hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    #else
+      hints.ai_socktype = SOCK_STREAM
+    #endif
+    var results: UnsafeMutablePointer<addrinfo>?
+    let status = getaddrinfo(configuration.host, String(configuration.port), &hints, &results)
+    guard status == 0, let first = results else {
+      throw .unresolvable(host: configuration.host, reason: String(cString: gai_strerror(status)))
+    }
+    defer { freeaddrinfo(results) }
+    // Loopback only when every address the name resolves to is loopback.
+    var loopback = true
+    var cursor: UnsafeMutablePointer<addrinfo>? = first
+    while let entry = cursor {
+      if !Self.isLoopback(entry.pointee.ai_addr) { loopback = false }
+      cursor = entry.pointee.ai_next
+    }
+    if !loopback && configuration.bearerToken == nil { throw .tokenRequired(host: configuration.host) }
+
+    let descriptor = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+    guard descriptor >= 0 else { throw .socketFailed(call: "socket", errno: errno) }
+    var on: Int32 = 1
+    setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+    guard bind(descriptor, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+      let code = errno
+      close(descriptor)
+      throw .socketFailed(call: "bind to \(configuration.host):\(configuration.port)", errno: code)
+    }
+    guard listen(descriptor, 128) == 0 else {
+      let code = errno
+      close(descriptor)
+      throw .socketFailed(call: "listen", errno: code)
+    }
+    var storage = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    _ = withUnsafeMutablePointer(to: &storage) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+    }
+    boundPort = withUnsafePointer(to: &storage) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+        if Int32(address.pointee.sa_family) == AF_INET6 {
+          return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+            UInt16(bigEndian: $0.pointee.sin6_port)
+          }
+        }
+        return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+          UInt16(bigEndian: $0.pointee.sin_port)
+        }
+      }
+    }
+    listener = descriptor
+    isLoopback = loopback
+    self.log = log
+    handler = StreamableHTTPHandler(configuration: configuration, log: log, makeServer: makeServer)
+  }
+
+  private static func isLoopback(_ address: UnsafeMutablePointer<sockaddr>?) -> Bool {
+    guard let address else { return false }
+    switch Int32(address.pointee.sa_family) {
+    case AF_INET:
+      return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+        UInt32(bigEndian: $0.pointee.sin_addr.s_addr) >> 24 == 127
+      }
+    case AF_INET6:
+      return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
+        withUnsafeBytes(of: pointer.pointee.sin6_addr) { bytes in
+          bytes.prefix(15).allSatisfy { $0 == 0 } && bytes[15] == 1
+        }
+      }
+    default:
+      return false
+    }
+  }
+
+  /// The endpoint's URL (`http://HOST:PORT/mcp`).
+  public var url: String {
+    let host = handler.configuration.host
+    let shown = host.contains(":") ? "[\(host)]" : host
+    return "http://\(shown):\(boundPort)\(handler.configuration.path)"
+  }
+
+  /// Starts accepting connections on a thread of its own and returns.
+  public func start() {
+    // A client that disconnects mid-response must end that write with EPIPE, not the process.
+    signal(SIGPIPE, SIG_IGN)
+    let thread = Thread { [self] in acceptLoop() }
+    thread.name = "engram-mcp-http"
+    thread.start()
+    log(
+      "serving MCP (Streamable HTTP) at \(url)\(handler.configuration.bearerToken == nil ? "" : " (bearer token required)")"
+    )
+  }
+
+  /// Stops accepting, closes the open connections and lets ``wait()`` return.
+  public func stop() {
+    let connections = state.withLock { state -> Set<Int32>? in
+      guard !state.stopped else { return nil }
+      state.stopped = true
+      return state.connections
+    }
+    guard let connections else { return }
+    shutdown(listener, Int32(SHUT_RDWR))
+    for descriptor in connections { shutdown(descriptor, Int32(SHUT_RDWR)) }
+  }
+
+  /// Waits (off the cooperative pool) until ``stop()`` ends the accept loop.
+  public func wait() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let thread = Thread { [self] in
+        finished.wait()
+        finished.signal()
+        continuation.resume()
+      }
+      thread.start()
+    }
+  }
+
+  /// Serves until SIGINT or SIGTERM, then stops.
+  public func runUntilSignalled() async {
+    start()
+    signal(SIGINT, SIG_IGN)
+    signal(SIGTERM, SIG_IGN)
+    let sources = [SIGINT, SIGTERM].map { number in
+      let source = DispatchSource.makeSignalSource(signal: number)
+      source.setEventHandler { [self] in
+        log("signal \(number): stopping")
+        stop()
+      }
+      source.resume()
+      return source
+    }
+    await wait()
+    for source in sources { source.cancel() }
+    log("stopped")
+  }
+
+  private func acceptLoop() {
+    while true {
+      let connection = accept(listener, nil, nil)
+      if connection < 0 {
+        if errno == EINTR || errno == ECONNABORTED { continue }
+        if state.withLock({ $0.stopped }) { break }
+        if errno == EMFILE || errno == ENFILE {
+          log("accept: out of file descriptors; retrying")
+          usleep(100_000)
+          continue
+        }
+        log("accept failed: \(String(cString: strerror(errno)))")
+        break
+      }
+      let admitted = state.withLock { state -> Bool in
+        guard !state.stopped, state.connections.count < handler.configuration.maximumConnections else {
+          return false
+        }
+        state.connections.insert(connection)
+        return true
+      }
+      guard admitted else {
+        var response = HTTPResponse.error(503, .invalidRequest("too many connections; retry shortly"))
+        response.closesConnection = true
+        Self.write(response, to: connection, minorVersion: 1, keepAlive: false)
+        close(connection)
+        continue
+      }
+      let thread = Thread { [self] in
+        serve(connection: connection)
+        state.withLock { _ = $0.connections.remove(connection) }
+        close(connection)
+      }
+      thread.name = "engram-mcp-http-connection"
+      thread.start()
+    }
+    close(listener)
+    finished.signal()
+  }
+
+  private func serve(connection: Int32) {
+    var timeout = Self.timeval(handler.configuration.connectionIdleTimeout)
+    setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var reader = HTTPRequestReader(
+      maximumHeaderBytes: handler.configuration.maximumHeaderBytes,
+      maximumBodyBytes: handler.configuration.maximumBodyBytes,
+      read: { buffer, count in
+        while true {
+          let got = recv(connection, buffer, count, 0)
+          if got < 0 && errno == EINTR { continue }
+          return got
+        }
+      },
+      sendContinue: { _ = Self.send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), to: connection) })
+    while !state.withLock({ $0.stopped }) {
+      switch reader.next() {
+      case .closed:
+        return
+      case .reject(let response):
+        Self.write(response, to: connection, minorVersion: 1, keepAlive: false)
+        Self.lingeringClose(connection)
+        return
+      case .request(let request):
+        let response = Self.blocking { [handler] in await handler.respond(to: request) }
+        let keepAlive = request.wantsKeepAlive && !response.closesConnection
+        guard write(response, to: connection, request: request, keepAlive: keepAlive), keepAlive else {
+          return
+        }
+      }
+    }
+  }
+
+  /// Writes `response`, streaming an event stream; false when the peer is gone.
+  private func write(_ response: HTTPResponse, to connection: Int32, request: HTTPRequest, keepAlive: Bool)
+    -> Bool
+  {
+    guard case .eventStream(let produce) = response.body else {
+      return Self.write(response, to: connection, minorVersion: request.minorVersion, keepAlive: keepAlive)
+    }
+    // HTTP/1.0 has no chunked encoding: the stream then ends with the connection.
+    let chunked = request.minorVersion >= 1
+    var head = "HTTP/1.\(request.minorVersion) \(response.status) \(HTTPResponse.reason(response.status))\r\n"
+    for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
+    head += chunked ? "Transfer-Encoding: chunked\r\n" : ""
+    head += "Connection: \(keepAlive && chunked ? "keep-alive" : "close")\r\n\r\n"
+    var alive = Self.send(Array(head.utf8), to: connection)
+    func sendChunk(_ bytes: [UInt8]) {
+      guard alive else { return }
+      alive = Self.send(
+        chunked ? Array("\(String(bytes.count, radix: 16))\r\n".utf8) + bytes + [13, 10] : bytes,
+        to: connection)
+    }
+    let done = DispatchSemaphore(value: 0)
+    let result = Mutex<Data?>(nil)
+    Task {
+      let event = await produce()
+      result.withLock { $0 = event }
+      done.signal()
+    }
+    // Comments keep proxies from closing a stream that waits on a slow tool; a client that
+    // went away does not cancel the request (the transport says disconnection is not
+    // cancellation), so the wait goes on.
+    let interval = handler.configuration.eventStreamKeepAlive
+    let (seconds, attoseconds) = interval.components
+    let milliseconds = max(10, Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000))
+    while done.wait(timeout: .now() + .milliseconds(milliseconds)) == .timedOut {
+      sendChunk(Array(": keep-alive\n\n".utf8))
+    }
+    let event = result.withLock { $0 } ?? Data()
+    sendChunk(Array("event: message\ndata: ".utf8) + Array(event) + Array("\n\n".utf8))
+    if chunked && alive { alive = Self.send(Array("0\r\n\r\n".utf8), to: connection) }
+    return alive && chunked
+  }
+
+  /// Ends the sending side, then reads and drops what the client still sends (a body over the
+  /// limit, say) for a bounded time and amount, so it gets to read the error instead of a reset.
+  private static func lingeringClose(_ connection: Int32) {
+    shutdown(connection, Int32(SHUT_WR))
+    var timeout = timeval(.seconds(2))
+    setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    var drained = 0
+    let deadline = ContinuousClock.now.advanced(by: .seconds(5))
+    while drained < 64 << 20, ContinuousClock.now < deadline {
+      let got = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+      if got < 0 && errno == EINTR { continue }
+      if got <= 0 { break }
+      drained += got
+    }
+  }
+
+  @discardableResult
+  private static func write(
+    _ response: HTTPResponse, to connection: Int32, minorVersion: Int, keepAlive: Bool
+  ) -> Bool {
+    let body = response.bodyBytes
+    var head = "HTTP/1.\(minorVersion) \(response.status) \(HTTPResponse.reason(response.status))\r\n"
+    for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
+    head += "Content-Length: \(body.count)\r\nConnection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
+    return send(Array(head.utf8) + Array(body), to: connection)
+  }
+
+  /// Sends all of `bytes`; false when the peer is gone or the send timed out.
+  private static func send(_ bytes: [UInt8], to connection: Int32) -> Bool {
+    var offset = 0
+    while offset < bytes.count {
+      let sent = bytes[offset...].withUnsafeBytes { Glibc_send(connection, $0.baseAddress, $0.count) }
+      if sent < 0 {
+        if errno == EINTR { continue }
+        return false
+      }
+      offset += sent
+    }
+    return true
+  }
+
+  /// Runs `work` on the cooperative pool and waits for it on this (non-pool) thread.
+  private static func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
+    let done = DispatchSemaphore(value: 0)
+    let result = Mutex<T?>(nil)
+    Task {
+      let value = await work()
+      result.withLock { $0 = value }
+      done.signal()
+    }
+    done.wait()
+    return result.withLock { $0 }!
+  }
+
+  private static func timeval(_ duration: Duration) -> timeval {
+    let (seconds, attoseconds) = duration.components
+    #if canImport(Glibc)
+      return Glibc.timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+    #else
+      return Darwin.timeval(tv_sec: Int(seconds), tv_usec: Int32(attoseconds / 1_000_000_000_000))
+    #endif
+  }
+}
+
+/// `send(2)` with MSG_NOSIGNAL where it exists (a closed peer gives EPIPE, never SIGPIPE).
+private func Glibc_send(_ socket: Int32, _ buffer: UnsafeRawPointer?, _ count: Int) -> Int {
+  #if canImport(Glibc)
+    return send(socket, buffer, count, Int32(MSG_NOSIGNAL))
+  #else
+    return send(socket, buffer, count, 0)
+  #endif
+}

@@ -1,0 +1,271 @@
+import EngramCore
+import Foundation
+import Synchronization
+
+/// The Streamable HTTP transport of MCP (revision 2025-11-25) without the sockets: turns one
+/// HTTP request into one HTTP response. ``HTTPTransport`` feeds it from a listening socket;
+/// tests call ``respond(to:)`` directly.
+///
+/// - One endpoint (`configuration.path`, `/mcp` by default). POST carries one JSON-RPC
+///   message; a request gets its response as `application/json` or as a one-event
+///   `text/event-stream` (``HTTPTransportConfiguration/ResponseMode``); a notification or a
+///   response gets `202 Accepted`. GET answers 405 (this server sends nothing unprompted), as
+///   the transport allows. DELETE ends a session.
+/// - Sessions: `initialize` (sent without `MCP-Session-Id`) creates one with its own
+///   ``MCPServer`` and returns its id (256 random bits, hex) in `MCP-Session-Id`; every later
+///   request must carry it (400 without, 404 for an ended or unknown one).
+///   `MCP-Protocol-Version`, when sent, must be the session's negotiated version (else 400).
+/// - Security: an `Origin` header must name a loopback host or an allowed origin (else 403,
+///   against DNS rebinding); with a bearer token configured, `Authorization: Bearer TOKEN`
+///   must match it (compared in constant time; else 401).
+public final class StreamableHTTPHandler: Sendable {
+  /// The transport's settings.
+  public let configuration: HTTPTransportConfiguration
+  private let makeServer: @Sendable () -> MCPServer
+  private let log: @Sendable (String) -> Void
+  private let sessions = Mutex<[String: Session]>([:])
+
+  private struct Session {
+    let server: MCPServer
+    var lastUsed: ContinuousClock.Instant
+  }
+
+  /// Creates a handler whose sessions each get a server from `makeServer`.
+  public init(
+    configuration: HTTPTransportConfiguration, log: @escaping @Sendable (String) -> Void,
+    makeServer: @escaping @Sendable () -> MCPServer
+  ) {
+    self.configuration = configuration
+    self.makeServer = makeServer
+    self.log = log
+  }
+
+  /// The number of open sessions.
+  public var sessionCount: Int { sessions.withLock { $0.count } }
+
+  /// The response to `request`.
+  public func respond(to request: HTTPRequest) async -> HTTPResponse {
+    guard request.path == configuration.path else {
+      return .error(404, .invalidRequest("no MCP endpoint at \(request.path); use \(configuration.path)"))
+    }
+    if let origin = request.header("origin"), !isAllowed(origin: origin) {
+      log("refused a request from origin \(origin)")
+      return .error(403, .invalidRequest("origin \(origin) is not allowed"))
+    }
+    if let token = configuration.bearerToken,
+      !Self.isAuthorized(request.header("authorization"), token: token)
+    {
+      return .error(
+        401, .invalidRequest("missing or wrong bearer token (Authorization: Bearer ...)"),
+        headers: [("WWW-Authenticate", "Bearer realm=\"engram\"")])
+    }
+    switch request.method {
+    case "POST":
+      return await post(request)
+    case "DELETE":
+      return delete(request)
+    default:
+      return .error(
+        405, .invalidRequest("\(request.method) is not served here; POST messages, DELETE to end a session"),
+        headers: [("Allow", "POST, DELETE")])
+    }
+  }
+
+  // MARK: POST
+
+  private func post(_ request: HTTPRequest) async -> HTTPResponse {
+    let contentType = Self.mediaType(request.header("content-type"))
+    guard contentType == "application/json" else {
+      return .error(415, .invalidRequest("Content-Type must be application/json"))
+    }
+    let accepted = Set(
+      (request.header("accept") ?? "").split(separator: ",").map { Self.mediaType(String($0)) })
+    let acceptsAll = accepted.contains("*/*")
+    guard acceptsAll || (accepted.contains("application/json") && accepted.contains("text/event-stream"))
+    else {
+      return .error(406, .invalidRequest("Accept must list application/json and text/event-stream"))
+    }
+    let message: JSONValue
+    do {
+      message = try JSONValue(parsing: request.body)
+    } catch {
+      return .error(400, .parseError())
+    }
+    guard case .object(let members) = message else {
+      if case .array = message { return .error(400, .invalidRequest("batch requests are not supported")) }
+      return .error(400, .invalidRequest("a message must be a JSON object"))
+    }
+    let method = members["method"]?.stringValue
+    let isRequest = method != nil && members["id"] != nil
+    if method == nil && members["result"] == nil && members["error"] == nil {
+      return .error(400, .invalidRequest("not a JSON-RPC request, notification or response"))
+    }
+    let version = request.header("mcp-protocol-version")
+    if let version, !MCPServer.supportedProtocolVersions.contains(version) {
+      return .error(
+        400,
+        .invalidRequest(
+          "unsupported MCP-Protocol-Version \(version); supported: "
+            + MCPServer.supportedProtocolVersions.joined(separator: ", ")))
+    }
+    let sessionID = request.header("mcp-session-id")
+
+    if method == "initialize" {
+      guard sessionID == nil else {
+        return .error(400, .invalidRequest("initialize starts a new session: send it without MCP-Session-Id"))
+      }
+      guard isRequest else {
+        return .error(400, .invalidRequest("initialize must be a request (with an id)"))
+      }
+      let server = makeServer()
+      guard let response = await server.handle(message: request.body) else {
+        return .error(500, .invalidRequest("initialize produced no response"))
+      }
+      let succeeded = (try? JSONValue(parsing: response))?["result"] != nil
+      var headers: [(name: String, value: String)] = []
+      if succeeded {
+        let id = Self.newSessionID()
+        open(session: id, server: server)
+        headers.append(("MCP-Session-Id", id))
+      }
+      return reply(response, headers: headers)
+    }
+
+    guard let sessionID else {
+      return .error(
+        400, .invalidRequest("missing MCP-Session-Id: send initialize first and use the id it returns"))
+    }
+    guard let server = touch(session: sessionID) else {
+      return .error(
+        404, .invalidRequest("unknown or ended session; send initialize again without MCP-Session-Id"))
+    }
+    if let version, let negotiated = await server.negotiatedProtocolVersion, version != negotiated {
+      return .error(
+        400, .invalidRequest("MCP-Protocol-Version \(version) differs from the session's \(negotiated)"))
+    }
+    guard isRequest else {
+      _ = await server.handle(message: request.body)
+      return HTTPResponse(status: 202)
+    }
+    switch configuration.responseMode {
+    case .json:
+      guard let response = await server.handle(message: request.body) else {
+        return HTTPResponse(status: 202)
+      }
+      return reply(response)
+    case .eventStream:
+      let body = request.body
+      return HTTPResponse(
+        status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")],
+        body: .eventStream(event: { await server.handle(message: body) ?? Data() }))
+    }
+  }
+
+  /// The response to a request whose JSON-RPC answer is known, in the configured form.
+  private func reply(_ response: Data, headers: [(name: String, value: String)] = []) -> HTTPResponse {
+    switch configuration.responseMode {
+    case .json:
+      return .json(200, response, headers: headers)
+    case .eventStream:
+      return HTTPResponse(
+        status: 200,
+        headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")] + headers,
+        body: .eventStream(event: { response }))
+    }
+  }
+
+  // MARK: DELETE
+
+  private func delete(_ request: HTTPRequest) -> HTTPResponse {
+    guard let sessionID = request.header("mcp-session-id") else {
+      return .error(400, .invalidRequest("missing MCP-Session-Id: name the session to end"))
+    }
+    let removed = sessions.withLock { $0.removeValue(forKey: sessionID) }
+    guard removed != nil else { return .error(404, .invalidRequest("unknown or ended session")) }
+    log("session ended by the client")
+    return HTTPResponse(status: 204)
+  }
+
+  // MARK: Sessions
+
+  private func open(session id: String, server: MCPServer) {
+    let now = ContinuousClock.now
+    let evicted = sessions.withLock { sessions -> Int in
+      let idle = sessions.filter { now - $0.value.lastUsed > configuration.sessionIdleTimeout }.map(\.key)
+      for key in idle { sessions.removeValue(forKey: key) }
+      var evicted = idle.count
+      while sessions.count >= configuration.maximumSessions,
+        let oldest = sessions.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key
+      {
+        sessions.removeValue(forKey: oldest)
+        evicted += 1
+      }
+      sessions[id] = Session(server: server, lastUsed: now)
+      return evicted
+    }
+    if evicted > 0 { log("ended \(evicted) idle or least recently used session(s)") }
+  }
+
+  private func touch(session id: String) -> MCPServer? {
+    let now = ContinuousClock.now
+    return sessions.withLock { sessions -> MCPServer? in
+      guard var session = sessions[id] else { return nil }
+      if now - session.lastUsed > configuration.sessionIdleTimeout {
+        sessions.removeValue(forKey: id)
+        return nil
+      }
+      session.lastUsed = now
+      sessions[id] = session
+      return session.server
+    }
+  }
+
+  /// 32 random bytes from the system's cryptographic generator, as 64 hex digits.
+  static func newSessionID() -> String {
+    var generator = SystemRandomNumberGenerator()
+    return (0..<4).map { _ in
+      let hex = String(generator.next() as UInt64, radix: 16)
+      return String(repeating: "0", count: 16 - hex.count) + hex
+    }.joined()
+  }
+
+  // MARK: Checks
+
+  /// `type/subtype` of a media type, lowercased, without parameters.
+  static func mediaType(_ field: String?) -> String {
+    guard let field else { return "" }
+    return (field.split(separator: ";").first.map(String.init) ?? "").trimmingCharacters(in: .whitespaces)
+      .lowercased()
+  }
+
+  /// Whether `origin` names a loopback host (any port, http or https) or is allowed by name.
+  func isAllowed(origin: String) -> Bool {
+    if configuration.allowedOrigins.contains(origin) { return true }
+    guard let components = URLComponents(string: origin), let scheme = components.scheme?.lowercased(),
+      scheme == "http" || scheme == "https", let host = components.host?.lowercased()
+    else { return false }
+    let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+    return bare == "localhost" || bare == "::1"
+      || bare.hasPrefix("127.") && bare.split(separator: ".").count == 4
+  }
+
+  /// Whether `authorization` is `Bearer TOKEN` with `token`, compared in time independent
+  /// of where the two differ.
+  static func isAuthorized(_ authorization: String?, token: String) -> Bool {
+    guard let authorization else { return false }
+    let parts = authorization.split(separator: " ", maxSplits: 1)
+    guard parts.count == 2, parts[0].lowercased() == "bearer" else { return false }
+    return constantTimeEqual(Array(parts[1].trimmingCharacters(in: .whitespaces).utf8), Array(token.utf8))
+  }
+
+  /// Byte equality that reads every byte of `candidate` whatever the first difference.
+  static func constantTimeEqual(_ candidate: [UInt8], _ expected: [UInt8]) -> Bool {
+    var difference = UInt8(truncatingIfNeeded: candidate.count ^ expected.count)
+    difference |= UInt8(candidate.count == expected.count ? 0 : 1)
+    for index in 0..<candidate.count {
+      let other = expected.isEmpty ? 0 : expected[index % expected.count]
+      difference |= candidate[index] ^ other
+    }
+    return difference == 0
+  }
+}

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for tests: created in a temporary folder, owned and run by an
+# unprivileged user, listening only on a Unix socket in that folder (no TCP), with trust
+# authentication for that socket alone (nobody else can open the folder).
+#
+#   scripts/postgres.sh start          prints the folder on line 1 and its libpq URL on line 2
+#   scripts/postgres.sh stop FOLDER    stops the cluster and removes the folder
+#   scripts/postgres.sh run CMD...     starts one, runs CMD with $ENGRAM_TEST_POSTGRES_URL set
+#                                      to its URL, then stops and removes it (also on failure)
+#
+# PostgreSQL (15 or later) is installed from apt when missing. Run as root, the cluster runs
+# as $ENGRAM_POSTGRES_USER (default: the `postgres` account the package creates, else
+# `nobody`), because PostgreSQL refuses to run as root.
+set -euo pipefail
+
+log() { printf 'postgres.sh: %s\n' "$*" >&2; }
+
+# The folder holding initdb, pg_ctl and postgres: pg_config's, else the newest Debian one,
+# else whatever PATH has.
+bindir() {
+  local dir
+  if command -v pg_config >/dev/null 2>&1; then
+    dir=$(pg_config --bindir 2>/dev/null || true)
+    if [ -n "$dir" ] && [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ]; then
+      echo "$dir"
+      return 0
+    fi
+  fi
+  for dir in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5 -n -r); do
+    if [ -x "$dir/initdb" ] && [ -x "$dir/pg_ctl" ]; then
+      echo "$dir"
+      return 0
+    fi
+  done
+  if command -v initdb >/dev/null 2>&1 && command -v pg_ctl >/dev/null 2>&1; then
+    dirname "$(command -v initdb)"
+    return 0
+  fi
+  return 1
+}
+
+install_if_missing() {
+  bindir >/dev/null && return 0
+  if ! command -v apt-get >/dev/null 2>&1; then
+    log "PostgreSQL's server programs (initdb, pg_ctl) are missing; install PostgreSQL 15 or later"
+    exit 1
+  fi
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  log "installing postgresql with apt-get"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
+  bindir >/dev/null || { log "postgresql was installed but initdb and pg_ctl are still not found"; exit 1; }
+}
+
+# Runs "$@" as the cluster's owner.
+as_owner() {
+  if [ "$(id -u)" -eq 0 ]; then
+    runuser -u "$owner" -- "$@"
+  else
+    "$@"
+  fi
+}
+
+pick_owner() {
+  if [ "$(id -u)" -ne 0 ]; then
+    owner=$(id -un)
+  elif [ -n "${ENGRAM_POSTGRES_USER:-}" ]; then
+    owner=$ENGRAM_POSTGRES_USER
+  elif id postgres >/dev/null 2>&1; then
+    owner=postgres
+  else
+    owner=nobody
+  fi
+}
+
+start() {
+  install_if_missing
+  local bin folder
+  bin=$(bindir)
+  pick_owner
+  # A short path: a Unix socket's path may not exceed about 100 bytes.
+  folder=$(mktemp -d /tmp/engram-pg.XXXXXX)
+  chmod 700 "$folder"
+  [ "$(id -u)" -eq 0 ] && chown "$owner" "$folder"
+  if ! as_owner "$bin/initdb" -D "$folder/data" -U engram --auth=trust --encoding=UTF8 \
+    --locale=C.UTF-8 --no-sync >"$folder/initdb.log" 2>&1; then
+    log "initdb failed:"
+    cat "$folder/initdb.log" >&2
+    rm -rf "$folder"
+    exit 1
+  fi
+  # No TCP (listen_addresses empty); the socket lives in the folder. The cluster is thrown
+  # away afterwards, so durability settings are off for speed.
+  if ! as_owner "$bin/pg_ctl" -D "$folder/data" -l "$folder/server.log" -w -t 60 start \
+    -o "-c listen_addresses='' -c unix_socket_directories='$folder' -c fsync=off \
+        -c synchronous_commit=off -c full_page_writes=off -c max_connections=100" >/dev/null; then
+    log "the server did not start:"
+    cat "$folder/server.log" >&2
+    as_owner "$bin/pg_ctl" -D "$folder/data" -m immediate stop >/dev/null 2>&1 || true
+    rm -rf "$folder"
+    exit 1
+  fi
+  echo "$folder"
+  echo "postgresql://engram@/postgres?host=$folder"
+}
+
+stop() {
+  local folder=$1 bin
+  case "$folder" in
+    /tmp/engram-pg.*) ;;
+    *) log "refusing to remove '$folder' (not a folder this script created)"; exit 1 ;;
+  esac
+  [ -d "$folder" ] || return 0
+  bin=$(bindir)
+  owner=$(stat -c %U "$folder" 2>/dev/null || id -un)
+  if [ -f "$folder/data/postmaster.pid" ]; then
+    as_owner "$bin/pg_ctl" -D "$folder/data" -m fast -w stop >/dev/null 2>&1 ||
+      as_owner "$bin/pg_ctl" -D "$folder/data" -m immediate -w stop >/dev/null 2>&1 || true
+  fi
+  rm -rf "$folder"
+}
+
+case "${1:-}" in
+  start)
+    start
+    ;;
+  stop)
+    [ $# -eq 2 ] || { log "usage: postgres.sh stop FOLDER"; exit 64; }
+    stop "$2"
+    ;;
+  run)
+    shift
+    [ $# -ge 1 ] || { log "usage: postgres.sh run CMD..."; exit 64; }
+    started=$(start)
+    cluster=$(echo "$started" | sed -n 1p)
+    trap 'stop "$cluster"' EXIT
+    trap 'exit 130' INT TERM
+    ENGRAM_TEST_POSTGRES_URL=$(echo "$started" | sed -n 2p)
+    export ENGRAM_TEST_POSTGRES_URL
+    log "cluster at $cluster"
+    status=0
+    "$@" || status=$?
+    exit $status
+    ;;
+  *)
+    log "usage: postgres.sh start | stop FOLDER | run CMD..."
+    exit 64
+    ;;
+esac
