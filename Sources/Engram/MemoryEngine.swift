@@ -131,7 +131,8 @@ public final class MemoryEngine: Sendable {
     indexState.withLock {
       $0.generation = generation
       $0.unsaved = source == .database
-      $0.baselineChanges = index.changeCount
+      // A snapshot brought up to date at open counts as changed (its writer saves it).
+      $0.baselineChanges = source == .snapshot ? 0 : index.changeCount
       $0.fromSnapshot = source == .snapshot
     }
     state.withLock { $0.indexSource = source }
@@ -198,9 +199,9 @@ public final class MemoryEngine: Sendable {
   /// of an unchanged index.
   func writeSnapshot() throws {
     let index = self.index
-    let (token, generation, stored) = try database.read { connection in
+    let (token, generation, stored, maxID) = try database.read { connection in
       let (token, generation) = try Self.snapshotToken(connection)
-      return (token, generation, try connection.count(EmbeddingRow.self))
+      return (token, generation, try connection.count(EmbeddingRow.self), try connection.maxEmbeddingID())
     }
     guard let token else { return }
     let current = indexState.withLock { state in
@@ -211,6 +212,7 @@ public final class MemoryEngine: Sendable {
     // one is still on its way in.
     guard current, index.count == stored else { return }
     try index.write(snapshotTo: snapshotURL, token: token)
+    recordSnapshot(token: token, generation: generation, maxEmbeddingID: maxID)
     indexState.withLock { state in
       if state.generation == generation {
         state.unsaved = false
@@ -225,12 +227,10 @@ public final class MemoryEngine: Sendable {
     VectorIndex, IndexSource, Int64
   ) {
     let indexConfiguration = VectorIndex.Configuration(dimension: dimension, threads: threads)
-    let (token, generation) = try database.read { try snapshotToken($0) }
-    if let snapshot, let token, FileManager.default.fileExists(atPath: snapshot.path),
-      let index = try? VectorIndex.open(
-        snapshot: snapshot, expectedToken: token, configuration: indexConfiguration)
+    if let snapshot,
+      let loaded = try openSnapshot(database: database, url: snapshot, configuration: indexConfiguration)
     {
-      return (index, .snapshot, generation)
+      return (loaded.index, .snapshot, loaded.generation)
     }
     var ids: [Int64] = []
     var metadata: [VectorMetadata] = []
@@ -245,15 +245,9 @@ public final class MemoryEngine: Sendable {
       try connection.forEachEmbedding { entry, vector in
         // Rows the index cannot hold (wrong length, no direction) stay out of it, so the
         // memory still opens; `doctor` reports them as absent.
-        guard vector.count == dimension, vector.allSatisfy(\.isFinite), vector.contains(where: { $0 != 0 })
-        else {
-          return
-        }
+        guard indexable(vector, dimension: dimension) else { return }
         ids.append(VectorKey.make(entry.ownerKind.itemKind, entry.ownerID))
-        metadata.append(
-          VectorMetadata(
-            kind: entry.ownerKind.itemKind.vectorKind, session: entry.sessionID ?? 0,
-            scope: ScopeKey.make(entry.scopeUser), timestamp: entry.time))
+        metadata.append(vectorMetadata(entry))
         vectors.append(contentsOf: vector)
       }
     }
@@ -293,7 +287,7 @@ public final class MemoryEngine: Sendable {
       state.stale || (state.generation != current && state.writesInFlight == 0)
     }
     guard needed else { return }
-    try reloadIndex()
+    try refreshIndex()
   }
 
   /// Replaces the index with one loaded from the embeddings table.

@@ -311,11 +311,7 @@ extension MemoryEngine {
 
   func knownSpeakers() throws -> [String: String] {
     if let cached = speakers.withLock({ $0 }) { return cached }
-    let names = try database.read { connection in
-      try connection.prepare("SELECT DISTINCT speaker FROM messages WHERE speaker IS NOT NULL").map {
-        $0.string(at: 0)
-      }
-    }
+    let names = try database.read { try $0.distinctSpeakers() }
     var map: [String: String] = [:]
     for name in names where !name.isEmpty && !name.contains(" ") {
       map[name.lowercased()] = name

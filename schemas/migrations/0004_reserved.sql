@@ -1,0 +1,5 @@
+-- Engram schema, migration 4: reserved.
+-- Number 4 belongs to a migration being written on another branch at the same time as
+-- migration 5; this file only holds its place so the numbers stay contiguous on this
+-- branch (the migrator applies migrations by number). It changes nothing. When the two
+-- branches meet, the real 0004 replaces this file (`make schemas` refuses two 0004 files).
