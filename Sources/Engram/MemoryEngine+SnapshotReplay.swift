@@ -105,3 +105,11 @@ extension MemoryEngine {
     }
   }
 }
+
+extension Connection {
+  /// The token a snapshot holding exactly the current embeddings carries (nil when the
+  /// database keeps no trustworthy epoch).
+  func currentSnapshotToken() throws -> UInt64? {
+    try MemoryEngine.snapshotToken(self).token
+  }
+}

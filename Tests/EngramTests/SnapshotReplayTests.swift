@@ -45,6 +45,9 @@ import Testing
     #expect(hits.first?.id == added)
     let report = try await reader.doctor()
     #expect(report.checks.first { $0.name == "index" }?.ok == true, "\(report.checks)")
+    let snapshot = report.checks.first { $0.name == "snapshot" }
+    #expect(
+      snapshot?.ok == true && snapshot?.detail.hasPrefix("behind the database") == true, "\(report.checks)")
   }
 
   @Test func deletionsAndReusedIdsAfterTheSnapshotAreReplayed() async throws {
