@@ -98,13 +98,14 @@ def panel(x0, title, unit, rows, series, width=420, height=300):
 
 
 TABLE_ROWS = [
+    ("host load average at the start", "load_average_at_start", "{:.1f}"),
     ("ingest (turns/s)", "ingest_per_s", "{:,.0f}"),
     ("`query` wall p50 / p95 (ms)", ("query_p50_ms", "query_p95_ms"), "{:,.0f} / {:,.0f}"),
     ("`query` CPU p50 (ms)", "query_cpu_p50_ms", "{:,.0f}"),
     ("bytes written by one `query`", "query_bytes_written", "{:,}"),
     ("`query` peak memory (MB)", "query_peak_mb", "{:,.0f}"),
     ("open in-process, read-only (ms)", "open_ms", "{:,.1f}"),
-    ("`stats` (ms)", "stats_ms", "{:,.0f}"),
+    ("`stats` wall / CPU (ms)", ("stats_ms", "stats_cpu_ms"), "{:,.0f} / {:,.0f}"),
     ("`doctor` (s)", "doctor_s", "{:,.2f}"),
     ("`export` (rows/s; s; CPU s)", ("export_rows_per_s", "export_s", "export_cpu_s"),
      "{:,.0f}; {:,.2f}; {:,.2f}"),
@@ -113,6 +114,8 @@ TABLE_ROWS = [
      "{:,.0f}; {:,.1f}; {:,.1f}"),
     ("`import` peak memory (MB)", "import_peak_mb", "{:,.0f}"),
     ("`compact --dry-run` (s)", "compact_dry_run_s", "{:,.2f}"),
+    ("bytes written by `stats` / `compact --dry-run`", ("stats_bytes_written", "compact_dry_run_bytes_written"),
+     "{:,} / {:,}"),
     ("`compact` (s; CPU s)", ("compact_s", "compact_cpu_s"), "{:,.1f}; {:,.1f}"),
     ("`compact` peak memory (MB)", "compact_peak_mb", "{:,.0f}"),
     ("database / snapshot (MB)", ("db_bytes", "snapshot_bytes"), "{:,.0f} / {:,.0f}"),
@@ -155,7 +158,8 @@ def main(argv):
         sys.exit("no scale results (run engram-bench scale --json > Benchmarks/results/scale-N.json)")
     rows = load(paths)
     parts = panel(0, "engram query wall time", "milliseconds", rows, [
-        ("query_p50_ms", "p50", "#1f77b4"), ("query_p95_ms", "p95", "#ff7f0e")])
+        ("query_p50_ms", "p50", "#1f77b4"), ("query_p95_ms", "p95", "#ff7f0e"),
+        ("query_cpu_p50_ms", "CPU time p50", "#2ca02c")])
     parts += panel(440, "peak memory of one command", "MB (max RSS)", rows, [
         ("query_peak_mb", "query", "#1f77b4"), ("export_peak_mb", "export", "#2ca02c"),
         ("import_peak_mb", "import", "#d62728")])

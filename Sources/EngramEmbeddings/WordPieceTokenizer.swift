@@ -40,8 +40,9 @@ public struct WordPieceTokenizer: Sendable {
     var continuations: [String: Int32] = [:]
     words.reserveCapacity(vocabulary.count)
     for (index, token) in vocabulary.enumerated() {
-      if token.hasPrefix("##") && token.count > 2 {
-        continuations[String(token.dropFirst(2))] = continuations[String(token.dropFirst(2))] ?? Int32(index)
+      if token.utf8.count > 2 && token.hasPrefix("##") {
+        let piece = String(token.dropFirst(2))
+        if continuations[piece] == nil { continuations[piece] = Int32(index) }
       } else {
         words[token] = words[token] ?? Int32(index)
       }
@@ -74,13 +75,25 @@ public struct WordPieceTokenizer: Sendable {
         directory: vocabularyFile.deletingLastPathComponent().path,
         missingFile: vocabularyFile.lastPathComponent)
     }
-    guard let text = String(data: data, encoding: .utf8) else {
+    guard var text = String(data: data, encoding: .utf8) else {
       throw .invalidVocabulary(path: vocabularyFile.path, reason: "not UTF-8")
     }
-    var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-      line.hasSuffix("\r") ? String(line.dropLast()) : String(line)
+    // Lines split on bytes, not Characters: a Character split is most of a MiniLM query's
+    // start-up (30,522 lines), and it never splits "\r\n", which is one Character.
+    var lines: [String] = []
+    lines.reserveCapacity(data.count / 7)
+    text.withUTF8 { bytes in
+      var start = 0
+      func take(_ end: Int) {
+        let stop = end > start && bytes[end - 1] == 0x0D ? end - 1 : end
+        lines.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<stop]), as: UTF8.self))
+      }
+      for index in 0..<bytes.count where bytes[index] == 0x0A {
+        take(index)
+        start = index + 1
+      }
+      if start < bytes.count { take(bytes.count) }
     }
-    if lines.last == "" { lines.removeLast() }
     guard !lines.isEmpty else { throw .invalidVocabulary(path: vocabularyFile.path, reason: "empty") }
     try self.init(
       vocabulary: lines, lowercases: lowercases, maxSequenceLength: maxSequenceLength,

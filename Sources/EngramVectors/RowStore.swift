@@ -21,9 +21,9 @@ final class RowStore: @unchecked Sendable {
   let codes: UnsafeMutablePointer<Int8>
   let scales: UnsafeMutablePointer<Float>
   let codeSums: UnsafeMutablePointer<Int32>
-  /// The snapshot mapping the columns point into (nil when they were allocated). Mapped
-  /// columns are read-only: the store's capacity is its row count, so an append copies the
-  /// rows into an allocated store first.
+  /// The snapshot mapping the columns point into (nil when they were allocated). The file's
+  /// rows are never written; rows beyond them go into the mapping's column regions while
+  /// they have room, else an append copies the rows into an allocated store first.
   let mapping: SnapshotMapping?
   /// An upper bound of `|| row - scale * codes ||` over every quantized row (Float bits).
   /// Only grows, so a reader of an older version still gets a bound for its rows.
@@ -53,21 +53,26 @@ final class RowStore: @unchecked Sendable {
     mapping = nil
   }
 
-  /// Rows backed by a mapped snapshot (float32 only; never written).
+  /// Rows backed by a mapped snapshot (float32 only). The file's rows are never written;
+  /// when the mapping has column regions (`SnapshotMapping.mapColumns`), rows after them
+  /// can be appended in place, else the capacity is the row count.
   init(mapping: SnapshotMapping, layout: SnapshotFormat.Layout, count: Int, dimension: Int) {
     self.dimension = dimension
-    self.capacity = count
     self.quantized = false
     self.mapping = mapping
-    func column<T>(_ offset: Int, _ type: T.Type) -> UnsafeMutablePointer<T> {
-      UnsafeMutableRawPointer(mutating: mapping.base + offset).assumingMemoryBound(to: T.self)
+    let regions = mapping.columns
+    self.capacity = regions.isEmpty ? count : mapping.columnCapacity
+    func column<T>(_ index: Int, _ offset: Int, _ type: T.Type) -> UnsafeMutablePointer<T> {
+      let base =
+        regions.isEmpty ? UnsafeMutableRawPointer(mutating: mapping.base + offset) : regions[index].base
+      return base.assumingMemoryBound(to: T.self)
     }
-    vectors = column(layout.vectors, Float.self)
-    ids = column(layout.ids, Int64.self)
-    sessions = column(layout.sessions, Int64.self)
-    scopes = column(layout.scopes, Int64.self)
-    timestamps = column(layout.timestamps, Int64.self)
-    kinds = column(layout.kinds, UInt8.self)
+    ids = column(0, layout.ids, Int64.self)
+    sessions = column(1, layout.sessions, Int64.self)
+    scopes = column(2, layout.scopes, Int64.self)
+    timestamps = column(3, layout.timestamps, Int64.self)
+    kinds = column(4, layout.kinds, UInt8.self)
+    vectors = column(5, layout.vectors, Float.self)
     // Placeholders, as for a float32 store.
     codes = Self.allocate(Int8.self, 1)
     scales = Self.allocate(Float.self, 1)

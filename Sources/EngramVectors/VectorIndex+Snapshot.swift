@@ -67,17 +67,26 @@ enum SnapshotFormat {
 }
 
 /// A read-only memory mapping of a snapshot file, unmapped when the last row store using
-/// it goes away.
+/// it goes away; optionally also its columns mapped with room for appended rows (see
+/// `mapColumns`).
 final class SnapshotMapping: @unchecked Sendable {
   let base: UnsafeRawPointer
   let length: Int
+  /// Column regions made by `mapColumns` (ids, sessions, scopes, timestamps, kinds,
+  /// vectors), each with its length; empty when there are none.
+  var columns: [(base: UnsafeMutableRawPointer, length: Int)] = []
+  /// Rows the column regions hold room for (file rows included).
+  var columnCapacity = 0
 
   init(base: UnsafeRawPointer, length: Int) {
     self.base = base
     self.length = length
   }
 
-  deinit { munmap(UnsafeMutableRawPointer(mutating: base), length) }
+  deinit {
+    munmap(UnsafeMutableRawPointer(mutating: base), length)
+    for column in columns { munmap(column.base, column.length) }
+  }
 }
 
 /// How much of a snapshot `open` checks.
@@ -316,6 +325,11 @@ extension VectorIndex {
       }
     }
 
+    if configuration.precision == .float32 {
+      // Room to append after the file's rows without copying them (a snapshot that lags is
+      // brought up to date by appending); when it cannot be made, an append copies.
+      mapping.mapColumns(descriptor: descriptor, layout: layout, count: n, dimension: dimension)
+    }
     var rows = RowStore(mapping: mapping, layout: layout, count: n, dimension: dimension)
     if configuration.precision == .int8 {
       // Codes are computed, not stored: copy into owned, quantized rows.

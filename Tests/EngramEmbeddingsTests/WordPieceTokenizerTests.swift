@@ -73,4 +73,25 @@ struct WordPieceTokenizerTests {
       _ = try WordPieceTokenizer(vocabulary: Self.vocabulary, maxSequenceLength: 1)
     }
   }
+
+  @Test("a vocabulary file reads the same tokens with LF or CRLF line ends, with or without a final one")
+  func vocabularyFileLineEnds() throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "engram-vocab-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let reference = try tokenizer()
+    for (name, text) in [
+      ("lf", Self.vocabulary.joined(separator: "\n") + "\n"),
+      ("crlf", Self.vocabulary.joined(separator: "\r\n") + "\r\n"),
+      ("bare", Self.vocabulary.joined(separator: "\n")),
+    ] {
+      let url = folder.appendingPathComponent("\(name).txt")
+      try Data(text.utf8).write(to: url)
+      let loaded = try WordPieceTokenizer(vocabularyFile: url)
+      #expect(loaded.vocabularySize == Self.vocabulary.count, "\(name)")
+      #expect((0..<Int32(Self.vocabulary.count)).map { loaded.token(for: $0) } == Self.vocabulary, "\(name)")
+      #expect(loaded.encode("Unaffable cafe, naive 明天!") == reference.encode("Unaffable cafe, naive 明天!"))
+    }
+  }
 }

@@ -26,6 +26,7 @@ struct Exporter: EnginePart {
   /// Meta keys that describe the file itself, not the memory (never exported).
   static let localMetaKeys: Set<String> = [
     "database_id", "embedding_model", "embedding_dimension", Connection.embeddingEpochKey,
+    Connection.vectorSnapshotKey, Connection.embeddingChangesFloorKey,
   ]
 
   /// The export format version this engine writes; version 1 files (no `end` line) still import.

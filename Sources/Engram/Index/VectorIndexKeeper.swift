@@ -18,9 +18,9 @@ final class VectorIndexKeeper: Sendable {
   /// The snapshot file beside the database.
   let snapshotURL: URL
   /// The index; replaced whole by import, reindex and reload.
-  private let holder: Mutex<VectorIndex>
+  let holder: Mutex<VectorIndex>
   /// The embedding generation the index reflects; another process's write makes it stale.
-  private let state = Mutex<State>(State(generation: 0, stale: false))
+  let state = Mutex<State>(State(generation: 0, stale: false))
   /// How the index was loaded at open.
   let source: Source
 
@@ -52,7 +52,8 @@ final class VectorIndexKeeper: Sendable {
     state.withLock {
       $0.generation = generation
       $0.unsaved = source == .database
-      $0.baselineChanges = index.changeCount
+      // A snapshot brought up to date at open counts as changed (its writer saves it).
+      $0.baselineChanges = source == .snapshot ? 0 : index.changeCount
       $0.fromSnapshot = source == .snapshot
     }
   }
@@ -66,8 +67,11 @@ final class VectorIndexKeeper: Sendable {
   /// Replaces the index (import, reindex) and marks it as not yet saved.
   func replace(with index: VectorIndex, generation: Int64) {
     holder.withLock { $0 = index }
-    state.withLock {
-      $0 = State(generation: generation, stale: false, unsaved: true, baselineChanges: index.changeCount)
+    state.withLock { state in
+      // Own writes in flight keep counting: they update the generation after their commit.
+      state = State(
+        generation: generation, stale: false, unsaved: true, baselineChanges: index.changeCount,
+        writesInFlight: state.writesInFlight)
     }
   }
 
@@ -100,9 +104,9 @@ final class VectorIndexKeeper: Sendable {
   /// of an unchanged index.
   func writeSnapshot() throws {
     let index = self.index
-    let (token, generation, stored) = try database.read { connection in
+    let (token, generation, stored, maxID) = try database.read { connection in
       let (token, generation) = try Self.snapshotToken(connection)
-      return (token, generation, try connection.count(EmbeddingRow.self))
+      return (token, generation, try connection.count(EmbeddingRow.self), try connection.maxEmbeddingID())
     }
     guard let token else { return }
     let current = state.withLock { state in
@@ -113,6 +117,7 @@ final class VectorIndexKeeper: Sendable {
     // one is still on its way in.
     guard current, index.count == stored else { return }
     try index.write(snapshotTo: snapshotURL, token: token)
+    recordSnapshot(token: token, generation: generation, maxEmbeddingID: maxID)
     state.withLock { state in
       if state.generation == generation {
         state.unsaved = false
@@ -127,12 +132,10 @@ final class VectorIndexKeeper: Sendable {
     VectorIndex, Source, Int64
   ) {
     let indexConfiguration = VectorIndex.Configuration(dimension: dimension, threads: threads)
-    let (token, generation) = try database.read { try snapshotToken($0) }
-    if let snapshot, let token, FileManager.default.fileExists(atPath: snapshot.path),
-      let index = try? VectorIndex.open(
-        snapshot: snapshot, expectedToken: token, configuration: indexConfiguration)
+    if let snapshot,
+      let loaded = try openSnapshot(database: database, url: snapshot, configuration: indexConfiguration)
     {
-      return (index, .snapshot, generation)
+      return (loaded.index, .snapshot, loaded.generation)
     }
     var ids: [Int64] = []
     var metadata: [VectorMetadata] = []
@@ -147,15 +150,9 @@ final class VectorIndexKeeper: Sendable {
       try connection.forEachEmbedding { entry, vector in
         // Rows the index cannot hold (wrong length, no direction) stay out of it, so the
         // memory still opens; `doctor` reports them as absent.
-        guard vector.count == dimension, vector.allSatisfy(\.isFinite), vector.contains(where: { $0 != 0 })
-        else {
-          return
-        }
+        guard indexable(vector, dimension: dimension) else { return }
         ids.append(VectorKey.make(entry.ownerKind, entry.ownerID))
-        metadata.append(
-          VectorMetadata(
-            kind: entry.ownerKind.code, session: entry.sessionID ?? 0,
-            scope: ScopeKey.make(entry.scopeUser), timestamp: entry.time))
+        metadata.append(vectorMetadata(entry))
         vectors.append(contentsOf: vector)
       }
     }
@@ -195,7 +192,7 @@ final class VectorIndexKeeper: Sendable {
       state.stale || (state.generation != current && state.writesInFlight == 0)
     }
     guard needed else { return }
-    try reload()
+    try refresh()
   }
 
   /// Replaces the index with one loaded from the embeddings table.

@@ -130,22 +130,31 @@ struct Doctor: EnginePart {
       return DoctorReport.Check(
         name: "snapshot", ok: true, detail: "none (the index is built from the database)")
     }
-    guard let token = try database.read({ try VectorIndexKeeper.snapshotToken($0).token }) else {
-      return DoctorReport.Check(name: "snapshot", ok: true, detail: "not current (not used)")
+    // Current, or else the earlier state this database recorded (brought up to date on open).
+    let (current, recorded) = try database.read {
+      (try $0.currentSnapshotToken(), try $0.vectorSnapshotStamp())
     }
-    do {
-      try VectorIndex.verifySnapshot(url, expectedToken: token, dimension: embedder.dimension)
-      return DoctorReport.Check(name: "snapshot", ok: true, detail: "current, every byte verified")
-    } catch .snapshotStale {
-      return DoctorReport.Check(name: "snapshot", ok: true, detail: "not current (not used)")
-    } catch .snapshotCorrupt(_, let reason) {
-      return DoctorReport.Check(
-        name: "snapshot", ok: !inUse,
-        detail: inUse
-          ? "damaged (\(reason)) and in use; a repair rebuilds it" : "damaged (\(reason)), not used")
-    } catch {
-      return DoctorReport.Check(name: "snapshot", ok: !inUse, detail: "unreadable (\(error))")
+    var tokens: [(token: UInt64, state: String)] = []
+    if let current { tokens.append((current, "current")) }
+    if inUse, let recorded, recorded.token != current {
+      tokens.append((recorded.token, "behind the database, brought up to date from it on open"))
     }
+    for (token, state) in tokens {
+      do {
+        try VectorIndex.verifySnapshot(url, expectedToken: token, dimension: embedder.dimension)
+        return DoctorReport.Check(name: "snapshot", ok: true, detail: "\(state), every byte verified")
+      } catch .snapshotStale {
+        continue
+      } catch .snapshotCorrupt(_, let reason) {
+        return DoctorReport.Check(
+          name: "snapshot", ok: !inUse,
+          detail: inUse
+            ? "damaged (\(reason)) and in use; a repair rebuilds it" : "damaged (\(reason)), not used")
+      } catch {
+        return DoctorReport.Check(name: "snapshot", ok: !inUse, detail: "unreadable (\(error))")
+      }
+    }
+    return DoctorReport.Check(name: "snapshot", ok: true, detail: "not current (not used)")
   }
 
   /// Embeds every message, memory and summary that has no embedding; returns how many.

@@ -115,7 +115,7 @@ final class SpeakerDirectory: Sendable {
   /// The known single-word speaker names, read from the store when not cached.
   func known(in database: Database) throws -> [String: String] {
     if let cached = names.withLock({ $0 }) { return cached }
-    let all = try database.read { try $0.speakerNames() }
+    let all = try database.read { try $0.distinctSpeakers() }
     var map: [String: String] = [:]
     for name in all where !name.isEmpty && !name.contains(" ") {
       map[name.lowercased()] = name

@@ -167,12 +167,6 @@ extension Connection {
     return texts
   }
 
-  /// Every distinct speaker name of the conversation log.
-  /// - Complexity: a scan of the `messages` speaker column.
-  public func speakerNames() throws -> [String] {
-    try prepare("SELECT DISTINCT speaker FROM messages WHERE speaker IS NOT NULL").map { $0.string(at: 0) }
-  }
-
   /// A session's id from its external name or its numeric id, or nil.
   public func sessionID(named name: String) throws -> Int64? {
     if let session = try session(externalID: name) { return session.id }

@@ -282,14 +282,7 @@ extension Connection {
   ) throws {
     let statement = try cachedStatement(
       """
-      SELECT e.id, CASE e.owner_kind WHEN 'message' THEN 0 WHEN 'memory' THEN 1 ELSE 2 END, e.owner_id,
-        coalesce(m.session_id, mm.session_id, s.session_id),
-        coalesce(m.created_at, mm.created_at, s.start_at, 0),
-        mm.kind, mm.scope_user, mm.scope_agent, mm.superseded_by IS NOT NULL, e.vector, e.dimension
-      FROM embeddings e
-      LEFT JOIN messages m ON e.owner_kind = 'message' AND m.id = e.owner_id
-      LEFT JOIN memories mm ON e.owner_kind = 'memory' AND mm.id = e.owner_id
-      LEFT JOIN summaries s ON e.owner_kind = 'summary' AND s.id = e.owner_id
+      \(Self.embeddingEntrySelect)
       WHERE (?1 AND e.owner_kind = 'message') OR (?2 AND e.owner_kind = 'memory')
         OR (?3 AND e.owner_kind = 'summary')
       ORDER BY e.id
@@ -297,6 +290,26 @@ extension Connection {
     try statement.bind(ownerKinds.contains(.message), at: 1)
     try statement.bind(ownerKinds.contains(.memory), at: 2)
     try statement.bind(ownerKinds.contains(.summary), at: 3)
+    try forEachEmbeddingEntry(statement, body)
+  }
+
+  /// The columns `forEachEmbeddingEntry` reads, with the owner joins; a WHERE clause follows.
+  static let embeddingEntrySelect = """
+    SELECT e.id, CASE e.owner_kind WHEN 'message' THEN 0 WHEN 'memory' THEN 1 ELSE 2 END, e.owner_id,
+      coalesce(m.session_id, mm.session_id, s.session_id),
+      coalesce(m.created_at, mm.created_at, s.start_at, 0),
+      mm.kind, mm.scope_user, mm.scope_agent, mm.superseded_by IS NOT NULL, e.vector, e.dimension
+    FROM embeddings e
+    LEFT JOIN messages m ON e.owner_kind = 'message' AND m.id = e.owner_id
+    LEFT JOIN memories mm ON e.owner_kind = 'memory' AND mm.id = e.owner_id
+    LEFT JOIN summaries s ON e.owner_kind = 'summary' AND s.id = e.owner_id
+    """
+
+  /// Steps `statement` (a bound `embeddingEntrySelect` query) and calls `body` per row, as
+  /// `forEachEmbedding` describes.
+  func forEachEmbeddingEntry(
+    _ statement: Statement, _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void
+  ) throws {
     let kinds: [ItemKind] = [.message, .memory, .summary]
     // A blob stored inside a page may sit at any byte offset: such rows are copied into
     // this one scratch buffer instead of being read through a misaligned pointer.

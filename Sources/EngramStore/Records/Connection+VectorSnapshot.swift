@@ -1,0 +1,151 @@
+import EngramCore
+
+/// What a vector-index snapshot file holds, as the writer that wrote it recorded in the
+/// database (meta `vector_snapshot`): the file's token, the embedding generation whose rows
+/// it holds, and the highest embedding id among them.
+///
+/// A snapshot whose token matches the stamp holds exactly the state at `generation`; the
+/// rows added since are those with an id above `maxEmbeddingID`, and every other change
+/// since is in `embedding_changes` (migration 5), so a reader can bring it up to date.
+public struct VectorSnapshotStamp: Sendable, Hashable {
+  /// The token written in the snapshot file's header.
+  public var token: UInt64
+  /// The embedding generation of the rows it holds.
+  public var generation: Int64
+  /// The highest embedding id at that generation (0 when there was none).
+  public var maxEmbeddingID: Int64
+
+  /// Creates a stamp.
+  public init(token: UInt64, generation: Int64, maxEmbeddingID: Int64) {
+    self.token = token
+    self.generation = generation
+    self.maxEmbeddingID = maxEmbeddingID
+  }
+
+  /// The meta value: "token:generation:maxEmbeddingID" (token in hexadecimal).
+  var metaValue: String { String(token, radix: 16) + ":" + String(generation) + ":" + String(maxEmbeddingID) }
+
+  init?(metaValue: String) {
+    let parts = metaValue.split(separator: ":")
+    guard parts.count == 3, let token = UInt64(parts[0], radix: 16), let generation = Int64(parts[1]),
+      let maxID = Int64(parts[2])
+    else { return nil }
+    self.init(token: token, generation: generation, maxEmbeddingID: maxID)
+  }
+}
+
+/// The embedding changes since a generation, other than appends (see `embedding_changes`).
+public struct EmbeddingChanges: Sendable, Hashable {
+  /// Embedding ids deleted, updated or inserted below the highest id.
+  public var embeddingIDs: Set<Int64>
+  /// Their owners (before and after an update that moved a row).
+  public var owners: Set<OwnerKey>
+
+  /// An owner of an embedding.
+  public struct OwnerKey: Sendable, Hashable {
+    /// The owner's table.
+    public var kind: ItemKind
+    /// The owner's id.
+    public var id: Int64
+  }
+}
+
+extension Connection {
+  /// The meta key of the vector snapshot stamp (it describes this file: never exported).
+  public static let vectorSnapshotKey = "vector_snapshot"
+  /// The meta key of the generation up to which `embedding_changes` was pruned (it
+  /// describes this file: never exported).
+  public static let embeddingChangesFloorKey = "embedding_changes_floor"
+
+  /// The distinct non-null speakers of the conversation log, in binary order.
+  ///
+  /// - Complexity: one seek of the `messages_speaker` index per name (a skip scan), not a
+  ///   read of every turn.
+  public func distinctSpeakers() throws -> [String] {
+    try cachedStatement(
+      """
+      WITH RECURSIVE names(name) AS (
+        SELECT (SELECT speaker FROM messages WHERE speaker IS NOT NULL ORDER BY speaker LIMIT 1)
+        UNION ALL
+        SELECT (SELECT speaker FROM messages WHERE speaker > names.name ORDER BY speaker LIMIT 1)
+        FROM names WHERE names.name IS NOT NULL
+      )
+      SELECT name FROM names WHERE name IS NOT NULL
+      """
+    ).map { $0.string(at: 0) }
+  }
+
+  /// The highest embedding id (0 when there is none).
+  public func maxEmbeddingID() throws -> Int64 {
+    try scalarInt("SELECT coalesce(max(id), 0) FROM embeddings") ?? 0
+  }
+
+  /// The stamp the last snapshot writer recorded, or nil.
+  public func vectorSnapshotStamp() throws -> VectorSnapshotStamp? {
+    try meta(Self.vectorSnapshotKey).flatMap(VectorSnapshotStamp.init(metaValue:))
+  }
+
+  /// Records that the snapshot file stamped `stamp.token` holds the state at
+  /// `stamp.generation`, and prunes the change log up to it (the snapshot holds those
+  /// changes; an older snapshot is then rebuilt instead of replayed). Call it in a write
+  /// transaction, after the file is in place.
+  public func recordVectorSnapshot(_ stamp: VectorSnapshotStamp) throws {
+    try setMeta(Self.vectorSnapshotKey, stamp.metaValue)
+    let floor = try embeddingChangesFloor()
+    guard stamp.generation > floor else { return }
+    try run("DELETE FROM embedding_changes WHERE generation <= ?1", [.integer(stamp.generation)])
+    try setMeta(Self.embeddingChangesFloorKey, String(stamp.generation))
+  }
+
+  /// The generation up to which the change log was pruned: changes after it are all logged.
+  public func embeddingChangesFloor() throws -> Int64 {
+    try meta(Self.embeddingChangesFloorKey).flatMap { Int64($0) } ?? Int64.max
+  }
+
+  /// The non-append changes after `generation`, or nil when the log no longer holds them
+  /// all (pruned past `generation`).
+  public func embeddingChanges(after generation: Int64) throws -> EmbeddingChanges? {
+    guard try embeddingChangesFloor() <= generation else { return nil }
+    let statement = try cachedStatement(
+      "SELECT embedding_id, owner_kind, owner_id FROM embedding_changes WHERE generation > ?1")
+    try statement.bind(generation, at: 1)
+    var changes = EmbeddingChanges(embeddingIDs: [], owners: [])
+    try statement.forEachRow { row in
+      changes.embeddingIDs.insert(row.int64(at: 0))
+      let kind = try row.enumValue(ItemKind.self, at: 1, table: "embedding_changes", column: "owner_kind")
+      changes.owners.insert(EmbeddingChanges.OwnerKey(kind: kind, id: row.int64(at: 2)))
+    }
+    return changes
+  }
+
+  /// Calls `body` for every embedding with an id above `id`, in id order, as
+  /// `forEachEmbedding` does.
+  public func forEachEmbedding(
+    idAbove id: Int64, _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void
+  ) throws {
+    let statement = try cachedStatement("\(Self.embeddingEntrySelect) WHERE e.id > ?1 ORDER BY e.id")
+    try statement.bind(id, at: 1)
+    try forEachEmbeddingEntry(statement, body)
+  }
+
+  /// Calls `body` for the current embedding of each id in `ids` and of each owner in
+  /// `owners` that has one (each row once), as `forEachEmbedding` does.
+  public func forEachEmbedding(
+    ids: Set<Int64>, owners: Set<EmbeddingChanges.OwnerKey>,
+    _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void
+  ) throws {
+    var keys = ids
+    let byOwner = try cachedStatement("SELECT id FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2")
+    for owner in owners {
+      byOwner.reset()
+      try byOwner.bind(owner.kind.rawValue, at: 1)
+      try byOwner.bind(owner.id, at: 2)
+      if let id = try byOwner.first({ $0.int64(at: 0) }) { keys.insert(id) }
+    }
+    guard !keys.isEmpty else { return }
+    let statement = try cachedStatement(
+      "\(Self.embeddingEntrySelect) WHERE e.id IN (SELECT value FROM json_each(?1)) ORDER BY e.id")
+    try statement.bind("[" + keys.sorted().map(String.init).joined(separator: ",") + "]", at: 1)
+    try forEachEmbeddingEntry(statement, body)
+  }
+}
