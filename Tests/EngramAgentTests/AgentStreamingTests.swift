@@ -110,8 +110,11 @@ struct ReportingSkill: Skill {
     #expect(reply.route == .planner)
     #expect(agent.streamingText == "")
     #expect(waited.withLock { $0 } == .success, "partial text was shown before the reply was complete")
+    // Observation may coalesce changes that arrive together (a loaded machine delivers
+    // several parts at once): at least one partial text is shown before the end (checked by
+    // `waited` above), and whatever is shown only grows.
     let shown = recorder.values.filter { !$0.isEmpty }
-    #expect(shown.count >= 2, "\(recorder.values)")
+    #expect(!shown.isEmpty, "\(recorder.values)")
     for (earlier, later) in zip(shown, shown.dropFirst()) {
       #expect(later.count > earlier.count && later.hasPrefix(earlier), "grows: \(earlier) -> \(later)")
     }
