@@ -36,7 +36,7 @@ enum StoreSuite {
 
     var database: Database? = try Database(path: path)
     progress("store: inserting in batches of \(batch)")
-    let start: Int64 = 1_700_000_000_000
+    let start = Date(timeIntervalSince1970: 1_700_000_000)
     var cpuStart = timespec()
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpuStart)
     let insertSeconds = try Measure.seconds {
@@ -47,7 +47,7 @@ enum StoreSuite {
           let messages = (index..<end).map { position in
             Message(
               role: position % 2 == 0 ? .user : .assistant, content: texts[position],
-              createdAt: start + Int64(position))
+              createdAt: start.addingTimeInterval(Double(position) / 1000))
           }
           try connection.transaction {
             if api == "batch" {

@@ -5,9 +5,12 @@
 @_exported import EngramCore
 @_exported import EngramEmbeddings
 
+@_exported import enum EngramStore.AgentItemKind
 @_exported import struct EngramStore.ForgetReport
+@_exported import enum EngramStore.PendingCallStatus
 @_exported import struct EngramStore.SQLiteError
 // The store's two error types (and the report of what forgetting removed) pass through the engine unchanged (they carry the SQLite
 // result code, the path and what the store found wrong); nothing else of the store is
 // visible to callers.
 @_exported import enum EngramStore.StoreError
+@_exported import enum EngramStore.TraceStatus

@@ -10,7 +10,7 @@ import Testing
       let role: MessageRole = index % 2 == 0 ? .user : .assistant
       let speaker: String? = index % 3 == 0 ? "Ann" : nil
       let content = "note \(index) about walrus\(index) 明天开会"
-      result.append(Message(role: role, speaker: speaker, content: content, createdAt: t0 + Int64(index)))
+      result.append(Message(role: role, speaker: speaker, content: content, createdAt: t(Int64(index))))
     }
     return result
   }

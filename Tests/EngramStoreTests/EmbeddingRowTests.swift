@@ -83,7 +83,7 @@ import Testing
     let id = try connection.upsertEmbedding(
       EmbeddingRow(ownerKind: .message, ownerID: 7, model: "mini", vector: [1, 2, 3], createdAt: t0))
     let again = try connection.upsertEmbedding(
-      EmbeddingRow(ownerKind: .message, ownerID: 7, model: "mini", vector: [4, 5, 6], createdAt: t0 + 1))
+      EmbeddingRow(ownerKind: .message, ownerID: 7, model: "mini", vector: [4, 5, 6], createdAt: t(1)))
     #expect(id == again)
     let fetched = try connection.embedding(ownerKind: .message, ownerID: 7)
     #expect(fetched?.vector == [4, 5, 6])
@@ -109,11 +109,11 @@ import Testing
     _ = directory
     let session = try connection.insert(Session(startedAt: t0))
     let message = try connection.insert(
-      Message(sessionID: session, role: .user, content: "m", createdAt: t0 + 1))
+      Message(sessionID: session, role: .user, content: "m", createdAt: t(1)))
     let memory = try connection.insert(
-      Memory(kind: .event, content: "e", createdAt: t0 + 2, scopeUser: "alice", scopeAgent: "bot"))
+      Memory(kind: .event, content: "e", createdAt: t(2), scopeUser: "alice", scopeAgent: "bot"))
     let summary = try connection.insert(
-      Summary(sessionID: session, startAt: t0 + 3, endAt: t0 + 4, content: "s", createdAt: t0))
+      Summary(sessionID: session, startAt: t(3), endAt: t(4), content: "s", createdAt: t0))
     var expected: [Int64: [Float]] = [:]
     for (kind, owner) in [(ItemKind.message, message), (.memory, memory), (.summary, summary)] {
       let vector: [Float] = [Float(owner), 0.5, -Float(owner)]
@@ -127,7 +127,7 @@ import Testing
       #expect(Array(vector) == expected[entry.ownerID])
     }
     #expect(seen.map(\.ownerKind) == [.message, .memory, .summary])
-    #expect(seen.map(\.time) == [t0 + 1, t0 + 2, t0 + 3])
+    #expect(seen.map(\.time) == [t0ms + 1, t0ms + 2, t0ms + 3])
     #expect(seen.map(\.sessionID) == [session, nil, session])
     #expect(seen[1].memoryKind == .event)
     #expect(seen[1].scopeUser == "alice")

@@ -21,15 +21,15 @@ import Testing
         try connection.insert(
           Message(
             sessionID: session, role: .user, speaker: "Ann", content: "tomatoes walrus\(index)",
-            createdAt: t0 + Int64(index))))
+            createdAt: t(Int64(index)))))
     }
     let summary = try connection.insert(
       Summary(
-        sessionID: session, startAt: t0, endAt: t0 + 5, content: "the garden walrus summary", createdAt: t0))
+        sessionID: session, startAt: t0, endAt: t(5), content: "the garden walrus summary", createdAt: t0))
     try connection.run("UPDATE messages SET summary_id = ?1", [.integer(summary)])
     let older = try connection.insert(Memory(kind: .fact, content: "Ann likes basil", createdAt: t0))
-    let newer = try connection.insert(Memory(kind: .fact, content: "Ann loves basil", createdAt: t0 + 1))
-    try connection.supersedeMemory(older, by: newer, at: t0 + 2)
+    let newer = try connection.insert(Memory(kind: .fact, content: "Ann loves basil", createdAt: t(1)))
+    try connection.supersedeMemory(older, by: newer, at: t(2))
     for (kind, id) in [(ItemKind.message, messageIDs[2]), (.summary, summary), (.memory, newer)] {
       try connection.upsertEmbedding(
         EmbeddingRow(ownerKind: kind, ownerID: id, model: "m", vector: [1, 2], createdAt: t0))
@@ -60,11 +60,11 @@ import Testing
     #expect(try connection.delete(Memory.self, id: newer))
     #expect(try connection.embedding(ownerKind: .memory, ownerID: newer) == nil)
     #expect(try connection.fetch(Memory.self, id: older)?.supersededBy == nil)
-    let next = try connection.insert(Memory(kind: .fact, content: "Ann grows mint", createdAt: t0 + 3))
+    let next = try connection.insert(Memory(kind: .fact, content: "Ann grows mint", createdAt: t(3)))
     #expect(next == newer + 1)
     #expect(try connection.searchText("mint", kinds: [.memory]).map(\.ownerID) == [next])
     #expect(try connection.delete(Message.self, id: messageIDs.last!))
-    let nextMessage = try connection.insert(Message(role: .user, content: "walrus again", createdAt: t0 + 9))
+    let nextMessage = try connection.insert(Message(role: .user, content: "walrus again", createdAt: t(9)))
     #expect(nextMessage == messageIDs.last! + 1)
     #expect(try connection.delete(Summary.self, id: summary))
     #expect(try connection.scalarInt("SELECT count(*) FROM messages WHERE summary_id IS NOT NULL") == 0)
@@ -79,12 +79,12 @@ import Testing
     let connection = try Connection(path: directory.file("batch.sqlite"))
     try Migrator.migrate(connection)
     let first = try connection.insert(
-      contentsOf: (0..<3).map { Message(role: .user, content: "first \($0)", createdAt: t0 + Int64($0)) })
+      contentsOf: (0..<3).map { Message(role: .user, content: "first \($0)", createdAt: t(Int64($0))) })
     #expect(first == [1, 2, 3])
     #expect(try connection.delete(Message.self, id: 3))
     #expect(try connection.delete(Message.self, id: 2))
     let second = try connection.insert(
-      contentsOf: (0..<2).map { Message(role: .user, content: "second \($0)", createdAt: t0 + Int64($0)) })
+      contentsOf: (0..<2).map { Message(role: .user, content: "second \($0)", createdAt: t(Int64($0))) })
     #expect(second == [4, 5])
     #expect(try connection.insert(Message(role: .user, content: "single", createdAt: t0)) == 6)
     #expect(try connection.fetch(Message.self, id: 5)?.content == "second 1")

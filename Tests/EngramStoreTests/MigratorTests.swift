@@ -64,7 +64,7 @@ import Testing
           sessionID: index % 2 == 0 ? session : nil, role: index % 3 == 0 ? .assistant : .user,
           speaker: index % 5 == 0 ? "Ann" : nil,
           content: index % 7 == 0 ? "我周末去攀岩了 walrus\(index)" : "running shoes walrus\(index)",
-          createdAt: t0 + Int64(index)))
+          createdAt: t(Int64(index))))
     }
     let ids = try connection.insert(contentsOf: records)
     try connection.configureEmbeddingModel(model: "m", dimension: 2)
@@ -100,7 +100,7 @@ import Testing
     // The triggers work on the rebuilt table: insert, update and delete keep the index and
     // the embeddings in step; the constraints still refuse what they refused.
     let added = try connection.insert(
-      Message(role: .user, content: "明天下午三点开会 walrus99", createdAt: t0 + 99))
+      Message(role: .user, content: "明天下午三点开会 walrus99", createdAt: t(99)))
     #expect(added == ids.last! + 1)
     #expect(try connection.searchText("开会", kinds: [.message]).map(\.ownerID) == [added])
     var changed = rowsBefore[14]

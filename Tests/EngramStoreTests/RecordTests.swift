@@ -9,12 +9,12 @@ import Testing
     var session = Session(externalID: "ext-1", title: "Trip", startedAt: t0)
     session.id = try connection.insert(session)
     #expect(try connection.session(externalID: "ext-1") == session)
-    session.endedAt = t0 + 10
+    session.endedAt = t(10)
     try connection.update(session)
-    #expect(try connection.fetch(Session.self, id: session.id!)?.endedAt == t0 + 10)
+    #expect(try connection.fetch(Session.self, id: session.id!)?.endedAt == t(10))
 
     var message = Message(
-      sessionID: session.id, role: .assistant, speaker: "Bot", content: "Hi", createdAt: t0 + 1,
+      sessionID: session.id, role: .assistant, speaker: "Bot", content: "Hi", createdAt: t(1),
       tokenCount: 3,
       metadata: #"{"k":1}"#)
     message.id = try connection.insert(message)
@@ -34,7 +34,7 @@ import Testing
       try connection.insert(
         Message(
           sessionID: index % 2 == 0 ? session : nil, role: .user, content: "m\(index)",
-          createdAt: t0 + Int64(index)))
+          createdAt: t(Int64(index))))
     }
     let page1 = try connection.list(Message.self, page: Page(limit: 10))
     let page2 = try connection.list(Message.self, page: Page(limit: 10, offset: 10))
@@ -44,7 +44,7 @@ import Testing
     #expect(page1.map(\.content).first == "m0")
     #expect(try connection.count(Message.self) == 25)
     #expect(try connection.count(Message.self, filter: RecordFilter(sessionID: session)) == 13)
-    let window = RecordFilter(timeRange: (t0 + 5)..<(t0 + 8))
+    let window = RecordFilter(timeRange: (t0ms + 5)..<(t0ms + 8))
     #expect(
       try connection.list(Message.self, filter: window, page: .all).map(\.content) == ["m5", "m6", "m7"])
     #expect(try connection.recentMessages(limit: 2).map(\.content) == ["m23", "m24"])
@@ -79,12 +79,12 @@ import Testing
       #expect(throws: StoreError.self) { try connection.insert(invalid) }
     }
     #expect(try connection.count(Memory.self) == 1)
-    try connection.recordMemoryAccess(ids: [memory.id!], at: t0 + 5)
-    let newer = try connection.insert(Memory(kind: .preference, content: "Likes coffee", createdAt: t0 + 6))
-    try connection.supersedeMemory(memory.id!, by: newer, at: t0 + 6)
+    try connection.recordMemoryAccess(ids: [memory.id!], at: t(5))
+    let newer = try connection.insert(Memory(kind: .preference, content: "Likes coffee", createdAt: t(6)))
+    try connection.supersedeMemory(memory.id!, by: newer, at: t(6))
     let reread = try #require(try connection.fetch(Memory.self, id: memory.id!))
     #expect(reread.accessCount == 1)
-    #expect(reread.lastAccessedAt == t0 + 5)
+    #expect(reread.lastAccessedAt == t(5))
     #expect(reread.supersededBy == newer)
   }
 
@@ -104,7 +104,7 @@ import Testing
     let directory = try TemporaryDirectory()
     let connection = try makeMigratedConnection(directory)
     var summary = Summary(
-      firstMessageID: 1, lastMessageID: 9, startAt: t0, endAt: t0 + 9, content: "sum",
+      firstMessageID: 1, lastMessageID: 9, startAt: t0, endAt: t(9), content: "sum",
       structured: #"{"topics":[]}"#,
       createdAt: t0)
     summary.id = try connection.insert(summary)
@@ -121,12 +121,12 @@ import Testing
     #expect(try connection.traces(executionID: "e1").map(\.step) == [1, 2])
     #expect(try connection.traces(executionID: "e1").first?.error == "slow")
 
-    var item = AgentItem(kind: .reminder, title: "Call mom", dueAt: t0 + 100, createdAt: t0)
+    var item = AgentItem(kind: .reminder, title: "Call mom", dueAt: t(100), createdAt: t0)
     item.id = try connection.insert(item)
     item.done = true
     try connection.update(item)
     #expect(try connection.fetch(AgentItem.self, id: item.id!) == item)
-    #expect(try connection.count(AgentItem.self, filter: RecordFilter(timeRange: t0..<(t0 + 101))) == 1)
+    #expect(try connection.count(AgentItem.self, filter: RecordFilter(timeRange: t0ms..<(t0ms + 101))) == 1)
   }
 
   @Test func preferencesSkillStateAndMeta() throws {
@@ -134,7 +134,7 @@ import Testing
     let connection = try makeMigratedConnection(directory)
     try connection.setPreference(Preference(key: "tz", value: "Europe/Paris", updatedAt: t0))
     try connection.setPreference(Preference(key: "lang", value: "fr", pinned: true, updatedAt: t0))
-    try connection.setPreference(Preference(key: "tz", value: "Asia/Tokyo", updatedAt: t0 + 1))
+    try connection.setPreference(Preference(key: "tz", value: "Asia/Tokyo", updatedAt: t(1)))
     #expect(try connection.preference(key: "tz")?.value == "Asia/Tokyo")
     #expect(try connection.preferences(pinnedOnly: true).map(\.key) == ["lang"])
     #expect(try connection.preferenceCount() == 2)
@@ -143,9 +143,9 @@ import Testing
 
     try connection.setSkillState(SkillState(skillID: "weather", enabled: false, updatedAt: t0))
     #expect(try connection.skillState(skillID: "weather")?.enabled == false)
-    try connection.setSkillState(SkillState(skillID: "weather", enabled: true, updatedAt: t0 + 1))
+    try connection.setSkillState(SkillState(skillID: "weather", enabled: true, updatedAt: t(1)))
     #expect(
-      try connection.skillStates() == [SkillState(skillID: "weather", enabled: true, updatedAt: t0 + 1)])
+      try connection.skillStates() == [SkillState(skillID: "weather", enabled: true, updatedAt: t(1))])
     #expect(try connection.skillStateCount() == 1)
     #expect(try connection.deleteSkillState(skillID: "weather"))
 
@@ -166,12 +166,12 @@ import Testing
     try connection.insert(
       PendingCall(
         executionID: "e", step: 3, skillID: "mail", summary: "done", status: .executed, createdAt: t0))
-    let cancelled = try connection.markUnfinishedPendingCallsCancelled(at: t0 + 50)
+    let cancelled = try connection.markUnfinishedPendingCallsCancelled(at: t(50))
     #expect(cancelled.map(\.id) == [pending, confirmed])
-    #expect(cancelled.allSatisfy { $0.status == .cancelled && $0.updatedAt == t0 + 50 })
+    #expect(cancelled.allSatisfy { $0.status == .cancelled && $0.updatedAt == t(50) })
     #expect(try connection.pendingCalls(status: .executed).count == 1)
     #expect(try connection.markUnfinishedPendingCallsCancelled().isEmpty)
-    try connection.setPendingCallStatus(pending, to: .failed, error: "boom", at: t0 + 60)
+    try connection.setPendingCallStatus(pending, to: .failed, error: "boom", at: t(60))
     #expect(try connection.fetch(PendingCall.self, id: pending)?.error == "boom")
     #expect(throws: StoreError.notFound(table: "pending_calls", id: 999)) {
       try connection.setPendingCallStatus(999, to: .failed, at: t0)

@@ -1,3 +1,4 @@
+import EngramCore
 import Testing
 
 @testable import EngramStore
@@ -15,11 +16,13 @@ import Testing
       "paris": "The Eiffel Tower in PARIS is tall",
       "cooking": "Cooking pasta with tomatoes and basil",
     ]
-    var time = t0
+    var time = t0ms
     for (key, text) in texts.sorted(by: { $0.key < $1.key }) {
       time += 1000
       ids[key] = try connection.insert(
-        Message(sessionID: key == "paris" ? session : nil, role: .user, content: text, createdAt: time))
+        Message(
+          sessionID: key == "paris" ? session : nil, role: .user, content: text,
+          createdAt: Timestamp.date(time)))
     }
     ids["session"] = session
     return (directory, connection, ids)
@@ -108,7 +111,8 @@ import Testing
     #expect(inSession.map(\.ownerID) == [ids["paris"]!])
     let message = try #require(try connection.fetch(Message.self, id: ids["running"]!))
     let inTime = try connection.searchText(
-      "paris running", limit: 5, timeRange: message.createdAt..<(message.createdAt + 1))
+      "paris running", limit: 5,
+      timeRange: Timestamp.milliseconds(message.createdAt)..<(Timestamp.milliseconds(message.createdAt) + 1))
     #expect(inTime.map(\.ownerID) == [ids["running"]!])
   }
 
@@ -117,7 +121,7 @@ import Testing
     _ = directory
     let memory = try connection.insert(Memory(kind: .fact, content: "Alice likes climbing", createdAt: t0))
     let summary = try connection.insert(
-      Summary(startAt: t0, endAt: t0 + 1, content: "They talked about climbing gyms", createdAt: t0))
+      Summary(startAt: t0, endAt: t(1), content: "They talked about climbing gyms", createdAt: t0))
     let hits = try connection.searchText("climbing", kinds: [.memory, .summary], limit: 10)
     #expect(Set(hits.map(\.ownerKind)) == [.memory, .summary])
     #expect(Set(hits.map(\.ownerID)) == [memory, summary])

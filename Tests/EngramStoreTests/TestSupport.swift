@@ -1,3 +1,4 @@
+import EngramCore
 import EngramStore
 import Foundation
 
@@ -45,4 +46,9 @@ func isSQLite(_ error: any Error, _ code: SQLiteError.Code) -> Bool {
   (error as? SQLiteError)?.code == code
 }
 
-let t0: Int64 = 1_700_000_000_000
+let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+/// `t0` in the milliseconds the store's columns and time filters use.
+let t0ms: Int64 = 1_700_000_000_000
+
+/// `milliseconds` after `t0`.
+func t(_ milliseconds: Int64) -> Date { Timestamp.date(t0ms + milliseconds) }

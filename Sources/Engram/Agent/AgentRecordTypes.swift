@@ -17,15 +17,8 @@ public enum AgentRecordError: Error, Sendable, Hashable {
 
 /// A reminder, calendar event or note an agent skill stored (`agent_items`).
 public struct AgentItemRecord: Sendable, Hashable {
-  /// What the item is.
-  public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
-    /// A reminder.
-    case reminder
-    /// A calendar event.
-    case event
-    /// A note.
-    case note
-  }
+  /// What the item is (the store's kind, used as is).
+  public typealias Kind = AgentItemKind
 
   /// The row id.
   public var id: Int64
@@ -44,30 +37,19 @@ public struct AgentItemRecord: Sendable, Hashable {
 
   init(_ item: AgentItem) {
     id = item.id ?? 0
-    kind = Kind(rawValue: item.kind.rawValue) ?? .note
+    kind = item.kind
     title = item.title
     body = item.body
-    due = item.dueAt.map(Timestamp.date)
-    createdAt = Timestamp.date(item.createdAt)
+    due = item.dueAt
+    createdAt = item.createdAt
     done = item.done
   }
 }
 
 /// One step an agent ran, as stored in `traces`.
 public struct AgentTraceRecord: Sendable, Hashable {
-  /// How the step ended.
-  public enum Status: String, Sendable, Hashable, CaseIterable, Codable {
-    /// It succeeded.
-    case ok
-    /// It failed.
-    case failed
-    /// It was cancelled (by the user or a newer request).
-    case cancelled
-    /// It ran out of time.
-    case timeout
-    /// It waits for the user's confirmation.
-    case pending
-  }
+  /// How the step ended (the store's status, used as is).
+  public typealias Status = TraceStatus
 
   /// The row id; nil before it is recorded.
   public var id: Int64?
@@ -111,26 +93,15 @@ public struct AgentTraceRecord: Sendable, Hashable {
     self.init(
       id: trace.id, executionID: trace.executionID, step: trace.step, skillID: trace.skillID,
       arguments: trace.arguments, result: trace.result,
-      status: Status(rawValue: trace.status.rawValue) ?? .failed,
-      startedAt: Timestamp.date(trace.startedAt), durationMs: trace.durationMs, error: trace.error)
+      status: trace.status,
+      startedAt: trace.startedAt, durationMs: trace.durationMs, error: trace.error)
   }
 }
 
 /// A side effect waiting for (or past) the user's confirmation, as stored in `pending_calls`.
 public struct PendingCallRecord: Sendable, Hashable {
-  /// Where the call stands.
-  public enum Status: String, Sendable, Hashable, CaseIterable, Codable {
-    /// Waiting for the user.
-    case pending
-    /// Confirmed, not yet finished.
-    case confirmed
-    /// Run successfully.
-    case executed
-    /// Declined, replaced by a newer request, or abandoned at a restart.
-    case cancelled
-    /// Run and failed.
-    case failed
-  }
+  /// Where the call stands (the store's status, used as is).
+  public typealias Status = PendingCallStatus
 
   /// The row id.
   public var id: Int64
@@ -160,9 +131,9 @@ public struct PendingCallRecord: Sendable, Hashable {
     skillID = call.skillID
     arguments = call.arguments
     summary = call.summary
-    status = Status(rawValue: call.status.rawValue) ?? .cancelled
-    createdAt = Timestamp.date(call.createdAt)
-    updatedAt = Timestamp.date(call.updatedAt)
+    status = call.status
+    createdAt = call.createdAt
+    updatedAt = call.updatedAt
     error = call.error
   }
 }

@@ -18,8 +18,8 @@ public struct AgentRecords: EnginePart {
     try checkOpen()
     guard !TextChecks.isBlank(title) else { throw AgentRecordError.emptyField("title") }
     let item = AgentItem(
-      kind: AgentItemKind(rawValue: kind.rawValue)!, title: title, body: body,
-      dueAt: due.map(Timestamp.milliseconds), createdAt: Timestamp.milliseconds(date))
+      kind: kind, title: title, body: body,
+      dueAt: due, createdAt: date)
     return try database.write { try $0.insert(item) }
   }
 
@@ -33,7 +33,7 @@ public struct AgentRecords: EnginePart {
   public func items(kind: AgentItemRecord.Kind? = nil, limit: Int = 100) throws -> [AgentItemRecord] {
     try checkOpen()
     return try database.read {
-      try $0.agentItems(kind: kind.map { AgentItemKind(rawValue: $0.rawValue)! }, limit: max(0, limit))
+      try $0.agentItems(kind: kind, limit: max(0, limit))
     }.map(AgentItemRecord.init)
   }
 
@@ -66,8 +66,8 @@ public struct AgentRecords: EnginePart {
     try Self.checkJSONObject(trace.arguments, field: "arguments")
     let row = Trace(
       executionID: trace.executionID, step: trace.step, skillID: trace.skillID, arguments: trace.arguments,
-      result: trace.result, status: TraceStatus(rawValue: trace.status.rawValue)!,
-      startedAt: Timestamp.milliseconds(trace.startedAt), durationMs: trace.durationMs, error: trace.error)
+      result: trace.result, status: trace.status,
+      startedAt: trace.startedAt, durationMs: trace.durationMs, error: trace.error)
     return try database.write { try $0.insert(row) }
   }
 
@@ -102,7 +102,7 @@ public struct AgentRecords: EnginePart {
     try Self.checkJSONObject(arguments, field: "arguments")
     let call = PendingCall(
       executionID: executionID, step: step, skillID: skillID, arguments: arguments, summary: summary,
-      createdAt: Timestamp.milliseconds(date))
+      createdAt: date)
     return try database.write { try $0.insert(call) }
   }
 
@@ -115,7 +115,7 @@ public struct AgentRecords: EnginePart {
   /// Pending calls with `status`, oldest first.
   public func pendingCalls(status: PendingCallRecord.Status) throws -> [PendingCallRecord] {
     try checkOpen()
-    let stored = PendingCallStatus(rawValue: status.rawValue)!
+    let stored = status
     return try database.read { try $0.pendingCalls(status: stored) }.map(PendingCallRecord.init)
   }
 
@@ -125,12 +125,12 @@ public struct AgentRecords: EnginePart {
     _ id: Int64, to status: PendingCallRecord.Status, error: String? = nil, at date: Date = Date()
   ) throws {
     try checkOpen()
-    let stored = PendingCallStatus(rawValue: status.rawValue)!
+    let stored = status
     try database.write { connection in
       guard try connection.fetch(PendingCall.self, id: id) != nil else {
         throw AgentRecordError.notFound(table: PendingCall.tableName, id: id)
       }
-      try connection.setPendingCallStatus(id, to: stored, error: error, at: Timestamp.milliseconds(date))
+      try connection.setPendingCallStatus(id, to: stored, error: error, at: date)
     }
   }
 
@@ -138,7 +138,7 @@ public struct AgentRecords: EnginePart {
   /// outcome was never recorded is not re-run blindly) and returns them as they now are.
   public func cancelUnfinishedPendingCalls(at date: Date = Date()) throws -> [PendingCallRecord] {
     try checkOpen()
-    let time = Timestamp.milliseconds(date)
+    let time = date
     return try database.write { try $0.markUnfinishedPendingCallsCancelled(at: time) }.map(
       PendingCallRecord.init)
   }
@@ -148,7 +148,7 @@ public struct AgentRecords: EnginePart {
   /// - Throws: store errors.
   public func claimPendingCall(_ id: Int64, at date: Date = Date()) throws -> Bool {
     try checkOpen()
-    let time = Timestamp.milliseconds(date)
+    let time = date
     return try database.write { try $0.transitionPendingCall(id, from: [.pending], to: .confirmed, at: time) }
   }
 
@@ -158,7 +158,7 @@ public struct AgentRecords: EnginePart {
     -> [PendingCallRecord]
   {
     try checkOpen()
-    let time = Timestamp.milliseconds(date)
+    let time = date
     return try database.write { connection in
       var cancelled: [PendingCall] = []
       for id in ids
@@ -181,7 +181,7 @@ public struct AgentRecords: EnginePart {
   public func setSkillEnabled(_ enabled: Bool, id: String, at date: Date = Date()) throws {
     try checkOpen()
     try database.write {
-      try $0.setSkillState(SkillState(skillID: id, enabled: enabled, updatedAt: Timestamp.milliseconds(date)))
+      try $0.setSkillState(SkillState(skillID: id, enabled: enabled, updatedAt: date))
     }
   }
 

@@ -89,7 +89,7 @@ struct Compactor: EnginePart {
     if !dryRun {
       try database.write { connection in
         for merge in merges {
-          try connection.supersedeMemory(merge.older, by: merge.newer, at: Timestamp.milliseconds(now))
+          try connection.supersedeMemory(merge.older, by: merge.newer, at: now)
         }
         try connection.setMeta("last_compaction", String(Timestamp.milliseconds(now)))
       }
@@ -179,13 +179,13 @@ struct Compactor: EnginePart {
           Summary(
             sessionID: item.sessionID, firstMessageID: summary.firstMessageID,
             lastMessageID: summary.lastMessageID,
-            startAt: Timestamp.milliseconds(summary.start), endAt: Timestamp.milliseconds(summary.end),
+            startAt: summary.start, endAt: summary.end,
             content: summary.text, structured: summary.json.jsonText, generator: "extractive",
-            createdAt: Timestamp.milliseconds(now)))
+            createdAt: now))
         try connection.upsertEmbedding(
           EmbeddingRow(
             ownerKind: .summary, ownerID: summaryID, model: model, vector: vector,
-            createdAt: Timestamp.milliseconds(now)))
+            createdAt: now))
         try connection.coverUncoveredMessages(inSession: item.sessionID, bySummary: summaryID)
         for id in item.deletable { _ = try connection.delete(Message.self, id: id) }
         try connection.quantizeEmbeddings(ownerKind: .message, ownerIDs: item.kept)
@@ -265,7 +265,7 @@ struct Compactor: EnginePart {
     return messages.map { message in
       let id = message.id ?? 0
       return ExtractiveSummarizer.Turn(
-        id: id, speaker: message.speaker, text: message.content, date: Timestamp.date(message.createdAt),
+        id: id, speaker: message.speaker, text: message.content, date: message.createdAt,
         vector: index.entry(for: VectorKey.make(.message, id))?.vector ?? [])
     }
   }

@@ -65,7 +65,7 @@ struct Ingestor: EnginePart {
         let date = turn.timestamp ?? session.startedAt ?? fallbackDate
         let message = Message(
           role: MessageRole(rawValue: turn.role) ?? .user, speaker: turn.speaker, content: turn.content,
-          createdAt: Timestamp.milliseconds(date), tokenCount: TokenEstimator.estimate(turn.content),
+          createdAt: date, tokenCount: TokenEstimator.estimate(turn.content),
           metadata: JSONValue.object(turn.metadata).jsonText)
         pending.append(
           Pending(
@@ -92,7 +92,7 @@ struct Ingestor: EnginePart {
           let started = session.startedAt ?? session.turns.first?.timestamp ?? fallbackDate
           sessionIDs.append(
             try connection.insert(
-              Session(externalID: name, startedAt: Timestamp.milliseconds(started))))
+              Session(externalID: name, startedAt: started)))
         }
       }
       let messages = turns.map { item -> Message in
@@ -109,7 +109,7 @@ struct Ingestor: EnginePart {
           EmbeddingRow(
             ownerKind: .message, ownerID: ids[position], model: model, vector: vectors[position],
             createdAt: message.createdAt))
-        stored.append((ids[position], message.sessionID ?? 0, message.createdAt))
+        stored.append((ids[position], message.sessionID ?? 0, Timestamp.milliseconds(message.createdAt)))
       }
       return stored
     }

@@ -175,7 +175,7 @@ struct Doctor: EnginePart {
             try connection.upsertEmbedding(
               EmbeddingRow(
                 ownerKind: kind, ownerID: id, model: model, vector: vectors[position],
-                createdAt: Timestamp.now()))
+                createdAt: Date()))
           }
         }
         total += batch.count

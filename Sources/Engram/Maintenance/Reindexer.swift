@@ -57,7 +57,7 @@ enum Reindexer {
             EngramProgress(phase: "embedding", done: items.count - missing.count + start, total: items.count))
         }
       }
-      let now = Timestamp.now()
+      let now = Date()
       let written = try database.write { connection -> Int? in
         let current = try reindexItems(connection)
         guard current.allSatisfy({ embedded[ReindexKey($0.0, $0.1)]?.text == $0.2 }) else { return nil }

@@ -19,9 +19,9 @@ enum DocumentText {
   /// speaker), a memory as written.
   static func make(_ item: EmbeddableItem) -> String {
     switch item.kind {
-    case .message: return make(speaker: item.speaker, content: item.content, date: Timestamp.date(item.time))
+    case .message: return make(speaker: item.speaker, content: item.content, date: item.time)
     case .memory: return item.content
-    case .summary: return make(speaker: nil, content: item.content, date: Timestamp.date(item.time))
+    case .summary: return make(speaker: nil, content: item.content, date: item.time)
     }
   }
 

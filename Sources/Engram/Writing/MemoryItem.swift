@@ -24,12 +24,12 @@ public struct MemoryItem: Sendable, Equatable {
     kind = memory.kind
     content = memory.content
     importance = memory.importance
-    createdAt = Timestamp.date(memory.createdAt)
-    updatedAt = Timestamp.date(memory.updatedAt)
+    createdAt = memory.createdAt
+    updatedAt = memory.updatedAt
     accessCount = memory.accessCount
-    lastAccessedAt = memory.lastAccessedAt.map(Timestamp.date)
-    validFrom = memory.validFrom.map(Timestamp.date)
-    validUntil = memory.validUntil.map(Timestamp.date)
+    lastAccessedAt = memory.lastAccessedAt
+    validFrom = memory.validFrom
+    validUntil = memory.validUntil
     supersededBy = memory.supersededBy
     scopeUser = memory.scopeUser
     tags = memory.tags

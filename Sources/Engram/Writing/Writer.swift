@@ -25,7 +25,7 @@ final class Writer: EnginePart {
         return id
       }
       return try connection.insert(
-        Session(externalID: name, title: title, startedAt: Timestamp.milliseconds(date)))
+        Session(externalID: name, title: title, startedAt: date))
     }
   }
 
@@ -36,7 +36,7 @@ final class Writer: EnginePart {
       guard var session = try connection.fetch(Session.self, id: id) else {
         throw StoreError.notFound(table: "sessions", id: id)
       }
-      session.endedAt = Timestamp.milliseconds(date)
+      session.endedAt = date
       try connection.update(session)
     }
   }
@@ -57,7 +57,7 @@ final class Writer: EnginePart {
     }
     let message = Message(
       sessionID: session, role: role, speaker: speaker, content: content,
-      createdAt: Timestamp.milliseconds(date), tokenCount: TokenEstimator.estimate(content),
+      createdAt: date, tokenCount: TokenEstimator.estimate(content),
       metadata: JSONValue.object(metadata).jsonText)
     guard embedNow else {
       let id = try database.write { try $0.insert(message) }
@@ -80,7 +80,8 @@ final class Writer: EnginePart {
       (
         .message, id,
         VectorMetadata(
-          kind: ItemKind.message.code, session: session ?? 0, scope: 0, timestamp: message.createdAt), vector
+          kind: ItemKind.message.code, session: session ?? 0, scope: 0,
+          timestamp: Timestamp.milliseconds(message.createdAt)), vector
       )
     ])
     return id
@@ -112,7 +113,7 @@ final class Writer: EnginePart {
     guard !pending.isEmpty else { return 0 }
     let vectors = try await embed(
       pending.map {
-        DocumentText.make(speaker: $0.speaker, content: $0.content, date: Timestamp.date($0.createdAt))
+        DocumentText.make(speaker: $0.speaker, content: $0.content, date: $0.createdAt)
       })
     let model = embedder.modelID
     let stored = try await writeTrackedOffPool { connection -> [Int] in
@@ -135,7 +136,7 @@ final class Writer: EnginePart {
           .message, message.id ?? 0,
           VectorMetadata(
             kind: ItemKind.message.code, session: message.sessionID ?? 0, scope: 0,
-            timestamp: message.createdAt),
+            timestamp: Timestamp.milliseconds(message.createdAt)),
           vectors[position]
         )
       })
@@ -148,7 +149,7 @@ final class Writer: EnginePart {
     return try database.read { try $0.recentMessages(limit: limit, sessionID: session) }.map { message in
       SearchHit(
         kind: .message, id: message.id ?? 0, text: message.content, sessionID: message.sessionID,
-        speaker: message.speaker ?? message.role.rawValue, timestamp: Timestamp.date(message.createdAt),
+        speaker: message.speaker ?? message.role.rawValue, timestamp: message.createdAt,
         bm25: nil, cosine: nil, score: 0, provenance: ["recent"],
         metadata: (try? JSONValue.parse(message.metadata))?.objectValue ?? [:])
     }
@@ -169,10 +170,10 @@ final class Writer: EnginePart {
     }
     guard importance >= 0, importance <= 1 else { throw StoreError.invalidImportance(importance) }
     let vector = try await embed([content])[0]
-    let now = Timestamp.milliseconds(date)
+    let now = date
     let memory = Memory(
       kind: kind, content: content, importance: importance, createdAt: now, updatedAt: now,
-      validFrom: validFrom.map(Timestamp.milliseconds), validUntil: validUntil.map(Timestamp.milliseconds),
+      validFrom: validFrom, validUntil: validUntil,
       sourceMessageIDs: sourceMessageIDs, scopeUser: scopeUser, scopeAgent: scopeAgent, sessionID: session,
       tags: tags)
     let model = embedder.modelID
@@ -187,7 +188,8 @@ final class Writer: EnginePart {
       (
         .memory, id,
         VectorMetadata(
-          kind: ItemKind.memory.code, session: session ?? 0, scope: ScopeKey.make(scopeUser), timestamp: now),
+          kind: ItemKind.memory.code, session: session ?? 0, scope: ScopeKey.make(scopeUser),
+          timestamp: Timestamp.milliseconds(now)),
         vector
       )
     ])
@@ -205,7 +207,7 @@ final class Writer: EnginePart {
       content, kind: old.kind, importance: importance ?? old.importance, scopeUser: old.scopeUser,
       tags: old.tags, validFrom: date, at: date)
     try database.write { connection in
-      try connection.supersedeMemory(id, by: newID, at: Timestamp.milliseconds(date))
+      try connection.supersedeMemory(id, by: newID, at: date)
     }
     return newID
   }
@@ -266,7 +268,7 @@ final class Writer: EnginePart {
   func setPreference(_ key: String, _ value: String, pinned: Bool = false) throws {
     try checkOpen()
     try database.write {
-      try $0.setPreference(Preference(key: key, value: value, pinned: pinned, updatedAt: Timestamp.now()))
+      try $0.setPreference(Preference(key: key, value: value, pinned: pinned, updatedAt: Date()))
     }
   }
 

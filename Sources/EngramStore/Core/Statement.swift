@@ -1,4 +1,5 @@
 import CSQLite
+import EngramCore
 import Foundation
 
 /// A prepared SQLite statement. It owns its `sqlite3_stmt` and finalizes it in `deinit`.
@@ -282,5 +283,28 @@ extension Statement {
   func bindingAndMap<T>(_ arguments: [SQLValue], _ transform: (Statement) throws -> T) throws -> [T] {
     try bind(arguments)
     return try map(transform)
+  }
+}
+
+// Times: records carry `Date`, columns hold milliseconds since the Unix epoch (UTC).
+extension Statement {
+  /// Binds a time as milliseconds since the epoch.
+  public func bind(_ value: Date, at index: Int) throws {
+    try bind(Timestamp.milliseconds(value), at: index)
+  }
+
+  /// Binds a time as milliseconds since the epoch, or NULL.
+  public func bind(_ value: Date?, at index: Int) throws {
+    try bind(value.map(Timestamp.milliseconds), at: index)
+  }
+
+  /// The time in column `index` (milliseconds since the epoch).
+  public func date(at index: Int) -> Date {
+    Timestamp.date(int64(at: index))
+  }
+
+  /// The time in column `index`, or nil for NULL.
+  public func optionalDate(at index: Int) -> Date? {
+    optionalInt64(at: index).map(Timestamp.date)
   }
 }

@@ -32,8 +32,8 @@ public struct EmbeddableItem: Sendable, Equatable {
   public var content: String
   /// The speaker of a turn.
   public var speaker: String?
-  /// When it happened (turn time, summary start, memory creation), in ms since the epoch.
-  public var time: Int64
+  /// When it happened (turn time, summary start, memory creation).
+  public var time: Date
 }
 
 /// The tables whose row counts `stats` and compaction report.
@@ -169,15 +169,15 @@ extension Connection {
       items.append(
         EmbeddableItem(
           kind: .message, id: $0.int64(at: 0), content: $0.string(at: 2), speaker: $0.optionalString(at: 1),
-          time: $0.int64(at: 3)))
+          time: $0.date(at: 3)))
     }
     try prepare("SELECT id, content, created_at FROM memories ORDER BY id").forEachRow {
       items.append(
-        EmbeddableItem(kind: .memory, id: $0.int64(at: 0), content: $0.string(at: 1), time: $0.int64(at: 2)))
+        EmbeddableItem(kind: .memory, id: $0.int64(at: 0), content: $0.string(at: 1), time: $0.date(at: 2)))
     }
     try prepare("SELECT id, content, start_at FROM summaries ORDER BY id").forEachRow {
       items.append(
-        EmbeddableItem(kind: .summary, id: $0.int64(at: 0), content: $0.string(at: 1), time: $0.int64(at: 2)))
+        EmbeddableItem(kind: .summary, id: $0.int64(at: 0), content: $0.string(at: 1), time: $0.date(at: 2)))
     }
     return items
   }

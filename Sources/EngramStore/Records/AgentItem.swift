@@ -1,3 +1,5 @@
+import Foundation
+
 /// What an agent item is.
 public enum AgentItemKind: String, Sendable, Hashable, CaseIterable, Codable {
   /// A reminder.
@@ -18,17 +20,17 @@ public struct AgentItem: StoredRecord, Hashable {
   public var title: String
   /// Its body.
   public var body: String?
-  /// When it is due, in ms since the epoch.
-  public var dueAt: Int64?
-  /// Creation, in ms since the epoch.
-  public var createdAt: Int64
+  /// When it is due.
+  public var dueAt: Date?
+  /// Creation.
+  public var createdAt: Date
   /// Whether it is done.
   public var done: Bool
 
   /// Creates an item.
   public init(
-    id: Int64? = nil, kind: AgentItemKind, title: String, body: String? = nil, dueAt: Int64? = nil,
-    createdAt: Int64, done: Bool = false
+    id: Int64? = nil, kind: AgentItemKind, title: String, body: String? = nil, dueAt: Date? = nil,
+    createdAt: Date, done: Bool = false
   ) {
     self.id = id
     self.kind = kind
@@ -62,8 +64,8 @@ public struct AgentItem: StoredRecord, Hashable {
     kind = try row.enumValue(AgentItemKind.self, at: 1, table: "agent_items", column: "kind")
     title = row.string(at: 2)
     body = row.optionalString(at: 3)
-    dueAt = row.optionalInt64(at: 4)
-    createdAt = row.int64(at: 5)
+    dueAt = row.optionalDate(at: 4)
+    createdAt = row.date(at: 5)
     done = row.bool(at: 6)
   }
 }

@@ -1,4 +1,5 @@
 import EngramCore
+import Foundation
 
 /// The embedding model configured in a database (`meta`).
 public struct EmbeddingModel: Sendable, Hashable {
@@ -31,12 +32,12 @@ public struct EmbeddingRow: StoredRecord, Hashable {
   public var dimension: Int
   /// The vector: finite values only.
   public var vector: [Float]
-  /// When it was computed, in ms since the epoch.
-  public var createdAt: Int64
+  /// When it was computed.
+  public var createdAt: Date
 
   /// Creates a row; `dimension` is `vector.count`.
   public init(
-    id: Int64? = nil, ownerKind: ItemKind, ownerID: Int64, model: String, vector: [Float], createdAt: Int64
+    id: Int64? = nil, ownerKind: ItemKind, ownerID: Int64, model: String, vector: [Float], createdAt: Date
   ) {
     self.id = id
     self.ownerKind = ownerKind
@@ -102,7 +103,7 @@ public struct EmbeddingRow: StoredRecord, Hashable {
         initialized = EmbeddingCodec.decode(blob, dimension: dimension, into: buffer) ? dimension : 0
       }
     }
-    createdAt = row.int64(at: 6)
+    createdAt = row.date(at: 6)
   }
 }
 

@@ -11,18 +11,18 @@ public struct Memory: StoredRecord, Hashable {
   public var content: String
   /// 0...1; validated before any SQL runs.
   public var importance: Double
-  /// Creation, in ms since the epoch.
-  public var createdAt: Int64
-  /// Last change, in ms since the epoch.
-  public var updatedAt: Int64
-  /// Last retrieval, in ms since the epoch.
-  public var lastAccessedAt: Int64?
+  /// Creation.
+  public var createdAt: Date
+  /// Last change.
+  public var updatedAt: Date
+  /// Last retrieval.
+  public var lastAccessedAt: Date?
   /// How often it was retrieved.
   public var accessCount: Int
-  /// Start of validity, in ms since the epoch.
-  public var validFrom: Int64?
-  /// End of validity, in ms since the epoch.
-  public var validUntil: Int64?
+  /// Start of validity.
+  public var validFrom: Date?
+  /// End of validity.
+  public var validUntil: Date?
   /// The memory that replaced this one.
   public var supersededBy: Int64?
   /// The messages it was drawn from (stored as a JSON array).
@@ -40,9 +40,9 @@ public struct Memory: StoredRecord, Hashable {
 
   /// Creates a memory.
   public init(
-    id: Int64? = nil, kind: MemoryKind, content: String, importance: Double = 0.5, createdAt: Int64,
-    updatedAt: Int64? = nil, lastAccessedAt: Int64? = nil, accessCount: Int = 0, validFrom: Int64? = nil,
-    validUntil: Int64? = nil, supersededBy: Int64? = nil, sourceMessageIDs: [Int64] = [],
+    id: Int64? = nil, kind: MemoryKind, content: String, importance: Double = 0.5, createdAt: Date,
+    updatedAt: Date? = nil, lastAccessedAt: Date? = nil, accessCount: Int = 0, validFrom: Date? = nil,
+    validUntil: Date? = nil, supersededBy: Int64? = nil, sourceMessageIDs: [Int64] = [],
     scopeUser: String? = nil, scopeAgent: String? = nil, sessionID: Int64? = nil, tags: [String] = [],
     metadata: String = "{}"
   ) {
@@ -109,12 +109,12 @@ public struct Memory: StoredRecord, Hashable {
     kind = try row.enumValue(MemoryKind.self, at: 1, table: "memories", column: "kind")
     content = row.string(at: 2)
     importance = row.double(at: 3)
-    createdAt = row.int64(at: 4)
-    updatedAt = row.int64(at: 5)
-    lastAccessedAt = row.optionalInt64(at: 6)
+    createdAt = row.date(at: 4)
+    updatedAt = row.date(at: 5)
+    lastAccessedAt = row.optionalDate(at: 6)
     accessCount = row.int(at: 7)
-    validFrom = row.optionalInt64(at: 8)
-    validUntil = row.optionalInt64(at: 9)
+    validFrom = row.optionalDate(at: 8)
+    validUntil = row.optionalDate(at: 9)
     supersededBy = row.optionalInt64(at: 10)
     let sources = row.string(at: 11)
     guard let ids = JSONText.decode([Int64].self, sources) else {
@@ -135,7 +135,7 @@ public struct Memory: StoredRecord, Hashable {
 
 extension Connection {
   /// Records that memories `ids` were retrieved at `time` (access count and last access).
-  public func recordMemoryAccess(ids: [Int64], at time: Int64) throws {
+  public func recordMemoryAccess(ids: [Int64], at time: Date) throws {
     let statement = try cachedStatement(
       "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ?1 WHERE id = ?2")
     for id in ids {
@@ -162,7 +162,7 @@ extension Connection {
   }
 
   /// Marks memory `id` as replaced by `newID` at `time`.
-  public func supersedeMemory(_ id: Int64, by newID: Int64, at time: Int64) throws {
+  public func supersedeMemory(_ id: Int64, by newID: Int64, at time: Date) throws {
     let statement = try cachedStatement(
       "UPDATE memories SET superseded_by = ?1, updated_at = ?2 WHERE id = ?3")
     try statement.bind(newID, at: 1)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Who wrote a message.
 public enum MessageRole: String, Sendable, Hashable, CaseIterable, Codable {
   /// Instructions to the model.
@@ -22,8 +24,8 @@ public struct Message: StoredRecord, Hashable {
   public var speaker: String?
   /// The text (any length; NUL bytes are kept).
   public var content: String
-  /// When it was written, in ms since the epoch.
-  public var createdAt: Int64
+  /// When it was written.
+  public var createdAt: Date
   /// Tokens, as counted by the engine (0 when unknown).
   public var tokenCount: Int
   /// A JSON object (text).
@@ -34,7 +36,7 @@ public struct Message: StoredRecord, Hashable {
   /// Creates a message.
   public init(
     id: Int64? = nil, sessionID: Int64? = nil, role: MessageRole, speaker: String? = nil,
-    content: String, createdAt: Int64, tokenCount: Int = 0, metadata: String = "{}", summaryID: Int64? = nil
+    content: String, createdAt: Date, tokenCount: Int = 0, metadata: String = "{}", summaryID: Int64? = nil
   ) {
     self.id = id
     self.sessionID = sessionID
@@ -77,7 +79,7 @@ public struct Message: StoredRecord, Hashable {
     role = try row.enumValue(MessageRole.self, at: 2, table: "messages", column: "role")
     speaker = row.optionalString(at: 3)
     content = row.string(at: 4)
-    createdAt = row.int64(at: 5)
+    createdAt = row.date(at: 5)
     tokenCount = row.int(at: 6)
     metadata = row.string(at: 7)
     summaryID = row.optionalInt64(at: 8)

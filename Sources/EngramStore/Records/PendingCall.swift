@@ -1,4 +1,5 @@
 import EngramCore
+import Foundation
 
 /// Where a side effect waiting for confirmation stands.
 public enum PendingCallStatus: String, Sendable, Hashable, CaseIterable, Codable {
@@ -30,17 +31,17 @@ public struct PendingCall: StoredRecord, Hashable {
   public var summary: String
   /// Where it stands.
   public var status: PendingCallStatus
-  /// Creation, in ms since the epoch.
-  public var createdAt: Int64
-  /// Last change, in ms since the epoch.
-  public var updatedAt: Int64
+  /// Creation.
+  public var createdAt: Date
+  /// Last change.
+  public var updatedAt: Date
   /// The error, when it failed.
   public var error: String?
 
   /// Creates a pending call.
   public init(
     id: Int64? = nil, executionID: String, step: Int = 1, skillID: String, arguments: String = "{}",
-    summary: String, status: PendingCallStatus = .pending, createdAt: Int64, updatedAt: Int64? = nil,
+    summary: String, status: PendingCallStatus = .pending, createdAt: Date, updatedAt: Date? = nil,
     error: String? = nil
   ) {
     self.id = id
@@ -86,8 +87,8 @@ public struct PendingCall: StoredRecord, Hashable {
     arguments = row.string(at: 4)
     summary = row.string(at: 5)
     status = try row.enumValue(PendingCallStatus.self, at: 6, table: "pending_calls", column: "status")
-    createdAt = row.int64(at: 7)
-    updatedAt = row.int64(at: 8)
+    createdAt = row.date(at: 7)
+    updatedAt = row.date(at: 8)
     error = row.optionalString(at: 9)
   }
 }
@@ -104,18 +105,18 @@ extension Connection {
   /// Moves call `id` to `status` (with `error` when it failed).
   /// - Throws: `StoreError.notFound`.
   public func setPendingCallStatus(
-    _ id: Int64, to status: PendingCallStatus, error: String? = nil, at time: Int64
+    _ id: Int64, to status: PendingCallStatus, error: String? = nil, at time: Date
   ) throws {
     try run(
       "UPDATE pending_calls SET status = ?1, error = ?2, updated_at = ?3 WHERE id = ?4",
-      [.text(status.rawValue), SQLValue(error), .integer(time), .integer(id)])
+      [.text(status.rawValue), SQLValue(error), .integer(Timestamp.milliseconds(time)), .integer(id)])
     guard changes > 0 else { throw StoreError.notFound(table: "pending_calls", id: id) }
   }
 
   /// At restart: cancels every call still `pending` or `confirmed` (a confirmed call that
   /// was not marked executed may or may not have run; it is never re-run blindly) and
   /// returns them as they are now.
-  public func markUnfinishedPendingCallsCancelled(at time: Int64 = Timestamp.now()) throws -> [PendingCall] {
+  public func markUnfinishedPendingCallsCancelled(at time: Date = Date()) throws -> [PendingCall] {
     let statement = try cachedStatement(
       """
       UPDATE pending_calls SET status = 'cancelled', updated_at = ?1
@@ -128,12 +129,12 @@ extension Connection {
   /// Moves call `id` to `status` only while it is in one of `allowed`; returns whether it
   /// moved (false: it was already decided, for example cancelled by another process).
   public func transitionPendingCall(
-    _ id: Int64, from allowed: Set<PendingCallStatus>, to status: PendingCallStatus, at time: Int64
+    _ id: Int64, from allowed: Set<PendingCallStatus>, to status: PendingCallStatus, at time: Date
   ) throws -> Bool {
     let list = allowed.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
     try run(
       "UPDATE pending_calls SET status = ?1, updated_at = ?2 WHERE id = ?3 AND status IN (\(list))",
-      [.text(status.rawValue), .integer(time), .integer(id)])
+      [.text(status.rawValue), .integer(Timestamp.milliseconds(time)), .integer(id)])
     return changes > 0
   }
 }

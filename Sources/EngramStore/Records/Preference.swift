@@ -1,3 +1,5 @@
+import Foundation
+
 /// A key-value preference (`preferences`): time zone, language, pinned prompt preferences.
 public struct Preference: Sendable, Hashable {
   /// The key.
@@ -6,11 +8,11 @@ public struct Preference: Sendable, Hashable {
   public var value: String
   /// Whether prompts always include it.
   public var pinned: Bool
-  /// Last change, in ms since the epoch.
-  public var updatedAt: Int64
+  /// Last change.
+  public var updatedAt: Date
 
   /// Creates a preference.
-  public init(key: String, value: String, pinned: Bool = false, updatedAt: Int64) {
+  public init(key: String, value: String, pinned: Bool = false, updatedAt: Date) {
     self.key = key
     self.value = value
     self.pinned = pinned
@@ -21,7 +23,7 @@ public struct Preference: Sendable, Hashable {
     key = row.string(at: 0)
     value = row.string(at: 1)
     pinned = row.bool(at: 2)
-    updatedAt = row.int64(at: 3)
+    updatedAt = row.date(at: 3)
   }
 }
 

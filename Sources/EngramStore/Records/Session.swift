@@ -1,3 +1,5 @@
+import Foundation
+
 /// A conversation session (`sessions`).
 public struct Session: StoredRecord, Hashable {
   /// The row id; nil before insertion.
@@ -6,17 +8,17 @@ public struct Session: StoredRecord, Hashable {
   public var externalID: String?
   /// A title for people.
   public var title: String?
-  /// Start, in ms since the epoch.
-  public var startedAt: Int64
-  /// End, in ms since the epoch.
-  public var endedAt: Int64?
+  /// Start.
+  public var startedAt: Date
+  /// End.
+  public var endedAt: Date?
   /// A JSON object (text).
   public var metadata: String
 
   /// Creates a session.
   public init(
-    id: Int64? = nil, externalID: String? = nil, title: String? = nil, startedAt: Int64,
-    endedAt: Int64? = nil, metadata: String = "{}"
+    id: Int64? = nil, externalID: String? = nil, title: String? = nil, startedAt: Date,
+    endedAt: Date? = nil, metadata: String = "{}"
   ) {
     self.id = id
     self.externalID = externalID
@@ -47,8 +49,8 @@ public struct Session: StoredRecord, Hashable {
     id = row.int64(at: 0)
     externalID = row.optionalString(at: 1)
     title = row.optionalString(at: 2)
-    startedAt = row.int64(at: 3)
-    endedAt = row.optionalInt64(at: 4)
+    startedAt = row.date(at: 3)
+    endedAt = row.optionalDate(at: 4)
     metadata = row.string(at: 5)
   }
 }

@@ -1,14 +1,16 @@
+import Foundation
+
 /// Whether a skill is enabled (`skill_state`).
 public struct SkillState: Sendable, Hashable {
   /// The skill's id.
   public var skillID: String
   /// Whether it may run.
   public var enabled: Bool
-  /// Last change, in ms since the epoch.
-  public var updatedAt: Int64
+  /// Last change.
+  public var updatedAt: Date
 
   /// Creates a skill state.
-  public init(skillID: String, enabled: Bool, updatedAt: Int64) {
+  public init(skillID: String, enabled: Bool, updatedAt: Date) {
     self.skillID = skillID
     self.enabled = enabled
     self.updatedAt = updatedAt
@@ -17,7 +19,7 @@ public struct SkillState: Sendable, Hashable {
   init(row: Statement) {
     skillID = row.string(at: 0)
     enabled = row.bool(at: 1)
-    updatedAt = row.int64(at: 2)
+    updatedAt = row.date(at: 2)
   }
 }
 

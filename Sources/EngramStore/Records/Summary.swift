@@ -1,3 +1,5 @@
+import Foundation
+
 /// A structured summary of a span of the conversation log (`summaries`).
 public struct Summary: StoredRecord, Hashable {
   /// The row id; nil before insertion.
@@ -8,25 +10,25 @@ public struct Summary: StoredRecord, Hashable {
   public var firstMessageID: Int64?
   /// The last message covered.
   public var lastMessageID: Int64?
-  /// Start of the span, in ms since the epoch.
-  public var startAt: Int64
-  /// End of the span, in ms since the epoch.
-  public var endAt: Int64
+  /// Start of the span.
+  public var startAt: Date
+  /// End of the span.
+  public var endAt: Date
   /// The summary text (indexed for full-text search).
   public var content: String
   /// The structured summary, JSON text (see `schemas/structured-summary.schema.json`).
   public var structured: String
   /// What produced it ("extractive" or a model name).
   public var generator: String
-  /// When it was written, in ms since the epoch.
-  public var createdAt: Int64
+  /// When it was written.
+  public var createdAt: Date
 
   /// Creates a summary.
   public init(
     id: Int64? = nil, sessionID: Int64? = nil, firstMessageID: Int64? = nil, lastMessageID: Int64? = nil,
-    startAt: Int64, endAt: Int64, content: String, structured: String = "{}",
+    startAt: Date, endAt: Date, content: String, structured: String = "{}",
     generator: String = "extractive",
-    createdAt: Int64
+    createdAt: Date
   ) {
     self.id = id
     self.sessionID = sessionID
@@ -71,11 +73,11 @@ public struct Summary: StoredRecord, Hashable {
     sessionID = row.optionalInt64(at: 1)
     firstMessageID = row.optionalInt64(at: 2)
     lastMessageID = row.optionalInt64(at: 3)
-    startAt = row.int64(at: 4)
-    endAt = row.int64(at: 5)
+    startAt = row.date(at: 4)
+    endAt = row.date(at: 5)
     content = row.string(at: 6)
     structured = row.string(at: 7)
     generator = row.string(at: 8)
-    createdAt = row.int64(at: 9)
+    createdAt = row.date(at: 9)
   }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// How an agent step ended.
 public enum TraceStatus: String, Sendable, Hashable, CaseIterable, Codable {
   /// It succeeded.
@@ -28,8 +30,8 @@ public struct Trace: StoredRecord, Hashable {
   public var result: String?
   /// How it ended.
   public var status: TraceStatus
-  /// Start, in ms since the epoch.
-  public var startedAt: Int64
+  /// Start.
+  public var startedAt: Date
   /// Duration in milliseconds.
   public var durationMs: Double
   /// The error, when it failed.
@@ -38,7 +40,7 @@ public struct Trace: StoredRecord, Hashable {
   /// Creates a trace row.
   public init(
     id: Int64? = nil, executionID: String, step: Int, skillID: String? = nil, arguments: String = "{}",
-    result: String? = nil, status: TraceStatus, startedAt: Int64, durationMs: Double = 0, error: String? = nil
+    result: String? = nil, status: TraceStatus, startedAt: Date, durationMs: Double = 0, error: String? = nil
   ) {
     self.id = id
     self.executionID = executionID
@@ -83,7 +85,7 @@ public struct Trace: StoredRecord, Hashable {
     arguments = row.string(at: 4)
     result = row.optionalString(at: 5)
     status = try row.enumValue(TraceStatus.self, at: 6, table: "traces", column: "status")
-    startedAt = row.int64(at: 7)
+    startedAt = row.date(at: 7)
     durationMs = row.double(at: 8)
     error = row.optionalString(at: 9)
   }
