@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 import Testing
 
@@ -146,9 +147,11 @@ import Testing
     {
       ids.append(
         try connection.insert(
-          Message(role: .user, speaker: "Ann", content: text, createdAt: may8 + Int64(index))))
+          Message(role: .user, speaker: "Ann", content: text, createdAt: Timestamp.date(may8 + Int64(index))))
+      )
     }
-    let memory = try connection.insert(Memory(kind: .fact, content: "Ann knits scarves", createdAt: may8))
+    let memory = try connection.insert(
+      Memory(kind: .fact, content: "Ann knits scarves", createdAt: Timestamp.date(may8)))
     // The index as version 3 wrote it.
     for (table, text) in [("messages", "coalesce(speaker || ': ', '') || content"), ("memories", "content")] {
       try connection.execute("INSERT INTO \(table)_fts (\(table)_fts) VALUES ('delete-all')")

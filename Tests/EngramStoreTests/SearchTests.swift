@@ -77,14 +77,16 @@ import Testing
     let (directory, connection, _) = try seeded()
     _ = directory
     let may8 = try connection.insert(
-      Message(role: .user, speaker: "Ann", content: "We went kayaking", createdAt: 1_557_323_760_000))
+      Message(
+        role: .user, speaker: "Ann", content: "We went kayaking", createdAt: Timestamp.date(1_557_323_760_000)
+      ))
     #expect(try connection.searchText("8 May 2019", kinds: [.message]).first?.ownerID == may8)
     let memory = try connection.insert(
-      Memory(kind: .fact, content: "Kayaks float", createdAt: 1_557_323_760_000))
+      Memory(kind: .fact, content: "Kayaks float", createdAt: Timestamp.date(1_557_323_760_000)))
     #expect(try connection.searchText("2019", kinds: [.memory]).isEmpty)
     #expect(try connection.searchText("kayak", kinds: [.memory]).map(\.ownerID) == [memory])
     var message = try #require(try connection.fetch(Message.self, id: may8))
-    message.createdAt = 1_557_323_760_000 + 3 * 86_400_000
+    message.createdAt = Timestamp.date(1_557_323_760_000 + 3 * 86_400_000)
     try connection.update(message)
     #expect(try connection.searchText("2019", kinds: [.message]).map(\.ownerID) == [may8])
     #expect(try connection.searchText("11", kinds: [.message]).map(\.ownerID) == [may8])

@@ -22,7 +22,7 @@ import Testing
     _ = directory
     for (index, speaker) in ["Ann", nil, "bob", "Ann", "Émile", "bob", "Ann B", nil].enumerated() {
       try connection.insert(
-        Message(role: .user, speaker: speaker, content: "turn \(index)", createdAt: t0 + Int64(index)))
+        Message(role: .user, speaker: speaker, content: "turn \(index)", createdAt: t(Int64(index))))
     }
     let scanned = try connection.prepare(
       "SELECT DISTINCT speaker FROM messages WHERE speaker IS NOT NULL ORDER BY speaker"

@@ -83,7 +83,9 @@ import Testing
     let other = try Connection(path: path)
     let vector = [Float](repeating: 0, count: 255) + [1]
     try other.upsertEmbedding(
-      EmbeddingRow(ownerKind: .memory, ownerID: ids[1], model: "hashing-v1-256", vector: vector, createdAt: 0)
+      EmbeddingRow(
+        ownerKind: .memory, ownerID: ids[1], model: "hashing-v1-256", vector: vector,
+        createdAt: Date(timeIntervalSince1970: 0))
     )
 
     let reader = try MemoryEngine(path: path, configuration: hashingConfiguration())
