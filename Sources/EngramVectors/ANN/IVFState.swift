@@ -43,8 +43,8 @@ struct IVFState: Sendable {
   }
 
   /// Whether appends have moved the lists far enough from their clustering that they should
-  /// be re-clustered: half as many rows again as were clustered.
-  var drifted: Bool { appendedRows * 2 > max(clusteredRows, 1) }
+  /// be re-clustered: as many rows again as were clustered.
+  var drifted: Bool { appendedRows >= max(clusteredRows, 1) }
 
   /// Appends rows `range` of `rows` (unit vectors) to their nearest lists.
   mutating func assign(_ rows: RowStore, range: Range<Int>) {
