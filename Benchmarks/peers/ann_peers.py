@@ -204,10 +204,13 @@ def run_peer(cls, base, queries, truth, k, cache, rebuild):
     return {"system": peer.name, "build_s": build_s, "index_bytes": os.path.getsize(path), "curve": curve}
 
 
-def run_engram(binary, folder, k, queries):
+def run_engram(binary, folder, k, queries, fraction):
     command = [binary, "vectors", "--mode", "ann", "--base", os.path.join(folder, "base.npy"),
-               "--query", os.path.join(folder, "query.npy"), "--k", str(k), "--queries", str(queries),
+               "--query", os.path.join(folder, "query.npy"), "--truth", os.path.join(folder, "truth.npy"),
+               "--k", str(k), "--queries", str(queries),
                "--sweep", ",".join(str(r) for r in RECALL_SWEEP), "--json"]
+    if fraction:
+        command += ["--filter", str(fraction)]
     print("engram: " + " ".join(command), file=sys.stderr)
     report = json.loads(subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True).stdout)
     return {"system": "engram", "build_s": report["build_s"], "index_bytes": report["index_bytes"],
@@ -230,6 +233,7 @@ def main():
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--targets", default="0.9,0.95,0.99")
+    parser.add_argument("--filter", type=float, help="also time Engram with a kind filter admitting this fraction")
     parser.add_argument("--out")
     args = parser.parse_args()
 
@@ -245,7 +249,7 @@ def main():
     for name in args.systems.split(","):
         if name == "engram":
             if not args.build_only:
-                results.append(run_engram(args.bin, folder, args.k, len(queries)))
+                results.append(run_engram(args.bin, folder, args.k, len(queries), args.filter))
             continue
         if args.build_only:
             cls = PEERS[name]

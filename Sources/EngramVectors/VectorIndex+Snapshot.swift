@@ -345,10 +345,9 @@ extension VectorIndex {
         snapshot: url, token: token, rowChecksum: rowChecksum, rows: n, dimension: dimension,
         full: verification == .full)
     }
-    let index = VectorIndex(configuration: configuration, version: version)
-    // No lists (or lists of another snapshot) over the threshold: build them.
-    index.maintainApproximate()
-    return index
+    // Without lists (or with another snapshot's) the next write builds them: an open alone
+    // starts no work, since a short-lived reader would pay for a build it never uses.
+    return VectorIndex(configuration: configuration, version: version)
   }
 
   /// Checks every byte of a snapshot (header, token, row table and vectors), as `doctor`

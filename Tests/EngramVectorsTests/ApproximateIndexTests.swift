@@ -154,11 +154,12 @@ import Testing
       let hits = try index.search(query, k: 10, filter: nil, exact: false).hits
       #expect(hits.allSatisfy { $0.id > 300 })
     }
-    // Half as many rows again: the write that crosses it re-clusters (inline policy).
-    let batch = clusteredVectors(n: 3000, dimension: Self.dimension, clusters: 60, noise: 0.6, seed: 12)
+    // As many rows again (200 + 5800 appended to 6000): the write that crosses it
+    // re-clusters (inline policy).
+    let batch = clusteredVectors(n: 5800, dimension: Self.dimension, clusters: 60, noise: 0.6, seed: 12)
     try index.add(
-      ids: (0..<3000).map { 200_000 + Int64($0) },
-      metadata: Array(repeating: VectorMetadata(kind: 0), count: 3000),
+      ids: (0..<5800).map { 200_000 + Int64($0) },
+      metadata: Array(repeating: VectorMetadata(kind: 0), count: 5800),
       vectors: batch)
     let reclustered = try #require(index.approximateStatus)
     #expect(reclustered.clusteredRows == index.count)

@@ -51,7 +51,8 @@ public struct ApproximateConfiguration: Sendable, Hashable {
 }
 
 /// When the approximate tier's lists are built (on reaching the threshold) and re-clustered
-/// (when appends have drifted them: half as many rows again as were clustered).
+/// (when appends have drifted them: as many rows again as were clustered, so a bulk load
+/// re-clusters at doubling sizes and pays about twice its final build in all).
 public enum BuildPolicy: Sendable, Hashable {
   /// On a background queue: the write that triggers it returns at once, and searches use
   /// the exact scan or the previous lists until the new ones are published.

@@ -18,6 +18,8 @@ struct IVFState: Sendable {
   let dimension: Int
   /// `lists * dimension` unit centroids, row-major.
   let centroids: [Float]
+  /// The centroids as int8 codes: a search ranks lists by these (a quarter of the bytes).
+  let centroidCodes: CentroidCodes
   var lists: [IVFList]
   /// Per list, an upper bound of `|| x - centroid ||` over its rows (only grows), so for a
   /// unit query q no row of the list scores above `q · centroid + radius`.
@@ -41,8 +43,8 @@ struct IVFState: Sendable {
   }
 
   /// Whether appends have moved the lists far enough from their clustering that they should
-  /// be re-clustered: half as many rows again as were clustered.
-  var drifted: Bool { appendedRows * 2 > max(clusteredRows, 1) }
+  /// be re-clustered: as many rows again as were clustered.
+  var drifted: Bool { appendedRows >= max(clusteredRows, 1) }
 
   /// Appends rows `range` of `rows` (unit vectors) to their nearest lists.
   mutating func assign(_ rows: RowStore, range: Range<Int>) {
@@ -143,6 +145,7 @@ extension IVFState {
 
     var state = IVFState(
       dimension: dimension, centroids: centroids,
+      centroidCodes: CentroidCodes(centroids, lists: listCount, dimension: dimension),
       lists: (0..<listCount).map { _ in IVFList(dimension: dimension, capacity: 0) },
       radii: [Float](repeating: 0, count: listCount), codeError: 0, assignedRows: 0, clusteredRows: n,
       appendedRows: 0, probes: listCount, calibratedRecall: 1, targetRecall: settings.targetRecall)
@@ -256,5 +259,33 @@ extension IVFState {
       }
     }
     return heaps.map { $0.sorted().map(\.row) }
+  }
+}
+
+/// int8 codes of the centroids (one scale per centroid) and the largest quantization error.
+final class CentroidCodes: Sendable {
+  let codes: [Int8]
+  let scales: [Float]
+  let sums: [Int32]
+  let error: Float
+
+  init(_ centroids: [Float], lists: Int, dimension: Int) {
+    var codes = [Int8](repeating: 0, count: lists * dimension)
+    var scales = [Float](repeating: 0, count: lists)
+    var sums = [Int32](repeating: 0, count: lists)
+    error = centroids.withUnsafeBufferPointer { source in
+      codes.withUnsafeMutableBufferPointer { codes in
+        scales.withUnsafeMutableBufferPointer { scales in
+          sums.withUnsafeMutableBufferPointer { sums in
+            engram_quantize_rows_i8(
+              source.baseAddress!, lists, dimension, codes.baseAddress!, scales.baseAddress!,
+              sums.baseAddress!)
+          }
+        }
+      }
+    }
+    self.codes = codes
+    self.scales = scales
+    self.sums = sums
   }
 }

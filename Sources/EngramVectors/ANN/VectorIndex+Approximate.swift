@@ -119,24 +119,39 @@ extension VectorIndex {
       probes = min(listCount, Int((Double(ivf.probes) / fraction.squareRoot()).rounded(.up)))
     }
 
-    var centroidScores = [Float](repeating: 0, count: listCount)
-    ivf.centroids.withUnsafeBufferPointer { centroids in
-      centroidScores.withUnsafeMutableBufferPointer {
-        engram_dot_f32_rows(query, centroids.baseAddress!, dimension, listCount, $0.baseAddress!)
-      }
-    }
-    var nearest = TopK(capacity: min(probes, listCount))
-    for list in 0..<listCount where centroidScores[list] >= nearest.threshold {
-      nearest.offer(score: centroidScores[list], id: Int64(list), row: Int32(list))
-    }
-
     var codes = [Int8](repeating: 0, count: dimension)
     var scale: Float = 0
     var codeSum: Int32 = 0
     let queryError = codes.withUnsafeMutableBufferPointer {
       engram_quantize_rows_i8(query, 1, dimension, $0.baseAddress!, &scale, &codeSum)
     }
-    let poolCapacity = min(version.live, max(k * configuration.rerankFactor, k + 32))
+    // Lists ranked by int8 centroid scores; `centroidSlack` bounds their error (as in
+    // `searchInt8`), so the exactness bound below stays a bound.
+    let centroidCodes = ivf.centroidCodes
+    var centroidScores = [Float](repeating: 0, count: listCount)
+    codes.withUnsafeBufferPointer { codes in
+      centroidCodes.codes.withUnsafeBufferPointer { centroids in
+        centroidCodes.sums.withUnsafeBufferPointer { sums in
+          withUnsafeTemporaryAllocation(of: Int32.self, capacity: listCount) { dots in
+            engram_dot_i8_rows(
+              codes.baseAddress!, centroids.baseAddress!, dimension, listCount, sums.baseAddress!,
+              dots.baseAddress!)
+            for list in 0..<listCount {
+              centroidScores[list] = Float(dots[list]) * centroidCodes.scales[list] * scale
+            }
+          }
+        }
+      }
+    }
+    let centroidSlack = centroidCodes.error + queryError * (1 + centroidCodes.error) + 1e-4
+    var nearest = TopK(capacity: min(probes, listCount))
+    for list in 0..<listCount where centroidScores[list] >= nearest.threshold {
+      nearest.offer(score: centroidScores[list], id: Int64(list), row: Int32(list))
+    }
+
+    // The int8 order is close to exact: k + 32 candidates re-ranked exactly lose almost
+    // nothing (measured), and cost less than the `k * rerankFactor` the exact int8 scan uses.
+    let poolCapacity = min(version.live, k + 32)
     var pool = TopK(capacity: poolCapacity)
     var probed = [Bool](repeating: false, count: listCount)
     var probedCount = 0
@@ -177,12 +192,50 @@ extension VectorIndex {
     let kth = exact.count == k ? exact.threshold : -Float.infinity
     var unprobedBest = -Float.infinity
     for list in 0..<listCount where !probed[list] {
-      unprobedBest = max(unprobedBest, centroidScores[list] + ivf.radii[list])
+      unprobedBest = max(unprobedBest, centroidScores[list] + centroidSlack + ivf.radii[list])
     }
     let listsProven = probedCount == listCount || unprobedBest + 1e-4 < kth
     let bound = ivf.codeError + queryError * (1 + ivf.codeError) + 1e-4
     let poolProven = pool.count < poolCapacity || scale * pool.threshold + bound < kth
-    return VectorSearchResult(hits: exact.hits(), tier: .approximate, isExact: listsProven && poolProven)
+    guard listsProven, !poolProven else {
+      return VectorSearchResult(hits: exact.hits(), tier: .approximate, isExact: listsProven && poolProven)
+    }
+    // The lists are proven but rows crowd around the k-th score (a tight cluster): score
+    // exactly every probed row whose int8 bound reaches it, as `searchInt8`'s second pass.
+    let cut = (kth - bound) / scale
+    var admitted: [Int32] = []
+    codes.withUnsafeBufferPointer { codes in
+      withUnsafeTemporaryAllocation(of: Float.self, capacity: scoreBlock) { scores in
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: scoreBlock) { dots in
+          version.dead.withUnsafeBufferPointer { dead in
+            for list in 0..<listCount where probed[list] {
+              let entry = ivf.lists[list]
+              let storage = entry.storage
+              var start = 0
+              while start < entry.count {
+                let count = min(scoreBlock, entry.count - start)
+                engram_dot_i8_rows(
+                  codes.baseAddress!, storage.codes + start * dimension, dimension, count,
+                  storage.sums + start,
+                  dots.baseAddress!)
+                for j in 0..<count { scores[j] = Float(dots[j]) * storage.scales[start + j] }
+                let picked = engram_select_at_least(scores.baseAddress!, count, cut, dots.baseAddress!)
+                for index in 0..<picked {
+                  let row = Int(storage.rows[start + Int(dots[index])])
+                  if (dead[row >> 6] >> UInt64(row & 63)) & 1 != 0 { continue }
+                  if let predicate, !predicate.admits(version.rows, row) { continue }
+                  admitted.append(Int32(row))
+                }
+                start += count
+              }
+            }
+          }
+        }
+      }
+    }
+    var second = TopK(capacity: min(k, admitted.count))
+    admitted.withUnsafeBufferPointer { Self.scoreGathered(version, query: query, rows: $0, into: &second) }
+    return VectorSearchResult(hits: second.hits(), tier: .approximate, isExact: true)
   }
 
   /// Offers the live, admitted rows of `list` whose int8 scores reach the pool's threshold.

@@ -242,7 +242,9 @@ extension VectorIndex {
       return IVFList(storage: storage, count: count)
     }
     return IVFState(
-      dimension: dimension, centroids: centroids, lists: lists, radii: radii,
+      dimension: dimension, centroids: centroids,
+      centroidCodes: CentroidCodes(centroids, lists: listCount, dimension: dimension), lists: lists,
+      radii: radii,
       codeError: Float(bitPattern: get(UInt32.self, at: 80)), assignedRows: n,
       clusteredRows: Int(get(UInt64.self, at: 56)), appendedRows: 0, probes: probes,
       calibratedRecall: Double(bitPattern: get(UInt64.self, at: 72)),
