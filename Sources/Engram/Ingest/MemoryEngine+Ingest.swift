@@ -32,14 +32,10 @@ public struct IngestReport: Sendable, Equatable {
 }
 
 extension MemoryEngine {
-  /// The text a turn is embedded as: its day, its speaker and its content, so that
-  /// "when" and "who" questions can match it.
+  /// The text a turn is embedded as: its time, its speaker and its content, so that
+  /// "when" and "who" questions can match it (see `turnEmbeddingText`).
   static func documentText(speaker: String?, content: String, date: Date) -> String {
-    let day = dayFormatter.withLock { $0.string(from: date) }
-    if let speaker, !speaker.isEmpty {
-      return "[\(day)] \(speaker): \(content)"
-    }
-    return "[\(day)] \(content)"
+    turnEmbeddingText(speaker: speaker, content: content, date: date)
   }
 
   /// Reads a conversation file and stores all of it, or nothing.
@@ -142,12 +138,3 @@ extension MemoryEngine {
     return IngestReport(path: path, format: file.format, sessions: file.sessions.count, turns: total)
   }
 }
-
-let dayFormatter = Mutex<DateFormatter>(
-  {
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = TimeZone(identifier: "UTC")
-    formatter.dateFormat = "d MMMM yyyy"
-    return formatter
-  }())

@@ -1,0 +1,27 @@
+import Foundation
+import Synchronization
+
+extension MemoryEngine {
+  /// The text a turn (or a summary) is embedded as: when it was said, to the minute, who
+  /// said it, and what: "[1:56 pm on 8 May, 2023] Ann: ...". The time is UTC, written the way
+  /// LoCoMo writes its session times. Measured on the LoCoMo dev split (MiniLM, vector search
+  /// alone, hit@10): the day alone 0.574, the time to the minute 0.60.
+  static func turnEmbeddingText(speaker: String?, content: String, date: Date) -> String {
+    let time = embeddingTimeFormatter.withLock { $0.string(from: date) }
+    if let speaker, !speaker.isEmpty {
+      return "[\(time)] \(speaker): \(content)"
+    }
+    return "[\(time)] \(content)"
+  }
+}
+
+private let embeddingTimeFormatter = Mutex<DateFormatter>(
+  {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "UTC")
+    formatter.dateFormat = "h:mm a 'on' d MMMM, yyyy"
+    formatter.amSymbol = "am"
+    formatter.pmSymbol = "pm"
+    return formatter
+  }())
