@@ -5,14 +5,16 @@ import Synchronization
 
 /// The text an item is embedded as.
 enum DocumentText {
-  /// The text a turn is embedded as: its day, its speaker and its content, so that
-  /// "when" and "who" questions can match it.
+  /// The text a turn (or a summary) is embedded as: when it was said, to the minute, who
+  /// said it, and what: "[1:56 pm on 8 May, 2023] Ann: ...". The time is UTC, written the way
+  /// LoCoMo writes its session times. Measured on the LoCoMo dev split (MiniLM, vector search
+  /// alone, hit@10): the day alone 0.574, the time to the minute 0.60.
   static func make(speaker: String?, content: String, date: Date) -> String {
-    let day = dayFormatter.withLock { $0.string(from: date) }
+    let time = timeFormatter.withLock { $0.string(from: date) }
     if let speaker, !speaker.isEmpty {
-      return "[\(day)] \(speaker): \(content)"
+      return "[\(time)] \(speaker): \(content)"
     }
-    return "[\(day)] \(content)"
+    return "[\(time)] \(content)"
   }
 
   /// The text `item`'s embedding is made from: a turn or summary with its day (and
@@ -25,13 +27,15 @@ enum DocumentText {
     }
   }
 
-  /// Days as `8 May 2023`, in UTC.
-  private static let dayFormatter = Mutex<DateFormatter>(
+  /// Times as `1:56 pm on 8 May, 2023`, in UTC.
+  private static let timeFormatter = Mutex<DateFormatter>(
     {
       let formatter = DateFormatter()
       formatter.locale = Locale(identifier: "en_US_POSIX")
       formatter.timeZone = TimeZone(identifier: "UTC")
-      formatter.dateFormat = "d MMMM yyyy"
+      formatter.dateFormat = "h:mm a 'on' d MMMM, yyyy"
+      formatter.amSymbol = "am"
+      formatter.pmSymbol = "pm"
       return formatter
     }())
 }
