@@ -69,13 +69,19 @@ public struct EngramConfiguration: Sendable {
   public var embeddingBatchSize: Int
   /// Open the database read-only (no writes, no migrations).
   public var readOnly: Bool
+  /// The approximate vector tier: used above `threshold` rows, calibrated to `targetRecall`
+  /// (a search can always ask for the exact scan).
+  public var approximate: ApproximateConfiguration
 
+  /// Creates a configuration; every default is documented on its property.
   public init(
     embedder: any Embedder, retrieval: RetrievalWeights = RetrievalWeights(),
     compaction: CompactionPolicy = CompactionPolicy(), searchThreads: Int = 1,
     busyTimeout: Duration = .seconds(5),
-    embeddingBatchSize: Int = 32, readOnly: Bool = false
+    embeddingBatchSize: Int = 32, readOnly: Bool = false,
+    approximate: ApproximateConfiguration = ApproximateConfiguration()
   ) {
+    self.approximate = approximate
     self.embedder = embedder
     self.retrieval = retrieval
     self.compaction = compaction

@@ -5,6 +5,8 @@
 @_exported import EngramCore
 @_exported import EngramEmbeddings
 
+@_exported import struct EngramVectors.ApproximateConfiguration
+@_exported import struct EngramVectors.ApproximateIndexStatus
 @_exported import enum EngramStore.AgentItemKind
 @_exported import struct EngramStore.ForgetReport
 @_exported import enum EngramStore.PendingCallStatus

@@ -22,12 +22,15 @@ extension MemoryEngine {
   ///   - filters: kinds, session, scope, time range.
   ///   - recordAccess: count the retrieval of returned memories (written in the background,
   ///     never by the search itself; nothing in a read-only engine).
+  ///   - exact: scan every vector even when the approximate tier serves (hits found through
+  ///     approximate vector candidates not proven exact carry `approximate` in `provenance`).
   /// - Throws: `EngramError.emptyText`, `EngramError.invalidK`, embedder and store errors.
   public func search(
     _ query: String, k: Int = 10, mode: SearchMode = .hybrid, filters: SearchFilters = SearchFilters(),
-    recordAccess: Bool = true
+    recordAccess: Bool = true, exact: Bool = false
   ) async throws -> [SearchHit] {
-    try await retriever.search(query, k: k, mode: mode, filters: filters, recordAccess: recordAccess)
+    try await retriever.search(
+      query, k: k, mode: mode, filters: filters, recordAccess: recordAccess, exact: exact)
   }
 
   /// Writes the access statistics gathered so far (normally done in the background and at

@@ -93,7 +93,8 @@ public final class MemoryEngine: EnginePart {
     do {
       vectors = try VectorIndexKeeper(
         database: database, snapshotURL: URL(fileURLWithPath: path + ".vectors"),
-        dimension: embedder.dimension, threads: configuration.searchThreads)
+        dimension: embedder.dimension, threads: configuration.searchThreads,
+        approximate: configuration.approximate)
     } catch {
       database.close()
       throw error

@@ -80,7 +80,6 @@ extension VectorIndexKeeper {
   /// Brings the index up to date after another process changed the embeddings: from the
   /// snapshot file and the change log when they allow it, else from the table.
   func refresh() throws {
-    let indexConfiguration = VectorIndex.Configuration(dimension: dimension, threads: threads)
     guard
       let loaded = try Self.openSnapshot(
         database: database, url: snapshotURL, configuration: indexConfiguration)

@@ -15,6 +15,8 @@ final class VectorIndexKeeper: Sendable {
   let database: Database
   let dimension: Int
   let threads: Int
+  /// The approximate tier's settings.
+  let approximate: ApproximateConfiguration
   /// The snapshot file beside the database.
   let snapshotURL: URL
   /// The index; replaced whole by import, reindex and reload.
@@ -40,13 +42,18 @@ final class VectorIndexKeeper: Sendable {
   }
 
   /// Loads the index of `database` (dimension `dimension`).
-  init(database: Database, snapshotURL: URL, dimension: Int, threads: Int) throws {
+  init(
+    database: Database, snapshotURL: URL, dimension: Int, threads: Int,
+    approximate: ApproximateConfiguration = ApproximateConfiguration()
+  ) throws {
     self.database = database
     self.dimension = dimension
     self.threads = threads
+    self.approximate = approximate
     self.snapshotURL = snapshotURL
     let (index, source, generation) = try Self.load(
-      database: database, snapshot: snapshotURL, dimension: dimension, threads: threads)
+      database: database, snapshot: snapshotURL,
+      configuration: VectorIndex.Configuration(dimension: dimension, threads: threads, approximate: approximate))
     holder = Mutex(index)
     self.source = source
     state.withLock {
@@ -56,6 +63,11 @@ final class VectorIndexKeeper: Sendable {
       $0.baselineChanges = source == .snapshot ? 0 : index.changeCount
       $0.fromSnapshot = source == .snapshot
     }
+  }
+
+  /// The configuration of every index this keeper loads.
+  var indexConfiguration: VectorIndex.Configuration {
+    VectorIndex.Configuration(dimension: dimension, threads: threads, approximate: approximate)
   }
 
   /// The current index (a value: later changes do not affect a search in progress).
@@ -128,10 +140,10 @@ final class VectorIndexKeeper: Sendable {
 
   /// Loads the index from its snapshot when one is given and valid, else from the
   /// embeddings table; also returns the embedding generation the index reflects.
-  static func load(database: Database, snapshot: URL?, dimension: Int, threads: Int) throws -> (
-    VectorIndex, Source, Int64
-  ) {
-    let indexConfiguration = VectorIndex.Configuration(dimension: dimension, threads: threads)
+  static func load(database: Database, snapshot: URL?, configuration indexConfiguration: VectorIndex.Configuration)
+    throws -> (VectorIndex, Source, Int64)
+  {
+    let dimension = indexConfiguration.dimension
     if let snapshot,
       let loaded = try openSnapshot(database: database, url: snapshot, configuration: indexConfiguration)
     {
@@ -197,8 +209,7 @@ final class VectorIndexKeeper: Sendable {
 
   /// Replaces the index with one loaded from the embeddings table.
   func reload() throws {
-    let (fresh, _, generation) = try Self.load(
-      database: database, snapshot: nil, dimension: dimension, threads: threads)
+    let (fresh, _, generation) = try Self.load(database: database, snapshot: nil, configuration: indexConfiguration)
     replace(with: fresh, generation: generation)
   }
 

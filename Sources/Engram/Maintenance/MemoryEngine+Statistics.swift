@@ -9,6 +9,9 @@ public struct VectorIndexStatistics: Sendable, Equatable {
   public var tombstones: Int
   /// Bytes the index holds in memory.
   public var bytes: Int
+  /// The approximate tier, when it has been built: whether it serves searches, its lists,
+  /// probes and calibrated recall.
+  public var approximate: ApproximateIndexStatus?
 }
 
 extension MemoryEngine {
@@ -29,6 +32,7 @@ extension MemoryEngine {
   public var vectorIndexStatistics: VectorIndexStatistics {
     let index = self.index
     return VectorIndexStatistics(
-      rows: index.count, tombstones: index.tombstoneCount, bytes: index.memoryBytes)
+      rows: index.count, tombstones: index.tombstoneCount, bytes: index.memoryBytes,
+      approximate: index.approximateStatus)
   }
 }

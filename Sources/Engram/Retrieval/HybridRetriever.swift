@@ -13,7 +13,7 @@ struct HybridRetriever: EnginePart {
 
   /// Searches the memory (see `MemoryEngine.search(_:k:mode:filters:recordAccess:)`).
   func search(
-    _ query: String, k: Int, mode: SearchMode, filters: SearchFilters, recordAccess: Bool
+    _ query: String, k: Int, mode: SearchMode, filters: SearchFilters, recordAccess: Bool, exact: Bool
   ) async throws -> [SearchHit] {
     try checkOpen()
     guard k >= 1 else { throw EngramError.invalidK(k) }
@@ -52,6 +52,7 @@ struct HybridRetriever: EnginePart {
 
     // Vector candidates (after picking up other processes' writes).
     var cosine: [Int64: Double] = [:]
+    var approximate = false
     if mode != .keyword {
       let vector = try await resources.embedding.embedQuery(query)
       var filter = VectorFilter()
@@ -63,10 +64,11 @@ struct HybridRetriever: EnginePart {
       let vectorFilter = filter.isEmpty ? nil : filter
       let found = try await BlockingWork.run {
         try vectors.refreshIfStale()
-        return try vectors.index.search(vector, k: candidates, filter: vectorFilter)
+        return try vectors.index.search(vector, k: candidates, filter: vectorFilter, exact: exact)
       }
-      cosine.reserveCapacity(found.count)
-      for hit in found { cosine[hit.id] = Double(hit.score) }
+      approximate = !found.isExact
+      cosine.reserveCapacity(found.hits.count)
+      for hit in found.hits { cosine[hit.id] = Double(hit.score) }
     }
     let side = try await keywordTask.value
     var bm25: [Int64: Double] = [:]
@@ -76,6 +78,7 @@ struct HybridRetriever: EnginePart {
     let request = Fusion.Request(
       mode: mode, weights: weights, namedSpeaker: side.namedSpeaker, filters: filters, k: k, now: Date())
     let vectorScores = cosine
+    let vectorsApproximate = approximate
     let keywordScores = bm25
     // The candidates' rows, ranking and the hits' texts in one read transaction: one
     // snapshot, one BEGIN/COMMIT (a row deleted since the candidates were found is simply
@@ -89,7 +92,7 @@ struct HybridRetriever: EnginePart {
         let texts = try connection.itemTexts(Self.idsByKind(ranked.map(\.key)))
         return ranked.compactMap { candidate in
           guard let text = texts[candidate.row.kind]?[candidate.row.id] else { return nil }
-          return Self.hit(candidate, text: text)
+          return Self.hit(candidate, text: text, approximate: vectorsApproximate)
         }
       }
     }
@@ -106,10 +109,13 @@ struct HybridRetriever: EnginePart {
   }
 
   /// A ranked candidate and its text as a search hit.
-  static func hit(_ candidate: Fusion.Ranked, text: ItemText) -> SearchHit {
+  static func hit(_ candidate: Fusion.Ranked, text: ItemText, approximate: Bool = false) -> SearchHit {
     var provenance: [String] = []
     if candidate.bm25 != nil { provenance.append("keyword") }
     if candidate.cosine != nil { provenance.append("vector") }
+    // The vector candidates came from the approximate tier without a proof that they are
+    // the exact top candidates.
+    if approximate { provenance.append("approximate") }
     if candidate.neighbour { provenance.append("neighbour") }
     if candidate.speaker { provenance.append("speaker") }
     var metadata = (try? JSONValue.parse(text.metadataJSON))?.objectValue ?? [:]

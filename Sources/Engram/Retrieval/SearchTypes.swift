@@ -61,7 +61,9 @@ public struct SearchHit: Sendable, Equatable {
   public var cosine: Double?
   /// The fused score that ranked it.
   public var score: Double
-  /// Which retrievers found it (`keyword`, `vector`) and what else raised it (`neighbour`).
+  /// Which retrievers found it (`keyword`, `vector`), what else raised it (`neighbour`,
+  /// `speaker`), and `approximate` when its vector candidates came from the approximate tier
+  /// without a proof that they are the exact top candidates.
   public var provenance: [String]
   /// The item's metadata (e.g. LoCoMo `dia_id`).
   public var metadata: [String: JSONValue]

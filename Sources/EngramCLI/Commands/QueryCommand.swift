@@ -21,6 +21,7 @@ public enum QueryCommand: Command {
       OptionSpec(
         "until", kind: .date, valueName: "DATE",
         help: "Only items up to this date (a day includes all of it)."),
+      .flag("exact", help: "Scan every vector even when the approximate index serves."),
       .json,
     ],
     positionals: [PositionalSpec("text", repeating: true, help: "What to look for (words are joined).")])
@@ -45,7 +46,7 @@ public enum QueryCommand: Command {
       throw UsageError("--since must come before --until")
     }
     let hits = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
-      try await engine.search(text, k: k, mode: mode, filters: filters)
+      try await engine.search(text, k: k, mode: mode, filters: filters, exact: arguments.flag("exact"))
     }
     if arguments.flag("json") {
       for hit in hits { try context.jsonLines.write(HitRendering.json(hit)) }

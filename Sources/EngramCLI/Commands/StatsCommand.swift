@@ -38,8 +38,23 @@ public enum StatsCommand: Command {
       "model": .string(engine.embedder.modelID), "dimension": .int(engine.embedder.dimension),
       "index_rows": .int(index.rows), "index_tombstones": .int(index.tombstones),
       "index_bytes": .int(index.bytes),
+      "index_tier": .string(index.approximate?.serving == true ? "approximate" : "exact"),
+      "index_calibrated_recall": index.approximate.map { .double($0.calibratedRecall) } ?? .null,
+      "index_lists": index.approximate.map { .int($0.lists) } ?? .null,
+      "index_probes": index.approximate.map { .int($0.probes) } ?? .null,
       "last_compaction": lastCompaction ?? .null,
     ]
+  }
+
+  /// Which index serves searches: the exact scan, or the approximate lists with their
+  /// calibrated recall.
+  static func tierLine(_ stats: JSONValue) -> String {
+    guard stats["index_tier"]?.stringValue == "approximate", let recall = stats["index_calibrated_recall"]?.doubleValue
+    else { return "exact scan" }
+    let lists = stats["index_lists"]?.intValue ?? 0
+    let probes = stats["index_probes"]?.intValue ?? 0
+    return "approximate (\(lists) lists, \(probes) probed, calibrated recall@10 "
+      + String(format: "%.3f", recall) + "; --exact scans all)"
   }
 
   /// The statistics as aligned lines.
@@ -66,6 +81,7 @@ public enum StatsCommand: Command {
         "\(stats["model"]?.stringValue ?? "?") (\(int("dimension"))-d, spec \(stats["embedder_spec"]?.stringValue ?? "-"))",
       ],
       ["vector index", "\(int("index_rows")) rows, \(HitRendering.bytes(int("index_bytes")))"],
+      ["search", Self.tierLine(stats)],
       ["last compaction", stats["last_compaction"]?.stringValue ?? "never"],
     ]
     return table.render(width: 200, showsHeader: false)
