@@ -83,7 +83,8 @@ let package = Package(
       resources: [.copy("Fixtures")]
     ),
     .testTarget(name: "EngramMCPTests", dependencies: ["EngramCore", "EngramMCP"]),
-    .testTarget(name: "EngramCLITests", dependencies: ["EngramCLI", "EngramStore", "EngramTestSupport"]),
+    .testTarget(
+      name: "EngramCLITests", dependencies: ["Engram", "EngramCLI", "EngramStore", "EngramTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -16,3 +16,4 @@
 // visible to callers.
 @_exported import enum EngramStore.StoreError
 @_exported import enum EngramStore.TraceStatus
+@_exported import enum EngramVectors.BuildPolicy
