@@ -1,19 +1,18 @@
-// What `import Engram` gives an application besides the engine: the shared vocabulary
-// (kinds, timestamps and the date rule, JSON values) and the embedders with `EmbedderSpec`,
-// which appear in the engine's API. The store stays behind the engine: its failures
-// arrive wrapped in `EngramError`.
+// What `import Engram` gives an application besides the engine, so that it imports nothing
+// below it: the shared vocabulary (kinds, timestamps and the date rule, JSON values), the
+// embedders with `EmbedderSpec`, the settings and status of the approximate vector tier,
+// and the few store types the engine's API passes through unchanged: its two error types
+// (SQLite result codes with the path; what the store found wrong), the report of what
+// forgetting removed, and the agent records' kinds and statuses. Nothing else of the
+// store or the vector index is visible to callers.
 @_exported import EngramCore
 @_exported import EngramEmbeddings
-
-@_exported import struct EngramVectors.ApproximateConfiguration
-@_exported import struct EngramVectors.ApproximateIndexStatus
 @_exported import enum EngramStore.AgentItemKind
 @_exported import struct EngramStore.ForgetReport
 @_exported import enum EngramStore.PendingCallStatus
 @_exported import struct EngramStore.SQLiteError
-// The store's two error types (and the report of what forgetting removed) pass through the engine unchanged (they carry the SQLite
-// result code, the path and what the store found wrong); nothing else of the store is
-// visible to callers.
 @_exported import enum EngramStore.StoreError
 @_exported import enum EngramStore.TraceStatus
+@_exported import struct EngramVectors.ApproximateConfiguration
+@_exported import struct EngramVectors.ApproximateIndexStatus
 @_exported import enum EngramVectors.BuildPolicy

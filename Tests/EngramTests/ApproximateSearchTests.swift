@@ -16,7 +16,8 @@ import Testing
     let start = Date(timeIntervalSince1970: 1_700_000_000)
     let turns = (0..<600).map { index in
       ConversationTurn(
-        role: "user", content: "topic \(index % 60) note \(index): word\(index % 60) item\(index % 7) thing\(index)",
+        role: "user",
+        content: "topic \(index % 60) note \(index): word\(index % 60) item\(index % 7) thing\(index)",
         speaker: "Ann", timestamp: start.addingTimeInterval(Double(index) * 60))
     }
     let file = ConversationFile(
@@ -57,7 +58,8 @@ import Testing
 
   @Test func belowTheThresholdEverySearchIsExact() async throws {
     let folder = try TemporaryFolder()
-    let engine = try MemoryEngine(path: folder.path("small.sqlite"), configuration: hashingConfiguration(dimension: 64))
+    let engine = try MemoryEngine(
+      path: folder.path("small.sqlite"), configuration: hashingConfiguration(dimension: 64))
     defer { engine.close() }
     for index in 0..<20 { _ = try await engine.remember("fact number \(index) about tea", kind: .fact) }
     #expect(engine.vectorIndexStatistics.approximate == nil)

@@ -53,7 +53,8 @@ final class VectorIndexKeeper: Sendable {
     self.snapshotURL = snapshotURL
     let (index, source, generation) = try Self.load(
       database: database, snapshot: snapshotURL,
-      configuration: VectorIndex.Configuration(dimension: dimension, threads: threads, approximate: approximate))
+      configuration: VectorIndex.Configuration(
+        dimension: dimension, threads: threads, approximate: approximate))
     holder = Mutex(index)
     self.source = source
     state.withLock {
@@ -140,7 +141,9 @@ final class VectorIndexKeeper: Sendable {
 
   /// Loads the index from its snapshot when one is given and valid, else from the
   /// embeddings table; also returns the embedding generation the index reflects.
-  static func load(database: Database, snapshot: URL?, configuration indexConfiguration: VectorIndex.Configuration)
+  static func load(
+    database: Database, snapshot: URL?, configuration indexConfiguration: VectorIndex.Configuration
+  )
     throws -> (VectorIndex, Source, Int64)
   {
     let dimension = indexConfiguration.dimension
@@ -209,7 +212,8 @@ final class VectorIndexKeeper: Sendable {
 
   /// Replaces the index with one loaded from the embeddings table.
   func reload() throws {
-    let (fresh, _, generation) = try Self.load(database: database, snapshot: nil, configuration: indexConfiguration)
+    let (fresh, _, generation) = try Self.load(
+      database: database, snapshot: nil, configuration: indexConfiguration)
     replace(with: fresh, generation: generation)
   }
 

@@ -49,7 +49,8 @@ public enum StatsCommand: Command {
   /// Which index serves searches: the exact scan, or the approximate lists with their
   /// calibrated recall.
   static func tierLine(_ stats: JSONValue) -> String {
-    guard stats["index_tier"]?.stringValue == "approximate", let recall = stats["index_calibrated_recall"]?.doubleValue
+    guard stats["index_tier"]?.stringValue == "approximate",
+      let recall = stats["index_calibrated_recall"]?.doubleValue
     else { return "exact scan" }
     let lists = stats["index_lists"]?.intValue ?? 0
     let probes = stats["index_probes"]?.intValue ?? 0
