@@ -60,10 +60,10 @@ reliability: setup
 	FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/reliability.sh
 
 lint:
-	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks Examples
 
 format:
-	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Benchmarks
+	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Benchmarks Examples
 
 schemas:
 	./scripts/generate-migrations.sh
