@@ -1,3 +1,5 @@
+import EngramCore
+
 /// The text PostgreSQL's full-text columns index and the terms its queries search for: the
 /// same as the SQLite store's (``FTSText`` and ``FTSQuery``), in the shape the PostgreSQL
 /// schema (schemas/postgres) takes.
@@ -43,28 +45,6 @@ public enum PostgresFullText {
   /// ``queryTerms(for:)`` as a JSON array of strings, the argument of `engram_tsquery(json)`.
   /// Empty array when nothing is searchable (the query then matches nothing).
   public static func queryTermsJSON(for text: String) -> String {
-    "[" + queryTerms(for: text).map(jsonString).joined(separator: ",") + "]"
-  }
-
-  /// `text` as a JSON string literal.
-  static func jsonString(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\r": out += "\\r"
-      case "\t": out += "\\t"
-      default:
-        if scalar.value < 0x20 {
-          let hex = String(scalar.value, radix: 16)
-          out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        } else {
-          out.unicodeScalars.append(scalar)
-        }
-      }
-    }
-    return out + "\""
+    JSONValue.array(queryTerms(for: text).map(JSONValue.string)).jsonText
   }
 }
