@@ -9,6 +9,7 @@
 @_exported import EngramEmbeddings
 @_exported import enum EngramStore.AgentItemKind
 @_exported import struct EngramStore.ForgetReport
+@_exported import struct EngramStore.Memory
 @_exported import enum EngramStore.PendingCallStatus
 @_exported import struct EngramStore.SQLiteError
 @_exported import enum EngramStore.StoreError

@@ -215,7 +215,7 @@ final class Writer: EnginePart {
   /// The memory with this id, or nil.
   func memory(_ id: Int64) throws -> MemoryItem? {
     try checkOpen()
-    return try database.read { try $0.fetch(Memory.self, id: id) }.map(MemoryItem.init)
+    return try database.read { try $0.fetch(Memory.self, id: id) }
   }
 
   /// Memories, newest first.
@@ -225,7 +225,7 @@ final class Writer: EnginePart {
     try checkOpen()
     return try database.read {
       try $0.memories(kind: kind, limit: max(0, limit), includeSuperseded: includeSuperseded)
-    }.map(MemoryItem.init)
+    }
   }
 
   // MARK: - Forgetting

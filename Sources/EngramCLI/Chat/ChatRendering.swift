@@ -92,7 +92,8 @@ public enum ChatRendering {
     var table = Table(columns: [.init("id", alignment: .right), .init("date"), .init("kind"), .init("text")])
     for item in items {
       table.append([
-        String(item.id), DateParser.day(item.createdAt, timeZone: timeZone), item.kind.rawValue, item.content,
+        item.id.map(String.init) ?? "-", DateParser.day(item.createdAt, timeZone: timeZone),
+        item.kind.rawValue, item.content,
       ])
     }
     return table.render(width: width, styled: styled)
