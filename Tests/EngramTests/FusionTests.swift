@@ -80,10 +80,10 @@ import Testing
   @Test func turnsOfTheNamedSpeakerGainTheSpeakerWeight() {
     var weights = plain
     weights.speakerWeight = 0.2
-    let rows = [turn(1, speaker: "Caroline"), turn(2, speaker: "Melanie")]
+    let rows = [turn(1, speaker: "Rosalind"), turn(2, speaker: "Eleanor")]
     let cosine = [key(.message, 1): 0.5, key(.message, 2): 0.5]
     let ranked = Fusion.rank(
-      rows: rows, cosine: cosine, bm25: [:], request: request(weights: weights, speaker: "melanie"))
+      rows: rows, cosine: cosine, bm25: [:], request: request(weights: weights, speaker: "eleanor"))
     #expect(ranked.map(\.row.id) == [2, 1])
     #expect(ranked[0].speaker && !ranked[1].speaker)
     #expect(abs(ranked[0].score - ranked[1].score - 0.2) < 1e-12)
@@ -160,11 +160,11 @@ import Testing
   }
 
   @Test func theNamedSpeakerIsTheOneKnownNameInTheQuery() {
-    let known = ["caroline": "Caroline", "melanie": "Melanie"]
-    #expect(Fusion.namedSpeaker(in: "What did Caroline say?", known: known) == "caroline")
-    #expect(Fusion.namedSpeaker(in: "caroline's new job", known: known) == "caroline")
-    #expect(Fusion.namedSpeaker(in: "Caroline and Melanie", known: known) == nil)
-    #expect(Fusion.namedSpeaker(in: "Carolines", known: known) == nil)
+    let known = ["rosalind": "Rosalind", "eleanor": "Eleanor"]
+    #expect(Fusion.namedSpeaker(in: "What did Rosalind say?", known: known) == "rosalind")
+    #expect(Fusion.namedSpeaker(in: "rosalind's new job", known: known) == "rosalind")
+    #expect(Fusion.namedSpeaker(in: "Rosalind and Eleanor", known: known) == nil)
+    #expect(Fusion.namedSpeaker(in: "Rosalinds", known: known) == nil)
     #expect(Fusion.namedSpeaker(in: "anyone", known: [:]) == nil)
   }
 }

@@ -40,7 +40,7 @@ extension MemoryEngine {
   /// - Throws: `EngramError.emptyText` for a blank spec; store errors.
   public func setEmbedderSpec(_ spec: String) throws {
     try checkOpen()
-    guard !spec.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw EngramError.emptyText }
+    guard !TextChecks.isBlank(spec) else { throw EngramError.emptyText }
     try database.write { try $0.setMeta(EmbedderSpec.metaKey, spec) }
   }
 }

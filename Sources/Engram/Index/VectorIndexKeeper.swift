@@ -227,10 +227,3 @@ final class VectorIndexKeeper: Sendable {
       ids: entries.map { VectorKey.make($0.kind, $0.id) }, metadata: entries.map(\.metadata), vectors: flat)
   }
 }
-
-extension VectorMetadata {
-  /// The metadata of an item of `kind`: its kind's code as the tag.
-  init(item kind: ItemKind, session: Int64?, scope: String? = nil, time: Int64) {
-    self.init(kind: kind.code, session: session ?? 0, scope: ScopeKey.make(scope), timestamp: time)
-  }
-}

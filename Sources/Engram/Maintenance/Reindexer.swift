@@ -20,7 +20,7 @@ enum Reindexer {
     progress: (@Sendable (EngramProgress) -> Void)? = nil
   ) async throws -> MemoryEngine {
     try configuration.validate()
-    if let embedderSpec, embedderSpec.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+    if let embedderSpec, TextChecks.isBlank(embedderSpec) {
       throw EngramError.emptyText
     }
     var storeConfiguration = Database.Configuration()

@@ -81,11 +81,6 @@ extension EnginePart {
   func refreshIndexIfStale() throws {
     try vectors.refreshIfStale()
   }
-
-  /// Runs blocking store or index work off the cooperative pool.
-  func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await BlockingWork.run(body)
-  }
 }
 
 /// Text checks shared by the parts that accept user text.

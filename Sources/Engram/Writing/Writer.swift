@@ -52,7 +52,7 @@ final class Writer: EnginePart {
       throw EngramError.invalidConfiguration(
         field: "role", reason: "'\(role)' is not system, user, assistant or tool")
     }
-    guard !content.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+    guard !TextChecks.isBlank(content) else {
       throw EngramError.emptyText
     }
     let message = Message(
@@ -165,7 +165,7 @@ final class Writer: EnginePart {
     session: Int64? = nil, sourceMessageIDs: [Int64] = [], at date: Date = Date()
   ) async throws -> Int64 {
     try checkOpen()
-    guard !content.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+    guard !TextChecks.isBlank(content) else {
       throw EngramError.emptyText
     }
     guard importance >= 0, importance <= 1 else { throw StoreError.invalidImportance(importance) }
