@@ -151,7 +151,9 @@ struct ReportingSkill: Skill {
   /// Waits (on the main actor, letting other work run) until `condition` holds; false after a
   /// minute (only so that a broken build fails instead of hanging; nothing asserts how long).
   func eventually(_ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(60)
+    // Generous: while the whole suite runs, tests that wait for child processes can hold the
+    // cooperative pool's few threads for minutes. The deadline only stops a broken build.
+    let deadline = ContinuousClock.now + .seconds(600)
     while !condition() {
       guard ContinuousClock.now < deadline else { return false }
       try? await Task.sleep(for: .milliseconds(1))

@@ -178,20 +178,23 @@ import Testing
       pauseSeconds: 0)
     stalled.beforePart = { index in
       guard index == 1 else { return }
-      Thread.sleep(forTimeInterval: 30)
+      // Longer than the consumer could ever wait (the deadline below), so a consumer that
+      // waited for the silent server is caught however slow the machine.
+      Thread.sleep(forTimeInterval: 900)
       stallEnded.withLock { $0 = true }
     }
     let server = try StubHTTPServer(responses: [stalled])
     defer { server.stop() }
-    let client = try client(server, timeout: .seconds(30))
+    let client = try client(server, timeout: .seconds(900))
     let received = Mutex<[String]>([])
     let task = Task {
       for try await delta in client.stream(messages: [.user("x")]) { received.withLock { $0.append(delta) } }
       // A cancelled consumer's stream ends early without an error, as every AsyncThrowingStream.
       try Task.checkCancellation()
     }
-    // The deadline only makes a broken build fail instead of hanging.
-    let deadline = ContinuousClock.now + .seconds(60)
+    // The deadline only makes a broken build fail instead of hanging (generous: tests that
+    // wait for child processes can hold the cooperative pool's threads for minutes).
+    let deadline = ContinuousClock.now + .seconds(600)
     while received.withLock({ $0.isEmpty }), ContinuousClock.now < deadline {
       try await Task.sleep(for: .milliseconds(10))
     }
