@@ -10,13 +10,16 @@ import Foundation
 /// built `engram` binary beside `engram-bench`, one process per command, wall time from
 /// spawn to exit, CPU time and peak resident memory of the child (`wait4`), and the bytes
 /// the child made the kernel send to storage (`/proc/PID/io` `write_bytes`, read before
-/// reaping). Linux folds the spawning process's own peak into a child's `ru_maxrss`, so
+/// reaping; also net of `cancelled_write_bytes`, the dirty pages of files deleted before
+/// they reached storage, such as SQLite's `-shm`). Linux folds the spawning process's own peak into a child's `ru_maxrss`, so
 /// this process stays small until the children are done (`peak_floor_mb` reports its
 /// peak: no child figure can be below it) and measures `open_ms` in-process last.
 ///
 /// The memory is built from the LoCoMo turns in `--data DIR`, cycled and varied (each
 /// pass after the first gives every session a new id and date, and each turn one extra
-/// word from the corpus), with every turn older than the compaction cut-off.
+/// word from the corpus), with every turn older than the compaction cut-off. With `--dir D
+/// --reuse` a memory already in D (from an earlier run with the same N) is measured again
+/// without being rebuilt: the ingest figures are then left out.
 enum ScaleSuite {
   /// One LoCoMo session: its speakers' turns.
   struct SourceSession {
@@ -31,6 +34,8 @@ enum ScaleSuite {
     var cpuSeconds: Double
     var peakBytes: Int
     var writeBytes: Int
+    /// `writeBytes` less the child's cancelled writes: what reached (or will reach) storage.
+    var netWriteBytes: Int
     var standardError: String
   }
 
@@ -40,9 +45,11 @@ enum ScaleSuite {
     let dataPath = arguments.string("data", default: "../shared/data/locomo-dev")
     let queryCount = try arguments.int("queries", default: 20)
     let folderOption = arguments.optionalString("dir")
+    let reuse = arguments.flag("reuse")
     let skip = Set(arguments.string("skip", default: "").split(separator: ",").map(String.init))
     try arguments.finish()
     guard n > 0 else { throw BenchError("--n must be positive") }
+    guard !reuse || folderOption != nil else { throw BenchError("--reuse needs --dir") }
     guard model == "minilm" || model.hasPrefix("hashing") else {
       throw BenchError("--model must be hashing:DIM or minilm")
     }
@@ -60,26 +67,30 @@ enum ScaleSuite {
     let db = folder.appendingPathComponent("memory.sqlite").path
     let input = folder.appendingPathComponent("turns.jsonl").path
     let exportFile = folder.appendingPathComponent("export.jsonl").path
-    for file in [db, db + "-wal", db + "-shm", db + ".vectors", exportFile, db + ".imported"] {
-      try? FileManager.default.removeItem(atPath: file)
-    }
-
-    progress("scale: writing \(n) turns to \(input)")
-    try writeTurns(n: n, sessions: sessions, vocabulary: vocabulary, to: input)
-
+    let rebuild = !(reuse && FileManager.default.fileExists(atPath: db))
     var report = BenchReport()
     report.set("n", n)
     report.set("model", model)
     report.set("cpu", cpuName())
     report.set("load_average_at_start", loadAverage())
+    report.set("reused_memory", !rebuild)
 
-    _ = try child(binary, ["init", "--db", db, "--model", model], in: folder)
-    progress("scale: ingest")
-    let ingest = try child(binary, ["ingest", "--db", db, input], in: folder)
-    report.set("ingest_s", ingest.seconds)
-    report.set("ingest_per_s", Double(n) / ingest.seconds)
-    report.set("ingest_cpu_s", ingest.cpuSeconds)
-    report.set("ingest_peak_mb", megabytes(ingest.peakBytes))
+    if rebuild {
+      for file in [db, db + "-wal", db + "-shm", db + ".vectors", exportFile, db + ".imported"] {
+        try? FileManager.default.removeItem(atPath: file)
+      }
+      progress("scale: writing \(n) turns to \(input)")
+      try writeTurns(n: n, sessions: sessions, vocabulary: vocabulary, to: input)
+      _ = try child(binary, ["init", "--db", db, "--model", model], in: folder)
+      progress("scale: ingest")
+      let ingest = try child(binary, ["ingest", "--db", db, input], in: folder)
+      report.set("ingest_s", ingest.seconds)
+      report.set("ingest_per_s", Double(n) / ingest.seconds)
+      report.set("ingest_cpu_s", ingest.cpuSeconds)
+      report.set("ingest_peak_mb", megabytes(ingest.peakBytes))
+    } else {
+      progress("scale: measuring the memory already in \(folder.path)")
+    }
     report.set("db_bytes", fileSize(db) + fileSize(db + "-wal"))
     report.set("snapshot_bytes", fileSize(db + ".vectors"))
 
@@ -89,6 +100,7 @@ enum ScaleSuite {
     _ = try child(binary, ["query", "--db", db, questions[0], "-k", "10"], in: folder)
     var latencies: [Double] = []
     var written: [Int] = []
+    var writtenNet: [Int] = []
     var queryPeak = 0
     var queryCPU: [Double] = []
     for index in 0..<queryCount {
@@ -97,12 +109,14 @@ enum ScaleSuite {
       latencies.append(run.seconds * 1000)
       queryCPU.append(run.cpuSeconds * 1000)
       written.append(run.writeBytes)
+      writtenNet.append(run.netWriteBytes)
       queryPeak = max(queryPeak, run.peakBytes)
     }
     report.set("query_p50_ms", Measure.percentile(latencies, 0.5))
     report.set("query_p95_ms", Measure.percentile(latencies, 0.95))
     report.set("query_cpu_p50_ms", Measure.percentile(queryCPU, 0.5))
     report.set("query_bytes_written", written.max() ?? 0)
+    report.set("query_bytes_written_net", writtenNet.max() ?? 0)
     report.set("query_peak_mb", megabytes(queryPeak))
 
     // Five runs (one is at the mercy of a loaded host): the median, and the most written.
@@ -110,6 +124,7 @@ enum ScaleSuite {
     report.set("stats_ms", Measure.percentile(statsRuns.map { $0.seconds * 1000 }, 0.5))
     report.set("stats_cpu_ms", Measure.percentile(statsRuns.map { $0.cpuSeconds * 1000 }, 0.5))
     report.set("stats_bytes_written", statsRuns.map(\.writeBytes).max() ?? 0)
+    report.set("stats_bytes_written_net", statsRuns.map(\.netWriteBytes).max() ?? 0)
     if !skip.contains("doctor") {
       progress("scale: doctor")
       let doctor = try child(binary, ["doctor", "--db", db], in: folder)
@@ -149,6 +164,7 @@ enum ScaleSuite {
       report.set("compact_dry_run_cpu_s", plan.cpuSeconds)
       report.set("compact_dry_run_peak_mb", megabytes(plan.peakBytes))
       report.set("compact_dry_run_bytes_written", plan.writeBytes)
+      report.set("compact_dry_run_bytes_written_net", plan.netWriteBytes)
       progress("scale: compact")
       let compact = try child(binary, ["compact", "--db", db, "--yes"], in: folder)
       report.set("compact_s", compact.seconds)
@@ -297,9 +313,12 @@ enum ScaleSuite {
     while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
     let seconds = (ContinuousClock.now - start).seconds
     let io = (try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8)) ?? ""
-    let writeBytes =
-      io.split(separator: "\n").first { $0.hasPrefix("write_bytes:") }
-      .flatMap { Int($0.split(separator: " ").last ?? "") } ?? -1
+    func counter(_ name: String) -> Int {
+      io.split(separator: "\n").first { $0.hasPrefix(name + ":") }
+        .flatMap { Int($0.split(separator: " ").last ?? "") } ?? -1
+    }
+    let writeBytes = counter("write_bytes")
+    let cancelledBytes = counter("cancelled_write_bytes")
     var status: Int32 = 0
     var usage = rusage()
     while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
@@ -313,7 +332,7 @@ enum ScaleSuite {
       + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     return ChildRun(
       status: exitCode, seconds: seconds, cpuSeconds: cpu, peakBytes: Int(usage.ru_maxrss) * 1024,
-      writeBytes: writeBytes,
+      writeBytes: writeBytes, netWriteBytes: writeBytes < 0 ? -1 : writeBytes - max(0, cancelledBytes),
       standardError: standardError)
   }
 

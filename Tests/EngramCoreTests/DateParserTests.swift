@@ -91,3 +91,57 @@ import Testing
     #expect(DateParser.instantWithOffset("2025-06-11") == nil)
   }
 }
+
+/// `display` and `day` compute their text by calendar arithmetic (no formatter per call):
+/// the text must be the formatter's, in every zone and at the edges of the arithmetic.
+@Suite struct DateParserDisplayTests {
+  static func formatted(_ date: Date, _ zone: TimeZone, _ pattern: String) -> String {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.calendar = Calendar(identifier: .gregorian)
+    formatter.timeZone = zone
+    formatter.dateFormat = pattern
+    return formatter.string(from: date)
+  }
+
+  static let zones = [
+    "UTC", "America/New_York", "Asia/Kolkata", "Pacific/Chatham", "Pacific/Honolulu", "Australia/Lord_Howe",
+    "Europe/London",
+  ].compactMap { TimeZone(identifier: $0) }
+
+  @Test func matchesTheFormatterInEveryZone() {
+    #expect(Self.zones.count == 7)
+    var generator = SystemRandomNumberGenerator()
+    var instants: [Date] = [
+      Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: -1), Date(timeIntervalSince1970: -0.5),
+      Date(timeIntervalSince1970: 86_399.9), Date(timeIntervalSince1970: 951_782_400),  // 2000-02-29
+      Date(timeIntervalSince1970: 1_710_054_000), Date(timeIntervalSince1970: 1_730_613_600),  // DST edges
+      Date(timeIntervalSince1970: -12_219_292_800 + 86_400 * 400),  // 1583
+      Date(timeIntervalSince1970: 253_402_300_799),  // 9999-12-31 23:59:59 UTC
+    ]
+    for _ in 0..<400 {
+      instants.append(
+        Date(timeIntervalSince1970: Double.random(in: -2_208_988_800...4_102_444_800, using: &generator)))
+    }
+    for zone in Self.zones {
+      for date in instants {
+        let expected = Self.formatted(date, zone, "yyyy-MM-dd HH:mm")
+        #expect(DateParser.display(date, timeZone: zone) == expected, "\(date.timeIntervalSince1970) \(zone)")
+        #expect(DateParser.day(date, timeZone: zone) == Self.formatted(date, zone, "yyyy-MM-dd"))
+      }
+    }
+  }
+
+  @Test func outsideYears1583To9999TheFormatterAnswers() {
+    let utc = TimeZone(secondsFromGMT: 0)!
+    let julian = Date(timeIntervalSince1970: -12_219_292_800 - 86_400)  // 1582-10-14 (Gregorian)
+    #expect(DateParser.civilText(julian, timeZone: utc, time: true) == nil)
+    #expect(DateParser.display(julian, timeZone: utc) == Self.formatted(julian, utc, "yyyy-MM-dd HH:mm"))
+    let far = Date(timeIntervalSince1970: 253_402_300_800)  // 10000-01-01
+    #expect(DateParser.civilText(far, timeZone: utc, time: false) == nil)
+    #expect(DateParser.day(far, timeZone: utc) == Self.formatted(far, utc, "yyyy-MM-dd"))
+    #expect(
+      DateParser.civilText(Date(timeIntervalSince1970: 1_714_528_800), timeZone: utc, time: true)
+        == "2024-05-01 02:00")
+  }
+}

@@ -108,12 +108,46 @@ public enum DateParser {
 
   /// `2024-05-01 14:03`: how a date is shown to a person, in `timeZone`.
   public static func display(_ date: Date, timeZone: TimeZone) -> String {
-    format(date, timeZone: timeZone, pattern: "yyyy-MM-dd HH:mm")
+    civilText(date, timeZone: timeZone, time: true)
+      ?? format(date, timeZone: timeZone, pattern: "yyyy-MM-dd HH:mm")
   }
 
   /// `2024-05-01`: the day of `date` in `timeZone`.
   public static func day(_ date: Date, timeZone: TimeZone) -> String {
-    format(date, timeZone: timeZone, pattern: "yyyy-MM-dd")
+    civilText(date, timeZone: timeZone, time: false)
+      ?? format(date, timeZone: timeZone, pattern: "yyyy-MM-dd")
+  }
+
+  /// `yyyy-MM-dd` (and ` HH:mm`) by arithmetic on the Gregorian calendar, for years 1583 to
+  /// 9999 (the formatter's calendar is Julian before October 1582); nil outside them.
+  ///
+  /// Same text as `format` (tested against it), without building a `DateFormatter` per
+  /// call: a `query` rendering ten hits spent about 4% of its CPU time in formatters.
+  static func civilText(_ date: Date, timeZone: TimeZone, time: Bool) -> String? {
+    let interval = date.timeIntervalSince1970.rounded(.down)
+    guard interval.isFinite, abs(interval) < 1e12 else { return nil }
+    let local = Int64(interval) + Int64(timeZone.secondsFromGMT(for: date))
+    let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+    let secondOfDay = local - days * 86_400
+    // Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant, "chrono-compatible
+    // low-level date algorithms").
+    let shifted = days + 719_468
+    let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+    let dayOfEra = shifted - era * 146_097
+    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+    let monthIndex = (5 * dayOfYear + 2) / 153
+    let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+    let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    guard year >= 1583 && year <= 9999 else { return nil }
+    var text = String(year) + "-" + twoDigits(month) + "-" + twoDigits(day)
+    if time { text += " " + twoDigits(secondOfDay / 3600) + ":" + twoDigits(secondOfDay % 3600 / 60) }
+    return text
+  }
+
+  private static func twoDigits(_ value: Int64) -> String {
+    value < 10 ? "0" + String(value) : String(value)
   }
 
   /// ISO 8601 with seconds and the offset of `timeZone` (`2024-05-01T14:03:00+02:00`, or
