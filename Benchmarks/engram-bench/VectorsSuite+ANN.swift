@@ -5,7 +5,7 @@ import Foundation
 /// queries (float32, 2-D, row-major; ids are row numbers), or on seeded unit vectors.
 ///
 /// Builds the lists once (timed: `build_s`, clustering plus calibration at the first target),
-/// then for each target recall in `--sweep` (default `--target`) re-calibrates the probe
+/// then for each target recall in `--sweep=LIST` (default `--target`; the `=` is needed) re-calibrates the probe
 /// count and times single queries, one thread: `recall_at_k` against the exact top-k
 /// (`--truth FILE.npy` of int64 ids, or the index's own exact scan), `p50_ms`, `p95_ms`,
 /// `exact_fraction` (hits proven exact). `--filter FRACTION` adds a kind filter admitting that

@@ -42,7 +42,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HNSW_M, HNSW_EFC = 16, 128
 EF_SWEEP = [10, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512]
 NPROBE_SWEEP = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128]
-RECALL_SWEEP = [0.8, 0.9, 0.95, 0.97, 0.99, 0.995, 0.999]
+RECALL_SWEEP = [0.8, 0.9, 0.95, 0.97, 0.98, 0.99, 0.993, 0.995, 0.999]
 
 
 def cpu():
@@ -208,7 +208,8 @@ def run_engram(binary, folder, k, queries, fraction):
     command = [binary, "vectors", "--mode", "ann", "--base", os.path.join(folder, "base.npy"),
                "--query", os.path.join(folder, "query.npy"), "--truth", os.path.join(folder, "truth.npy"),
                "--k", str(k), "--queries", str(queries),
-               "--sweep", ",".join(str(r) for r in RECALL_SWEEP), "--json"]
+               # `--sweep=LIST`: engram-bench also knows `--sweep` as a switch (other suites).
+               "--sweep=" + ",".join(str(r) for r in RECALL_SWEEP), "--json"]
     if fraction:
         command += ["--filter", str(fraction)]
     print("engram: " + " ".join(command), file=sys.stderr)

@@ -198,6 +198,41 @@ import Testing
     #expect(index.approximateStatus?.serving == true)
   }
 
+  /// Drift under the background policy: the write that crosses it returns at once, searches
+  /// keep serving from the previous lists, rows written during the build join the new lists.
+  @Test func driftReclustersInTheBackgroundWhileSearchesServe() async throws {
+    let (index, _) = try Self.makeIndex(build: .background)
+    for _ in 0..<600 where index.approximateStatus == nil { try await Task.sleep(for: .milliseconds(50)) }
+    let first = try #require(index.approximateStatus)
+    #expect(first.clusteredRows == Self.n)
+    let d = Self.dimension
+    let batch = clusteredVectors(n: Self.n, dimension: d, clusters: 60, noise: 0.6, seed: 13)
+    try index.add(
+      ids: (0..<Self.n).map { 300_000 + Int64($0) },
+      metadata: Array(repeating: VectorMetadata(kind: 0), count: Self.n), vectors: batch)
+    var random = TestRandom(seed: 21)
+    let late = (0..<50).map { _ in random.vector(d) }
+    for (offset, vector) in late.enumerated() {
+      try index.add(id: 400_000 + Int64(offset), vector: vector, metadata: VectorMetadata(kind: 1))
+      let served = try index.search(vector, k: 1, filter: nil, exact: false)
+      #expect(served.tier == .approximate && served.hits.first?.id == 400_000 + Int64(offset))
+    }
+    for _ in 0..<1200 where (index.approximateStatus?.clusteredRows ?? 0) < 2 * Self.n {
+      try await Task.sleep(for: .milliseconds(50))
+    }
+    let status = try #require(index.approximateStatus)
+    #expect(status.clusteredRows >= 2 * Self.n)
+    #expect(status.clusteredRows + status.appendedRows == index.count)
+    #expect(status.lists == Int((2 * Double(status.clusteredRows).squareRoot()).rounded()))
+    for (offset, vector) in late.enumerated() {
+      #expect(
+        try index.search(vector, k: 1, filter: nil, exact: false).hits.first?.id == 400_000 + Int64(offset))
+    }
+    let row = 17
+    let query = Array(batch[(row * d)..<((row + 1) * d)])
+    #expect(try index.search(query, k: 1, filter: nil, exact: false).hits.first?.id == 300_000 + Int64(row))
+  }
+
   @Test func badSettingsAreRefused() {
     #expect(throws: VectorIndexError.invalidConfiguration(field: "approximate.threshold", value: 0)) {
       try VectorIndex(

@@ -50,6 +50,7 @@ struct Doctor: EnginePart {
       try vectors.writeSnapshot()
       repairs.append("index: rebuilt the vector index (\(index.count) rows) and its snapshot")
     }
+    if failed.contains("lists") { repairs.append(try repairLists()) }
     report = try diagnose()
     report.repairs = repairs
     return report
@@ -117,6 +118,7 @@ struct Doctor: EnginePart {
         detail:
           "\(live) rows in the vector index for \(indexed) stored embeddings, \(absent) absent\(differs)"))
     checks.append(try snapshotCheck())
+    checks.append(try listsCheck())
     return DoctorReport(checks: checks, repairs: [])
   }
 

@@ -28,6 +28,8 @@ enum ListsFormat {
   static let magic: [UInt8] = Array("ENGRIVF".utf8) + [0]
   static let version: UInt32 = 1
   static let headerBytes = 128
+  /// Seed of the header checksum (of bytes 0..<120).
+  static let headerSeed: UInt64 = 0x454E_4752_4956_4631
 
   struct Layout {
     var centroids = 0
@@ -131,7 +133,7 @@ extension VectorIndex {
     set(ivf.codeError.bitPattern, at: 80)
     set(tableChecksum, at: 88)
     set(codeChecksum, at: 96)
-    set(header.withUnsafeBytes { engram_checksum64($0.baseAddress, 120, 0x454E_4752_4956_4631) }, at: 120)
+    set(header.withUnsafeBytes { engram_checksum64($0.baseAddress, 120, ListsFormat.headerSeed) }, at: 120)
 
     let file: SecureTemporaryFile
     do {
@@ -191,7 +193,7 @@ extension VectorIndex {
       header.withUnsafeBytes { T(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: T.self)) }
     }
     guard Array(header[0..<8]) == ListsFormat.magic, get(UInt32.self, at: 8) == ListsFormat.version,
-      header.withUnsafeBytes({ engram_checksum64($0.baseAddress, 120, 0x454E_4752_4956_4631) })
+      header.withUnsafeBytes({ engram_checksum64($0.baseAddress, 120, ListsFormat.headerSeed) })
         == get(UInt64.self, at: 120),
       Int(get(UInt32.self, at: 12)) == dimension, get(UInt64.self, at: 24) == UInt64(n),
       get(UInt64.self, at: 32) == token, get(UInt64.self, at: 40) == rowChecksum
