@@ -376,7 +376,7 @@ public final class HTTPTransport: Sendable {
     }
     let done = DispatchSemaphore(value: 0)
     let result = Mutex<Data?>(nil)
-    Task {
+    Task(executorPreference: ConnectionWorkExecutor.shared) {
       let event = await produce()
       result.withLock { $0 = event }
       done.signal()
@@ -438,11 +438,12 @@ public final class HTTPTransport: Sendable {
     return true
   }
 
-  /// Runs `work` on the cooperative pool and waits for it on this (non-pool) thread.
+  /// Runs `work` on the transport's own executor (`ConnectionWorkExecutor`) and waits for
+  /// it on this connection thread.
   private static func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
     let done = DispatchSemaphore(value: 0)
     let result = Mutex<T?>(nil)
-    Task {
+    Task(executorPreference: ConnectionWorkExecutor.shared) {
       let value = await work()
       result.withLock { $0 = value }
       done.signal()
@@ -468,4 +469,19 @@ private func Glibc_send(_ socket: Int32, _ buffer: UnsafeRawPointer?, _ count: I
   #else
     return send(socket, buffer, count, 0)
   #endif
+}
+
+/// Where the HTTP transport runs its handlers: threads of its own (a concurrent dispatch
+/// queue), not the cooperative pool. A host process whose pool threads are all blocked (an
+/// embedding app, or a test process waiting on children) then still answers requests;
+/// default actors the handlers call run there too (a task's executor preference).
+final class ConnectionWorkExecutor: TaskExecutor {
+  static let shared = ConnectionWorkExecutor()
+  private let queue = DispatchQueue(label: "engram-mcp-http-work", attributes: .concurrent)
+
+  func enqueue(_ job: consuming ExecutorJob) {
+    let job = UnownedJob(job)
+    let executor = asUnownedTaskExecutor()
+    queue.async { job.runSynchronously(on: executor) }
+  }
 }

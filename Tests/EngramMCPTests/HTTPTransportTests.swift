@@ -55,10 +55,10 @@ import Testing
     }
   }
 
-  static func blockingExchange(port: UInt16, _ request: [UInt8]) -> String {
+  static func blockingExchange(port: UInt16, _ request: [UInt8], timeoutSeconds: Int = 120) -> String {
     guard let descriptor = connectTo(port: port) else { return "" }
     defer { close(descriptor) }
-    var timeout = timeval(tv_sec: 120, tv_usec: 0)
+    var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
     setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     var received: [UInt8] = []
@@ -131,6 +131,29 @@ import Testing
     #expect(answer.contains("Connection: keep-alive"))
     #expect(answer.contains("MCP-Session-Id: "))
     #expect(transport.handler.sessionCount == 2)
+  }
+
+  /// Requests are answered while every thread of the cooperative pool is blocked (an app
+  /// embedding the server, or a test process waiting on its children): the handlers run on
+  /// the transport's own executor.
+  @Test func answersWhileEveryCooperativeThreadIsBlocked() throws {
+    let transport = try Self.transport()
+    defer { transport.stop() }
+    // This test's own thread is one of the pool's; the others are held until the answer.
+    let others = max(0, ProcessInfo.processInfo.activeProcessorCount - 1)
+    let started = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    for _ in 0..<others {
+      Task.detached {
+        started.signal()
+        release.wait()
+      }
+    }
+    defer { for _ in 0..<others { release.signal() } }
+    for _ in 0..<others { _ = started.wait(timeout: .now() + 60) }
+    let answer = Self.blockingExchange(
+      port: transport.boundPort, Array(Self.post(Self.initialize).utf8), timeoutSeconds: 20)
+    #expect(answer.hasPrefix("HTTP/1.1 200 OK"))
   }
 
   @Test func oversizedAndUnsupportedRequestsAreRefused() async throws {
