@@ -116,12 +116,17 @@ public final class MemoryEngine: EnginePart {
   /// How the vector index was loaded when the engine opened.
   public var indexSource: IndexSource { vectors.source }
 
-  /// Writes pending access statistics and, when this process changed the vector index and
-  /// it still matches the database, its snapshot (so the next open is fast); then closes
+  /// Waits for a background build of the approximate lists this process started (seconds at
+  /// 100,000 rows, minutes at a million), writes pending access statistics and, when this
+  /// process changed the vector index and it still matches the database, its snapshot and
+  /// lists (so the next open is fast and serves approximately); then closes
   /// the database. A read-only engine writes nothing. Further calls fail with
   /// `EngramError.closed`.
   public func close() {
     guard !resources.markClosed() else { return }
+    // A build of the approximate lists started by this process's writes ends first: its
+    // lists are then saved with the snapshot, and no BLAS thread outlives the engine.
+    vectors.index.waitForApproximateBuild()
     if !configuration.readOnly {
       access.drain()
       try? access.write()

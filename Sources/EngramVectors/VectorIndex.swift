@@ -1,4 +1,5 @@
 import CEngramKernels
+import Dispatch
 import Synchronization
 
 // BLAS: Accelerate on Apple platforms (untested: this project builds and tests on Linux only),
@@ -79,6 +80,8 @@ public final class VectorIndex: Sendable {
   let writer = Mutex<UInt64>(0)
   /// Set while a background build of the approximate tier runs.
   let approximateBuilding = Atomic<Bool>(false)
+  /// Entered while a background build runs (see `waitForApproximateBuild()`).
+  let approximateWork = DispatchGroup()
 
   /// Creates an empty index.
   /// - Throws: `VectorIndexError.invalidDimension` / `.invalidConfiguration`.

@@ -56,6 +56,35 @@ import Testing
     #expect(Double(overlap) / Double(total) >= 0.8, "recall@10 \(Double(overlap) / Double(total))")
   }
 
+  /// Lists built in the background by the process that crossed the threshold are finished
+  /// and saved when it closes (a CLI ingest exits right after its last write), so the next
+  /// process serves from them.
+  @Test func listsBuiltInTheBackgroundAreSavedAtCloseAndServeTheNextOpen() async throws {
+    let folder = try TemporaryFolder()
+    var configuration = hashingConfiguration(dimension: 64)
+    configuration.approximate = ApproximateConfiguration(
+      threshold: 300, targetRecall: 0.9, lists: 16, build: .background, calibrationQueries: 64)
+    let path = folder.path("background.sqlite")
+    let start = Date(timeIntervalSince1970: 1_700_000_000)
+    let turns = (0..<2_000).map { index in
+      ConversationTurn(
+        role: "user", content: "topic \(index % 60) note \(index): word\(index % 60) thing\(index)",
+        speaker: "Ann", timestamp: start.addingTimeInterval(Double(index) * 60))
+    }
+    let file = ConversationFile(
+      sessions: [ConversationSession(name: "s", startedAt: start, turns: turns)], format: .jsonl)
+    do {
+      let engine = try MemoryEngine(path: path, configuration: configuration)
+      _ = try await engine.ingest(file, path: "generated")
+      engine.close()
+    }
+    let reopened = try MemoryEngine(path: path, configuration: configuration)
+    defer { reopened.close() }
+    let status = try #require(reopened.vectorIndexStatistics.approximate)
+    #expect(status.serving)
+    #expect(status.lists == 16)
+  }
+
   @Test func belowTheThresholdEverySearchIsExact() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(

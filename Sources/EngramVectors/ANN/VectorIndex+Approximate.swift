@@ -86,10 +86,21 @@ extension VectorIndex {
       approximateBuilding.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing)
         .exchanged
     else { return }
+    approximateWork.enter()
     DispatchQueue.global(qos: .utility).async { [self] in
       rebuildApproximateIndex()
       approximateBuilding.store(false, ordering: .releasing)
+      approximateWork.leave()
     }
+  }
+
+  /// Waits until a background build of the approximate lists (started by a write, see
+  /// `ApproximateConfiguration.build`) has published them; returns at once when none runs.
+  /// Call it before a process exits: the build's BLAS threads must not be running while the
+  /// process tears down, and lists finished before the snapshot is written are saved with
+  /// it, so the next process serves from them instead of building again.
+  public func waitForApproximateBuild() {
+    approximateWork.wait()
   }
 
   /// Probes the nearest lists; see `search(_:k:filter:exact:)`.
