@@ -102,8 +102,9 @@ enum PostgresTestServer {
     return try files.map { ($0, try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8)) }
   }
 
-  /// Applies every migration of schemas/postgres to `connection`'s database.
+  /// Applies every migration of schemas/postgres to `connection`'s database (with the
+  /// migrator the store uses).
   static func applySchema(_ connection: PostgresConnection) throws {
-    for migration in try schemaMigrations() { try connection.executeScript(migration.sql) }
+    try PostgresMigrator.migrate(connection, database: "test")
   }
 }
