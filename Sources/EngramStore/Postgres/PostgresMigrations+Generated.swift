@@ -329,6 +329,10 @@ extension PostgresMigrator {
         --    embedding id and owner it touched (an update that moves a row logs both). A vector index
         --    loaded at generation G is brought up to date from the entries after G. Entries at or
         --    below the user's meta 'embedding_changes_floor' (0 when absent) were pruned.
+        -- 4. Ids are per user: a row's key is (user_scope, id), so one user's export can be imported
+        --    into another user of the same database with its ids (ids drawn by the database still
+        --    come from one sequence per table and are never reused). Foreign keys are deferrable,
+        --    so an import may check them at commit (as SQLite's `defer_foreign_keys`).
         -- Applied as one transaction.
 
         CREATE TEXT SEARCH CONFIGURATION engram_terms (COPY = simple);
@@ -421,6 +425,29 @@ extension PostgresMigrator {
         CREATE TRIGGER embeddings_generation_update AFTER UPDATE ON embeddings
           REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
           FOR EACH STATEMENT EXECUTE FUNCTION engram_embeddings_bump_update();
+
+        -- Tables referenced by a foreign key keep their UNIQUE (user_scope, id) as their key.
+        ALTER TABLE sessions DROP CONSTRAINT sessions_pkey;
+        ALTER TABLE summaries DROP CONSTRAINT summaries_pkey;
+        ALTER TABLE messages DROP CONSTRAINT messages_pkey;
+        ALTER TABLE memories DROP CONSTRAINT memories_pkey;
+        ALTER TABLE embeddings DROP CONSTRAINT embeddings_pkey, ADD PRIMARY KEY (user_scope, id);
+        ALTER TABLE traces DROP CONSTRAINT traces_pkey, ADD PRIMARY KEY (user_scope, id);
+        ALTER TABLE pending_calls DROP CONSTRAINT pending_calls_pkey, ADD PRIMARY KEY (user_scope, id);
+        ALTER TABLE agent_items DROP CONSTRAINT agent_items_pkey, ADD PRIMARY KEY (user_scope, id);
+
+        DO $$
+        DECLARE
+          fk record;
+        BEGIN
+          FOR fk IN
+            SELECT conrelid::regclass AS relation, conname FROM pg_constraint
+            WHERE contype = 'f' AND connamespace = current_schema()::regnamespace
+          LOOP
+            EXECUTE format('ALTER TABLE %s ALTER CONSTRAINT %I DEFERRABLE INITIALLY IMMEDIATE', fk.relation, fk.conname);
+          END LOOP;
+        END
+        $$;
 
         INSERT INTO engram_schema (version, name) VALUES (2, 'fts_terms_speakers_changes');
 

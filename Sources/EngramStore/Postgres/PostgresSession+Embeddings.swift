@@ -87,7 +87,9 @@ extension PostgresSession {
         SELECT id, vector FROM embeddings
         WHERE user_scope = $1 AND owner_kind = $2 AND owner_id = $3 AND encoding = 'f32'
         """, [scope, .text(ownerKind.rawValue), .int(ownerID)])
-      guard found.count == 1, let id = try found[0].int64(0), let bytes = try found[0].bytes(1) else { continue }
+      guard found.count == 1, let id = try found[0].int64(0), let bytes = try found[0].bytes(1) else {
+        continue
+      }
       let floats = bytes.withUnsafeBytes { raw in
         (0..<(raw.count / 4)).map {
           Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self)))
@@ -125,7 +127,8 @@ extension PostgresSession {
     ).rows {
       changes.embeddingIDs.insert(try row.int64(0) ?? 0)
       guard let kind = row.string(1).flatMap(ItemKind.init(rawValue:)) else {
-        throw StoreError.invalidColumnValue(table: "embedding_changes", column: "owner_kind", value: row.string(1) ?? "")
+        throw StoreError.invalidColumnValue(
+          table: "embedding_changes", column: "owner_kind", value: row.string(1) ?? "")
       }
       changes.owners.insert(EmbeddingChanges.OwnerKey(kind: kind, id: try row.int64(2) ?? 0))
     }
@@ -191,7 +194,8 @@ extension PostgresSession {
   }
 
   private func forEachEmbeddingEntry(
-    _ sql: String, _ arguments: [PostgresValue], _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void
+    _ sql: String, _ arguments: [PostgresValue],
+    _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void
   ) throws {
     let result = try connection.execute(sql, [scope] + arguments)
     var scratch: [Float] = []
@@ -263,7 +267,9 @@ extension PostgresSession {
       for row in result.rows {
         // Positive, like the SQLite store's negated bm25 (a matching term's idf is > 0).
         hits.append(
-          TextHit(ownerKind: kind, ownerID: try row.int64(0) ?? 0, bm25: max(try row.double(1) ?? 0, .leastNonzeroMagnitude)))
+          TextHit(
+            ownerKind: kind, ownerID: try row.int64(0) ?? 0,
+            bm25: max(try row.double(1) ?? 0, .leastNonzeroMagnitude)))
       }
     }
     if kinds.count > 1 {
@@ -282,10 +288,14 @@ extension PostgresSession {
       ).rows {
         let text = PostgresFullText.indexText(
           ofMessage: row.string(2) ?? "", speaker: row.string(1), time: try row.int64(3) ?? 0)
-        try run("UPDATE messages SET fts_text = $3 WHERE user_scope = $1 AND id = $2", [.int(try row.int64(0) ?? 0), .text(text)])
+        try run(
+          "UPDATE messages SET fts_text = $3 WHERE user_scope = $1 AND id = $2",
+          [.int(try row.int64(0) ?? 0), .text(text)])
       }
       for table in ["memories", "summaries"] {
-        for row in try connection.execute("SELECT id, content FROM \(table) WHERE user_scope = $1", [scope]).rows {
+        for row in try connection.execute("SELECT id, content FROM \(table) WHERE user_scope = $1", [scope])
+          .rows
+        {
           try run(
             "UPDATE \(table) SET fts_text = $3 WHERE user_scope = $1 AND id = $2",
             [.int(try row.int64(0) ?? 0), .text(PostgresFullText.indexText(of: row.string(1) ?? ""))])

@@ -22,7 +22,8 @@ extension PostgresSession {
         rows.append(
           CandidateRow(
             kind: .message, id: try row.int64(0) ?? 0, sessionID: try row.int64(1), speaker: row.string(2),
-            timestamp: Timestamp.date(try row.int64(3) ?? 0), previous: try row.int64(4), next: try row.int64(5)))
+            timestamp: Timestamp.date(try row.int64(3) ?? 0), previous: try row.int64(4),
+            next: try row.int64(5)))
       }
     }
     if let memories = ids[.memory], !memories.isEmpty {
@@ -62,7 +63,8 @@ extension PostgresSession {
         "SELECT id, content, metadata FROM messages WHERE user_scope = $1 AND id = ANY($2::bigint[])",
         [scope, Self.idArray(messages)]
       ).rows {
-        found[try row.int64(0) ?? 0] = ItemText(text: row.string(1) ?? "", metadataJSON: row.string(2) ?? "{}")
+        found[try row.int64(0) ?? 0] = ItemText(
+          text: row.string(1) ?? "", metadataJSON: row.string(2) ?? "{}")
       }
       texts[.message] = found
     }
@@ -247,7 +249,9 @@ extension PostgresSession {
     for row in try connection.execute(
       "SELECT kind, count(*) FROM memories WHERE user_scope = $1 GROUP BY kind", [scope]
     ).rows {
-      if let kind = row.string(0).flatMap(MemoryKind.init(rawValue:)) { counts[kind] = Int(try row.int64(1) ?? 0) }
+      if let kind = row.string(0).flatMap(MemoryKind.init(rawValue:)) {
+        counts[kind] = Int(try row.int64(1) ?? 0)
+      }
     }
     return counts
   }
@@ -269,13 +273,16 @@ extension PostgresSession {
           (SELECT 1 FROM embeddings e WHERE e.user_scope = $1 AND e.owner_kind = $2 AND e.owner_id = t.id)
           """, [.text(kind.rawValue)]) ?? 0
     }
-    let orphaned = try scalarInt("SELECT count(*) FROM embeddings e WHERE e.user_scope = $1 AND (\(Self.orphanCondition))") ?? 0
+    let orphaned =
+      try scalarInt("SELECT count(*) FROM embeddings e WHERE e.user_scope = $1 AND (\(Self.orphanCondition))")
+      ?? 0
     let foreign =
       try scalarInt(
         "SELECT count(*) FROM embeddings WHERE user_scope = $1 AND (model <> $2 OR dimension <> $3)",
         [.text(model), .int(Int64(dimension))]) ?? 0
     let stored = try scalarInt("SELECT count(*) FROM embeddings WHERE user_scope = $1") ?? 0
-    return EmbeddingCensus(missing: Int(missing), orphaned: Int(orphaned), foreign: Int(foreign), stored: Int(stored))
+    return EmbeddingCensus(
+      missing: Int(missing), orphaned: Int(orphaned), foreign: Int(foreign), stored: Int(stored))
   }
 
   /// Deletes the user's embeddings whose owner is gone; returns how many.
@@ -299,13 +306,16 @@ extension PostgresSession {
           kind: .message, id: try row.int64(0) ?? 0, content: row.string(2) ?? "", speaker: row.string(1),
           time: Timestamp.date(try row.int64(3) ?? 0)))
     }
-    for (kind, table, time) in [(ItemKind.memory, "memories", "created_at"), (.summary, "summaries", "start_at")] {
+    for (kind, table, time) in [
+      (ItemKind.memory, "memories", "created_at"), (.summary, "summaries", "start_at"),
+    ] {
       for row in try connection.execute(
         "SELECT id, content, \(time) FROM \(table) WHERE user_scope = $1 ORDER BY id", [scope]
       ).rows {
         items.append(
           EmbeddableItem(
-            kind: kind, id: try row.int64(0) ?? 0, content: row.string(1) ?? "", time: Timestamp.date(try row.int64(2) ?? 0)))
+            kind: kind, id: try row.int64(0) ?? 0, content: row.string(1) ?? "",
+            time: Timestamp.date(try row.int64(2) ?? 0)))
       }
     }
     return items
@@ -451,12 +461,17 @@ extension PostgresSession {
   }
 
   /// Sets a pending call's status (and error).
-  public func setPendingCallStatus(_ id: Int64, to status: PendingCallStatus, error: String? = nil, at time: Date)
+  public func setPendingCallStatus(
+    _ id: Int64, to status: PendingCallStatus, error: String? = nil, at time: Date
+  )
     throws
   {
     let changed = try run(
       "UPDATE pending_calls SET status = $2, error = $3, updated_at = $4 WHERE user_scope = $1 AND id = $5",
-      [.text(status.rawValue), error.map(PostgresValue.text) ?? .null, .int(Timestamp.milliseconds(time)), .int(id)])
+      [
+        .text(status.rawValue), error.map(PostgresValue.text) ?? .null, .int(Timestamp.milliseconds(time)),
+        .int(id),
+      ])
     guard changed > 0 else { throw StoreError.notFound(table: "pending_calls", id: id) }
   }
 
@@ -504,7 +519,8 @@ extension PostgresSession {
   /// The user's preference `key`, or nil.
   public func preference(key: String) throws -> Preference? {
     try records(
-      "SELECT key, value, pinned, updated_at FROM preferences WHERE user_scope = $1 AND key = $2", [.text(key)]
+      "SELECT key, value, pinned, updated_at FROM preferences WHERE user_scope = $1 AND key = $2",
+      [.text(key)]
     ) { Preference(row: $0) }.first
   }
 

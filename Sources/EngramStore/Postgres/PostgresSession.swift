@@ -71,7 +71,8 @@ public final class PostgresSession {
     case Message.tableName:
       var time: Int64 = 0
       if case .integer(let t)? = value("created_at") { time = t }
-      return PostgresFullText.indexText(ofMessage: text("content") ?? "", speaker: text("speaker"), time: time)
+      return PostgresFullText.indexText(
+        ofMessage: text("content") ?? "", speaker: text("speaker"), time: time)
     case Memory.tableName, Summary.tableName:
       return PostgresFullText.indexText(of: text("content") ?? "")
     default:
@@ -105,9 +106,10 @@ public final class PostgresSession {
       parameters.append(.int(id))
     }
     let placeholders = (1...names.count).map { "$\($0)" }.joined(separator: ", ")
-    let inserted = try connection.execute(
-      "INSERT INTO \(R.tableName) (\(names.joined(separator: ", "))) VALUES (\(placeholders)) RETURNING id",
-      parameters)[0].int64(0) ?? 0
+    let inserted =
+      try connection.execute(
+        "INSERT INTO \(R.tableName) (\(names.joined(separator: ", "))) VALUES (\(placeholders)) RETURNING id",
+        parameters)[0].int64(0) ?? 0
     if record.id != nil { try advanceSequence(R.tableName, past: inserted) }
     return inserted
   }
@@ -206,11 +208,15 @@ public final class PostgresSession {
   /// The number of this user's rows of `type` matching `filter`.
   public func count<R: StoredRecord>(_ type: R.Type, filter: RecordFilter = .none) throws -> Int {
     let (clause, arguments) = whereClause(R.self, filter)
-    return Int(try connection.execute("SELECT count(*) FROM \(R.tableName) WHERE \(clause)", arguments)[0].int64(0) ?? 0)
+    return Int(
+      try connection.execute("SELECT count(*) FROM \(R.tableName) WHERE \(clause)", arguments)[0].int64(0)
+        ?? 0)
   }
 
   /// Runs `sql` (its `$1` is this user's scope) and reads each row as `R`.
-  func records<R>(_ sql: String, _ arguments: [PostgresValue] = [], _ read: (Statement) throws -> R) throws -> [R] {
+  func records<R>(_ sql: String, _ arguments: [PostgresValue] = [], _ read: (Statement) throws -> R) throws
+    -> [R]
+  {
     try bridge.readAll(try connection.execute(sql, [scope] + arguments), read)
   }
 

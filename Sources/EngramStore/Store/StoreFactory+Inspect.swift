@@ -13,11 +13,15 @@ extension StoreFactory {
       let connection = try Connection(path: path, mode: .readOnlyNoTrace)
       guard try Migrator.checkVersion(connection) > 0 else { return nil }
       return try connection.transaction(.deferred) { try body(connection) }
-    case .postgres:
-      throw StoreError.storeUnavailable(
-        location: location.description,
-        missing: "the PostgreSQL store (a MemoryStore in EngramStore/Postgres, wired in StoreFactory.inspect)"
-      )
+    case .postgres(let uri):
+      let connection = try PostgresConnection(url: uri)
+      guard try PostgresMigrator.checkVersion(connection, database: location.description) > 0 else {
+        return nil
+      }
+      let session = try PostgresSession(connection: connection, userScope: StoreUser.defaultID)
+      return try connection.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+        try body(session)
+      }
     }
   }
 }

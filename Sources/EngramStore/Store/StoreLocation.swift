@@ -109,10 +109,9 @@ public enum StoreFactory {
       configuration.readerCount = options.readerCount
       configuration.user = user
       return try Database(path: path, configuration: configuration)
-    case .postgres:
-      throw StoreError.storeUnavailable(
-        location: location.description,
-        missing: "the PostgreSQL store (a MemoryStore in EngramStore/Postgres, wired in StoreFactory.open)")
+    case .postgres(let uri):
+      return try PostgresStore(
+        uri: uri, user: user, readOnly: options.readOnly, readerCount: options.readerCount)
     }
   }
 }
