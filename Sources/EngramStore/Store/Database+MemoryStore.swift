@@ -83,8 +83,24 @@ extension Statement: ExportedRow {}
 extension SQLiteError: StoreDatabaseError {}
 
 extension Connection {
-  /// Every user with a row in the store, in binary order.
+  /// Every user with a row (session, turn, memory, summary or embedding) in the store, in
+  /// binary order.
   public func storedUsers() throws -> [String] {
-    try holdsItems() ? [StoreUser.defaultID] : []
+    var users = Set<String>()
+    for table in reportedTables {
+      // A skip scan of the per-user index: one seek per distinct user.
+      let statement = try cachedStatement(
+        """
+        WITH RECURSIVE users(name) AS (
+          SELECT (SELECT min(user_id) FROM \(table))
+          UNION ALL
+          SELECT (SELECT min(user_id) FROM \(table) WHERE user_id > users.name) FROM users
+          WHERE users.name IS NOT NULL
+        )
+        SELECT name FROM users WHERE name IS NOT NULL
+        """)
+      try statement.forEachRow { users.insert($0.string(at: 0)) }
+    }
+    return users.sorted()
   }
 }
