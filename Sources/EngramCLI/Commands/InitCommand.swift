@@ -44,9 +44,11 @@ public enum InitCommand: Command {
         return
       }
       let (spec, embedder) = try chooseEmbedder(requested, context: context)
-      let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-      try FileManager.default.createDirectory(
-        at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+      if !StoreLocation.isURI(path) {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(
+          at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+      }
       // Created here, exclusively, never through a link, mode 0600; then SQLite fills it.
       try DatabaseFile.createExclusively(path)
       let engine: MemoryEngine
