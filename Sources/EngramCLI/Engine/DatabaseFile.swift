@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 #if canImport(Glibc)
@@ -19,6 +20,9 @@ public enum DatabaseFile {
   public enum State: Sendable, Equatable {
     /// Nothing: a memory may be created there.
     case absent
+    /// A database server's URI (`postgresql://...`): no file to inspect; the store itself
+    /// says whether it can be reached.
+    case server
     /// A regular, non-empty file of `size` bytes.
     case file(size: Int)
   }
@@ -27,6 +31,7 @@ public enum DatabaseFile {
   /// - Throws: `CommandFailure` for a symbolic link, a non-regular file, an empty file or a
   ///   path that cannot be inspected.
   public static func inspect(_ path: String, toolName: String = "engram") throws -> State {
+    if StoreLocation.isURI(path) { return .server }
     var status = stat()
     guard lstat(path, &status) == 0 else {
       let code = errno
