@@ -53,7 +53,9 @@ public enum InitCommand: Command {
       try DatabaseFile.createExclusively(path)
       let engine: MemoryEngine
       do {
-        engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
+        var configuration = EngramConfiguration(embedder: embedder)
+        configuration.user = try context.user()
+        engine = try MemoryEngine(path: path, configuration: configuration)
       } catch {
         try? FileManager.default.removeItem(atPath: path)
         throw error

@@ -20,10 +20,11 @@ public enum DatabaseFile {
   public enum State: Sendable, Equatable {
     /// Nothing: a memory may be created there.
     case absent
+    /// A database server's URI (`postgresql://...`) whose database holds Engram's schema (no
+    /// file to inspect; the store itself says whether it can be reached).
+    case server
     /// A regular, non-empty file of `size` bytes.
     case file(size: Int)
-    /// A database on a server (a `postgresql://` location) that holds Engram's schema.
-    case server
   }
 
   /// Inspects `path` with `lstat`.

@@ -83,7 +83,8 @@ public enum EngineAccess {
     let path = try requireExisting(context)
     let spec = try spec(forDatabaseAt: path)
     let embedder = try spec.makeEmbedder(environment: context.environment)
-    let configuration = EngramConfiguration(embedder: embedder, readOnly: mode == .readOnly)
+    var configuration = EngramConfiguration(embedder: embedder, readOnly: mode == .readOnly)
+    configuration.user = try context.user()
     do {
       return try MemoryEngine(path: path, configuration: configuration)
     } catch StoreError.migrationRequired where mode == .readOnly {

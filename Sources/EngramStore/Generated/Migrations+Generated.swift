@@ -698,7 +698,7 @@ extension Migration {
         CREATE INDEX embeddings_user ON embeddings(user_id, owner_kind, owner_id);
         CREATE INDEX sessions_user_title ON sessions(user_id, title);
         DROP INDEX IF EXISTS messages_speaker;
-        CREATE INDEX messages_speaker ON messages(user_id, speaker);
+        CREATE INDEX messages_speaker ON messages(user_id, speaker) WHERE speaker IS NOT NULL;
         CREATE INDEX agent_items_user ON agent_items(user_id, kind, due_at);
         CREATE INDEX traces_user ON traces(user_id, execution_id, step);
         CREATE INDEX pending_calls_user ON pending_calls(user_id, status);
