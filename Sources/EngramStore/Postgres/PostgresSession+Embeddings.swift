@@ -246,26 +246,19 @@ extension PostgresSession {
       let result = try connection.execute(
         """
         WITH terms AS (
-          SELECT t.k, t.q FROM (
-            SELECT term.k, phraseto_tsquery('engram_terms', term.text) AS q
-            FROM json_array_elements_text($2::json) WITH ORDINALITY AS term(text, k)) t
+          SELECT phraseto_tsquery('engram_terms', term) AS q FROM json_array_elements_text($2::json) AS term
+        ), weighted AS (
+          SELECT t.q, ln(1 + (total.n - matches.n + 0.5) / (matches.n + 0.5)) AS idf
+          FROM terms t,
+            LATERAL (SELECT count(*)::float8 AS n FROM \(table) WHERE user_scope = $1 AND search @@ t.q) matches,
+            (SELECT count(*)::float8 AS n FROM \(table) WHERE user_scope = $1) total
           WHERE numnode(t.q) > 0
-        ), matched AS MATERIALIZED (
-          SELECT d.id, d.search, d.session_id, d.\(time) AS time FROM \(table) d
-          WHERE d.user_scope = $1 AND d.search @@ (SELECT engram_tsquery_or(q) FROM terms)
-        ), hits AS MATERIALIZED (
-          SELECT m.id, m.session_id, m.time, t.k, ts_rank(m.search, t.q, 1) AS weight
-          FROM matched m JOIN terms t ON m.search @@ t.q
-        ), frequency AS (
-          SELECT k, count(*)::float8 AS n FROM hits GROUP BY k
-        ), total AS (
-          SELECT count(*)::float8 AS n FROM \(table) WHERE user_scope = $1
         )
-        SELECT h.id, sum(ln(1 + (total.n - f.n + 0.5) / (f.n + 0.5)) * h.weight) AS score
-        FROM hits h JOIN frequency f ON f.k = h.k, total
-        WHERE ($4::bigint IS NULL OR h.session_id = $4)
-          AND ($5::bigint IS NULL OR h.time >= $5) AND ($6::bigint IS NULL OR h.time < $6)
-        GROUP BY h.id ORDER BY score DESC, h.id LIMIT $3
+        SELECT d.id, sum(w.idf * ts_rank(d.search, w.q, 1)) AS score
+        FROM \(table) d JOIN weighted w ON d.search @@ w.q
+        WHERE d.user_scope = $1 AND ($4::bigint IS NULL OR d.session_id = $4)
+          AND ($5::bigint IS NULL OR d.\(time) >= $5) AND ($6::bigint IS NULL OR d.\(time) < $6)
+        GROUP BY d.id ORDER BY score DESC, d.id LIMIT $3
         """,
         [
           scope, .text(termsJSON), .int(Int64(limit)), sessionID.map(PostgresValue.int) ?? .null,
