@@ -55,13 +55,13 @@ import Testing
     let uri = "postgresql://engram:s3cret@127.0.0.1:1/memory"
     let postgres = try engram("query", "--db", uri, "bees")
     #expect(postgres.status == 1)
-    #expect(postgres.standardError.contains("PostgreSQL store"))
+    #expect(postgres.standardError.contains("PostgreSQL"))
     #expect(!postgres.standardError.contains("s3cret"))
     environment = ScratchFolder.environment
     environment["ENGRAM_DB"] = uri
     let fromEnvironment = try EngramBinary.run(["stats"], environment: environment)
     #expect(fromEnvironment.status == 1)
-    #expect(fromEnvironment.standardError.contains("PostgreSQL store"))
+    #expect(fromEnvironment.standardError.contains("PostgreSQL"))
     #expect(!FileManager.default.fileExists(atPath: uri))
   }
 }
