@@ -65,18 +65,18 @@ let package = Package(
       name: "engram-crashtest", dependencies: ["Engram", "EngramEmbeddings"], path: "Tests/CrashTest"),
 
     // Test helpers shared by several test targets (loopback listeners and an HTTP server).
-    .target(name: "EngramTestSupport", path: "Tests/EngramTestSupport"),
+    .target(name: "EngramTestSupport", dependencies: ["EngramStore"], path: "Tests/EngramTestSupport"),
 
     // Tests mirror sources.
     .testTarget(name: "EngramCoreTests", dependencies: ["EngramCore"]),
-    .testTarget(name: "EngramStoreTests", dependencies: ["EngramCore", "EngramStore"]),
+    .testTarget(name: "EngramStoreTests", dependencies: ["EngramCore", "EngramStore", "EngramTestSupport"]),
     .testTarget(name: "EngramVectorsTests", dependencies: ["EngramVectors"]),
     .testTarget(
       name: "EngramEmbeddingsTests",
       dependencies: ["EngramEmbeddings", "EngramTestSupport"],
       resources: [.copy("Fixtures")]
     ),
-    .testTarget(name: "EngramTests", dependencies: ["Engram"]),
+    .testTarget(name: "EngramTests", dependencies: ["Engram", "EngramStore", "EngramTestSupport"]),
     .testTarget(
       name: "EngramAgentTests",
       dependencies: ["EngramAgent", "EngramTestSupport"],

@@ -59,6 +59,7 @@ enum LocomoSuite {
     let threads = try arguments.int("threads", default: ProcessInfo.processInfo.activeProcessorCount)
     let keywordText = arguments.string("keyword-text", default: "dated")
     let sweep = arguments.flag("sweep")
+    let databaseURL = arguments.optionalString("db-url")
     try arguments.finish()
     guard ["dated", "plain"].contains(keywordText) else {
       throw BenchError("--keyword-text must be dated (the schema's) or plain, not \(keywordText)")
@@ -93,6 +94,10 @@ enum LocomoSuite {
     let modes: [SearchMode] = [.hybrid, .vector, .keyword]
     var memories: [(path: String, questions: [Question])] = []
     var storage = StorageTally()
+    let postgres = try databaseURL.map { try PostgresBenchDatabase(serverURL: $0) }
+    defer { postgres?.drop() }
+    var postgresTallies: [SearchMode: Tally] = [:]
+    var postgresLatencies: [SearchMode: [Double]] = [:]
 
     for file in files {
       let data = try Data(contentsOf: URL(fileURLWithPath: file))
@@ -140,6 +145,14 @@ enum LocomoSuite {
               ranked: ranked, evidence: question.evidence)
           }
         }
+      }
+
+      if let postgres {
+        try await evaluateOnPostgres(
+          url: postgres.url,
+          user: "locomo-" + URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent,
+          conversation: conversation, path: file, questions: questions, embedder: embedder, modes: modes,
+          tallies: &postgresTallies, latencies: &postgresLatencies)
       }
 
       // Bytes on disk of the memory as ingested (closed: WAL checkpointed, snapshot written).
@@ -196,6 +209,10 @@ enum LocomoSuite {
       modesReport.set(mode.rawValue, modeReport)
     }
     report.set("modes", modesReport)
+    if postgres != nil {
+      report.set(
+        "postgresql", postgresReport(modes: modes, tallies: postgresTallies, latencies: postgresLatencies))
+    }
     report.set("storage", storage.report())
     if sweep { report.set("sweep", try await sweepFusion(memories, embedder: embedder)) }
     if !skipCompaction {

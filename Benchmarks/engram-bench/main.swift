@@ -14,6 +14,7 @@ let usage = """
     vectors   exact and int8 cosine top-k latency, recall, batch throughput
     embed     MiniLM embedding throughput, query latency, load time
     locomo    retrieval quality on LoCoMo conversations (hit@k, MRR) and compaction
+              (--db-url URL: also on the PostgreSQL store, in the same run)
     agent     routing accuracy (rules, full router), date and calculator accuracy, agent turn latency
     answers   LoCoMo questions asked through the agent: replies that quote an evidence turn
     scale     each engram command on a memory of --n turns, one process per command

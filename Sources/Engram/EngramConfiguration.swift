@@ -1,4 +1,5 @@
 import EngramEmbeddings
+import EngramStore
 import Foundation
 
 /// How an engine weighs its retrievers. Defaults were chosen by measurement on the
@@ -72,6 +73,11 @@ public struct EngramConfiguration: Sendable {
   /// The approximate vector tier: used above `threshold` rows, calibrated to `targetRecall`
   /// (a search can always ask for the exact scan).
   public var approximate: ApproximateConfiguration
+  /// The user whose memory the engine opens: every read, search, write, export, forget
+  /// and compaction sees and touches only this user's rows (`StoreUser.defaultID`,
+  /// "default", when not set; the CLI's `--user` / `$ENGRAM_USER`). 1...128 ASCII letters,
+  /// digits, `.`, `_`, `-` or `@` (docs/users.md).
+  public var user: String = StoreUser.defaultID
 
   /// Creates a configuration; every default is documented on its property.
   public init(
@@ -121,6 +127,10 @@ public struct EngramConfiguration: Sendable {
     }
     guard (1...4096).contains(embeddingBatchSize) else {
       throw .invalidConfiguration(field: "embeddingBatchSize", reason: "must lie in 1...4096")
+    }
+    guard (try? StoreUser.validated(user)) != nil else {
+      throw .invalidConfiguration(
+        field: "user", reason: "must be 1...128 ASCII letters, digits, '.', '_', '-' or '@'")
     }
   }
 }

@@ -34,6 +34,9 @@ public enum EngramError: Error, Sendable, Equatable {
   /// Other writers kept changing the memory while `reindex` embedded it, `rounds` times in a
   /// row; nothing was changed (run it again when the memory is quieter).
   case changedDuringReindex(rounds: Int)
+  /// `reindex` changes the embedding model of the whole store, but other users (`users`)
+  /// have rows in it that this engine's user cannot re-embed; nothing was changed.
+  case reindexNeedsEveryUser(users: [String])
 }
 
 extension EngramError: CustomStringConvertible {
@@ -63,6 +66,10 @@ extension EngramError: CustomStringConvertible {
       return
         "other writers changed the memory \(rounds) times while reindex embedded it; nothing was changed, "
         + "run reindex again when the memory is quieter"
+    case .reindexNeedsEveryUser(let users):
+      return
+        "the memory is shared with other users (\(users.joined(separator: ", "))) and reindex switches the "
+        + "model of all of them; nothing was changed (export each user, reindex, and import them)"
     }
   }
 }

@@ -241,19 +241,22 @@ extension MemoryEngine {
 
   /// Exports the memory at `path` without opening an engine: the database is opened
   /// read-only and no vector index is loaded, so memory stays bounded however large the
-  /// memory is. Returns the number of lines.
+  /// memory is. Returns the number of lines. Only `user`'s rows are exported.
   /// - Throws: store errors (a missing, damaged or newer database), `SecureTemporaryFile.Failure`.
   @discardableResult
-  public static func export(databaseAt path: String, to destination: ExportDestination) throws -> Int {
-    try Exporter.export(databaseAt: path, to: destination)
+  public static func export(
+    databaseAt path: String, user: String = StoreUser.defaultID, to destination: ExportDestination
+  ) throws -> Int {
+    try Exporter.export(databaseAt: path, user: user, to: destination)
   }
 
   /// Streams the export of the memory at `path` to `sink` (see ``export(into:)``).
   @discardableResult
-  public static func export(databaseAt path: String, into sink: (UnsafeRawBufferPointer) throws -> Void)
-    throws -> Int
-  {
-    try Exporter.export(databaseAt: path, into: sink)
+  public static func export(
+    databaseAt path: String, user: String = StoreUser.defaultID,
+    into sink: (UnsafeRawBufferPointer) throws -> Void
+  ) throws -> Int {
+    try Exporter.export(databaseAt: path, user: user, into: sink)
   }
 
   /// Imports an export into this memory, which must be empty; all or nothing.
@@ -314,12 +317,13 @@ extension MemoryEngine {
     try compactor.tableCounts()
   }
 
-  /// The database's size on disk: the file and its WAL.
+  /// The store's size: for SQLite the file and its WAL on disk.
   public func databaseBytes() -> Int {
     compactor.databaseBytes()
   }
 
   /// Moves the WAL's pages into the database file and truncates the WAL.
+  /// - Throws: `StoreError.unsupported` on a store without a WAL of its own (PostgreSQL).
   public func checkpoint() throws {
     try compactor.checkpoint()
   }

@@ -18,7 +18,7 @@ import Foundation
 /// of truth; the vector index is rebuilt from it whenever its snapshot file is missing or
 /// stale (for example after a crash).
 public final class MemoryEngine: EnginePart {
-  /// The database file.
+  /// Where the memory lives: the database file, or the PostgreSQL URI without its password.
   public let path: String
   /// The configuration the engine was opened with.
   public var configuration: EngramConfiguration { resources.configuration }
@@ -47,62 +47,53 @@ public final class MemoryEngine: EnginePart {
     case database
   }
 
-  /// The snapshot file of the vector index, beside the database.
-  public var snapshotURL: URL { vectors.snapshotURL }
+  /// The snapshot file of the vector index, beside the database (this user's; nil when
+  /// the store keeps no snapshot file).
+  public var snapshotURL: URL? { vectors.snapshotURL }
 
-  /// Opens (creating if needed) the memory at `path`.
+  /// Opens (creating if needed) the memory at `path` (a SQLite file path, or a
+  /// `postgresql://` / `postgres://` URI: see `init(location:configuration:)`).
   ///
   /// With `configuration.readOnly` the engine writes nothing at all, at open, search or
   /// close (no snapshot, no access statistics), and works on a file or folder the user
   /// cannot write.
   /// - Throws: `EngramError.modelMismatch` when the database holds vectors of another model
-  ///   (run `reindex`), store errors for unreadable, corrupt, locked or future databases.
-  public init(path: String, configuration: EngramConfiguration) throws {
+  ///   (run `reindex`), store errors for unreadable, corrupt, locked or future databases,
+  ///   `StoreError.invalidLocation` / `.storeUnavailable` for a URI this build cannot open.
+  public convenience init(path: String, configuration: EngramConfiguration) throws {
+    try self.init(location: StoreLocation(parsing: path), configuration: configuration)
+  }
+
+  /// Opens (creating if needed) the memory at `location` for `configuration.user`.
+  /// - Throws: as `init(path:configuration:)`.
+  public init(location: StoreLocation, configuration: EngramConfiguration) throws {
     try configuration.validate()
-    self.path = path
-    var storeConfiguration = Database.Configuration()
-    storeConfiguration.busyTimeout = configuration.busyTimeout
-    storeConfiguration.readOnly = configuration.readOnly
-    let database = try Database(path: path, configuration: storeConfiguration)
-    let embedder = configuration.embedder
-    let existing = try database.read { try $0.embeddingModel() }
-    if let existing {
-      guard existing.name == embedder.modelID, existing.dimension == embedder.dimension else {
-        database.close()
-        throw EngramError.modelMismatch(
-          database: existing.name, databaseDimension: existing.dimension, configured: embedder.modelID,
-          configuredDimension: embedder.dimension)
-      }
-    } else if !configuration.readOnly {
-      try database.write { connection in
-        try connection.configureEmbeddingModel(model: embedder.modelID, dimension: embedder.dimension)
-        if try connection.meta("database_id") == nil {
-          try connection.setMeta("database_id", UUID().uuidString)
-        }
-        if try connection.meta("created_at") == nil {
-          try connection.setMeta("created_at", String(Timestamp.now()))
-        }
-      }
-    }
-    if !configuration.readOnly, try database.read({ try $0.embeddingState().epoch }) == nil {
-      // Last changed by a writer that keeps no epoch (or new): draw one, so the snapshot
-      // this engine writes can be told apart from a copy's.
-      try database.write { try $0.renewEmbeddingEpoch() }
+    path = location.description
+    var options = StoreFactory.Options()
+    options.busyTimeout = configuration.busyTimeout
+    options.readOnly = configuration.readOnly
+    options.user = configuration.user
+    let store = try StoreFactory.open(location, options: options)
+    do {
+      try Self.prepare(store, configuration: configuration)
+    } catch {
+      store.close()
+      throw error
     }
     let vectors: VectorIndexKeeper
     do {
       vectors = try VectorIndexKeeper(
-        database: database, snapshotURL: URL(fileURLWithPath: path + ".vectors"),
-        dimension: embedder.dimension, threads: configuration.searchThreads,
+        store: store, snapshotURL: store.vectorSnapshotURL,
+        dimension: configuration.embedder.dimension, threads: configuration.searchThreads,
         approximate: configuration.approximate)
     } catch {
-      database.close()
+      store.close()
       throw error
     }
     let resources = EngineResources(
-      path: path, configuration: configuration, database: database, vectors: vectors)
+      path: path, configuration: configuration, store: store, vectors: vectors)
     self.resources = resources
-    access = AccessRecorder(database: database)
+    access = AccessRecorder(store: store)
     retriever = HybridRetriever(resources: resources, access: access)
     writer = Writer(resources: resources)
     ingestor = Ingestor(resources: resources)
@@ -111,6 +102,42 @@ public final class MemoryEngine: EnginePart {
     compactor = Compactor(resources: resources)
     doctor = Doctor(resources: resources)
     agentRecords = AgentRecords(resources: resources)
+  }
+
+  /// Opens the memory at `location` (see `init(location:configuration:)`): a SQLite path
+  /// or a PostgreSQL URI, as `--db` takes it.
+  public static func open(_ location: String, configuration: EngramConfiguration) throws -> MemoryEngine {
+    try MemoryEngine(location: StoreLocation(parsing: location), configuration: configuration)
+  }
+
+  /// Checks the store's embedding model against the embedder (recording it in a new
+  /// store), and draws an embedding epoch when the store keeps none.
+  private static func prepare(_ store: any MemoryStore, configuration: EngramConfiguration) throws {
+    let embedder = configuration.embedder
+    let existing = try store.readTransaction { try $0.embeddingModel() }
+    if let existing {
+      guard existing.name == embedder.modelID, existing.dimension == embedder.dimension else {
+        throw EngramError.modelMismatch(
+          database: existing.name, databaseDimension: existing.dimension, configured: embedder.modelID,
+          configuredDimension: embedder.dimension)
+      }
+    } else if !configuration.readOnly {
+      try store.writeTransaction { session in
+        try session.configureEmbeddingModel(
+          model: embedder.modelID, dimension: embedder.dimension, replace: false)
+        if try session.meta("database_id") == nil {
+          try session.setMeta("database_id", UUID().uuidString)
+        }
+        if try session.meta("created_at") == nil {
+          try session.setMeta("created_at", String(Timestamp.now()))
+        }
+      }
+    }
+    if !configuration.readOnly, try store.readTransaction({ try $0.embeddingState().epoch }) == nil {
+      // Last changed by a writer that keeps no epoch (or new): draw one, so the snapshot
+      // this engine writes can be told apart from a copy's.
+      try store.writeTransaction { try $0.renewEmbeddingEpoch() }
+    }
   }
 
   /// How the vector index was loaded when the engine opened.
@@ -132,7 +159,7 @@ public final class MemoryEngine: EnginePart {
       try? access.write()
       try? vectors.writeSnapshot()
     }
-    database.close()
+    store.close()
   }
 
   deinit {

@@ -14,29 +14,31 @@ import Testing
     try Migrator.migrate(connection, migrations: Array(Migration.all.prefix(2)))
     #expect(try connection.userVersion() == 2)
     try connection.configureEmbeddingModel(model: "m", dimension: 2)
-    let session = try connection.insert(Session(title: "garden", startedAt: t0))
+    let session = try connection.legacyInsert(Session(title: "garden", startedAt: t0))
     var messageIDs: [Int64] = []
     for index in 0..<6 {
       messageIDs.append(
-        try connection.insert(
+        try connection.legacyInsert(
           Message(
             sessionID: session, role: .user, speaker: "Ann", content: "tomatoes walrus\(index)",
             createdAt: t(Int64(index)))))
     }
-    let summary = try connection.insert(
+    let summary = try connection.legacyInsert(
       Summary(
         sessionID: session, startAt: t0, endAt: t(5), content: "the garden walrus summary", createdAt: t0))
     try connection.run("UPDATE messages SET summary_id = ?1", [.integer(summary)])
-    let older = try connection.insert(Memory(kind: .fact, content: "Ann likes basil", createdAt: t0))
-    let newer = try connection.insert(Memory(kind: .fact, content: "Ann loves basil", createdAt: t(1)))
-    try connection.supersedeMemory(older, by: newer, at: t(2))
+    let older = try connection.legacyInsert(Memory(kind: .fact, content: "Ann likes basil", createdAt: t0))
+    let newer = try connection.legacyInsert(Memory(kind: .fact, content: "Ann loves basil", createdAt: t(1)))
+    try connection.run(
+      "UPDATE memories SET superseded_by = ?1, updated_at = ?2 WHERE id = ?3",
+      [.integer(newer), .integer(Timestamp.milliseconds(t(2))), .integer(older)])
     for (kind, id) in [(ItemKind.message, messageIDs[2]), (.summary, summary), (.memory, newer)] {
-      try connection.upsertEmbedding(
+      try connection.legacyInsertEmbedding(
         EmbeddingRow(ownerKind: kind, ownerID: id, model: "m", vector: [1, 2], createdAt: t0))
     }
-    let messagesBefore = try connection.list(Message.self, page: .all)
-    let memoriesBefore = try connection.list(Memory.self, page: .all)
-    let summariesBefore = try connection.list(Summary.self, page: .all)
+    let messagesBefore = try connection.legacyList(Message.self)
+    let memoriesBefore = try connection.legacyList(Memory.self)
+    let summariesBefore = try connection.legacyList(Summary.self)
 
     #expect(try Migrator.migrate(connection) == Migration.all.count - 2)
     #expect(try connection.list(Message.self, page: .all) == messagesBefore)

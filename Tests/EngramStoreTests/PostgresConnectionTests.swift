@@ -1,4 +1,5 @@
 import EngramStore
+import EngramTestSupport
 import Foundation
 import Testing
 

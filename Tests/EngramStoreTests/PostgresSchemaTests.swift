@@ -1,4 +1,5 @@
 import EngramStore
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -40,7 +41,8 @@ struct PostgresSchemaTests {
       ).rows.map { ($0.string(0) ?? "", $0.string(1)) }
       // The tables of the SQLite schema, plus the migration record.
       let expected = [
-        "agent_items", "embedding_generation", "embeddings", "engram_schema", "memories", "messages", "meta",
+        "agent_items", "embedding_changes", "embedding_generation", "embeddings", "engram_schema", "memories",
+        "messages", "meta",
         "pending_calls", "preferences", "sessions", "skill_state", "summaries", "traces",
       ]
       #expect(tables.map(\.0) == expected)
@@ -57,16 +59,17 @@ struct PostgresSchemaTests {
         "INSERT INTO sessions (user_scope, started_at) VALUES ('alice', 1) RETURNING id")[0].int64(0)!
       let crossUser = #expect(throws: PostgresError.self) {
         try connection.execute(
-          "INSERT INTO messages (user_scope, session_id, role, content, created_at) VALUES ('bob', $1, 'user', 'x', 1)",
+          "INSERT INTO messages (user_scope, session_id, role, content, created_at, fts_text) VALUES ('bob', $1, 'user', 'x', 1, 'x')",
           [.int(session)])
       }
       #expect(crossUser?.sqlState == .foreignKeyViolation)
       try connection.execute(
-        "INSERT INTO messages (user_scope, session_id, role, content, created_at) VALUES ('alice', $1, 'user', 'x', 1)",
+        "INSERT INTO messages (user_scope, session_id, role, content, created_at, fts_text) VALUES ('alice', $1, 'user', 'x', 1, 'x')",
         [.int(session)])
       let badRole = #expect(throws: PostgresError.self) {
         try connection.execute(
-          "INSERT INTO messages (user_scope, role, content, created_at) VALUES ('alice', 'robot', 'x', 1)")
+          "INSERT INTO messages (user_scope, role, content, created_at, fts_text) VALUES ('alice', 'robot', 'x', 1, 'x')"
+        )
       }
       #expect(badRole?.sqlState == .checkViolation)
       let badJSON = #expect(throws: PostgresError.self) {
@@ -86,14 +89,13 @@ struct PostgresSchemaTests {
     }
   }
 
-  /// Inserts a memory for `user` the way a store writes it (the CJK expansion in `fts_cjk`).
+  /// Inserts a memory for `user` the way a store writes it (its terms in `fts_text`).
   private func remember(_ connection: PostgresConnection, user: String, _ content: String) throws -> Int64 {
-    let cjk: PostgresValue = PostgresFullText.cjkSuffix(of: content).map { .text($0) } ?? .null
-    return try connection.execute(
+    try connection.execute(
       """
-      INSERT INTO memories (user_scope, kind, content, created_at, updated_at, fts_cjk)
+      INSERT INTO memories (user_scope, kind, content, created_at, updated_at, fts_text)
       VALUES ($1, 'fact', $2, 1, 1, $3) RETURNING id
-      """, [.text(user), .text(content), cjk])[0].int64(0)!
+      """, [.text(user), .text(content), .text(PostgresFullText.indexText(of: content))])[0].int64(0)!
   }
 
   /// The ids of `user`'s memories matching `query`, best first.
@@ -135,20 +137,42 @@ struct PostgresSchemaTests {
     }
   }
 
-  @Test func theIndexHoldsEveryTermOfFTSText() throws {
+  @Test func theIndexHoldsExactlyTheTermsOfFTSText() throws {
     try PostgresTestServer.withDatabase { connection, _ in
       try PostgresTestServer.applySchema(connection)
-      for text in ["plain English text", "我周末去攀岩了", "mixed 東京 and ソウル 서울", "𠀀𠀁 rare"] {
+      for text in ["Plain English texts, walking", "我周末去攀岩了", "mixed 東京 and ソウル 서울", "𠀀𠀁 rare"] {
         let id = try remember(connection, user: "u", text)
-        let row = try connection.execute(
-          // Every term the SQLite index holds is indexed here too (PostgreSQL also keeps a
-          // whole CJK run as one word, which queries never ask for: they search bigrams).
-          """
-          SELECT tsvector_to_array(to_tsvector('engram', $2)) <@ tsvector_to_array(m.search)
-          FROM memories m WHERE m.id = $1
-          """,
-          [.int(id), .text(FTSText.indexText(text))])[0]
-        #expect(try row.bool(0) == true, "\(text)")
+        // The lexemes are FTSText's terms (what SQLite's index holds), case folded.
+        let lexemes = try connection.execute(
+          "SELECT array_to_string(tsvector_to_array(search), ' ') FROM memories WHERE id = $1", [.int(id)])[0]
+          .string(0)!
+        let terms = Set(FTSText.indexText(text).lowercased().split(separator: " ").map(String.init))
+        #expect(Set(lexemes.split(separator: " ").map(String.init)) == terms, "\(text)")
+      }
+    }
+  }
+
+  @Test func aTurnIsFoundByItsDayAndSpeaker() throws {
+    try PostgresTestServer.withDatabase { connection, _ in
+      try PostgresTestServer.applySchema(connection)
+      // 8 May 2023, 13:56 UTC.
+      let time: Int64 = 1_683_554_160_000
+      let id = try connection.execute(
+        """
+        INSERT INTO messages (user_scope, role, speaker, content, created_at, fts_text)
+        VALUES ('u', 'user', 'Ann', 'I went climbing', $1, $2) RETURNING id
+        """,
+        [
+          .int(time),
+          .text(PostgresFullText.indexText(ofMessage: "I went climbing", speaker: "Ann", time: time)),
+        ]
+      )[0].int64(0)!
+      for query in ["climbed", "\"8 May 2023\"", "Ann"] {
+        let found = try connection.execute(
+          "SELECT id FROM messages WHERE user_scope = 'u' AND search @@ engram_tsquery($1::json)",
+          [.text(PostgresFullText.queryTermsJSON(for: query))]
+        ).rows.map { try $0.int64(0)! }
+        #expect(found == [id], "\(query)")
       }
     }
   }
@@ -183,6 +207,11 @@ struct PostgresSchemaTests {
         payloads += try listener.notifications(timeout: .seconds(1)).map(\.payload)
       }
       #expect(payloads == ["1:alice", "2:alice", "3:alice", "1:bob"])
+      // Every change is logged with the generation it produced.
+      let log = try connection.execute(
+        "SELECT user_scope, generation, owner_id FROM embedding_changes ORDER BY seq"
+      ).rows.map { "\($0.string(0)!)@\(try $0.int64(1)!):\(try $0.int64(2)!)" }
+      #expect(log == ["alice@1:1", "alice@2:2", "alice@3:3", "bob@1:100"])
 
       // A vector of another model is refused; the generation does not move.
       let mismatch = #expect(throws: PostgresError.self) {
@@ -206,15 +235,12 @@ struct PostgresSchemaTests {
 
 @Suite("PostgresFullText")
 struct PostgresFullTextTests {
-  @Test(arguments: ["plain text", "我周末去攀岩了", "a 東京 b ソウル", "", "é 서울"])
-  func cjkSuffixCompletesTheIndexText(text: String) {
-    let suffix = PostgresFullText.cjkSuffix(of: text)
-    // The CJK terms FTSText indexes, in order, are the suffix's.
-    let cjkTerms = FTSText.indexText(text).split(separator: " ").filter { term in
-      term.unicodeScalars.contains { FTSText.isCJK($0.value) }
-    }
-    #expect((suffix ?? "").split(separator: " ") == cjkTerms)
-    #expect((suffix == nil) == cjkTerms.isEmpty)
+  @Test func indexTextIsFTSTextsWithTheTurnsSpeakerAndDay() {
+    #expect(PostgresFullText.indexText(of: "Walking 周末") == FTSText.indexText("Walking 周末"))
+    #expect(
+      PostgresFullText.indexText(ofMessage: "went climbing", speaker: "Ann", time: 0)
+        == "1 januari 1970 ann went climb")
+    #expect(PostgresFullText.indexText(ofMessage: "hi", speaker: nil, time: 0) == "1 januari 1970 hi")
   }
 
   @Test func queryTermsAreFTSQuerysTermsUnquoted() {

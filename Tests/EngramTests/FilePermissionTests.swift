@@ -38,7 +38,7 @@ import Testing
     try engine.export(to: existing)
     #expect(Self.permissions(existing) == 0o600)
     try engine.saveSnapshot()
-    #expect(Self.permissions(engine.snapshotURL.path) == 0o600)
+    #expect(Self.permissions(try #require(engine.snapshotURL).path) == 0o600)
     engine.close()
     ReliabilityLog.record(
       "hostile",

@@ -119,7 +119,8 @@ import Testing
     let sourceHits = try await source.search(query, k: 5, recordAccess: false)
     let targetHits = try await target.search(query, k: 5, recordAccess: false)
     #expect(sourceHits == targetHits)
-    #expect(try await target.doctor().healthy)
+    let report = try await target.doctor()
+    #expect(report.healthy, "\(report.checks.filter { !$0.ok })")
     // Importing twice is refused, and nothing changes.
     #expect(throws: EngramError.importTargetNotEmpty(path: target.path)) {
       try target.importExport(from: first)

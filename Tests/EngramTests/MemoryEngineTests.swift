@@ -198,7 +198,7 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(try await engine.search("spare key", k: 1, mode: .vector).first?.id == id)
     // A write the snapshot does not know about (as after a crash before close).
     let second = try await engine.remember("the car is parked on level 3")
-    let snapshot = try Data(contentsOf: engine.snapshotURL)
+    let snapshot = try Data(contentsOf: try #require(engine.snapshotURL))
     engine.close()
     try snapshot.write(to: URL(fileURLWithPath: path + ".vectors"))
     engine = try MemoryEngine(path: path, configuration: hashingConfiguration())

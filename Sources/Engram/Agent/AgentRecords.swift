@@ -20,19 +20,19 @@ public struct AgentRecords: EnginePart {
     let item = AgentItem(
       kind: kind, title: title, body: body,
       dueAt: due, createdAt: date)
-    return try database.write { try $0.insert(item) }
+    return try store.writeTransaction { try $0.insert(item) }
   }
 
   /// The agent item with `id`, or nil.
   public func item(_ id: Int64) throws -> AgentItemRecord? {
     try checkOpen()
-    return try database.read { try $0.fetch(AgentItem.self, id: id) }.map(AgentItemRecord.init)
+    return try store.readTransaction { try $0.fetch(AgentItem.self, id: id) }.map(AgentItemRecord.init)
   }
 
   /// Agent items (of `kind` when given), in id order (oldest first), at most `limit`.
   public func items(kind: AgentItemRecord.Kind? = nil, limit: Int = 100) throws -> [AgentItemRecord] {
     try checkOpen()
-    return try database.read {
+    return try store.readTransaction {
       try $0.agentItems(kind: kind, limit: max(0, limit))
     }.map(AgentItemRecord.init)
   }
@@ -41,7 +41,7 @@ public struct AgentRecords: EnginePart {
   /// - Throws: `AgentRecordError.notFound` when no item has `id`.
   public func setItemDone(_ id: Int64, _ done: Bool = true) throws {
     try checkOpen()
-    try database.write { connection in
+    try store.writeTransaction { connection in
       guard var item = try connection.fetch(AgentItem.self, id: id) else {
         throw AgentRecordError.notFound(table: AgentItem.tableName, id: id)
       }
@@ -68,19 +68,19 @@ public struct AgentRecords: EnginePart {
       executionID: trace.executionID, step: trace.step, skillID: trace.skillID, arguments: trace.arguments,
       result: trace.result, status: trace.status,
       startedAt: trace.startedAt, durationMs: trace.durationMs, error: trace.error)
-    return try database.write { try $0.insert(row) }
+    return try store.writeTransaction { try $0.insert(row) }
   }
 
   /// The steps of one execution, in step order.
   public func traces(executionID: String) throws -> [AgentTraceRecord] {
     try checkOpen()
-    return try database.read { try $0.traces(executionID: executionID) }.map(AgentTraceRecord.init)
+    return try store.readTransaction { try $0.traces(executionID: executionID) }.map(AgentTraceRecord.init)
   }
 
   /// The most recent trace rows, newest first.
   public func recentTraces(limit: Int = 50) throws -> [AgentTraceRecord] {
     try checkOpen()
-    return try database.read { try $0.recentTraces(limit: max(0, limit)) }.map(AgentTraceRecord.init)
+    return try store.readTransaction { try $0.recentTraces(limit: max(0, limit)) }.map(AgentTraceRecord.init)
   }
 
   // MARK: - Pending calls
@@ -103,20 +103,20 @@ public struct AgentRecords: EnginePart {
     let call = PendingCall(
       executionID: executionID, step: step, skillID: skillID, arguments: arguments, summary: summary,
       createdAt: date)
-    return try database.write { try $0.insert(call) }
+    return try store.writeTransaction { try $0.insert(call) }
   }
 
   /// The pending call with `id`, or nil.
   public func pendingCall(_ id: Int64) throws -> PendingCallRecord? {
     try checkOpen()
-    return try database.read { try $0.fetch(PendingCall.self, id: id) }.map(PendingCallRecord.init)
+    return try store.readTransaction { try $0.fetch(PendingCall.self, id: id) }.map(PendingCallRecord.init)
   }
 
   /// Pending calls with `status`, oldest first.
   public func pendingCalls(status: PendingCallRecord.Status) throws -> [PendingCallRecord] {
     try checkOpen()
     let stored = status
-    return try database.read { try $0.pendingCalls(status: stored) }.map(PendingCallRecord.init)
+    return try store.readTransaction { try $0.pendingCalls(status: stored) }.map(PendingCallRecord.init)
   }
 
   /// Moves pending call `id` to `status` (with `error` when it failed).
@@ -126,7 +126,7 @@ public struct AgentRecords: EnginePart {
   ) throws {
     try checkOpen()
     let stored = status
-    try database.write { connection in
+    try store.writeTransaction { connection in
       guard try connection.fetch(PendingCall.self, id: id) != nil else {
         throw AgentRecordError.notFound(table: PendingCall.tableName, id: id)
       }
@@ -139,7 +139,7 @@ public struct AgentRecords: EnginePart {
   public func cancelUnfinishedPendingCalls(at date: Date = Date()) throws -> [PendingCallRecord] {
     try checkOpen()
     let time = date
-    return try database.write { try $0.markUnfinishedPendingCallsCancelled(at: time) }.map(
+    return try store.writeTransaction { try $0.markUnfinishedPendingCallsCancelled(at: time) }.map(
       PendingCallRecord.init)
   }
 
@@ -149,7 +149,9 @@ public struct AgentRecords: EnginePart {
   public func claimPendingCall(_ id: Int64, at date: Date = Date()) throws -> Bool {
     try checkOpen()
     let time = date
-    return try database.write { try $0.transitionPendingCall(id, from: [.pending], to: .confirmed, at: time) }
+    return try store.writeTransaction {
+      try $0.transitionPendingCall(id, from: [.pending], to: .confirmed, at: time)
+    }
   }
 
   /// Cancels those of `ids` that are still `pending` or `confirmed`; returns them as they now are.
@@ -159,7 +161,7 @@ public struct AgentRecords: EnginePart {
   {
     try checkOpen()
     let time = date
-    return try database.write { connection in
+    return try store.writeTransaction { connection in
       var cancelled: [PendingCall] = []
       for id in ids
       where try connection.transitionPendingCall(id, from: [.pending, .confirmed], to: .cancelled, at: time) {
@@ -174,13 +176,13 @@ public struct AgentRecords: EnginePart {
   /// The stored enabled flag of a skill (`skill_state`), or nil when never set.
   public func skillEnabled(id: String) throws -> Bool? {
     try checkOpen()
-    return try database.read { try $0.skillState(skillID: id)?.enabled }
+    return try store.readTransaction { try $0.skillState(skillID: id)?.enabled }
   }
 
   /// Stores whether a skill is enabled.
   public func setSkillEnabled(_ enabled: Bool, id: String, at date: Date = Date()) throws {
     try checkOpen()
-    try database.write {
+    try store.writeTransaction {
       try $0.setSkillState(SkillState(skillID: id, enabled: enabled, updatedAt: date))
     }
   }

@@ -45,7 +45,7 @@ struct Compactor: EnginePart {
     let policy = configuration.compaction
     let cutoff = Timestamp.milliseconds(now.addingTimeInterval(-(olderThan ?? policy.olderThan)))
     let rowsBefore = try tableCounts()
-    if !dryRun { try checkpoint() }
+    if !dryRun { try maintain(.checkpoint) }
     let bytesBefore = databaseBytes()
     var report = CompactionReport(
       dryRun: dryRun, sessionsSummarized: 0, summariesCreated: 0, turnsDeleted: 0, embeddingsQuantized: 0,
@@ -87,17 +87,17 @@ struct Compactor: EnginePart {
       report.plan.append("merge memory #\(merge.older) into #\(merge.newer) (cosine \(merge.cosine))")
     }
     if !dryRun {
-      try database.write { connection in
+      try store.writeTransaction { connection in
         for merge in merges {
           try connection.supersedeMemory(merge.older, by: merge.newer, at: now)
         }
         try connection.setMeta("last_compaction", String(Timestamp.milliseconds(now)))
       }
       report.indexRowsReclaimed = index.compact()
-      try database.writeWithoutTransaction { try $0.optimizeFullTextIndexes() }
-      try checkpoint()
-      try database.writeWithoutTransaction { try $0.vacuum() }
-      try checkpoint()
+      try maintain(.optimizeFullText)
+      try maintain(.checkpoint)
+      try maintain(.vacuum)
+      try maintain(.checkpoint)
       report.rowsAfter = try tableCounts()
       report.bytesAfter = databaseBytes()
       try? vectors.writeSnapshot()
@@ -125,7 +125,7 @@ struct Compactor: EnginePart {
   /// first, each with its turn count and how many low-information turns would go: one read
   /// transaction over the turn texts, nothing else.
   func compactionPlan(cutoff: Int64) throws -> [SessionPlan] {
-    try database.read { connection in
+    try store.readTransaction { connection in
       try connection.compactionCandidates(before: cutoff).compactMap { candidate -> SessionPlan? in
         let (id, name) = (candidate.id, candidate.name)
         var turns = 0
@@ -196,7 +196,7 @@ struct Compactor: EnginePart {
     }
     index.remove(ids: prepared.flatMap { $0.deletable.map { VectorKey.make(.message, $0) } })
     // The index holds what the store holds: the int8 vectors, decoded.
-    let stored = try database.read { connection in
+    let stored = try store.readTransaction { connection in
       var rows: [(kind: ItemKind, id: Int64, vector: [Float])] = []
       for item in prepared {
         for id in item.kept {
@@ -239,7 +239,7 @@ struct Compactor: EnginePart {
 
   /// Pairs of live memories of the same kind whose cosine is at least `threshold`.
   func duplicateMemories(threshold: Float) throws -> [MemoryMerge] {
-    let memories = try database.read { connection in
+    let memories = try store.readTransaction { connection in
       try connection.liveMemoryKinds().map { ($0.id, $0.kind) }
     }
     let kinds = Dictionary(uniqueKeysWithValues: memories)
@@ -260,7 +260,7 @@ struct Compactor: EnginePart {
   }
 
   func sessionTurns(_ sessionID: Int64) throws -> [ExtractiveSummarizer.Turn] {
-    let messages = try database.read { try $0.messages(inSession: sessionID) }
+    let messages = try store.readTransaction { try $0.messages(inSession: sessionID) }
     let index = self.index
     return messages.map { message in
       let id = message.id ?? 0
@@ -272,25 +272,24 @@ struct Compactor: EnginePart {
 
   /// Rows per table.
   func tableCounts() throws -> [String: Int] {
-    try database.read { try $0.rowCounts() }
+    try store.readTransaction { try $0.rowCounts() }
   }
 
-  /// The database's size on disk: the file and its WAL.
+  /// The store's size (SQLite: the file and its WAL on disk).
   func databaseBytes() -> Int {
-    var total = 0
-    for suffix in ["", "-wal"] {
-      if let size = try? FileManager.default.attributesOfItem(atPath: resources.path + suffix)[.size] as? Int
-      {
-        total += size
-      }
-    }
-    return total
+    store.storageBytes()
+  }
+
+  /// Runs a maintenance step when the store has it (a shared server keeps its own).
+  private func maintain(_ operation: StoreMaintenance) throws {
+    guard store.capabilities.contains(operation.capability) else { return }
+    try store.maintain(operation)
   }
 
   /// Moves the WAL's pages into the database file and truncates the WAL.
   func checkpoint() throws {
     try checkOpen()
-    try database.writeWithoutTransaction { try $0.checkpointTruncatingWAL() }
+    try store.maintain(.checkpoint)
   }
 }
 
@@ -298,7 +297,7 @@ extension Compactor {
   /// The turns a summary quotes verbatim (from its structured JSON).
   func quotedMessageIDs(ofSummary id: Int64) throws -> [Int64] {
     try checkOpen()
-    guard let summary = try database.read({ try $0.fetch(Summary.self, id: id) }) else {
+    guard let summary = try store.readTransaction({ try $0.fetch(Summary.self, id: id) }) else {
       throw EngramError.notFound(kind: .summary, id: id)
     }
     return (try? JSONValue.parse(summary.structured))?["quoted_message_ids"]?.arrayValue?.compactMap {

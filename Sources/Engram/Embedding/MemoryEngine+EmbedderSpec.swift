@@ -14,20 +14,19 @@ public struct StoredEmbedderSettings: Sendable, Equatable {
 }
 
 extension MemoryEngine {
-  /// Reads the embedder settings of the database at `path` without opening an engine and
-  /// without writing anything (a read-only connection).
+  /// Reads the embedder settings of the database at `path` (a file path or a PostgreSQL
+  /// URI) without opening an engine and without writing anything (a read-only connection).
   ///
   /// - Returns: empty settings for a database with no schema yet.
   /// - Throws: `StoreError.schemaTooNew` for a database from a newer Engram; `SQLiteError`
   ///   (`.cannotOpen`, `.notADatabase`) for a missing or foreign file.
   public static func storedEmbedderSettings(path: String) throws -> StoredEmbedderSettings {
-    let connection = try Connection(path: path, mode: .readOnlyNoTrace)
-    guard try Migrator.checkVersion(connection) > 0 else { return StoredEmbedderSettings() }
-    return try connection.transaction(.deferred) {
-      let model = try connection.embeddingModel()
+    let settings = try StoreFactory.inspect(StoreLocation(parsing: path)) { session in
+      let model = try session.embeddingModel()
       return StoredEmbedderSettings(
-        spec: try connection.meta(EmbedderSpec.metaKey), modelID: model?.name, dimension: model?.dimension)
+        spec: try session.meta(EmbedderSpec.metaKey), modelID: model?.name, dimension: model?.dimension)
     }
+    return settings ?? StoredEmbedderSettings()
   }
 
   /// The embedder spec recorded in the database at `path`, or nil (see
@@ -41,6 +40,6 @@ extension MemoryEngine {
   public func setEmbedderSpec(_ spec: String) throws {
     try checkOpen()
     guard !TextChecks.isBlank(spec) else { throw EngramError.emptyText }
-    try database.write { try $0.setMeta(EmbedderSpec.metaKey, spec) }
+    try store.writeTransaction { try $0.setMeta(EmbedderSpec.metaKey, spec) }
   }
 }

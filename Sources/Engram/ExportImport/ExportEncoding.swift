@@ -125,7 +125,7 @@ struct ExportEncoder {
   }
 
   /// Column `index` of the statement's current row as a JSON value.
-  mutating func appendColumn(_ row: Statement, _ index: Int) {
+  mutating func appendColumn(_ row: any ExportedRow, _ index: Int) {
     switch row.columnType(at: index) {
     case .integer: appendInteger(row.int64(at: index))
     case .real: appendDouble(row.double(at: index))

@@ -23,11 +23,11 @@ struct Exporter: EnginePart {
     ("agent_items", "agent_item", "id"), ("traces", "trace", "id"), ("pending_calls", "pending_call", "id"),
   ]
 
-  /// Meta keys that describe the file itself, not the memory (never exported).
-  static let localMetaKeys: Set<String> = [
-    "database_id", "embedding_model", "embedding_dimension", Connection.embeddingEpochKey,
-    Connection.vectorSnapshotKey, Connection.embeddingChangesFloorKey,
-  ]
+  /// Whether a meta key describes the store itself (or a user's snapshot), not the memory
+  /// (never exported, never imported).
+  static func isLocalMetaKey(_ key: String) -> Bool {
+    StoreMetaKey.isLocal(key)
+  }
 
   /// The export format version this engine writes; version 1 files (no `end` line) still import.
   static let exportVersion = 2
@@ -39,44 +39,47 @@ struct Exporter: EnginePart {
   @discardableResult
   func export(to path: String) throws -> Int {
     try checkOpen()
-    return try Self.export(database: database, to: path == "-" ? .standardOutput : .file(path))
+    return try Self.export(store: store, to: path == "-" ? .standardOutput : .file(path))
   }
 
   /// Streams the export to `sink` in chunks of whole lines (each chunk is valid UTF-8 on
   @discardableResult
   func export(into sink: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
     try checkOpen()
-    return try Self.writeExport(database: database, into: sink)
+    return try Self.writeExport(store: store, into: sink)
   }
 
   /// Exports the memory at `path` without opening an engine: the database is opened
   @discardableResult
-  static func export(databaseAt path: String, to destination: ExportDestination) throws -> Int {
-    var configuration = Database.Configuration()
-    configuration.readOnly = true
-    configuration.readerCount = 1
-    let database = try Database(path: path, configuration: configuration)
-    defer { database.close() }
-    return try export(database: database, to: destination)
+  static func export(databaseAt path: String, user: String, to destination: ExportDestination) throws -> Int {
+    let store = try openReadOnly(path, user: user)
+    defer { store.close() }
+    return try export(store: store, to: destination)
   }
 
   /// Streams the export of the memory at `path` to `sink` (see ``export(into:)``).
   @discardableResult
-  static func export(databaseAt path: String, into sink: (UnsafeRawBufferPointer) throws -> Void)
-    throws -> Int
-  {
-    var configuration = Database.Configuration()
-    configuration.readOnly = true
-    configuration.readerCount = 1
-    let database = try Database(path: path, configuration: configuration)
-    defer { database.close() }
-    return try writeExport(database: database, into: sink)
+  static func export(
+    databaseAt path: String, user: String, into sink: (UnsafeRawBufferPointer) throws -> Void
+  ) throws -> Int {
+    let store = try openReadOnly(path, user: user)
+    defer { store.close() }
+    return try writeExport(store: store, into: sink)
   }
 
-  static func export(database: Database, to destination: ExportDestination) throws -> Int {
+  /// The store at `location` for `user`, read-only with one reader.
+  static func openReadOnly(_ location: String, user: String) throws -> any MemoryStore {
+    var options = StoreFactory.Options()
+    options.readOnly = true
+    options.readerCount = 1
+    options.user = user
+    return try StoreFactory.open(StoreLocation(parsing: location), options: options)
+  }
+
+  static func export(store: any MemoryStore, to destination: ExportDestination) throws -> Int {
     switch destination {
     case .standardOutput:
-      return try writeExport(database: database) { chunk in
+      return try writeExport(store: store) { chunk in
         var remaining = chunk
         while let base = remaining.baseAddress, !remaining.isEmpty {
           let written = write(1, base, remaining.count)
@@ -89,17 +92,17 @@ struct Exporter: EnginePart {
       }
     case .file(let path):
       let file = try SecureTemporaryFile(beside: path)
-      let lines = try writeExport(database: database) { try file.write($0) }
+      let lines = try writeExport(store: store) { try file.write($0) }
       try file.commit()
       return lines
     }
   }
 
   /// The export itself: one read transaction (a consistent snapshot), rows streamed.
-  static func writeExport(database: Database, into sink: (UnsafeRawBufferPointer) throws -> Void) throws
+  static func writeExport(store: any MemoryStore, into sink: (UnsafeRawBufferPointer) throws -> Void) throws
     -> Int
   {
-    try database.read { connection in
+    try store.readTransaction { connection in
       var encoder = ExportEncoder(capacity: exportChunkBytes + (64 << 10))
       var checksum = ExportChecksum()
       var lines = 0
@@ -124,24 +127,25 @@ struct Exporter: EnginePart {
       encoder.append("}\n")
       lines += 1
       for (table, type, order) in exportTables {
-        let statement = try connection.exportRows(of: table, orderedBy: order)
-        let count = statement.columnCount
+        var count = 0
         var keys: [[UInt8]] = []
         var keyColumn = -1
-        for column in 0..<count {
-          let name = statement.columnName(at: column)
-          if name == "key" { keyColumn = column }
-          var key = ExportEncoder(capacity: name.utf8.count + 4)
-          key.append(",")
-          key.appendString(name)
-          key.append(":")
-          keys.append(key.bytes)
-        }
         var prefix = ExportEncoder(capacity: 32)
         prefix.append(#"{"type":"#)
         prefix.appendString(type)
-        try statement.forEachRow { row in
-          if table == "meta", keyColumn >= 0, localMetaKeys.contains(row.string(at: keyColumn)) { return }
+        let header = { (names: [String]) in
+          count = names.count
+          for (column, name) in names.enumerated() {
+            if name == "key" { keyColumn = column }
+            var key = ExportEncoder(capacity: name.utf8.count + 4)
+            key.append(",")
+            key.appendString(name)
+            key.append(":")
+            keys.append(key.bytes)
+          }
+        }
+        try connection.forEachExportedRow(of: table, orderedBy: order, columns: header) { row in
+          if table == "meta", keyColumn >= 0, isLocalMetaKey(row.string(at: keyColumn)) { return }
           encoder.bytes.append(contentsOf: prefix.bytes)
           for column in 0..<count {
             encoder.bytes.append(contentsOf: keys[column])

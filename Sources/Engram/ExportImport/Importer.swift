@@ -111,7 +111,7 @@ struct Importer: EnginePart {
           columns.append(key)
           values.append(try Self.importValue(value, line: line))
         }
-        if table == "meta", let key = object["key"]?.stringValue, Exporter.localMetaKeys.contains(key) {
+        if table == "meta", let key = object["key"]?.stringValue, Exporter.isLocalMetaKey(key) {
           continue
         }
         if table == "embeddings" {
@@ -121,7 +121,7 @@ struct Importer: EnginePart {
           try connection.insertExportedRow(
             into: table, columns: columns, values: values,
             replacing: table == "meta" || table == "preferences" || table == "skill_state")
-        } catch let error as SQLiteError {
+        } catch let error as any StoreDatabaseError {
           throw EngramError.malformedExport(line: line, reason: error.message)
         }
         count += 1

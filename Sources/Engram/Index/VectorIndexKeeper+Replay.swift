@@ -18,11 +18,11 @@ extension VectorIndexKeeper {
   /// - Complexity: O(n) over the snapshot's row table (the mapped open), plus
   ///   O(changes · dimension) for the replay (a replay into a mapped snapshot also copies
   ///   its rows, O(n · dimension)).
-  static func openSnapshot(database: Database, url: URL, configuration: VectorIndex.Configuration) throws
+  static func openSnapshot(store: any MemoryStore, url: URL?, configuration: VectorIndex.Configuration) throws
     -> (index: VectorIndex, generation: Int64)?
   {
-    guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-    return try database.read { connection -> (VectorIndex, Int64)? in
+    guard let url, FileManager.default.fileExists(atPath: url.path) else { return nil }
+    return try store.readTransaction { connection -> (VectorIndex, Int64)? in
       let (token, generation) = try snapshotToken(connection)
       if let token,
         let index = try? VectorIndex.open(snapshot: url, expectedToken: token, configuration: configuration)
@@ -42,7 +42,8 @@ extension VectorIndexKeeper {
   /// Applies to `index` the embeddings with an id above `maxEmbeddingID` and the rows
   /// `changes` names (current rows replace, owners without one are removed).
   static func replay(
-    _ changes: EmbeddingChanges, above maxEmbeddingID: Int64, into index: VectorIndex, connection: Connection
+    _ changes: EmbeddingChanges, above maxEmbeddingID: Int64, into index: VectorIndex,
+    connection: any StoreSession
   ) throws {
     let dimension = index.dimension
     var ids: [Int64] = []
@@ -82,7 +83,7 @@ extension VectorIndexKeeper {
   func refresh() throws {
     guard
       let loaded = try Self.openSnapshot(
-        database: database, url: snapshotURL, configuration: indexConfiguration)
+        store: store, url: snapshotURL, configuration: indexConfiguration)
     else { return try reload() }
     holder.withLock { $0 = loaded.index }
     state.withLock { state in
@@ -98,14 +99,14 @@ extension VectorIndexKeeper {
   /// added after it) and prunes the change log it covers. Best effort: without the stamp a
   /// reader still uses the file while its token is current.
   func recordSnapshot(token: UInt64, generation: Int64, maxEmbeddingID: Int64) {
-    try? database.write { connection in
+    try? store.writeTransaction { connection in
       try connection.recordVectorSnapshot(
         VectorSnapshotStamp(token: token, generation: generation, maxEmbeddingID: maxEmbeddingID))
     }
   }
 }
 
-extension Connection {
+extension StoreSession {
   /// The token a snapshot holding exactly the current embeddings carries (nil when the
   /// database keeps no trustworthy epoch).
   func currentSnapshotToken() throws -> UInt64? {

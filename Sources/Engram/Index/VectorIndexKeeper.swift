@@ -12,13 +12,13 @@ final class VectorIndexKeeper: Sendable {
   /// Where the vector index came from when the engine opened.
   typealias Source = MemoryEngine.IndexSource
 
-  let database: Database
+  let store: any MemoryStore
   let dimension: Int
   let threads: Int
   /// The approximate tier's settings.
   let approximate: ApproximateConfiguration
-  /// The snapshot file beside the database.
-  let snapshotURL: URL
+  /// The snapshot file beside the database (nil when the store keeps none).
+  let snapshotURL: URL?
   /// The index; replaced whole by import, reindex and reload.
   let holder: Mutex<VectorIndex>
   /// The embedding generation the index reflects; another process's write makes it stale.
@@ -43,16 +43,16 @@ final class VectorIndexKeeper: Sendable {
 
   /// Loads the index of `database` (dimension `dimension`).
   init(
-    database: Database, snapshotURL: URL, dimension: Int, threads: Int,
+    store: any MemoryStore, snapshotURL: URL?, dimension: Int, threads: Int,
     approximate: ApproximateConfiguration = ApproximateConfiguration()
   ) throws {
-    self.database = database
+    self.store = store
     self.dimension = dimension
     self.threads = threads
     self.approximate = approximate
     self.snapshotURL = snapshotURL
     let (index, source, generation) = try Self.load(
-      database: database, snapshot: snapshotURL,
+      store: store, snapshot: snapshotURL,
       configuration: VectorIndex.Configuration(
         dimension: dimension, threads: threads, approximate: approximate))
     holder = Mutex(index)
@@ -100,7 +100,7 @@ final class VectorIndexKeeper: Sendable {
   /// It hashes the database id, the embedding generation and the epoch redrawn at every
   /// change of the embeddings: equal tokens mean the same history, so exactly the same rows
   /// (a copy of the database that changed differently has another epoch).
-  static func snapshotToken(_ connection: Connection) throws -> (token: UInt64?, generation: Int64) {
+  static func snapshotToken(_ connection: any StoreSession) throws -> (token: UInt64?, generation: Int64) {
     let (generation, epoch) = try connection.embeddingState()
     guard let epoch else { return (nil, generation) }
     let identity = try connection.meta("database_id") ?? ""
@@ -117,11 +117,11 @@ final class VectorIndexKeeper: Sendable {
   /// of an unchanged index.
   func writeSnapshot() throws {
     let index = self.index
-    let (token, generation, stored, maxID) = try database.read { connection in
+    let (token, generation, stored, maxID) = try store.readTransaction { connection in
       let (token, generation) = try Self.snapshotToken(connection)
       return (token, generation, try connection.count(EmbeddingRow.self), try connection.maxEmbeddingID())
     }
-    guard let token else { return }
+    guard let token, let snapshotURL else { return }
     let current = state.withLock { state in
       !state.stale && state.writesInFlight == 0 && state.generation == generation
         && (state.unsaved || index.changeCount != state.baselineChanges)
@@ -142,13 +142,13 @@ final class VectorIndexKeeper: Sendable {
   /// Loads the index from its snapshot when one is given and valid, else from the
   /// embeddings table; also returns the embedding generation the index reflects.
   static func load(
-    database: Database, snapshot: URL?, configuration indexConfiguration: VectorIndex.Configuration
+    store: any MemoryStore, snapshot: URL?, configuration indexConfiguration: VectorIndex.Configuration
   )
     throws -> (VectorIndex, Source, Int64)
   {
     let dimension = indexConfiguration.dimension
     if let snapshot,
-      let loaded = try openSnapshot(database: database, url: snapshot, configuration: indexConfiguration)
+      let loaded = try openSnapshot(store: store, url: snapshot, configuration: indexConfiguration)
     {
       return (loaded.index, .snapshot, loaded.generation)
     }
@@ -156,7 +156,7 @@ final class VectorIndexKeeper: Sendable {
     var metadata: [VectorMetadata] = []
     var vectors: [Float] = []
     var loadedGeneration: Int64 = 0
-    try database.read { connection in
+    try store.readTransaction { connection in
       loadedGeneration = try connection.embeddingGeneration()
       let count = try connection.count(EmbeddingRow.self)
       ids.reserveCapacity(count)
@@ -179,7 +179,7 @@ final class VectorIndexKeeper: Sendable {
   /// Runs a write that may change embeddings, keeping track of the generation the index
   /// reflects: a generation moved by someone else (another process on the same file) marks
   /// the index stale, and the next search reloads it.
-  func writeTracked<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {
+  func writeTracked<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T {
     state.withLock { $0.writesInFlight += 1 }
     var generations: (before: Int64, after: Int64)?
     defer {
@@ -192,7 +192,7 @@ final class VectorIndexKeeper: Sendable {
         }
       }
     }
-    return try database.write { connection in
+    return try store.writeTransaction { connection in
       let before = try connection.embeddingGeneration()
       let value = try body(connection)
       generations = (before, try connection.embeddingGeneration())
@@ -202,7 +202,7 @@ final class VectorIndexKeeper: Sendable {
 
   /// Reloads the index from the database when another process changed the embeddings.
   func refreshIfStale() throws {
-    let current = try database.read { try $0.embeddingGeneration() }
+    let current = try store.readTransaction { try $0.embeddingGeneration() }
     let needed = state.withLock { state in
       state.stale || (state.generation != current && state.writesInFlight == 0)
     }
@@ -213,7 +213,7 @@ final class VectorIndexKeeper: Sendable {
   /// Replaces the index with one loaded from the embeddings table.
   func reload() throws {
     let (fresh, _, generation) = try Self.load(
-      database: database, snapshot: nil, configuration: indexConfiguration)
+      store: store, snapshot: nil, configuration: indexConfiguration)
     replace(with: fresh, generation: generation)
   }
 

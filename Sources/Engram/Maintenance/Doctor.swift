@@ -36,17 +36,17 @@ struct Doctor: EnginePart {
         "integrity: SQLite reports damage; export what is readable and import it into a new memory")
     }
     if failed.contains("fts") {
-      try database.write { try $0.rebuildFTS() }
+      try store.writeTransaction { try $0.rebuildFTS() }
       repairs.append("fts: rebuilt the full-text indexes from the stored rows")
     }
     if failed.contains("embeddings") {
-      let removed = try database.write { try $0.deleteOrphanEmbeddings() }
+      let removed = try store.writeTransaction { try $0.deleteOrphanEmbeddings() }
       let embedded = try await embedMissing()
       repairs.append("embeddings: removed \(removed) orphan(s), embedded \(embedded) missing")
     }
     if failed.contains("index") || failed.contains("embeddings") || failed.contains("snapshot") {
       try vectors.reload()
-      try? FileManager.default.removeItem(at: vectors.snapshotURL)
+      if let snapshot = vectors.snapshotURL { try? FileManager.default.removeItem(at: snapshot) }
       try vectors.writeSnapshot()
       repairs.append("index: rebuilt the vector index (\(index.count) rows) and its snapshot")
     }
@@ -58,7 +58,7 @@ struct Doctor: EnginePart {
 
   func diagnose() throws -> DoctorReport {
     var checks: [DoctorReport.Check] = []
-    let integrity = try database.read { try $0.integrityCheck() }
+    let integrity = try store.readTransaction { try $0.integrityCheck() }
     checks.append(
       DoctorReport.Check(
         name: "integrity", ok: integrity.isEmpty,
@@ -68,8 +68,8 @@ struct Doctor: EnginePart {
     // nothing); a read-only engine compares the counts only.
     let fts =
       configuration.readOnly
-      ? try database.read { try $0.ftsConsistency(deep: false) }
-      : try database.writeWithoutTransaction { try $0.ftsConsistency() }
+      ? try store.readTransaction { try $0.ftsConsistency(deep: false) }
+      : try store.fullTextConsistency(deep: true)
     let badFTS = fts.filter { !$0.isConsistent }
     checks.append(
       DoctorReport.Check(
@@ -81,7 +81,7 @@ struct Doctor: EnginePart {
 
     let model = embedder.modelID
     let dimension = embedder.dimension
-    let census = try database.read { try $0.embeddingCensus(model: model, dimension: dimension) }
+    let census = try store.readTransaction { try $0.embeddingCensus(model: model, dimension: dimension) }
     let (missing, orphans, foreign, stored) = (census.missing, census.orphaned, census.foreign, census.stored)
     checks.append(
       DoctorReport.Check(
@@ -92,7 +92,7 @@ struct Doctor: EnginePart {
     var absent = 0
     var differing = 0
     let index = self.index
-    try database.read { connection in
+    try store.readTransaction { connection in
       try connection.forEachEmbedding { entry, vector in
         indexed += 1
         let key = VectorKey.make(entry.ownerKind, entry.ownerID)
@@ -127,13 +127,12 @@ struct Doctor: EnginePart {
   /// is not used, and the next writer replaces it. A damaged one in use is.
   func snapshotCheck() throws -> DoctorReport.Check {
     let inUse = vectors.isFromSnapshot
-    let url = vectors.snapshotURL
-    guard FileManager.default.fileExists(atPath: url.path) else {
+    guard let url = vectors.snapshotURL, FileManager.default.fileExists(atPath: url.path) else {
       return DoctorReport.Check(
         name: "snapshot", ok: true, detail: "none (the index is built from the database)")
     }
     // Current, or else the earlier state this database recorded (brought up to date on open).
-    let (current, recorded) = try database.read {
+    let (current, recorded) = try store.readTransaction {
       (try $0.currentSnapshotToken(), try $0.vectorSnapshotStamp())
     }
     var tokens: [(token: UInt64, state: String)] = []
@@ -165,14 +164,14 @@ struct Doctor: EnginePart {
     let model = embedder.modelID
     for kind in [ItemKind.message, .memory, .summary] {
       while true {
-        let batch = try database.read { connection -> [(Int64, String)] in
+        let batch = try store.readTransaction { connection -> [(Int64, String)] in
           try connection.ownersWithoutEmbedding(kind, limit: 256).compactMap { id in
             try connection.embeddableItem(kind, id: id).map { (id, DocumentText.make($0)) }
           }
         }
         if batch.isEmpty { break }
         let vectors = try await embed(batch.map(\.1))
-        try database.write { connection in
+        try store.writeTransaction { connection in
           for (position, (id, _)) in batch.enumerated() {
             try connection.upsertEmbedding(
               EmbeddingRow(

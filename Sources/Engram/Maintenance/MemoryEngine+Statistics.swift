@@ -18,14 +18,14 @@ extension MemoryEngine {
   /// A value of the `meta` table (`last_compaction`, `created_at`, ...), or nil.
   public func metaValue(_ key: String) throws -> String? {
     try checkOpen()
-    return try database.read { try $0.meta(key) }
+    return try store.readTransaction { try $0.meta(key) }
   }
 
   /// How many memories of each kind are stored (superseded ones included); kinds with
   /// none are absent.
   public func memoryCountsByKind() throws -> [MemoryKind: Int] {
     try checkOpen()
-    return try database.read { try $0.memoryCountsByKind() }
+    return try store.readTransaction { try $0.memoryCountsByKind() }
   }
 
   /// Rows and bytes of the in-memory vector index.

@@ -23,10 +23,13 @@ enum Reindexer {
     if let embedderSpec, TextChecks.isBlank(embedderSpec) {
       throw EngramError.emptyText
     }
-    var storeConfiguration = Database.Configuration()
-    storeConfiguration.busyTimeout = configuration.busyTimeout
-    let database = try Database(path: path, configuration: storeConfiguration)
-    defer { database.close() }
+    var options = StoreFactory.Options()
+    options.busyTimeout = configuration.busyTimeout
+    options.user = configuration.user
+    let store = try StoreFactory.open(StoreLocation(parsing: path), options: options)
+    defer { store.close() }
+    let others = try store.readTransaction { try $0.storedUsers() }.filter { $0 != store.user }
+    guard others.isEmpty else { throw EngramError.reindexNeedsEveryUser(users: others) }
     let embedder = configuration.embedder
     // Texts already embedded with the new model, by owner. Another process may add, change
     // or delete items while the embedder runs: after embedding, the items are read again and
@@ -35,7 +38,7 @@ enum Reindexer {
     var embedded: [ReindexKey: (text: String, vector: [Float])] = [:]
     var total = 0
     for _ in 0..<Self.reindexCatchUpRounds {
-      let items = try database.read { try reindexItems($0) }
+      let items = try store.readTransaction { try reindexItems($0) }
       let missing = items.filter { embedded[ReindexKey($0.0, $0.1)]?.text != $0.2 }
       if !missing.isEmpty {
         total = max(total, items.count)
@@ -58,7 +61,7 @@ enum Reindexer {
         }
       }
       let now = Date()
-      let written = try database.write { connection -> Int? in
+      let written = try store.writeTransaction { connection -> Int? in
         let current = try reindexItems(connection)
         guard current.allSatisfy({ embedded[ReindexKey($0.0, $0.1)]?.text == $0.2 }) else { return nil }
         try connection.configureEmbeddingModel(
@@ -75,8 +78,8 @@ enum Reindexer {
       }
       if let written {
         total = written
-        try? FileManager.default.removeItem(atPath: path + ".vectors")
-        database.close()
+        if let snapshot = store.vectorSnapshotURL { try? FileManager.default.removeItem(at: snapshot) }
+        store.close()
         progress?(EngramProgress(phase: "done", done: total, total: total))
         return try MemoryEngine(path: path, configuration: configuration)
       }
@@ -98,7 +101,7 @@ enum Reindexer {
   }
 
   /// Every message, memory and summary with the text its embedding is made from.
-  static func reindexItems(_ connection: Connection) throws -> [(ItemKind, Int64, String)] {
+  static func reindexItems(_ connection: any StoreSession) throws -> [(ItemKind, Int64, String)] {
     try connection.embeddableItems().map { ($0.kind, $0.id, DocumentText.make($0)) }
   }
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// Counts retrievals of memories and writes them off the read path, batched: a search
 /// never writes and never waits for a writer (another process's lock included).
 final class AccessRecorder: Sendable {
-  let database: Database
+  let store: any MemoryStore
   /// Access statistics not yet written (memory id -> count, last access).
   private let pending = Mutex<Pending>(Pending())
   /// Writes access statistics in the background (blocking SQLite work stays off the
@@ -25,8 +25,8 @@ final class AccessRecorder: Sendable {
     var flushScheduled = false
   }
 
-  init(database: Database) {
-    self.database = database
+  init(store: any MemoryStore) {
+    self.store = store
   }
 
   /// Counts a retrieval of `ids` and schedules a background write.
@@ -67,7 +67,7 @@ final class AccessRecorder: Sendable {
     }
     guard !taken.isEmpty else { return }
     do {
-      try database.write { connection in
+      try store.writeTransaction { connection in
         try connection.recordMemoryAccess(
           taken.map { (id: $0.key, count: $0.value.count, lastAccess: $0.value.last) })
       }

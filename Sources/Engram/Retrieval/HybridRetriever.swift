@@ -21,12 +21,14 @@ struct HybridRetriever: EnginePart {
     let weights = configuration.retrieval
     let candidates = max(weights.candidatesPerRetriever, k)
     let kinds = filters.kinds.isEmpty ? Set(ItemKind.allCases) : filters.kinds
-    let database = self.database
+    let store = self.store
     let speakers = resources.speakers
     let wantsSpeaker = mode == .hybrid && weights.speakerWeight > 0
     var resolvedSession: Int64?
     if let name = filters.session {
-      resolvedSession = try await BlockingWork.run { try database.read { try $0.sessionID(named: name) } }
+      resolvedSession = try await BlockingWork.run {
+        try store.readTransaction { try $0.sessionID(named: name) }
+      }
       if resolvedSession == nil { return [] }
     }
     let sessionID = resolvedSession
@@ -38,10 +40,10 @@ struct HybridRetriever: EnginePart {
       try await BlockingWork.run { () throws -> KeywordSide in
         var side = KeywordSide()
         if wantsSpeaker {
-          side.namedSpeaker = Fusion.namedSpeaker(in: query, known: try speakers.known(in: database))
+          side.namedSpeaker = Fusion.namedSpeaker(in: query, known: try speakers.known(in: store))
         }
         if mode != .vector {
-          side.hits = try database.read {
+          side.hits = try store.readTransaction {
             try $0.searchText(query, kinds: kinds, limit: candidates, sessionID: sessionID, timeRange: range)
           }
         }
@@ -84,7 +86,7 @@ struct HybridRetriever: EnginePart {
     // snapshot, one BEGIN/COMMIT (a row deleted since the candidates were found is simply
     // not found).
     let hits = try await BlockingWork.run {
-      try database.read { connection -> [SearchHit] in
+      try store.readTransaction { connection -> [SearchHit] in
         let keys = Set(vectorScores.keys).union(keywordScores.keys)
         guard !keys.isEmpty else { return [] }
         let rows = try connection.candidateRows(Self.idsByKind(keys))

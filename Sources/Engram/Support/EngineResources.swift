@@ -10,16 +10,16 @@ import Synchronization
 final class EngineResources: Sendable {
   let path: String
   let configuration: EngramConfiguration
-  let database: Database
+  let store: any MemoryStore
   let vectors: VectorIndexKeeper
   let embedding: EmbeddingRunner
   let speakers = SpeakerDirectory()
   private let closed = Mutex(false)
 
-  init(path: String, configuration: EngramConfiguration, database: Database, vectors: VectorIndexKeeper) {
+  init(path: String, configuration: EngramConfiguration, store: any MemoryStore, vectors: VectorIndexKeeper) {
     self.path = path
     self.configuration = configuration
-    self.database = database
+    self.store = store
     self.vectors = vectors
     embedding = EmbeddingRunner(
       embedder: configuration.embedder, batchSize: configuration.embeddingBatchSize)
@@ -43,7 +43,7 @@ protocol EnginePart: Sendable {
 }
 
 extension EnginePart {
-  var database: Database { resources.database }
+  var store: any MemoryStore { resources.store }
   var configuration: EngramConfiguration { resources.configuration }
   var embedder: any Embedder { resources.configuration.embedder }
   var vectors: VectorIndexKeeper { resources.vectors }
@@ -58,12 +58,13 @@ extension EnginePart {
   }
 
   /// Runs a write that may change embeddings, tracking the index's generation.
-  func writeTracked<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {
+  func writeTracked<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T {
     try vectors.writeTracked(body)
   }
 
   /// `writeTracked` run off the cooperative pool, for async operations.
-  func writeTrackedOffPool<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws
+  func writeTrackedOffPool<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T)
+    async throws
     -> T
   {
     let vectors = self.vectors
@@ -108,9 +109,9 @@ final class SpeakerDirectory: Sendable {
   }
 
   /// The known single-word speaker names, read from the store when not cached.
-  func known(in database: Database) throws -> [String: String] {
+  func known(in store: any MemoryStore) throws -> [String: String] {
     if let cached = names.withLock({ $0 }) { return cached }
-    let all = try database.read { try $0.distinctSpeakers() }
+    let all = try store.readTransaction { try $0.distinctSpeakers() }
     var map: [String: String] = [:]
     for name in all where !name.isEmpty && !name.contains(" ") {
       map[name.lowercased()] = name

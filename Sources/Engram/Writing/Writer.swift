@@ -20,7 +20,7 @@ final class Writer: EnginePart {
   /// Starts a session; returns its id. An existing session with the same name is reused.
   func startSession(name: String? = nil, title: String? = nil, at date: Date = Date()) throws -> Int64 {
     try checkOpen()
-    return try database.write { connection in
+    return try store.writeTransaction { connection in
       if let name, let existing = try connection.session(externalID: name), let id = existing.id {
         return id
       }
@@ -32,7 +32,7 @@ final class Writer: EnginePart {
   /// Marks a session ended.
   func endSession(_ id: Int64, at date: Date = Date()) throws {
     try checkOpen()
-    try database.write { connection in
+    try store.writeTransaction { connection in
       guard var session = try connection.fetch(Session.self, id: id) else {
         throw StoreError.notFound(table: "sessions", id: id)
       }
@@ -60,7 +60,7 @@ final class Writer: EnginePart {
       createdAt: date, tokenCount: TokenEstimator.estimate(content),
       metadata: JSONValue.object(metadata).jsonText)
     guard embedNow else {
-      let id = try database.write { try $0.insert(message) }
+      let id = try store.writeTransaction { try $0.insert(message) }
       deferredTurns.withLock { $0.append(id) }
       if speaker != nil { resources.speakers.invalidate() }
       return id
@@ -107,7 +107,7 @@ final class Writer: EnginePart {
   }
 
   private func embedTurns(_ ids: [Int64]) async throws -> Int {
-    let pending = try database.read { connection in
+    let pending = try store.readTransaction { connection in
       try ids.compactMap { try connection.fetch(Message.self, id: $0) }
     }
     guard !pending.isEmpty else { return 0 }
@@ -146,7 +146,8 @@ final class Writer: EnginePart {
   /// The most recent turns, oldest first.
   func recentTurns(limit: Int, session: Int64? = nil) throws -> [SearchHit] {
     try checkOpen()
-    return try database.read { try $0.recentMessages(limit: limit, sessionID: session) }.map { message in
+    return try store.readTransaction { try $0.recentMessages(limit: limit, sessionID: session) }.map {
+      message in
       SearchHit(
         kind: .message, id: message.id ?? 0, text: message.content, sessionID: message.sessionID,
         speaker: message.speaker ?? message.role.rawValue, timestamp: message.createdAt,
@@ -206,7 +207,7 @@ final class Writer: EnginePart {
     let newID = try await remember(
       content, kind: old.kind, importance: importance ?? old.importance, scopeUser: old.scopeUser,
       tags: old.tags, validFrom: date, at: date)
-    try database.write { connection in
+    try store.writeTransaction { connection in
       try connection.supersedeMemory(id, by: newID, at: date)
     }
     return newID
@@ -215,7 +216,7 @@ final class Writer: EnginePart {
   /// The memory with this id, or nil.
   func memory(_ id: Int64) throws -> MemoryItem? {
     try checkOpen()
-    return try database.read { try $0.fetch(Memory.self, id: id) }
+    return try store.readTransaction { try $0.fetch(Memory.self, id: id) }
   }
 
   /// Memories, newest first.
@@ -223,7 +224,7 @@ final class Writer: EnginePart {
     -> [MemoryItem]
   {
     try checkOpen()
-    return try database.read {
+    return try store.readTransaction {
       try $0.memories(kind: kind, limit: max(0, limit), includeSuperseded: includeSuperseded)
     }
   }
@@ -267,7 +268,7 @@ final class Writer: EnginePart {
   /// Sets a key-value preference (pinned ones go into every prompt context).
   func setPreference(_ key: String, _ value: String, pinned: Bool = false) throws {
     try checkOpen()
-    try database.write {
+    try store.writeTransaction {
       try $0.setPreference(Preference(key: key, value: value, pinned: pinned, updatedAt: Date()))
     }
   }
@@ -275,13 +276,13 @@ final class Writer: EnginePart {
   /// A preference's value, or nil.
   func preference(_ key: String) throws -> String? {
     try checkOpen()
-    return try database.read { try $0.preference(key: key)?.value }
+    return try store.readTransaction { try $0.preference(key: key)?.value }
   }
 
   /// All preferences as (key, value, pinned), by key.
   func preferences() throws -> [(key: String, value: String, pinned: Bool)] {
     try checkOpen()
-    return try database.read { try $0.preferences() }
+    return try store.readTransaction { try $0.preferences(pinnedOnly: false, page: .all) }
       .map { ($0.key, $0.value, $0.pinned) }
       .sorted { $0.key < $1.key }
   }

@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 /// Everything a running command may use: its arguments, the streams and the environment.
@@ -36,6 +37,21 @@ public struct CommandContext: Sendable {
   /// The database path: `--db`, else `$ENGRAM_DB`, else the per-user default.
   public var databasePath: String {
     DatabaseLocation.resolve(option: arguments.string("db"), environment: environment)
+  }
+
+  /// The user whose memory the command uses: `--user`, else `$ENGRAM_USER`, else the default
+  /// user (see docs/users.md).
+  /// - Throws: `UsageError` for an id that is not 1...128 ASCII letters, digits, `.`, `_`,
+  ///   `-` or `@`.
+  public func user() throws -> String {
+    let given = arguments.string("user") ?? environment["ENGRAM_USER"].flatMap { $0.isEmpty ? nil : $0 }
+    guard let given else { return StoreUser.defaultID }
+    guard let user = try? StoreUser.validated(given) else {
+      throw UsageError(
+        "invalid user '\(given)': use 1-128 ASCII letters, digits, '.', '_', '-' or '@' (not starting with '.' or '-')"
+      )
+    }
+    return user
   }
 
   /// A JSON-lines writer on standard output.

@@ -90,7 +90,32 @@ public struct CommandLineTool: Sendable {
     HelpFormatter.toolHelp(toolName: name, abstract: abstract, commands: commands.map { $0.configuration })
   }
 
-  private func dispatch(_ arguments: [String], streams: StandardStreams) async throws {
+  /// The options every memory command takes, accepted before the command name too
+  /// (`engram --user ann query ...`).
+  static let globalOptionNames: Set<String> = ["db", "user"]
+
+  /// Splits leading `--db VALUE` / `--user VALUE` (or `--name=VALUE`) off `arguments`.
+  static func leadingGlobalOptions(_ arguments: [String]) -> (options: [String], rest: [String]) {
+    var options: [String] = []
+    var rest = arguments[...]
+    while let first = rest.first, first.hasPrefix("--") {
+      let body = first.dropFirst(2)
+      let name = body.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+      guard globalOptionNames.contains(name) else { break }
+      if body.contains("=") {
+        options.append(first)
+        rest = rest.dropFirst()
+      } else {
+        guard rest.count >= 2 else { break }
+        options.append(contentsOf: rest.prefix(2))
+        rest = rest.dropFirst(2)
+      }
+    }
+    return (options, Array(rest))
+  }
+
+  private func dispatch(_ commandLine: [String], streams: StandardStreams) async throws {
+    let (globalOptions, arguments) = Self.leadingGlobalOptions(commandLine)
     guard let first = arguments.first else {
       streams.error.write(help)
       throw UsageError(.missingCommand)
@@ -114,9 +139,15 @@ public struct CommandLineTool: Sendable {
     guard let command = command(named: first) else {
       throw UsageError(.unknownCommand(first, suggestion: suggestion(for: first)))
     }
-    let configuration = command.configuration
+    var configuration = command.configuration
+    // Every command that opens a memory takes --user too (whose memory; docs/users.md).
+    if configuration.options.contains(where: { $0.name == "db" }),
+      !configuration.options.contains(where: { $0.name == "user" })
+    {
+      configuration.options.append(.user)
+    }
     let parser = ArgumentParser(configuration: configuration, toolName: name)
-    switch try parser.parse(Array(arguments.dropFirst())) {
+    switch try parser.parse(globalOptions + Array(arguments.dropFirst())) {
     case .help:
       streams.output.write(HelpFormatter.help(for: configuration, toolName: name))
     case .run(let parsed):

@@ -22,6 +22,7 @@ public enum ExportCommand: Command {
     let file = context.arguments.string("file")
     try await EngineAccess.mappingErrors {
       let path = try EngineAccess.requireExisting(context)
+      let user = try context.user()
       if let file, file != "-" {
         let folder = (file as NSString).deletingLastPathComponent
         var isFolder: ObjCBool = false
@@ -30,12 +31,12 @@ public enum ExportCommand: Command {
         {
           throw CommandFailure("cannot export to \(file): no such folder \(folder)")
         }
-        let lines = try MemoryEngine.export(databaseAt: path, to: .file(file))
+        let lines = try MemoryEngine.export(databaseAt: path, user: user, to: .file(file))
         context.error.write("exported \(lines) lines to \(file)\n")
         return
       }
       // Chunks of whole lines, so each decodes on its own and no character is split.
-      try MemoryEngine.export(databaseAt: path) { chunk in
+      try MemoryEngine.export(databaseAt: path, user: user) { chunk in
         context.output.write(String(decoding: chunk, as: UTF8.self))
       }
     }

@@ -39,7 +39,9 @@ public enum ImportCommand: Command {
       let embedder = try spec.makeEmbedder(environment: context.environment)
       if !existed { try DatabaseFile.createExclusively(path) }
       do {
-        let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
+        var configuration = EngramConfiguration(embedder: embedder)
+        configuration.user = try context.user()
+        let engine = try MemoryEngine(path: path, configuration: configuration)
         defer { engine.close() }
         let rows: Int
         do {

@@ -44,14 +44,18 @@ public enum InitCommand: Command {
         return
       }
       let (spec, embedder) = try chooseEmbedder(requested, context: context)
-      let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-      try FileManager.default.createDirectory(
-        at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+      if !StoreLocation.isURI(path) {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(
+          at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+      }
       // Created here, exclusively, never through a link, mode 0600; then SQLite fills it.
       try DatabaseFile.createExclusively(path)
       let engine: MemoryEngine
       do {
-        engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
+        var configuration = EngramConfiguration(embedder: embedder)
+        configuration.user = try context.user()
+        engine = try MemoryEngine(path: path, configuration: configuration)
       } catch {
         try? FileManager.default.removeItem(atPath: path)
         throw error

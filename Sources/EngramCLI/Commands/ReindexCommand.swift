@@ -23,12 +23,14 @@ public enum ReindexCommand: Command {
       let path = try EngineAccess.requireExisting(context)
       let spec = try requested ?? EngineAccess.spec(forDatabaseAt: path)
       let embedder = try spec.makeEmbedder(environment: context.environment)
+      var configuration = EngramConfiguration(embedder: embedder)
+      configuration.user = try context.user()
       let bar = Mutex<ProgressBar?>(nil)
       let task = Task {
         // The spec is stored with the vectors in one transaction: a kill in between would
         // leave a memory the CLI refuses to open (vectors of one model, spec of the other).
         try await MemoryEngine.reindex(
-          path: path, configuration: EngramConfiguration(embedder: embedder), embedderSpec: spec.text
+          path: path, configuration: configuration, embedderSpec: spec.text
         ) { progress in
           guard progress.phase == "embedding" else { return }
           let current = bar.withLock { bar in

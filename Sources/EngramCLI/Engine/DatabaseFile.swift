@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 #if canImport(Glibc)
@@ -19,6 +20,9 @@ public enum DatabaseFile {
   public enum State: Sendable, Equatable {
     /// Nothing: a memory may be created there.
     case absent
+    /// A database server's URI (`postgresql://...`) whose database holds Engram's schema (no
+    /// file to inspect; the store itself says whether it can be reached).
+    case server
     /// A regular, non-empty file of `size` bytes.
     case file(size: Int)
   }
@@ -27,6 +31,8 @@ public enum DatabaseFile {
   /// - Throws: `CommandFailure` for a symbolic link, a non-regular file, an empty file or a
   ///   path that cannot be inspected.
   public static func inspect(_ path: String, toolName: String = "engram") throws -> State {
+    // A server's database: no file to check; a memory exists once it holds the schema.
+    if StoreLocation.isURI(path) { return try MemoryEngine.memoryExists(at: path) ? .server : .absent }
     var status = stat()
     guard lstat(path, &status) == 0 else {
       let code = errno
@@ -58,6 +64,8 @@ public enum DatabaseFile {
   /// Creates an empty database file at `path` with mode 0600, exclusively: fails when
   /// anything (even a dangling link) is already there, and never follows a link.
   public static func createExclusively(_ path: String) throws {
+    // A server's database is not a file: opening it creates the schema.
+    if StoreLocation.isURI(path) { return }
     let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
     guard descriptor >= 0 else {
       let code = errno

@@ -83,7 +83,8 @@ public enum EngineAccess {
     let path = try requireExisting(context)
     let spec = try spec(forDatabaseAt: path)
     let embedder = try spec.makeEmbedder(environment: context.environment)
-    let configuration = EngramConfiguration(embedder: embedder, readOnly: mode == .readOnly)
+    var configuration = EngramConfiguration(embedder: embedder, readOnly: mode == .readOnly)
+    configuration.user = try context.user()
     do {
       return try MemoryEngine(path: path, configuration: configuration)
     } catch StoreError.migrationRequired where mode == .readOnly {
@@ -211,6 +212,13 @@ public enum EngineAccess {
         "the memory holds text that is not valid UTF-8 (column \(column)); was it written by another tool?"
     case .missingID(let table): return "a \(table) row without an id cannot be updated"
     case .invalidPage(let limit, let offset): return "invalid page (limit \(limit), offset \(offset))"
+    case .unsupported(let operation, let store): return "\(store): this store has no \(operation)"
+    case .invalidUser(let user):
+      return "invalid user '\(user)': use 1-128 ASCII letters, digits, '.', '_', '-' or '@' "
+        + "(not starting with '.' or '-')"
+    case .invalidLocation(let location, let reason): return "\(location): \(reason)"
+    case .storeUnavailable(let location, let missing):
+      return "\(location): this engram cannot open it yet: \(missing) is missing"
     }
   }
 }

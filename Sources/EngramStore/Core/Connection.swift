@@ -61,6 +61,9 @@ public final class Connection {
   /// Multi-row insert statements of `insert(contentsOf:)`, by (record type, row count).
   var batchStatements: [RecordStatementKey: Statement] = [:]
   private var savepointCounter = 0
+  /// The user whose rows the per-user queries read and write (`StoreUser.defaultID` unless
+  /// the `Database` that opened it was configured for another).
+  public internal(set) var user = StoreUser.defaultID
 
   /// Opens `path` and checks that it is a readable SQLite database.
   ///

@@ -18,6 +18,9 @@ public final class Database: Sendable {
     public var readerCount = 2
     /// Page cache per connection in KiB. Default 16 MiB.
     public var cacheSizeKiB = 16 * 1024
+    /// The user whose rows the connections see and write (`StoreUser.defaultID` when not
+    /// set; validate with `StoreUser.validated`).
+    public var user = StoreUser.defaultID
 
     /// The default configuration.
     public init() {}
@@ -56,6 +59,7 @@ public final class Database: Sendable {
         try Self.tune(reader, configuration)
         connections.append(reader)
       }
+      for connection in connections { connection.user = configuration.user }
       writer = Mutex(nil)
       readers = connections.map { ConnectionSlot($0) }
       return
@@ -71,6 +75,7 @@ public final class Database: Sendable {
     for _ in 0..<readerCount {
       connections.append(try Self.openReader(path, configuration))
     }
+    for connection in connections + [connection] { connection.user = configuration.user }
     writer = Mutex(ConnectionBox(connection))
     readers = connections.map { ConnectionSlot($0) }
   }

@@ -279,6 +279,12 @@ public final class Statement {
 }
 
 extension Statement {
+  /// Binds `arguments` and returns the statement (for chaining).
+  func binding(_ arguments: [SQLValue]) throws -> Statement {
+    try bind(arguments)
+    return self
+  }
+
   /// Binds `arguments` and maps every row.
   func bindingAndMap<T>(_ arguments: [SQLValue], _ transform: (Statement) throws -> T) throws -> [T] {
     try bind(arguments)

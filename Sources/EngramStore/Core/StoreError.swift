@@ -44,4 +44,15 @@ public enum StoreError: Error, Sendable, Hashable {
   case missingID(table: String)
   /// A pagination limit or offset is negative.
   case invalidPage(limit: Int, offset: Int)
+  /// The store cannot do `operation` (for example a `VACUUM` asked of PostgreSQL); `store`
+  /// describes the store (see `StoreCapabilities`).
+  case unsupported(operation: String, store: String)
+  /// A user id that is not 1...128 ASCII letters, digits, `.`, `_`, `-` or `@` (see `StoreUser`).
+  case invalidUser(String)
+  /// A store location (`--db`) that is neither a file path nor a `postgresql://` /
+  /// `postgres://` URI Engram can use; `reason` says what is wrong.
+  case invalidLocation(String, reason: String)
+  /// The location names a kind of store this build cannot open yet: `missing` names the
+  /// piece that is not there (for example the PostgreSQL store).
+  case storeUnavailable(location: String, missing: String)
 }

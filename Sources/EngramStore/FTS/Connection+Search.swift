@@ -80,7 +80,9 @@ extension Connection {
     for kind in ItemKind.allCases where kinds.contains(kind) {
       let fts = kind.sourceTable + "_fts"
       let statement: Statement
-      if sessionID == nil && timeRange == nil {
+      // The full-text indexes hold every user's rows; while the table holds no other user's
+      // rows (one seek each way), the index alone answers, else the rows are joined.
+      if sessionID == nil && timeRange == nil, try holdsOnlyThisUser(kind.sourceTable) {
         statement = try cachedStatement(
           "SELECT rowid, -bm25(\(fts)) FROM \(fts) WHERE \(fts) MATCH ?1 ORDER BY bm25(\(fts)) LIMIT ?2")
         try statement.bind(expression, at: 1)
@@ -89,7 +91,7 @@ extension Connection {
         statement = try cachedStatement(
           """
           SELECT \(fts).rowid, -bm25(\(fts)) FROM \(fts) JOIN \(kind.sourceTable) t ON t.id = \(fts).rowid
-          WHERE \(fts) MATCH ?1 AND (?3 IS NULL OR t.session_id = ?3)
+          WHERE \(fts) MATCH ?1 AND t.user_id = ?6 AND (?3 IS NULL OR t.session_id = ?3)
             AND (?4 IS NULL OR t.\(kind.timeColumn) >= ?4) AND (?5 IS NULL OR t.\(kind.timeColumn) < ?5)
           ORDER BY bm25(\(fts)) LIMIT ?2
           """)
@@ -98,6 +100,7 @@ extension Connection {
         try statement.bind(sessionID, at: 3)
         try statement.bind(timeRange?.lowerBound, at: 4)
         try statement.bind(timeRange?.upperBound, at: 5)
+        try statement.bind(user, at: 6)
       }
       try statement.forEachRow { row in
         hits.append(TextHit(ownerKind: kind, ownerID: row.int64(at: 0), bm25: row.double(at: 1)))
@@ -108,6 +111,16 @@ extension Connection {
       if hits.count > limit { hits.removeSubrange(limit...) }
     }
     return hits
+  }
+
+  /// Whether every row of `table` (a per-user table) is this connection's user's, or it has
+  /// none: two seeks of its `user_id` index.
+  func holdsOnlyThisUser(_ table: String) throws -> Bool {
+    let statement = try cachedStatement(
+      "SELECT (SELECT min(user_id) FROM \(table)), (SELECT max(user_id) FROM \(table))")
+    return try statement.first { row in
+      (row.isNull(at: 0) || row.string(at: 0) == user) && (row.isNull(at: 1) || row.string(at: 1) == user)
+    } ?? true
   }
 
   /// Source rows against FTS documents for each indexed table, with FTS5's own

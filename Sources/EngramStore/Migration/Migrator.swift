@@ -24,11 +24,22 @@ public enum Migrator {
   {
     let found = try checkVersion(connection, migrations: migrations)
     var applied = 0
+    guard found < migrations.count else { return 0 }
+    // Foreign keys are off while migrations run (SQLite's procedure for rebuilding a table:
+    // dropping a referenced table then runs no ON DELETE action), and every reference is
+    // checked before each migration commits.
+    try connection.execute("PRAGMA foreign_keys = OFF")
+    defer { try? connection.execute("PRAGMA foreign_keys = ON") }
     for migration in migrations where migration.version > found {
       try connection.transaction(.immediate) {
         // Another process may have migrated between the check and the lock.
         guard try connection.userVersion() < migration.version else { return }
         try connection.execute(migration.sql)
+        if let table = try connection.scalarString("SELECT \"table\" FROM pragma_foreign_key_check LIMIT 1") {
+          throw StoreError.invalidColumnValue(
+            table: table, column: "(foreign key)",
+            value: "a reference broken by migration \(migration.version)")
+        }
         try connection.execute("PRAGMA user_version = \(migration.version)")
         applied += 1
       }

@@ -64,6 +64,9 @@ public final class PostgresConnection {
   /// The server's version as an integer (`150018` for 15.18).
   public var serverVersion: Int { Int(PQserverVersion(handle)) }
 
+  /// Whether the connection is still up (false once the server closed it or it broke).
+  public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
+
   /// The process id of this connection's server backend.
   public var backendPID: Int32 { PQbackendPID(handle) }
 
@@ -130,9 +133,11 @@ public final class PostgresConnection {
   ///
   /// A body that catches a statement's error leaves the transaction failed in PostgreSQL;
   /// then nothing is committed and ``PostgresError/Kind/transactionAborted`` is thrown.
-  public func transaction<T>(_ body: () throws -> T) throws -> T {
+  /// - Parameter begin: the statement that opens the transaction (`BEGIN` with its isolation
+  ///   level and access mode); ignored for a nested call.
+  public func transaction<T>(begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
     if isInTransaction { return try savepoint(body) }
-    try execute("BEGIN")
+    try execute(begin)
     let result: T
     do {
       result = try body()

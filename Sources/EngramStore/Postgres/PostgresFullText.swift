@@ -1,34 +1,22 @@
 import EngramCore
 
 /// The text PostgreSQL's full-text columns index and the terms its queries search for: the
-/// same as the SQLite store's (``FTSText`` and ``FTSQuery``), in the shape the PostgreSQL
-/// schema (schemas/postgres) takes.
+/// very terms of the SQLite store (``FTSText`` and ``FTSQuery``), in the shape the PostgreSQL
+/// schema (schemas/postgres, migration 2) takes.
 ///
-/// The schema's generated `search` column indexes `text || fts_cjk`; the writer stores
-/// ``cjkSuffix(of:)`` of the indexed text in `fts_cjk`, so the index sees the CJK terms
-/// `FTSText.indexText(text)` holds (English words are stemmed by PostgreSQL's own
-/// configuration, the SQLite store's by `EnglishStemmer`). A query passes ``queryTermsJSON(for:)`` to the schema's
+/// The writer stores ``indexText(ofMessage:speaker:time:)`` or ``indexText(of:)`` in a row's
+/// `fts_text` (stemmed by `EnglishStemmer`, CJK as unigrams and bigrams, a turn's day and
+/// speaker); the generated `search` column splits it with the `engram_terms` configuration,
+/// which only folds case and accents. A query passes ``queryTermsJSON(for:)`` to the schema's
 /// `engram_tsquery(json)`.
 public enum PostgresFullText {
-  /// The unigrams and bigrams of `text`'s CJK runs, as `FTSText` indexes them (starting with
-  /// a space), or nil when `text` has no CJK character. PostgreSQL's own parser and stemmer
-  /// handle the other words.
-  public static func cjkSuffix(of text: String) -> String? {
-    var text = text
-    return text.withUTF8 { input -> String? in
-      var output: [UInt8] = [0x20]
-      var tokenizer = FTSTokenizer(input)
-      var found = false
-      while let token = tokenizer.next() {
-        guard case .cjkRun(let range) = token else { continue }
-        if found { output.append(0x20) }
-        found = true
-        var run: [UInt8] = []
-        FTSText.appendCJKRun(UnsafeBufferPointer(rebasing: input[range]), to: &run)
-        output.append(contentsOf: run)
-      }
-      return found ? String(decoding: output, as: UTF8.self) : nil
-    }
+  /// A memory's or summary's indexed terms (SQLite: `engram_fts_text(content)`).
+  public static func indexText(of content: String) -> String { FTSText.indexText(content) }
+
+  /// A turn's indexed terms: its UTC day, its speaker's name, its text (SQLite:
+  /// `engram_fts_text(coalesce(speaker || ': ', '') || content, created_at)`).
+  public static func indexText(ofMessage content: String, speaker: String?, time: Int64) -> String {
+    FTSText.indexText(speaker.map { $0 + ": " + content } ?? content, time: time)
   }
 
   /// The search terms of `text`, as ``FTSQuery/terms(for:)`` finds them, unquoted: words, and

@@ -60,6 +60,22 @@ public struct PostgresRow {
   /// Whether the value is SQL NULL.
   public func isNull(_ column: Int) -> Bool { raw(column) == nil }
 
+  /// The type OID of `column` (`16` bool, `20` int8, `701` float8, `17` bytea, ...).
+  public func typeOID(_ column: Int) -> UInt32 { UInt32(PQftype(result.handle, Int32(column))) }
+
+  /// The value as the SQLite store would hold it: integers (booleans as 0 and 1), doubles,
+  /// bytes, and everything else as text.
+  public func sqlValue(_ column: Int) throws(PostgresError) -> SQLValue {
+    guard !isNull(column) else { return .null }
+    switch typeOID(column) {
+    case 16: return .integer(try bool(column) == true ? 1 : 0)
+    case 20, 21, 23, 26: return .integer(try int64(column) ?? 0)
+    case 700, 701, 1700: return .real(try double(column) ?? 0)
+    case 17: return .blob(try bytes(column) ?? [])
+    default: return .text(string(column) ?? "")
+    }
+  }
+
   /// The value as text.
   public func string(_ column: Int) -> String? {
     raw(column).map { String(cString: $0) }

@@ -1,16 +1,34 @@
 import EngramCore
 
+/// The tables whose rows belong to one user (`user_id`, migration 6): every table but `meta`.
+public let perUserTables: Set<String> = [
+  "sessions", "messages", "summaries", "memories", "embeddings", "preferences", "skill_state", "traces",
+  "pending_calls", "agent_items",
+]
+
 // Named queries of export and import (a table's rows as they are stored, column by column).
 extension Connection {
-  /// A statement over every row of `table`, ordered by `order` (column names of the
-  /// schema, never user text), with every column.
+  /// A statement over every row of `table` (this user's, for a per-user table, without the
+  /// `user_id` column), ordered by `order` (column names of the schema, never user text).
   public func exportRows(of table: String, orderedBy order: String) throws -> Statement {
-    try prepare("SELECT * FROM \(table) ORDER BY \(order)")
+    guard perUserTables.contains(table) else {
+      return try prepare("SELECT * FROM \(table) ORDER BY \(order)")
+    }
+    let columns = try prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")
+      .bindingAndMap([.text(table)]) { $0.string(at: 0) }
+      .filter { $0 != "user_id" }
+    let statement = try prepare(
+      "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE user_id = ?1 ORDER BY \(order)")
+    try statement.bind([.text(user)])
+    return statement
   }
 
-  /// Whether any of `reportedTables` holds a row (an import needs an empty memory).
+  /// Whether any of `reportedTables` holds a row of this user (an import needs an empty
+  /// memory).
   public func holdsItems() throws -> Bool {
-    for table in reportedTables where try scalarInt("SELECT EXISTS (SELECT 1 FROM \(table))") ?? 0 != 0 {
+    for table in reportedTables
+    where try scalarInt("SELECT EXISTS (SELECT 1 FROM \(table) WHERE user_id = ?1)", [.text(user)]) ?? 0 != 0
+    {
       return true
     }
     return false
@@ -23,10 +41,23 @@ extension Connection {
   }
 
   /// Inserts one row of `table` from exported columns (names checked by the caller:
-  /// ASCII letters and underscores); `replacing` replaces a row with the same key.
+  /// ASCII letters and underscores); `replacing` replaces a row with the same key. A row of
+  /// a per-user table belongs to this connection's user.
+  /// - Throws: `StoreError.invalidColumnValue` for a `user_id` column (an export names no
+  ///   user); `SQLiteError`.
   public func insertExportedRow(
     into table: String, columns: [String], values: [SQLValue], replacing: Bool
   ) throws {
+    var columns = columns
+    var values = values
+    if perUserTables.contains(table) {
+      guard !columns.contains("user_id") else {
+        throw StoreError.invalidColumnValue(
+          table: table, column: "user_id", value: "(an export names no user)")
+      }
+      columns.append("user_id")
+      values.append(.text(user))
+    }
     let placeholders = (1...max(columns.count, 1)).map { "?\($0)" }.joined(separator: ", ")
     let verb = replacing ? "INSERT OR REPLACE" : "INSERT"
     try run("\(verb) INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", values)

@@ -52,23 +52,26 @@ extension Connection {
     var summaries = Set<Int64>()
     if let needle, !needle.isEmpty {
       let escaped = String(JSONValue.string(needle).jsonText.dropFirst().dropLast())
-      let arguments: [SQLValue] = [.text(needle), .text(escaped)]
-      let turns = try prepare("SELECT id FROM messages WHERE instr(lower(content), lower(?1)) > 0")
-        .bindingAndMap([.text(needle)]) { $0.int64(at: 0) }
+      let arguments: [SQLValue] = [.text(needle), .text(escaped), .text(user)]
+      let turns = try prepare(
+        "SELECT id FROM messages WHERE user_id = ?2 AND instr(lower(content), lower(?1)) > 0"
+      )
+      .bindingAndMap([.text(needle), .text(user)]) { $0.int64(at: 0) }
       deletedTurns.append(contentsOf: turns)
       report.turns = turns
       summaries.formUnion(
-        try prepare("SELECT id FROM summaries WHERE instr(lower(content), lower(?1)) > 0")
-          .bindingAndMap([.text(needle)]) { $0.int64(at: 0) })
+        try prepare("SELECT id FROM summaries WHERE user_id = ?2 AND instr(lower(content), lower(?1)) > 0")
+          .bindingAndMap([.text(needle), .text(user)]) { $0.int64(at: 0) })
       try run(
         """
-        DELETE FROM traces WHERE instr(lower(arguments), lower(?1)) > 0 OR instr(lower(arguments), lower(?2)) > 0
-          OR instr(lower(coalesce(result, '')), lower(?1)) > 0 OR instr(lower(coalesce(error, '')), lower(?1)) > 0
+        DELETE FROM traces WHERE user_id = ?3 AND (
+          instr(lower(arguments), lower(?1)) > 0 OR instr(lower(arguments), lower(?2)) > 0
+          OR instr(lower(coalesce(result, '')), lower(?1)) > 0 OR instr(lower(coalesce(error, '')), lower(?1)) > 0)
         """, arguments)
       report.traces = changes
       try run(
         """
-        DELETE FROM pending_calls WHERE status NOT IN ('pending', 'confirmed') AND (
+        DELETE FROM pending_calls WHERE user_id = ?3 AND status NOT IN ('pending', 'confirmed') AND (
           instr(lower(arguments), lower(?1)) > 0 OR instr(lower(arguments), lower(?2)) > 0
           OR instr(lower(summary), lower(?1)) > 0 OR instr(lower(coalesce(error, '')), lower(?1)) > 0)
         """, arguments)
@@ -79,12 +82,12 @@ extension Connection {
       summaries.formUnion(
         try prepare(
           """
-          SELECT summary_id FROM messages WHERE id = ?1 AND summary_id IS NOT NULL
+          SELECT summary_id FROM messages WHERE id = ?1 AND user_id = ?2 AND summary_id IS NOT NULL
           UNION SELECT s.id FROM summaries s, json_each(s.structured, '$.quoted_message_ids') q
-            WHERE q.value = ?1
-          UNION SELECT id FROM summaries WHERE first_message_id = ?1 OR last_message_id = ?1
+            WHERE s.user_id = ?2 AND q.value = ?1
+          UNION SELECT id FROM summaries WHERE user_id = ?2 AND (first_message_id = ?1 OR last_message_id = ?1)
           """
-        ).bindingAndMap([.integer(turn)]) { $0.int64(at: 0) })
+        ).bindingAndMap([.integer(turn), .text(user)]) { $0.int64(at: 0) })
     }
     for turn in deletedTurns { _ = try delete(Message.self, id: turn) }
     report.summaries = summaries.sorted()

@@ -49,38 +49,42 @@ extension Connection {
     try prepare(
       """
       SELECT s.id, coalesce(s.external_id, 'session ' || s.id) FROM sessions s
-      WHERE EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.summary_id IS NULL)
+      WHERE s.user_id = ?2
+        AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.summary_id IS NULL)
         AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.created_at >= ?1)
       ORDER BY s.started_at, s.id
       """
-    ).bindingAndMap([.integer(cutoff)]) { CompactionCandidate(id: $0.int64(at: 0), name: $0.string(at: 1)) }
+    ).bindingAndMap([.integer(cutoff), .text(user)]) {
+      CompactionCandidate(id: $0.int64(at: 0), name: $0.string(at: 1))
+    }
   }
 
   /// Calls `body` with the content of every turn of session `sessionID` (in no order).
   public func forEachMessageContent(inSession sessionID: Int64, _ body: (String) throws -> Void) throws {
-    let statement = try cachedStatement("SELECT content FROM messages WHERE session_id = ?1")
-    try statement.bind([.integer(sessionID)])
+    let statement = try cachedStatement("SELECT content FROM messages WHERE session_id = ?1 AND user_id = ?2")
+    try statement.bind([.integer(sessionID), .text(user)])
     try statement.forEachRow { try body($0.string(at: 0)) }
   }
 
   /// The turns of session `sessionID` in time order.
   public func messages(inSession sessionID: Int64) throws -> [Message] {
     try prepare(
-      "SELECT \(Message.selectList) FROM messages WHERE session_id = ?1 ORDER BY created_at, id"
-    ).bindingAndMap([.integer(sessionID)]) { try Message(row: $0) }
+      "SELECT \(Message.selectList) FROM messages WHERE session_id = ?1 AND user_id = ?2 ORDER BY created_at, id"
+    ).bindingAndMap([.integer(sessionID), .text(user)]) { try Message(row: $0) }
   }
 
   /// Marks every turn of `sessionID` not yet covered as covered by summary `summaryID`.
   public func coverUncoveredMessages(inSession sessionID: Int64, bySummary summaryID: Int64) throws {
     try run(
-      "UPDATE messages SET summary_id = ?1 WHERE session_id = ?2 AND summary_id IS NULL",
-      [.integer(summaryID), .integer(sessionID)])
+      "UPDATE messages SET summary_id = ?1 WHERE session_id = ?2 AND user_id = ?3 AND summary_id IS NULL",
+      [.integer(summaryID), .integer(sessionID), .text(user)])
   }
 
   /// Live (not superseded) memories' ids and kinds, oldest first.
   public func liveMemoryKinds() throws -> [(id: Int64, kind: String)] {
-    try prepare("SELECT id, kind FROM memories WHERE superseded_by IS NULL ORDER BY created_at, id")
-      .map { (id: $0.int64(at: 0), kind: $0.string(at: 1)) }
+    try prepare(
+      "SELECT id, kind FROM memories WHERE user_id = ?1 AND superseded_by IS NULL ORDER BY created_at, id"
+    ).bindingAndMap([.text(user)]) { (id: $0.int64(at: 0), kind: $0.string(at: 1)) }
   }
 
   /// Merges each full-text index's segments (`optimize`); run outside a transaction.
@@ -106,7 +110,8 @@ extension Connection {
   public func rowCounts() throws -> [String: Int] {
     var counts: [String: Int] = [:]
     for table in reportedTables {
-      counts[table] = Int(try scalarInt("SELECT count(*) FROM \(table)") ?? 0)
+      counts[table] = Int(
+        try scalarInt("SELECT count(*) FROM \(table) WHERE user_id = ?1", [.text(user)]) ?? 0)
     }
     return counts
   }
@@ -114,7 +119,9 @@ extension Connection {
   /// Memories per kind (kinds without memories are absent).
   public func memoryCountsByKind() throws -> [MemoryKind: Int] {
     var counts: [MemoryKind: Int] = [:]
-    try prepare("SELECT kind, count(*) FROM memories GROUP BY kind").forEachRow { row in
+    let statement = try prepare("SELECT kind, count(*) FROM memories WHERE user_id = ?1 GROUP BY kind")
+    try statement.bind([.text(user)])
+    try statement.forEachRow { row in
       if let kind = MemoryKind(rawValue: row.string(at: 0)) { counts[kind] = Int(row.int64(at: 1)) }
     }
     return counts
@@ -127,32 +134,36 @@ extension Connection {
     let missing =
       try scalarInt(
         """
-        SELECT (SELECT count(*) FROM messages t WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+        SELECT (SELECT count(*) FROM messages t WHERE t.user_id = ?1 AND NOT EXISTS (SELECT 1 FROM embeddings e
                   WHERE e.owner_kind = 'message' AND e.owner_id = t.id))
-             + (SELECT count(*) FROM memories t WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+             + (SELECT count(*) FROM memories t WHERE t.user_id = ?1 AND NOT EXISTS (SELECT 1 FROM embeddings e
                   WHERE e.owner_kind = 'memory' AND e.owner_id = t.id))
-             + (SELECT count(*) FROM summaries t WHERE NOT EXISTS (SELECT 1 FROM embeddings e
+             + (SELECT count(*) FROM summaries t WHERE t.user_id = ?1 AND NOT EXISTS (SELECT 1 FROM embeddings e
                   WHERE e.owner_kind = 'summary' AND e.owner_id = t.id))
-        """) ?? 0
-    let orphaned = try scalarInt("SELECT count(*) FROM embeddings WHERE \(Self.orphanCondition)") ?? 0
+        """, [.text(user)]) ?? 0
+    let orphaned =
+      try scalarInt(
+        "SELECT count(*) FROM embeddings WHERE user_id = ?1 AND (\(Self.orphanCondition))", [.text(user)])
+      ?? 0
     let foreign =
       try scalarInt(
-        "SELECT count(*) FROM embeddings WHERE model IS NOT ?1 OR dimension IS NOT ?2",
-        [.text(model), .integer(Int64(dimension))]) ?? 0
-    let stored = try scalarInt("SELECT count(*) FROM embeddings") ?? 0
+        "SELECT count(*) FROM embeddings WHERE user_id = ?3 AND (model IS NOT ?1 OR dimension IS NOT ?2)",
+        [.text(model), .integer(Int64(dimension)), .text(user)]) ?? 0
+    let stored = try scalarInt("SELECT count(*) FROM embeddings WHERE user_id = ?1", [.text(user)]) ?? 0
     return EmbeddingCensus(
       missing: Int(missing), orphaned: Int(orphaned), foreign: Int(foreign), stored: Int(stored))
   }
 
   /// Deletes embeddings whose item no longer exists; returns how many.
   public func deleteOrphanEmbeddings() throws -> Int {
-    try run("DELETE FROM embeddings WHERE \(Self.orphanCondition)")
+    try run("DELETE FROM embeddings WHERE user_id = ?1 AND (\(Self.orphanCondition))", [.text(user)])
     return changes
   }
 
-  /// Deletes every embedding (a reindex replaces them all in the same transaction).
+  /// Deletes every embedding of this user (a reindex replaces them all in the same
+  /// transaction).
   public func deleteAllEmbeddings() throws {
-    try run("DELETE FROM embeddings")
+    try run("DELETE FROM embeddings WHERE user_id = ?1", [.text(user)])
   }
 
   private static let orphanCondition = """
@@ -165,20 +176,25 @@ extension Connection {
   /// then id.
   public func embeddableItems() throws -> [EmbeddableItem] {
     var items: [EmbeddableItem] = []
-    try prepare("SELECT id, speaker, content, created_at FROM messages ORDER BY id").forEachRow {
-      items.append(
-        EmbeddableItem(
-          kind: .message, id: $0.int64(at: 0), content: $0.string(at: 2), speaker: $0.optionalString(at: 1),
-          time: $0.date(at: 3)))
-    }
-    try prepare("SELECT id, content, created_at FROM memories ORDER BY id").forEachRow {
-      items.append(
-        EmbeddableItem(kind: .memory, id: $0.int64(at: 0), content: $0.string(at: 1), time: $0.date(at: 2)))
-    }
-    try prepare("SELECT id, content, start_at FROM summaries ORDER BY id").forEachRow {
-      items.append(
-        EmbeddableItem(kind: .summary, id: $0.int64(at: 0), content: $0.string(at: 1), time: $0.date(at: 2)))
-    }
+    let byUser = [SQLValue.text(user)]
+    try prepare("SELECT id, speaker, content, created_at FROM messages WHERE user_id = ?1 ORDER BY id")
+      .binding(byUser).forEachRow {
+        items.append(
+          EmbeddableItem(
+            kind: .message, id: $0.int64(at: 0), content: $0.string(at: 2), speaker: $0.optionalString(at: 1),
+            time: $0.date(at: 3)))
+      }
+    try prepare("SELECT id, content, created_at FROM memories WHERE user_id = ?1 ORDER BY id").binding(byUser)
+      .forEachRow {
+        items.append(
+          EmbeddableItem(kind: .memory, id: $0.int64(at: 0), content: $0.string(at: 1), time: $0.date(at: 2)))
+      }
+    try prepare("SELECT id, content, start_at FROM summaries WHERE user_id = ?1 ORDER BY id").binding(byUser)
+      .forEachRow {
+        items.append(
+          EmbeddableItem(kind: .summary, id: $0.int64(at: 0), content: $0.string(at: 1), time: $0.date(at: 2))
+        )
+      }
     return items
   }
 

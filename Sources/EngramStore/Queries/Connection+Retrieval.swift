@@ -88,7 +88,7 @@ extension Connection {
              AND (p.created_at, p.id) < (m.created_at, m.id) ORDER BY p.created_at DESC, p.id DESC LIMIT 1),
           (SELECT n.id FROM messages n WHERE n.session_id = m.session_id
              AND (n.created_at, n.id) > (m.created_at, m.id) ORDER BY n.created_at, n.id LIMIT 1)
-        FROM messages m WHERE m.id IN (SELECT value FROM json_each(?1))
+        FROM messages m WHERE m.id IN (SELECT value FROM json_each(?1)) AND m.user_id = ?2
         """, ids: messages
       ) { row in
         rows.append(
@@ -102,7 +102,7 @@ extension Connection {
       try forEachRow(
         """
         SELECT id, session_id, created_at, superseded_by IS NOT NULL, scope_user, importance
-        FROM memories WHERE id IN (SELECT value FROM json_each(?1))
+        FROM memories WHERE id IN (SELECT value FROM json_each(?1)) AND user_id = ?2
         """, ids: memories
       ) { row in
         rows.append(
@@ -114,7 +114,7 @@ extension Connection {
     }
     if let summaries = ids[.summary], !summaries.isEmpty {
       try forEachRow(
-        "SELECT id, session_id, start_at FROM summaries WHERE id IN (SELECT value FROM json_each(?1))",
+        "SELECT id, session_id, start_at FROM summaries WHERE id IN (SELECT value FROM json_each(?1)) AND user_id = ?2",
         ids: summaries
       ) { row in
         rows.append(
@@ -132,7 +132,7 @@ extension Connection {
     if let messages = ids[.message], !messages.isEmpty {
       var found: [Int64: ItemText] = [:]
       try forEachRow(
-        "SELECT id, content, metadata FROM messages WHERE id IN (SELECT value FROM json_each(?1))",
+        "SELECT id, content, metadata FROM messages WHERE id IN (SELECT value FROM json_each(?1)) AND user_id = ?2",
         ids: messages
       ) { row in
         found[row.int64(at: 0)] = ItemText(text: row.string(at: 1), metadataJSON: row.string(at: 2))
@@ -142,7 +142,7 @@ extension Connection {
     if let memories = ids[.memory], !memories.isEmpty {
       var found: [Int64: ItemText] = [:]
       try forEachRow(
-        "SELECT id, content, metadata, kind FROM memories WHERE id IN (SELECT value FROM json_each(?1))",
+        "SELECT id, content, metadata, kind FROM memories WHERE id IN (SELECT value FROM json_each(?1)) AND user_id = ?2",
         ids: memories
       ) { row in
         found[row.int64(at: 0)] = ItemText(
@@ -156,7 +156,7 @@ extension Connection {
       try forEachRow(
         """
         SELECT id, content, first_message_id, last_message_id
-        FROM summaries WHERE id IN (SELECT value FROM json_each(?1))
+        FROM summaries WHERE id IN (SELECT value FROM json_each(?1)) AND user_id = ?2
         """, ids: summaries
       ) { row in
         found[row.int64(at: 0)] = ItemText(
@@ -174,10 +174,12 @@ extension Connection {
     return nil
   }
 
-  /// Runs `sql`, whose `?1` is `ids` as a JSON array (for `json_each`), calling `body` per row.
+  /// Runs `sql`, whose `?1` is `ids` as a JSON array (for `json_each`) and `?2` the user,
+  /// calling `body` per row.
   func forEachRow(_ sql: String, ids: [Int64], _ body: (Statement) throws -> Void) throws {
     let statement = try cachedStatement(sql)
     try statement.bind(Self.jsonIDList(ids), at: 1)
+    try statement.bind(user, at: 2)
     try statement.forEachRow(body)
   }
 
@@ -201,12 +203,13 @@ extension Connection {
     let statement = try cachedStatement(
       """
       SELECT \(Memory.selectList) FROM memories
-      WHERE (?1 IS NULL OR kind = ?1) AND (?2 OR superseded_by IS NULL)
+      WHERE user_id = ?4 AND (?1 IS NULL OR kind = ?1) AND (?2 OR superseded_by IS NULL)
       ORDER BY created_at DESC, id DESC LIMIT ?3
       """)
     try statement.bind(kind?.rawValue, at: 1)
     try statement.bind(includeSuperseded, at: 2)
     try statement.bind(limit, at: 3)
+    try statement.bind(user, at: 4)
     return try statement.map { try Memory(row: $0) }
   }
 }

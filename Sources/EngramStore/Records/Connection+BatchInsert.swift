@@ -65,7 +65,7 @@ extension Connection {
   /// Inserts `records` with their final `ids` by multi-row `INSERT ... VALUES` statements of
   /// as many rows as SQLite's parameter limit allows, split evenly (at most two sizes).
   private func insertRows<R: StoredRecord>(_ records: [R], ids: [Int64]) throws {
-    let width = R.columns.count + 1
+    let width = R.columns.count + 2
     let limit = Int(sqlite3_limit(handle, SQLITE_LIMIT_VARIABLE_NUMBER, -1))
     let maxRows = Swift.max(1, limit / width)
     let chunks = (records.count + maxRows - 1) / maxRows
@@ -79,7 +79,8 @@ extension Connection {
       for row in 0..<rows {
         statement.parameterOffset = Int32(row * width)
         try records[start + row].bind(to: statement)
-        try statement.bind(ids[start + row], at: width)
+        try statement.bind(ids[start + row], at: width - 1)
+        try statement.bind(user, at: width)
       }
       try statement.execute()
       start += rows
@@ -93,8 +94,8 @@ extension Connection {
       statement.clear()
       return statement
     }
-    let names = (R.columns + ["id"]).joined(separator: ", ")
-    let row = "(" + Array(repeating: "?", count: R.columns.count + 1).joined(separator: ",") + ")"
+    let names = (R.columns + ["id", "user_id"]).joined(separator: ", ")
+    let row = "(" + Array(repeating: "?", count: R.columns.count + 2).joined(separator: ",") + ")"
     var sql = "INSERT INTO main.\(R.tableName) (\(names)) VALUES "
     sql.reserveCapacity(sql.utf8.count + rows * (row.utf8.count + 1))
     for index in 0..<rows {

@@ -65,24 +65,24 @@ extension Connection {
     try cachedStatement(
       """
       WITH RECURSIVE names(name) AS (
-        SELECT (SELECT speaker FROM messages WHERE speaker IS NOT NULL ORDER BY speaker LIMIT 1)
+        SELECT (SELECT speaker FROM messages WHERE user_id = ?1 AND speaker IS NOT NULL ORDER BY speaker LIMIT 1)
         UNION ALL
-        SELECT (SELECT speaker FROM messages WHERE speaker > names.name ORDER BY speaker LIMIT 1)
+        SELECT (SELECT speaker FROM messages WHERE user_id = ?1 AND speaker > names.name ORDER BY speaker LIMIT 1)
         FROM names WHERE names.name IS NOT NULL
       )
       SELECT name FROM names WHERE name IS NOT NULL
       """
-    ).map { $0.string(at: 0) }
+    ).bindingAndMap([.text(user)]) { $0.string(at: 0) }
   }
 
   /// The highest embedding id (0 when there is none).
   public func maxEmbeddingID() throws -> Int64 {
-    try scalarInt("SELECT coalesce(max(id), 0) FROM embeddings") ?? 0
+    try scalarInt("SELECT coalesce(max(id), 0) FROM embeddings WHERE user_id = ?1", [.text(user)]) ?? 0
   }
 
   /// The stamp the last snapshot writer recorded, or nil.
   public func vectorSnapshotStamp() throws -> VectorSnapshotStamp? {
-    try meta(Self.vectorSnapshotKey).flatMap(VectorSnapshotStamp.init(metaValue:))
+    try meta(StoreMetaKey.vectorSnapshot(user: user)).flatMap(VectorSnapshotStamp.init(metaValue:))
   }
 
   /// Records that the snapshot file stamped `stamp.token` holds the state at
@@ -90,7 +90,7 @@ extension Connection {
   /// changes; an older snapshot is then rebuilt instead of replayed). Call it in a write
   /// transaction, after the file is in place.
   public func recordVectorSnapshot(_ stamp: VectorSnapshotStamp) throws {
-    try setMeta(Self.vectorSnapshotKey, stamp.metaValue)
+    try setMeta(StoreMetaKey.vectorSnapshot(user: user), stamp.metaValue)
     let floor = try embeddingChangesFloor()
     guard stamp.generation > floor else { return }
     try run("DELETE FROM embedding_changes WHERE generation <= ?1", [.integer(stamp.generation)])
@@ -123,8 +123,10 @@ extension Connection {
   public func forEachEmbedding(
     idAbove id: Int64, _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void
   ) throws {
-    let statement = try cachedStatement("\(Self.embeddingEntrySelect) WHERE e.id > ?1 ORDER BY e.id")
+    let statement = try cachedStatement(
+      "\(Self.embeddingEntrySelect) WHERE e.id > ?1 AND +e.user_id = ?2 ORDER BY e.id")
     try statement.bind(id, at: 1)
+    try statement.bind(user, at: 2)
     try forEachEmbeddingEntry(statement, body)
   }
 
@@ -144,8 +146,10 @@ extension Connection {
     }
     guard !keys.isEmpty else { return }
     let statement = try cachedStatement(
-      "\(Self.embeddingEntrySelect) WHERE e.id IN (SELECT value FROM json_each(?1)) ORDER BY e.id")
+      "\(Self.embeddingEntrySelect) WHERE e.id IN (SELECT value FROM json_each(?1)) AND +e.user_id = ?2 ORDER BY e.id"
+    )
     try statement.bind("[" + keys.sorted().map(String.init).joined(separator: ",") + "]", at: 1)
+    try statement.bind(user, at: 2)
     try forEachEmbeddingEntry(statement, body)
   }
 }

@@ -52,11 +52,12 @@ extension Connection {
   @discardableResult
   public func quantizeEmbeddings(ownerKind: ItemKind, ownerIDs: [Int64]) throws -> Int {
     let select = try cachedStatement(
-      "SELECT id, vector FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2 AND encoding = 'f32'")
+      "SELECT id, vector FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2 AND user_id = ?3 AND encoding = 'f32'"
+    )
     let update = try cachedStatement("UPDATE embeddings SET encoding = 'i8', vector = ?2 WHERE id = ?1")
     var converted = 0
     for ownerID in ownerIDs {
-      try select.bind([.text(ownerKind.rawValue), .integer(ownerID)])
+      try select.bind([.text(ownerKind.rawValue), .integer(ownerID), .text(user)])
       guard
         let (id, bytes) = try select.first({ row in
           (row.int64(at: 0), row.floats(at: 1).withUnsafeBufferPointer { EmbeddingCodec.encodeInt8($0) })

@@ -171,23 +171,31 @@ extension Connection {
     try row.validate(in: self)
     let statement = try cachedStatement(
       """
-      INSERT INTO embeddings (owner_kind, owner_id, model, dimension, vector, created_at)
-      VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+      INSERT INTO embeddings (owner_kind, owner_id, model, dimension, vector, created_at, user_id)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
       ON CONFLICT (owner_kind, owner_id) DO UPDATE SET
         model = excluded.model, dimension = excluded.dimension, vector = excluded.vector,
         created_at = excluded.created_at
+      WHERE embeddings.user_id = excluded.user_id
       RETURNING id
       """)
     try row.bind(to: statement)
-    return try statement.first { $0.int64(at: 0) } ?? lastInsertRowID
+    try statement.bind(user, at: 7)
+    // No row back: the owner's embedding belongs to another user, and is left alone.
+    guard let id = try statement.first({ $0.int64(at: 0) }) else {
+      throw StoreError.notFound(table: row.ownerKind.sourceTable, id: row.ownerID)
+    }
+    return id
   }
 
   /// The embedding of (`ownerKind`, `ownerID`), or nil.
   public func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow? {
     let statement = try cachedStatement(
-      "SELECT \(EmbeddingRow.selectList) FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2")
+      "SELECT \(EmbeddingRow.selectList) FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2 AND user_id = ?3"
+    )
     try statement.bind(ownerKind.rawValue, at: 1)
     try statement.bind(ownerID, at: 2)
+    try statement.bind(user, at: 3)
     return try statement.first { try EmbeddingRow(row: $0) }
   }
 
@@ -195,8 +203,8 @@ extension Connection {
   @discardableResult
   public func deleteEmbedding(ownerKind: ItemKind, ownerID: Int64) throws -> Bool {
     try run(
-      "DELETE FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2",
-      [.text(ownerKind.rawValue), .integer(ownerID)])
+      "DELETE FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2 AND user_id = ?3",
+      [.text(ownerKind.rawValue), .integer(ownerID), .text(user)])
     return changes > 0
   }
 
@@ -210,11 +218,12 @@ extension Connection {
     }
     let statement = try cachedStatement(
       """
-      SELECT t.id FROM \(table) t WHERE NOT EXISTS
+      SELECT t.id FROM \(table) t WHERE t.user_id = ?3 AND NOT EXISTS
       (SELECT 1 FROM embeddings e WHERE e.owner_kind = ?1 AND e.owner_id = t.id) ORDER BY t.id LIMIT ?2
       """)
     try statement.bind(kind.rawValue, at: 1)
     try statement.bind(max(0, limit), at: 2)
+    try statement.bind(user, at: 3)
     return try statement.map { $0.int64(at: 0) }
   }
 
@@ -284,13 +293,14 @@ extension Connection {
     let statement = try cachedStatement(
       """
       \(Self.embeddingEntrySelect)
-      WHERE (?1 AND e.owner_kind = 'message') OR (?2 AND e.owner_kind = 'memory')
-        OR (?3 AND e.owner_kind = 'summary')
+      WHERE +e.user_id = ?4 AND ((?1 AND e.owner_kind = 'message') OR (?2 AND e.owner_kind = 'memory')
+        OR (?3 AND e.owner_kind = 'summary'))
       ORDER BY e.id
       """)
     try statement.bind(ownerKinds.contains(.message), at: 1)
     try statement.bind(ownerKinds.contains(.memory), at: 2)
     try statement.bind(ownerKinds.contains(.summary), at: 3)
+    try statement.bind(user, at: 4)
     try forEachEmbeddingEntry(statement, body)
   }
 

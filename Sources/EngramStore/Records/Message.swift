@@ -92,20 +92,22 @@ extension Connection {
     let statement = try cachedStatement(
       """
       SELECT * FROM (SELECT \(Message.selectList) FROM messages
-      WHERE ?1 IS NULL OR session_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2)
+      WHERE user_id = ?3 AND (?1 IS NULL OR session_id = ?1) ORDER BY created_at DESC, id DESC LIMIT ?2)
       ORDER BY created_at, id
       """)
     try statement.bind(sessionID, at: 1)
     try statement.bind(max(0, limit), at: 2)
+    try statement.bind(user, at: 3)
     return try statement.map { try Message(row: $0) }
   }
 
   /// Marks messages `ids` as covered by summary `summaryID` (nil clears the mark).
   public func setSummary(_ summaryID: Int64?, forMessages ids: [Int64]) throws {
-    let statement = try cachedStatement("UPDATE messages SET summary_id = ?1 WHERE id = ?2")
+    let statement = try cachedStatement("UPDATE messages SET summary_id = ?1 WHERE id = ?2 AND user_id = ?3")
     for id in ids {
       try statement.bind(summaryID, at: 1)
       try statement.bind(id, at: 2)
+      try statement.bind(user, at: 3)
       try statement.execute()
     }
   }

@@ -97,8 +97,9 @@ extension Connection {
   /// Pending calls with `status`, oldest first.
   public func pendingCalls(status: PendingCallStatus) throws -> [PendingCall] {
     let statement = try cachedStatement(
-      "SELECT \(PendingCall.selectList) FROM pending_calls WHERE status = ?1 ORDER BY id")
+      "SELECT \(PendingCall.selectList) FROM pending_calls WHERE user_id = ?2 AND status = ?1 ORDER BY id")
     try statement.bind(status.rawValue, at: 1)
+    try statement.bind(user, at: 2)
     return try statement.map { try PendingCall(row: $0) }
   }
 
@@ -108,8 +109,11 @@ extension Connection {
     _ id: Int64, to status: PendingCallStatus, error: String? = nil, at time: Date
   ) throws {
     try run(
-      "UPDATE pending_calls SET status = ?1, error = ?2, updated_at = ?3 WHERE id = ?4",
-      [.text(status.rawValue), SQLValue(error), .integer(Timestamp.milliseconds(time)), .integer(id)])
+      "UPDATE pending_calls SET status = ?1, error = ?2, updated_at = ?3 WHERE id = ?4 AND user_id = ?5",
+      [
+        .text(status.rawValue), SQLValue(error), .integer(Timestamp.milliseconds(time)), .integer(id),
+        .text(user),
+      ])
     guard changes > 0 else { throw StoreError.notFound(table: "pending_calls", id: id) }
   }
 
@@ -120,9 +124,10 @@ extension Connection {
     let statement = try cachedStatement(
       """
       UPDATE pending_calls SET status = 'cancelled', updated_at = ?1
-      WHERE status IN ('pending', 'confirmed') RETURNING \(PendingCall.selectList)
+      WHERE user_id = ?2 AND status IN ('pending', 'confirmed') RETURNING \(PendingCall.selectList)
       """)
     try statement.bind(time, at: 1)
+    try statement.bind(user, at: 2)
     return try statement.map { try PendingCall(row: $0) }.sorted { ($0.id ?? 0) < ($1.id ?? 0) }
   }
 
@@ -133,8 +138,8 @@ extension Connection {
   ) throws -> Bool {
     let list = allowed.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
     try run(
-      "UPDATE pending_calls SET status = ?1, updated_at = ?2 WHERE id = ?3 AND status IN (\(list))",
-      [.text(status.rawValue), .integer(Timestamp.milliseconds(time)), .integer(id)])
+      "UPDATE pending_calls SET status = ?1, updated_at = ?2 WHERE id = ?3 AND user_id = ?4 AND status IN (\(list))",
+      [.text(status.rawValue), .integer(Timestamp.milliseconds(time)), .integer(id), .text(user)])
     return changes > 0
   }
 }

@@ -59,8 +59,9 @@ extension Connection {
   /// The session with `externalID`, or nil.
   public func session(externalID: String) throws -> Session? {
     let statement = try cachedStatement(
-      "SELECT \(Session.selectList) FROM sessions WHERE external_id = ?1")
+      "SELECT \(Session.selectList) FROM sessions WHERE user_id = ?2 AND external_id = ?1")
     try statement.bind(externalID, at: 1)
+    try statement.bind(user, at: 2)
     return try statement.first { try Session(row: $0) }
   }
 }

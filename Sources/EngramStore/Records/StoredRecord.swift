@@ -4,6 +4,10 @@ import Foundation
 /// A row type of a rowid table, with generic insert / update / delete / fetch / list /
 /// count on `Connection`.
 ///
+/// Every record table has a `user_id` column (migration 6) that the record itself does not
+/// carry: the generic operations write the connection's `user` and read, change and count
+/// only that user's rows.
+///
 /// Times are `Int64` milliseconds since the Unix epoch (UTC) everywhere in the store, as
 /// in the database; `Timestamp` converts.
 public protocol StoredRecord: Sendable {
@@ -81,12 +85,13 @@ extension Connection {
   public func insert<R: StoredRecord>(_ record: R) throws -> Int64 {
     try record.validate(in: self)
     let statement = try recordStatement(R.self, .insert) {
-      let names = R.columns + ["id"]
+      let names = R.columns + ["id", "user_id"]
       let placeholders = (1...names.count).map { "?\($0)" }.joined(separator: ", ")
       return "INSERT INTO \(R.tableName) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
     }
     try record.bind(to: statement)
     try statement.bind(record.id, at: R.columns.count + 1)
+    try statement.bind(user, at: R.columns.count + 2)
     try statement.execute()
     return lastInsertRowID
   }
@@ -98,10 +103,12 @@ extension Connection {
     try record.validate(in: self)
     let statement = try recordStatement(R.self, .update) {
       let assignments = R.columns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: ", ")
-      return "UPDATE \(R.tableName) SET \(assignments) WHERE id = ?\(R.columns.count + 1)"
+      return
+        "UPDATE \(R.tableName) SET \(assignments) WHERE id = ?\(R.columns.count + 1) AND user_id = ?\(R.columns.count + 2)"
     }
     try record.bind(to: statement)
     try statement.bind(id, at: R.columns.count + 1)
+    try statement.bind(user, at: R.columns.count + 2)
     try statement.execute()
     guard changes > 0 else { throw StoreError.notFound(table: R.tableName, id: id) }
   }
@@ -109,8 +116,11 @@ extension Connection {
   /// Deletes the row `id` of `type`; returns whether it existed.
   @discardableResult
   public func delete<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> Bool {
-    let statement = try recordStatement(R.self, .delete) { "DELETE FROM \(R.tableName) WHERE id = ?1" }
+    let statement = try recordStatement(R.self, .delete) {
+      "DELETE FROM \(R.tableName) WHERE id = ?1 AND user_id = ?2"
+    }
     try statement.bind(id, at: 1)
+    try statement.bind(user, at: 2)
     try statement.execute()
     return changes > 0
   }
@@ -118,9 +128,10 @@ extension Connection {
   /// The row `id` of `type`, or nil.
   public func fetch<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> R? {
     let statement = try recordStatement(R.self, .fetch) {
-      "SELECT \(R.selectList) FROM \(R.tableName) WHERE id = ?1"
+      "SELECT \(R.selectList) FROM \(R.tableName) WHERE id = ?1 AND user_id = ?2"
     }
     try statement.bind(id, at: 1)
+    try statement.bind(user, at: 2)
     return try statement.first { try R(row: $0) }
   }
 
@@ -174,8 +185,8 @@ extension Connection {
 
   private func whereClause<R: StoredRecord>(_ type: R.Type, _ filter: RecordFilter) -> ([String], [SQLValue])
   {
-    var clause: [String] = []
-    var arguments: [SQLValue] = []
+    var clause: [String] = ["user_id = ?1"]
+    var arguments: [SQLValue] = [.text(user)]
     if let session = filter.sessionID, let column = R.sessionColumn {
       arguments.append(.integer(session))
       clause.append("\(column) = ?\(arguments.count)")

@@ -95,8 +95,9 @@ extension Connection {
   /// The steps of `executionID`, in step order.
   public func traces(executionID: String) throws -> [Trace] {
     let statement = try cachedStatement(
-      "SELECT \(Trace.selectList) FROM traces WHERE execution_id = ?1 ORDER BY step, id")
+      "SELECT \(Trace.selectList) FROM traces WHERE user_id = ?2 AND execution_id = ?1 ORDER BY step, id")
     try statement.bind(executionID, at: 1)
+    try statement.bind(user, at: 2)
     return try statement.map { try Trace(row: $0) }
   }
 }

@@ -12,10 +12,10 @@ import Synchronization
 /// (`make test` sets it to a throwaway cluster from scripts/postgres.sh), else a throwaway
 /// cluster this process starts with that script on first use and removes when it exits.
 /// Never skipped: when no server can be had, the tests fail saying how to get one.
-enum PostgresTestServer {
+public enum PostgresTestServer {
   /// Why no server is available.
-  struct Unavailable: Error, CustomStringConvertible {
-    var description: String
+  public struct Unavailable: Error, CustomStringConvertible {
+    public var description: String
   }
 
   private static let state = Mutex<Result<String, Unavailable>?>(nil)
@@ -23,7 +23,7 @@ enum PostgresTestServer {
   nonisolated(unsafe) private static var stopCommand: UnsafeMutablePointer<CChar>?
 
   /// The server's libpq URL (its default database).
-  static func url() throws -> String {
+  public static func url() throws -> String {
     try state.withLock { state -> Result<String, Unavailable> in
       if let state { return state }
       let started = start()
@@ -31,6 +31,10 @@ enum PostgresTestServer {
       return started
     }.get()
   }
+
+  /// The repository's root folder (this file is Tests/EngramTestSupport/PostgresTestServer.swift).
+  static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent()
 
   private static func start() -> Result<String, Unavailable> {
     if let url = ProcessInfo.processInfo.environment["ENGRAM_TEST_POSTGRES_URL"], !url.isEmpty {
@@ -66,7 +70,8 @@ enum PostgresTestServer {
   }
 
   /// A new, empty database on the test server, connected; dropped by `body`'s end.
-  static func withDatabase<T>(_ body: (_ connection: PostgresConnection, _ url: String) throws -> T) throws
+  public static func withDatabase<T>(_ body: (_ connection: PostgresConnection, _ url: String) throws -> T)
+    throws
     -> T
   {
     let serverURL = try url()
@@ -85,7 +90,7 @@ enum PostgresTestServer {
 
   /// A connection string for `database` on the server of `url`: a later `dbname` overrides
   /// an earlier one, in a URI's query as in a `key=value` string.
-  static func databaseURL(_ url: String, database: String) -> String {
+  public static func databaseURL(_ url: String, database: String) -> String {
     if url.hasPrefix("postgresql://") || url.hasPrefix("postgres://") {
       return url + (url.contains("?") ? "&" : "?") + "dbname=\(database)"
     }
@@ -93,7 +98,7 @@ enum PostgresTestServer {
   }
 
   /// schemas/postgres/NNNN_*.sql, in order.
-  static func schemaMigrations() throws -> [(name: String, sql: String)] {
+  public static func schemaMigrations() throws -> [(name: String, sql: String)] {
     let folder = repositoryRoot.appendingPathComponent("schemas/postgres")
     let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
       $0.hasSuffix(".sql")
@@ -102,8 +107,9 @@ enum PostgresTestServer {
     return try files.map { ($0, try String(contentsOf: folder.appendingPathComponent($0), encoding: .utf8)) }
   }
 
-  /// Applies every migration of schemas/postgres to `connection`'s database.
-  static func applySchema(_ connection: PostgresConnection) throws {
-    for migration in try schemaMigrations() { try connection.executeScript(migration.sql) }
+  /// Applies every migration of schemas/postgres to `connection`'s database (with the
+  /// migrator the store uses).
+  public static func applySchema(_ connection: PostgresConnection) throws {
+    try PostgresMigrator.migrate(connection, database: "test")
   }
 }

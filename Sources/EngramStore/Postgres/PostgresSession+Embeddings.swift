@@ -1,0 +1,306 @@
+import EngramCore
+import Foundation
+
+// Embeddings, their generation and change log, and keyword search: one user's.
+extension PostgresSession {
+  /// The user's embedding model, or nil before one is configured.
+  public func embeddingModel() throws -> EmbeddingModel? {
+    guard let name = try meta("embedding_model"), let dimensionText = try meta("embedding_dimension"),
+      let dimension = Int(dimensionText)
+    else { return nil }
+    return EmbeddingModel(name: name, dimension: dimension)
+  }
+
+  /// Sets the user's embedding model (the same model again is a no-op); with `replace`, a
+  /// different model replaces the configured one and the user's embeddings are deleted.
+  /// - Throws: `StoreError.invalidEmbeddingModel`, `StoreError.modelMismatch`.
+  public func configureEmbeddingModel(model: String, dimension: Int, replace: Bool = false) throws {
+    guard !model.isEmpty, dimension > 0 else {
+      throw StoreError.invalidEmbeddingModel(model: model, dimension: dimension)
+    }
+    try transaction {
+      if let current = try embeddingModel() {
+        if current.name == model && current.dimension == dimension { return }
+        guard replace else {
+          throw StoreError.modelMismatch(
+            expectedModel: current.name, expectedDimension: current.dimension, actualModel: model,
+            actualDimension: dimension)
+        }
+        try run("DELETE FROM embeddings WHERE user_scope = $1")
+      }
+      try setMeta("embedding_model", model)
+      try setMeta("embedding_dimension", String(dimension))
+    }
+  }
+
+  /// Inserts or replaces the embedding of (`ownerKind`, `ownerID`); returns its row id.
+  @discardableResult
+  public func upsertEmbedding(_ row: EmbeddingRow) throws -> Int64 {
+    try bridge.validate(row, model: try embeddingModel())
+    let values = try bridge.columnValues(row).map(\.postgres)
+    return try connection.execute(
+      """
+      INSERT INTO embeddings (user_scope, owner_kind, owner_id, model, dimension, vector, created_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7)
+      ON CONFLICT (user_scope, owner_kind, owner_id) DO UPDATE SET
+        model = excluded.model, dimension = excluded.dimension, encoding = excluded.encoding,
+        vector = excluded.vector, created_at = excluded.created_at
+      RETURNING id
+      """, [scope] + values)[0].int64(0) ?? 0
+  }
+
+  /// The embedding of (`ownerKind`, `ownerID`), or nil.
+  public func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow? {
+    try records(
+      """
+      SELECT \(Self.selectList(EmbeddingRow.self)) FROM embeddings
+      WHERE user_scope = $1 AND owner_kind = $2 AND owner_id = $3
+      """, [.text(ownerKind.rawValue), .int(ownerID)]
+    ) { try EmbeddingRow(row: $0) }.first
+  }
+
+  /// Deletes the embedding of (`ownerKind`, `ownerID`); returns whether it existed.
+  @discardableResult
+  public func deleteEmbedding(ownerKind: ItemKind, ownerID: Int64) throws -> Bool {
+    try run(
+      "DELETE FROM embeddings WHERE user_scope = $1 AND owner_kind = $2 AND owner_id = $3",
+      [.text(ownerKind.rawValue), .int(ownerID)]) > 0
+  }
+
+  /// Owners of `kind` without an embedding, in id order.
+  public func ownersWithoutEmbedding(_ kind: ItemKind, limit: Int) throws -> [Int64] {
+    try connection.execute(
+      """
+      SELECT t.id FROM \(kind.sourceTable) t WHERE t.user_scope = $1 AND NOT EXISTS
+      (SELECT 1 FROM embeddings e WHERE e.user_scope = $1 AND e.owner_kind = $2 AND e.owner_id = t.id)
+      ORDER BY t.id LIMIT $3
+      """, [scope, .text(kind.rawValue), .int(Int64(max(0, limit)))]
+    ).rows.map { try $0.int64(0) ?? 0 }
+  }
+
+  /// Converts the float32 embeddings of `ownerIDs` to int8 codes; returns how many changed.
+  public func quantizeEmbeddings(ownerKind: ItemKind, ownerIDs: [Int64]) throws -> Int {
+    var converted = 0
+    for ownerID in ownerIDs {
+      let found = try connection.execute(
+        """
+        SELECT id, vector FROM embeddings
+        WHERE user_scope = $1 AND owner_kind = $2 AND owner_id = $3 AND encoding = 'f32'
+        """, [scope, .text(ownerKind.rawValue), .int(ownerID)])
+      guard found.count == 1, let id = try found[0].int64(0), let bytes = try found[0].bytes(1) else {
+        continue
+      }
+      let floats = bytes.withUnsafeBytes { raw in
+        (0..<(raw.count / 4)).map {
+          Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self)))
+        }
+      }
+      let codes = floats.withUnsafeBufferPointer { EmbeddingCodec.encodeInt8($0) }
+      converted += try run(
+        "UPDATE embeddings SET encoding = 'i8', vector = $3 WHERE user_scope = $1 AND id = $2",
+        [.int(id), .bytes(codes)])
+    }
+    return converted
+  }
+
+  /// The user's embedding generation: bumped by every statement that changes the user's
+  /// embeddings (0 before the first).
+  public func embeddingGeneration() throws -> Int64 {
+    try scalarInt("SELECT generation FROM embedding_generation WHERE user_scope = $1") ?? 0
+  }
+
+  /// The generation up to which the user's change log was pruned (0: it is complete).
+  public func embeddingChangesFloor() throws -> Int64 {
+    try meta(Connection.embeddingChangesFloorKey).flatMap { Int64($0) } ?? 0
+  }
+
+  /// The changes of the user's embeddings after `generation` (appends included), or nil
+  /// when the log no longer holds them all.
+  public func embeddingChanges(after generation: Int64) throws -> EmbeddingChanges? {
+    guard try embeddingChangesFloor() <= generation else { return nil }
+    var changes = EmbeddingChanges(embeddingIDs: [], owners: [])
+    for row in try connection.execute(
+      """
+      SELECT embedding_id, owner_kind, owner_id FROM embedding_changes
+      WHERE user_scope = $1 AND generation > $2
+      """, [scope, .int(generation)]
+    ).rows {
+      changes.embeddingIDs.insert(try row.int64(0) ?? 0)
+      guard let kind = row.string(1).flatMap(ItemKind.init(rawValue:)) else {
+        throw StoreError.invalidColumnValue(
+          table: "embedding_changes", column: "owner_kind", value: row.string(1) ?? "")
+      }
+      changes.owners.insert(EmbeddingChanges.OwnerKey(kind: kind, id: try row.int64(2) ?? 0))
+    }
+    return changes
+  }
+
+  /// Prunes the user's change log up to `generation` (a reader older than it reloads).
+  public func pruneEmbeddingChanges(upTo generation: Int64) throws {
+    guard generation > (try embeddingChangesFloor()) else { return }
+    try run("DELETE FROM embedding_changes WHERE user_scope = $1 AND generation <= $2", [.int(generation)])
+    try setMeta(Connection.embeddingChangesFloorKey, String(generation))
+  }
+
+  /// The highest embedding id of the user (0 when there is none).
+  public func maxEmbeddingID() throws -> Int64 {
+    try scalarInt("SELECT coalesce(max(id), 0) FROM embeddings WHERE user_scope = $1") ?? 0
+  }
+
+  static let embeddingEntrySelect = """
+    SELECT e.id, e.owner_kind, e.owner_id,
+      coalesce(m.session_id, mm.session_id, s.session_id),
+      coalesce(m.created_at, mm.created_at, s.start_at, 0),
+      mm.kind, mm.scope_user, mm.scope_agent, mm.superseded_by IS NOT NULL, e.vector, e.dimension
+    FROM embeddings e
+    LEFT JOIN messages m ON e.owner_kind = 'message' AND m.user_scope = e.user_scope AND m.id = e.owner_id
+    LEFT JOIN memories mm ON e.owner_kind = 'memory' AND mm.user_scope = e.user_scope AND mm.id = e.owner_id
+    LEFT JOIN summaries s ON e.owner_kind = 'summary' AND s.user_scope = e.user_scope AND s.id = e.owner_id
+    WHERE e.user_scope = $1
+    """
+
+  /// Calls `body` for every embedding of the user (of `ownerKinds`), in id order, with its
+  /// owner's metadata and its decoded vector (empty when it cannot be decoded).
+  public func forEachEmbedding(
+    ownerKinds: Set<ItemKind> = Set(ItemKind.allCases),
+    _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void
+  ) throws {
+    let kinds = ItemKind.allCases.filter(ownerKinds.contains).map(\.rawValue)
+    try forEachEmbeddingEntry(
+      "\(Self.embeddingEntrySelect) AND e.owner_kind = ANY($2::text[]) ORDER BY e.id",
+      [.text("{" + kinds.joined(separator: ",") + "}")], body)
+  }
+
+  /// Calls `body` for every embedding with an id above `id`, as `forEachEmbedding` does.
+  public func forEachEmbedding(
+    idAbove id: Int64, _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void
+  ) throws {
+    try forEachEmbeddingEntry("\(Self.embeddingEntrySelect) AND e.id > $2 ORDER BY e.id", [.int(id)], body)
+  }
+
+  /// Calls `body` for the current embedding of each id in `ids` and each owner in `owners`.
+  public func forEachEmbedding(
+    ids: Set<Int64>, owners: Set<EmbeddingChanges.OwnerKey>,
+    _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void
+  ) throws {
+    guard !ids.isEmpty || !owners.isEmpty else { return }
+    let ownerKeys = owners.map { "\($0.kind.rawValue):\($0.id)" }
+    try forEachEmbeddingEntry(
+      """
+      \(Self.embeddingEntrySelect) AND (e.id = ANY($2::bigint[])
+        OR e.owner_kind || ':' || e.owner_id = ANY($3::text[]))
+      ORDER BY e.id
+      """, [Self.idArray(ids), .text("{" + ownerKeys.joined(separator: ",") + "}")], body)
+  }
+
+  private func forEachEmbeddingEntry(
+    _ sql: String, _ arguments: [PostgresValue],
+    _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void
+  ) throws {
+    let result = try connection.execute(sql, [scope] + arguments)
+    var scratch: [Float] = []
+    for row in result.rows {
+      let kindText = row.string(1) ?? ""
+      guard let kind = ItemKind(rawValue: kindText) else {
+        throw StoreError.invalidColumnValue(table: "embeddings", column: "owner_kind", value: kindText)
+      }
+      var entry = EmbeddingEntry(
+        embeddingID: try row.int64(0) ?? 0, ownerKind: kind, ownerID: try row.int64(2) ?? 0,
+        sessionID: try row.int64(3), time: try row.int64(4) ?? 0, memoryKind: nil, scopeUser: nil,
+        scopeAgent: nil, superseded: false)
+      if kind == .memory {
+        entry.memoryKind = row.string(5).flatMap(MemoryKind.init(rawValue:))
+        entry.scopeUser = row.string(6)
+        entry.scopeAgent = row.string(7)
+        entry.superseded = try row.bool(8) ?? false
+      }
+      let dimension = Int(try row.int64(10) ?? 0)
+      let bytes = try row.bytes(9) ?? []
+      if scratch.count < dimension { scratch = [Float](repeating: 0, count: dimension) }
+      try scratch.withUnsafeMutableBufferPointer { destination in
+        let decoded =
+          dimension > 0
+          && bytes.withUnsafeBytes { EmbeddingCodec.decode($0, dimension: dimension, into: destination) }
+        try body(entry, UnsafeBufferPointer(start: destination.baseAddress, count: decoded ? dimension : 0))
+      }
+    }
+  }
+
+  // MARK: Keyword search
+
+  /// Full-text search over the user's messages, memories and summaries, best first: the
+  /// terms of ``FTSQuery`` (stemmed as the index is) joined with OR, each document scored
+  /// like BM25 (the sum over the terms it matches of the term's inverse document frequency
+  /// in the user's table times `ts_rank`'s length-normalized term weight).
+  public func searchText(
+    _ query: String, kinds: Set<ItemKind> = Set(ItemKind.allCases), limit: Int = 20, sessionID: Int64? = nil,
+    timeRange: Range<Int64>? = nil
+  ) throws -> [TextHit] {
+    let terms = PostgresFullText.queryTerms(for: query)
+    guard limit > 0, !terms.isEmpty else { return [] }
+    let termsJSON = JSONValue.array(terms.map(JSONValue.string)).jsonText
+    var hits: [TextHit] = []
+    for kind in ItemKind.allCases where kinds.contains(kind) {
+      let table = kind.sourceTable
+      let time = kind.timeColumn
+      let result = try connection.execute(
+        """
+        WITH terms AS (
+          SELECT phraseto_tsquery('engram_terms', term) AS q FROM json_array_elements_text($2::json) AS term
+        ), weighted AS (
+          SELECT t.q, ln(1 + (total.n - matches.n + 0.5) / (matches.n + 0.5)) AS idf
+          FROM terms t,
+            LATERAL (SELECT count(*)::float8 AS n FROM \(table) WHERE user_scope = $1 AND search @@ t.q) matches,
+            (SELECT count(*)::float8 AS n FROM \(table) WHERE user_scope = $1) total
+          WHERE numnode(t.q) > 0
+        )
+        SELECT d.id, sum(w.idf * ts_rank(d.search, w.q, 1)) AS score
+        FROM \(table) d JOIN weighted w ON d.search @@ w.q
+        WHERE d.user_scope = $1 AND ($4::bigint IS NULL OR d.session_id = $4)
+          AND ($5::bigint IS NULL OR d.\(time) >= $5) AND ($6::bigint IS NULL OR d.\(time) < $6)
+        GROUP BY d.id ORDER BY score DESC, d.id LIMIT $3
+        """,
+        [
+          scope, .text(termsJSON), .int(Int64(limit)), sessionID.map(PostgresValue.int) ?? .null,
+          timeRange.map { .int($0.lowerBound) } ?? .null, timeRange.map { .int($0.upperBound) } ?? .null,
+        ])
+      for row in result.rows {
+        // Positive, like the SQLite store's negated bm25 (a matching term's idf is > 0).
+        hits.append(
+          TextHit(
+            ownerKind: kind, ownerID: try row.int64(0) ?? 0,
+            bm25: max(try row.double(1) ?? 0, .leastNonzeroMagnitude)))
+      }
+    }
+    if kinds.count > 1 {
+      hits.sort { $0.bm25 != $1.bm25 ? $0.bm25 > $1.bm25 : $0.ownerID < $1.ownerID }
+      if hits.count > limit { hits.removeSubrange(limit...) }
+    }
+    return hits
+  }
+
+  /// Rewrites every indexed row's terms (`fts_text`) from its text: the repair for rows
+  /// written without them, or after the terms' rules change.
+  public func rebuildFTS() throws {
+    try transaction {
+      for row in try connection.execute(
+        "SELECT id, speaker, content, created_at FROM messages WHERE user_scope = $1", [scope]
+      ).rows {
+        let text = PostgresFullText.indexText(
+          ofMessage: row.string(2) ?? "", speaker: row.string(1), time: try row.int64(3) ?? 0)
+        try run(
+          "UPDATE messages SET fts_text = $3 WHERE user_scope = $1 AND id = $2",
+          [.int(try row.int64(0) ?? 0), .text(text)])
+      }
+      for table in ["memories", "summaries"] {
+        for row in try connection.execute("SELECT id, content FROM \(table) WHERE user_scope = $1", [scope])
+          .rows
+        {
+          try run(
+            "UPDATE \(table) SET fts_text = $3 WHERE user_scope = $1 AND id = $2",
+            [.int(try row.int64(0) ?? 0), .text(PostgresFullText.indexText(of: row.string(1) ?? ""))])
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,200 @@
+import EngramCore
+import Foundation
+
+/// A PostgreSQL session is a `StoreSession`: the operations the engine calls, for one user.
+extension PostgresSession: StoreSession {
+  /// The number of PostgreSQL migrations applied.
+  public func userVersion() throws -> Int { try PostgresMigrator.version(connection) }
+
+  /// Every user with a row in the database, in binary order.
+  public func storedUsers() throws -> [String] {
+    try connection.execute(
+      """
+      SELECT u FROM (
+        SELECT user_scope FROM sessions UNION SELECT user_scope FROM messages UNION SELECT user_scope FROM memories
+        UNION SELECT user_scope FROM summaries UNION SELECT user_scope FROM embeddings) s(u)
+      ORDER BY u COLLATE "C"
+      """
+    ).rows.compactMap { $0.string(0) }
+  }
+
+  /// The generation, without an epoch: PostgreSQL keeps no vector snapshot file, so no
+  /// snapshot is ever trusted.
+  public func embeddingState() throws -> (generation: Int64, epoch: String?) {
+    (try embeddingGeneration(), nil)
+  }
+
+  /// Nothing to draw: the epoch exists only to validate snapshot files, which this store
+  /// does not keep (`embeddingState` never reports one).
+  public func renewEmbeddingEpoch() throws {}
+
+  /// The stamp a snapshot writer recorded for this user, or nil (none ever: no snapshot files).
+  public func vectorSnapshotStamp() throws -> VectorSnapshotStamp? {
+    try meta(Connection.vectorSnapshotKey).flatMap(VectorSnapshotStamp.init(metaValue:))
+  }
+
+  /// Records a stamp and prunes the user's change log up to it.
+  public func recordVectorSnapshot(_ stamp: VectorSnapshotStamp) throws {
+    try setMeta(Connection.vectorSnapshotKey, stamp.metaValue)
+    try pruneEmbeddingChanges(upTo: stamp.generation)
+  }
+
+  /// What is wrong with the database for this user: migrations missing, or indexed rows
+  /// whose keyword terms are not those of their text (repaired by `rebuildFTS`).
+  public func integrityCheck() throws -> [String] {
+    var problems: [String] = []
+    let version = try PostgresMigrator.version(connection)
+    if version != PostgresMigrator.all.count {
+      problems.append("schema version \(version), expected \(PostgresMigrator.all.count)")
+    }
+    for consistency in try ftsConsistency(deep: true) where !consistency.isConsistent {
+      problems.append(
+        "\(consistency.table): \(consistency.sourceRows) rows, \(consistency.indexedRows) with the terms of their text"
+      )
+    }
+    return problems
+  }
+
+  /// Per indexed table: the user's rows and how many are indexed (a `search` vector), and
+  /// (`deep`) whether every row's terms are those of its text.
+  public func ftsConsistency(deep: Bool) throws -> [FTSConsistency] {
+    try ItemKind.allCases.map { kind in
+      let table = kind.sourceTable
+      let sourceRows = Int(try scalarInt("SELECT count(*) FROM \(table) WHERE user_scope = $1") ?? 0)
+      var indexedRows = Int(
+        try scalarInt("SELECT count(*) FROM \(table) WHERE user_scope = $1 AND search IS NOT NULL") ?? 0)
+      var intact = true
+      if deep {
+        var matching = 0
+        let sql =
+          kind == .message
+          ? "SELECT speaker, content, created_at, fts_text FROM messages WHERE user_scope = $1"
+          : "SELECT NULL, content, 0, fts_text FROM \(table) WHERE user_scope = $1"
+        for row in try connection.execute(sql, [scope]).rows {
+          let expected =
+            kind == .message
+            ? PostgresFullText.indexText(
+              ofMessage: row.string(1) ?? "", speaker: row.string(0), time: try row.int64(2) ?? 0)
+            : PostgresFullText.indexText(of: row.string(1) ?? "")
+          if row.string(3) == expected { matching += 1 }
+        }
+        intact = matching == sourceRows
+        indexedRows = min(indexedRows, matching)
+      }
+      return FTSConsistency(
+        table: table, sourceRows: sourceRows, indexedRows: indexedRows, indexIntact: intact)
+    }
+  }
+
+  /// Columns a table has only in PostgreSQL (never exported).
+  static let internalColumns: Set<String> = ["user_scope", "fts_text", "search"]
+
+  /// The user's rows of `table` (its columns as SQLite names them, without the user scope
+  /// and the keyword-index columns), ordered by `order`.
+  public func forEachExportedRow(
+    of table: String, orderedBy order: String, columns: ([String]) throws -> Void,
+    _ body: (any ExportedRow) throws -> Void
+  ) throws {
+    let names = try connection.execute(
+      """
+      SELECT column_name FROM information_schema.columns
+      WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position
+      """, [.text(table)]
+    ).rows.compactMap { $0.string(0) }.filter { !Self.internalColumns.contains($0) }
+    guard !names.isEmpty else {
+      throw PostgresError(kind: .statement, sqlState: .undefinedTable, message: "no table \(table)")
+    }
+    try columns(names)
+    let result = try connection.execute(
+      "SELECT \(names.joined(separator: ", ")) FROM \(table) WHERE user_scope = $1 ORDER BY \(order)", [scope]
+    )
+    for row in result.rows {
+      try body(PostgresExportedRow(values: try (0..<names.count).map { try row.sqlValue($0) }))
+    }
+  }
+
+  /// Checks the (deferrable) foreign keys at commit.
+  public func deferForeignKeys() throws {
+    try connection.execute("SET CONSTRAINTS ALL DEFERRED")
+  }
+
+  /// The key columns a replacing import matches on.
+  static let replaceKeys: [String: [String]] = [
+    "meta": ["key"], "preferences": ["key"], "skill_state": ["skill_id"],
+  ]
+
+  /// Inserts one exported row for this user (its keyword terms computed from its text; an
+  /// explicit id moves the table's sequence past it).
+  public func insertExportedRow(into table: String, columns: [String], values: [SQLValue], replacing: Bool)
+    throws
+  {
+    var names = columns
+    var parameters = values.map(\.postgres)
+    if let fts = Self.ftsText(table: table, columns: columns, values: values) {
+      names.append("fts_text")
+      parameters.append(.text(fts))
+    }
+    names.insert("user_scope", at: 0)
+    parameters.insert(scope, at: 0)
+    let placeholders = (1...names.count).map { "$\($0)" }.joined(separator: ", ")
+    var sql = "INSERT INTO \(table) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
+    if replacing, let keys = Self.replaceKeys[table] {
+      let updates = names.filter { $0 != "user_scope" && !keys.contains($0) }.map { "\($0) = excluded.\($0)" }
+      sql +=
+        " ON CONFLICT (user_scope, \(keys.joined(separator: ", "))) "
+        + (updates.isEmpty ? "DO NOTHING" : "DO UPDATE SET " + updates.joined(separator: ", "))
+    }
+    try connection.execute(sql, parameters)
+    if let index = columns.firstIndex(of: "id"), case .integer(let id) = values[index] {
+      try advanceSequence(table, past: id)
+    }
+  }
+}
+
+/// One exported row of a PostgreSQL table, as the SQLite store's types.
+struct PostgresExportedRow: ExportedRow {
+  let values: [SQLValue]
+
+  func columnType(at index: Int) -> Statement.ColumnType {
+    switch values[index] {
+    case .null: .null
+    case .integer: .integer
+    case .real: .real
+    case .text: .text
+    case .blob: .blob
+    }
+  }
+
+  func int64(at index: Int) -> Int64 {
+    switch values[index] {
+    case .integer(let value): value
+    case .real(let value): Int64(value)
+    default: 0
+    }
+  }
+
+  func double(at index: Int) -> Double {
+    switch values[index] {
+    case .integer(let value): Double(value)
+    case .real(let value): value
+    default: 0
+    }
+  }
+
+  func string(at index: Int) -> String {
+    if case .text(let text) = values[index] { return text }
+    return ""
+  }
+
+  func withUTF8Bytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    var text = string(at: index)
+    return try text.withUTF8(body)
+  }
+
+  func withBlob<T>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+    if case .blob(let bytes) = values[index] { return try bytes.withUnsafeBytes(body) }
+    return try body(UnsafeRawBufferPointer(start: nil, count: 0))
+  }
+}
+
+extension PostgresError: StoreDatabaseError {}

@@ -1,0 +1,142 @@
+import EngramCore
+import Foundation
+import Synchronization
+
+/// The PostgreSQL store: many users in one database, each store opened for one of them
+/// (`user`), every statement scoped to that user.
+///
+/// One writer connection (writes of this process are serialized; other processes write
+/// concurrently, ordered by PostgreSQL's row locks) and a pool of readers. Reads run in a
+/// `REPEATABLE READ READ ONLY` transaction (one consistent snapshot); writes in a
+/// `READ COMMITTED` transaction, all or nothing. A connection that broke (a server restart)
+/// is replaced on its next use; the transaction it was running failed and wrote nothing.
+public final class PostgresStore: MemoryStore {
+  /// The URI with any password hidden.
+  public let locationDescription: String
+  /// The user whose rows this store's sessions see.
+  public let user: String
+  /// Whether the store was opened read-only.
+  public let isReadOnly: Bool
+  private let uri: String
+  private let writer: SessionSlot
+  private let readers: [SessionSlot]
+  private let nextReader = Atomic<Int>(0)
+  private let closed = Atomic<Bool>(false)
+
+  /// Opens the database at `uri` for `user`, applying the migrations it lacks (unless
+  /// `readOnly`).
+  /// - Throws: `StoreError.invalidUser`, `StoreError.schemaTooNew`,
+  ///   `StoreError.migrationRequired` (read-only and not migrated), `PostgresError`.
+  public init(uri: String, user: String = StoreUser.defaultID, readOnly: Bool = false, readerCount: Int = 2)
+    throws
+  {
+    self.uri = uri
+    self.user = try StoreUser.validated(user)
+    isReadOnly = readOnly
+    let description = StoreLocation.redacted(uri)
+    locationDescription = description
+    let first = try PostgresConnection(url: uri)
+    if readOnly {
+      let found = try PostgresMigrator.checkVersion(first, database: description)
+      guard found == PostgresMigrator.all.count else {
+        throw StoreError.migrationRequired(
+          path: description, found: found, required: PostgresMigrator.all.count)
+      }
+    } else {
+      try PostgresMigrator.migrate(first, database: description)
+    }
+    writer = SessionSlot(try PostgresSession(connection: first, userScope: user), uri: uri)
+    readers = try (0..<max(1, readerCount)).map { _ in
+      SessionSlot(
+        try PostgresSession(connection: try PostgresConnection(url: uri), userScope: user), uri: uri)
+    }
+  }
+
+  /// Concurrent readers and writers in other processes; nothing else.
+  public var capabilities: StoreCapabilities { [.sharedWriters] }
+
+  /// No snapshot file: each process loads a user's vectors from the database.
+  public var vectorSnapshotURL: URL? { nil }
+
+  private func checkOpen() throws {
+    if closed.load(ordering: .acquiring) { throw StoreError.closed(path: locationDescription) }
+  }
+
+  /// Runs `body` in a read-only transaction on one consistent snapshot.
+  public func readTransaction<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T {
+    try checkOpen()
+    let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
+    return try slot.use { session in
+      try session.connection.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+        try body(session)
+      }
+    }
+  }
+
+  /// Runs `body` in a write transaction: all of it or nothing.
+  public func writeTransaction<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T {
+    try checkOpen()
+    guard !isReadOnly else { throw StoreError.databaseReadOnly(path: locationDescription) }
+    return try writer.use { session in try session.transaction { try body(session) } }
+  }
+
+  /// None of the maintenance operations apply (PostgreSQL's autovacuum keeps the tables).
+  public func maintain(_ operation: StoreMaintenance) throws {
+    throw StoreError.unsupported(operation: operation.rawValue, store: "PostgreSQL (\(locationDescription))")
+  }
+
+  /// Whether each keyword index holds the terms of its rows' text (this user's rows).
+  public func fullTextConsistency(deep: Bool) throws -> [FTSConsistency] {
+    try readTransaction { try $0.ftsConsistency(deep: deep) }
+  }
+
+  /// An estimate of this user's bytes (the sizes of their rows).
+  public func storageBytes() -> Int {
+    let tables = reportedTables.map {
+      "(SELECT coalesce(sum(pg_column_size(t.*)), 0) FROM \($0) t WHERE t.user_scope = $1)"
+    }
+    return
+      (try? readTransaction { session -> Int in
+        guard let session = session as? PostgresSession else { return 0 }
+        return Int(try session.scalarInt("SELECT " + tables.joined(separator: " + ")) ?? 0)
+      }) ?? 0
+  }
+
+  /// Closes every connection (waiting for running calls).
+  public func close() {
+    guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    writer.close()
+    for reader in readers { reader.close() }
+  }
+}
+
+/// One session and the lock that gives it to one caller at a time; reconnects a broken
+/// connection before handing it out.
+final class SessionSlot: @unchecked Sendable {
+  private let lock = NSLock()
+  private var session: PostgresSession?
+  private let uri: String
+
+  init(_ session: PostgresSession, uri: String) {
+    self.session = session
+    self.uri = uri
+  }
+
+  func use<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+    lock.lock()
+    defer { lock.unlock() }
+    guard var current = session else { throw StoreError.closed(path: StoreLocation.redacted(uri)) }
+    if !current.connection.isHealthy {
+      current = try PostgresSession(
+        connection: try PostgresConnection(url: uri), userScope: current.userScope)
+      session = current
+    }
+    return try body(current)
+  }
+
+  func close() {
+    lock.lock()
+    session = nil
+    lock.unlock()
+  }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// The SQLite store: one file, one writer and a pool of readers (see `Database`).
+extension Database: MemoryStore {
+  /// The file path.
+  public var locationDescription: String { path }
+  /// The user the connections were opened for.
+  public var user: String { configuration.user }
+  /// Whether the database was opened read-only.
+  public var isReadOnly: Bool { configuration.readOnly }
+  /// Everything: WAL checkpoints, `VACUUM`, FTS5 `optimize`, a snapshot file beside the file,
+  /// other processes on the same file.
+  public var capabilities: StoreCapabilities {
+    [.checkpoint, .vacuum, .optimizeFullText, .vectorSnapshotFile, .sharedWriters]
+  }
+
+  /// `read`, with the connection as a session.
+  public func readTransaction<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T {
+    try read { try body($0) }
+  }
+
+  /// `write`, with the connection as a session.
+  public func writeTransaction<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T {
+    try write { try body($0) }
+  }
+
+  /// Runs a checkpoint, `VACUUM` or FTS5 `optimize` on the writer, outside a transaction.
+  public func maintain(_ operation: StoreMaintenance) throws {
+    try writeWithoutTransaction { connection in
+      switch operation {
+      case .checkpoint: try connection.checkpointTruncatingWAL()
+      case .vacuum: try connection.vacuum()
+      case .optimizeFullText: try connection.optimizeFullTextIndexes()
+      }
+    }
+  }
+
+  /// Shallow on a reader; deep on the writer outside a transaction (FTS5's integrity check
+  /// needs it), or on a reader when the database is read-only.
+  public func fullTextConsistency(deep: Bool) throws -> [FTSConsistency] {
+    if deep && !configuration.readOnly {
+      return try writeWithoutTransaction { try $0.ftsConsistency(deep: true) }
+    }
+    return try read { try $0.ftsConsistency(deep: deep) }
+  }
+
+  /// The file and its WAL, in bytes.
+  public func storageBytes() -> Int {
+    var total = 0
+    for suffix in ["", "-wal"] {
+      if let size = try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? Int {
+        total += size
+      }
+    }
+    return total
+  }
+
+  /// `<path>.vectors` for the default user, `<path>.<user>.vectors` for another; nil for an
+  /// in-memory database.
+  public var vectorSnapshotURL: URL? {
+    if path.isEmpty || path == ":memory:" || path.hasPrefix("file:") { return nil }
+    let user = configuration.user
+    return URL(
+      fileURLWithPath: user == StoreUser.defaultID ? path + ".vectors" : path + "." + user + ".vectors")
+  }
+}
+
+/// A SQLite connection is a session: its named operations are the protocol's.
+extension Connection: StoreSession {
+  /// Every row of `table` (this user's where the table is per user), with its columns.
+  public func forEachExportedRow(
+    of table: String, orderedBy order: String, columns: ([String]) throws -> Void,
+    _ body: (any ExportedRow) throws -> Void
+  ) throws {
+    let statement = try exportRows(of: table, orderedBy: order)
+    try columns((0..<statement.columnCount).map { statement.columnName(at: $0) })
+    try statement.forEachRow { try body($0) }
+  }
+}
+
+extension Statement: ExportedRow {}
+
+extension SQLiteError: StoreDatabaseError {}
+
+extension Connection {
+  /// Every user with a row (session, turn, memory, summary or embedding) in the store, in
+  /// binary order.
+  public func storedUsers() throws -> [String] {
+    var users = Set<String>()
+    for table in reportedTables {
+      // A skip scan of the per-user index: one seek per distinct user.
+      let statement = try cachedStatement(
+        """
+        WITH RECURSIVE users(name) AS (
+          SELECT (SELECT min(user_id) FROM \(table))
+          UNION ALL
+          SELECT (SELECT min(user_id) FROM \(table) WHERE user_id > users.name) FROM users
+          WHERE users.name IS NOT NULL
+        )
+        SELECT name FROM users WHERE name IS NOT NULL
+        """)
+      try statement.forEachRow { users.insert($0.string(at: 0)) }
+    }
+    return users.sorted()
+  }
+}

@@ -1,0 +1,250 @@
+import EngramCore
+import Foundation
+
+/// What the engine does inside one read (a consistent snapshot) or one write transaction
+/// (all or nothing) of a `MemoryStore`: the store's named operations, by the names and
+/// record types the SQLite `Connection` has always had.
+///
+/// A session belongs to the store's user (`MemoryStore.user`): every operation reads and
+/// touches only that user's rows (sessions, turns, memories, summaries, embeddings and their
+/// full-text and vector entries); rows written through it belong to that user. Meta keys are
+/// the store's own (shared by its users), except the keys a store keeps per user (see
+/// `MemoryStore.userMetaKey`).
+///
+/// A session is used by one thread for the duration of the closure it is passed to; it is
+/// never kept beyond it. Errors are `StoreError` (the store's rules) or the backend's own
+/// error type (`SQLiteError`, the PostgreSQL store's error).
+public protocol StoreSession: AnyObject {
+  // MARK: Records (StoredRecord.swift, Connection+BatchInsert.swift)
+
+  /// Inserts `record` (its `id` is used when set, else assigned) and returns the row id.
+  func insert<R: StoredRecord>(_ record: R) throws -> Int64
+  /// Inserts `records` in order, all or nothing, and returns their row ids.
+  func insert<R: StoredRecord>(contentsOf records: [R]) throws -> [Int64]
+  /// Writes every column of `record` over the row with its id (`StoreError.notFound`).
+  func update<R: StoredRecord>(_ record: R) throws
+  /// Deletes the row `id` of `type`; returns whether it existed.
+  @discardableResult func delete<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> Bool
+  /// The row `id` of `type`, or nil.
+  func fetch<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> R?
+  /// A page of `type`'s rows in id order, filtered by session and time where they apply.
+  func list<R: StoredRecord>(_ type: R.Type, filter: RecordFilter, page: Page) throws -> [R]
+  /// The number of `type`'s rows matching `filter`.
+  func count<R: StoredRecord>(_ type: R.Type, filter: RecordFilter) throws -> Int
+
+  // MARK: Meta (Meta.swift)
+
+  /// The value of `key` in the store's meta, or nil.
+  func meta(_ key: String) throws -> String?
+  /// Sets `key` to `value`.
+  func setMeta(_ key: String, _ value: String) throws
+  /// Removes `key`; returns whether it existed.
+  @discardableResult func deleteMeta(_ key: String) throws -> Bool
+  /// The number of migrations applied to the store's schema.
+  func userVersion() throws -> Int
+
+  // MARK: Sessions, turns, memories, summaries
+
+  /// The session with `externalID`, or nil.
+  func session(externalID: String) throws -> Session?
+  /// The id of the session whose external id or title is `name`, or nil.
+  func sessionID(named name: String) throws -> Int64?
+  /// The latest `limit` turns (of one session when given), oldest first.
+  func recentMessages(limit: Int, sessionID: Int64?) throws -> [Message]
+  /// Sets (or clears) the summary covering messages `ids`.
+  func setSummary(_ summaryID: Int64?, forMessages ids: [Int64]) throws
+  /// Memories of `kind` (any when nil), newest first.
+  func memories(kind: MemoryKind?, limit: Int, includeSuperseded: Bool) throws -> [Memory]
+  /// Records that memories `ids` were retrieved at `time`.
+  func recordMemoryAccess(ids: [Int64], at time: Date) throws
+  /// Adds batched access statistics (a memory forgotten meanwhile is skipped).
+  func recordMemoryAccess(_ entries: [(id: Int64, count: Int, lastAccess: Int64)]) throws
+  /// Marks memory `id` as replaced by `newID` at `time`.
+  func supersedeMemory(_ id: Int64, by newID: Int64, at time: Date) throws
+  /// The distinct non-null speakers of the conversation log, in binary order.
+  func distinctSpeakers() throws -> [String]
+  /// Every user that has a row (session, turn, memory, summary or embedding) in the store,
+  /// in binary order: the one operation that looks across users (`reindex` changes the
+  /// store-wide embedding model, so it must know whether other users' vectors exist).
+  func storedUsers() throws -> [String]
+
+  // MARK: Retrieval (Connection+Retrieval.swift, FTS/Connection+Search.swift)
+
+  /// Full-text search over the normalized text (`FTSText`), best first.
+  func searchText(
+    _ query: String, kinds: Set<ItemKind>, limit: Int, sessionID: Int64?, timeRange: Range<Int64>?
+  ) throws -> [TextHit]
+  /// The ranking facts of candidate items (missing ids are left out).
+  func candidateRows(_ ids: [ItemKind: [Int64]]) throws -> [CandidateRow]
+  /// The texts of items, by kind and id.
+  func itemTexts(_ ids: [ItemKind: [Int64]]) throws -> [ItemKind: [Int64: ItemText]]
+
+  // MARK: Embeddings (EmbeddingRow.swift, EmbeddingCodec.swift, Connection+VectorSnapshot.swift)
+
+  /// The configured embedding model, or nil.
+  func embeddingModel() throws -> EmbeddingModel?
+  /// Configures the embedding model (`replace` allows a change; the caller re-embeds).
+  func configureEmbeddingModel(model: String, dimension: Int, replace: Bool) throws
+  /// Inserts or replaces the embedding of the row's owner; returns its id.
+  @discardableResult func upsertEmbedding(_ row: EmbeddingRow) throws -> Int64
+  /// The embedding of an owner, or nil.
+  func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow?
+  /// Deletes the embedding of an owner; returns whether it existed.
+  @discardableResult func deleteEmbedding(ownerKind: ItemKind, ownerID: Int64) throws -> Bool
+  /// Up to `limit` owners of `kind` without an embedding.
+  func ownersWithoutEmbedding(_ kind: ItemKind, limit: Int) throws -> [Int64]
+  /// Re-encodes the owners' float32 embeddings as int8 codes; returns how many changed.
+  @discardableResult func quantizeEmbeddings(ownerKind: ItemKind, ownerIDs: [Int64]) throws -> Int
+  /// The counter bumped by every change of the embeddings.
+  func embeddingGeneration() throws -> Int64
+  /// The generation and the epoch redrawn at every change (nil when none is kept).
+  func embeddingState() throws -> (generation: Int64, epoch: String?)
+  /// Draws a new epoch.
+  func renewEmbeddingEpoch() throws
+  /// Calls `body` for every embedding of `ownerKinds`, in id order.
+  func forEachEmbedding(
+    ownerKinds: Set<ItemKind>, _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void) throws
+  /// Calls `body` for every embedding with an id above `id`, in id order.
+  func forEachEmbedding(
+    idAbove id: Int64, _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void) throws
+  /// Calls `body` for the current embedding of each id and owner given (each row once).
+  func forEachEmbedding(
+    ids: Set<Int64>, owners: Set<EmbeddingChanges.OwnerKey>,
+    _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void) throws
+  /// The highest embedding id (0 when none).
+  func maxEmbeddingID() throws -> Int64
+  /// The stamp the last vector snapshot writer recorded, or nil.
+  func vectorSnapshotStamp() throws -> VectorSnapshotStamp?
+  /// Records the stamp of a vector snapshot just written, pruning the change log it covers.
+  func recordVectorSnapshot(_ stamp: VectorSnapshotStamp) throws
+  /// The non-append embedding changes after `generation`, or nil when no longer logged.
+  func embeddingChanges(after generation: Int64) throws -> EmbeddingChanges?
+
+  // MARK: Forgetting, compaction, maintenance (Queries/)
+
+  /// Deletes an item and every copy of its text; nil when it does not exist.
+  func forgetItem(kind: ItemKind, id: Int64) throws -> ForgetReport?
+  /// Sessions with turns older than `cutoff` not yet covered by a summary.
+  func compactionCandidates(before cutoff: Int64) throws -> [CompactionCandidate]
+  /// Calls `body` with the content of each turn of a session, in order.
+  func forEachMessageContent(inSession sessionID: Int64, _ body: (String) throws -> Void) throws
+  /// The turns of a session, in order.
+  func messages(inSession sessionID: Int64) throws -> [Message]
+  /// Marks a session's uncovered turns as covered by `summaryID`.
+  func coverUncoveredMessages(inSession sessionID: Int64, bySummary summaryID: Int64) throws
+  /// The ids and kinds of the memories not superseded.
+  func liveMemoryKinds() throws -> [(id: Int64, kind: String)]
+  /// Rows per table of `reportedTables`.
+  func rowCounts() throws -> [String: Int]
+  /// Live memories per kind.
+  func memoryCountsByKind() throws -> [MemoryKind: Int]
+  /// How the stored embeddings relate to their owners and the configured model.
+  func embeddingCensus(model: String, dimension: Int) throws -> EmbeddingCensus
+  /// Deletes embeddings whose owner is gone; returns how many.
+  func deleteOrphanEmbeddings() throws -> Int
+  /// Deletes every embedding.
+  func deleteAllEmbeddings() throws
+  /// Every item that has text to embed.
+  func embeddableItems() throws -> [EmbeddableItem]
+  /// One item's text to embed, or nil.
+  func embeddableItem(_ kind: ItemKind, id: Int64) throws -> EmbeddableItem?
+  /// Problems the store's integrity check finds (empty when none).
+  func integrityCheck() throws -> [String]
+  /// Rebuilds the full-text indexes from their source rows.
+  func rebuildFTS() throws
+  /// Whether each full-text index agrees with its source rows (`deep`: check every entry).
+  func ftsConsistency(deep: Bool) throws -> [FTSConsistency]
+
+  // MARK: Export and import (Connection+ExportImport.swift)
+
+  /// Calls `columns` once with the column names of `table`, then `body` for each of its
+  /// rows (this user's rows where the table is per user) ordered by `order`. `table` and
+  /// `order` are schema names, never user text. Per-user columns are left out.
+  func forEachExportedRow(
+    of table: String, orderedBy order: String, columns: ([String]) throws -> Void,
+    _ body: (any ExportedRow) throws -> Void) throws
+  /// Whether any item table holds a row (an import needs an empty memory).
+  func holdsItems() throws -> Bool
+  /// Checks references at commit instead of per statement (rows come in table order).
+  func deferForeignKeys() throws
+  /// Inserts one row of `table` from exported columns (names checked by the caller);
+  /// `replacing` replaces a row with the same key. Per-user tables get the session's user.
+  func insertExportedRow(into table: String, columns: [String], values: [SQLValue], replacing: Bool) throws
+
+  // MARK: The agent's records (Preference, SkillState, PendingCall, Trace, AgentItem)
+
+  /// The preference `key`, or nil.
+  func preference(key: String) throws -> Preference?
+  /// Preferences (pinned only when asked), by key.
+  func preferences(pinnedOnly: Bool, page: Page) throws -> [Preference]
+  /// Inserts or replaces a preference.
+  func setPreference(_ preference: Preference) throws
+  /// Deletes a preference; returns whether it existed.
+  @discardableResult func deletePreference(key: String) throws -> Bool
+  /// The state of a skill, or nil.
+  func skillState(skillID: String) throws -> SkillState?
+  /// Inserts or replaces a skill's state.
+  func setSkillState(_ state: SkillState) throws
+  /// Pending calls with `status`, oldest first.
+  func pendingCalls(status: PendingCallStatus) throws -> [PendingCall]
+  /// Sets a pending call's status (`StoreError.notFound`).
+  func setPendingCallStatus(_ id: Int64, to status: PendingCallStatus, error: String?, at time: Date) throws
+  /// Moves a pending call from one of `allowed` to `status`; false when it was not in one.
+  func transitionPendingCall(
+    _ id: Int64, from allowed: Set<PendingCallStatus>, to status: PendingCallStatus, at time: Date
+  ) throws -> Bool
+  /// Marks every unfinished pending call cancelled; returns them.
+  func markUnfinishedPendingCallsCancelled(at time: Date) throws -> [PendingCall]
+  /// The traces of one execution, by step.
+  func traces(executionID: String) throws -> [Trace]
+  /// The latest traces.
+  func recentTraces(limit: Int) throws -> [Trace]
+  /// Reminders and notes (of `kind` when given), newest first.
+  func agentItems(kind: AgentItemKind?, limit: Int) throws -> [AgentItem]
+}
+
+extension StoreSession {
+  /// Every row of `type` matching `filter` (default: all), in id order (first page of 100).
+  public func list<R: StoredRecord>(_ type: R.Type, filter: RecordFilter = .none) throws -> [R] {
+    try list(type, filter: filter, page: Page())
+  }
+
+  /// A page of `type`'s rows.
+  public func list<R: StoredRecord>(_ type: R.Type, page: Page) throws -> [R] {
+    try list(type, filter: .none, page: page)
+  }
+
+  /// The number of `type`'s rows.
+  public func count<R: StoredRecord>(_ type: R.Type) throws -> Int {
+    try count(type, filter: .none)
+  }
+
+  /// Every embedding, in id order.
+  public func forEachEmbedding(_ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void) throws {
+    try forEachEmbedding(ownerKinds: Set(ItemKind.allCases), body)
+  }
+}
+
+/// An error of the database under a store (SQLite's, PostgreSQL's), with the database's own
+/// message: the engine reports it as it is (for example for a bad row of an import).
+public protocol StoreDatabaseError: Error {
+  /// The database's message.
+  var message: String { get }
+}
+
+/// One row of an export, read column by column without copying (see
+/// `StoreSession.forEachExportedRow`). Valid only inside the callback it is passed to.
+public protocol ExportedRow {
+  /// The value type of column `index` (no conversion).
+  func columnType(at index: Int) -> Statement.ColumnType
+  /// An integer column.
+  func int64(at index: Int) -> Int64
+  /// A real column.
+  func double(at index: Int) -> Double
+  /// A text column as text.
+  func string(at index: Int) -> String
+  /// A text column's UTF-8 bytes.
+  func withUTF8Bytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T
+  /// A blob column's bytes.
+  func withBlob<T>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T
+}

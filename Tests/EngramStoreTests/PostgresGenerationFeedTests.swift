@@ -1,0 +1,87 @@
+import EngramCore
+import EngramTestSupport
+import Foundation
+import Testing
+
+@testable import EngramStore
+
+/// One user's embedding generation followed across connections (as another process or
+/// machine would): LISTEN/NOTIFY for speed, the counter for what notifications missed.
+@Suite("PostgreSQL generation feed")
+struct PostgresGenerationFeedTests {
+  /// Waits up to `limit` for `condition`.
+  private func eventually(within limit: Duration = .seconds(1), _ condition: () -> Bool) -> Bool {
+    let deadline = ContinuousClock.now.advanced(by: limit)
+    while ContinuousClock.now < deadline {
+      if condition() { return true }
+      Thread.sleep(forTimeInterval: 0.005)
+    }
+    return condition()
+  }
+
+  private func addEmbedding(_ store: PostgresStore, owner: Int64) throws {
+    try store.writeTransaction { session in
+      try session.configureEmbeddingModel(model: "m", dimension: 2, replace: false)
+      try session.upsertEmbedding(
+        EmbeddingRow(ownerKind: .memory, ownerID: owner, model: "m", vector: [1, 0], createdAt: t0))
+    }
+  }
+
+  @Test func anotherConnectionsWriteIsKnownWithinASecond() throws {
+    try PostgresTestServer.withDatabase { _, url in
+      let alice = try PostgresStore(uri: url, user: "alice")
+      let bob = try PostgresStore(uri: url, user: "bob")
+      defer {
+        alice.close()
+        bob.close()
+      }
+      try addEmbedding(alice, owner: 1)
+      let feed = try PostgresGenerationFeed(uri: url, user: "alice")
+      defer { feed.stop() }
+      // Caught up from the counter at start.
+      #expect(feed.generation == 1)
+      #expect(eventually { feed.isConnected })
+      try addEmbedding(alice, owner: 2)
+      let start = ContinuousClock.now
+      #expect(eventually { feed.generation == 2 })
+      #expect(ContinuousClock.now - start < .seconds(1))
+      // Another user's writes are not Alice's.
+      try addEmbedding(bob, owner: 1)
+      try addEmbedding(alice, owner: 3)
+      #expect(eventually { feed.generation == 3 })
+      try bob.readTransaction { session throws in #expect(try session.embeddingGeneration() == 1) }
+      #expect(try alice.readTransaction { try $0.embeddingGeneration() } == feed.generation)
+    }
+  }
+
+  @Test func changesMissedWhileDisconnectedAreCaughtUpFromTheCounter() throws {
+    try PostgresTestServer.withDatabase { _, url in
+      let alice = try PostgresStore(uri: url, user: "alice")
+      defer { alice.close() }
+      let feed = try PostgresGenerationFeed(uri: url, user: "alice")
+      defer { feed.stop() }
+      #expect(eventually { feed.isConnected })
+      #expect(feed.generation == 0)
+      // Keep the feed out (no new connections to the database), cut its connection, and
+      // write while it is away (the store's connections stay): no notification reaches it.
+      let admin = try PostgresConnection(url: url)
+      let database = try admin.execute("SELECT current_database()")[0].string(0)!
+      let server = try PostgresConnection(url: try PostgresTestServer.url())
+      try server.execute("ALTER DATABASE \(database) WITH ALLOW_CONNECTIONS false")
+      try admin.execute(
+        """
+        SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = $1
+        """, [.text(PostgresGenerationFeed.applicationName)])
+      #expect(eventually { !feed.isConnected })
+      try addEmbedding(alice, owner: 1)
+      try addEmbedding(alice, owner: 2)
+      Thread.sleep(forTimeInterval: 0.3)
+      #expect(feed.generation == 0 && !feed.isConnected)
+      try server.execute("ALTER DATABASE \(database) WITH ALLOW_CONNECTIONS true")
+      // Back, it reads the counter: generation 2 without having heard of 1 or 2.
+      #expect(eventually(within: .seconds(5)) { feed.generation == 2 && feed.isConnected })
+      #expect(feed.reconnectionCount == 1)
+    }
+  }
+}

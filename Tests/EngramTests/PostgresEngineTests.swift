@@ -1,0 +1,135 @@
+import EngramStore
+import EngramTestSupport
+import Foundation
+import Testing
+
+@testable import Engram
+
+/// The engine on the PostgreSQL store (a real server): the same behaviour as on SQLite, users
+/// kept apart, and engines of one user on separate connections (as on separate nodes)
+/// seeing each other's writes.
+@Suite("Engine on PostgreSQL")
+struct PostgresEngineTests {
+  private func engine(_ url: String, user: String, dimension: Int = 256) throws -> MemoryEngine {
+    var configuration = hashingConfiguration(dimension: dimension)
+    configuration.user = user
+    return try MemoryEngine(location: try StoreLocation(parsing: url), configuration: configuration)
+  }
+
+  /// Runs `body` with a URL of a new, empty database.
+  private func withDatabase(_ body: (String) async throws -> Void) async throws {
+    let serverURL = try PostgresTestServer.url()
+    let admin = try PostgresConnection(url: serverURL)
+    let name = "engram_test_\(UInt64.random(in: 0...UInt64.max))"
+    try admin.execute("CREATE DATABASE \(name)")
+    defer { _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+    try await body(PostgresTestServer.databaseURL(serverURL, database: name))
+  }
+
+  @Test func remembersSearchesAndForgetsInEveryMode() async throws {
+    try await withDatabase { url in
+      let engine = try engine(url, user: "alice")
+      defer { engine.close() }
+      #expect(engine.store is PostgresStore)
+      let climbing = try await engine.remember("Alice goes rock climbing every Saturday", kind: .fact)
+      _ = try await engine.remember("The dentist appointment is on Tuesday", kind: .event)
+      let cjk = try await engine.remember("我周末去攀岩了", kind: .note)
+      for mode in SearchMode.allCases {
+        let hits = try await engine.search("rock climbing", k: 2, mode: mode, recordAccess: false)
+        #expect(hits.first?.id == climbing, "mode \(mode)")
+      }
+      #expect(try await engine.search("攀岩", k: 1, mode: .keyword, recordAccess: false).first?.id == cjk)
+      #expect(try engine.forget(id: climbing))
+      for mode in SearchMode.allCases {
+        let hits = try await engine.search("rock climbing", k: 3, mode: mode, recordAccess: false)
+        #expect(!hits.contains { $0.id == climbing }, "mode \(mode)")
+      }
+      #expect(try engine.forget(id: climbing) == false)
+    }
+  }
+
+  @Test func oneUsersSearchNeverReturnsAnothersMemory() async throws {
+    try await withDatabase { url in
+      let alice = try engine(url, user: "alice")
+      let bob = try engine(url, user: "bob")
+      defer {
+        alice.close()
+        bob.close()
+      }
+      let secret = try await alice.remember("Alice's locker code is 4711", kind: .fact)
+      let bobs = try await bob.remember("Bob keeps his bike by the locker room", kind: .fact)
+      for mode in SearchMode.allCases {
+        let hits = try await bob.search("locker code", k: 10, mode: mode, recordAccess: false)
+        #expect(hits.map(\.id) == [bobs], "mode \(mode)")
+        #expect(!hits.contains { $0.text.contains("4711") })
+      }
+      #expect(try bob.forget(id: secret) == false)
+      #expect(
+        try await alice.search("locker code", k: 1, mode: .hybrid, recordAccess: false).first?.id == secret)
+    }
+  }
+
+  @Test func anExportImportsIntoAnotherUserAndAnotherStore() async throws {
+    try await withDatabase { url in
+      let folder = try TemporaryFolder()
+      let alice = try engine(url, user: "alice")
+      defer { alice.close() }
+      _ = try await alice.remember("The boat leaves from pier 7 at dawn", kind: .event)
+      _ = try await alice.remember("Ann likes green tea", kind: .preference)
+      let file = folder.path("alice.jsonl")
+      #expect(try alice.export(to: file) > 0)
+      // Into another user of the same database, and into a SQLite file: the same answers.
+      let carol = try engine(url, user: "carol")
+      defer { carol.close() }
+      #expect(try carol.importExport(from: file) > 0)
+      let sqlite = try MemoryEngine(path: folder.path("copy.sqlite"), configuration: hashingConfiguration())
+      defer { sqlite.close() }
+      #expect(try sqlite.importExport(from: file) > 0)
+      for query in ["when does the boat leave", "what does Ann drink"] {
+        let expected = try await alice.search(query, k: 2, mode: .hybrid, recordAccess: false).map(\.text)
+        #expect(
+          try await carol.search(query, k: 2, mode: .hybrid, recordAccess: false).map(\.text) == expected)
+        #expect(
+          try await sqlite.search(query, k: 2, mode: .hybrid, recordAccess: false).map(\.text) == expected)
+      }
+      // And back: a SQLite export into a PostgreSQL user.
+      let back = folder.path("copy.jsonl")
+      #expect(try sqlite.export(to: back) > 0)
+      let dave = try engine(url, user: "dave")
+      defer { dave.close() }
+      #expect(try dave.importExport(from: back) > 0)
+      #expect(
+        try await dave.search("pier", k: 1, mode: .vector, recordAccess: false).first?.text
+          == "The boat leaves from pier 7 at dawn")
+    }
+  }
+
+  @Test func aWriteOnOneNodeIsFoundOnAnotherWithinASecond() async throws {
+    try await withDatabase { url in
+      // Two engines of one user on their own connections: two nodes of one deployment.
+      let first = try engine(url, user: "alice")
+      let second = try engine(url, user: "alice")
+      defer {
+        first.close()
+        second.close()
+      }
+      _ = try await first.remember("The wifi password is on the fridge", kind: .fact)
+      // The second node's index is loaded now (first use).
+      #expect(try await second.search("wifi password", k: 1, mode: .vector, recordAccess: false).count == 1)
+      let written = try await first.remember("Ann's passport expires in March", kind: .fact)
+      let start = ContinuousClock.now
+      var found = false
+      while !found && ContinuousClock.now - start < .seconds(1) {
+        found =
+          try await second.search("passport expires", k: 1, mode: .vector, recordAccess: false)
+          .first?.id == written
+      }
+      #expect(found)
+      // A forget on the first node disappears from the second node's vector search.
+      #expect(try first.forget(id: written))
+      #expect(
+        try await second.search("passport expires", k: 2, mode: .vector, recordAccess: false)
+          .allSatisfy { $0.id != written })
+    }
+  }
+}
