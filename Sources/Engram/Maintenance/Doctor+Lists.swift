@@ -7,13 +7,15 @@ extension Doctor {
   /// are never used (an open ignores them and the index rebuilds its lists, seconds at a
   /// million rows, on every open until a writer saves new ones), so they are a fault.
   func listsCheck() throws -> DoctorReport.Check {
-    let url = vectors.snapshotURL
+    guard let url = vectors.snapshotURL else {
+      return DoctorReport.Check(name: "lists", ok: true, detail: "none (the store keeps no snapshot file)")
+    }
     let listsPath = url.path + ".lists"
     guard FileManager.default.fileExists(atPath: listsPath) else {
       return DoctorReport.Check(name: "lists", ok: true, detail: "none (no approximate lists saved)")
     }
     guard FileManager.default.fileExists(atPath: url.path),
-      let token = try database.read({ try $0.currentSnapshotToken() })
+      let token = try store.readTransaction({ try $0.currentSnapshotToken() })
     else {
       return DoctorReport.Check(
         name: "lists", ok: false, detail: "left without their snapshot; a repair removes them")
@@ -44,8 +46,8 @@ extension Doctor {
   /// Removes the failing lists file and, when the index is large enough to be served by the
   /// approximate tier, clusters its rows again and saves the new lists with the snapshot.
   func repairLists() throws -> String {
-    let listsPath = vectors.snapshotURL.path + ".lists"
-    if FileManager.default.fileExists(atPath: listsPath) {
+    if let url = vectors.snapshotURL, FileManager.default.fileExists(atPath: url.path + ".lists") {
+      let listsPath = url.path + ".lists"
       try FileManager.default.removeItem(atPath: listsPath)
     }
     let index = self.index
