@@ -93,6 +93,8 @@ enum LocomoSuite {
     let modes: [SearchMode] = [.hybrid, .vector, .keyword]
     var memories: [(path: String, questions: [Question])] = []
     var storage = StorageTally()
+    // Wall time of the ingests (embedding included), for turns per second.
+    var ingestSeconds = 0.0
 
     for file in files {
       let data = try Data(contentsOf: URL(fileURLWithPath: file))
@@ -119,7 +121,9 @@ enum LocomoSuite {
       let path = scratch.appendingPathComponent(URL(fileURLWithPath: file).lastPathComponent + ".sqlite").path
       let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
       progress("locomo: ingesting \(file) (\(conversation.turnCount) turns)")
+      let ingestStart = ContinuousClock.now
       _ = try await engine.ingest(conversation, path: file, sessionPrefix: "")
+      ingestSeconds += (ContinuousClock.now - ingestStart).seconds
       if keywordText == "plain" { try rebuildTurnKeywordIndexWithoutDays(path: path) }
       memories.append((path, questions))
 
@@ -197,6 +201,7 @@ enum LocomoSuite {
     }
     report.set("modes", modesReport)
     report.set("storage", storage.report())
+    report.set("ingest_turns_per_s", Double(storage.turns) / max(ingestSeconds, 1e-9))
     if sweep { report.set("sweep", try await sweepFusion(memories, embedder: embedder)) }
     if !skipCompaction {
       var compaction = BenchReport()
