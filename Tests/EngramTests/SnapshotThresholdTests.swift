@@ -71,7 +71,7 @@ import Testing
     #expect(reader.index.count == 30)
     #expect(try await Self.results(reader) == before)
     let report = try await reader.doctor()
-    #expect(report.checks.allSatisfy(\.ok), "\(report.checks)")
+    #expect(report.checks.allSatisfy { $0.ok }, "\(report.checks)")
   }
 
   @Test func crossingTheThresholdWritesTheSnapshot() async throws {
