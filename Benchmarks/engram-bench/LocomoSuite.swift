@@ -98,6 +98,8 @@ enum LocomoSuite {
     defer { postgres?.drop() }
     var postgresTallies: [SearchMode: Tally] = [:]
     var postgresLatencies: [SearchMode: [Double]] = [:]
+    // Wall time of the ingests (embedding included), for turns per second.
+    var ingestSeconds = 0.0
 
     for file in files {
       let data = try Data(contentsOf: URL(fileURLWithPath: file))
@@ -124,7 +126,9 @@ enum LocomoSuite {
       let path = scratch.appendingPathComponent(URL(fileURLWithPath: file).lastPathComponent + ".sqlite").path
       let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
       progress("locomo: ingesting \(file) (\(conversation.turnCount) turns)")
+      let ingestStart = ContinuousClock.now
       _ = try await engine.ingest(conversation, path: file, sessionPrefix: "")
+      ingestSeconds += (ContinuousClock.now - ingestStart).seconds
       if keywordText == "plain" { try rebuildTurnKeywordIndexWithoutDays(path: path) }
       memories.append((path, questions))
 
@@ -214,6 +218,7 @@ enum LocomoSuite {
         "postgresql", postgresReport(modes: modes, tallies: postgresTallies, latencies: postgresLatencies))
     }
     report.set("storage", storage.report())
+    report.set("ingest_turns_per_s", Double(storage.turns) / max(ingestSeconds, 1e-9))
     if sweep { report.set("sweep", try await sweepFusion(memories, embedder: embedder)) }
     if !skipCompaction {
       var compaction = BenchReport()

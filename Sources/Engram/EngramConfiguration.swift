@@ -78,6 +78,17 @@ public struct EngramConfiguration: Sendable {
   /// "default", when not set; the CLI's `--user` / `$ENGRAM_USER`). 1...128 ASCII letters,
   /// digits, `.`, `_`, `-` or `@` (docs/users.md).
   public var user: String = StoreUser.defaultID
+  /// Indexed vectors below which no `.vectors` snapshot file is kept beside the database:
+  /// the index is loaded from the embeddings table at open instead, and the file's second
+  /// copy of every vector (about 1,600 bytes a turn with MiniLM) is not stored. A snapshot
+  /// left from when the memory was larger is removed by the next snapshot write. Default
+  /// 1,000: `engram-bench snapshot-open` (hashing 384 dims, release build, a shared 2-core
+  /// AMD EPYC) measured the table load at 14-36 ms for 1,000 rows against 1-14 ms mapped,
+  /// within the ~17 ms a mapped open of 1M rows costs, but 100-150 ms at 2,000-5,000 rows
+  /// and 0.7 s at 20,000 (the mapped open stays about 2 ms). 0 always keeps a snapshot.
+  /// While the approximate tier is enabled, a memory at or above `approximate.threshold`
+  /// always keeps one (its lists are saved beside it).
+  public var snapshotMinimumRows: Int = 1_000
 
   /// Creates a configuration; every default is documented on its property.
   public init(
@@ -127,6 +138,9 @@ public struct EngramConfiguration: Sendable {
     }
     guard (1...4096).contains(embeddingBatchSize) else {
       throw .invalidConfiguration(field: "embeddingBatchSize", reason: "must lie in 1...4096")
+    }
+    guard snapshotMinimumRows >= 0 else {
+      throw .invalidConfiguration(field: "snapshotMinimumRows", reason: "must be 0 or more")
     }
     guard (try? StoreUser.validated(user)) != nil else {
       throw .invalidConfiguration(

@@ -85,7 +85,7 @@ public final class MemoryEngine: EnginePart {
       vectors = try VectorIndexKeeper(
         store: store, snapshotURL: store.vectorSnapshotURL,
         dimension: configuration.embedder.dimension, threads: configuration.searchThreads,
-        approximate: configuration.approximate)
+        approximate: configuration.approximate, snapshotMinimumRows: configuration.snapshotMinimumRows)
     } catch {
       store.close()
       throw error

@@ -18,8 +18,13 @@ final class TemporaryFolder {
   deinit { try? FileManager.default.removeItem(at: url) }
 }
 
+/// A hashing-embedder configuration that keeps a snapshot at every size
+/// (`snapshotMinimumRows` 0), so the snapshot tests' small memories exercise it;
+/// `SnapshotThresholdTests` covers the default, which keeps none below 1,000 rows.
 func hashingConfiguration(dimension: Int = 256) -> EngramConfiguration {
-  EngramConfiguration(embedder: try! HashingEmbedder(dimension: dimension))
+  var configuration = EngramConfiguration(embedder: try! HashingEmbedder(dimension: dimension))
+  configuration.snapshotMinimumRows = 0
+  return configuration
 }
 
 func writeFile(_ text: String, to path: String) throws {

@@ -19,6 +19,8 @@ final class VectorIndexKeeper: Sendable {
   let approximate: ApproximateConfiguration
   /// The snapshot file beside the database (nil when the store keeps none).
   let snapshotURL: URL?
+  /// Rows below which no snapshot file is kept (`EngramConfiguration.snapshotMinimumRows`).
+  let snapshotMinimumRows: Int
   /// The index; replaced whole by import, reindex and reload.
   let holder: Mutex<VectorIndex>
   /// The embedding generation the index reflects; another process's write makes it stale.
@@ -44,9 +46,10 @@ final class VectorIndexKeeper: Sendable {
   /// Loads the index of `database` (dimension `dimension`).
   init(
     store: any MemoryStore, snapshotURL: URL?, dimension: Int, threads: Int,
-    approximate: ApproximateConfiguration = ApproximateConfiguration()
+    approximate: ApproximateConfiguration = ApproximateConfiguration(), snapshotMinimumRows: Int = 0
   ) throws {
     self.store = store
+    self.snapshotMinimumRows = snapshotMinimumRows
     self.dimension = dimension
     self.threads = threads
     self.approximate = approximate
@@ -69,6 +72,14 @@ final class VectorIndexKeeper: Sendable {
   /// The configuration of every index this keeper loads.
   var indexConfiguration: VectorIndex.Configuration {
     VectorIndex.Configuration(dimension: dimension, threads: threads, approximate: approximate)
+  }
+
+  /// Whether an index of `rows` live rows keeps a snapshot file: at `snapshotMinimumRows`
+  /// and above, and always once the approximate tier serves (its lists live beside the
+  /// snapshot). Below, the open from the embeddings table costs about as little as the
+  /// mapped open, and the file would store every vector a second time.
+  func keepsSnapshot(rows: Int) -> Bool {
+    rows >= snapshotMinimumRows || (approximate.enabled && rows >= approximate.threshold)
   }
 
   /// The current index (a value: later changes do not affect a search in progress).
@@ -129,6 +140,20 @@ final class VectorIndexKeeper: Sendable {
     // Own writes update the index just after their commit: a count that disagrees means
     // one is still on its way in.
     guard current, index.count == stored else { return }
+    guard keepsSnapshot(rows: index.count) else {
+      // A small memory keeps no file: one left from when it was larger goes (the stamp
+      // recorded below prunes the change log no snapshot needs any more).
+      try VectorIndex.removeSnapshot(at: snapshotURL)
+      recordSnapshot(token: token, generation: generation, maxEmbeddingID: maxID)
+      state.withLock { state in
+        state.fromSnapshot = false
+        if state.generation == generation {
+          state.unsaved = false
+          state.baselineChanges = index.changeCount
+        }
+      }
+      return
+    }
     try index.write(snapshotTo: snapshotURL, token: token)
     recordSnapshot(token: token, generation: generation, maxEmbeddingID: maxID)
     state.withLock { state in

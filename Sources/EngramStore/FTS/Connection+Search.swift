@@ -6,7 +6,7 @@ public struct TextHit: Sendable, Hashable {
   public var ownerKind: ItemKind
   /// The matching row's id.
   public var ownerID: Int64
-  /// The BM25 relevance, negated from FTS5's `bm25()` so that higher is better (always
+  /// The BM25 relevance (`FTSRank`), negated so that higher is better (always
   /// > 0 for a match). Scores from different tables are comparable only roughly (each table
   /// has its own document statistics).
   public var bm25: Double
@@ -84,16 +84,17 @@ extension Connection {
       // rows (one seek each way), the index alone answers, else the rows are joined.
       if sessionID == nil && timeRange == nil, try holdsOnlyThisUser(kind.sourceTable) {
         statement = try cachedStatement(
-          "SELECT rowid, -bm25(\(fts)) FROM \(fts) WHERE \(fts) MATCH ?1 ORDER BY bm25(\(fts)) LIMIT ?2")
+          "SELECT rowid, -engram_bm25(\(fts)) FROM \(fts) WHERE \(fts) MATCH ?1 ORDER BY engram_bm25(\(fts)) LIMIT ?2"
+        )
         try statement.bind(expression, at: 1)
         try statement.bind(limit, at: 2)
       } else {
         statement = try cachedStatement(
           """
-          SELECT \(fts).rowid, -bm25(\(fts)) FROM \(fts) JOIN \(kind.sourceTable) t ON t.id = \(fts).rowid
+          SELECT \(fts).rowid, -engram_bm25(\(fts)) FROM \(fts) JOIN \(kind.sourceTable) t ON t.id = \(fts).rowid
           WHERE \(fts) MATCH ?1 AND t.user_id = ?6 AND (?3 IS NULL OR t.session_id = ?3)
             AND (?4 IS NULL OR t.\(kind.timeColumn) >= ?4) AND (?5 IS NULL OR t.\(kind.timeColumn) < ?5)
-          ORDER BY bm25(\(fts)) LIMIT ?2
+          ORDER BY engram_bm25(\(fts)) LIMIT ?2
           """)
         try statement.bind(expression, at: 1)
         try statement.bind(limit, at: 2)

@@ -204,5 +204,7 @@ public enum FTSText {
         throw SQLiteError.from(db, resultCode: code, sql: "engram_fts_text")
       }
     }
+    // The keyword rank the searches order by (see `FTSRank`).
+    try FTSRank.register(on: db)
   }
 }
