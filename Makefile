@@ -75,7 +75,7 @@ format:
 
 schemas:
 	./scripts/generate-migrations.sh
-	./scripts/generate-postgres-migrations.sh
+	./scripts/generate-migrations.sh postgres
 
 # The intent model's training corpus, compiled into the agent (see docs/requests.md).
 corpus:

@@ -1,5 +1,5 @@
 /// Applies the PostgreSQL schema (schemas/postgres, compiled in by
-/// scripts/generate-postgres-migrations.sh) to a database.
+/// scripts/generate-migrations.sh postgres) to a database.
 ///
 /// `engram_schema` lists the migrations applied (each file records its own version). Each
 /// missing migration runs in its own transaction under an advisory lock, so a failure leaves
