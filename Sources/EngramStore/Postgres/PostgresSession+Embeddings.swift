@@ -243,11 +243,15 @@ extension PostgresSession {
     for kind in ItemKind.allCases where kinds.contains(kind) {
       let table = kind.sourceTable
       let time = kind.timeColumn
+      // Each term's weight is computed once, before the documents are read (MATERIALIZED):
+      // on a table without statistics (just after an ingest) the planner otherwise nests the
+      // per-term counts inside the loop over matching documents, 485 ms instead of 6 ms for
+      // one LoCoMo conversation.
       let result = try connection.execute(
         """
-        WITH terms AS (
+        WITH terms AS MATERIALIZED (
           SELECT phraseto_tsquery('engram_terms', term) AS q FROM json_array_elements_text($2::json) AS term
-        ), weighted AS (
+        ), weighted AS MATERIALIZED (
           SELECT t.q, ln(1 + (total.n - matches.n + 0.5) / (matches.n + 0.5)) AS idf
           FROM terms t,
             LATERAL (SELECT count(*)::float8 AS n FROM \(table) WHERE user_scope = $1 AND search @@ t.q) matches,
