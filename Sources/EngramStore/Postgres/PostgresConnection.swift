@@ -43,20 +43,17 @@ public final class PostgresConnection {
       throw PostgresError(kind: .connection, message: message.isEmpty ? "the connection failed" : message)
     }
     handle = connection
+    // From here on the object is fully initialized: a throw runs `deinit`, which finishes the
+    // connection (finishing it here as well was a double free when the server dropped the
+    // connection during the setup below).
     engram_pq_silence_notices(handle)
     guard PQsetClientEncoding(handle, "UTF8") == 0 else {
       let message = Self.trimmed(PQerrorMessage(handle))
-      PQfinish(handle)
       throw PostgresError(
         kind: .connection, message: "setting the client encoding to UTF8 failed: \(message)")
     }
-    do {
-      // Pin the one output format this wrapper decodes, whatever the server's default.
-      try execute("SET bytea_output = 'hex'")
-    } catch {
-      PQfinish(handle)
-      throw error
-    }
+    // Pin the one output format this wrapper decodes, whatever the server's default.
+    try execute("SET bytea_output = 'hex'")
   }
 
   deinit { PQfinish(handle) }
