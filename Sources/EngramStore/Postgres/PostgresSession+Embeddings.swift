@@ -3,14 +3,6 @@ import Foundation
 
 // Embeddings, their generation and change log, and keyword search: one user's.
 extension PostgresSession {
-  /// The user's embedding model, or nil before one is configured.
-  public func embeddingModel() throws -> EmbeddingModel? {
-    guard let name = try meta("embedding_model"), let dimensionText = try meta("embedding_dimension"),
-      let dimension = Int(dimensionText)
-    else { return nil }
-    return EmbeddingModel(name: name, dimension: dimension)
-  }
-
   /// Sets the user's embedding model (the same model again is a no-op); with `replace`, a
   /// different model replaces the configured one and the user's embeddings are deleted.
   /// - Throws: `StoreError.invalidEmbeddingModel`, `StoreError.modelMismatch`.

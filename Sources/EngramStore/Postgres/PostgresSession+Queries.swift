@@ -321,24 +321,6 @@ extension PostgresSession {
     return items
   }
 
-  /// One item of the user that can be embedded, or nil.
-  public func embeddableItem(_ kind: ItemKind, id: Int64) throws -> EmbeddableItem? {
-    switch kind {
-    case .message:
-      return try fetch(Message.self, id: id).map {
-        EmbeddableItem(kind: .message, id: id, content: $0.content, speaker: $0.speaker, time: $0.createdAt)
-      }
-    case .memory:
-      return try fetch(Memory.self, id: id).map {
-        EmbeddableItem(kind: .memory, id: id, content: $0.content, time: $0.createdAt)
-      }
-    case .summary:
-      return try fetch(Summary.self, id: id).map {
-        EmbeddableItem(kind: .summary, id: id, content: $0.content, time: $0.startAt)
-      }
-    }
-  }
-
   /// Whether the user holds any session, turn, summary, memory or embedding.
   public func holdsItems() throws -> Bool {
     for table in reportedTables

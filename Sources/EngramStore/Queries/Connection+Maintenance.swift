@@ -198,21 +198,4 @@ extension Connection {
     return items
   }
 
-  /// The item `kind` `id` with what its embedding text is made from, or nil.
-  public func embeddableItem(_ kind: ItemKind, id: Int64) throws -> EmbeddableItem? {
-    switch kind {
-    case .message:
-      return try fetch(Message.self, id: id).map {
-        EmbeddableItem(kind: .message, id: id, content: $0.content, speaker: $0.speaker, time: $0.createdAt)
-      }
-    case .memory:
-      return try fetch(Memory.self, id: id).map {
-        EmbeddableItem(kind: .memory, id: id, content: $0.content, time: $0.createdAt)
-      }
-    case .summary:
-      return try fetch(Summary.self, id: id).map {
-        EmbeddableItem(kind: .summary, id: id, content: $0.content, time: $0.startAt)
-      }
-    }
-  }
 }

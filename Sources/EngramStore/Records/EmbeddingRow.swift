@@ -131,14 +131,6 @@ public struct EmbeddingEntry: Sendable, Hashable {
 }
 
 extension Connection {
-  /// The embedding model configured in `meta`, or nil on a fresh database.
-  public func embeddingModel() throws -> EmbeddingModel? {
-    guard let name = try meta("embedding_model"), let dimensionText = try meta("embedding_dimension"),
-      let dimension = Int(dimensionText)
-    else { return nil }
-    return EmbeddingModel(name: name, dimension: dimension)
-  }
-
   /// Sets the embedding model of the database. The same model again is a no-op.
   ///
   /// - Parameter replace: when true, a different model replaces the configured one and every

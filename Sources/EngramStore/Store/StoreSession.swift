@@ -223,6 +223,32 @@ extension StoreSession {
   public func forEachEmbedding(_ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void) throws {
     try forEachEmbedding(ownerKinds: Set(ItemKind.allCases), body)
   }
+
+  /// The embedding model configured in `meta` (this user's), or nil before one is.
+  public func embeddingModel() throws -> EmbeddingModel? {
+    guard let name = try meta("embedding_model"), let dimensionText = try meta("embedding_dimension"),
+      let dimension = Int(dimensionText)
+    else { return nil }
+    return EmbeddingModel(name: name, dimension: dimension)
+  }
+
+  /// The item `kind` `id` with what its embedding text is made from, or nil.
+  public func embeddableItem(_ kind: ItemKind, id: Int64) throws -> EmbeddableItem? {
+    switch kind {
+    case .message:
+      return try fetch(Message.self, id: id).map {
+        EmbeddableItem(kind: .message, id: id, content: $0.content, speaker: $0.speaker, time: $0.createdAt)
+      }
+    case .memory:
+      return try fetch(Memory.self, id: id).map {
+        EmbeddableItem(kind: .memory, id: id, content: $0.content, time: $0.createdAt)
+      }
+    case .summary:
+      return try fetch(Summary.self, id: id).map {
+        EmbeddableItem(kind: .summary, id: id, content: $0.content, time: $0.startAt)
+      }
+    }
+  }
 }
 
 /// An error of the database under a store (SQLite's, PostgreSQL's), with the database's own
