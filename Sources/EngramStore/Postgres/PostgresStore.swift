@@ -22,6 +22,14 @@ public final class PostgresStore: MemoryStore {
   private let readers: [SessionSlot]
   private let nextReader = Atomic<Int>(0)
   private let closed = Atomic<Bool>(false)
+  /// The feed of this user's embedding generation: nil until asked for twice (a process
+  /// that searches once does not pay for the connection it holds).
+  private let feed = Mutex<FeedState>(FeedState())
+
+  struct FeedState {
+    var requests = 0
+    var feed: PostgresGenerationFeed?
+  }
 
   /// Opens the database at `uri` for `user`, applying the migrations it lacks (unless
   /// `readOnly`).
@@ -73,6 +81,50 @@ public final class PostgresStore: MemoryStore {
     }
   }
 
+  /// Runs `body` on a reader connection without a transaction of its own: each statement
+  /// is its own transaction, on its own snapshot. For a caller that reads with one
+  /// statement (``PostgresSession/searchCandidates(keywordQuery:kinds:limit:sessionID:timeRange:vectorIDs:)``),
+  /// the same guarantees as ``readTransaction(_:)`` for one round trip instead of three.
+  public func read<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+    try checkOpen()
+    let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
+    return try slot.use { session in try body(session) }
+  }
+
+  /// The newest embedding generation of this user that the store's ``PostgresGenerationFeed``
+  /// knows, without asking the database: nil while no feed follows it (the caller reads the
+  /// generation itself). The feed starts, in the background, on the second call, and stops
+  /// at ``close()``; while its connection is down it answers nil (it catches up from the
+  /// generation counter when it is back).
+  public func followedEmbeddingGeneration() -> Int64? {
+    let (current, start) = feed.withLock { state -> (PostgresGenerationFeed?, Bool) in
+      state.requests += 1
+      return (state.feed, state.requests == 2)
+    }
+    if let current { return current.isConnected ? current.generation : nil }
+    if start && !closed.load(ordering: .acquiring) {
+      let uri = self.uri
+      let user = self.user
+      let thread = Thread { [weak self] in
+        guard let started = try? PostgresGenerationFeed(uri: uri, user: user) else {
+          // Tried again on the next call.
+          self?.feed.withLock { $0.requests = 1 }
+          return
+        }
+        guard let self else { return started.stop() }
+        let kept = self.feed.withLock { state -> Bool in
+          guard !self.closed.load(ordering: .acquiring) else { return false }
+          state.feed = started
+          return true
+        }
+        if !kept { started.stop() }
+      }
+      thread.name = "engram-pg-feed-start"
+      thread.start()
+    }
+    return nil
+  }
+
   /// Runs `body` in a write transaction: all of it or nothing.
   public func writeTransaction<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T {
     try checkOpen()
@@ -105,6 +157,10 @@ public final class PostgresStore: MemoryStore {
   /// Closes every connection (waiting for running calls).
   public func close() {
     guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    feed.withLock { state in
+      state.feed?.stop()
+      state.feed = nil
+    }
     writer.close()
     for reader in readers { reader.close() }
   }
