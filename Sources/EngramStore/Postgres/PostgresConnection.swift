@@ -79,7 +79,11 @@ public final class PostgresConnection {
   /// seen as broken before the next statement is sent on it.
   public var isHealthy: Bool {
     guard PQstatus(handle) == CONNECTION_OK else { return false }
-    if PQtransactionStatus(handle) == PQTRANS_IDLE { _ = PQconsumeInput(handle) }
+    // Twice: a server that shuts down sends a FATAL message, then closes; the first read
+    // takes the message, the second sees the end of the stream.
+    if PQtransactionStatus(handle) == PQTRANS_IDLE {
+      if PQconsumeInput(handle) == 1 { _ = PQconsumeInput(handle) }
+    }
     return PQstatus(handle) == CONNECTION_OK
   }
 

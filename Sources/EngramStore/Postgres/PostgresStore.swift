@@ -74,7 +74,7 @@ public final class PostgresStore: MemoryStore {
   public func readTransaction<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T {
     try checkOpen()
     let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
-    return try slot.use { session in
+    return try slot.use(retryingBrokenConnection: true) { session in
       try session.connection.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
         try body(session)
       }
@@ -88,7 +88,7 @@ public final class PostgresStore: MemoryStore {
   public func read<T>(_ body: (PostgresSession) throws -> T) throws -> T {
     try checkOpen()
     let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
-    return try slot.use { session in try body(session) }
+    return try slot.use(retryingBrokenConnection: true) { session in try body(session) }
   }
 
   /// The newest embedding generation of this user that the store's ``PostgresGenerationFeed``
@@ -178,7 +178,10 @@ final class SessionSlot: @unchecked Sendable {
     self.uri = uri
   }
 
-  func use<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+  /// Runs `body` on the session, after replacing a broken connection. With
+  /// `retryingBrokenConnection` (reads only: running them twice changes nothing), a body
+  /// that failed because the connection broke under it runs once more on a new one.
+  func use<T>(retryingBrokenConnection: Bool = false, _ body: (PostgresSession) throws -> T) throws -> T {
     lock.lock()
     defer { lock.unlock() }
     guard var current = session else { throw StoreError.closed(path: StoreLocation.redacted(uri)) }
@@ -187,7 +190,14 @@ final class SessionSlot: @unchecked Sendable {
         connection: try PostgresConnection(url: uri), userScope: current.userScope)
       session = current
     }
-    return try body(current)
+    do {
+      return try body(current)
+    } catch  where retryingBrokenConnection && !current.connection.isHealthy {
+      current = try PostgresSession(
+        connection: try PostgresConnection(url: uri), userScope: current.userScope)
+      session = current
+      return try body(current)
+    }
   }
 
   func close() {
