@@ -231,8 +231,8 @@ final class VectorIndexKeeper: Sendable {
     let needed = state.withLock { state in
       // A followed generation may lag this process's own writes (their notifications are on
       // their way): only a newer one is someone else's.
-      state.stale
-        || (state.writesInFlight == 0 && (followed ? current > state.generation : state.generation != current))
+      let moved = followed ? current > state.generation : state.generation != current
+      return state.stale || (state.writesInFlight == 0 && moved)
     }
     guard needed else { return }
     try refresh()

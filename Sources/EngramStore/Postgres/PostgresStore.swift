@@ -56,7 +56,8 @@ public final class PostgresStore: MemoryStore {
     writer = SessionSlot(try PostgresSession(connection: first, userScope: user), uri: uri)
     readers = try (0..<max(1, readerCount)).map { _ in
       SessionSlot(
-        try PostgresSession(connection: try PostgresConnection(url: uri), userScope: user), uri: uri)
+        try PostgresSession(connection: try SessionSlot.readerConnection(uri), userScope: user), uri: uri,
+        reader: true)
     }
   }
 
@@ -172,10 +173,25 @@ final class SessionSlot: @unchecked Sendable {
   private let lock = NSLock()
   private var session: PostgresSession?
   private let uri: String
+  private let reader: Bool
 
-  init(_ session: PostgresSession, uri: String) {
+  init(_ session: PostgresSession, uri: String, reader: Bool = false) {
     self.session = session
     self.uri = uri
+    self.reader = reader
+  }
+
+  /// A reader's connection: its prepared statements keep one generic plan (the search
+  /// statement's planning cost as much as running it; every statement is scoped by an
+  /// indexed user, so the generic plan is the custom one).
+  static func readerConnection(_ uri: String) throws -> PostgresConnection {
+    let connection = try PostgresConnection(url: uri)
+    try connection.execute("SET plan_cache_mode = force_generic_plan")
+    return connection
+  }
+
+  private func connect() throws -> PostgresConnection {
+    reader ? try Self.readerConnection(uri) : try PostgresConnection(url: uri)
   }
 
   /// Runs `body` on the session, after replacing a broken connection. With
@@ -186,15 +202,13 @@ final class SessionSlot: @unchecked Sendable {
     defer { lock.unlock() }
     guard var current = session else { throw StoreError.closed(path: StoreLocation.redacted(uri)) }
     if !current.connection.isHealthy {
-      current = try PostgresSession(
-        connection: try PostgresConnection(url: uri), userScope: current.userScope)
+      current = try PostgresSession(connection: try connect(), userScope: current.userScope)
       session = current
     }
     do {
       return try body(current)
     } catch  where retryingBrokenConnection && !current.connection.isHealthy {
-      current = try PostgresSession(
-        connection: try PostgresConnection(url: uri), userScope: current.userScope)
+      current = try PostgresSession(connection: try connect(), userScope: current.userScope)
       session = current
       return try body(current)
     }
