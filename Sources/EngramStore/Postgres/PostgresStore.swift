@@ -75,7 +75,8 @@ public final class PostgresStore: MemoryStore {
   public func readTransaction<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T {
     try checkOpen()
     let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
-    return try slot.use(retryingBrokenConnection: true) { session in
+    // Not retried: a body may gather what it reads outside (run twice, it would gather twice).
+    return try slot.use { session in
       try session.connection.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
         try body(session)
       }
@@ -86,6 +87,8 @@ public final class PostgresStore: MemoryStore {
   /// is its own transaction, on its own snapshot. For a caller that reads with one
   /// statement (``PostgresSession/searchCandidates(keywordQuery:kinds:limit:sessionID:timeRange:vectorIDs:)``),
   /// the same guarantees as ``readTransaction(_:)`` for one round trip instead of three.
+  /// A `body` that failed because the connection broke under it (a server restart) runs once
+  /// more on a new connection: it must only read, and keep nothing from a failed run.
   public func read<T>(_ body: (PostgresSession) throws -> T) throws -> T {
     try checkOpen()
     let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
