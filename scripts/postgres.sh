@@ -5,6 +5,9 @@
 #
 #   scripts/postgres.sh start          prints the folder on line 1 and its libpq URL on line 2
 #   scripts/postgres.sh stop FOLDER    stops the cluster and removes the folder
+#   scripts/postgres.sh restart FOLDER fast|immediate
+#                                      restarts the cluster (pg_ctl restart -m MODE), waiting
+#                                      until it accepts connections again
 #   scripts/postgres.sh run CMD...     starts one, runs CMD with $ENGRAM_TEST_POSTGRES_URL set
 #                                      to its URL, then stops and removes it (also on failure)
 #
@@ -121,7 +124,27 @@ stop() {
   rm -rf "$folder"
 }
 
+restart() {
+  local folder=$1 mode=$2 bin
+  case "$folder" in
+    /tmp/engram-pg.*) ;;
+    *) log "refusing to restart '$folder' (not a folder this script created)"; exit 1 ;;
+  esac
+  case "$mode" in
+    fast | immediate) ;;
+    *) log "restart mode must be fast or immediate, not '$mode'"; exit 64 ;;
+  esac
+  bin=$(bindir)
+  owner=$(stat -c %U "$folder")
+  # The server keeps the options it was started with (postmaster.opts).
+  as_owner "$bin/pg_ctl" -D "$folder/data" -l "$folder/server.log" -m "$mode" -w -t 60 restart >/dev/null
+}
+
 case "${1:-}" in
+  restart)
+    [ $# -eq 3 ] || { log "usage: postgres.sh restart FOLDER fast|immediate"; exit 64; }
+    restart "$2" "$3"
+    ;;
   start)
     start
     ;;
@@ -144,7 +167,7 @@ case "${1:-}" in
     exit $status
     ;;
   *)
-    log "usage: postgres.sh start | stop FOLDER | run CMD..."
+    log "usage: postgres.sh start | stop FOLDER | restart FOLDER fast|immediate | run CMD..."
     exit 64
     ;;
 esac

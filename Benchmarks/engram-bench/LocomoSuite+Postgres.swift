@@ -2,12 +2,16 @@ import Engram
 import EngramEmbeddings
 import EngramStore
 import Foundation
+import Synchronization
 
 /// `engram-bench locomo --db-url URL`: the same retrieval evaluation on the PostgreSQL store,
 /// in the same run as the SQLite store. A new database is created on the server of `URL`
 /// (the role needs CREATEDB) and dropped at the end; each conversation is one user of it,
 /// so every search also runs through the user scoping.
 extension LocomoSuite {
+  /// Turns ingested into PostgreSQL and the seconds it took (embedding included).
+  static let postgresIngest = Mutex<(turns: Int, seconds: Double)>((0, 0))
+
   /// A throwaway database on the server of `url`, and its URL.
   struct PostgresBenchDatabase {
     let admin: PostgresConnection
@@ -44,7 +48,10 @@ extension LocomoSuite {
     let engine = try MemoryEngine(location: try StoreLocation(parsing: url), configuration: configuration)
     defer { engine.close() }
     progress("locomo: ingesting \(path) into PostgreSQL as user \(user)")
+    let start = ContinuousClock.now
     _ = try await engine.ingest(conversation, path: path, sessionPrefix: "")
+    let seconds = (ContinuousClock.now - start).seconds
+    postgresIngest.withLock { $0 = ($0.turns + conversation.turnCount, $0.seconds + seconds) }
     for mode in modes {
       for question in questions where question.category != 5 {
         let start = ContinuousClock.now
@@ -69,6 +76,8 @@ extension LocomoSuite {
       modeReport.set("p95_ms", Measure.percentile(latencies[mode] ?? [], 0.95))
       report.set(mode.rawValue, modeReport)
     }
+    let ingest = postgresIngest.withLock { $0 }
+    report.set("ingest_turns_per_s", Double(ingest.turns) / max(ingest.seconds, 1e-9))
     return report
   }
 }

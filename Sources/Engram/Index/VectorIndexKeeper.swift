@@ -227,9 +227,12 @@ final class VectorIndexKeeper: Sendable {
 
   /// Reloads the index from the database when another process changed the embeddings.
   func refreshIfStale() throws {
-    let current = try store.readTransaction { try $0.embeddingGeneration() }
+    let (current, followed) = try newestGeneration()
     let needed = state.withLock { state in
-      state.stale || (state.generation != current && state.writesInFlight == 0)
+      // A followed generation may lag this process's own writes (their notifications are on
+      // their way): only a newer one is someone else's.
+      let moved = followed ? current > state.generation : state.generation != current
+      return state.stale || (state.writesInFlight == 0 && moved)
     }
     guard needed else { return }
     try refresh()

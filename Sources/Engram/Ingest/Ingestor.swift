@@ -102,16 +102,15 @@ struct Ingestor: EnginePart {
       }
       // One INSERT ... SELECT for all turns: FTS5 flushes once per file, not once per turn.
       let ids = try connection.insert(contentsOf: messages)
-      var stored: [(Int64, Int64, Int64)] = []
-      stored.reserveCapacity(turns.count)
-      for (position, message) in messages.enumerated() {
-        try connection.upsertEmbedding(
+      try connection.upsertEmbeddings(
+        messages.enumerated().map { position, message in
           EmbeddingRow(
             ownerKind: .message, ownerID: ids[position], model: model, vector: vectors[position],
-            createdAt: message.createdAt))
-        stored.append((ids[position], message.sessionID ?? 0, Timestamp.milliseconds(message.createdAt)))
+            createdAt: message.createdAt)
+        })
+      return messages.enumerated().map { position, message in
+        (ids[position], message.sessionID ?? 0, Timestamp.milliseconds(message.createdAt))
       }
-      return stored
     }
     resources.speakers.invalidate()
     progress?(EngramProgress(phase: "indexing", done: 0, total: total))

@@ -18,6 +18,10 @@ struct HybridRetriever: EnginePart {
     try checkOpen()
     guard k >= 1 else { throw EngramError.invalidK(k) }
     guard !TextChecks.isBlank(query) else { throw EngramError.emptyText }
+    if let postgres = store as? PostgresStore {
+      return try await searchOnPostgres(
+        postgres, query: query, k: k, mode: mode, filters: filters, recordAccess: recordAccess, exact: exact)
+    }
     let weights = configuration.retrieval
     let candidates = max(weights.candidatesPerRetriever, k)
     let kinds = filters.kinds.isEmpty ? Set(ItemKind.allCases) : filters.kinds

@@ -25,6 +25,17 @@ public struct PostgresNotification: Sendable, Hashable {
 public final class PostgresConnection {
   let handle: OpaquePointer
   private var savepointDepth = 0
+  /// Statements prepared on this connection (`PQprepare`): name by SQL text and parameter
+  /// types. A statement is prepared when it runs a second time (a process that runs it once
+  /// pays no extra round trip); from then on it skips the server's parse and analysis (and,
+  /// once PostgreSQL settles on a generic plan, its planning).
+  private var prepared: [String: String] = [:]
+  private var preparedNames = 0
+  /// Statements run once, not yet prepared.
+  private var seenOnce: Set<String> = []
+
+  /// How many statements a connection keeps prepared; later ones run unprepared.
+  public static let preparedStatementLimit = 256
 
   /// Connects with a libpq connection URI (`postgresql://user@host:port/dbname?...`) or a
   /// `key=value` connection string.
@@ -62,7 +73,19 @@ public final class PostgresConnection {
   public var serverVersion: Int { Int(PQserverVersion(handle)) }
 
   /// Whether the connection is still up (false once the server closed it or it broke).
-  public var isHealthy: Bool { PQstatus(handle) == CONNECTION_OK }
+  ///
+  /// Reads what the server sent meanwhile without waiting (libpq's sockets never block), so
+  /// a connection the server closed while it sat idle (a restart, a terminated backend) is
+  /// seen as broken before the next statement is sent on it.
+  public var isHealthy: Bool {
+    guard PQstatus(handle) == CONNECTION_OK else { return false }
+    // Twice: a server that shuts down sends a FATAL message, then closes; the first read
+    // takes the message, the second sees the end of the stream.
+    if PQtransactionStatus(handle) == PQTRANS_IDLE {
+      if PQconsumeInput(handle) == 1 { _ = PQconsumeInput(handle) }
+    }
+    return PQstatus(handle) == CONNECTION_OK
+  }
 
   /// The process id of this connection's server backend.
   public var backendPID: Int32 { PQbackendPID(handle) }
@@ -108,11 +131,52 @@ public final class PostgresConnection {
       formats.append(binary ? 1 : 0)
     }
     let values = buffers.map { UnsafePointer($0) }
-    let result = values.withUnsafeBufferPointer { values in
-      PQexecParams(
-        handle, sql, Int32(parameters.count), types, values.baseAddress, lengths, formats, 0)
+    guard !parameters.isEmpty, let name = try preparedName(sql, types: types) else {
+      let result = values.withUnsafeBufferPointer { values in
+        PQexecParams(
+          handle, sql, Int32(parameters.count), types, values.baseAddress, lengths, formats, 0)
+      }
+      return try check(result, sql: sql)
     }
-    return try check(result, sql: sql)
+    let result = values.withUnsafeBufferPointer { values in
+      PQexecPrepared(handle, name, Int32(parameters.count), values.baseAddress, lengths, formats, 0)
+    }
+    do {
+      return try check(result, sql: sql)
+    } catch {
+      // A plan whose result type changed under it (another process altered a table) cannot
+      // be run again: prepare the statement anew next time.
+      if error.sqlState?.rawValue == "0A000" {
+        prepared.removeValue(forKey: Self.preparedKey(sql, types: types))
+      }
+      throw error
+    }
+  }
+
+  /// Whether `sql` is kept prepared on this connection (after its second run with parameters).
+  public func isPrepared(_ sql: String, types: [UInt32]) -> Bool {
+    prepared[Self.preparedKey(sql, types: types)] != nil
+  }
+
+  private static func preparedKey(_ sql: String, types: [UInt32]) -> String {
+    types.map(String.init).joined(separator: ",") + ";" + sql
+  }
+
+  /// The name `sql` is prepared under, preparing it on first use; nil once the connection
+  /// holds ``preparedStatementLimit`` statements.
+  private func preparedName(_ sql: String, types: [UInt32]) throws(PostgresError) -> String? {
+    let key = Self.preparedKey(sql, types: types)
+    if let name = prepared[key] { return name }
+    guard prepared.count < Self.preparedStatementLimit else { return nil }
+    guard seenOnce.remove(key) != nil else {
+      if seenOnce.count < Self.preparedStatementLimit { seenOnce.insert(key) }
+      return nil
+    }
+    preparedNames += 1
+    let name = "engram_\(preparedNames)"
+    _ = try check(PQprepare(handle, name, sql, Int32(types.count), types), sql: sql)
+    prepared[key] = name
+    return name
   }
 
   /// Runs a script of several statements separated by semicolons (a migration), with no

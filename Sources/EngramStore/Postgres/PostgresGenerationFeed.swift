@@ -7,6 +7,10 @@ import Synchronization
 /// table whenever the feed (re)connects, so notifications missed while it was away (a
 /// restart, a network cut) are caught up from the counter itself.
 ///
+/// While connected, the feed also reads the counter every ``catchUpInterval``: a notification
+/// that never came (the connection broke unnoticed, a server that dropped it) delays a change
+/// by at most that long.
+///
 /// ``generation`` is the newest generation known: an index loaded at a lower one is stale.
 /// ``changes`` yields each new generation (newest first wins: a slow reader skips ahead).
 /// The worker thread holds the feed until ``stop()`` is called.
@@ -26,14 +30,18 @@ public final class PostgresGenerationFeed: Sendable {
   /// The `application_name` of the feed's connections.
   public static let applicationName = "engram-generation-feed"
 
+  /// How often a connected feed reads the generation counter besides listening.
+  public let catchUpInterval: Duration
+
   /// The channel the schema's triggers notify, with payload `GENERATION:USER`.
   public static let channel = "engram_embeddings"
 
   /// Starts following `user`'s generation on the database at `uri`.
   /// - Throws: `PostgresError` when the first connection fails (later failures are retried).
-  public init(uri: String, user: String) throws {
+  public init(uri: String, user: String, catchUpInterval: Duration = .seconds(1)) throws {
     self.uri = uri
     self.user = user
+    self.catchUpInterval = catchUpInterval
     (changes, continuation) = AsyncStream.makeStream(of: Int64.self, bufferingPolicy: .bufferingNewest(1))
     // The first connection proves the database reachable and reads the generation; the
     // worker opens its own (and catches up again after its LISTEN: nothing falls between).
@@ -96,6 +104,7 @@ public final class PostgresGenerationFeed: Sendable {
     var connection: PostgresConnection?
     var delay = 0.0
     var first = true
+    var lastCatchUp = ContinuousClock.now
     let suffix = ":" + user
     while running.load(ordering: .acquiring) {
       guard let current = connection else {
@@ -103,6 +112,7 @@ public final class PostgresGenerationFeed: Sendable {
         delay = min(max(delay * 2, 0.05), 2)
         if let fresh = try? Self.connect(uri: uri), (try? catchUp(fresh)) != nil {
           connection = fresh
+          lastCatchUp = .now
           connected.store(true, ordering: .releasing)
           if !first { reconnections.add(1, ordering: .relaxed) }
           first = false
@@ -116,6 +126,10 @@ public final class PostgresGenerationFeed: Sendable {
           if let generation = Int64(notification.payload.dropLast(suffix.count)) { advance(to: generation) }
         }
         if !current.isHealthy { throw PostgresError(kind: .connection, message: "the connection closed") }
+        if ContinuousClock.now - lastCatchUp >= catchUpInterval {
+          try catchUp(current)
+          lastCatchUp = .now
+        }
       } catch {
         connected.store(false, ordering: .releasing)
         connection = nil

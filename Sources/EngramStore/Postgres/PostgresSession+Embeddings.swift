@@ -218,62 +218,7 @@ extension PostgresSession {
     }
   }
 
-  // MARK: Keyword search
-
-  /// Full-text search over the user's messages, memories and summaries, best first: the
-  /// terms of ``FTSQuery`` (stemmed as the index is) joined with OR, each document scored
-  /// like BM25 (the sum over the terms it matches of the term's inverse document frequency
-  /// in the user's table times `ts_rank`'s length-normalized term weight).
-  public func searchText(
-    _ query: String, kinds: Set<ItemKind> = Set(ItemKind.allCases), limit: Int = 20, sessionID: Int64? = nil,
-    timeRange: Range<Int64>? = nil
-  ) throws -> [TextHit] {
-    let terms = PostgresFullText.queryTerms(for: query)
-    guard limit > 0, !terms.isEmpty else { return [] }
-    let termsJSON = JSONValue.array(terms.map(JSONValue.string)).jsonText
-    var hits: [TextHit] = []
-    for kind in ItemKind.allCases where kinds.contains(kind) {
-      let table = kind.sourceTable
-      let time = kind.timeColumn
-      // Each term's weight is computed once, before the documents are read (MATERIALIZED):
-      // on a table without statistics (just after an ingest) the planner otherwise nests the
-      // per-term counts inside the loop over matching documents, 485 ms instead of 6 ms for
-      // one LoCoMo conversation.
-      let result = try connection.execute(
-        """
-        WITH terms AS MATERIALIZED (
-          SELECT phraseto_tsquery('engram_terms', term) AS q FROM json_array_elements_text($2::json) AS term
-        ), weighted AS MATERIALIZED (
-          SELECT t.q, ln(1 + (total.n - matches.n + 0.5) / (matches.n + 0.5)) AS idf
-          FROM terms t,
-            LATERAL (SELECT count(*)::float8 AS n FROM \(table) WHERE user_scope = $1 AND search @@ t.q) matches,
-            (SELECT count(*)::float8 AS n FROM \(table) WHERE user_scope = $1) total
-          WHERE numnode(t.q) > 0
-        )
-        SELECT d.id, sum(w.idf * ts_rank(d.search, w.q, 1)) AS score
-        FROM \(table) d JOIN weighted w ON d.search @@ w.q
-        WHERE d.user_scope = $1 AND ($4::bigint IS NULL OR d.session_id = $4)
-          AND ($5::bigint IS NULL OR d.\(time) >= $5) AND ($6::bigint IS NULL OR d.\(time) < $6)
-        GROUP BY d.id ORDER BY score DESC, d.id LIMIT $3
-        """,
-        [
-          scope, .text(termsJSON), .int(Int64(limit)), sessionID.map(PostgresValue.int) ?? .null,
-          timeRange.map { .int($0.lowerBound) } ?? .null, timeRange.map { .int($0.upperBound) } ?? .null,
-        ])
-      for row in result.rows {
-        // Positive, like the SQLite store's negated bm25 (a matching term's idf is > 0).
-        hits.append(
-          TextHit(
-            ownerKind: kind, ownerID: try row.int64(0) ?? 0,
-            bm25: max(try row.double(1) ?? 0, .leastNonzeroMagnitude)))
-      }
-    }
-    if kinds.count > 1 {
-      hits.sort { $0.bm25 != $1.bm25 ? $0.bm25 > $1.bm25 : $0.ownerID < $1.ownerID }
-      if hits.count > limit { hits.removeSubrange(limit...) }
-    }
-    return hits
-  }
+  // MARK: Keyword index
 
   /// Rewrites every indexed row's terms (`fts_text`) from its text: the repair for rows
   /// written without them, or after the terms' rules change.

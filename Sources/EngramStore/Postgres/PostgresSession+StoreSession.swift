@@ -87,7 +87,7 @@ extension PostgresSession: StoreSession {
   }
 
   /// Columns a table has only in PostgreSQL (never exported).
-  static let internalColumns: Set<String> = ["user_scope", "fts_text", "search"]
+  static let internalColumns: Set<String> = ["user_scope", "fts_text", "search", "fts_length"]
 
   /// The user's rows of `table` (its columns as SQLite names them, without the user scope
   /// and the keyword-index columns), ordered by `order`.

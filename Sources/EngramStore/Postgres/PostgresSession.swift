@@ -129,6 +129,8 @@ public final class PostgresSession {
   public func insert<R: StoredRecord>(contentsOf records: [R]) throws -> [Int64] {
     let model = R.self == EmbeddingRow.self ? try embeddingModel() : nil
     for record in records { try bridge.validate(record, model: model) }
+    // Rows with ids of their own keep the one-by-one path (it moves the sequence past them).
+    if records.count > 1 && records.allSatisfy({ $0.id == nil }) { return try insertBatch(records) }
     return try transaction { try records.map { try insert($0) } }
   }
 

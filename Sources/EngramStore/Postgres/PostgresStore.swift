@@ -22,6 +22,14 @@ public final class PostgresStore: MemoryStore {
   private let readers: [SessionSlot]
   private let nextReader = Atomic<Int>(0)
   private let closed = Atomic<Bool>(false)
+  /// The feed of this user's embedding generation: nil until asked for twice (a process
+  /// that searches once does not pay for the connection it holds).
+  private let feed = Mutex<FeedState>(FeedState())
+
+  struct FeedState {
+    var requests = 0
+    var feed: PostgresGenerationFeed?
+  }
 
   /// Opens the database at `uri` for `user`, applying the migrations it lacks (unless
   /// `readOnly`).
@@ -48,7 +56,8 @@ public final class PostgresStore: MemoryStore {
     writer = SessionSlot(try PostgresSession(connection: first, userScope: user), uri: uri)
     readers = try (0..<max(1, readerCount)).map { _ in
       SessionSlot(
-        try PostgresSession(connection: try PostgresConnection(url: uri), userScope: user), uri: uri)
+        try PostgresSession(connection: try SessionSlot.readerConnection(uri), userScope: user), uri: uri,
+        reader: true)
     }
   }
 
@@ -66,11 +75,58 @@ public final class PostgresStore: MemoryStore {
   public func readTransaction<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T {
     try checkOpen()
     let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
+    // Not retried: a body may gather what it reads outside (run twice, it would gather twice).
     return try slot.use { session in
       try session.connection.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
         try body(session)
       }
     }
+  }
+
+  /// Runs `body` on a reader connection without a transaction of its own: each statement
+  /// is its own transaction, on its own snapshot. For a caller that reads with one
+  /// statement (``PostgresSession/searchCandidates(keywordQuery:kinds:limit:sessionID:timeRange:vectorIDs:)``),
+  /// the same guarantees as ``readTransaction(_:)`` for one round trip instead of three.
+  /// A `body` that failed because the connection broke under it (a server restart) runs once
+  /// more on a new connection: it must only read, and keep nothing from a failed run.
+  public func read<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+    try checkOpen()
+    let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
+    return try slot.use(retryingBrokenConnection: true) { session in try body(session) }
+  }
+
+  /// The newest embedding generation of this user that the store's ``PostgresGenerationFeed``
+  /// knows, without asking the database: nil while no feed follows it (the caller reads the
+  /// generation itself). The feed starts, in the background, on the second call, and stops
+  /// at ``close()``; while its connection is down it answers nil (it catches up from the
+  /// generation counter when it is back).
+  public func followedEmbeddingGeneration() -> Int64? {
+    let (current, start) = feed.withLock { state -> (PostgresGenerationFeed?, Bool) in
+      state.requests += 1
+      return (state.feed, state.requests == 2)
+    }
+    if let current { return current.isConnected ? current.generation : nil }
+    if start && !closed.load(ordering: .acquiring) {
+      let uri = self.uri
+      let user = self.user
+      let thread = Thread { [weak self] in
+        guard let started = try? PostgresGenerationFeed(uri: uri, user: user) else {
+          // Tried again on the next call.
+          self?.feed.withLock { $0.requests = 1 }
+          return
+        }
+        guard let self else { return started.stop() }
+        let kept = self.feed.withLock { state -> Bool in
+          guard !self.closed.load(ordering: .acquiring) else { return false }
+          state.feed = started
+          return true
+        }
+        if !kept { started.stop() }
+      }
+      thread.name = "engram-pg-feed-start"
+      thread.start()
+    }
+    return nil
   }
 
   /// Runs `body` in a write transaction: all of it or nothing.
@@ -105,6 +161,10 @@ public final class PostgresStore: MemoryStore {
   /// Closes every connection (waiting for running calls).
   public func close() {
     guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    feed.withLock { state in
+      state.feed?.stop()
+      state.feed = nil
+    }
     writer.close()
     for reader in readers { reader.close() }
   }
@@ -116,22 +176,45 @@ final class SessionSlot: @unchecked Sendable {
   private let lock = NSLock()
   private var session: PostgresSession?
   private let uri: String
+  private let reader: Bool
 
-  init(_ session: PostgresSession, uri: String) {
+  init(_ session: PostgresSession, uri: String, reader: Bool = false) {
     self.session = session
     self.uri = uri
+    self.reader = reader
   }
 
-  func use<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+  /// A reader's connection: its prepared statements keep one generic plan (the search
+  /// statement's planning cost as much as running it; every statement is scoped by an
+  /// indexed user, so the generic plan is the custom one).
+  static func readerConnection(_ uri: String) throws -> PostgresConnection {
+    let connection = try PostgresConnection(url: uri)
+    try connection.execute("SET plan_cache_mode = force_generic_plan")
+    return connection
+  }
+
+  private func connect() throws -> PostgresConnection {
+    reader ? try Self.readerConnection(uri) : try PostgresConnection(url: uri)
+  }
+
+  /// Runs `body` on the session, after replacing a broken connection. With
+  /// `retryingBrokenConnection` (reads only: running them twice changes nothing), a body
+  /// that failed because the connection broke under it runs once more on a new one.
+  func use<T>(retryingBrokenConnection: Bool = false, _ body: (PostgresSession) throws -> T) throws -> T {
     lock.lock()
     defer { lock.unlock() }
     guard var current = session else { throw StoreError.closed(path: StoreLocation.redacted(uri)) }
     if !current.connection.isHealthy {
-      current = try PostgresSession(
-        connection: try PostgresConnection(url: uri), userScope: current.userScope)
+      current = try PostgresSession(connection: try connect(), userScope: current.userScope)
       session = current
     }
-    return try body(current)
+    do {
+      return try body(current)
+    } catch  where retryingBrokenConnection && !current.connection.isHealthy {
+      current = try PostgresSession(connection: try connect(), userScope: current.userScope)
+      session = current
+      return try body(current)
+    }
   }
 
   func close() {

@@ -87,6 +87,8 @@ public protocol StoreSession: AnyObject {
   func configureEmbeddingModel(model: String, dimension: Int, replace: Bool) throws
   /// Inserts or replaces the embedding of the row's owner; returns its id.
   @discardableResult func upsertEmbedding(_ row: EmbeddingRow) throws -> Int64
+  /// Inserts or replaces the embeddings of distinct owners (PostgreSQL: in one statement).
+  func upsertEmbeddings(_ rows: [EmbeddingRow]) throws
   /// The embedding of an owner, or nil.
   func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow?
   /// Deletes the embedding of an owner; returns whether it existed.
