@@ -96,7 +96,8 @@ struct Doctor: EnginePart {
       try connection.forEachEmbedding { entry, vector in
         indexed += 1
         let key = VectorKey.make(entry.ownerKind, entry.ownerID)
-        guard vector.count == dimension, let held = index.entry(for: key) else {
+        // As held: a row of a snapshot of codes is checked against its codes, not re-read.
+        guard vector.count == dimension, let held = index.heldVector(for: key) else {
           absent += 1
           return
         }
@@ -104,7 +105,7 @@ struct Doctor: EnginePart {
         var dot: Float = 0
         var norm: Float = 0
         for component in 0..<dimension {
-          dot += vector[component] * held.vector[component]
+          dot += vector[component] * held[component]
           norm += vector[component] * vector[component]
         }
         if !(dot >= 0.999 * norm.squareRoot()) { differing += 1 }
