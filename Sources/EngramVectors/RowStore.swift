@@ -112,7 +112,9 @@ final class RowStore: @unchecked Sendable {
       let owned =
         floatless > 0
         ? [UnsafeMutableRawPointer(vectors)]
-        : [UnsafeMutableRawPointer(codes), UnsafeMutableRawPointer(scales), UnsafeMutableRawPointer(codeSums)]
+        : [
+          UnsafeMutableRawPointer(codes), UnsafeMutableRawPointer(scales), UnsafeMutableRawPointer(codeSums),
+        ]
       for pointer in owned { engram_free_rows(pointer) }
       return
     }

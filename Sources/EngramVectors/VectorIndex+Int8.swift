@@ -27,7 +27,9 @@ extension VectorIndex {
   }
 
   /// `searchInt8`, also telling whether the second pass ran (for tests).
-  func searchInt8Certified(_ version: IndexVersion, query: UnsafePointer<Float>, k: Int, among: [Int32]? = nil)
+  func searchInt8Certified(
+    _ version: IndexVersion, query: UnsafePointer<Float>, k: Int, among: [Int32]? = nil
+  )
     throws(VectorIndexError) -> (hits: [VectorHit], secondPass: Bool)
   {
     let dimension = self.dimension
@@ -43,7 +45,9 @@ extension VectorIndex {
     }
     var merged = TopK(capacity: candidates)
     if let among {
-      codes.withUnsafeBufferPointer { Self.scanInt8(version, queryCodes: $0.baseAddress!, rows: among, into: &merged) }
+      codes.withUnsafeBufferPointer {
+        Self.scanInt8(version, queryCodes: $0.baseAddress!, rows: among, into: &merged)
+      }
     } else {
       let heaps = codes.withUnsafeBufferPointer { codePointer in
         let shared = SharedPointer(codePointer.baseAddress!)

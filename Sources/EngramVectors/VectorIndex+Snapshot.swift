@@ -88,7 +88,9 @@ enum SnapshotFormat {
   /// The checksum of the payload (`verification: .full`), chained from the row table's, in
   /// the pieces the writer checksums: the first column `vectorChunkRows` rows at a time,
   /// the others whole.
-  static func payloadChecksum(_ base: UnsafeRawPointer, _ layout: Layout, count n: Int, dimension: Int, seed: UInt64)
+  static func payloadChecksum(
+    _ base: UnsafeRawPointer, _ layout: Layout, count n: Int, dimension: Int, seed: UInt64
+  )
     -> UInt64
   {
     var checksum = seed
@@ -97,7 +99,8 @@ enum SnapshotFormat {
       var start = 0
       while start < n {
         let count = min(chunk, n - start)
-        checksum = engram_checksum64(base + column.offset + start * column.width, count * column.width, checksum)
+        checksum = engram_checksum64(
+          base + column.offset + start * column.width, count * column.width, checksum)
         start += count
       }
     }
@@ -242,7 +245,8 @@ extension VectorIndex {
       var scales = [Float](repeating: 0, count: n)
       var sums = [Int32](repeating: 0, count: n)
       let codes = UnsafeMutablePointer<Int8>.allocate(capacity: max(1, chunk * dimension))
-      let floats = UnsafeMutablePointer<Float>.allocate(capacity: rows.quantized ? 1 : max(1, chunk * dimension))
+      let floats = UnsafeMutablePointer<Float>.allocate(
+        capacity: rows.quantized ? 1 : max(1, chunk * dimension))
       defer {
         codes.deallocate()
         floats.deallocate()
@@ -261,7 +265,8 @@ extension VectorIndex {
           }
         } else {
           for index in 0..<count {
-            (floats + index * dimension).update(from: rows.vector(Int(order[start + index].row)), count: dimension)
+            (floats + index * dimension).update(
+              from: rows.vector(Int(order[start + index].row)), count: dimension)
           }
           scales.withUnsafeMutableBufferPointer { scales in
             sums.withUnsafeMutableBufferPointer { sums in
@@ -450,7 +455,8 @@ extension VectorIndex {
     computed = engram_checksum64(base + layout.kinds, n, computed)
     guard computed == rowChecksum else { throw .snapshotCorrupt(path: path, reason: .checksumMismatch) }
     if verification == .full {
-      let payload = SnapshotFormat.payloadChecksum(base, layout, count: n, dimension: dimension, seed: computed)
+      let payload = SnapshotFormat.payloadChecksum(
+        base, layout, count: n, dimension: dimension, seed: computed)
       guard payload == payloadChecksum else { throw .snapshotCorrupt(path: path, reason: .checksumMismatch) }
     }
     // Rows in strictly ascending id order (what the binary search relies on), known kinds.
@@ -468,7 +474,8 @@ extension VectorIndex {
       // brought up to date by appending); when it cannot be made, an append copies.
       mapping.mapColumns(descriptor: descriptor, layout: layout, count: n, dimension: dimension)
     }
-    var rows = RowStore(mapping: mapping, layout: layout, count: n, dimension: dimension, codeError: codeError)
+    var rows = RowStore(
+      mapping: mapping, layout: layout, count: n, dimension: dimension, codeError: codeError)
     if configuration.precision == .int8, !codesOnly {
       // Codes are computed, not stored: copy into owned, quantized rows.
       let owned = RowStore(

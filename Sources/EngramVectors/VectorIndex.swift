@@ -178,7 +178,9 @@ public final class VectorIndex: Sendable {
     if version.rows.holdsFloats(row) {
       vector = Array(UnsafeBufferPointer(start: version.rows.vector(row), count: dimension))
     } else {
-      guard let (found, unit) = try? fetchUnitRows(version, rows: [row32]), found.count == 1 else { return nil }
+      guard let (found, unit) = try? fetchUnitRows(version, rows: [row32]), found.count == 1 else {
+        return nil
+      }
       vector = unit
     }
     return (vector, version.metadata(row))

@@ -12,7 +12,9 @@ final class TableRowSource: FloatRowSource {
 
   init(ids: [Int64], vectors: [Float], dimension: Int) {
     var table: [Int64: [Float]] = [:]
-    for (row, id) in ids.enumerated() { table[id] = Array(vectors[(row * dimension)..<((row + 1) * dimension)]) }
+    for (row, id) in ids.enumerated() {
+      table[id] = Array(vectors[(row * dimension)..<((row + 1) * dimension)])
+    }
     rows = Mutex(table)
   }
 
@@ -58,7 +60,8 @@ final class TableRowSource: FloatRowSource {
     let metadata = sampleMetadata(n)
     let configuration = VectorIndex.Configuration(
       dimension: dimension, approximate: ApproximateConfiguration(enabled: false))
-    let float32 = try VectorIndex(configuration: configuration, ids: ids, metadata: metadata, vectors: vectors)
+    let float32 = try VectorIndex(
+      configuration: configuration, ids: ids, metadata: metadata, vectors: vectors)
     let gone = Array(ids.prefix(removed))
     float32.remove(ids: gone)
     let source = TableRowSource(ids: ids, vectors: vectors, dimension: dimension)
@@ -71,7 +74,9 @@ final class TableRowSource: FloatRowSource {
     return (float32, codes, source, folder)
   }
 
-  static func expectSame(_ a: VectorIndex, _ b: VectorIndex, queries: [[Float]], ks: [Int], filter: VectorFilter? = nil)
+  static func expectSame(
+    _ a: VectorIndex, _ b: VectorIndex, queries: [[Float]], ks: [Int], filter: VectorFilter? = nil
+  )
     throws
   {
     for query in queries {
@@ -112,7 +117,9 @@ final class TableRowSource: FloatRowSource {
       VectorFilter(timeRange: 1500...2600), VectorFilter(kinds: [0], sessions: [1], timeRange: 1000...1200),
       VectorFilter(ids: [8_000_001, 7920, 15_839]),
     ]
-    for filter in filters { try Self.expectSame(float32, codes, queries: queries, ks: [1, 10, 400], filter: filter) }
+    for filter in filters {
+      try Self.expectSame(float32, codes, queries: queries, ks: [1, 10, 400], filter: filter)
+    }
 
     // Rows appended after the snapshot (some replacing file rows), rows removed from it.
     let extra = random.vectors(300, Self.dimension)
@@ -134,7 +141,9 @@ final class TableRowSource: FloatRowSource {
     for index in [float32, codes] { index.remove(ids: removed) }
     for id in removed { source.set(id, nil) }
     try Self.expectSame(float32, codes, queries: queries, ks: [1, 10, 300])
-    for filter in filters { try Self.expectSame(float32, codes, queries: queries, ks: [5, 100], filter: filter) }
+    for filter in filters {
+      try Self.expectSame(float32, codes, queries: queries, ks: [5, 100], filter: filter)
+    }
     // A floatless batch runs the proven single search per query (float32's batch GEMM
     // rounds differently, so the reference is the single float32 search).
     #expect(try codes.search(batch: queries, k: 7) == queries.map { try float32.search($0, k: 7) })
@@ -179,7 +188,8 @@ final class TableRowSource: FloatRowSource {
     }
     // Stale tokens are refused as before.
     #expect(throws: VectorIndexError.snapshotStale(path: codesFile.path, expected: 2, found: 1)) {
-      try VectorIndex.open(snapshot: codesFile, expectedToken: 2, rowSource: TableRowSource(ids: [], vectors: [], dimension: 1))
+      try VectorIndex.open(
+        snapshot: codesFile, expectedToken: 2, rowSource: TableRowSource(ids: [], vectors: [], dimension: 1))
     }
     // doctor's full check reads every code; a flipped code byte is damage.
     try VectorIndex.verifySnapshot(codesFile, expectedToken: 1, dimension: Self.dimension)
@@ -226,7 +236,8 @@ final class TableRowSource: FloatRowSource {
     let source = TableRowSource(ids: ids, vectors: vectors, dimension: Self.dimension)
     let manual = VectorIndex.Configuration(
       dimension: Self.dimension, approximate: ApproximateConfiguration(threshold: 1000, build: .manual))
-    let codes = try VectorIndex.open(snapshot: file, expectedToken: 3, configuration: manual, rowSource: source)
+    let codes = try VectorIndex.open(
+      snapshot: file, expectedToken: 3, configuration: manual, rowSource: source)
     #expect(codes.approximateStatus?.serving == true)
     var random = TestRandom(seed: 8)
     let queries = (0..<30).map { q in
@@ -237,7 +248,9 @@ final class TableRowSource: FloatRowSource {
       let new = try codes.search(query, k: 10, filter: nil, exact: false)
       #expect(new.tier == .approximate)
       #expect(new.hits == old.hits && new.isExact == old.isExact)
-      #expect(try codes.search(query, k: 10, filter: nil, exact: true).hits == index.search(query, k: 10, filter: nil, exact: true).hits)
+      #expect(
+        try codes.search(query, k: 10, filter: nil, exact: true).hits
+          == index.search(query, k: 10, filter: nil, exact: true).hits)
       let filter = VectorFilter(sessions: [4])
       #expect(
         try codes.search(query, k: 5, filter: filter, exact: false).hits
