@@ -19,6 +19,9 @@ final class RowStore: @unchecked Sendable {
   /// (for a clustering of the approximate tier, which reads every row); searches still read
   /// them from the source.
   let hydrated = Mutex<Bool>(false)
+  /// Whether the codes, scales and sums point into `mapping` (a snapshot of codes) and the
+  /// float32 slots were allocated.
+  private let mappedCodes: Bool
   let vectors: UnsafeMutablePointer<Float>
   let ids: UnsafeMutablePointer<Int64>
   let sessions: UnsafeMutablePointer<Int64>
@@ -50,6 +53,7 @@ final class RowStore: @unchecked Sendable {
     self.capacity = max(capacity, 1)
     self.quantized = quantized || floatless > 0
     self.floatless = floatless
+    mappedCodes = false
     let quantized = self.quantized
     let rows = self.capacity
     // The float32 slots of floatless rows are never touched, so their pages are never made.
@@ -87,6 +91,7 @@ final class RowStore: @unchecked Sendable {
     scopes = column(2, layout.scopes, Int64.self)
     timestamps = column(3, layout.timestamps, Int64.self)
     kinds = column(4, layout.kinds, UInt8.self)
+    mappedCodes = layout.codesOnly
     if layout.codesOnly {
       quantized = true
       floatless = count
@@ -110,7 +115,7 @@ final class RowStore: @unchecked Sendable {
     if mapping != nil {
       // The allocated columns: float32 slots of a floatless store, else the placeholders.
       let owned =
-        floatless > 0
+        mappedCodes
         ? [UnsafeMutableRawPointer(vectors)]
         : [
           UnsafeMutableRawPointer(codes), UnsafeMutableRawPointer(scales), UnsafeMutableRawPointer(codeSums),

@@ -186,6 +186,12 @@ public final class VectorIndex: Sendable {
     return (vector, version.metadata(row))
   }
 
+  /// The metadata of `id`, or nil when absent (never reads a row from the source).
+  public func metadata(for id: Int64) -> VectorMetadata? {
+    let version = snapshot()
+    return version.row(of: id).map { version.metadata(Int($0)) }
+  }
+
   /// The vector of `id` as the index holds it, without asking its `FloatRowSource`: the unit
   /// float32 row, or for a row the index reads from its source, its int8 codes times their
   /// scale (within `codeErrorBound` of the unit row). For checks such as `doctor`'s.

@@ -148,6 +148,11 @@ final class TableRowSource: FloatRowSource {
     // rounds differently, so the reference is the single float32 search).
     #expect(try codes.search(batch: queries, k: 7) == queries.map { try float32.search($0, k: 7) })
     #expect(codes.entry(for: replaced)?.vector == float32.entry(for: replaced)?.vector)
+    // Metadata alone never asks the source.
+    let asked = source.asked.load(ordering: .relaxed)
+    #expect(codes.metadata(for: ids[7]) == float32.entry(for: ids[7])?.metadata)
+    #expect(codes.metadata(for: removed[0]) == nil)
+    #expect(source.asked.load(ordering: .relaxed) == asked)
     #expect(codes.entry(for: ids[5])?.vector == float32.entry(for: ids[5])?.vector)
 
     // Compaction keeps the floatless prefix a prefix (the file held no removed rows).
@@ -203,6 +208,22 @@ final class TableRowSource: FloatRowSource {
     // The format versions: 2 holds float32 rows, 3 codes.
     #expect(try Data(contentsOf: vectorsFile)[8] == 2)
     #expect(bytes[8] == 3)
+  }
+
+  @Test func anEmptySnapshotOfCodesTakesAppends() throws {
+    let folder = try Self.directory()
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let file = folder.appendingPathComponent("empty.snapshot")
+    let configuration = VectorIndex.Configuration(dimension: Self.dimension)
+    try VectorIndex(configuration: configuration).write(snapshotTo: file, token: 1, content: .codes)
+    let (ids, vectors) = Self.rows(200, seed: 66)
+    let source = TableRowSource(ids: ids, vectors: vectors, dimension: Self.dimension)
+    let codes = try VectorIndex.open(snapshot: file, expectedToken: 1, rowSource: source)
+    #expect(codes.count == 0)
+    let float32 = try VectorIndex(configuration: configuration)
+    for index in [codes, float32] { try index.add(ids: ids, metadata: sampleMetadata(200), vectors: vectors) }
+    var random = TestRandom(seed: 2)
+    try Self.expectSame(float32, codes, queries: (0..<5).map { _ in random.vector(Self.dimension) }, ks: [1, 20])
   }
 
   @Test func aFailingSourceFailsTheSearchTyped() throws {
