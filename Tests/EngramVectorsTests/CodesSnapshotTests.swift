@@ -223,7 +223,8 @@ final class TableRowSource: FloatRowSource {
     let float32 = try VectorIndex(configuration: configuration)
     for index in [codes, float32] { try index.add(ids: ids, metadata: sampleMetadata(200), vectors: vectors) }
     var random = TestRandom(seed: 2)
-    try Self.expectSame(float32, codes, queries: (0..<5).map { _ in random.vector(Self.dimension) }, ks: [1, 20])
+    try Self.expectSame(
+      float32, codes, queries: (0..<5).map { _ in random.vector(Self.dimension) }, ks: [1, 20])
   }
 
   @Test func aFailingSourceFailsTheSearchTyped() throws {
