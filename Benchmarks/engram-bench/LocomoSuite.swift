@@ -60,6 +60,9 @@ enum LocomoSuite {
     let keywordText = arguments.string("keyword-text", default: "dated")
     let sweep = arguments.flag("sweep")
     let databaseURL = arguments.optionalString("db-url")
+    // With a row count, memories of at least that many rows keep their `.vectors` snapshot
+    // and are searched reopened from it (the int8 codes, re-ranked from the database).
+    let snapshotMinimum = try arguments.int("snapshot-min", default: -1)
     try arguments.finish()
     guard ["dated", "plain"].contains(keywordText) else {
       throw BenchError("--keyword-text must be dated (the schema's) or plain, not \(keywordText)")
@@ -124,11 +127,20 @@ enum LocomoSuite {
       if limit > 0 { questions = Array(questions.prefix(limit)) }
 
       let path = scratch.appendingPathComponent(URL(fileURLWithPath: file).lastPathComponent + ".sqlite").path
-      let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
+      var memoryConfiguration = EngramConfiguration(embedder: embedder)
+      if snapshotMinimum >= 0 { memoryConfiguration.snapshotMinimumRows = snapshotMinimum }
+      var engine = try MemoryEngine(path: path, configuration: memoryConfiguration)
       progress("locomo: ingesting \(file) (\(conversation.turnCount) turns)")
       let ingestStart = ContinuousClock.now
       _ = try await engine.ingest(conversation, path: file, sessionPrefix: "")
       ingestSeconds += (ContinuousClock.now - ingestStart).seconds
+      if snapshotMinimum >= 0 {
+        engine.close()
+        engine = try MemoryEngine(path: path, configuration: memoryConfiguration)
+        guard engine.indexSource == .snapshot else {
+          throw BenchError("\(path): reopened without its snapshot (source \(engine.indexSource))")
+        }
+      }
       if keywordText == "plain" { try rebuildTurnKeywordIndexWithoutDays(path: path) }
       memories.append((path, questions))
 
@@ -196,6 +208,7 @@ enum LocomoSuite {
     let questionCount = tallies[.hybrid]?.count ?? 0
     report.set("questions", questionCount)
     report.set("skipped_no_evidence", skipped)
+    if snapshotMinimum >= 0 { report.set("snapshot_minimum_rows", snapshotMinimum) }
     report.set("model", embedder.modelID)
     report.set("embed_threads", threads)
     var modesReport = BenchReport()

@@ -93,6 +93,11 @@ enum ScaleSuite {
     }
     report.set("db_bytes", fileSize(db) + fileSize(db + "-wal"))
     report.set("snapshot_bytes", fileSize(db + ".vectors"))
+    report.set("lists_bytes", fileSize(db + ".vectors.lists"))
+    // Everything the memory keeps on disk: the database, its snapshot and lists.
+    let diskBytes =
+      fileSize(db) + fileSize(db + "-wal") + fileSize(db + ".vectors") + fileSize(db + ".vectors.lists")
+    report.set("disk_bytes_per_turn", Double(diskBytes) / Double(n))
 
     // One query first, so anything a first open does (a snapshot rebuilt after ingest)
     // is not counted as a query's cost; then the measured ones.

@@ -84,7 +84,7 @@ struct IndexVersion: Sendable {
 
   /// Bytes held by this version's rows, postings and maps (approximate for the maps).
   var memoryBytes: Int {
-    let rowBytes = rows.capacity * rows.bytesPerRow
+    let rowBytes = rows.bytes
     let postings =
       (kindPostings.map(\.list.capacity).reduce(0, +)
         + sessionPostings.values.map(\.list.capacity).reduce(0, +)

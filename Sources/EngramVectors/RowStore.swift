@@ -11,6 +11,17 @@ final class RowStore: @unchecked Sendable {
   let dimension: Int
   let capacity: Int
   let quantized: Bool
+  /// Rows `0..<floatless` hold no float32 components here (their `vectors` slots are never
+  /// written or read): they came from a snapshot of int8 codes, and the index reads their
+  /// float32 rows from its `FloatRowSource`. Such a store is always quantized.
+  let floatless: Int
+  /// Set once the float32 rows of `0..<floatless` were read from the source into `vectors`
+  /// (for a clustering of the approximate tier, which reads every row); searches still read
+  /// them from the source.
+  let hydrated = Mutex<Bool>(false)
+  /// Whether the codes, scales and sums point into `mapping` (a snapshot of codes) and the
+  /// float32 slots were allocated.
+  private let mappedCodes: Bool
   let vectors: UnsafeMutablePointer<Float>
   let ids: UnsafeMutablePointer<Int64>
   let sessions: UnsafeMutablePointer<Int64>
@@ -36,11 +47,16 @@ final class RowStore: @unchecked Sendable {
     if error > codeErrorBound { codeErrorBits.store(error.bitPattern, ordering: .relaxed) }
   }
 
-  init(dimension: Int, capacity: Int, quantized: Bool) {
+  /// An allocated store; rows `0..<floatless` will hold codes only (see `floatless`).
+  init(dimension: Int, capacity: Int, quantized: Bool, floatless: Int = 0) {
     self.dimension = dimension
     self.capacity = max(capacity, 1)
-    self.quantized = quantized
+    self.quantized = quantized || floatless > 0
+    self.floatless = floatless
+    mappedCodes = false
+    let quantized = self.quantized
     let rows = self.capacity
+    // The float32 slots of floatless rows are never touched, so their pages are never made.
     vectors = Self.allocate(Float.self, rows * dimension)
     ids = Self.allocate(Int64.self, rows)
     sessions = Self.allocate(Int64.self, rows)
@@ -53,12 +69,15 @@ final class RowStore: @unchecked Sendable {
     mapping = nil
   }
 
-  /// Rows backed by a mapped snapshot (float32 only). The file's rows are never written;
-  /// when the mapping has column regions (`SnapshotMapping.mapColumns`), rows after them
-  /// can be appended in place, else the capacity is the row count.
-  init(mapping: SnapshotMapping, layout: SnapshotFormat.Layout, count: Int, dimension: Int) {
+  /// Rows backed by a mapped snapshot. The file's rows are never written; when the mapping
+  /// has column regions (`SnapshotMapping.mapColumns`), rows after them can be appended in
+  /// place, else the capacity is the row count. A snapshot of int8 codes (`layout.codes`)
+  /// gives a floatless store: the codes, scales and sums are mapped, and float32 slots are
+  /// allocated (untouched) for rows appended later.
+  init(
+    mapping: SnapshotMapping, layout: SnapshotFormat.Layout, count: Int, dimension: Int, codeError: Float = 0
+  ) {
     self.dimension = dimension
-    self.quantized = false
     self.mapping = mapping
     let regions = mapping.columns
     self.capacity = regions.isEmpty ? count : mapping.columnCapacity
@@ -72,20 +91,36 @@ final class RowStore: @unchecked Sendable {
     scopes = column(2, layout.scopes, Int64.self)
     timestamps = column(3, layout.timestamps, Int64.self)
     kinds = column(4, layout.kinds, UInt8.self)
-    vectors = column(5, layout.vectors, Float.self)
-    // Placeholders, as for a float32 store.
-    codes = Self.allocate(Int8.self, 1)
-    scales = Self.allocate(Float.self, 1)
-    codeSums = Self.allocate(Int32.self, 1)
+    mappedCodes = layout.codesOnly
+    if layout.codesOnly {
+      quantized = true
+      floatless = count
+      codes = column(5, layout.codes, Int8.self)
+      scales = column(6, layout.scales, Float.self)
+      codeSums = column(7, layout.sums, Int32.self)
+      vectors = Self.allocate(Float.self, capacity * dimension)
+      codeErrorBits.store(codeError.bitPattern, ordering: .relaxed)
+    } else {
+      quantized = false
+      floatless = 0
+      vectors = column(5, layout.vectors, Float.self)
+      // Placeholders, as for a float32 store.
+      codes = Self.allocate(Int8.self, 1)
+      scales = Self.allocate(Float.self, 1)
+      codeSums = Self.allocate(Int32.self, 1)
+    }
   }
 
   deinit {
     if mapping != nil {
-      for pointer in [
-        UnsafeMutableRawPointer(codes), UnsafeMutableRawPointer(scales), UnsafeMutableRawPointer(codeSums),
-      ] {
-        engram_free_rows(pointer)
-      }
+      // The allocated columns: float32 slots of a floatless store, else the placeholders.
+      let owned =
+        mappedCodes
+        ? [UnsafeMutableRawPointer(vectors)]
+        : [
+          UnsafeMutableRawPointer(codes), UnsafeMutableRawPointer(scales), UnsafeMutableRawPointer(codeSums),
+        ]
+      for pointer in owned { engram_free_rows(pointer) }
       return
     }
     for pointer in [
@@ -110,6 +145,14 @@ final class RowStore: @unchecked Sendable {
     dimension * 4 + 8 * 4 + 1 + (quantized ? dimension + 8 : 0)
   }
 
+  /// Bytes held by the columns (float32 slots of floatless rows are never made).
+  var bytes: Int {
+    capacity * bytesPerRow - (hydrated.withLock { $0 } ? 0 : floatless * dimension * 4)
+  }
+
+  /// Whether row `row`'s float32 components are in `vectors` (else in the index's source).
+  @inline(__always) func holdsFloats(_ row: Int) -> Bool { row >= floatless }
+
   /// Pointer to row `row`'s float32 components.
   @inline(__always) func vector(_ row: Int) -> UnsafeMutablePointer<Float> {
     vectors + row * dimension
@@ -120,7 +163,11 @@ final class RowStore: @unchecked Sendable {
     let n = range.count
     guard n > 0 else { return }
     let s = range.lowerBound
-    (vectors + destination * dimension).update(from: source.vectors + s * dimension, count: n * dimension)
+    // Float32 rows only where the source holds them (a floatless prefix has none).
+    let floatStart = min(max(s, source.floatless), range.upperBound)
+    let floatOffset = floatStart - s
+    (vectors + (destination + floatOffset) * dimension).update(
+      from: source.vectors + floatStart * dimension, count: (range.upperBound - floatStart) * dimension)
     (ids + destination).update(from: source.ids + s, count: n)
     (sessions + destination).update(from: source.sessions + s, count: n)
     (scopes + destination).update(from: source.scopes + s, count: n)

@@ -12,16 +12,15 @@ extension SnapshotMapping {
   ///
   /// Does nothing when the page size is not the file's 4,096-byte column alignment or a
   /// mapping fails; an append then copies the rows, as before.
-  /// - Complexity: O(1): twelve `mmap` calls; no page is touched.
+  /// - Complexity: O(1): two `mmap` calls per column; no page is touched.
   func mapColumns(descriptor: Int32, layout: SnapshotFormat.Layout, count n: Int, dimension: Int) {
     guard columns.isEmpty, n > 0, sysconf(Int32(_SC_PAGESIZE)) == SnapshotFormat.alignment else { return }
     let capacity = n + max(4096, n)
     let page = SnapshotFormat.alignment
     func round(_ bytes: Int) -> Int { (bytes + page - 1) / page * page }
-    let specs = [
-      (layout.ids, 8), (layout.sessions, 8), (layout.scopes, 8), (layout.timestamps, 8), (layout.kinds, 1),
-      (layout.vectors, 4 * dimension),
-    ]
+    let specs =
+      [(layout.ids, 8), (layout.sessions, 8), (layout.scopes, 8), (layout.timestamps, 8), (layout.kinds, 1)]
+      + SnapshotFormat.payload(layout, dimension: dimension).map { ($0.offset, $0.width) }
     var made: [(base: UnsafeMutableRawPointer, length: Int)] = []
     for (offset, width) in specs {
       let length = round(capacity * width)

@@ -15,56 +15,109 @@ extension VectorIndex {
   /// the bound is below the k-th exact score, no left-out row can enter. When the check fails
   /// (rows crowded around the k-th score), a second int8 pass scores exactly every row whose
   /// bound reaches the k-th score.
-  func searchInt8(_ version: IndexVersion, query: UnsafePointer<Float>, k: Int) -> [VectorHit] {
-    searchInt8Certified(version, query: query, k: k).hits
+  ///
+  /// A floatless index (opened from a snapshot of int8 codes) reads the candidates' float32
+  /// rows from its `FloatRowSource`; each read costs a store lookup, so it re-ranks fewer
+  /// candidates (`k + max(32, k / 4)`) and lets the proof call the second pass when they
+  /// do not suffice. `among` restricts the search to those live rows (a filter's).
+  func searchInt8(_ version: IndexVersion, query: UnsafePointer<Float>, k: Int, among: [Int32]? = nil)
+    throws(VectorIndexError) -> [VectorHit]
+  {
+    try searchInt8Certified(version, query: query, k: k, among: among).hits
   }
 
   /// `searchInt8`, also telling whether the second pass ran (for tests).
-  func searchInt8Certified(_ version: IndexVersion, query: UnsafePointer<Float>, k: Int) -> (
-    hits: [VectorHit], secondPass: Bool
-  ) {
+  func searchInt8Certified(
+    _ version: IndexVersion, query: UnsafePointer<Float>, k: Int, among: [Int32]? = nil
+  )
+    throws(VectorIndexError) -> (hits: [VectorHit], secondPass: Bool)
+  {
     let dimension = self.dimension
-    let candidates = min(version.live, max(k * configuration.rerankFactor, k + 32))
+    let live = among?.count ?? version.live
+    let wanted =
+      version.rows.floatless > 0 ? k + max(32, k / 4) : max(k * configuration.rerankFactor, k + 32)
+    let candidates = min(live, wanted)
     var codes = [Int8](repeating: 0, count: dimension)
     var scale: Float = 0
     var codeSum: Int32 = 0
     let queryError = codes.withUnsafeMutableBufferPointer {
       engram_quantize_rows_i8(query, 1, dimension, $0.baseAddress!, &scale, &codeSum)
     }
-    let heaps = codes.withUnsafeBufferPointer { codePointer in
-      let shared = SharedPointer(codePointer.baseAddress!)
-      return parallelRanges(rows: version.count, chunksPerThread: scanChunksPerThread) { range in
-        var heap = TopK(capacity: candidates)
-        Self.scanInt8(version, queryCodes: shared.pointer, range: range, into: &heap)
-        return heap
-      }
-    }
     var merged = TopK(capacity: candidates)
-    for heap in heaps { merged.merge(heap) }
+    if let among {
+      codes.withUnsafeBufferPointer {
+        Self.scanInt8(version, queryCodes: $0.baseAddress!, rows: among, into: &merged)
+      }
+    } else {
+      let heaps = codes.withUnsafeBufferPointer { codePointer in
+        let shared = SharedPointer(codePointer.baseAddress!)
+        return parallelRanges(rows: version.count, chunksPerThread: scanChunksPerThread) { range in
+          var heap = TopK(capacity: candidates)
+          Self.scanInt8(version, queryCodes: shared.pointer, range: range, into: &heap)
+          return heap
+        }
+      }
+      for heap in heaps { merged.merge(heap) }
+    }
     let rows = merged.sorted().map(\.row)
     var exact = TopK(capacity: min(k, rows.count))
-    rows.withUnsafeBufferPointer { Self.scoreGathered(version, query: query, rows: $0, into: &exact) }
+    try scoreExactly(version, query: query, rows: rows, into: &exact)
     // Every live row scored exactly: nothing was left out.
-    guard merged.count < version.live else { return (exact.hits(), false) }
+    guard merged.count < live else { return (exact.hits(), false) }
 
     // Scan scores leave out the query's scale; 1e-4 covers float rounding in both scores.
     let rowError = version.rows.codeErrorBound
     let bound = rowError + queryError * (1 + rowError) + 1e-4
+    // Fewer than k now means candidates the source no longer holds (rows deleted from the
+    // store a moment before the index hears of it): the rows left are the answer; scoring
+    // every row to replace them would read the whole table from the source.
+    guard exact.count == k else { return (exact.hits(), false) }
     let kth = exact.threshold
     if scale * merged.threshold + bound < kth { return (exact.hits(), false) }
 
+    let cut = (kth - bound) / scale
     let admitted = codes.withUnsafeBufferPointer { codes in
-      Self.rowsReaching((kth - bound) / scale, version, queryCodes: codes.baseAddress!)
+      Self.rowsReaching(cut, version, queryCodes: codes.baseAddress!, among: among)
     }
-    var second = TopK(capacity: min(k, admitted.count))
-    admitted.withUnsafeBufferPointer { Self.scoreGathered(version, query: query, rows: $0, into: &second) }
+    // Candidates scored already and left out of `exact` rank below its k-th (ties by id
+    // included), so they cannot enter: only the admitted rows not among them are scored.
+    let scored = Set(rows)
+    var second = exact
+    try scoreExactly(version, query: query, rows: admitted.filter { !scored.contains($0) }, into: &second)
     return (second.hits(), true)
   }
 
+  /// int8 scan scores (without the query's scale) of the live rows `list` into `heap`.
+  static func scanInt8(
+    _ version: IndexVersion, queryCodes: UnsafePointer<Int8>, rows list: [Int32], into heap: inout TopK
+  ) {
+    let rows = version.rows
+    let dimension = rows.dimension
+    var dot: Int32 = 0
+    for row32 in list {
+      let row = Int(row32)
+      engram_dot_i8_rows(queryCodes, rows.codes + row * dimension, dimension, 1, rows.codeSums + row, &dot)
+      let score = Float(dot) * rows.scales[row]
+      if score >= heap.threshold { heap.offer(score: score, id: rows.ids[row], row: row32) }
+    }
+  }
+
   /// Live rows whose int8 scan score (without the query's scale) is at least `cut`.
-  static func rowsReaching(_ cut: Float, _ version: IndexVersion, queryCodes: UnsafePointer<Int8>) -> [Int32]
-  {
+  static func rowsReaching(
+    _ cut: Float, _ version: IndexVersion, queryCodes: UnsafePointer<Int8>, among: [Int32]? = nil
+  ) -> [Int32] {
     var admitted: [Int32] = []
+    if let among {
+      let rows = version.rows
+      let dimension = rows.dimension
+      var dot: Int32 = 0
+      for row32 in among {
+        let row = Int(row32)
+        engram_dot_i8_rows(queryCodes, rows.codes + row * dimension, dimension, 1, rows.codeSums + row, &dot)
+        if Float(dot) * rows.scales[row] >= cut { admitted.append(row32) }
+      }
+      return admitted
+    }
     withUnsafeTemporaryAllocation(of: Float.self, capacity: scoreBlock) { scores in
       withUnsafeTemporaryAllocation(of: Int32.self, capacity: scoreBlock) { dots in
         version.dead.withUnsafeBufferPointer { dead in

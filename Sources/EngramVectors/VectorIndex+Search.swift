@@ -61,12 +61,17 @@ extension VectorIndex {
     }
     let unit = try normalizedQueries(flat, count: queries.count)
     let version = snapshot()
-    if let filter, !filter.isEmpty {
-      return unit.withUnsafeBufferPointer { pointer in
-        (0..<queries.count).map {
-          searchOne(version, query: pointer.baseAddress! + $0 * dimension, k: k, filter: filter)
+    // A floatless index has no float32 rows to multiply: one int8 search per query.
+    if version.rows.floatless > 0 || !(filter?.isEmpty ?? true) {
+      var results: [[VectorHit]] = []
+      results.reserveCapacity(queries.count)
+      for index in 0..<queries.count {
+        let query = Array(unit[(index * dimension)..<((index + 1) * dimension)])
+        try query.withUnsafeBufferPointer { pointer throws(VectorIndexError) in
+          results.append(try searchOne(version, query: pointer.baseAddress!, k: k, filter: filter))
         }
       }
+      return results
     }
     return unit.withUnsafeBufferPointer { pointer in
       batchScan(version, queries: pointer.baseAddress!, count: queries.count, k: k)
@@ -94,18 +99,24 @@ extension VectorIndex {
   }
 
   func searchOne(_ version: IndexVersion, query: UnsafePointer<Float>, k: Int, filter: VectorFilter?)
-    -> [VectorHit]
+    throws(VectorIndexError) -> [VectorHit]
   {
     guard version.live > 0 else { return [] }
     if let filter, !filter.isEmpty {
       let allowed = version.allowedRows(filter)
+      if version.rows.floatless > 0 {
+        // The admitted rows by their int8 codes, proven, reading only the candidates' rows.
+        return try searchInt8(version, query: query, k: k, among: allowed)
+      }
       var heap = TopK(capacity: min(k, allowed.count))
       allowed.withUnsafeBufferPointer { rows in
         Self.scoreGathered(version, query: query, rows: rows, into: &heap)
       }
       return heap.hits()
     }
-    switch configuration.precision {
+    // A floatless index holds codes, not float32 rows, for most rows: the int8 search.
+    let precision = version.rows.floatless > 0 ? .int8 : configuration.precision
+    switch precision {
     case .float32:
       let capacity = min(k, version.live)
       let shared = SharedPointer(query)
@@ -118,7 +129,7 @@ extension VectorIndex {
       for heap in heaps { merged.merge(heap) }
       return merged.hits()
     case .int8:
-      return searchInt8(version, query: query, k: k)
+      return try searchInt8(version, query: query, k: k)
     }
   }
 

@@ -7,7 +7,7 @@ import Foundation
   import Darwin
 #endif
 
-/// Snapshot file layout (little-endian), version 2:
+/// Snapshot file layout (little-endian), version 2 (`SnapshotContent.vectors`):
 ///
 ///     0  magic "ENGRVEC\0"      8  version u32    12  dimension u32
 ///    16  row count u64          24  token u64     32  file bytes u64
@@ -16,17 +16,27 @@ import Foundation
 ///    then, each column starting on a 4096-byte boundary: ids i64[n], sessions i64[n],
 ///    scopes i64[n], timestamps i64[n], kinds u8[n], vectors f32[n * dimension]
 ///
+/// Version 3 (`SnapshotContent.codes`) holds what a search needs and no float32 row: the
+/// same header, except bytes 32..<40 hold the codes' error bound (f32 bits, then 4 zero
+/// bytes) and 48 the checksum of the codes, scales and sums; the same row table, then
+/// codes i8[n * dimension], scales f32[n], code sums i32[n] (one scale per row, as
+/// `VectorIndex+Int8` quantizes). An index opened from it re-ranks by reading the
+/// candidates' float32 rows from its `FloatRowSource` (the store): a quarter of the bytes.
+///
 /// Only live rows are written, in ascending id order, so an opened snapshot finds a row by
 /// binary search and needs no id map. The file is memory-mapped read-only, not read: an
 /// open checks the header, the token and the row table (ids, metadata: 33 bytes a row), and
 /// costs milliseconds whatever the size; the pages are shared by every process that maps
 /// it. The vectors' checksum is checked on demand (`verifySnapshot`, run by `doctor`).
-/// int8 codes are recomputed on open, so the format does not depend on quantization.
+/// Version 2 holds no codes: an int8 index opened from it quantizes the rows.
 /// The approximate tier's lists live beside the snapshot (`ListsFormat`), so this format and
 /// its readers are unchanged.
 enum SnapshotFormat {
   static let magic: [UInt8] = Array("ENGRVEC".utf8) + [0]
+  /// float32 rows.
   static let version: UInt32 = 2
+  /// int8 codes, no float32 rows.
+  static let codesVersion: UInt32 = 3
   static let headerBytes = 64
   static let alignment = 4096
   /// Vector rows checksummed per call (the writer and the verifier chain the same pieces).
@@ -39,21 +49,62 @@ enum SnapshotFormat {
     var timestamps = 0
     var kinds = 0
     var vectors = 0
+    var codes = 0
+    var scales = 0
+    var sums = 0
     var total = 0
+    /// Version 3: codes, scales and sums instead of vectors.
+    var codesOnly = false
   }
 
   static func align(_ offset: Int) -> Int { (offset + alignment - 1) / alignment * alignment }
 
-  static func layout(count n: Int, dimension: Int) -> Layout {
+  static func layout(count n: Int, dimension: Int, codesOnly: Bool = false) -> Layout {
     var layout = Layout()
     layout.ids = alignment
     layout.sessions = align(layout.ids + n * 8)
     layout.scopes = align(layout.sessions + n * 8)
     layout.timestamps = align(layout.scopes + n * 8)
     layout.kinds = align(layout.timestamps + n * 8)
-    layout.vectors = align(layout.kinds + n)
-    layout.total = layout.vectors + n * dimension * 4
+    layout.codesOnly = codesOnly
+    if codesOnly {
+      layout.codes = align(layout.kinds + n)
+      layout.scales = align(layout.codes + n * dimension)
+      layout.sums = align(layout.scales + n * 4)
+      layout.total = layout.sums + n * 4
+    } else {
+      layout.vectors = align(layout.kinds + n)
+      layout.total = layout.vectors + n * dimension * 4
+    }
     return layout
+  }
+
+  /// The payload columns after the row table, as (offset, bytes per row), in file order.
+  static func payload(_ layout: Layout, dimension: Int) -> [(offset: Int, width: Int)] {
+    layout.codesOnly
+      ? [(layout.codes, dimension), (layout.scales, 4), (layout.sums, 4)] : [(layout.vectors, 4 * dimension)]
+  }
+
+  /// The checksum of the payload (`verification: .full`), chained from the row table's, in
+  /// the pieces the writer checksums: the first column `vectorChunkRows` rows at a time,
+  /// the others whole.
+  static func payloadChecksum(
+    _ base: UnsafeRawPointer, _ layout: Layout, count n: Int, dimension: Int, seed: UInt64
+  )
+    -> UInt64
+  {
+    var checksum = seed
+    for (index, column) in payload(layout, dimension: dimension).enumerated() {
+      let chunk = index == 0 ? vectorChunkRows : max(n, 1)
+      var start = 0
+      while start < n {
+        let count = min(chunk, n - start)
+        checksum = engram_checksum64(
+          base + column.offset + start * column.width, count * column.width, checksum)
+        start += count
+      }
+    }
+    return checksum
   }
 
   static func seed(dimension: Int, count: Int, token: UInt64) -> UInt64 {
@@ -73,7 +124,7 @@ final class SnapshotMapping: @unchecked Sendable {
   let base: UnsafeRawPointer
   let length: Int
   /// Column regions made by `mapColumns` (ids, sessions, scopes, timestamps, kinds,
-  /// vectors), each with its length; empty when there are none.
+  /// then vectors, or codes, scales and sums), each with its length; empty when there are none.
   var columns: [(base: UnsafeMutableRawPointer, length: Int)] = []
   /// Rows the column regions hold room for (file rows included).
   var columnCapacity = 0
@@ -89,6 +140,16 @@ final class SnapshotMapping: @unchecked Sendable {
   }
 }
 
+/// What a snapshot file holds besides the row table (ids and metadata).
+public enum SnapshotContent: Sendable, Hashable {
+  /// The unit float32 rows (format 2): the opened index holds every row it searches.
+  case vectors
+  /// int8 codes, their scales, code sums and error bound (format 3), no float32 row: a
+  /// quarter of the bytes. The opened index searches by the codes with the int8 search's
+  /// proof and reads the few float32 rows it re-ranks from a `FloatRowSource`.
+  case codes
+}
+
 /// How much of a snapshot `open` checks.
 public enum SnapshotVerification: Sendable, Hashable {
   /// Header, token and row table (ids and metadata): milliseconds for a million rows.
@@ -101,12 +162,17 @@ extension VectorIndex {
   /// Writes the live rows to `url` atomically (a `SecureTemporaryFile`, fsync, rename),
   /// stamped with `token` (e.g. the store's data version) so a later `open` can tell
   /// whether it is stale.
+  /// - Parameter content: float32 rows (the default) or int8 codes only; an index that
+  ///   reads its float32 rows from a source (`readsFloatRowsFromSource`) writes codes.
   /// - Throws: `.snapshotIO` with the path and errno.
   /// - Complexity: O(live · dimension + live · log live) (rows are written in id order).
-  public func write(snapshotTo url: URL, token: UInt64) throws(VectorIndexError) {
+  public func write(snapshotTo url: URL, token: UInt64, content: SnapshotContent = .vectors)
+    throws(VectorIndexError)
+  {
     let version = snapshot()
     let rows = version.rows
     let dimension = self.dimension
+    let codesOnly = content == .codes || rows.floatless > 0
     var order: [(id: Int64, row: Int32)] = []
     order.reserveCapacity(version.live)
     for row in 0..<version.count where !version.isDead(row) {
@@ -114,7 +180,7 @@ extension VectorIndex {
     }
     order.sort { $0.id < $1.id }
     let n = order.count
-    let layout = SnapshotFormat.layout(count: n, dimension: dimension)
+    let layout = SnapshotFormat.layout(count: n, dimension: dimension, codesOnly: codesOnly)
 
     // The row table, gathered in id order.
     var ids = [Int64](repeating: 0, count: n)
@@ -171,22 +237,77 @@ extension VectorIndex {
     timestamps.withUnsafeBytes { put($0) }
     pad(to: layout.kinds)
     kinds.withUnsafeBytes { put($0) }
-    pad(to: layout.vectors)
-    var vectorChecksum = rowChecksum
+    var payloadChecksum = rowChecksum
+    var codeError: Float = 0
     let chunk = SnapshotFormat.vectorChunkRows
-    let buffer = UnsafeMutablePointer<Float>.allocate(capacity: max(1, chunk * dimension))
-    defer { buffer.deallocate() }
-    var start = 0
-    while failure == 0, start < n {
-      let count = min(chunk, n - start)
-      for index in 0..<count {
-        (buffer + index * dimension).update(
-          from: rows.vector(Int(order[start + index].row)), count: dimension)
+    if codesOnly {
+      pad(to: layout.codes)
+      var scales = [Float](repeating: 0, count: n)
+      var sums = [Int32](repeating: 0, count: n)
+      let codes = UnsafeMutablePointer<Int8>.allocate(capacity: max(1, chunk * dimension))
+      let floats = UnsafeMutablePointer<Float>.allocate(
+        capacity: rows.quantized ? 1 : max(1, chunk * dimension))
+      defer {
+        codes.deallocate()
+        floats.deallocate()
       }
-      let bytes = UnsafeRawBufferPointer(start: buffer, count: count * dimension * 4)
-      vectorChecksum = engram_checksum64(bytes.baseAddress, bytes.count, vectorChecksum)
-      put(bytes)
-      start += count
+      if rows.quantized { codeError = rows.codeErrorBound }
+      var start = 0
+      while failure == 0, start < n {
+        let count = min(chunk, n - start)
+        if rows.quantized {
+          // The codes the index searches by, as they are (their bound covers them).
+          for index in 0..<count {
+            let row = Int(order[start + index].row)
+            (codes + index * dimension).update(from: rows.codes + row * dimension, count: dimension)
+            scales[start + index] = rows.scales[row]
+            sums[start + index] = rows.codeSums[row]
+          }
+        } else {
+          for index in 0..<count {
+            (floats + index * dimension).update(
+              from: rows.vector(Int(order[start + index].row)), count: dimension)
+          }
+          scales.withUnsafeMutableBufferPointer { scales in
+            sums.withUnsafeMutableBufferPointer { sums in
+              codeError = max(
+                codeError,
+                engram_quantize_rows_i8(
+                  floats, count, dimension, codes, scales.baseAddress! + start, sums.baseAddress! + start))
+            }
+          }
+        }
+        let bytes = UnsafeRawBufferPointer(start: codes, count: count * dimension)
+        payloadChecksum = engram_checksum64(bytes.baseAddress, bytes.count, payloadChecksum)
+        put(bytes)
+        start += count
+      }
+      pad(to: layout.scales)
+      scales.withUnsafeBytes {
+        payloadChecksum = engram_checksum64($0.baseAddress, $0.count, payloadChecksum)
+        put($0)
+      }
+      pad(to: layout.sums)
+      sums.withUnsafeBytes {
+        payloadChecksum = engram_checksum64($0.baseAddress, $0.count, payloadChecksum)
+        put($0)
+      }
+    } else {
+      pad(to: layout.vectors)
+      let buffer = UnsafeMutablePointer<Float>.allocate(capacity: max(1, chunk * dimension))
+      defer { buffer.deallocate() }
+      var start = 0
+      while failure == 0, start < n {
+        let count = min(chunk, n - start)
+        for index in 0..<count {
+          (buffer + index * dimension).update(
+            from: rows.vector(Int(order[start + index].row)), count: dimension)
+        }
+        let bytes = UnsafeRawBufferPointer(start: buffer, count: count * dimension * 4)
+        payloadChecksum = engram_checksum64(bytes.baseAddress, bytes.count, payloadChecksum)
+        put(bytes)
+        start += count
+      }
     }
 
     var header = [UInt8](repeating: 0, count: SnapshotFormat.headerBytes)
@@ -196,13 +317,17 @@ extension VectorIndex {
         header.replaceSubrange(offset..<(offset + $0.count), with: $0)
       }
     }
-    set(SnapshotFormat.version, at: 8)
+    set(codesOnly ? SnapshotFormat.codesVersion : SnapshotFormat.version, at: 8)
     set(UInt32(dimension), at: 12)
     set(UInt64(n), at: 16)
     set(token, at: 24)
-    set(UInt64(layout.total), at: 32)
+    if codesOnly {
+      set(codeError.bitPattern, at: 32)
+    } else {
+      set(UInt64(layout.total), at: 32)
+    }
     set(rowChecksum, at: 40)
-    set(vectorChecksum, at: 48)
+    set(payloadChecksum, at: 48)
     set(SnapshotFormat.headerChecksum(header), at: 56)
     if failure == 0 {
       let count = header.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
@@ -229,14 +354,27 @@ extension VectorIndex {
   ///   - configuration: precision, threads etc. for the new index; its dimension must match
   ///     the file. Nil takes the file's dimension and default settings.
   ///   - verification: `.rowTable` (the default) or `.full` (every vector's bytes too).
+  ///   - rowSource: where the index reads float32 rows when the file holds int8 codes only
+  ///     (`SnapshotContent.codes`); such a file is refused without one. Ignored otherwise.
   /// - Throws: `.snapshotIO` (missing, unreadable), `.snapshotCorrupt` (magic, version,
   ///   length, checksum, rows out of order), `.snapshotStale` (token differs),
-  ///   `.snapshotDimensionMismatch`. Rebuild from the store on any of these.
+  ///   `.snapshotDimensionMismatch`, `.floatRowsUnavailable` (codes without a source).
+  ///   Rebuild from the store on any of these.
   /// - Complexity: O(n) over the 33-byte row table (O(n · dimension) with `.full`); no
-  ///   vector is read. int8 precision copies and quantizes the rows (O(n · dimension)).
+  ///   vector or code is read. int8 precision over float32 rows copies and quantizes them
+  ///   (O(n · dimension)); a file of codes is searched in place.
   public static func open(
     snapshot url: URL, expectedToken: UInt64, configuration: Configuration? = nil,
-    verification: SnapshotVerification = .rowTable
+    verification: SnapshotVerification = .rowTable, rowSource: (any FloatRowSource)? = nil
+  ) throws(VectorIndexError) -> VectorIndex {
+    try open(
+      snapshot: url, expectedToken: expectedToken, configuration: configuration, verification: verification,
+      rowSource: rowSource, requireSource: true)
+  }
+
+  static func open(
+    snapshot url: URL, expectedToken: UInt64, configuration: Configuration?,
+    verification: SnapshotVerification, rowSource: (any FloatRowSource)?, requireSource: Bool
   ) throws(VectorIndexError) -> VectorIndex {
     let path = url.path
     let descriptor = SnapshotIO.openFile(path, O_RDONLY | O_CLOEXEC)
@@ -261,9 +399,10 @@ extension VectorIndex {
       throw .snapshotCorrupt(path: path, reason: .badMagic)
     }
     let formatVersion = get(UInt32.self, at: 8)
-    guard formatVersion == SnapshotFormat.version else {
+    guard formatVersion == SnapshotFormat.version || formatVersion == SnapshotFormat.codesVersion else {
       throw .snapshotCorrupt(path: path, reason: .unsupportedVersion(formatVersion))
     }
+    let codesOnly = formatVersion == SnapshotFormat.codesVersion
     guard SnapshotFormat.headerChecksum(header) == get(UInt64.self, at: 56) else {
       throw .snapshotCorrupt(path: path, reason: .checksumMismatch)
     }
@@ -271,15 +410,23 @@ extension VectorIndex {
     let rawCount = get(UInt64.self, at: 16)
     let token = get(UInt64.self, at: 24)
     let recordedBytes = get(UInt64.self, at: 32)
+    let codeError = Float(bitPattern: get(UInt32.self, at: 32))
     let rowChecksum = get(UInt64.self, at: 40)
-    let vectorChecksum = get(UInt64.self, at: 48)
+    let payloadChecksum = get(UInt64.self, at: 48)
     guard dimension > 0, dimension <= 65_536, rawCount < UInt64(Int32.max) else {
       throw .snapshotCorrupt(path: path, reason: .invalidHeader)
     }
     let n = Int(rawCount)
-    let layout = SnapshotFormat.layout(count: n, dimension: dimension)
-    guard recordedBytes == UInt64(layout.total) else {
-      throw .snapshotCorrupt(path: path, reason: .invalidHeader)
+    let layout = SnapshotFormat.layout(count: n, dimension: dimension, codesOnly: codesOnly)
+    if codesOnly {
+      // The error bound of unit rows' codes is far below 1; anything else is damage.
+      guard codeError.isFinite, codeError >= 0, codeError < 1, recordedBytes >> 32 == 0 else {
+        throw .snapshotCorrupt(path: path, reason: .invalidHeader)
+      }
+    } else {
+      guard recordedBytes == UInt64(layout.total) else {
+        throw .snapshotCorrupt(path: path, reason: .invalidHeader)
+      }
     }
     guard fileBytes == layout.total else {
       throw .snapshotCorrupt(path: path, reason: .lengthMismatch(expected: layout.total, actual: fileBytes))
@@ -292,6 +439,9 @@ extension VectorIndex {
       throw .snapshotDimensionMismatch(path: path, expected: configuration.dimension, found: dimension)
     }
     try configuration.validate()
+    if codesOnly, requireSource, rowSource == nil {
+      throw .floatRowsUnavailable(reason: "\(path) holds int8 codes only and no float row source was given")
+    }
 
     guard let raw = mmap(nil, fileBytes, PROT_READ, MAP_SHARED, descriptor, 0), raw != MAP_FAILED else {
       throw .snapshotIO(path: path, errno: errno)
@@ -305,15 +455,9 @@ extension VectorIndex {
     computed = engram_checksum64(base + layout.kinds, n, computed)
     guard computed == rowChecksum else { throw .snapshotCorrupt(path: path, reason: .checksumMismatch) }
     if verification == .full {
-      var vectors = computed
-      var start = 0
-      while start < n {
-        let count = min(SnapshotFormat.vectorChunkRows, n - start)
-        vectors = engram_checksum64(
-          base + layout.vectors + start * dimension * 4, count * dimension * 4, vectors)
-        start += count
-      }
-      guard vectors == vectorChecksum else { throw .snapshotCorrupt(path: path, reason: .checksumMismatch) }
+      let payload = SnapshotFormat.payloadChecksum(
+        base, layout, count: n, dimension: dimension, seed: computed)
+      guard payload == payloadChecksum else { throw .snapshotCorrupt(path: path, reason: .checksumMismatch) }
     }
     // Rows in strictly ascending id order (what the binary search relies on), known kinds.
     let ids = (base + layout.ids).assumingMemoryBound(to: Int64.self)
@@ -325,13 +469,14 @@ extension VectorIndex {
       }
     }
 
-    if configuration.precision == .float32 {
+    if configuration.precision == .float32 || codesOnly {
       // Room to append after the file's rows without copying them (a snapshot that lags is
       // brought up to date by appending); when it cannot be made, an append copies.
       mapping.mapColumns(descriptor: descriptor, layout: layout, count: n, dimension: dimension)
     }
-    var rows = RowStore(mapping: mapping, layout: layout, count: n, dimension: dimension)
-    if configuration.precision == .int8 {
+    var rows = RowStore(
+      mapping: mapping, layout: layout, count: n, dimension: dimension, codeError: codeError)
+    if configuration.precision == .int8, !codesOnly {
       // Codes are computed, not stored: copy into owned, quantized rows.
       let owned = RowStore(
         dimension: dimension, capacity: max(n, configuration.initialCapacity), quantized: true)
@@ -347,7 +492,7 @@ extension VectorIndex {
     }
     // Without lists (or with another snapshot's) the next write builds them: an open alone
     // starts no work, since a short-lived reader would pay for a build it never uses.
-    return VectorIndex(configuration: configuration, version: version)
+    return VectorIndex(configuration: configuration, version: version, rowSource: codesOnly ? rowSource : nil)
   }
 
   /// Checks every byte of a snapshot (header, token, row table and vectors), as `doctor`
@@ -360,7 +505,7 @@ extension VectorIndex {
       snapshot: url, expectedToken: expectedToken,
       configuration: Configuration(
         dimension: dimension, approximate: ApproximateConfiguration(enabled: false)),
-      verification: .full)
+      verification: .full, rowSource: nil, requireSource: false)
   }
 }
 

@@ -74,6 +74,9 @@ public final class VectorIndex: Sendable {
   public let configuration: Configuration
   /// Components per vector.
   public var dimension: Int { configuration.dimension }
+  /// Where float32 rows the index does not hold are read (an index opened from a snapshot
+  /// of int8 codes); nil for an index that holds all its rows.
+  let rowSource: (any FloatRowSource)?
 
   let current: Mutex<IndexVersion>
   /// Serializes writers; the value counts published versions.
@@ -88,6 +91,7 @@ public final class VectorIndex: Sendable {
   public init(configuration: Configuration) throws(VectorIndexError) {
     try configuration.validate()
     self.configuration = configuration
+    rowSource = nil
     let rows = RowStore(
       dimension: configuration.dimension, capacity: configuration.initialCapacity,
       quantized: configuration.precision == .int8)
@@ -111,8 +115,9 @@ public final class VectorIndex: Sendable {
     try add(ids: ids, metadata: metadata, vectors: vectors)
   }
 
-  init(configuration: Configuration, version: IndexVersion) {
+  init(configuration: Configuration, version: IndexVersion, rowSource: (any FloatRowSource)? = nil) {
     self.configuration = configuration
+    self.rowSource = rowSource
     current = Mutex(version)
   }
 
@@ -163,17 +168,48 @@ public final class VectorIndex: Sendable {
     snapshot().row(of: id) != nil
   }
 
-  /// The stored unit vector and metadata of `id`, or nil.
+  /// The stored unit vector and metadata of `id`, or nil (also when the index reads the
+  /// row from its `FloatRowSource` and the source does not give it).
   public func entry(for id: Int64) -> (vector: [Float], metadata: VectorMetadata)? {
     let version = snapshot()
     guard let row32 = version.row(of: id) else { return nil }
     let row = Int(row32)
-    let vector = Array(UnsafeBufferPointer(start: version.rows.vector(row), count: dimension))
-    let metadata = VectorMetadata(
-      kind: version.rows.kinds[row], session: version.rows.sessions[row],
-      scope: version.rows.scopes[row], timestamp: version.rows.timestamps[row])
-    return (vector, metadata)
+    let vector: [Float]
+    if version.rows.holdsFloats(row) {
+      vector = Array(UnsafeBufferPointer(start: version.rows.vector(row), count: dimension))
+    } else {
+      guard let (found, unit) = try? fetchUnitRows(version, rows: [row32]), found.count == 1 else {
+        return nil
+      }
+      vector = unit
+    }
+    return (vector, version.metadata(row))
   }
+
+  /// The metadata of `id`, or nil when absent (never reads a row from the source).
+  public func metadata(for id: Int64) -> VectorMetadata? {
+    let version = snapshot()
+    return version.row(of: id).map { version.metadata(Int($0)) }
+  }
+
+  /// The vector of `id` as the index holds it, without asking its `FloatRowSource`: the unit
+  /// float32 row, or for a row the index reads from its source, its int8 codes times their
+  /// scale (within `codeErrorBound` of the unit row). For checks such as `doctor`'s.
+  public func heldVector(for id: Int64) -> [Float]? {
+    let version = snapshot()
+    guard let row32 = version.row(of: id) else { return nil }
+    let row = Int(row32)
+    let rows = version.rows
+    if rows.holdsFloats(row) {
+      return Array(UnsafeBufferPointer(start: rows.vector(row), count: dimension))
+    }
+    let codes = rows.codes + row * dimension
+    return (0..<dimension).map { Float(codes[$0]) * rows.scales[row] }
+  }
+
+  /// Whether the index reads some float32 rows from its `FloatRowSource` (it was opened from
+  /// a snapshot of int8 codes) rather than holding them.
+  public var readsFloatRowsFromSource: Bool { snapshot().rows.floatless > 0 }
 
   // MARK: - Writes
 
@@ -249,7 +285,7 @@ public final class VectorIndex: Sendable {
       if needed > version.rows.capacity {
         let grown = RowStore(
           dimension: dimension, capacity: max(needed, version.rows.capacity * 2),
-          quantized: version.rows.quantized)
+          quantized: version.rows.quantized, floatless: version.rows.floatless)
         grown.copyRows(from: version.rows, range: 0..<version.count, to: 0)
         version.rows = grown
       }
@@ -297,7 +333,10 @@ public final class VectorIndex: Sendable {
 extension IndexVersion {
   /// A copy holding only live rows, in their current order, with fresh maps and postings.
   func compacted(capacity: Int) -> IndexVersion {
-    let store = RowStore(dimension: rows.dimension, capacity: capacity, quantized: rows.quantized)
+    // Rows keep their order, so the live rows of a floatless prefix stay a prefix.
+    let floatless = (0..<rows.floatless).reduce(0) { isDead($1) ? $0 : $0 + 1 }
+    let store = RowStore(
+      dimension: rows.dimension, capacity: capacity, quantized: rows.quantized, floatless: floatless)
     var next = IndexVersion(rows: store)
     var runStart = -1
     var written = 0
@@ -324,10 +363,14 @@ extension IndexVersion {
   /// Rebuilds the id map and posting lists for rows `0..<rowCount` already in `rows`.
   mutating func rebuildMaps(rowCount: Int) {
     for row in 0..<rowCount {
-      let metadata = VectorMetadata(
-        kind: rows.kinds[row], session: rows.sessions[row],
-        scope: rows.scopes[row], timestamp: rows.timestamps[row])
-      appendRow(id: rows.ids[row], metadata: metadata)
+      appendRow(id: rows.ids[row], metadata: metadata(row))
     }
+  }
+
+  /// The metadata of row `row`.
+  func metadata(_ row: Int) -> VectorMetadata {
+    VectorMetadata(
+      kind: rows.kinds[row], session: rows.sessions[row], scope: rows.scopes[row],
+      timestamp: rows.timestamps[row])
   }
 }

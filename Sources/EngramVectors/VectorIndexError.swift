@@ -26,6 +26,9 @@ public enum VectorIndexError: Error, Sendable, Equatable {
   case snapshotStale(path: String, expected: UInt64, found: UInt64)
   /// A snapshot holds vectors of another dimension than the caller expects.
   case snapshotDimensionMismatch(path: String, expected: Int, found: Int)
+  /// Float32 rows the index does not hold (it was opened from a snapshot of int8 codes)
+  /// could not be read from its `FloatRowSource`, or it has none.
+  case floatRowsUnavailable(reason: String)
 }
 
 /// What is wrong with a damaged snapshot file.

@@ -129,7 +129,7 @@ import Testing
     #expect(try engine.memory(id)?.accessCount == 1)
   }
 
-  /// An open maps the vectors without reading them (it checks the header, token and row
+  /// An open maps the codes without reading them (it checks the header, token and row
   /// table); `doctor` checks every byte, reports a damaged vector in use, and `--repair`
   /// rebuilds the index and its snapshot.
   @Test func aDamagedVectorIsFoundByDoctorAndRepaired() async throws {
@@ -139,7 +139,8 @@ import Testing
     let id = try await writer.remember("Ann is allergic to peanuts", kind: .fact)
     writer.close()
     var bytes = try Data(contentsOf: URL(fileURLWithPath: path + ".vectors"))
-    bytes[bytes.count - 7] ^= 0x7F
+    // A code byte (format 3: a few rows' row table fills the first 6 pages, then the codes).
+    bytes[6 * 4096 + 5] ^= 0x7F
     try bytes.write(to: URL(fileURLWithPath: path + ".vectors"))
 
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration())

@@ -59,8 +59,8 @@ struct VectorIndexInt8Tests {
     for query in queries {
       let unit = try int8.normalizedQueries(query, count: 1)
       for k in ks {
-        let traced = unit.withUnsafeBufferPointer {
-          int8.searchInt8Certified(int8.snapshot(), query: $0.baseAddress!, k: k)
+        let traced = try unit.withUnsafeBufferPointer {
+          try int8.searchInt8Certified(int8.snapshot(), query: $0.baseAddress!, k: k)
         }
         #expect(traced.hits == (try float32.search(query, k: k)), "k \(k)")
         #expect(try int8.search(query, k: k) == traced.hits)

@@ -226,8 +226,8 @@ struct Compactor: EnginePart {
         if row.kind == .summary, let metadata = summaryMetadata[row.id] {
           return (.summary, row.id, metadata, row.vector)
         }
-        guard let entry = index.entry(for: VectorKey.make(.message, row.id)) else { return nil }
-        return (.message, row.id, entry.metadata, row.vector)
+        guard let metadata = index.metadata(for: VectorKey.make(.message, row.id)) else { return nil }
+        return (.message, row.id, metadata, row.vector)
       })
   }
 

@@ -22,17 +22,20 @@ extension VectorIndexKeeper {
     -> (index: VectorIndex, generation: Int64)?
   {
     guard let url, FileManager.default.fileExists(atPath: url.path) else { return nil }
+    // A snapshot of int8 codes re-ranks with float32 rows read from the store.
+    let rows = StoreFloatRowSource(store: store)
     return try store.readTransaction { connection -> (VectorIndex, Int64)? in
       let (token, generation) = try snapshotToken(connection)
       if let token,
-        let index = try? VectorIndex.open(snapshot: url, expectedToken: token, configuration: configuration)
+        let index = try? VectorIndex.open(
+          snapshot: url, expectedToken: token, configuration: configuration, rowSource: rows)
       {
         return (index, generation)
       }
       guard let stamp = try connection.vectorSnapshotStamp(), stamp.generation <= generation,
         let changes = try connection.embeddingChanges(after: stamp.generation),
         let index = try? VectorIndex.open(
-          snapshot: url, expectedToken: stamp.token, configuration: configuration)
+          snapshot: url, expectedToken: stamp.token, configuration: configuration, rowSource: rows)
       else { return nil }
       try replay(changes, above: stamp.maxEmbeddingID, into: index, connection: connection)
       return (index, generation)

@@ -154,7 +154,8 @@ final class VectorIndexKeeper: Sendable {
       }
       return
     }
-    try index.write(snapshotTo: snapshotURL, token: token)
+    // Codes only: the float32 rows live in the store, which re-ranks read by id.
+    try index.write(snapshotTo: snapshotURL, token: token, content: .codes)
     recordSnapshot(token: token, generation: generation, maxEmbeddingID: maxID)
     state.withLock { state in
       if state.generation == generation {

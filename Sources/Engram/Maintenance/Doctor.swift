@@ -96,18 +96,22 @@ struct Doctor: EnginePart {
       try connection.forEachEmbedding { entry, vector in
         indexed += 1
         let key = VectorKey.make(entry.ownerKind, entry.ownerID)
-        guard vector.count == dimension, let held = index.entry(for: key) else {
+        // As held: a row of a snapshot of codes is checked against its codes, not re-read.
+        guard vector.count == dimension, let held = index.heldVector(for: key) else {
           absent += 1
           return
         }
-        // The index holds unit vectors: the stored one must point the same way.
+        // The stored vector must point the way the index's does (a unit row, or int8 codes
+        // within their error bound of it).
         var dot: Float = 0
         var norm: Float = 0
+        var heldNorm: Float = 0
         for component in 0..<dimension {
-          dot += vector[component] * held.vector[component]
+          dot += vector[component] * held[component]
           norm += vector[component] * vector[component]
+          heldNorm += held[component] * held[component]
         }
-        if !(dot >= 0.999 * norm.squareRoot()) { differing += 1 }
+        if !(dot >= 0.999 * (norm * heldNorm).squareRoot()) { differing += 1 }
       }
     }
     let live = index.count

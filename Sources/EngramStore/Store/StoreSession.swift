@@ -113,6 +113,9 @@ public protocol StoreSession: AnyObject {
   func forEachEmbedding(
     ids: Set<Int64>, owners: Set<EmbeddingChanges.OwnerKey>,
     _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void) throws
+  /// The decoded vector of each owner's embedding, in order (nil for an owner without one);
+  /// see `StoreSession+EmbeddingVectors.swift`.
+  func embeddingVectors(owners: [(kind: ItemKind, id: Int64)]) throws -> [[Float]?]
   /// The highest embedding id (0 when none).
   func maxEmbeddingID() throws -> Int64
   /// The stamp the last vector snapshot writer recorded, or nil.

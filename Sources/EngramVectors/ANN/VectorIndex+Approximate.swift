@@ -22,13 +22,13 @@ extension VectorIndex {
     guard k >= 1 else { throw .invalidK(k) }
     let unit = try normalizedQueries(query, count: 1)
     let version = snapshot()
-    return unit.withUnsafeBufferPointer { pointer in
+    return try unit.withUnsafeBufferPointer { pointer throws(VectorIndexError) in
       let query = pointer.baseAddress!
       if !exact, let ivf = version.ivf, servesApproximately(version) {
-        return searchApproximate(version, ivf, query: query, k: k, filter: filter)
+        return try searchApproximate(version, ivf, query: query, k: k, filter: filter)
       }
       return VectorSearchResult(
-        hits: searchOne(version, query: query, k: k, filter: filter), tier: .exact, isExact: true)
+        hits: try searchOne(version, query: query, k: k, filter: filter), tier: .exact, isExact: true)
     }
   }
 
@@ -52,7 +52,8 @@ extension VectorIndex {
   /// - Complexity: see `IVFState.build`: seconds for a million rows of 384 components.
   public func rebuildApproximateIndex() {
     let base = snapshot()
-    guard let built = IVFState.build(base, settings: configuration.approximate) else { return }
+    // Clustering reads every row: a floatless index reads its rows from the source first.
+    guard hydrate(base), let built = IVFState.build(base, settings: configuration.approximate) else { return }
     _ = try? write { version throws(VectorIndexError) in
       // A compaction in between renumbered the rows: the next write starts another build.
       guard version.rowEpoch == base.rowEpoch, version.count >= base.count else { return }
@@ -106,7 +107,7 @@ extension VectorIndex {
   /// Probes the nearest lists; see `search(_:k:filter:exact:)`.
   func searchApproximate(
     _ version: IndexVersion, _ ivf: IVFState, query: UnsafePointer<Float>, k: Int, filter: VectorFilter?
-  ) -> VectorSearchResult {
+  ) throws(VectorIndexError) -> VectorSearchResult {
     guard version.live > 0 else { return VectorSearchResult(hits: [], tier: .approximate, isExact: true) }
     let dimension = self.dimension
     let listCount = ivf.listCount
@@ -119,6 +120,11 @@ extension VectorIndex {
       let allowed = version.allowedRows(filter)
       let probedRows = ivf.probes * max(1, version.count / listCount)
       if allowed.count <= max(probedRows * 4, version.live / 50) {
+        if version.rows.floatless > 0 {
+          // Float32 rows come from the source: the proven int8 search reads only candidates.
+          return VectorSearchResult(
+            hits: try searchInt8(version, query: query, k: k, among: allowed), tier: .exact, isExact: true)
+        }
         var heap = TopK(capacity: min(k, allowed.count))
         allowed.withUnsafeBufferPointer { Self.scoreGathered(version, query: query, rows: $0, into: &heap) }
         return VectorSearchResult(hits: heap.hits(), tier: .exact, isExact: true)
@@ -195,7 +201,8 @@ extension VectorIndex {
 
     let candidates = pool.sorted().map(\.row)
     var exact = TopK(capacity: min(k, candidates.count))
-    candidates.withUnsafeBufferPointer { Self.scoreGathered(version, query: query, rows: $0, into: &exact) }
+    // Float32 rows a floatless index does not hold are read from its source.
+    try scoreExactly(version, query: query, rows: candidates, into: &exact)
 
     // Proof of exactness: no row of an unprobed list can score above its centroid's score
     // plus the list's radius, and no scanned row left out of the pool above the pool's worst
@@ -244,8 +251,10 @@ extension VectorIndex {
         }
       }
     }
-    var second = TopK(capacity: min(k, admitted.count))
-    admitted.withUnsafeBufferPointer { Self.scoreGathered(version, query: query, rows: $0, into: &second) }
+    // Pool rows left out of `exact` rank below its k-th: only the others are scored.
+    let scored = Set(candidates)
+    var second = exact
+    try scoreExactly(version, query: query, rows: admitted.filter { !scored.contains($0) }, into: &second)
     return VectorSearchResult(hits: second.hits(), tier: .approximate, isExact: true)
   }
 
@@ -339,7 +348,7 @@ extension VectorIndex {
     try settings.validate()
     let queries = settings.calibrationQueries
     try write { version throws(VectorIndexError) in
-      guard var state = version.ivf else { return }
+      guard var state = version.ivf, hydrate(version) else { return }
       var pool: [Int32] = []
       pool.reserveCapacity(version.live)
       for row in 0..<version.count where !version.isDead(row) { pool.append(Int32(row)) }

@@ -34,7 +34,7 @@ extension VectorIndex {
     let index = try open(
       snapshot: url, expectedToken: expectedToken,
       configuration: Configuration(dimension: dimension, approximate: ApproximateConfiguration()),
-      verification: .full)
+      verification: .full, rowSource: nil, requireSource: false)
     if let status = index.approximateStatus { return .verified(lists: status.lists, rows: index.count) }
     // The open refused or found no lists: read the header alone to say why.
     let path = ListsFormat.path(url)
