@@ -170,6 +170,25 @@ import Testing
     #expect(!plan.contains { $0.hasPrefix("SCAN messages") || $0.hasPrefix("SCAN embeddings") }, "\(plan)")
   }
 
+  /// The index loads read the embeddings in id order from the table: no index pass and no
+  /// temporary b-tree holding every vector to sort them (which made loads superlinear;
+  /// timed by `engram-bench snapshot-open`).
+  @Test(arguments: [
+    "WHERE +e.user_id = ?4 AND ((?1 AND e.owner_kind = 'message') OR (?2 AND e.owner_kind = 'memory')"
+      + " OR (?3 AND e.owner_kind = 'summary')) ORDER BY e.id",
+    "WHERE e.id > ?1 AND +e.user_id = ?2 ORDER BY e.id",
+    "WHERE e.id IN (SELECT value FROM json_each(?1)) AND +e.user_id = ?2 ORDER BY e.id",
+  ])
+  func embeddingLoadsReadTheTableInIdOrder(clause: String) throws {
+    let directory = try TemporaryDirectory()
+    let connection = try makeMigratedConnection(directory)
+    let plan = try connection.prepare("EXPLAIN QUERY PLAN \(Connection.embeddingEntrySelect) \(clause)").map {
+      $0.string(at: 3)
+    }
+    #expect(plan.contains { $0 == "SCAN e" || $0.hasPrefix("SEARCH e USING INTEGER PRIMARY KEY") }, "\(plan)")
+    #expect(!plan.contains { $0.contains("TEMP B-TREE") || $0.contains("MULTI-INDEX") }, "\(plan)")
+  }
+
   /// The speakers table follows every insert, update and delete of turns, per user.
   @Test func speakersFollowTurns() throws {
     let directory = try TemporaryDirectory()
