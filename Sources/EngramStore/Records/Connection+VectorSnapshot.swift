@@ -59,20 +59,11 @@ extension Connection {
 
   /// The distinct non-null speakers of the conversation log, in binary order.
   ///
-  /// - Complexity: one seek of the `messages_speaker` index per name (a skip scan), not a
-  ///   read of every turn.
+  /// - Complexity: one read of the `speakers` table (migration 7: a row per name with its
+  ///   turn count, kept by triggers), not a read of every turn.
   public func distinctSpeakers() throws -> [String] {
-    try cachedStatement(
-      """
-      WITH RECURSIVE names(name) AS (
-        SELECT (SELECT speaker FROM messages WHERE user_id = ?1 AND speaker IS NOT NULL ORDER BY speaker LIMIT 1)
-        UNION ALL
-        SELECT (SELECT speaker FROM messages WHERE user_id = ?1 AND speaker > names.name ORDER BY speaker LIMIT 1)
-        FROM names WHERE names.name IS NOT NULL
-      )
-      SELECT name FROM names WHERE name IS NOT NULL
-      """
-    ).bindingAndMap([.text(user)]) { $0.string(at: 0) }
+    try cachedStatement("SELECT speaker FROM speakers WHERE user_id = ?1 ORDER BY speaker")
+      .bindingAndMap([.text(user)]) { $0.string(at: 0) }
   }
 
   /// The highest embedding id (0 when there is none).

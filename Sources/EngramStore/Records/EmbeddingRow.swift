@@ -297,12 +297,17 @@ extension Connection {
   }
 
   /// The columns `forEachEmbeddingEntry` reads, with the owner joins; a WHERE clause follows.
+  ///
+  /// `NOT INDEXED`: the rows are read in id order from the table itself (a scan, a range or
+  /// id seeks). Given the choice, SQLite read them through the (owner_kind, owner_id) index
+  /// for the owner-kind test and then sorted the whole result, vectors included, by id: a
+  /// temporary b-tree of every vector, which made a load without a snapshot superlinear.
   static let embeddingEntrySelect = """
     SELECT e.id, CASE e.owner_kind WHEN 'message' THEN 0 WHEN 'memory' THEN 1 ELSE 2 END, e.owner_id,
       coalesce(m.session_id, mm.session_id, s.session_id),
       coalesce(m.created_at, mm.created_at, s.start_at, 0),
       mm.kind, mm.scope_user, mm.scope_agent, mm.superseded_by IS NOT NULL, e.vector, e.dimension
-    FROM embeddings e
+    FROM embeddings e NOT INDEXED
     LEFT JOIN messages m ON e.owner_kind = 'message' AND m.id = e.owner_id
     LEFT JOIN memories mm ON e.owner_kind = 'memory' AND mm.id = e.owner_id
     LEFT JOIN summaries s ON e.owner_kind = 'summary' AND s.id = e.owner_id
