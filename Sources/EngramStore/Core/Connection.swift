@@ -50,10 +50,8 @@ public final class Connection {
   static func readOnlyStrategy(_ path: String) -> ReadOnlyStrategy {
     if path == ":memory:" || path.isEmpty || path.hasPrefix("file:") { return .sqliteReadOnly }
     let log = path + "-wal"
-    let walIndex = path + "-shm"
-    if isRegularFile(log) && isRegularFile(walIndex) && access(log, R_OK) == 0 && access(walIndex, R_OK) == 0 {
-      return .sharedReadOnly
-    }
+    let shared = [log, path + "-shm"].allSatisfy { isRegularFile($0) && access($0, R_OK) == 0 }
+    if shared { return .sharedReadOnly }
     let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
     if isWritableFile(path) && isWritableDirectory(directory) { return .queryOnly }
     // A log this user cannot read is of use only when it holds something; an empty one
