@@ -23,18 +23,25 @@ public final class Connection {
     /// Reads only and leaves the file and its folder exactly as it found them, so a read
     /// command writes nothing and works on a memory the user cannot write.
     ///
-    /// SQLite's read-only mode creates the `-wal` and `-shm` files of a WAL database and,
-    /// unable to take the lock that removes them, leaves them behind. So: when the file and
-    /// its folder are writable, the file is opened read-write with `query_only` on (the last
-    /// connection to close removes the files, as a writer's does, and nothing can be written
-    /// through it); when they are not and a `-wal` file exists, SQLite's read-only mode
-    /// shares it; when they are not and no `-wal` exists, every committed page is in the
-    /// file and nobody can write it, so it is opened `immutable` (no lock files at all).
+    /// Writers keep the `-wal` and `-shm` files when they close (`SQLITE_FCNTL_PERSIST_WAL`,
+    /// the log truncated to 0 bytes). When both exist the file is opened read-only with
+    /// `readonly_shm=1`: SQLite maps the wal-index read-only while a writer has it open,
+    /// and otherwise builds it in heap memory from the log (its "unreliable shm" mode), so
+    /// nothing is created or written and a reader still sees every commit. Without them (a
+    /// memory from an older Engram, or copied without them): SQLite's read-only mode would
+    /// create the files and, unable to take the lock that removes them, leave them behind.
+    /// So when the file and its folder are writable, the file is opened read-write with
+    /// `query_only` on (the last connection to close removes the files, as a writer's
+    /// does, and nothing can be written through it); when they are not and a `-wal` file
+    /// exists, SQLite's read-only mode shares it; when they are not and no `-wal` exists,
+    /// every committed page is in the file and nobody can write it, so it is opened
+    /// `immutable` (no lock files at all).
     case readOnlyNoTrace
   }
 
   /// How a `.readOnlyNoTrace` open of `path` was carried out.
   enum ReadOnlyStrategy: Equatable {
+    case sharedReadOnly
     case queryOnly
     case sqliteReadOnly
     case immutable
@@ -42,9 +49,15 @@ public final class Connection {
 
   static func readOnlyStrategy(_ path: String) -> ReadOnlyStrategy {
     if path == ":memory:" || path.isEmpty || path.hasPrefix("file:") { return .sqliteReadOnly }
+    let log = path + "-wal"
+    let shared = [log, path + "-shm"].allSatisfy { isRegularFile($0) && access($0, R_OK) == 0 }
+    if shared { return .sharedReadOnly }
     let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
     if isWritableFile(path) && isWritableDirectory(directory) { return .queryOnly }
-    if access(path + "-wal", F_OK) == 0 { return .sqliteReadOnly }
+    // A log this user cannot read is of use only when it holds something; an empty one
+    // (a writer closed and checkpointed it) is as good as none.
+    var info = stat()
+    if stat(log, &info) == 0 && (info.st_size > 0 || access(log, R_OK) == 0) { return .sqliteReadOnly }
     return .immutable
   }
 
@@ -54,6 +67,8 @@ public final class Connection {
   public let path: String
   /// The mode the connection was opened with.
   public let mode: OpenMode
+  /// How a `.readOnlyNoTrace` connection was opened (nil for the other modes).
+  let openStrategy: ReadOnlyStrategy?
   private var statementCache: [String: Statement] = [:]
   /// Record statements by (record type, operation), so the generic record paths build
   /// their SQL once per connection instead of once per call.
@@ -81,18 +96,25 @@ public final class Connection {
     var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE | SQLITE_OPEN_URI
     var target = path
     var queryOnly = false
+    var persistLog = path != ":memory:" && !path.isEmpty
+    var strategy: ReadOnlyStrategy?
     switch mode {
     case .readOnly: flags |= SQLITE_OPEN_READONLY
     case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
     case .readOnlyNoTrace:
-      switch Self.readOnlyStrategy(path) {
+      persistLog = false
+      strategy = Self.readOnlyStrategy(path)
+      switch strategy ?? .sqliteReadOnly {
+      case .sharedReadOnly:
+        flags |= SQLITE_OPEN_READONLY
+        target = Self.uri(path, query: "readonly_shm=1")
       case .queryOnly:
         flags |= SQLITE_OPEN_READWRITE
         queryOnly = true
       case .sqliteReadOnly: flags |= SQLITE_OPEN_READONLY
       case .immutable:
         flags |= SQLITE_OPEN_READONLY
-        target = Self.immutableURI(path)
+        target = Self.uri(path, query: "immutable=1")
       }
     }
     var db: OpaquePointer?
@@ -105,6 +127,7 @@ public final class Connection {
     self.handle = db
     self.path = path
     self.mode = mode
+    self.openStrategy = strategy
     sqlite3_extended_result_codes(db, 1)
     setBusyTimeout(busyTimeout)
     _ = engram_sqlite3_db_config_defensive(db, 1)
@@ -116,6 +139,7 @@ public final class Connection {
       _ = try scalarInt("SELECT count(*) FROM sqlite_schema")
       try execute("PRAGMA foreign_keys = ON")
       if queryOnly { try execute("PRAGMA query_only = ON") }
+      if persistLog { try keepLogFiles() }
       if mode == .readWriteCreate && sqlite3_db_readonly(db, "main") == 1 {
         throw StoreError.readOnlyFile(path: path)
       }
@@ -168,13 +192,29 @@ public final class Connection {
     // On failure (for example a race with another creator) SQLite reports the problem.
   }
 
-  /// A `file:` URI opening `path` with `immutable=1`.
-  static func immutableURI(_ path: String) -> String {
+  /// A `file:` URI opening `path` with `query` (such as `immutable=1`).
+  static func uri(_ path: String, query: String) -> String {
     let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     var allowed = CharacterSet.urlPathAllowed
     allowed.remove(charactersIn: "?#%")
     let escaped = absolute.addingPercentEncoding(withAllowedCharacters: allowed) ?? absolute
-    return "file://" + escaped + "?immutable=1"
+    return "file://" + escaped + "?" + query
+  }
+
+  /// Makes the last connection to close keep the `-wal` and `-shm` files of a WAL database
+  /// (the log checkpointed and truncated to 0 bytes) instead of deleting them, so a reader
+  /// that opens later finds them and can open read-only without creating or writing
+  /// anything (see `OpenMode.readOnlyNoTrace`). The journal size limit also truncates a
+  /// log that a checkpoint emptied back to 64 MiB while the memory is open.
+  private func keepLogFiles() throws {
+    var persist: Int32 = 1
+    _ = sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
+    try execute("PRAGMA journal_size_limit = \(64 << 20)")
+  }
+
+  private static func isRegularFile(_ path: String) -> Bool {
+    var info = stat()
+    return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
   }
 
   private static func isWritableFile(_ path: String) -> Bool {

@@ -31,7 +31,7 @@ public final class Database: Sendable {
   /// The configuration it was opened with.
   public let configuration: Configuration
   private let writer: Mutex<ConnectionBox?>
-  private let readers: [ConnectionSlot]
+  let readers: [ConnectionSlot]
   private let nextReader = Atomic<Int>(0)
 
   /// Opens (creating if needed, mode 0600) and migrates the database at `path`.
@@ -46,38 +46,44 @@ public final class Database: Sendable {
     self.configuration = configuration
     let readerCount = max(1, configuration.readerCount)
     if configuration.readOnly {
-      let first = try Connection(path: path, mode: .readOnlyNoTrace, busyTimeout: configuration.busyTimeout)
-      let found = try Migrator.checkVersion(first)
-      guard found == Migration.all.count else {
-        throw StoreError.migrationRequired(path: path, found: found, required: Migration.all.count)
+      readers = try SharedReaders.openReadOnly(path, configuration) {
+        let first = try Self.openReadOnlyReader(path, configuration)
+        let found = try Migrator.checkVersion(first)
+        guard found == Migration.all.count else {
+          throw StoreError.migrationRequired(path: path, found: found, required: Migration.all.count)
+        }
+        var connections = [first]
+        for _ in 1..<readerCount { connections.append(try Self.openReadOnlyReader(path, configuration)) }
+        return connections
       }
-      try Self.tune(first, configuration)
-      var connections = [first]
-      for _ in 1..<readerCount {
-        let reader = try Connection(
-          path: path, mode: .readOnlyNoTrace, busyTimeout: configuration.busyTimeout)
-        try Self.tune(reader, configuration)
-        connections.append(reader)
-      }
-      for connection in connections { connection.user = configuration.user }
       writer = Mutex(nil)
-      readers = connections.map { ConnectionSlot($0) }
       return
     }
-    let connection = try Connection(
-      path: path, mode: .readWriteCreate, busyTimeout: configuration.busyTimeout)
-    _ = try Migrator.checkVersion(connection)
-    try connection.enableWriteAheadLog()
-    try Self.tune(connection, configuration)
-    try Migrator.migrate(connection)
-    try connection.installEmbeddingEpochTrigger()
-    var connections: [Connection] = []
-    for _ in 0..<readerCount {
-      connections.append(try Self.openReader(path, configuration))
+    let opened = try SharedReaders.openReadWrite(path) {
+      let connection = try Connection(
+        path: path, mode: .readWriteCreate, busyTimeout: configuration.busyTimeout)
+      _ = try Migrator.checkVersion(connection)
+      try connection.enableWriteAheadLog()
+      try Self.tune(connection, configuration)
+      try Migrator.migrate(connection)
+      try connection.installEmbeddingEpochTrigger()
+      var connections: [Connection] = []
+      for _ in 0..<readerCount {
+        connections.append(try Self.openReader(path, configuration))
+      }
+      return (connection, connections)
     }
-    for connection in connections + [connection] { connection.user = configuration.user }
-    writer = Mutex(ConnectionBox(connection))
-    readers = connections.map { ConnectionSlot($0) }
+    for connection in opened.readers + [opened.writer] { connection.user = configuration.user }
+    writer = Mutex(ConnectionBox(opened.writer))
+    readers = opened.readers.map { ConnectionSlot($0) }
+  }
+
+  /// A reader connection of a read-only database (see `Connection.OpenMode.readOnlyNoTrace`).
+  static func openReadOnlyReader(_ path: String, _ configuration: Configuration) throws -> Connection {
+    let reader = try Connection(path: path, mode: .readOnlyNoTrace, busyTimeout: configuration.busyTimeout)
+    try tune(reader, configuration)
+    reader.user = configuration.user
+    return reader
   }
 
   private static func openReader(_ path: String, _ configuration: Configuration) throws -> Connection {
@@ -148,14 +154,14 @@ public final class Database: Sendable {
 }
 
 /// A reader connection behind its own lock (a `Mutex` cannot live in an array directly).
-private final class ConnectionSlot: Sendable {
+final class ConnectionSlot: Sendable {
   let mutex: Mutex<ConnectionBox?>
   init(_ connection: Connection) { mutex = Mutex(ConnectionBox(connection)) }
 }
 
 /// Carries a connection into a `Mutex`. The connection is only ever touched inside
 /// `withLock`, which is what makes the unchecked conformance sound.
-private struct ConnectionBox: @unchecked Sendable {
+struct ConnectionBox: @unchecked Sendable {
   let connection: Connection
   init(_ connection: Connection) { self.connection = connection }
 }

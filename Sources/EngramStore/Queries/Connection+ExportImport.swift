@@ -17,8 +17,13 @@ extension Connection {
     let columns = try prepare("SELECT name FROM pragma_table_info(?1) ORDER BY cid")
       .bindingAndMap([.text(table)]) { $0.string(at: 0) }
       .filter { $0 != "user_id" }
+    // Ordered by row id: `+user_id` keeps the user filter from picking the per-user index,
+    // whose order is not the id's (SQLite then sorted every row in memory, the embeddings'
+    // vectors included: 160 MB at 100,000 turns); the rows stream in row-id order instead.
+    // Tables keyed by text lead their primary key with `user_id`: that index is the order.
+    let filter = order == "id" ? "+user_id" : "user_id"
     let statement = try prepare(
-      "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE user_id = ?1 ORDER BY \(order)")
+      "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \(filter) = ?1 ORDER BY \(order)")
     try statement.bind([.text(user)])
     return statement
   }
