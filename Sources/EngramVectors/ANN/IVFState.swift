@@ -35,13 +35,11 @@ struct IVFState: Sendable {
   var probes: Int
   var calibratedRecall: Double
   var targetRecall: Double
-  /// Each row's place in the lists, built by the first selective filtered search.
-  var locator = IVFRowLocator()
 
   var listCount: Int { lists.count }
 
   var bytes: Int {
-    lists.reduce(0) { $0 + $1.bytes } + centroids.count * 4 + radii.count * 4 + locator.bytes
+    lists.reduce(0) { $0 + $1.bytes } + centroids.count * 4 + radii.count * 4
   }
 
   /// Whether appends have moved the lists far enough from their clustering that they should
@@ -77,7 +75,6 @@ struct IVFState: Sendable {
   /// The lists after `compact()` renumbered rows: `newRow[old]` is the new row or -1.
   func remapped(_ newRow: [Int32]) -> IVFState {
     var next = self
-    next.locator = IVFRowLocator()
     next.lists = lists.map { list in
       var kept = IVFList(dimension: dimension, capacity: list.count)
       let source = list.storage

@@ -114,13 +114,14 @@ extension VectorIndex {
     var probes = ivf.probes
     if let filter, !filter.isEmpty {
       // Few admitted rows (at most 2% of the rows, or 4x the rows a probe reads): scoring them
-      // all by their int8 codes costs about what probing for them does, and is proven exact.
-      // The true filtered top-k ranks deep in the unfiltered order (about k / fraction),
-      // beyond the calibrated lists.
+      // all costs about what probing for them does, and is exact. The true filtered top-k
+      // ranks deep in the unfiltered order (about k / fraction), beyond the calibrated lists.
       let allowed = version.allowedRows(filter)
       let probedRows = ivf.probes * max(1, version.count / listCount)
       if allowed.count <= max(probedRows * 4, version.live / 50) {
-        return searchAllowedInt8(version, ivf, query: query, k: k, allowed: allowed)
+        var heap = TopK(capacity: min(k, allowed.count))
+        allowed.withUnsafeBufferPointer { Self.scoreGathered(version, query: query, rows: $0, into: &heap) }
+        return VectorSearchResult(hits: heap.hits(), tier: .exact, isExact: true)
       }
       predicate = RowPredicate(filter)
       // More admitted rows: probe more lists as the filter thins them (a heuristic: the
