@@ -6,7 +6,7 @@ extension ScaleSuite {
   /// appends have drifted the approximate lists (as many rows again as were clustered), or
   /// when a memory first reaches the threshold. The snapshot beside the database is mapped
   /// (its token read from the header, `VectorIndex+Snapshot.swift`: u64 at byte 24), then
-  /// `rebuildApproximateIndex()` is timed with the engine's default settings (one BLAS
+  /// `rebuildApproximateIndex()` is timed with the engine's default settings (one build
   /// thread). Nil when the memory keeps no snapshot or holds fewer rows than the threshold.
   /// Run in this process, last (it maps the rows and raises this process's resident size).
   static func reclusterReport(db: String) throws -> BenchReport? {
@@ -31,7 +31,7 @@ extension ScaleSuite {
     report.set("lists", status.lists)
     report.set("probes", status.probes)
     report.set("calibrated_recall", status.calibratedRecall)
-    report.set("blas_threads", settings.buildThreads)
+    report.set("build_threads", settings.buildThreads)
     report.set("load_average", loadAverage())
     return report
   }
