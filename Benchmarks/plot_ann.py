@@ -6,8 +6,8 @@ usage: .venv/bin/python Benchmarks/plot_ann.py [RESULT.json ...] [-o OUT.svg] [-
 
 Reads Benchmarks/results/ann-*.json by default and writes Benchmarks/results/ann.svg and
 ann.png (matplotlib, installed by Benchmarks/peers/setup_venv_ann.sh). `--table` prints the
-README's Markdown table: per data set and system, build seconds, index MB, and the p50 of
-the fastest point reaching each recall target.
+README's Markdown table: per data set and system, build seconds and threads, index MB, and
+the p50 of the fastest point reaching each recall target.
 """
 import glob
 import json
@@ -35,17 +35,23 @@ def fastest_at(curve, target):
 def table(results):
     lines = []
     for result in results:
+        load = result.get("load_average_at_end")
         lines.append(f"\n{result['data']}: {result['n']:,} x {result['dim']}, {result['queries']} queries, "
-                     f"k {result['k']}, one thread, {result['cpu']}\n")
-        lines.append("| system | build s | index MB | " + " | ".join(f"p50 ms @ {t}" for t in TARGETS) + " |")
-        lines.append("| --- | ---: | ---: | " + " | ".join("---:" for _ in TARGETS) + " |")
+                     f"k {result['k']}, searches on one thread, builds on {result.get('build_threads', 1)}, "
+                     f"{result['cpu']}" + (f", load average {load[0]:.1f} at the end" if load else "") + "\n")
+        lines.append("| system | build s | build threads | index MB | "
+                     + " | ".join(f"p50 ms @ {t}" for t in TARGETS) + " |")
+        lines.append("| --- | ---: | ---: | ---: | " + " | ".join("---:" for _ in TARGETS) + " |")
         for system in result["systems"]:
             cells = []
             for target in TARGETS:
                 point = fastest_at(system["curve"], target)
                 cells.append(f"{point['p50_ms']:.3f}" if point else "—")
-            lines.append(f"| {system['system']} | {system['build_s']:.1f} | {system['index_bytes'] / 1e6:.0f} | "
-                         + " | ".join(cells) + " |")
+            threads = (system.get("build") or {}).get("build_threads", 1)
+            lines.append(f"| {system['system']} | {system['build_s']:.1f} | {threads} | "
+                         f"{system['index_bytes'] / 1e6:.0f} | " + " | ".join(cells) + " |")
+        for name in result.get("not_built", []):
+            lines.append(f"| {name} | not built | | | " + " | ".join("" for _ in TARGETS) + " |")
     return "\n".join(lines)
 
 

@@ -181,6 +181,7 @@ enum ScaleSuite {
     // afterwards would inherit in its peak (Linux counts the spawning image's peak).
     report.set("peak_floor_mb", megabytes(Measure.peakResidentBytes() ?? 0))
     report.set("open_ms", try openMilliseconds(db: db, model: model))
+    if let recluster = try reclusterReport(db: db) { report.set("recluster", recluster) }
     return (report, "scale: \(n) turns, \(model), one process per command (\(binary))")
   }
 

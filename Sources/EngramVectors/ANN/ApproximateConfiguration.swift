@@ -19,11 +19,15 @@ public struct ApproximateConfiguration: Sendable, Hashable {
   public var build: BuildPolicy
   /// Queries (rows of the index) used to calibrate the probe count. Default 128.
   public var calibrationQueries: Int
+  /// Threads sharing the clustering's GEMM blocks while the lists are built (each on
+  /// single-threaded BLAS; searches are not affected). Default 1: a background build then
+  /// leaves the other cores to searches.
+  public var buildThreads: Int
 
   /// Creates settings with documented defaults.
   public init(
     enabled: Bool = true, threshold: Int = 50_000, targetRecall: Double = 0.95, lists: Int = 0,
-    build: BuildPolicy = .background, calibrationQueries: Int = 128
+    build: BuildPolicy = .background, calibrationQueries: Int = 128, buildThreads: Int = 1
   ) {
     self.enabled = enabled
     self.threshold = threshold
@@ -31,6 +35,7 @@ public struct ApproximateConfiguration: Sendable, Hashable {
     self.lists = lists
     self.build = build
     self.calibrationQueries = calibrationQueries
+    self.buildThreads = buildThreads
   }
 
   func validate() throws(VectorIndexError) {
@@ -46,6 +51,9 @@ public struct ApproximateConfiguration: Sendable, Hashable {
     }
     guard calibrationQueries >= 1, calibrationQueries <= 100_000 else {
       throw .invalidConfiguration(field: "approximate.calibrationQueries", value: calibrationQueries)
+    }
+    guard buildThreads >= 1, buildThreads <= 256 else {
+      throw .invalidConfiguration(field: "approximate.buildThreads", value: buildThreads)
     }
   }
 }

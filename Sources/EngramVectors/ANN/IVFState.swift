@@ -46,14 +46,15 @@ struct IVFState: Sendable {
   /// be re-clustered: as many rows again as were clustered.
   var drifted: Bool { appendedRows >= max(clusteredRows, 1) }
 
-  /// Appends rows `range` of `rows` (unit vectors) to their nearest lists.
-  mutating func assign(_ rows: RowStore, range: Range<Int>) {
+  /// Appends rows `range` of `rows` (unit vectors) to their nearest lists, finding them on
+  /// `threads` threads.
+  mutating func assign(_ rows: RowStore, range: Range<Int>, threads: Int = 1) {
     guard !range.isEmpty else { return }
     var labels = [Int32](repeating: 0, count: range.count)
     var scores = [Float](repeating: 0, count: range.count)
     KMeans.assign(
       rows.vector(range.lowerBound), count: range.count, dimension: dimension, centroids: centroids,
-      lists: listCount, labels: &labels, scores: &scores)
+      lists: listCount, labels: &labels, scores: &scores, threads: threads)
     if lists.allSatisfy({ $0.count == 0 }) {
       // First fill: size every list exactly (doubling would leave up to half unused).
       var sizes = [Int](repeating: 0, count: listCount)
@@ -131,6 +132,7 @@ extension IVFState {
     guard n >= 2 else { return nil }
     let automatic = Int((2 * Double(n).squareRoot()).rounded())
     let listCount = max(1, min(settings.lists > 0 ? settings.lists : automatic, n / 2))
+    // `buildThreads` threads share the GEMM blocks out, each on single-threaded BLAS.
     #if !canImport(Accelerate)
       openblas_set_num_threads(1)
     #endif
@@ -147,7 +149,7 @@ extension IVFState {
     }
     let centroids = KMeans.train(
       sample: sample, count: sampleCount, dimension: dimension, lists: listCount, iterations: trainingSteps,
-      random: &random)
+      random: &random, threads: settings.buildThreads)
     sample = []
 
     var state = IVFState(
@@ -156,7 +158,7 @@ extension IVFState {
       lists: (0..<listCount).map { _ in IVFList(dimension: dimension, capacity: 0) },
       radii: [Float](repeating: 0, count: listCount), codeError: 0, assignedRows: 0, clusteredRows: n,
       appendedRows: 0, probes: listCount, calibratedRecall: 1, targetRecall: settings.targetRecall)
-    state.assign(rows, range: 0..<version.count)
+    state.assign(rows, range: 0..<version.count, threads: settings.buildThreads)
     state.calibrate(version, queries: settings.calibrationQueries, pool: pool, random: &random)
     return state
   }

@@ -1,3 +1,6 @@
+import Dispatch
+import Synchronization
+
 // BLAS: Accelerate on Apple platforms (untested: this project builds and tests on Linux only),
 // OpenBLAS elsewhere.
 #if canImport(Accelerate)
@@ -17,7 +20,7 @@ enum KMeans {
   /// - Complexity: O(iterations · sample · lists · dimension), in GEMMs.
   static func train(
     sample: [Float], count: Int, dimension: Int, lists: Int, iterations: Int,
-    random: inout IVFRandom
+    random: inout IVFRandom, threads: Int = 1
   ) -> [Float] {
     precondition(count >= lists && lists > 0)
     var centroids = [Float](repeating: 0, count: lists * dimension)
@@ -36,7 +39,7 @@ enum KMeans {
       sample.withUnsafeBufferPointer { rows in
         assign(
           rows.baseAddress!, count: count, dimension: dimension, centroids: centroids, lists: lists,
-          labels: &labels, scores: &scores)
+          labels: &labels, scores: &scores, threads: threads)
       }
       for index in sums.indices { sums[index] = 0 }
       for index in sizes.indices { sizes[index] = 0 }
@@ -66,34 +69,73 @@ enum KMeans {
     return centroids
   }
 
-  /// The best centroid of each of `count` unit rows (flat) and its cosine.
+  /// The best centroid of each of `count` unit rows (flat) and its cosine, written to
+  /// `labels[offset...]` and `scores[offset...]`. With `threads` above 1 the GEMM blocks are
+  /// shared out among that many threads, each calling single-threaded BLAS (no lock-step
+  /// barrier per call, so a thread that loses its core on a shared host holds back only the
+  /// blocks it has taken).
   /// - Complexity: O(count · lists · dimension), in GEMM blocks.
   static func assign(
     _ rows: UnsafePointer<Float>, count: Int, dimension: Int, centroids: [Float], lists: Int,
-    labels: inout [Int32], scores: inout [Float], offset: Int = 0
+    labels: inout [Int32], scores: inout [Float], offset: Int = 0, threads: Int = 1
   ) {
-    let scratch = UnsafeMutablePointer<Float>.allocate(capacity: min(block, max(count, 1)) * lists)
-    defer { scratch.deallocate() }
-    centroids.withUnsafeBufferPointer { centroids in
-      var start = 0
-      while start < count {
-        let n = min(block, count - start)
-        cblas_sgemm(
-          CblasRowMajor, CblasNoTrans, CblasTrans, Int32(n), Int32(lists), Int32(dimension), 1,
-          rows + start * dimension, Int32(dimension), centroids.baseAddress!, Int32(dimension), 0, scratch,
-          Int32(lists))
-        for row in 0..<n {
-          let line = scratch + row * lists
-          var best = 0
-          var bestScore = line[0]
-          for list in 1..<lists where line[list] > bestScore {
-            best = list
-            bestScore = line[list]
+    guard count > 0 else { return }
+    let blocks = (count + block - 1) / block
+    let workers = max(1, min(threads, blocks))
+    labels.withUnsafeMutableBufferPointer { labels in
+      scores.withUnsafeMutableBufferPointer { scores in
+        centroids.withUnsafeBufferPointer { centroids in
+          let shared = AssignTargets(
+            rows: rows, centroids: centroids.baseAddress!, labels: labels.baseAddress! + offset,
+            scores: scores.baseAddress! + offset)
+          guard workers > 1 else {
+            assignBlocks(shared, blocks: 0..<blocks, count: count, dimension: dimension, lists: lists)
+            return
           }
-          labels[offset + start + row] = Int32(best)
-          scores[offset + start + row] = bestScore
+          let next = Atomic<Int>(0)
+          DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while true {
+              let taken = next.wrappingAdd(1, ordering: .relaxed).oldValue
+              guard taken < blocks else { return }
+              assignBlocks(
+                shared, blocks: taken..<(taken + 1), count: count, dimension: dimension, lists: lists)
+            }
+          }
         }
-        start += n
+      }
+    }
+  }
+
+  /// Where `assign` reads and writes; blocks write disjoint ranges of `labels` and `scores`.
+  struct AssignTargets: @unchecked Sendable {
+    let rows: UnsafePointer<Float>
+    let centroids: UnsafePointer<Float>
+    let labels: UnsafeMutablePointer<Int32>
+    let scores: UnsafeMutablePointer<Float>
+  }
+
+  private static func assignBlocks(
+    _ targets: AssignTargets, blocks: Range<Int>, count: Int, dimension: Int, lists: Int
+  ) {
+    let scratch = UnsafeMutablePointer<Float>.allocate(capacity: min(block, count) * lists)
+    defer { scratch.deallocate() }
+    for blockIndex in blocks {
+      let start = blockIndex * block
+      let n = min(block, count - start)
+      cblas_sgemm(
+        CblasRowMajor, CblasNoTrans, CblasTrans, Int32(n), Int32(lists), Int32(dimension), 1,
+        targets.rows + start * dimension, Int32(dimension), targets.centroids, Int32(dimension), 0, scratch,
+        Int32(lists))
+      for row in 0..<n {
+        let line = scratch + row * lists
+        var best = 0
+        var bestScore = line[0]
+        for list in 1..<lists where line[list] > bestScore {
+          best = list
+          bestScore = line[list]
+        }
+        targets.labels[start + row] = Int32(best)
+        targets.scores[start + row] = bestScore
       }
     }
   }
