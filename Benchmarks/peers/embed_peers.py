@@ -14,9 +14,13 @@ AVX-512 host stands in for an AVX2-only one: OPENBLAS_CORETYPE=Haswell (Engram's
 ATEN_CPU_CAPABILITY=avx2, MKL_ENABLE_INSTRUCTIONS=AVX2 and ONEDNN_MAX_CPU_ISA=AVX2 (torch).
 At scalar only Engram's own kernels are scalar; the BLAS libraries stay as found.
 
-With --threads 1 both sides also time single queries in the calling thread's CPU time
-(query_cpu_p50_ms): each runs the whole pass on that thread, and on a shared host wall time
+With --threads 1 both sides also time single queries and the batch-32 pass in the calling
+thread's CPU time (query_cpu_p50_ms, batch32_cpu_per_s): each runs the whole pass on that thread, and on a shared host wall time
 includes waiting for a core, which moves single runs by 30% or more.
+
+--rounds R (R > 1) alternates the two sides R times in one run (the order flips every round;
+the peer's model is loaded once), then prints the median and min of each figure and of the
+per-round ratios with the load average; --out FILE writes the rounds and summary as JSON.
 """
 import argparse
 import json
@@ -82,13 +86,13 @@ def percentile(samples, q):
     return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
 
 
-def run_sentence_transformers(texts, threads, singles_count, rounds):
+def run_sentence_transformers(texts, threads, singles_count, rounds, loaded=None):
     import torch
     from sentence_transformers import SentenceTransformer
 
     torch.set_num_threads(threads)
     start = time.perf_counter()
-    model = SentenceTransformer(model_dir(), device="cpu")
+    model = loaded or SentenceTransformer(model_dir(), device="cpu")
     load = time.perf_counter() - start
     encode = lambda batch, size: model.encode(  # noqa: E731
         batch, batch_size=size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
@@ -96,9 +100,11 @@ def run_sentence_transformers(texts, threads, singles_count, rounds):
     encode(["warm-up sentence for the first pass"], 1)
     encode(texts[:32], 32)
 
+    cpu_start = time.thread_time()
     start = time.perf_counter()
     encode(texts, 32)
     batch32 = len(texts) / (time.perf_counter() - start)
+    batch32_cpu = len(texts) / (time.thread_time() - cpu_start)
 
     singles = texts[:singles_count]
     start = time.perf_counter()
@@ -119,6 +125,7 @@ def run_sentence_transformers(texts, threads, singles_count, rounds):
         "threads": threads,
         "texts": len(texts),
         "batch32_per_s": batch32,
+        "batch32_cpu_per_s": batch32_cpu if threads == 1 else None,
         "batch1_per_s": batch1,
         "query_p50_ms": percentile(latencies, 0.5),
         "query_p95_ms": percentile(latencies, 0.95),
@@ -143,6 +150,56 @@ def run_engram(root, threads, data, limit):
     return json.loads(output.strip().splitlines()[-1])
 
 
+def summary(values):
+    ordered = sorted(values)
+    return {"median": statistics.median(ordered), "min": ordered[0], "max": ordered[-1]}
+
+
+def run_rounds(args, root, data, texts):
+    """Engram and sentence-transformers alternately, args.rounds times; the summary as JSON."""
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(model_dir(), device="cpu")
+    rounds = []
+    for number in range(args.rounds):
+        record = {"round": number + 1, "load_before": os.getloadavg()[0]}
+        order = ["engram", "peer"] if number % 2 == 0 else ["peer", "engram"]
+        for side in order:
+            print(f"round {number + 1}: {side}", file=sys.stderr)
+            if side == "engram":
+                record["engram"] = run_engram(root, args.threads, data, args.limit)
+                if args.level and record["engram"].get("cpu_level") != args.level:
+                    sys.exit(f"embed_peers: asked for level {args.level}, engram-bench ran at"
+                             f" {record['engram'].get('cpu_level')}")
+            else:
+                record["peer"] = run_sentence_transformers(texts, args.threads, 256, 200, loaded=model)
+        record["load_after"] = os.getloadavg()[0]
+        ours, theirs = record["engram"], record["peer"]
+        record["ratios"] = {
+            "batch32": ours["batch32_per_s"] / theirs["batch32_per_s"],
+            "batch32_cpu": (ours.get("batch32_cpu_per_s") or float("nan")) / (theirs.get("batch32_cpu_per_s") or float("nan")),
+            "query_wall": ours["query_p50_ms"] / theirs["query_p50_ms"],
+        }
+        if ours.get("query_cpu_p50_ms") and theirs.get("query_cpu_p50_ms"):
+            record["ratios"]["query_cpu"] = ours["query_cpu_p50_ms"] / theirs["query_cpu_p50_ms"]
+        rounds.append(record)
+        print(json.dumps(record["ratios"]), file=sys.stderr)
+    keys = ("batch32_per_s", "batch32_cpu_per_s", "query_p50_ms", "query_cpu_p50_ms")
+    table = {
+        side: {key: summary([r[side][key] for r in rounds]) for key in keys if rounds[0][side].get(key) is not None}
+        for side in ("engram", "peer")
+    }
+    table["ratios"] = {key: summary([r["ratios"][key] for r in rounds]) for key in rounds[0]["ratios"]}
+    table["load"] = summary([r["load_before"] for r in rounds] + [r["load_after"] for r in rounds])
+    return {
+        "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
+        "threads": args.threads, "texts": len(texts), "level": args.level,
+        "cpu_level": rounds[0]["engram"].get("cpu_level"), "peer_versions": rounds[0]["peer"]["versions"],
+        "environment": {key: os.environ.get(key) for key in sorted(LEVEL_ENVIRONMENT["avx2"])},
+        "rounds": rounds, "summary": table,
+    }
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -152,9 +209,14 @@ def main():
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.add_argument("--level", choices=sorted(LEVEL_ENVIRONMENT),
                         help="SIMD level for Engram's kernels (and, at avx2, torch's); default: the CPU's")
+    parser.add_argument("--rounds", type=int, default=1, help="alternate the two sides this many times")
+    parser.add_argument("--out", help="with --rounds: write the rounds and summary as JSON here")
     args = parser.parse_args()
     if args.level:
         os.environ.update(LEVEL_ENVIRONMENT[args.level])  # before torch loads
+    if args.threads == 1:
+        # The fast tokenizer batches on a thread pool unless told not to: one thread means one.
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
     data = args.data or os.path.join(os.getcwd(), "..", "shared", "data", "locomo-dev")
     if not os.path.isdir(data):
@@ -166,6 +228,22 @@ def main():
     if not texts:
         sys.exit(f"embed_peers: no texts in {data}")
 
+    if args.rounds > 1:
+        result = run_rounds(args, root, data, texts)
+        table = result["summary"]
+        print(f"embed rounds: {args.rounds} x (engram, sentence-transformers), {len(texts)} texts,"
+              f" {args.threads} thread(s); engram {result['cpu_level']}; {result['peer_versions']};"
+              f" load average {table['load']['min']:.1f}-{table['load']['max']:.1f}")
+        print(f"  {'figure':<30}{'median':>10}{'min':>10}{'max':>10}")
+        for part in ("engram", "peer", "ratios"):
+            for key, values in table[part].items():
+                print(f"  {part + ' ' + key:<30}{values['median']:>10.3f}{values['min']:>10.3f}{values['max']:>10.3f}")
+        if args.out:
+            with open(args.out, "w") as handle:
+                json.dump(result, handle, indent=1)
+                handle.write("\n")
+        return
+
     engram = run_engram(root, args.threads, data, args.limit)
     if args.level and engram.get("cpu_level") != args.level:
         sys.exit(f"embed_peers: asked for level {args.level}, engram-bench ran at {engram.get('cpu_level')}")
@@ -174,6 +252,7 @@ def main():
 
     rows = [
         ("batch32_per_s", True),
+        ("batch32_cpu_per_s", True),
         ("batch1_per_s", True),
         ("query_p50_ms", False),
         ("query_p95_ms", False),

@@ -18,7 +18,17 @@ verified and the script does not change them, except under --level avx2.
 run fails if engram-bench reports another level). At avx2 the peers are held to AVX2 too, so
 an AVX-512 host stands in for an AVX2-only one: OPENBLAS_CORETYPE=Haswell (OpenBLAS in numpy,
 in faiss and under Engram's batch sgemm) and FAISS_OPT_LEVEL=AVX2 (faiss wheels that ship
-per-level builds). At scalar only Engram's own kernels are scalar; BLAS stays as found.
+per-level builds; faiss >= 1.12 wheels dispatch at run time and read FAISS_SIMD_LEVEL=AVX2
+instead, which is also set; the level faiss runs at is printed). At scalar only Engram's own
+kernels are scalar; BLAS stays as found.
+
+--rounds R (R > 1) alternates, R times in one run on the same vectors, `engram-bench vectors`
+f32 and int8 (each single query followed by a plain read of the bytes it scans: the floor at
+the same moments) with faiss IndexFlatIP single queries and batch, rotating the order every
+round; --old-bin adds a second engram-bench (an older build) to the rotation, so old and new
+kernels share the host's load. It prints every round, then the median and min of each figure
+and of the per-round ratios, with the load average; --out FILE writes the same as JSON.
+(numpy and sqlite-vec are left out of rounds.)
 """
 
 import argparse
@@ -44,13 +54,17 @@ def parse():
     parser.add_argument("--json", action="store_true", help="print the rows as JSON lines too")
     parser.add_argument("--level", choices=["scalar", "avx2", "avx512"],
                         help="SIMD level for Engram's kernels (and, at avx2, the peers'); default: the CPU's")
+    parser.add_argument("--rounds", type=int, default=1, help="alternate Engram and faiss this many times")
+    parser.add_argument("--old-bin", help="with --rounds: an older engram-bench to alternate with")
+    parser.add_argument("--out", help="with --rounds: write the rounds and summary as JSON here")
     return parser.parse_args()
 
 
 # Environment per --level, set before numpy and faiss load (subprocesses inherit it).
 LEVEL_ENVIRONMENT = {
     "scalar": {"ENGRAM_CPU_LEVEL": "scalar"},
-    "avx2": {"ENGRAM_CPU_LEVEL": "avx2", "OPENBLAS_CORETYPE": "Haswell", "FAISS_OPT_LEVEL": "AVX2"},
+    "avx2": {"ENGRAM_CPU_LEVEL": "avx2", "OPENBLAS_CORETYPE": "Haswell", "FAISS_OPT_LEVEL": "AVX2",
+             "FAISS_SIMD_LEVEL": "AVX2"},
     "avx512": {"ENGRAM_CPU_LEVEL": "avx512"},
 }
 
@@ -184,7 +198,180 @@ def sqlite_vec_peer(base, queries, k, int8):
             "recall_at_k": recall([search(q) for q in subset], TRUTH[:len(subset)])}
 
 
+def faiss_level():
+    """The SIMD level faiss runs its kernels at, as faiss reports it."""
+    if faiss is None:
+        return "-"
+    config = getattr(faiss, "SIMDConfig", None)
+    if config is not None and hasattr(config, "get_level_name"):
+        return config.get_level_name()
+    return faiss.get_compile_options()
+
+
+class FloorReader:
+    """engram_read_bytes (Engram's kernels, built here as a shared library with the C compiler)
+    over `size` bytes of row memory: the same floor engram-bench reads beside its queries, read
+    beside each faiss query, so faiss's time is measured against the floor of its own moments."""
+
+    def __init__(self, size):
+        import ctypes
+        kernels = os.path.join(ROOT, "Sources", "CEngramKernels")
+        library = os.path.join(ROOT, ".build", "vectors-peers", "libengramkernels.so")
+        os.makedirs(os.path.dirname(library), exist_ok=True)
+        sources = sorted(os.path.join(kernels, name) for name in os.listdir(kernels) if name.endswith(".c"))
+        subprocess.run([os.environ.get("CC", "cc"), "-std=gnu11", "-O2", "-shared", "-fPIC",
+                        "-I" + os.path.join(kernels, "include"), *sources, "-o", library, "-lpthread", "-lm"],
+                       check=True)
+        self.lib = ctypes.CDLL(library)
+        self.lib.engram_alloc_rows.restype = ctypes.c_void_p
+        self.lib.engram_alloc_rows.argtypes = [ctypes.c_size_t]
+        self.lib.engram_read_bytes.restype = ctypes.c_uint64
+        self.lib.engram_read_bytes.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        self.lib.engram_free_rows.argtypes = [ctypes.c_void_p]
+        self.size = size
+        self.buffer = self.lib.engram_alloc_rows(size)
+        if not self.buffer:
+            sys.exit("vectors_peers: out of memory for the floor read")
+        ctypes.memset(self.buffer, 1, size)
+
+    def read(self):
+        start = time.perf_counter()
+        self.lib.engram_read_bytes(self.buffer, self.size)
+        return time.perf_counter() - start
+
+
+def faiss_round(index, queries, batch, k, floor):
+    for q in queries[:5]:
+        index.search(q[None, :], k)
+        floor.read()
+    samples, floors = [], []
+    for q in queries:
+        start = time.perf_counter()
+        index.search(q[None, :], k)
+        samples.append(time.perf_counter() - start)
+        floors.append(floor.read())
+    p50, p95 = percentiles(samples)
+    floor_p50 = float(np.percentile(floors, 50)) * 1e3
+    index.search(batch[:32], k)
+    best = best_cpu = float("inf")
+    for _ in range(3):
+        cpu_start = time.thread_time()
+        start = time.perf_counter()
+        index.search(batch, k)
+        best = min(best, time.perf_counter() - start)
+        best_cpu = min(best_cpu, time.thread_time() - cpu_start)
+    result = {"p50_ms": p50, "p95_ms": p95, "min_ms": min(samples) * 1e3, "floor_p50_ms": floor_p50,
+              "p50_over_floor": p50 / floor_p50, "batch_qps": len(batch) / best}
+    if ARGS.threads == 1:  # faiss and its BLAS then run on this thread (one OpenMP thread)
+        result["batch_cpu_qps"] = len(batch) / best_cpu
+    return result
+
+
+ROUND_FIELDS = ("p50_ms", "min_ms", "floor_p50_ms", "floor_min_ms", "p50_over_floor", "paired_ratio_p50",
+                "bandwidth_floor_ms", "batch_qps", "batch_cpu_qps", "recall_at_k")
+
+
+def rounds_main():
+    """Alternates Engram (new, and old with --old-bin) and faiss ARGS.rounds times."""
+    binary = engram_bench_binary()
+    with tempfile.TemporaryDirectory() as dump:
+        run_engram(binary, "f32", dump)
+        with open(os.path.join(dump, "meta.json")) as handle:
+            meta = json.load(handle)
+        base = np.fromfile(os.path.join(dump, "base.f32"), dtype="<f4").reshape(meta["n"], meta["dim"])
+        every = np.fromfile(os.path.join(dump, "queries.f32"), dtype="<f4").reshape(meta["queries"], meta["dim"])
+    queries = np.ascontiguousarray(every[:ARGS.queries])
+    batch = np.ascontiguousarray(every[:1000])
+    index = None
+    floor = FloorReader(base.nbytes)
+    if faiss is not None:
+        faiss.omp_set_num_threads(ARGS.threads)
+        index = faiss.IndexFlatIP(base.shape[1])
+        index.add(base)
+    steps = [("engram", binary, "f32"), ("engram", binary, "int8")]
+    if ARGS.old_bin:
+        steps += [("old", ARGS.old_bin, "f32"), ("old", ARGS.old_bin, "int8")]
+    if index is not None:
+        steps.append(("faiss", None, None))
+    rounds = []
+    for number in range(ARGS.rounds):
+        shift = number % len(steps)
+        record = {"round": number + 1, "load_before": os.getloadavg()[0]}
+        for who, path, mode in steps[shift:] + steps[:shift]:
+            print(f"round {number + 1}: {who} {mode or ''}", file=sys.stderr)
+            if who == "faiss":
+                record["faiss"] = faiss_round(index, queries, batch, ARGS.k, floor)
+            else:
+                report = run_engram(path, mode)
+                record[f"{who}_{mode}"] = {key: report[key] for key in ROUND_FIELDS if key in report}
+                record["cpu_level"] = report.get("cpu_level")
+        record["load_after"] = os.getloadavg()[0]
+        new, new8, peer = record["engram_f32"], record["engram_int8"], record.get("faiss")
+        ratios = {"f32_over_floor": new["p50_over_floor"], "int8_over_floor": new8["p50_over_floor"]}
+        if peer:
+            ratios["f32_over_faiss"] = new["p50_ms"] / peer["p50_ms"]
+            # Each side over the floor read beside its own queries: the load of their moments cancels.
+            ratios["f32_over_faiss_floor_normalized"] = new["p50_over_floor"] / peer["p50_over_floor"]
+            ratios["batch_over_faiss"] = new["batch_qps"] / peer["batch_qps"]
+            if "batch_cpu_qps" in new and "batch_cpu_qps" in peer:
+                ratios["batch_cpu_over_faiss"] = new["batch_cpu_qps"] / peer["batch_cpu_qps"]
+            ratios["f32_min_over_faiss_min"] = new["min_ms"] / peer["min_ms"]
+        if ARGS.old_bin:
+            ratios["f32_new_over_old"] = new["p50_ms"] / record["old_f32"]["p50_ms"]
+            ratios["int8_new_over_old"] = new8["p50_ms"] / record["old_int8"]["p50_ms"]
+        record["ratios"] = ratios
+        rounds.append(record)
+        print(json.dumps(record), file=sys.stderr)
+
+    def summary(values):
+        return {"median": float(np.median(values)), "min": float(np.min(values)), "max": float(np.max(values))}
+
+    table = {}
+    for part in ("engram_f32", "engram_int8", "old_f32", "old_int8", "faiss"):
+        if part in rounds[0]:
+            table[part] = {key: summary([r[part][key] for r in rounds]) for key in rounds[0][part]}
+    table["ratios"] = {key: summary([r["ratios"][key] for r in rounds]) for key in rounds[0]["ratios"]}
+    table["load"] = summary([r["load_before"] for r in rounds] + [r["load_after"] for r in rounds])
+    result = {
+        "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
+        "cpu": cpu_model(), "cpu_level": rounds[0].get("cpu_level"), "faiss_level": faiss_level(),
+        "faiss": faiss.__version__ if faiss else None,
+        "environment": {key: os.environ.get(key) for key in ("ENGRAM_CPU_LEVEL", "OPENBLAS_CORETYPE",
+                                                             "FAISS_OPT_LEVEL", "FAISS_SIMD_LEVEL")},
+        "n": ARGS.n, "dim": ARGS.dim, "k": ARGS.k, "queries": ARGS.queries, "threads": ARGS.threads,
+        "rounds": rounds, "summary": table,
+    }
+    print(f"vectors rounds: {ARGS.rounds} x (engram f32, int8{', old' if ARGS.old_bin else ''}, faiss); "
+          f"n={ARGS.n} dim={ARGS.dim} k={ARGS.k} queries={ARGS.queries} threads={ARGS.threads} "
+          f"engram {result['cpu_level']} faiss {result['faiss_level']}; {result['cpu']}; "
+          f"load average {table['load']['min']:.1f}-{table['load']['max']:.1f}")
+    print(f"{'figure':<34}{'median':>10}{'min':>10}{'max':>10}")
+    for part, figures in table.items():
+        if part == "load":
+            continue
+        for key, values in figures.items():
+            print(f"{part + ' ' + key:<34}{values['median']:>10.3f}{values['min']:>10.3f}{values['max']:>10.3f}")
+    if ARGS.out:
+        with open(ARGS.out, "w") as handle:
+            json.dump(result, handle, indent=1)
+            handle.write("\n")
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "-"
+
+
 def main():
+    if ARGS.rounds > 1:
+        rounds_main()
+        return
     binary = engram_bench_binary()
     with tempfile.TemporaryDirectory() as dump:
         print("engram f32 ...", file=sys.stderr)
@@ -221,7 +408,7 @@ def main():
     engram_p50 = f32["p50_ms"]
     print(f"vectors peers: n={ARGS.n} dim={ARGS.dim} k={ARGS.k} queries={ARGS.queries} threads={ARGS.threads}"
           f" engram cpu_level={f32.get('cpu_level', '-')}"
-          f" faiss={faiss.__version__ + ' ' + faiss.get_compile_options() if faiss else '-'}"
+          f" faiss={faiss.__version__ + ' ' + faiss.get_compile_options() + ' level ' + faiss_level() if faiss else '-'}"
           f" OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '-')}"
           f" OPENBLAS_L2_SIZE={os.environ.get('OPENBLAS_L2_SIZE', '-')}")
     print(f"engram: bandwidth_floor_ms={f32.get('bandwidth_floor_ms', float('nan')):.2f}"
