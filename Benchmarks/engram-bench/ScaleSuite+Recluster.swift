@@ -1,3 +1,5 @@
+import EngramCore
+import EngramStore
 import EngramVectors
 import Foundation
 
@@ -7,7 +9,8 @@ extension ScaleSuite {
   /// when a memory first reaches the threshold. The snapshot beside the database is mapped
   /// (its token read from the header, `VectorIndex+Snapshot.swift`: u64 at byte 24), then
   /// `rebuildApproximateIndex()` is timed with the engine's default settings (one build
-  /// thread). Nil when the memory keeps no snapshot or holds fewer rows than the threshold.
+  /// thread). A snapshot of int8 codes (format 3) re-reads its float32 rows from the database
+  /// before clustering, as the engine's does: that read is part of the time. Nil when the memory keeps no snapshot or holds fewer rows than the threshold.
   /// Run in this process, last (it maps the rows and raises this process's resident size).
   static func reclusterReport(db: String) throws -> BenchReport? {
     let url = URL(fileURLWithPath: db + ".vectors")
@@ -17,7 +20,13 @@ extension ScaleSuite {
     let token = header.withUnsafeBytes {
       UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
     }
-    let index = try VectorIndex.open(snapshot: url, expectedToken: token)
+    let store = try StoreFactory.open(
+      StoreLocation(parsing: db),
+      options: {
+        var options = StoreFactory.Options(); options.readOnly = true; return options
+      }())
+    defer { store.close() }
+    let index = try VectorIndex.open(snapshot: url, expectedToken: token, rowSource: StoreRows(store: store))
     let settings = ApproximateConfiguration()
     guard index.count >= settings.threshold else { return nil }
     progress("scale: re-clustering \(index.count) vector rows")
@@ -34,5 +43,16 @@ extension ScaleSuite {
     report.set("build_threads", settings.buildThreads)
     report.set("load_average", loadAverage())
     return report
+  }
+}
+
+/// The float32 rows of a snapshot of codes, read from the store by owner. Index ids pack an
+/// owner as `id << 2 | kind code` (the engine's `VectorKey`).
+private struct StoreRows: FloatRowSource {
+  let store: any MemoryStore
+
+  func floatRows(for ids: [Int64]) throws -> [[Float]?] {
+    let owners = ids.map { (kind: ItemKind(code: UInt8($0 & 3)) ?? .summary, id: $0 >> 2) }
+    return try store.readTransaction { try $0.embeddingVectors(owners: owners) }
   }
 }
