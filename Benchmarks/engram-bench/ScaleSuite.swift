@@ -53,8 +53,8 @@ enum ScaleSuite {
     guard model == "minilm" || model.hasPrefix("hashing") else {
       throw BenchError("--model must be hashing:DIM or minilm")
     }
-    let unknown = skip.subtracting(["import", "doctor", "compact", "export"])
-    guard unknown.isEmpty else { throw BenchError("--skip takes import, doctor, compact, export") }
+    let unknown = skip.subtracting(["import", "doctor", "compact", "export", "recluster"])
+    guard unknown.isEmpty else { throw BenchError("--skip takes import, doctor, compact, export, recluster") }
 
     let binary = try engramBinary()
     let (sessions, questions, vocabulary) = try loadCorpus(dataPath)
@@ -181,7 +181,9 @@ enum ScaleSuite {
     // afterwards would inherit in its peak (Linux counts the spawning image's peak).
     report.set("peak_floor_mb", megabytes(Measure.peakResidentBytes() ?? 0))
     report.set("open_ms", try openMilliseconds(db: db, model: model))
-    if let recluster = try reclusterReport(db: db) { report.set("recluster", recluster) }
+    if !skip.contains("recluster"), let recluster = try reclusterReport(db: db) {
+      report.set("recluster", recluster)
+    }
     return (report, "scale: \(n) turns, \(model), one process per command (\(binary))")
   }
 
