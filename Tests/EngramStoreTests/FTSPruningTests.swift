@@ -221,6 +221,37 @@ import Testing
     #expect(hits.map(\.ownerID) == hits.map(\.ownerID).sorted())
   }
 
+  /// Quoted phrases and CJK bigrams are terms like any other (each one FTS5 phrase).
+  @Test func phrasesAndCJKTermsPruneTheSame() throws {
+    let directory = try TemporaryDirectory()
+    let connection = try makeMigratedConnection(directory)
+    var random = Random(state: 41)
+    let texts = [
+      "the offer came out of the blue", "blue paint is out of stock", "我周末去攀岩了", "明天下午三点开会",
+      "周末下午去开会", "out of time", "walk home",
+    ]
+    try connection.transaction {
+      for index in 0..<600 {
+        _ = try connection.insert(
+          Message(
+            role: .user, speaker: Self.speakers.randomElement(using: &random),
+            content: texts.randomElement(using: &random)! + " " + Self.sentence(&random),
+            createdAt: t(Int64(index))))
+      }
+    }
+    var pruned = 0
+    for query in [
+      #"Ann "out of the blue" walk"#, "Bob 我周末去攀岩了 home", "Cyd 下午 blue", #""out of" time Dee"#,
+      "攀岩 开会 周末 下午",
+    ] {
+      for limit in [3, 25] {
+        try Self.expectSame(connection, query, kinds: [.message], limit: limit)
+        if try Self.pass(connection, query, limit: limit) != .whole { pruned += 1 }
+      }
+    }
+    #expect(pruned > 0)
+  }
+
   /// Fewer rows hold the rare terms than the limit: the whole table is ranked.
   @Test func fewerRareRowsThanTheLimit() throws {
     let directory = try TemporaryDirectory()
