@@ -75,37 +75,34 @@ extension Connection {
     _ query: String, kinds: Set<ItemKind> = Set(ItemKind.allCases), limit: Int = 20,
     sessionID: Int64? = nil, timeRange: Range<Int64>? = nil
   ) throws -> [TextHit] {
-    guard limit > 0, let expression = FTSQuery.matchExpression(for: query) else { return [] }
+    try searchText(
+      query, kinds: kinds, limit: limit, sessionID: sessionID, timeRange: timeRange, pruning: .standard)
+  }
+
+  /// `searchText` with a choice of pruning (`FTSPruning`); nil ranks every row that matches
+  /// any term, the reference a pruned search must equal.
+  func searchText(
+    _ query: String, kinds: Set<ItemKind>, limit: Int, sessionID: Int64?, timeRange: Range<Int64>?,
+    pruning: FTSPruning?
+  ) throws -> [TextHit] {
+    guard limit > 0 else { return [] }
+    let terms = FTSQuery.terms(for: query)
+    guard !terms.isEmpty else { return [] }
     var hits: [TextHit] = []
     for kind in ItemKind.allCases where kinds.contains(kind) {
-      let fts = kind.sourceTable + "_fts"
-      let statement: Statement
       // The full-text indexes hold every user's rows; while the table holds no other user's
       // rows (one seek each way), the index alone answers, else the rows are joined.
-      if sessionID == nil && timeRange == nil, try holdsOnlyThisUser(kind.sourceTable) {
-        statement = try cachedStatement(
-          "SELECT rowid, -engram_bm25(\(fts)) FROM \(fts) WHERE \(fts) MATCH ?1 ORDER BY engram_bm25(\(fts)) LIMIT ?2"
-        )
-        try statement.bind(expression, at: 1)
-        try statement.bind(limit, at: 2)
-      } else {
-        statement = try cachedStatement(
-          """
-          SELECT \(fts).rowid, -engram_bm25(\(fts)) FROM \(fts) JOIN \(kind.sourceTable) t ON t.id = \(fts).rowid
-          WHERE \(fts) MATCH ?1 AND t.user_id = ?6 AND (?3 IS NULL OR t.session_id = ?3)
-            AND (?4 IS NULL OR t.\(kind.timeColumn) >= ?4) AND (?5 IS NULL OR t.\(kind.timeColumn) < ?5)
-          ORDER BY engram_bm25(\(fts)) LIMIT ?2
-          """)
-        try statement.bind(expression, at: 1)
-        try statement.bind(limit, at: 2)
-        try statement.bind(sessionID, at: 3)
-        try statement.bind(timeRange?.lowerBound, at: 4)
-        try statement.bind(timeRange?.upperBound, at: 5)
-        try statement.bind(user, at: 6)
-      }
-      try statement.forEachRow { row in
-        hits.append(TextHit(ownerKind: kind, ownerID: row.int64(at: 0), bm25: row.double(at: 1)))
-      }
+      let filtered = try sessionID != nil || timeRange != nil || !holdsOnlyThisUser(kind.sourceTable)
+      let search = RankedSearch(
+        connection: self, kind: kind, limit: limit, filtered: filtered, sessionID: sessionID,
+        timeRange: timeRange)
+      let rows =
+        if let pruning, pruning.prunesFilters || (sessionID == nil && timeRange == nil) {
+          try search.pruned(terms, pruning)
+        } else {
+          try search.rows(terms.joined(separator: " OR "), skip: 0, counts: nil)
+        }
+      hits += rows.map { TextHit(ownerKind: kind, ownerID: $0.id, bm25: $0.score) }
     }
     if kinds.count > 1 {
       hits.sort { $0.bm25 != $1.bm25 ? $0.bm25 > $1.bm25 : $0.ownerID < $1.ownerID }

@@ -19,6 +19,16 @@ import Foundation
 /// N is the table's row count, n the number of rows matching a phrase (counted once per
 /// query and cached), the term frequency a phrase's instances in the row, and the lengths
 /// come from the table's `docsize` (so it works on contentless tables).
+///
+/// Two optional arguments serve the pruned search (`FTSPruning`):
+/// `engram_bm25(fts, skip, counts)` ignores the first `skip` phrases of the expression (they
+/// repeat later ones, to restrict which rows match), and `counts`, when not NULL, is a blob
+/// of the remaining phrases' document counts over the whole table (little-endian Int64, as
+/// `engram_fts_counts` returns them), used instead of counting them again. The score of a
+/// row is then the one the plain expression of the remaining phrases gives it, bit for bit.
+///
+/// `engram_fts_counts(fts)` returns, for the current match, a blob of little-endian Int64:
+/// the table's row count, then each phrase's document count (the N and n above).
 public enum FTSRank {
   /// BM25 term-frequency saturation.
   public static let k1 = 1.2
@@ -42,9 +52,11 @@ public enum FTSRank {
     guard let api = fts5API(db) else {
       throw SQLiteError.from(db, resultCode: SQLITE_ERROR, sql: "SELECT fts5(?1)")
     }
-    let code = api.pointee.xCreateFunction(api, "engram_bm25", nil, rank, nil)
-    guard code == SQLITE_OK else {
-      throw SQLiteError.from(db, resultCode: code, sql: "fts5_api.xCreateFunction(engram_bm25)")
+    for (name, function) in [("engram_bm25", rank), ("engram_fts_counts", counts)] {
+      let code = api.pointee.xCreateFunction(api, name, nil, function, nil)
+      guard code == SQLITE_OK else {
+        throw SQLiteError.from(db, resultCode: code, sql: "fts5_api.xCreateFunction(\(name))")
+      }
     }
   }
 
@@ -63,46 +75,96 @@ public enum FTSRank {
     return bound ? api : nil
   }
 
-  /// Per-query statistics, cached as the query's auxiliary data: [phrases, average length,
-  /// idf of each phrase].
-  private static func statistics(
-    _ api: UnsafePointer<Fts5ExtensionApi>, _ fts: OpaquePointer
-  ) -> UnsafeMutablePointer<Double>? {
-    if let cached = api.pointee.xGetAuxdata(fts, 0) { return cached.assumingMemoryBound(to: Double.self) }
-    let phrases = Int(api.pointee.xPhraseCount(fts))
+  /// The row count and each phrase's document count over the whole table (the phrase
+  /// run as its own query), nil on a read error.
+  private static func documentCounts(
+    _ api: UnsafePointer<Fts5ExtensionApi>, _ fts: OpaquePointer, from first: Int, to end: Int
+  ) -> (rows: Int64, matching: [Int64])? {
     var rows: Int64 = 0
-    var tokens: Int64 = 0
-    guard api.pointee.xRowCount(fts, &rows) == SQLITE_OK,
-      api.pointee.xColumnTotalSize(fts, -1, &tokens) == SQLITE_OK,
-      let raw = malloc((phrases + 2) * MemoryLayout<Double>.stride)
-    else { return nil }
-    let values = raw.bindMemory(to: Double.self, capacity: phrases + 2)
-    values[0] = Double(phrases)
-    values[1] = rows > 0 ? Double(tokens) / Double(rows) : 1
-    for phrase in 0..<phrases {
-      var matching: Int64 = 0
-      let code = api.pointee.xQueryPhrase(fts, Int32(phrase), &matching) { _, _, counter in
+    guard api.pointee.xRowCount(fts, &rows) == SQLITE_OK else { return nil }
+    var matching: [Int64] = []
+    matching.reserveCapacity(max(end - first, 0))
+    for phrase in first..<max(end, first) {
+      var count: Int64 = 0
+      let code = api.pointee.xQueryPhrase(fts, Int32(phrase), &count) { _, _, counter in
         counter?.assumingMemoryBound(to: Int64.self).pointee += 1
         return SQLITE_OK
       }
-      guard code == SQLITE_OK else {
-        free(raw)
-        return nil
-      }
-      values[2 + phrase] = idf(rows: rows, matching: matching)
+      guard code == SQLITE_OK else { return nil }
+      matching.append(count)
     }
-    guard api.pointee.xSetAuxdata(fts, raw, { free($0) }) == SQLITE_OK else { return nil }
-    return values
+    return (rows, matching)
+  }
+
+  /// Per-query statistics, cached as the query's auxiliary data: [phrases, average length,
+  /// phrases skipped, idf of each phrase (0 for a skipped one)]. `arguments` are the
+  /// function's optional (skip, counts).
+  private static func statistics(
+    _ api: UnsafePointer<Fts5ExtensionApi>, _ fts: OpaquePointer, _ arguments: [OpaquePointer?]
+  ) -> Result<UnsafeMutablePointer<Double>, StatisticsError> {
+    if let cached = api.pointee.xGetAuxdata(fts, 0) {
+      return .success(cached.assumingMemoryBound(to: Double.self))
+    }
+    let phrases = Int(api.pointee.xPhraseCount(fts))
+    let skip = arguments.first.map { Int(sqlite3_value_int64($0)) } ?? 0
+    guard skip >= 0, skip <= phrases else { return .failure(.arguments) }
+    var supplied: [Int64]?
+    if arguments.count > 1, let value = arguments[1], sqlite3_value_type(value) != SQLITE_NULL {
+      let bytes = Int(sqlite3_value_bytes(value))
+      guard bytes == (phrases - skip) * 8, let blob = sqlite3_value_blob(value) else {
+        return .failure(.arguments)
+      }
+      supplied = (0..<(phrases - skip)).map {
+        Int64(littleEndian: blob.loadUnaligned(fromByteOffset: $0 * 8, as: Int64.self))
+      }
+    }
+    var tokens: Int64 = 0
+    guard api.pointee.xColumnTotalSize(fts, -1, &tokens) == SQLITE_OK,
+      let counted = documentCounts(api, fts, from: skip, to: supplied == nil ? phrases : skip)
+    else { return .failure(.read) }
+    let rows = counted.rows
+    let matching = supplied ?? counted.matching
+    guard let raw = malloc((phrases + 3) * MemoryLayout<Double>.stride) else { return .failure(.read) }
+    let values = raw.bindMemory(to: Double.self, capacity: phrases + 3)
+    values[0] = Double(phrases)
+    values[1] = rows > 0 ? Double(tokens) / Double(rows) : 1
+    values[2] = Double(skip)
+    for phrase in 0..<phrases {
+      values[3 + phrase] = phrase < skip ? 0 : idf(rows: rows, matching: matching[phrase - skip])
+    }
+    guard api.pointee.xSetAuxdata(fts, raw, { free($0) }) == SQLITE_OK else { return .failure(.read) }
+    return .success(values)
+  }
+
+  enum StatisticsError: Error {
+    case read, arguments
+
+    var message: String {
+      switch self {
+      case .read: "engram_bm25: cannot read the index statistics"
+      case .arguments: "engram_bm25: skip or counts do not fit the expression's phrases"
+      }
+    }
   }
 
   /// The auxiliary function: `-score` of the current row.
-  private static let rank: fts5_extension_function = { api, fts, context, _, _ in
+  private static let rank: fts5_extension_function = { api, fts, context, argumentCount, arguments in
     guard let api, let fts, let context else { return }
-    guard let stats = statistics(api, fts) else {
-      sqlite3_result_error(context, "engram_bm25: cannot read the index statistics", -1)
-      return
+    let values: UnsafeMutablePointer<Double>
+    if let cached = api.pointee.xGetAuxdata(fts, 0) {
+      values = cached.assumingMemoryBound(to: Double.self)
+    } else {
+      let list = (0..<Int(argumentCount)).map { arguments?[$0] }
+      switch statistics(api, fts, list) {
+      case .success(let computed): values = computed
+      case .failure(let error):
+        sqlite3_result_error(context, error.message, -1)
+        return
+      }
     }
+    let stats = values
     let phrases = Int(stats[0])
+    let skip = Int(stats[2])
     var instances: Int32 = 0
     var length: Int32 = 0
     guard api.pointee.xInstCount(fts, &instances) == SQLITE_OK,
@@ -121,11 +183,30 @@ public enum FTSRank {
       where api.pointee.xInst(fts, instance, &phrase, &column, &offset) == SQLITE_OK && phrase < phrases {
         frequencies[Int(phrase)] += 1
       }
-      for index in 0..<phrases where frequencies[index] > 0 {
+      for index in skip..<phrases where frequencies[index] > 0 {
         score += termScore(
-          idf: stats[2 + index], frequency: frequencies[index], length: Int(length), averageLength: stats[1])
+          idf: stats[3 + index], frequency: frequencies[index], length: Int(length), averageLength: stats[1])
       }
     }
     sqlite3_result_double(context, -score)
+  }
+
+  /// `engram_fts_counts(fts)`: the row count and each phrase's document count, as a blob of
+  /// little-endian Int64.
+  private static let counts: fts5_extension_function = { api, fts, context, _, _ in
+    guard let api, let fts, let context else { return }
+    let phrases = Int(api.pointee.xPhraseCount(fts))
+    guard let counted = documentCounts(api, fts, from: 0, to: phrases) else {
+      sqlite3_result_error(context, "engram_fts_counts: cannot read the index statistics", -1)
+      return
+    }
+    let values = ([counted.rows] + counted.matching).map(\.littleEndian)
+    let size = values.count * MemoryLayout<Int64>.stride
+    guard let copy = malloc(size) else {
+      sqlite3_result_error_nomem(context)
+      return
+    }
+    values.withUnsafeBytes { copy.copyMemory(from: $0.baseAddress!, byteCount: size) }
+    sqlite3_result_blob(context, copy, Int32(size)) { free($0) }
   }
 }
