@@ -2,7 +2,8 @@ import CEngramKernels
 
 extension VectorIndex {
   /// int8 search: rank by integer dot products of per-row-scaled codes, re-rank the best
-  /// `k * rerankFactor` candidates with exact float32 dot products, then prove the result exact.
+  /// `k * rerankFactor` candidates (best first, stopping once the proof closes) with exact
+  /// float32 dot products, then prove the result exact.
   ///
   /// One scale per row (max |x| / 127) was chosen over per-dimension scales: rows stay
   /// independent (no global statistics to refresh as rows arrive), and the integer dot needs
@@ -26,11 +27,12 @@ extension VectorIndex {
     try searchInt8Certified(version, query: query, k: k, among: among).hits
   }
 
-  /// `searchInt8`, also telling whether the second pass ran (for tests).
+  /// `searchInt8`, also telling whether the second pass ran and how many candidates were
+  /// re-ranked before it (for tests).
   func searchInt8Certified(
     _ version: IndexVersion, query: UnsafePointer<Float>, k: Int, among: [Int32]? = nil
   )
-    throws(VectorIndexError) -> (hits: [VectorHit], secondPass: Bool)
+    throws(VectorIndexError) -> (hits: [VectorHit], secondPass: Bool, reranked: Int)
   {
     let dimension = self.dimension
     let live = among?.count ?? version.live
@@ -59,21 +61,39 @@ extension VectorIndex {
       }
       for heap in heaps { merged.merge(heap) }
     }
-    let rows = merged.sorted().map(\.row)
+    let ranked = merged.sorted()
+    let rows = ranked.map(\.row)
     var exact = TopK(capacity: min(k, rows.count))
-    try scoreExactly(version, query: query, rows: rows, into: &exact)
-    // Every live row scored exactly: nothing was left out.
-    guard merged.count < live else { return (exact.hits(), false) }
-
     // Scan scores leave out the query's scale; 1e-4 covers float rounding in both scores.
     let rowError = version.rows.codeErrorBound
     let bound = rowError + queryError * (1 + rowError) + 1e-4
+    // A float-holding index re-ranks the candidates best first in stages (k + 32, then
+    // doubling) and stops at the first stage the proof closes: every row not re-ranked yet,
+    // candidate or not, has an int8 score at most that of the best candidate left,
+    // `ranked[reranked]`. On 100k random rows (the hardest case: top scores crowd) the first
+    // stage proves the top 10 for about 4 queries in 10, the second for nearly all the rest.
+    var reranked = 0
+    if version.rows.floatless == 0 {
+      var stage = min(rows.count, k + 32)
+      while stage < rows.count {
+        try scoreExactly(version, query: query, rows: Array(rows[reranked..<stage]), into: &exact)
+        reranked = stage
+        if exact.count == k && scale * ranked[reranked].score + bound < exact.threshold {
+          return (exact.hits(), false, reranked)
+        }
+        stage = min(rows.count, 2 * stage)
+      }
+    }
+    try scoreExactly(version, query: query, rows: Array(rows[reranked...]), into: &exact)
+    reranked = rows.count
+    // Every live row scored exactly: nothing was left out.
+    guard merged.count < live else { return (exact.hits(), false, reranked) }
     // Fewer than k now means candidates the source no longer holds (rows deleted from the
     // store a moment before the index hears of it): the rows left are the answer; scoring
     // every row to replace them would read the whole table from the source.
-    guard exact.count == k else { return (exact.hits(), false) }
+    guard exact.count == k else { return (exact.hits(), false, reranked) }
     let kth = exact.threshold
-    if scale * merged.threshold + bound < kth { return (exact.hits(), false) }
+    if scale * merged.threshold + bound < kth { return (exact.hits(), false, reranked) }
 
     let cut = (kth - bound) / scale
     let admitted = codes.withUnsafeBufferPointer { codes in
@@ -84,7 +104,7 @@ extension VectorIndex {
     let scored = Set(rows)
     var second = exact
     try scoreExactly(version, query: query, rows: admitted.filter { !scored.contains($0) }, into: &second)
-    return (second.hits(), true)
+    return (second.hits(), true, reranked)
   }
 
   /// int8 scan scores (without the query's scale) of the live rows `list` into `heap`.
