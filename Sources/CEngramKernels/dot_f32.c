@@ -153,25 +153,48 @@ void engram_dot_f32_rows(const float *query, const float *rows, size_t dim, size
   engram_dot_f32_rows_path(query, rows, dim, n, out, ENGRAM_LEVEL_AVX512);
 }
 
+// Gathered rows are scattered (an int8 search's candidates, a filter's rows): the hardware
+// prefetcher cannot foresee the next one, so its lines are requested while this row is
+// scored. Measured on an AMD EPYC (100 random rows of 100k x 384 from memory): 25 us against
+// 35 without; two or more rows ahead did no better.
+static inline void prefetch_row(const float *base, const int32_t *indices, size_t i, size_t n, size_t dim) {
+  if (i >= n) return;
+  const char *p = (const char *)(base + (size_t)indices[i] * dim);
+  for (size_t b = 0; b < dim * sizeof(float); b += 64) __builtin_prefetch(p + b);
+}
+
 void engram_dot_f32_gather_path(const float *query, const float *base, size_t dim,
                                 const int32_t *indices, size_t n, float *out, int path) {
   path = clamp_path(path);
+  prefetch_row(base, indices, 0, n, dim);
 #if defined(__x86_64__)
   if (path >= 2) {
-    for (size_t i = 0; i < n; i++) out[i] = dot_avx512(query, base + (size_t)indices[i] * dim, dim);
+    for (size_t i = 0; i < n; i++) {
+      prefetch_row(base, indices, i + 1, n, dim);
+      out[i] = dot_avx512(query, base + (size_t)indices[i] * dim, dim);
+    }
     return;
   }
   if (path == 1) {
-    for (size_t i = 0; i < n; i++) out[i] = dot_avx2(query, base + (size_t)indices[i] * dim, dim);
+    for (size_t i = 0; i < n; i++) {
+      prefetch_row(base, indices, i + 1, n, dim);
+      out[i] = dot_avx2(query, base + (size_t)indices[i] * dim, dim);
+    }
     return;
   }
 #elif defined(__aarch64__)
   if (path >= 1) {
-    for (size_t i = 0; i < n; i++) out[i] = dot_neon(query, base + (size_t)indices[i] * dim, dim);
+    for (size_t i = 0; i < n; i++) {
+      prefetch_row(base, indices, i + 1, n, dim);
+      out[i] = dot_neon(query, base + (size_t)indices[i] * dim, dim);
+    }
     return;
   }
 #endif
-  for (size_t i = 0; i < n; i++) out[i] = dot_scalar(query, base + (size_t)indices[i] * dim, dim);
+  for (size_t i = 0; i < n; i++) {
+    prefetch_row(base, indices, i + 1, n, dim);
+    out[i] = dot_scalar(query, base + (size_t)indices[i] * dim, dim);
+  }
 }
 
 void engram_dot_f32_gather(const float *query, const float *base, size_t dim, const int32_t *indices,

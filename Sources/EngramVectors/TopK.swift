@@ -60,17 +60,35 @@ struct TopK {
     }
   }
 
+  /// Moves the entry at `index` down to its place: a hole walks down the worse children and
+  /// the entry is written once where it stops, through the arrays' buffers (no per-step
+  /// swaps of three arrays, each checking uniqueness and bounds).
   private mutating func siftDown(_ index: Int) {
-    var parent = index
     let n = scores.count
-    while true {
-      let left = 2 * parent + 1
-      guard left < n else { return }
-      var worst = left
-      if left + 1 < n, worse(left + 1, left) { worst = left + 1 }
-      guard worse(worst, parent) else { return }
-      swapAt(worst, parent)
-      parent = worst
+    scores.withUnsafeMutableBufferPointer { s in
+      ids.withUnsafeMutableBufferPointer { d in
+        rows.withUnsafeMutableBufferPointer { r in
+          let score = s[index]
+          let id = d[index]
+          let row = r[index]
+          var hole = index
+          while true {
+            let left = 2 * hole + 1
+            guard left < n else { break }
+            var worst = left
+            let right = left + 1
+            if right < n, s[right] < s[left] || (s[right] == s[left] && d[right] > d[left]) { worst = right }
+            guard s[worst] < score || (s[worst] == score && d[worst] > id) else { break }
+            s[hole] = s[worst]
+            d[hole] = d[worst]
+            r[hole] = r[worst]
+            hole = worst
+          }
+          s[hole] = score
+          d[hole] = id
+          r[hole] = row
+        }
+      }
     }
   }
 

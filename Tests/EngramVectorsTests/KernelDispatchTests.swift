@@ -81,6 +81,42 @@ struct KernelDispatchTests {
     }
   }
 
+  /// The int8 scan (scores and the threshold test in one pass): at every level, the rows and
+  /// scores of the row kernel's dots times the scales that reach the threshold, bit for bit.
+  @Test(arguments: [1, 31, 33, 384, 385])
+  func int8ScanAtEveryLevel(dimension: Int) {
+    var random = TestRandom(seed: UInt64(dimension) + 40)
+    let n = 37
+    let query = (0..<dimension).map { _ in Int8.random(in: -127...127, using: &random) }
+    var codes = (0..<(n * dimension)).map { _ in Int8.random(in: -127...127, using: &random) }
+    codes.replaceSubrange(0..<dimension, with: repeatElement(127, count: dimension))
+    codes.replaceSubrange(dimension..<(2 * dimension), with: repeatElement(-127, count: dimension))
+    let sums = (0..<n).map { r in
+      codes[(r * dimension)..<((r + 1) * dimension)].reduce(Int32(0)) { $0 + Int32($1) }
+    }
+    let scales = (0..<n).map { _ in Float.random(in: 0.0005...0.01, using: &random) }
+    var dots = [Int32](repeating: 0, count: n)
+    engram_dot_i8_rows_path(query, codes, dimension, n, sums, &dots, 0)
+    let scores = (0..<n).map { Float(dots[$0]) * scales[$0] }
+    let median = scores.sorted()[n / 2]
+    for threshold in [-Float.infinity, median, Float.infinity] {
+      let expected = (0..<n).filter { scores[$0] >= threshold }
+      for level in Self.levels {
+        for count in [n, n - 1] {
+          var picks = [Int32](repeating: -1, count: n)
+          var found = [Float](repeating: .nan, count: n)
+          let picked = engram_scan_i8_rows_path(
+            query, codes, dimension, count, sums, scales, threshold, &picks, &found, Int32(level))
+          let want = expected.filter { $0 < count }
+          #expect(picks.prefix(picked).map(Int.init) == want, "level \(level) dim \(dimension) n \(count)")
+          #expect(
+            found.prefix(picked).map(\.bitPattern) == want.map { scores[$0].bitPattern },
+            "level \(level) dim \(dimension) n \(count) scores")
+        }
+      }
+    }
+  }
+
   @Test(arguments: [1, 3, 5, 9])
   func smallProductAtEveryLevel(m: Int) {
     var random = TestRandom(seed: UInt64(m) + 5)

@@ -44,7 +44,7 @@ struct VectorIndexInt8Tests {
   /// int8 and float32 indexes over the same rows, the int8 one's certified searches traced.
   static func compareWithFloat32(
     vectors: [Float], queries: [[Float]], dimension: Int, ks: [Int], threads: Int = 1
-  ) throws -> (secondPasses: Int, searches: Int) {
+  ) throws -> (secondPasses: Int, searches: Int, stoppedEarly: Int) {
     let n = vectors.count / dimension
     let ids = (0..<n).map { Int64(n - $0) }  // descending, so id order differs from row order
     let metadata = [VectorMetadata](repeating: .init(kind: 1), count: n)
@@ -56,6 +56,7 @@ struct VectorIndexInt8Tests {
       vectors: vectors)
     var secondPasses = 0
     var searches = 0
+    var stoppedEarly = 0
     for query in queries {
       let unit = try int8.normalizedQueries(query, count: 1)
       for k in ks {
@@ -65,10 +66,11 @@ struct VectorIndexInt8Tests {
         #expect(traced.hits == (try float32.search(query, k: k)), "k \(k)")
         #expect(try int8.search(query, k: k) == traced.hits)
         if traced.secondPass { secondPasses += 1 }
+        if traced.reranked < min(n, max(k * int8.configuration.rerankFactor, k + 32)) { stoppedEarly += 1 }
         searches += 1
       }
     }
-    return (secondPasses, searches)
+    return (secondPasses, searches, stoppedEarly)
   }
 
   @Test func int8ResultsAreTheExactFloat32Results() throws {
@@ -78,8 +80,31 @@ struct VectorIndexInt8Tests {
     let queries = (0..<20).map { _ in random.vector(dimension) }
     let traced = try Self.compareWithFloat32(
       vectors: vectors, queries: queries, dimension: dimension, ks: [1, 10, 40], threads: 2)
-    // On spread-out rows the bound proves the candidates enough without a second pass.
+    // On spread-out rows the bound proves the candidates enough without a second pass, and
+    // often proves the first stage of them (k + 32) enough to re-rank.
     #expect(traced.secondPasses < traced.searches)
+    #expect(traced.stoppedEarly > 0)
+  }
+
+  @Test func stagedRerankOnMisleadingRowsStaysExact() throws {
+    // Rows crowded on a narrow arc, queries whose quantized tangent leans a code step off: the
+    // int8 order misleads, so a stage that stopped on a wrong proof (the best left-out
+    // candidate's score not bounding every row left out, or the bound left out) would miss
+    // exact top-k rows ranked lower by int8. The default rerank factor gives several stages.
+    let n = 3000
+    var vectors: [Float] = []
+    var random = TestRandom(seed: 4)
+    for i in 0..<n {
+      let theta = 0.09 + Double(i) * 2e-5 + 1e-6 * Double(random.gaussian())
+      vectors += [Float(cos(theta)), Float(sin(theta))]
+    }
+    let queries = [12.5, 12.4, 12.6, 13.5].map { step in
+      let phi = atan(step / 127.0)
+      return [Float(cos(phi)), Float(sin(phi))]
+    }
+    let traced = try Self.compareWithFloat32(
+      vectors: vectors, queries: queries, dimension: 2, ks: [1, 5, 10, 30, 64])
+    #expect(traced.searches == 20)
   }
 
   @Test func crowdedRowsTakeTheSecondPassAndStayExact() throws {

@@ -110,6 +110,59 @@ static void check_i8(int path) {
   }
 }
 
+// The int8 scan (score and threshold test in one pass) against the scalar path and against
+// the row kernel's dots times the scales: the same picks, bit-equal scores, for row counts
+// odd and even (the AVX2 loop takes two rows at a time) and thresholds that keep all, some,
+// none, and a tie.
+static void check_scan_i8(int path) {
+  static const size_t counts[] = {0, 1, 2, 3, 11, 64, 65};
+  for (int d = 0; d < NDIMS; d++) {
+    size_t dim = dims[d], n_max = 65;
+    int8_t *q = malloc(dim), *rows = malloc(n_max * dim);
+    int32_t sums[65], dots[65], ref_picks[65], got_picks[65];
+    float scales[65], ref_scores[65], got_scores[65];
+    for (size_t j = 0; j < dim; j++) q[j] = code();
+    for (size_t j = 0; j < n_max * dim; j++) rows[j] = code();
+    memset(rows, 127, dim);
+    memset(rows + dim, (int8_t)-127, dim);
+    memcpy(rows + 5 * dim, rows + 4 * dim, dim);  // a tie
+    for (size_t i = 0; i < n_max; i++) {
+      int32_t s = 0;
+      for (size_t j = 0; j < dim; j++) s += rows[i * dim + j];
+      sums[i] = s;
+      scales[i] = 0.001f + 0.01f * uniform() * uniform();
+    }
+    scales[5] = scales[4];
+    engram_dot_i8_rows_path(q, rows, dim, n_max, sums, dots, ENGRAM_LEVEL_SCALAR);
+    float tie = (float)dots[4] * scales[4];
+    const float thresholds[] = {-INFINITY, 0.0f, tie, INFINITY, NAN};
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+      size_t n = counts[c];
+      for (size_t t = 0; t < sizeof(thresholds) / sizeof(thresholds[0]); t++) {
+        size_t a = engram_scan_i8_rows_path(q, rows, dim, n, sums, scales, thresholds[t], ref_picks, ref_scores,
+                                            ENGRAM_LEVEL_SCALAR);
+        size_t b = engram_scan_i8_rows_path(q, rows, dim, n, sums, scales, thresholds[t], got_picks, got_scores, path);
+        CHECK(a == b && memcmp(ref_picks, got_picks, a * sizeof(int32_t)) == 0 &&
+                  memcmp(ref_scores, got_scores, a * sizeof(float)) == 0,
+              "scan i8 level %d dim %zu n %zu threshold %g: %zu vs %zu picks", path, dim, n, thresholds[t], b, a);
+        size_t expected = 0;
+        for (size_t i = 0; i < n; i++) {
+          float score = (float)dots[i] * scales[i];
+          if (score >= thresholds[t]) {
+            CHECK(expected < a && ref_picks[expected] == (int32_t)i && ref_scores[expected] == score,
+                  "scan i8 scalar dim %zu n %zu row %zu: not the row kernel's score", dim, n, i);
+            expected++;
+          }
+        }
+        CHECK(expected == a, "scan i8 scalar dim %zu n %zu threshold %g: %zu picks, %zu expected", dim, n,
+              thresholds[t], a, expected);
+      }
+    }
+    free(q);
+    free(rows);
+  }
+}
+
 static void check_select(int path) {
   static const size_t lengths[] = {0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 130, 1024, 4099};
   static const float thresholds[] = {-INFINITY, -1.0f, 0.0f, 0.5f, 0.99f, 2.0f};
@@ -296,6 +349,7 @@ int main(int argc, char **argv) {
   for (int path = ENGRAM_LEVEL_SCALAR; path <= level; path++) {
     check_f32(path);
     check_i8(path);
+    check_scan_i8(path);
     check_select(path);
     check_gemm(path);
     check_elementwise(path);

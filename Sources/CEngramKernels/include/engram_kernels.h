@@ -61,6 +61,19 @@ void engram_dot_i8_rows(const int8_t *query, const int8_t *rows, size_t dim, siz
 void engram_dot_i8_rows_path(const int8_t *query, const int8_t *rows, size_t dim, size_t n,
                              const int32_t *row_sums, int32_t *out, int path);
 
+/// The int8 scan of `n` contiguous rows: row i's score is `(float)dot(query, row i) * scales[i]`
+/// (bit for bit `engram_dot_i8_rows` then a float32 multiply); the positions and scores of the
+/// rows whose score is at least `threshold` (ordered: NaN never passes) go to `picks` and
+/// `scores` in row order, and their count is returned (both arrays need room for `n`).
+/// `row_sums` as for `engram_dot_i8_rows`.
+size_t engram_scan_i8_rows(const int8_t *query, const int8_t *rows, size_t dim, size_t n, const int32_t *row_sums,
+                           const float *scales, float threshold, int32_t *picks, float *scores);
+
+/// `engram_scan_i8_rows` on a chosen level, like `engram_dot_i8_rows_path`.
+size_t engram_scan_i8_rows_path(const int8_t *query, const int8_t *rows, size_t dim, size_t n,
+                                const int32_t *row_sums, const float *scales, float threshold, int32_t *picks,
+                                float *scores, int path);
+
 /// One signed int8 dot product on a chosen path: 0 scalar, 1 AVX2 or NEON, 2 AVX-512 VNNI; a
 /// path the CPU lacks falls back to the next narrower one. Exact for codes in -127...127 on
 /// every path, and for -128 too on the scalar, NEON and VNNI paths. For testing the kernels
