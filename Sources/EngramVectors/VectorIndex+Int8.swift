@@ -115,60 +115,53 @@ extension VectorIndex {
   static func scanInt8(
     _ version: IndexVersion, queryCodes: UnsafePointer<Int8>, rows list: [Int32], into heap: inout TopK
   ) {
-    let rows = version.rows
-    let dimension = rows.dimension
-    var dot: Int32 = 0
-    for row32 in list {
-      let row = Int(row32)
-      engram_dot_i8_rows(queryCodes, rows.codes + row * dimension, dimension, 1, rows.codeSums + row, &dot)
-      let score = Float(dot) * rows.scales[row]
-      if score >= heap.threshold { heap.offer(score: score, id: Int64(row32), row: row32) }
+    for row in list {
+      let score = int8Score(version.rows, queryCodes: queryCodes, row: Int(row))
+      if score >= heap.threshold { heap.offer(score: score, id: Int64(row), row: row) }
     }
+  }
+
+  /// The int8 scan score (without the query's scale) of one row.
+  @inline(__always)
+  static func int8Score(_ rows: RowStore, queryCodes: UnsafePointer<Int8>, row: Int) -> Float {
+    var dot: Int32 = 0
+    engram_dot_i8_rows(
+      queryCodes, rows.codes + row * rows.dimension, rows.dimension, 1, rows.codeSums + row, &dot)
+    return Float(dot) * rows.scales[row]
   }
 
   /// Live rows whose int8 scan score (without the query's scale) is at least `cut`.
   static func rowsReaching(
     _ cut: Float, _ version: IndexVersion, queryCodes: UnsafePointer<Int8>, among: [Int32]? = nil
   ) -> [Int32] {
-    var admitted: [Int32] = []
     if let among {
-      let rows = version.rows
-      let dimension = rows.dimension
-      var dot: Int32 = 0
-      for row32 in among {
-        let row = Int(row32)
-        engram_dot_i8_rows(queryCodes, rows.codes + row * dimension, dimension, 1, rows.codeSums + row, &dot)
-        if Float(dot) * rows.scales[row] >= cut { admitted.append(row32) }
-      }
-      return admitted
+      return among.filter { int8Score(version.rows, queryCodes: queryCodes, row: Int($0)) >= cut }
     }
-    let rows = version.rows
-    let dimension = rows.dimension
-    withUnsafeTemporaryAllocation(of: Float.self, capacity: scoreBlock) { scores in
-      withUnsafeTemporaryAllocation(of: Int32.self, capacity: scoreBlock) { picks in
-        version.dead.withUnsafeBufferPointer { dead in
-          var start = 0
-          while start < version.count {
-            let count = min(scoreBlock, version.count - start)
-            let picked = engram_scan_i8_rows(
-              queryCodes, rows.codes + start * dimension, dimension, count, rows.codeSums + start,
-              rows.scales + start, cut, picks.baseAddress!, scores.baseAddress!)
-            for index in 0..<picked {
-              let row = start + Int(picks[index])
-              if (dead[row >> 6] >> UInt64(row & 63)) & 1 == 0 { admitted.append(Int32(row)) }
-            }
-            start += count
-          }
-        }
-      }
+    var admitted: [Int32] = []
+    scanInt8Blocks(version, queryCodes: queryCodes, range: 0..<version.count, threshold: { cut }) { row, _ in
+      admitted.append(Int32(row))
     }
     return admitted
   }
 
-  /// Offers the live rows of `range` whose int8 scan score reaches the heap's threshold; the
-  /// scoring and the threshold test run in one kernel pass over each block.
+  /// Offers the live rows of `range` whose int8 scan score reaches the heap's threshold.
   static func scanInt8(
     _ version: IndexVersion, queryCodes: UnsafePointer<Int8>, range: Range<Int>, into heap: inout TopK
+  ) {
+    scanInt8Blocks(version, queryCodes: queryCodes, range: range, threshold: { heap.threshold }) {
+      row, score in
+      heap.offer(score: score, id: Int64(row), row: Int32(row))
+    }
+  }
+
+  /// Calls `body` with each live row of `range` (and its int8 scan score, without the query's
+  /// scale) that reaches `threshold()`: the scoring and the threshold test run in one kernel
+  /// pass over each block, and the threshold is read again for every pick (a heap's rises as
+  /// it fills, so later picks of a block may no longer reach it).
+  @inline(__always)
+  static func scanInt8Blocks(
+    _ version: IndexVersion, queryCodes: UnsafePointer<Int8>, range: Range<Int>, threshold: () -> Float,
+    _ body: (Int, Float) -> Void
   ) {
     let rows = version.rows
     let dimension = rows.dimension
@@ -180,14 +173,13 @@ extension VectorIndex {
             let count = min(scoreBlock, range.upperBound - start)
             let picked = engram_scan_i8_rows(
               queryCodes, rows.codes + start * dimension, dimension, count, rows.codeSums + start,
-              rows.scales + start, heap.threshold, picks.baseAddress!, scores.baseAddress!)
+              rows.scales + start, threshold(), picks.baseAddress!, scores.baseAddress!)
             for index in 0..<picked {
               let score = scores[index]
-              // The threshold rises as the heap fills; later picks may no longer reach it.
-              guard score >= heap.threshold else { continue }
+              guard score >= threshold() else { continue }
               let row = start + Int(picks[index])
               if (dead[row >> 6] >> UInt64(row & 63)) & 1 != 0 { continue }
-              heap.offer(score: score, id: Int64(row), row: Int32(row))
+              body(row, score)
             }
             start += count
           }

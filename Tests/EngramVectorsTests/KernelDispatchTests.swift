@@ -59,18 +59,26 @@ struct KernelDispatchTests {
     }
   }
 
-  @Test(arguments: [1, 31, 32, 33, 64, 65, 384, 385])
-  func int8RowsAtEveryLevel(dimension: Int) {
-    var random = TestRandom(seed: UInt64(dimension) + 21)
-    let n = 11
+  /// A random int8 query and `n` rows of codes with their sums; the first two rows are the
+  /// largest pairs (all 127, all -127).
+  static func int8Rows(_ n: Int, _ dimension: Int, _ random: inout TestRandom) -> (
+    query: [Int8], codes: [Int8], sums: [Int32]
+  ) {
     let query = (0..<dimension).map { _ in Int8.random(in: -127...127, using: &random) }
     var codes = (0..<(n * dimension)).map { _ in Int8.random(in: -127...127, using: &random) }
-    // The largest pairs: all 127 and all -127 rows.
     codes.replaceSubrange(0..<dimension, with: repeatElement(127, count: dimension))
     codes.replaceSubrange(dimension..<(2 * dimension), with: repeatElement(-127, count: dimension))
     let sums = (0..<n).map { r in
       codes[(r * dimension)..<((r + 1) * dimension)].reduce(Int32(0)) { $0 + Int32($1) }
     }
+    return (query, codes, sums)
+  }
+
+  @Test(arguments: [1, 31, 32, 33, 64, 65, 384, 385])
+  func int8RowsAtEveryLevel(dimension: Int) {
+    var random = TestRandom(seed: UInt64(dimension) + 21)
+    let n = 11
+    let (query, codes, sums) = Self.int8Rows(n, dimension, &random)
     let expected = (0..<n).map { r in
       (0..<dimension).reduce(Int32(0)) { $0 + Int32(query[$1]) * Int32(codes[r * dimension + $1]) }
     }
@@ -87,13 +95,7 @@ struct KernelDispatchTests {
   func int8ScanAtEveryLevel(dimension: Int) {
     var random = TestRandom(seed: UInt64(dimension) + 40)
     let n = 37
-    let query = (0..<dimension).map { _ in Int8.random(in: -127...127, using: &random) }
-    var codes = (0..<(n * dimension)).map { _ in Int8.random(in: -127...127, using: &random) }
-    codes.replaceSubrange(0..<dimension, with: repeatElement(127, count: dimension))
-    codes.replaceSubrange(dimension..<(2 * dimension), with: repeatElement(-127, count: dimension))
-    let sums = (0..<n).map { r in
-      codes[(r * dimension)..<((r + 1) * dimension)].reduce(Int32(0)) { $0 + Int32($1) }
-    }
+    let (query, codes, sums) = Self.int8Rows(n, dimension, &random)
     let scales = (0..<n).map { _ in Float.random(in: 0.0005...0.01, using: &random) }
     var dots = [Int32](repeating: 0, count: n)
     engram_dot_i8_rows_path(query, codes, dimension, n, sums, &dots, 0)
