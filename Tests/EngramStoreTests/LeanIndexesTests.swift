@@ -7,8 +7,9 @@ import Testing
 /// Migration 7: fewer, leaner indexes, and known speakers from a table kept by triggers.
 @Suite struct LeanIndexesTests {
   /// Two users' sessions, turns (some with speakers), a memory, a summary and embeddings,
-  /// written through the store's own operations.
-  private static func fill(_ connection: Connection) throws {
+  /// written through the store's own operations (embeddings as before migration 8 when
+  /// `beforeMigration8`).
+  private static func fill(_ connection: Connection, beforeMigration8: Bool = false) throws {
     try connection.configureEmbeddingModel(model: "m", dimension: 2)
     for (user, word) in [("default", "walrus"), ("bob", "heron")] {
       connection.user = user
@@ -30,8 +31,13 @@ import Testing
           sessionID: session, firstMessageID: ids[1], lastMessageID: ids[2], startAt: t(1), endAt: t(2),
           content: "a \(word) summary", createdAt: t(3)))
       for (kind, id) in [(ItemKind.message, ids[4]), (.memory, memory), (.summary, summary)] {
-        try connection.upsertEmbedding(
-          EmbeddingRow(ownerKind: kind, ownerID: id, model: "m", vector: [1, Float(id)], createdAt: t0))
+        let row = EmbeddingRow(
+          ownerKind: kind, ownerID: id, model: "m", vector: [1, Float(id)], createdAt: t0)
+        if beforeMigration8 {
+          try connection.insertEmbeddingBeforeMigration8(row)
+        } else {
+          try connection.upsertEmbedding(row)
+        }
       }
     }
     connection.user = StoreUser.defaultID
@@ -47,7 +53,12 @@ import Testing
     ).map { $0.string(at: 0) }
     var result: [String: [[String]]] = [:]
     for table in tables {
-      let statement = try connection.prepare("SELECT * FROM \(table) ORDER BY 1, 2")
+      // Migration 8 stores the database's model as NULL: compared as the model it names.
+      let selected =
+        table == "embeddings"
+        ? "id, owner_kind, owner_id, coalesce(model, (SELECT value FROM meta WHERE key = 'embedding_model')), dimension, encoding, vector, created_at, user_id"
+        : "*"
+      let statement = try connection.prepare("SELECT \(selected) FROM \(table) ORDER BY 1, 2")
       let columns = Int(statement.columnCount)
       result[table] = try statement.map { row in
         (0..<columns).map { row.isNull(at: $0) ? "NULL" : "\(row.string(at: $0))|\(row.double(at: $0))" }
@@ -89,7 +100,7 @@ import Testing
     let old = try Connection(path: directory.file("v6.sqlite"))
     try old.enableWriteAheadLog()
     try Migrator.migrate(old, migrations: Array(Migration.all.prefix(6)))
-    try Self.fill(old)
+    try Self.fill(old, beforeMigration8: true)
     let rowsBefore = try Self.rows(old)
     #expect(try Migrator.migrate(old) == Migration.all.count - 6)
     #expect(try old.userVersion() == Migration.all.count)

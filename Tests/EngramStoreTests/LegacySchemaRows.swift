@@ -35,6 +35,19 @@ extension Connection {
     try statement.execute()
   }
 
+  /// Stores an embedding row as the store did from migration 6 to 7: the model named in
+  /// every row, the vector plain float32 (migration 8 admits NULL and packed vectors).
+  func insertEmbeddingBeforeMigration8(_ row: EmbeddingRow) throws {
+    let statement = try prepare(
+      """
+      INSERT INTO embeddings (owner_kind, owner_id, model, dimension, vector, created_at, user_id)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+      """)
+    try row.bind(to: statement)
+    try statement.bind(user, at: 7)
+    try statement.execute()
+  }
+
   /// The owner ids a keyword search of `table` finds, best first (the full-text index alone,
   /// as before users).
   func legacySearch(_ query: String, table: String) throws -> [Int64] {

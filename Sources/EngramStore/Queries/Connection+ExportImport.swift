@@ -22,8 +22,13 @@ extension Connection {
     // vectors included: 160 MB at 100,000 turns); the rows stream in row-id order instead.
     // Tables keyed by text lead their primary key with `user_id`: that index is the order.
     let filter = order == "id" ? "+user_id" : "user_id"
+    // An embedding's NULL model is the database's (migration 8): exports name it, as before.
+    let selected = columns.map { column in
+      table == "embeddings" && column == "model"
+        ? "coalesce(model, (SELECT value FROM meta WHERE key = 'embedding_model')) AS model" : column
+    }
     let statement = try prepare(
-      "SELECT \(columns.joined(separator: ", ")) FROM \(table) WHERE \(filter) = ?1 ORDER BY \(order)")
+      "SELECT \(selected.joined(separator: ", ")) FROM \(table) WHERE \(filter) = ?1 ORDER BY \(order)")
     try statement.bind([.text(user)])
     return statement
   }
@@ -63,8 +68,31 @@ extension Connection {
       columns.append("user_id")
       values.append(.text(user))
     }
+    if table == "embeddings" { try storeSmaller(embeddingColumns: columns, values: &values) }
     let placeholders = (1...max(columns.count, 1)).map { "?\($0)" }.joined(separator: ", ")
     let verb = replacing ? "INSERT OR REPLACE" : "INSERT"
     try run("\(verb) INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", values)
+  }
+
+  /// An imported embedding row as `EmbeddingRow.bindStored(to:)` writes one: a plain float32
+  /// vector packed when smaller, the database's model as NULL. Anything else is left for the
+  /// table's checks to judge.
+  func storeSmaller(embeddingColumns columns: [String], values: inout [SQLValue]) throws {
+    func index(_ name: String) -> Int? { columns.firstIndex(of: name) }
+    if let model = index("model"), case .text(let name) = values[model], name == (try embeddingModel())?.name
+    {
+      values[model] = .null
+    }
+    guard let vector = index("vector"), let dimension = index("dimension"),
+      case .blob(let bytes) = values[vector], case .integer(let count) = values[dimension],
+      count > 0, bytes.count == 4 * Int(count)
+    else { return }
+    if let encoding = index("encoding"), case .text(let name) = values[encoding], name != "f32" { return }
+    let floats = bytes.withUnsafeBytes { raw in
+      (0..<Int(count)).map {
+        Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self)))
+      }
+    }
+    values[vector] = .blob(floats.withUnsafeBufferPointer { EmbeddingCodec.encodeFloat32($0) })
   }
 }

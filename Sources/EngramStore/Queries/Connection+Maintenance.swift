@@ -153,7 +153,7 @@ extension Connection {
       ?? 0
     let foreign =
       try scalarInt(
-        "SELECT count(*) FROM embeddings WHERE user_id = ?3 AND (model IS NOT ?1 OR dimension IS NOT ?2)",
+        "SELECT count(*) FROM embeddings WHERE user_id = ?3 AND (coalesce(model, (SELECT value FROM meta WHERE key = 'embedding_model')) IS NOT ?1 OR dimension IS NOT ?2)",
         [.text(model), .integer(Int64(dimension)), .text(user)]) ?? 0
     let stored = try scalarInt("SELECT count(*) FROM embeddings WHERE user_id = ?1", [.text(user)]) ?? 0
     return EmbeddingCensus(

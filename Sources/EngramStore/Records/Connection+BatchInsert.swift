@@ -78,7 +78,7 @@ extension Connection {
       defer { statement.parameterOffset = 0 }
       for row in 0..<rows {
         statement.parameterOffset = Int32(row * width)
-        try records[start + row].bind(to: statement)
+        try records[start + row].bindStored(to: statement)
         try statement.bind(ids[start + row], at: width - 1)
         try statement.bind(user, at: width)
       }

@@ -3,9 +3,22 @@ import EngramCore
 /// How an embedding's vector is stored: float32 (`f32`), or int8 with one float32 scale
 /// (`i8`, written by compaction: 4x smaller, cosine error below 1e-3).
 ///
-/// The blob length tells the two apart: `4 * dimension` bytes for `f32`, `4 + dimension`
-/// for `i8` (equal only for a non-integer dimension).
+/// A float32 vector is stored plain (`4 * dimension` bytes) or packed (`PackedFloat32`:
+/// lossless, fewer than `4 * dimension` bytes and never `4 + dimension`; SQLite writes it
+/// so since migration 8). The blob length tells the three apart: `i8` is `4 + dimension`.
 public enum EmbeddingCodec {
+  /// The bytes SQLite stores for a float32 vector: packed when that is smaller, else plain
+  /// little-endian float32.
+  public static func encodeFloat32(_ vector: UnsafeBufferPointer<Float>) -> [UInt8] {
+    if let packed = PackedFloat32.pack(vector) { return packed }
+    var bytes = [UInt8](repeating: 0, count: 4 * vector.count)
+    for (index, value) in vector.enumerated() {
+      let pattern = value.bitPattern.littleEndian
+      withUnsafeBytes(of: pattern) { bytes.replaceSubrange(4 * index..<4 * index + 4, with: $0) }
+    }
+    return bytes
+  }
+
   /// Bytes of an `i8` vector of `dimension` components.
   public static func int8Length(dimension: Int) -> Int { 4 + dimension }
 
@@ -23,8 +36,19 @@ public enum EmbeddingCodec {
     return bytes
   }
 
-  /// Decodes a blob of either encoding into `output` (which must hold `dimension` floats).
-  /// Returns false when the blob's length fits neither encoding.
+  /// The vector `blob` holds in any encoding, or nil when it fits none.
+  public static func decoded(_ blob: UnsafeRawBufferPointer, dimension: Int) -> [Float]? {
+    guard dimension > 0 else { return nil }
+    var ok = false
+    let vector = [Float](unsafeUninitializedCapacity: dimension) { buffer, initialized in
+      ok = decode(blob, dimension: dimension, into: buffer)
+      initialized = ok ? dimension : 0
+    }
+    return ok ? vector : nil
+  }
+
+  /// Decodes a blob of either encoding (float32 plain or packed, int8) into `output` (which
+  /// must hold `dimension` floats). Returns false when the blob fits none of them.
   public static func decode(
     _ blob: UnsafeRawBufferPointer, dimension: Int, into output: UnsafeMutableBufferPointer<Float>
   ) -> Bool {
@@ -35,6 +59,9 @@ public enum EmbeddingCodec {
           bitPattern: UInt32(littleEndian: blob.loadUnaligned(fromByteOffset: 4 * index, as: UInt32.self)))
       }
       return true
+    }
+    if PackedFloat32.isPackedLength(blob.count, dimension: dimension) {
+      return PackedFloat32.unpack(blob, dimension: dimension, into: output)
     }
     guard blob.count == int8Length(dimension: dimension) else { return false }
     let scale = Float(
@@ -52,7 +79,7 @@ extension Connection {
   @discardableResult
   public func quantizeEmbeddings(ownerKind: ItemKind, ownerIDs: [Int64]) throws -> Int {
     let select = try cachedStatement(
-      "SELECT id, vector FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2 AND user_id = ?3 AND encoding = 'f32'"
+      "SELECT id, vector, dimension FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2 AND user_id = ?3 AND encoding = 'f32'"
     )
     let update = try cachedStatement("UPDATE embeddings SET encoding = 'i8', vector = ?2 WHERE id = ?1")
     var converted = 0
@@ -60,7 +87,12 @@ extension Connection {
       try select.bind([.text(ownerKind.rawValue), .integer(ownerID), .text(user)])
       guard
         let (id, bytes) = try select.first({ row in
-          (row.int64(at: 0), row.floats(at: 1).withUnsafeBufferPointer { EmbeddingCodec.encodeInt8($0) })
+          let id = row.int64(at: 0)
+          let dimension = row.int(at: 2)
+          guard let vector = row.withBlob(at: 1, { EmbeddingCodec.decoded($0, dimension: dimension) }) else {
+            throw StoreError.invalidColumnValue(table: "embeddings", column: "vector", value: "id \(id)")
+          }
+          return (id, vector.withUnsafeBufferPointer { EmbeddingCodec.encodeInt8($0) })
         })
       else { continue }
       try update.bind([.integer(id), .blob(bytes)])

@@ -24,6 +24,12 @@ public protocol StoredRecord: Sendable {
   var id: Int64? { get set }
   /// Binds the non-id columns to parameters 1...columns.count.
   func bind(to statement: Statement) throws
+  /// Binds the non-id columns as SQLite stores them (`bind(to:)` unless the table keeps a
+  /// smaller form: see `EmbeddingRow`).
+  func bindStored(to statement: Statement) throws
+  /// The columns SQLite reads for `init(row:)`, `id` first (`columns`, unless the table
+  /// keeps a smaller form).
+  static var selectList: String { get }
   /// Reads a row whose column 0 is `id`, followed by `columns`.
   init(row: Statement) throws
   /// Refuses invalid values in Swift before any SQL runs.
@@ -37,7 +43,10 @@ extension StoredRecord {
   public static var timeColumn: String? { nil }
   /// No session filter.
   public static var sessionColumn: String? { nil }
-  static var selectList: String { (["id"] + columns).joined(separator: ", ") }
+  /// The columns themselves.
+  public static var selectList: String { (["id"] + columns).joined(separator: ", ") }
+  /// The values themselves.
+  public func bindStored(to statement: Statement) throws { try bind(to: statement) }
 }
 
 /// Which page of a listing to return. Rows come in ascending id order.
@@ -89,7 +98,7 @@ extension Connection {
       let placeholders = (1...names.count).map { "?\($0)" }.joined(separator: ", ")
       return "INSERT INTO \(R.tableName) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
     }
-    try record.bind(to: statement)
+    try record.bindStored(to: statement)
     try statement.bind(record.id, at: R.columns.count + 1)
     try statement.bind(user, at: R.columns.count + 2)
     try statement.execute()
@@ -106,7 +115,7 @@ extension Connection {
       return
         "UPDATE \(R.tableName) SET \(assignments) WHERE id = ?\(R.columns.count + 1) AND user_id = ?\(R.columns.count + 2)"
     }
-    try record.bind(to: statement)
+    try record.bindStored(to: statement)
     try statement.bind(id, at: R.columns.count + 1)
     try statement.bind(user, at: R.columns.count + 2)
     try statement.execute()

@@ -73,8 +73,44 @@ extension Connection: StoreSession {
     _ body: (any ExportedRow) throws -> Void
   ) throws {
     let statement = try exportRows(of: table, orderedBy: order)
-    try columns((0..<statement.columnCount).map { statement.columnName(at: $0) })
-    try statement.forEachRow { try body($0) }
+    let names = (0..<statement.columnCount).map { statement.columnName(at: $0) }
+    try columns(names)
+    guard table == "embeddings", let vector = names.firstIndex(of: "vector"),
+      let dimension = names.firstIndex(of: "dimension")
+    else { return try statement.forEachRow { try body($0) } }
+    // Packed vectors (migration 8) leave as the plain float32 an export has always held.
+    try statement.forEachRow { row in
+      try body(PlainVectorRow(row: row, vectorColumn: vector, dimensionColumn: dimension))
+    }
+  }
+}
+
+/// An embedding row whose vector column reads as plain little-endian float32 when it is
+/// stored packed (every other column and encoding as stored).
+struct PlainVectorRow: ExportedRow {
+  let row: Statement
+  let vectorColumn: Int
+  let dimensionColumn: Int
+
+  func columnType(at index: Int) -> Statement.ColumnType { row.columnType(at: index) }
+  func int64(at index: Int) -> Int64 { row.int64(at: index) }
+  func double(at index: Int) -> Double { row.double(at: index) }
+  func string(at index: Int) -> String { row.string(at: index) }
+  func withUTF8Bytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
+    try row.withUTF8Bytes(at: index, body)
+  }
+  func withBlob<T>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+    let dimension = row.int(at: dimensionColumn)
+    return try row.withBlob(at: index) { blob in
+      guard index == vectorColumn, PackedFloat32.isPackedLength(blob.count, dimension: dimension) else {
+        return try body(blob)
+      }
+      // Floats are little-endian in memory on every supported platform.
+      return try withUnsafeTemporaryAllocation(of: Float.self, capacity: dimension) { floats in
+        guard PackedFloat32.unpack(blob, dimension: dimension, into: floats) else { return try body(blob) }
+        return try body(UnsafeRawBufferPointer(floats))
+      }
+    }
   }
 }
 
