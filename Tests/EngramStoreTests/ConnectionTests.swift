@@ -19,19 +19,19 @@ import Testing
     #expect(sqlite3_memory_used() == 0)
   }
 
-  /// New databases get 8 KB pages (five embedding rows a page); an existing database keeps
-  /// the page size it was made with.
-  @Test func newDatabasesGetEightKilobytePages() throws {
+  /// New databases get 4 KiB pages (three packed embedding rows a page); an existing
+  /// database keeps the page size it was made with.
+  @Test func newDatabasesGetFourKilobytePages() throws {
     let directory = try TemporaryDirectory()
     let fresh = try Connection(path: directory.file("new.sqlite"))
     try fresh.enableWriteAheadLog()
     try Migrator.migrate(fresh)
-    #expect(try fresh.scalarInt("PRAGMA page_size") == 8192)
+    #expect(try fresh.scalarInt("PRAGMA page_size") == 4096)
 
     let old = try Connection(path: directory.file("old.sqlite"))
-    try old.execute("PRAGMA page_size = 4096; CREATE TABLE t (x)")
+    try old.execute("PRAGMA page_size = 8192; CREATE TABLE t (x)")
     try old.enableWriteAheadLog()
-    #expect(try old.scalarInt("PRAGMA page_size") == 4096)
+    #expect(try old.scalarInt("PRAGMA page_size") == 8192)
     #expect(try old.scalarString("PRAGMA journal_mode") == "wal")
   }
 

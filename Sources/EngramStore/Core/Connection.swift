@@ -247,11 +247,13 @@ public final class Connection {
   /// Switches the file to write-ahead logging with `synchronous = NORMAL` (durable at
   /// checkpoints, never corrupt). This is the first write an open performs.
   ///
-  /// A new database gets 8 KB pages first (an existing one keeps its own): a 384-d float32
-  /// embedding row (about 1.6 KB) fits twice in a 4 KB page, leaving a fifth of it empty,
-  /// and five times in 8 KB; on LoCoMo memories the file is 6% smaller.
+  /// A new database gets 4 KiB pages first (an existing one keeps its own): SQLite's
+  /// default, and since migration 8 stores a 384-d embedding packed (about 1,330 bytes a
+  /// row) three rows fit a 4 KiB page as well as six fit 8 KiB, while every table and index
+  /// costs at least one page: on LoCoMo memories 2,110 database bytes a turn against 2,363
+  /// with 8 KiB pages (`engram-bench locomo`, `storage`).
   public func enableWriteAheadLog() throws {
-    try execute("PRAGMA page_size = 8192")
+    try execute("PRAGMA page_size = 4096")
     let journal = try prepare("PRAGMA journal_mode = WAL").first { $0.string(at: 0) }
     guard journal?.lowercased() == "wal" || path == ":memory:" else {
       throw SQLiteError(
