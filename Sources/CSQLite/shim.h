@@ -15,6 +15,10 @@ static inline void engram_sqlite3_result_text_transient(sqlite3_context *context
   sqlite3_result_text(context, text, n, SQLITE_TRANSIENT);
 }
 
+static inline void engram_sqlite3_result_blob_transient(sqlite3_context *context, const void *data, int n) {
+  sqlite3_result_blob(context, data, n, SQLITE_TRANSIENT);
+}
+
 // sqlite3_config and sqlite3_db_config are variadic.
 static inline int engram_sqlite3_db_config_defensive(sqlite3 *db, int on) {
   return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, on, (int *)0);

@@ -173,8 +173,8 @@ import Testing
     }
   }
 
-  /// A schema-7 database (model in every row, vectors plain) migrates keeping every row,
-  /// generation and snapshot stamp; its old rows read as before and new rows are packed.
+  /// A schema-7 database (model in every row, vectors plain) migrates keeping every row and
+  /// the generation; its rows are packed as they are copied and read back bit for bit.
   @Test func aSchemaSevenDatabaseMigratesKeepingEveryVector() throws {
     let directory = try TemporaryDirectory()
     let connection = try Connection(path: directory.file("v7.sqlite"))
@@ -200,7 +200,8 @@ import Testing
           == vector.map(\.bitPattern))
     }
     #expect(try connection.scalarInt("SELECT count(*) FROM embeddings WHERE model IS NULL") == 10)
-    #expect(try connection.scalarInt("SELECT count(*) FROM embeddings WHERE length(vector) = 1536") == 10)
+    // Packed as they were copied.
+    #expect(try connection.scalarInt("SELECT count(*) FROM embeddings WHERE length(vector) < 1536") == 10)
     let id = try connection.insert(Message(role: .user, content: "new", createdAt: t0))
     try connection.upsertEmbedding(
       EmbeddingRow(ownerKind: .message, ownerID: id, model: Self.model, vector: old[0].1, createdAt: t0))

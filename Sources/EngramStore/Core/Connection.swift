@@ -133,6 +133,7 @@ public final class Connection {
     _ = engram_sqlite3_db_config_defensive(db, 1)
     do {
       try FTSText.register(on: db)
+      try EmbeddingCodec.register(on: db)
       // SQLite opens lazily: read the header and the schema now so a file that is not a
       // database, or is corrupt, fails here with a clear code instead of at first use.
       _ = try scalarInt("PRAGMA schema_version")

@@ -783,7 +783,9 @@ extension Migration {
         --    code alone, lossless; at least 12 and fewer than 4 * dimension bytes, never
         --    4 + dimension (1,290 instead of 1,536 for a MiniLM vector, a few hundred for a sparse
         --    feature-hashing one). The length tells it from the plain form (4 * dimension) and from
-        --    'i8' (4 + dimension). Rows written before keep the plain form; both are read.
+        --    'i8' (4 + dimension). The rows stored before are packed as they are copied
+        --    (`engram_pack_f32`, registered by the store on every connection); the space they
+        --    leave is free pages until the next VACUUM (`engram compact` runs one).
         -- 2. `model` may be NULL, which stands for the database's model (meta `embedding_model`);
         --    the trigger already admits no other, so each row repeated that name (38 bytes for
         --    sentence-transformers/all-MiniLM-L6-v2). Rows naming the database's model take NULL.
@@ -817,7 +819,8 @@ extension Migration {
         INSERT INTO embeddings_new (id, owner_kind, owner_id, model, dimension, encoding, vector, created_at, user_id)
         SELECT id, owner_kind, owner_id,
           CASE WHEN model IS (SELECT value FROM meta WHERE key = 'embedding_model') THEN NULL ELSE model END,
-          dimension, encoding, vector, created_at, user_id
+          dimension, encoding, CASE WHEN encoding = 'f32' THEN engram_pack_f32(vector, dimension) ELSE vector END,
+          created_at, user_id
         FROM embeddings ORDER BY id;
         DROP TABLE embeddings;
         ALTER TABLE embeddings_new RENAME TO embeddings;

@@ -1,3 +1,4 @@
+import CSQLite
 import EngramCore
 
 /// How an embedding's vector is stored: float32 (`f32`), or int8 with one float32 scale
@@ -70,6 +71,41 @@ public enum EmbeddingCodec {
       output[index] = Float(Int8(bitPattern: blob[4 + index])) * scale
     }
     return true
+  }
+}
+
+extension EmbeddingCodec {
+  /// Registers `engram_pack_f32(vector, dimension)` on `db` (deterministic and innocuous,
+  /// for migration 8, which packs the rows stored before it): a plain float32 blob of
+  /// `dimension` components comes back as `encodeFloat32` stores it; any other value (a
+  /// packed or int8 blob, NULL, a wrong length) comes back unchanged.
+  static func register(on db: OpaquePointer) throws {
+    let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
+    let code = sqlite3_create_function_v2(
+      db, "engram_pack_f32", 2, flags, nil,
+      { context, _, arguments in
+        guard let context, let arguments, let blobArgument = arguments[0],
+          let dimensionArgument = arguments[1]
+        else { return }
+        let dimension = Int(sqlite3_value_int64(dimensionArgument))
+        let pointer = sqlite3_value_blob(blobArgument)
+        let count = Int(sqlite3_value_bytes(blobArgument))
+        guard sqlite3_value_type(blobArgument) == SQLITE_BLOB, let pointer, dimension > 0,
+          count == 4 * dimension
+        else {
+          sqlite3_result_value(context, blobArgument)
+          return
+        }
+        let raw = UnsafeRawBufferPointer(start: pointer, count: count)
+        let floats = (0..<dimension).map {
+          Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self)))
+        }
+        let bytes = floats.withUnsafeBufferPointer { EmbeddingCodec.encodeFloat32($0) }
+        bytes.withUnsafeBytes {
+          engram_sqlite3_result_blob_transient(context, $0.baseAddress, Int32($0.count))
+        }
+      }, nil, nil, nil)
+    guard code == SQLITE_OK else { throw SQLiteError.from(db, resultCode: code, sql: "engram_pack_f32") }
   }
 }
 
