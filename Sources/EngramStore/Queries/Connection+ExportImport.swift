@@ -88,11 +88,6 @@ extension Connection {
       count > 0, bytes.count == 4 * Int(count)
     else { return }
     if let encoding = index("encoding"), case .text(let name) = values[encoding], name != "f32" { return }
-    let floats = bytes.withUnsafeBytes { raw in
-      (0..<Int(count)).map {
-        Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self)))
-      }
-    }
-    values[vector] = .blob(floats.withUnsafeBufferPointer { EmbeddingCodec.encodeFloat32($0) })
+    values[vector] = .blob(bytes.withUnsafeBytes { EmbeddingCodec.encodeFloat32(plain: $0) })
   }
 }

@@ -37,6 +37,14 @@ public enum EmbeddingCodec {
     return bytes
   }
 
+  /// `encodeFloat32` of the vector a plain little-endian float32 blob holds.
+  public static func encodeFloat32(plain raw: UnsafeRawBufferPointer) -> [UInt8] {
+    let floats = (0..<raw.count / 4).map {
+      Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self)))
+    }
+    return floats.withUnsafeBufferPointer { encodeFloat32($0) }
+  }
+
   /// The vector `blob` holds in any encoding, or nil when it fits none.
   public static func decoded(_ blob: UnsafeRawBufferPointer, dimension: Int) -> [Float]? {
     guard dimension > 0 else { return nil }
@@ -96,11 +104,7 @@ extension EmbeddingCodec {
           sqlite3_result_value(context, blobArgument)
           return
         }
-        let raw = UnsafeRawBufferPointer(start: pointer, count: count)
-        let floats = (0..<dimension).map {
-          Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self)))
-        }
-        let bytes = floats.withUnsafeBufferPointer { EmbeddingCodec.encodeFloat32($0) }
+        let bytes = EmbeddingCodec.encodeFloat32(plain: UnsafeRawBufferPointer(start: pointer, count: count))
         bytes.withUnsafeBytes {
           engram_sqlite3_result_blob_transient(context, $0.baseAddress, Int32($0.count))
         }
