@@ -76,6 +76,25 @@ import Testing
     #expect(back.map(\.bitPattern) == vector.map(\.bitPattern))
   }
 
+  /// Exponent counts in a Fibonacci series give codes longer than the decoder's 9-bit table:
+  /// those are decoded by their limits, and come back as well.
+  @Test func codesLongerThanTheTableAreDecoded() throws {
+    let counts = [1, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144]
+    var vector: [Float] = []
+    for (distance, count) in counts.enumerated() {
+      vector += (0..<count).map {
+        Float(sign: $0 % 2 == 0 ? .plus : .minus, exponent: -distance, significand: 1.25)
+      }
+    }
+    let lengths = try #require(
+      [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0].indices.map { symbol in
+        symbol < counts.count ? counts[symbol] : 0
+      }.withUnsafeBufferPointer { PackedFloat32.codeLengths($0) })
+    #expect(lengths.max()! > 9)
+    #expect(vector.withUnsafeBufferPointer { PackedFloat32.pack($0) } != nil)
+    #expect(Self.roundTrip(vector).back?.map(\.bitPattern) == vector.map(\.bitPattern))
+  }
+
   /// One exponent throughout: a one-bit code per component.
   @Test func oneExponentTakesOneBitAComponent() throws {
     let vector: [Float] = (0..<100).map { index in

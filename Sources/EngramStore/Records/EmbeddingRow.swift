@@ -82,12 +82,7 @@ public struct EmbeddingRow: StoredRecord, Hashable {
 
   /// Binds the non-id columns.
   public func bind(to statement: Statement) throws {
-    try statement.bind(ownerKind.rawValue, at: 1)
-    try statement.bind(ownerID, at: 2)
-    try statement.bind(model, at: 3)
-    try statement.bind(dimension, at: 4)
-    try statement.bind(floats: vector, at: 5)
-    try statement.bind(createdAt, at: 6)
+    try bindColumns(to: statement, stored: false)
   }
 
   /// As SQLite keeps the row (migration 8): the vector packed when that is smaller
@@ -96,9 +91,20 @@ public struct EmbeddingRow: StoredRecord, Hashable {
   /// one its trigger admits): 38 bytes a row less. Three such MiniLM rows fit a 4 KiB page
   /// (two plain ones did).
   public func bindStored(to statement: Statement) throws {
-    try bind(to: statement)
-    try statement.bindNull(at: 3)
-    try statement.bind(vector.withUnsafeBufferPointer { EmbeddingCodec.encodeFloat32($0) }, at: 5)
+    try bindColumns(to: statement, stored: true)
+  }
+
+  private func bindColumns(to statement: Statement, stored: Bool) throws {
+    try statement.bind(ownerKind.rawValue, at: 1)
+    try statement.bind(ownerID, at: 2)
+    if stored { try statement.bindNull(at: 3) } else { try statement.bind(model, at: 3) }
+    try statement.bind(dimension, at: 4)
+    if stored {
+      try statement.bind(vector.withUnsafeBufferPointer { EmbeddingCodec.encodeFloat32($0) }, at: 5)
+    } else {
+      try statement.bind(floats: vector, at: 5)
+    }
+    try statement.bind(createdAt, at: 6)
   }
 
   /// The stored columns, a NULL model read as the database's.

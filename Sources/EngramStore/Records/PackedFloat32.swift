@@ -209,19 +209,18 @@ public enum PackedFloat32 {
     var weight = [Int](repeating: 0, count: 2 * count)
     var parent = [Int](repeating: -1, count: 2 * count)
     var alive = [Bool](repeating: false, count: 2 * count)
-    var nodes = 0
+    var nodes = count
     var used = 0
     for symbol in 0..<count where frequencies[symbol] > 0 {
       weight[symbol] = frequencies[symbol]
       alive[symbol] = true
       used += 1
     }
-    nodes = count
     if used == 1 {
       for symbol in 0..<count where alive[symbol] { lengths[symbol] = 1 }
       return lengths
     }
-    for _ in 1..<max(used, 1) {
+    for _ in 0..<max(used - 1, 0) {
       // The two lightest live nodes merge (ties by index: deterministic).
       var first = -1
       var second = -1
