@@ -44,7 +44,7 @@ let package = Package(
     // The shared vocabulary (kinds, timestamps and the date rule, JSON values).
     .target(name: "EngramCore"),
     .target(name: "EngramStore", dependencies: ["EngramCore", "CSQLite", "CPostgres"]),
-    .target(name: "EngramVectors", dependencies: ["CBLAS", "CEngramKernels"]),
+    .target(name: "EngramVectors", dependencies: ["EngramCore", "CBLAS", "CEngramKernels"]),
     .target(name: "EngramEmbeddings", dependencies: ["EngramCore", "CBLAS", "CEngramKernels"]),
     .target(
       name: "Engram", dependencies: ["EngramCore", "EngramStore", "EngramVectors", "EngramEmbeddings"]),
@@ -70,7 +70,7 @@ let package = Package(
     // Tests mirror sources.
     .testTarget(name: "EngramCoreTests", dependencies: ["EngramCore"]),
     .testTarget(name: "EngramStoreTests", dependencies: ["EngramCore", "EngramStore", "EngramTestSupport"]),
-    .testTarget(name: "EngramVectorsTests", dependencies: ["EngramVectors"]),
+    .testTarget(name: "EngramVectorsTests", dependencies: ["EngramCore", "EngramVectors"]),
     .testTarget(
       name: "EngramEmbeddingsTests",
       dependencies: ["EngramEmbeddings", "EngramTestSupport"],

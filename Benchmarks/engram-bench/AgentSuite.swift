@@ -223,7 +223,7 @@ enum AgentSuite {
       registry: registry, embedding: EmbedderPhraseEmbedding(embedder), classifier: nil)
     var unsure: [String: (model: Int, semantic: Int, total: Int)] = [:]
     var examples = IntentCorpus.examples
-    var generator = SeededGenerator(seed: 11)
+    var generator = SplitMix64(seed: 11)
     examples.shuffle(using: &generator)
     let folds = 5
     var predictions: [(correct: Bool, confidence: Double)] = []
@@ -334,7 +334,7 @@ enum AgentSuite {
 
   /// `turns` turns in sessions of 50, alternating user and assistant, ten minutes apart.
   static func syntheticConversation(turns: Int) -> ConversationFile {
-    var generator = SeededGenerator(seed: 7)
+    var generator = SplitMix64(seed: 7)
     let people = ["Sam", "Mia", "Leo", "Ava", "Noah", "Zoe", "my sister", "my boss"]
     let activities = [
       "went hiking near the lake", "had a dentist appointment", "planned the wedding menu",

@@ -238,7 +238,7 @@ enum ScaleSuite {
     }
     let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
     defer { try? handle.close() }
-    var generator = SeededGenerator(seed: 15)
+    var generator = SplitMix64(seed: 15)
     var buffer = ""
     var written = 0
     var sessionNumber = 0

@@ -1,3 +1,4 @@
+import Engram
 import EngramStore
 import Foundation
 
@@ -28,7 +29,7 @@ enum StoreSuite {
     defer { try? FileManager.default.removeItem(at: folder) }
     let path = folder.appendingPathComponent("store.sqlite").path
 
-    var generator = SeededGenerator(seed: 42)
+    var generator = SplitMix64(seed: 42)
     let corpus = TextCorpus(generator: &generator)
     progress("store: generating \(n) messages")
     let texts = (0..<n).map { index in corpus.message(index: index, generator: &generator) }
@@ -112,7 +113,7 @@ private struct TextCorpus {
   let cumulative: [Double]
   let cjk = ["明天下午三点开会", "我周末去攀岩了", "今天天气很好", "東京で寿司を食べた", "한국어 공부", "新しいプロジェクト"]
 
-  init(generator: inout SeededGenerator) {
+  init(generator: inout SplitMix64) {
     let onsets = [
       "b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w", "st", "tr", "ch",
     ]
@@ -138,7 +139,7 @@ private struct TextCorpus {
     }
   }
 
-  func word(generator: inout SeededGenerator) -> String {
+  func word(generator: inout SplitMix64) -> String {
     let target = Double.random(in: 0..<cumulative.last!, using: &generator)
     var low = 0
     var high = cumulative.count - 1
@@ -149,14 +150,14 @@ private struct TextCorpus {
     return words[low]
   }
 
-  func message(index: Int, generator: inout SeededGenerator) -> String {
+  func message(index: Int, generator: inout SplitMix64) -> String {
     var text = ""
     if index % 10 == 0 { text = cjk.randomElement(using: &generator)! + " " }
     while text.utf8.count < 200 { text += word(generator: &generator) + " " }
     return String(text.dropLast())
   }
 
-  func query(generator: inout SeededGenerator) -> String {
+  func query(generator: inout SplitMix64) -> String {
     if Int.random(in: 0..<20, using: &generator) == 0 {
       let phrase = Array(cjk.randomElement(using: &generator)!)
       let start = Int.random(in: 0..<(phrase.count - 1), using: &generator)

@@ -1,3 +1,4 @@
+import Engram
 import EngramVectors
 import Foundation
 
@@ -55,7 +56,7 @@ extension VectorsSuite {
     } else if basePath != nil || queryPath != nil {
       throw BenchError("--base and --query go together")
     } else {
-      var random = SeededGenerator(seed: seed)
+      var random = SplitMix64(seed: seed)
       baseArray = NPYMatrix(values: unitVectors(n, dimension, &random), columns: dimension)
       queryArray = NPYMatrix(values: unitVectors(queryCount, dimension, &random), columns: dimension)
     }

@@ -55,7 +55,7 @@ enum VectorsSuite {
       batchCount = min(batchCount, questions)
     } else {
       progress("vectors: generating \(n) x \(dimension) unit vectors (seed \(seed))")
-      var random = SeededGenerator(seed: seed)
+      var random = SplitMix64(seed: seed)
       base = unitVectors(n, dimension, &random)
       queries = unitVectors(max(queryCount, batchCount), dimension, &random)
     }
@@ -204,7 +204,7 @@ enum VectorsSuite {
   }
 
   /// `count` seeded Gaussian vectors scaled to unit length, flat row-major.
-  static func unitVectors(_ count: Int, _ dimension: Int, _ random: inout SeededGenerator) -> [Float] {
+  static func unitVectors(_ count: Int, _ dimension: Int, _ random: inout SplitMix64) -> [Float] {
     var out = [Float](repeating: 0, count: count * dimension)
     for row in 0..<count {
       var norm: Float = 0

@@ -17,7 +17,7 @@ import Testing
       contentsOf: (0..<count).map {
         Message(role: .user, content: "turn \($0)", createdAt: t(Int64($0)))
       })
-    var random = PackedFloat32Tests.Random(state: seed)
+    var random = SplitMix64(seed: seed)
     var stored: [(Int64, [Float])] = []
     var rows: [EmbeddingRow] = []
     for id in ids {
@@ -36,7 +36,7 @@ import Testing
     let connection = try makeMigratedConnection(directory)
     let stored = try Self.fill(connection, count: 40)
     // One more through the upsert path (the engine's single writes).
-    var random = PackedFloat32Tests.Random(state: 5)
+    var random = SplitMix64(seed: 5)
     let extra = PackedFloat32Tests.gaussianUnitVector(Self.dimension, &random)
     let extraID = try connection.insert(Message(role: .user, content: "one more", createdAt: t(99)))
     try connection.upsertEmbedding(
@@ -181,7 +181,7 @@ import Testing
     try connection.enableWriteAheadLog()
     try Migrator.migrate(connection, migrations: Array(Migration.all.prefix(7)))
     try connection.configureEmbeddingModel(model: Self.model, dimension: Self.dimension)
-    var random = PackedFloat32Tests.Random(state: 3)
+    var random = SplitMix64(seed: 3)
     var old: [(Int64, [Float])] = []
     for index in 0..<10 {
       let id = try connection.insert(Message(role: .user, content: "old \(index)", createdAt: t0))

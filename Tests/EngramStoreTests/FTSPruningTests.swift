@@ -12,18 +12,6 @@ import Testing
     minimumMatches: 0, firstPassPerHit: 1, firstPassFraction: 1 << 40, maximumClauses: 32,
     prunesFilters: true, boundFactor: FTSRank.k1 + 1)
 
-  /// A deterministic generator (SplitMix64), so a failure can be replayed.
-  struct Random: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-  }
-
   static let speakers = ["Ann", "Bob", "Cyd", "Dee"]
   static let common = ["walk", "home", "good", "time", "day", "friend"]
   static let middling = (0..<24).map { "mid\(Self.letters($0))" }
@@ -37,7 +25,7 @@ import Testing
 
   /// A turn of a few words: mostly common ones, some middling, now and then a rare one, and
   /// sometimes a common word many times in a short turn.
-  static func sentence(_ random: inout Random) -> String {
+  static func sentence(_ random: inout SplitMix64) -> String {
     if Int.random(in: 0..<40, using: &random) == 0 {
       let word = common.randomElement(using: &random)!
       return Array(repeating: word, count: Int.random(in: 3...9, using: &random)).joined(separator: " ")
@@ -60,7 +48,7 @@ import Testing
   ) {
     let directory = try TemporaryDirectory()
     let connection = try makeMigratedConnection(directory)
-    var random = Random(state: seed)
+    var random = SplitMix64(seed: seed)
     try connection.transaction {
       let sessions = try (0..<3).map { try connection.insert(Session(title: "s\($0)", startedAt: t0)) }
       var messages: [Message] = []
@@ -99,7 +87,7 @@ import Testing
   }
 
   /// A question naming a speaker and a few other words.
-  static func question(_ random: inout Random) -> String {
+  static func question(_ random: inout SplitMix64) -> String {
     var words = [speakers.randomElement(using: &random)!]
     for _ in 0..<Int.random(in: 1...4, using: &random) {
       switch Int.random(in: 0..<3, using: &random) {
@@ -137,7 +125,7 @@ import Testing
   func randomizedMemoriesRankTheSameRows(seed: UInt64) throws {
     let (directory, connection, _) = try Self.memory(seed: seed, turns: 1_500)
     _ = directory
-    var random = Random(state: seed &* 7919)
+    var random = SplitMix64(seed: seed &* 7919)
     var passes: [RankedSearch.Pass: Int] = [:]
     for _ in 0..<40 {
       let query = Self.question(&random)
@@ -156,7 +144,7 @@ import Testing
   @Test func theStandardSettingAgrees() throws {
     let (directory, connection, _) = try Self.memory(seed: 11, turns: 3_000)
     _ = directory
-    var random = Random(state: 99)
+    var random = SplitMix64(seed: 99)
     for _ in 0..<20 {
       try Self.expectSame(
         connection, Self.question(&random), kinds: Set(ItemKind.allCases), limit: 20, pruning: .standard)
@@ -166,7 +154,7 @@ import Testing
   @Test func filtersByUserSessionAndTime() throws {
     let (directory, connection, sessions) = try Self.memory(seed: 5, turns: 1_200, otherUser: true)
     _ = directory
-    var random = Random(state: 17)
+    var random = SplitMix64(seed: 17)
     for _ in 0..<25 {
       let query = Self.question(&random)
       let start = Int64.random(in: 0..<600, using: &random) * 1000
@@ -185,7 +173,7 @@ import Testing
   @Test func severalKindsMergeTheSame() throws {
     let (directory, connection, _) = try Self.memory(seed: 23, turns: 1_000)
     _ = directory
-    var random = Random(state: 31)
+    var random = SplitMix64(seed: 31)
     for _ in 0..<25 {
       let query = Self.question(&random)
       for limit in [4, 40] {
@@ -225,7 +213,7 @@ import Testing
   @Test func phrasesAndCJKTermsPruneTheSame() throws {
     let directory = try TemporaryDirectory()
     let connection = try makeMigratedConnection(directory)
-    var random = Random(state: 41)
+    var random = SplitMix64(seed: 41)
     let texts = [
       "the offer came out of the blue", "blue paint is out of stock", "我周末去攀岩了", "明天下午三点开会",
       "周末下午去开会", "out of time", "walk home",
@@ -305,7 +293,7 @@ import Testing
   /// terms.
   @Test(arguments: [32, 2])
   func clausesCoverEverySetReachingTheta(maximumClauses: Int) throws {
-    var random = Random(state: UInt64(maximumClauses))
+    var random = SplitMix64(seed: UInt64(maximumClauses))
     var pruning = Self.eager
     pruning.maximumClauses = maximumClauses
     var checked = 0

@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 import Testing
 
@@ -6,15 +7,9 @@ import Testing
 /// The packed float32 form (`PackedFloat32`): every bit back, smaller for embeddings, and
 /// damage refused rather than misread.
 @Suite struct PackedFloat32Tests {
-  typealias Random = FTSPruningTests.Random
-
-  /// A unit vector with Gaussian components (Box-Muller), as sentence embeddings look.
-  static func gaussianUnitVector(_ dimension: Int, _ random: inout Random) -> [Float] {
-    var vector = (0..<dimension).map { _ in
-      let u = Double.random(in: Double.ulpOfOne..<1, using: &random)
-      let v = Double.random(in: 0..<1, using: &random)
-      return Float((-2 * log(u)).squareRoot() * cos(2 * Double.pi * v))
-    }
+  /// A unit vector with Gaussian components, as sentence embeddings look.
+  static func gaussianUnitVector(_ dimension: Int, _ random: inout SplitMix64) -> [Float] {
+    var vector = (0..<dimension).map { _ in random.nextGaussian() }
     let norm = vector.reduce(0) { $0 + $1 * $1 }.squareRoot()
     for index in vector.indices { vector[index] /= norm }
     return vector
@@ -28,7 +23,7 @@ import Testing
 
   @Test(arguments: [32, 100, 384, 768, 1536])
   func embeddingLikeVectorsComeBackBitForBitInSevenEighthsOfTheBytes(dimension: Int) {
-    var random = Random(state: UInt64(dimension))
+    var random = SplitMix64(seed: UInt64(dimension))
     for _ in 0..<50 {
       let vector = Self.gaussianUnitVector(dimension, &random)
       let packed = vector.withUnsafeBufferPointer { PackedFloat32.pack($0) }
@@ -50,7 +45,7 @@ import Testing
       Float(bitPattern: 0xFFA0_0001),
       1, -1, 0.5, 1e-20, -3e-30,
     ]
-    var random = Random(state: 7)
+    var random = SplitMix64(seed: 7)
     for trial in 0..<200 {
       var vector = Self.gaussianUnitVector(64 + trial % 5, &random)
       for _ in 0..<(trial % 9) {
@@ -108,7 +103,7 @@ import Testing
 
   /// Feature-hashing vectors are mostly +0: those components cost a code and no mantissa.
   @Test func sparseVectorsPackSmall() throws {
-    var random = Random(state: 11)
+    var random = SplitMix64(seed: 11)
     for _ in 0..<50 {
       var vector = [Float](repeating: 0, count: 384)
       for _ in 0..<60 {
@@ -151,7 +146,7 @@ import Testing
   /// Truncated, lengthened, oversubscribed or incomplete codes and random bytes are refused
   /// (or, where the damage only changes mantissa bits, decoded to some vector) and never crash.
   @Test func damagedBlobsAreRefused() throws {
-    var random = Random(state: 99)
+    var random = SplitMix64(seed: 99)
     let vector = Self.gaussianUnitVector(384, &random)
     let packed = try #require(vector.withUnsafeBufferPointer { PackedFloat32.pack($0) })
     func decodes(_ bytes: [UInt8], _ dimension: Int = 384) -> Bool {

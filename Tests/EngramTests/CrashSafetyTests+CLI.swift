@@ -26,7 +26,7 @@ extension CrashSafetyTests {
         ["init", "--db", database, "--model", "hashing:\(Self.dimension)"], in: folder)
       try #require(created.status == 0, "engram init failed: \(created.error)")
     }
-    var random = SeededRandom(seed: 0xBADC0DE ^ UInt64(mode.utf8.reduce(0) { $0 &* 31 &+ Int($1) }))
+    var random = SplitMix64(seed: 0xBADC0DE ^ UInt64(mode.utf8.reduce(0) { $0 &* 31 &+ Int($1) }))
     var outcome = Outcome(mode: mode)
     var acknowledged: [String] = []
     var completedRuns = 0

@@ -52,7 +52,7 @@ import Testing
     let database = folder.path("crash-\(mode).sqlite")
     var baseline = 0
     if mode == "reindex" { baseline = try await Self.prepareReindexDatabase(database) }
-    var random = SeededRandom(seed: 0xC0FFEE ^ UInt64(mode.utf8.reduce(0) { $0 &* 31 &+ Int($1) }))
+    var random = SplitMix64(seed: 0xC0FFEE ^ UInt64(mode.utf8.reduce(0) { $0 &* 31 &+ Int($1) }))
     var outcome = Outcome(mode: mode)
     var acknowledged: [String] = []
     for round in 0..<kills {

@@ -58,7 +58,7 @@ struct BrokenEmbedder: Embedder {
     var header = original
     header.replaceSubrange(0..<16, with: Data(repeating: 0, count: 16))
     cases.append(("zeroed header", header))
-    var random = SeededRandom(seed: 42)
+    var random = SplitMix64(seed: 42)
     for round in 0..<6 {
       var damaged = original
       // Overwrite a run of bytes inside a page past the first (schema) page.

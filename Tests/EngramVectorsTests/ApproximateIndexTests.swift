@@ -1,3 +1,4 @@
+import EngramCore
 import EngramVectors
 import Foundation
 import Testing
@@ -30,8 +31,10 @@ import Testing
   static func queries(_ count: Int, seed: UInt64 = 99) -> [[Float]] {
     // The first rows of the index's seed (same centres), moved by fresh noise.
     let flat = clusteredVectors(n: count, dimension: dimension, clusters: 60, noise: 0.6, seed: 11)
-    var random = TestRandom(seed: seed)
-    return (0..<count).map { q in (0..<dimension).map { flat[q * dimension + $0] + 0.3 * random.gaussian() } }
+    var random = SplitMix64(seed: seed)
+    return (0..<count).map { q in
+      (0..<dimension).map { flat[q * dimension + $0] + 0.3 * random.nextGaussian() }
+    }
   }
 
   static func recall(_ found: [VectorHit], _ truth: [VectorHit]) -> Double {
@@ -133,7 +136,7 @@ import Testing
     let (index, vectors) = try Self.makeIndex()
     let before = try #require(index.approximateStatus)
     // New rows: found by their own vectors, through the lists.
-    var random = TestRandom(seed: 5)
+    var random = SplitMix64(seed: 5)
     let fresh = (0..<200).map { _ in random.vector(Self.dimension) }
     for (offset, vector) in fresh.enumerated() {
       try index.add(id: 100_000 + Int64(offset), vector: vector, metadata: VectorMetadata(kind: 1))
@@ -210,7 +213,7 @@ import Testing
     try index.add(
       ids: (0..<Self.n).map { 300_000 + Int64($0) },
       metadata: Array(repeating: VectorMetadata(kind: 0), count: Self.n), vectors: batch)
-    var random = TestRandom(seed: 21)
+    var random = SplitMix64(seed: 21)
     let late = (0..<50).map { _ in random.vector(d) }
     for (offset, vector) in late.enumerated() {
       try index.add(id: 400_000 + Int64(offset), vector: vector, metadata: VectorMetadata(kind: 1))

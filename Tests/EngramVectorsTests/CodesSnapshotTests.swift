@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 import Synchronization
 import Testing
@@ -42,7 +43,7 @@ final class TableRowSource: FloatRowSource {
 
   /// Rows with exact duplicates (ties) and a few near-duplicates, ids not in row order.
   static func rows(_ n: Int, seed: UInt64) -> (ids: [Int64], vectors: [Float]) {
-    var random = TestRandom(seed: seed)
+    var random = SplitMix64(seed: seed)
     var vectors = random.vectors(n, dimension)
     for row in stride(from: 7, to: n, by: 13) {
       // Copies of row 0..: equal scores, told apart by id only.
@@ -94,7 +95,7 @@ final class TableRowSource: FloatRowSource {
     defer { try? FileManager.default.removeItem(at: folder) }
     #expect(codes.readsFloatRowsFromSource)
     #expect(codes.count == float32.count)
-    var random = TestRandom(seed: 5)
+    var random = SplitMix64(seed: 5)
     var queries = (0..<25).map { _ in random.vector(Self.dimension) }
     // Queries equal to duplicated rows: the ties sit right at the top.
     let (_, vectors) = Self.rows(3000, seed: 21)
@@ -110,7 +111,7 @@ final class TableRowSource: FloatRowSource {
   @Test func filtersAppendsDeletesAndCompaction() throws {
     let (float32, codes, source, folder) = try Self.pair(n: 2500, seed: 33, removed: 10)
     defer { try? FileManager.default.removeItem(at: folder) }
-    var random = TestRandom(seed: 6)
+    var random = SplitMix64(seed: 6)
     let queries = (0..<12).map { _ in random.vector(Self.dimension) }
     let filters = [
       VectorFilter(kinds: [1]), VectorFilter(sessions: [3, 4]), VectorFilter(scopes: [2]),
@@ -222,7 +223,7 @@ final class TableRowSource: FloatRowSource {
     #expect(codes.count == 0)
     let float32 = try VectorIndex(configuration: configuration)
     for index in [codes, float32] { try index.add(ids: ids, metadata: sampleMetadata(200), vectors: vectors) }
-    var random = TestRandom(seed: 2)
+    var random = SplitMix64(seed: 2)
     try Self.expectSame(
       float32, codes, queries: (0..<5).map { _ in random.vector(Self.dimension) }, ks: [1, 20])
   }
@@ -231,7 +232,7 @@ final class TableRowSource: FloatRowSource {
     let (_, codes, source, folder) = try Self.pair(n: 500, seed: 55)
     defer { try? FileManager.default.removeItem(at: folder) }
     source.failing.store(true, ordering: .relaxed)
-    var random = TestRandom(seed: 1)
+    var random = SplitMix64(seed: 1)
     do {
       _ = try codes.search(random.vector(Self.dimension), k: 5)
       Issue.record("the search succeeded without its rows")
@@ -261,9 +262,9 @@ final class TableRowSource: FloatRowSource {
     let codes = try VectorIndex.open(
       snapshot: file, expectedToken: 3, configuration: manual, rowSource: source)
     #expect(codes.approximateStatus?.serving == true)
-    var random = TestRandom(seed: 8)
+    var random = SplitMix64(seed: 8)
     let queries = (0..<30).map { q in
-      (0..<Self.dimension).map { vectors[q * 37 * Self.dimension + $0] + 0.3 * random.gaussian() }
+      (0..<Self.dimension).map { vectors[q * 37 * Self.dimension + $0] + 0.3 * random.nextGaussian() }
     }
     for query in queries {
       let old = try index.search(query, k: 10, filter: nil, exact: false)

@@ -1,4 +1,5 @@
 import CEngramKernels
+import EngramCore
 import Foundation
 import Testing
 
@@ -35,7 +36,7 @@ struct KernelDispatchTests {
 
   @Test(arguments: [1, 7, 8, 9, 16, 17, 33, 100, 384, 385])
   func float32RowsAtEveryLevel(dimension: Int) {
-    var random = TestRandom(seed: UInt64(dimension) + 9)
+    var random = SplitMix64(seed: UInt64(dimension) + 9)
     let n = 13
     let query = random.vector(dimension)
     var rows = random.vectors(n, dimension)
@@ -61,7 +62,7 @@ struct KernelDispatchTests {
 
   /// A random int8 query and `n` rows of codes with their sums; the first two rows are the
   /// largest pairs (all 127, all -127).
-  static func int8Rows(_ n: Int, _ dimension: Int, _ random: inout TestRandom) -> (
+  static func int8Rows(_ n: Int, _ dimension: Int, _ random: inout SplitMix64) -> (
     query: [Int8], codes: [Int8], sums: [Int32]
   ) {
     let query = (0..<dimension).map { _ in Int8.random(in: -127...127, using: &random) }
@@ -76,7 +77,7 @@ struct KernelDispatchTests {
 
   @Test(arguments: [1, 31, 32, 33, 64, 65, 384, 385])
   func int8RowsAtEveryLevel(dimension: Int) {
-    var random = TestRandom(seed: UInt64(dimension) + 21)
+    var random = SplitMix64(seed: UInt64(dimension) + 21)
     let n = 11
     let (query, codes, sums) = Self.int8Rows(n, dimension, &random)
     let expected = (0..<n).map { r in
@@ -93,7 +94,7 @@ struct KernelDispatchTests {
   /// scores of the row kernel's dots times the scales that reach the threshold, bit for bit.
   @Test(arguments: [1, 31, 33, 384, 385])
   func int8ScanAtEveryLevel(dimension: Int) {
-    var random = TestRandom(seed: UInt64(dimension) + 40)
+    var random = SplitMix64(seed: UInt64(dimension) + 40)
     let n = 37
     let (query, codes, sums) = Self.int8Rows(n, dimension, &random)
     let scales = (0..<n).map { _ in Float.random(in: 0.0005...0.01, using: &random) }
@@ -121,7 +122,7 @@ struct KernelDispatchTests {
 
   @Test(arguments: [1, 3, 5, 9])
   func smallProductAtEveryLevel(m: Int) {
-    var random = TestRandom(seed: UInt64(m) + 5)
+    var random = SplitMix64(seed: UInt64(m) + 5)
     for (n, k) in [(1, 1), (3, 17), (5, 384), (9, 33)] {
       let a = random.vectors(m, k)
       let w = random.vectors(n, k)
@@ -160,7 +161,7 @@ struct KernelDispatchTests {
   /// references (the bounds of `Tests/KernelsDriver/kernels_driver.c`).
   @Test(arguments: [1, 7, 8, 9, 16, 17, 33, 384])
   func elementwiseAtEveryLevel(width: Int) {
-    var random = TestRandom(seed: UInt64(width) + 77)
+    var random = SplitMix64(seed: UInt64(width) + 77)
     let rows = 3
     let input = random.vectors(rows, width).map { $0 * 20 }
     let bias = random.vector(width)

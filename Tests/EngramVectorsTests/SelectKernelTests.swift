@@ -1,4 +1,5 @@
 import CEngramKernels
+import EngramCore
 import Testing
 
 @Suite("Threshold select kernel")
@@ -10,7 +11,7 @@ struct SelectKernelTests {
 
   @Test(arguments: [0, 1, 15, 16, 17, 63, 64, 65, 130, 1024, 4099])
   func everyPathMatchesTheReference(length: Int) {
-    var random = TestRandom(seed: UInt64(length) + 77)
+    var random = SplitMix64(seed: UInt64(length) + 77)
     var scores = (0..<length).map { _ in Float.random(in: -1...1, using: &random) }
     // Ties with the threshold pass; NaN and -inf never do.
     if length > 3 {

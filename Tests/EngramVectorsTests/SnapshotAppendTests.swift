@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 import Testing
 
@@ -15,7 +16,7 @@ struct SnapshotAppendTests {
     let bytes = try Data(contentsOf: url)
     let reopened = try VectorIndex.open(snapshot: url, expectedToken: 5)
 
-    var random = TestRandom(seed: 77)
+    var random = SplitMix64(seed: 77)
     let added = random.vectors(20, 10)
     let ids = (0..<20).map { Int64(10_000 + $0) }
     try reopened.upsert(ids: ids, metadata: sampleMetadata(20), vectors: added)

@@ -1,39 +1,26 @@
+import EngramCore
 import EngramVectors
 import Foundation
 
-/// SplitMix64: deterministic data for every test run.
-struct TestRandom: RandomNumberGenerator {
-  private var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-  mutating func gaussian() -> Float {
-    let u1 = Double.random(in: Double.ulpOfOne..<1, using: &self)
-    let u2 = Double.random(in: 0..<1, using: &self)
-    return Float((-2 * log(u1)).squareRoot() * cos(2 * .pi * u2))
-  }
+/// Gaussian test data from the shared seeded generator.
+extension SplitMix64 {
   mutating func vector(_ dimension: Int) -> [Float] {
-    (0..<dimension).map { _ in gaussian() }
+    (0..<dimension).map { _ in nextGaussian() }
   }
   mutating func vectors(_ n: Int, _ dimension: Int) -> [Float] {
-    (0..<(n * dimension)).map { _ in gaussian() }
+    (0..<(n * dimension)).map { _ in nextGaussian() }
   }
 }
 
 /// Clustered synthetic set: rows are noisy copies of a few random centers.
 func clusteredVectors(n: Int, dimension: Int, clusters: Int, noise: Float, seed: UInt64) -> [Float] {
-  var random = TestRandom(seed: seed)
+  var random = SplitMix64(seed: seed)
   let centers = (0..<clusters).map { _ in random.vector(dimension) }
   var out = [Float]()
   out.reserveCapacity(n * dimension)
   for _ in 0..<n {
     let center = centers[Int.random(in: 0..<clusters, using: &random)]
-    for j in 0..<dimension { out.append(center[j] + noise * random.gaussian()) }
+    for j in 0..<dimension { out.append(center[j] + noise * random.nextGaussian()) }
   }
   return out
 }

@@ -1,3 +1,4 @@
+import EngramCore
 import Testing
 
 @testable import EngramVectors
@@ -8,7 +9,7 @@ struct TopKTests {
   /// exactly the best `capacity` by score, ties by ascending id, whatever the offer order.
   @Test(arguments: [1, 2, 3, 10, 100])
   func keepsTheBestWithTiesByID(capacity: Int) {
-    var random = TestRandom(seed: UInt64(capacity) + 3)
+    var random = SplitMix64(seed: UInt64(capacity) + 3)
     let count = 2000
     let entries = (0..<count).map { index in
       (score: Float(Int.random(in: 0..<40, using: &random)) / 8, id: Int64((index * 7919) % count))

@@ -1,3 +1,4 @@
+import EngramCore
 import Testing
 
 @testable import EngramVectors
@@ -8,7 +9,7 @@ struct VectorFilterTests {
   static let n = 3000
 
   static func fixture() throws -> (VectorIndex, [Int64], [Float], [VectorMetadata]) {
-    var random = TestRandom(seed: 44)
+    var random = SplitMix64(seed: 44)
     let vectors = random.vectors(n, dimension)
     let ids = (0..<n).map { Int64(10_000 - $0) }
     let metadata = sampleMetadata(n)
@@ -37,7 +38,7 @@ struct VectorFilterTests {
   func filterMatchesReference(case index: Int) throws {
     let (vectorIndex, ids, vectors, metadata) = try Self.fixture()
     let (name, filter, allow) = Self.filters[index]
-    var random = TestRandom(seed: UInt64(index))
+    var random = SplitMix64(seed: UInt64(index))
     for k in [1, 10, 500] {
       let query = random.vector(Self.dimension)
       let hits = try vectorIndex.search(query, k: k, filter: filter)
@@ -51,7 +52,7 @@ struct VectorFilterTests {
   }
 
   @Test func onePercentFilterReturnsKWhenKMatch() throws {
-    var random = TestRandom(seed: 7)
+    var random = SplitMix64(seed: 7)
     let n = 5000
     let vectors = random.vectors(n, Self.dimension)
     let ids = (0..<n).map { Int64($0) }

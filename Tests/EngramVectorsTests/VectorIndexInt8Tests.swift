@@ -1,4 +1,5 @@
 import CEngramKernels
+import EngramCore
 import Foundation
 import Testing
 
@@ -23,7 +24,7 @@ struct VectorIndexInt8Tests {
   }
 
   @Test func recallOnRandomUnitVectors() throws {
-    var random = TestRandom(seed: 123)
+    var random = SplitMix64(seed: 123)
     let dimension = 64
     let vectors = random.vectors(4000, dimension)
     let queries = (0..<30).map { _ in random.vector(dimension) }
@@ -34,9 +35,9 @@ struct VectorIndexInt8Tests {
     let dimension = 48
     let vectors = clusteredVectors(n: 4000, dimension: dimension, clusters: 20, noise: 0.35, seed: 9)
     // Queries are perturbed rows, so the neighbors crowd within one tight cluster.
-    var random = TestRandom(seed: 10)
+    var random = SplitMix64(seed: 10)
     let queries = (0..<30).map { q in
-      (0..<dimension).map { vectors[q * 97 * dimension + $0] + 0.1 * random.gaussian() }
+      (0..<dimension).map { vectors[q * 97 * dimension + $0] + 0.1 * random.nextGaussian() }
     }
     #expect(try Self.meanRecall(vectors: vectors, queries: queries, dimension: dimension, k: 10) >= 0.99)
   }
@@ -74,7 +75,7 @@ struct VectorIndexInt8Tests {
   }
 
   @Test func int8ResultsAreTheExactFloat32Results() throws {
-    var random = TestRandom(seed: 321)
+    var random = SplitMix64(seed: 321)
     let dimension = 64
     let vectors = random.vectors(6000, dimension)
     let queries = (0..<20).map { _ in random.vector(dimension) }
@@ -93,9 +94,9 @@ struct VectorIndexInt8Tests {
     // exact top-k rows ranked lower by int8. The default rerank factor gives several stages.
     let n = 3000
     var vectors: [Float] = []
-    var random = TestRandom(seed: 4)
+    var random = SplitMix64(seed: 4)
     for i in 0..<n {
-      let theta = 0.09 + Double(i) * 2e-5 + 1e-6 * Double(random.gaussian())
+      let theta = 0.09 + Double(i) * 2e-5 + 1e-6 * Double(random.nextGaussian())
       vectors += [Float(cos(theta)), Float(sin(theta))]
     }
     let queries = [12.5, 12.4, 12.6, 13.5].map { step in
@@ -110,13 +111,13 @@ struct VectorIndexInt8Tests {
   @Test func crowdedRowsTakeTheSecondPassAndStayExact() throws {
     // Rows a hair apart around one direction: the int8 scores cannot separate them, so the
     // certificate fails and the second pass must find the exact top-k among them all.
-    var random = TestRandom(seed: 77)
+    var random = SplitMix64(seed: 77)
     let dimension = 32
     let center = random.vector(dimension)
     var vectors: [Float] = []
-    for _ in 0..<3000 { vectors += center.map { $0 + 0.0001 * random.gaussian() } }
+    for _ in 0..<3000 { vectors += center.map { $0 + 0.0001 * random.nextGaussian() } }
     let clustered = clusteredVectors(n: 3000, dimension: dimension, clusters: 8, noise: 0.2, seed: 5)
-    let queries = [center, center.map { $0 + 0.01 * random.gaussian() }, Array(clustered[0..<dimension])]
+    let queries = [center, center.map { $0 + 0.01 * random.nextGaussian() }, Array(clustered[0..<dimension])]
     let traced = try Self.compareWithFloat32(
       vectors: vectors + clustered, queries: queries, dimension: dimension, ks: [1, 10, 50])
     #expect(traced.secondPasses > 0)
@@ -149,7 +150,7 @@ struct VectorIndexInt8Tests {
 
   @Test(arguments: [1, 3, 15, 16, 17, 31, 33, 63, 64, 65, 127, 129, 383, 384, 385, 1001])
   func int8KernelMatchesScalarOnOddLengths(length: Int) {
-    var random = TestRandom(seed: UInt64(length))
+    var random = SplitMix64(seed: UInt64(length))
     // Codes in -127...127 (the quantizer's range, where every path is exact), with the
     // extremes, which stress the u8 bias of the VNNI path and the i16 pairs of the AVX2 path.
     let a = (0..<length).map { i in i % 7 == 0 ? -127 : Int8.random(in: -127...127, using: &random) }
@@ -181,7 +182,7 @@ struct VectorIndexInt8Tests {
 
   @Test(arguments: [1, 7, 15, 16, 17, 100, 385])
   func float32RowKernelMatchesScalar(length: Int) {
-    var random = TestRandom(seed: UInt64(length) + 1000)
+    var random = SplitMix64(seed: UInt64(length) + 1000)
     let rows = 7
     let data = random.vectors(rows, length)
     let query = random.vector(length)
@@ -203,7 +204,7 @@ struct VectorIndexInt8Tests {
   }
 
   @Test func int8SearchHonorsTombstonesAndSmallK() throws {
-    var random = TestRandom(seed: 77)
+    var random = SplitMix64(seed: 77)
     let vectors = random.vectors(300, 20)
     let ids = (0..<300).map { Int64($0) }
     let index = try VectorIndex(

@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 import Testing
 
@@ -11,7 +12,7 @@ struct VectorIndexSnapshotTests {
   }
 
   static func fixture() throws -> VectorIndex {
-    var random = TestRandom(seed: 31)
+    var random = SplitMix64(seed: 31)
     let n = 500
     let index = try VectorIndex(
       configuration: .init(dimension: 10), ids: (0..<n).map { Int64($0) * 3 }, metadata: sampleMetadata(n),
@@ -32,7 +33,7 @@ struct VectorIndexSnapshotTests {
       #expect(reopened.tombstoneCount == 0)
       #expect(!reopened.contains(3))
       #expect(reopened.entry(for: 9)?.metadata == index.entry(for: 9)?.metadata)
-      var random = TestRandom(seed: 1)
+      var random = SplitMix64(seed: 1)
       for _ in 0..<5 {
         let query = random.vector(10)
         #expect(try reopened.search(query, k: 8).map(\.id) == index.search(query, k: 8).map(\.id))
@@ -146,7 +147,7 @@ struct VectorIndexSnapshotTests {
     }
     #expect(reopened.count == index.count)
     #expect(reopened.entry(for: 15)?.metadata.session == 77)
-    var random = TestRandom(seed: 9)
+    var random = SplitMix64(seed: 9)
     for _ in 0..<5 {
       let query = random.vector(10)
       #expect(try reopened.search(query, k: 10).map(\.id) == index.search(query, k: 10).map(\.id))

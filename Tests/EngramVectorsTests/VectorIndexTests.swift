@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 import Testing
 
@@ -8,7 +9,7 @@ struct VectorIndexTests {
   static func makeIndex(n: Int, dimension: Int, seed: UInt64, threads: Int = 1) throws -> (
     VectorIndex, [Int64], [Float]
   ) {
-    var random = TestRandom(seed: seed)
+    var random = SplitMix64(seed: seed)
     let vectors = random.vectors(n, dimension)
     let ids = (0..<n).map { Int64($0 * 7 + 3) }
     let index = try VectorIndex(
@@ -22,7 +23,7 @@ struct VectorIndexTests {
     let dimension = n > 10_000 ? 16 : 37
     let (index, ids, vectors) = try Self.makeIndex(
       n: n, dimension: dimension, seed: UInt64(n * 31 + k), threads: 2)
-    var random = TestRandom(seed: 99)
+    var random = SplitMix64(seed: 99)
     for _ in 0..<5 {
       let query = random.vector(dimension)
       let hits = try index.search(query, k: k)
@@ -40,7 +41,7 @@ struct VectorIndexTests {
   func threadedScanEqualsSingleThreaded(precision: VectorPrecision) throws {
     // 40,000 rows: two threads, each taking several parts in turn; every fifth row repeats
     // an earlier one, so equal scores fall in different parts and must still order by id.
-    var random = TestRandom(seed: 404)
+    var random = SplitMix64(seed: 404)
     let n = 40_000
     let dimension = 16
     var vectors = random.vectors(n, dimension)
@@ -71,7 +72,7 @@ struct VectorIndexTests {
 
   @Test func tiesOrderByAscendingID() throws {
     let index = try VectorIndex(configuration: .init(dimension: 19))
-    var random = TestRandom(seed: 5)
+    var random = SplitMix64(seed: 5)
     let shared = random.vector(19)
     // Same vector under scrambled ids, interleaved with others, across kernel strides.
     let tied: [Int64] = [90, 4, 77, 12, 3, 55, 41]
@@ -110,7 +111,7 @@ struct VectorIndexTests {
     let (index, ids, vectors) = try Self.makeIndex(n: 600, dimension: 24, seed: 8)
     let removed = Set(ids.enumerated().filter { $0.offset % 3 == 0 }.map(\.element))
     #expect(index.remove(ids: Array(removed)) == removed.count)
-    var random = TestRandom(seed: 12)
+    var random = SplitMix64(seed: 12)
     let queries = (0..<8).map { _ in random.vector(24) }
     let before = try queries.map { try index.search($0, k: 20) }
     for hits in before { #expect(hits.allSatisfy { !removed.contains($0.id) }) }
@@ -189,7 +190,7 @@ struct VectorIndexTests {
   @Test func batchSearchMatchesSingleQueries() throws {
     let (index, ids, _) = try Self.makeIndex(n: 5000, dimension: 32, seed: 21, threads: 2)
     index.remove(ids: Array(ids.prefix(100)))
-    var random = TestRandom(seed: 4)
+    var random = SplitMix64(seed: 4)
     let queries = (0..<300).map { _ in random.vector(32) }
     let batch = try index.search(batch: queries, k: 7)
     #expect(batch.count == 300)
@@ -206,7 +207,7 @@ struct VectorIndexTests {
     try await withThrowingTaskGroup(of: Int.self) { group in
       for writer in 0..<2 {
         group.addTask {
-          var random = TestRandom(seed: UInt64(100 + writer))
+          var random = SplitMix64(seed: UInt64(100 + writer))
           for batch in 0..<40 {
             let base = Int64(1_000_000 * (writer + 1) + batch * 10)
             let ids = (0..<10).map { base + Int64($0) }
@@ -219,7 +220,7 @@ struct VectorIndexTests {
       }
       for reader in 0..<4 {
         group.addTask {
-          var random = TestRandom(seed: UInt64(200 + reader))
+          var random = SplitMix64(seed: UInt64(200 + reader))
           var seen = 0
           for _ in 0..<60 {
             let hits = try index.search(

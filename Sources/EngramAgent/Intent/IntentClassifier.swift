@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 /// What the intent model says about one request.
@@ -57,7 +58,7 @@ public struct IntentClassifier: Sendable {
     var weights = [Float](repeating: 0, count: IntentFeatures.dimension * classes)
     var squared = [Float](repeating: 1e-6, count: IntentFeatures.dimension * classes)
     var order = Array(encoded.indices)
-    var random = SplitMix(seed: options.seed)
+    var random = SplitMix64(seed: options.seed)
     var logits = [Float](repeating: 0, count: classes)
     weights.withUnsafeMutableBufferPointer { w in
       squared.withUnsafeMutableBufferPointer { g2 in
@@ -124,20 +125,5 @@ public struct IntentClassifier: Sendable {
       total += values[index]
     }
     for index in values.indices { values[index] /= total }
-  }
-}
-
-/// A small deterministic generator (SplitMix64) so training is reproducible.
-struct SplitMix: RandomNumberGenerator {
-  private var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

@@ -1,4 +1,5 @@
 import CEngramKernels
+import EngramCore
 
 // BLAS: Accelerate on Apple platforms (untested: this project builds and tests on Linux only),
 // OpenBLAS elsewhere.
@@ -137,7 +138,7 @@ extension IVFState {
       openblas_set_num_threads(1)
     #endif
 
-    var random = IVFRandom(seed: seed ^ UInt64(n))
+    var random = SplitMix64(seed: seed ^ UInt64(n))
     let sampleCount = min(n, max(listCount * samplePerList, 4096))
     var sample = [Float](repeating: 0, count: sampleCount * dimension)
     var pool = liveRows
@@ -165,7 +166,7 @@ extension IVFState {
 
   /// Sets `probes` to the smallest count whose measured recall@10 reaches the target.
   mutating func calibrate(
-    _ version: IndexVersion, queries wanted: Int, pool: [Int32], random: inout IVFRandom
+    _ version: IndexVersion, queries wanted: Int, pool: [Int32], random: inout SplitMix64
   ) {
     let k = 10
     let rows = version.rows

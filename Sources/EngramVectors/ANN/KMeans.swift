@@ -1,4 +1,5 @@
 import Dispatch
+import EngramCore
 import Synchronization
 
 // BLAS: Accelerate on Apple platforms (untested: this project builds and tests on Linux only),
@@ -20,7 +21,7 @@ enum KMeans {
   /// - Complexity: O(iterations · sample · lists · dimension), in GEMMs.
   static func train(
     sample: [Float], count: Int, dimension: Int, lists: Int, iterations: Int,
-    random: inout IVFRandom, threads: Int = 1
+    random: inout SplitMix64, threads: Int = 1
   ) -> [Float] {
     precondition(count >= lists && lists > 0)
     var centroids = [Float](repeating: 0, count: lists * dimension)
@@ -138,20 +139,5 @@ enum KMeans {
         targets.scores[start + row] = bestScore
       }
     }
-  }
-}
-
-/// SplitMix64: a small seeded generator, so a build from the same rows gives the same lists.
-struct IVFRandom {
-  private var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

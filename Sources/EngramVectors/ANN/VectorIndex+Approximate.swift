@@ -1,5 +1,6 @@
 import CEngramKernels
 import Dispatch
+import EngramCore
 
 extension VectorIndex {
   /// The `k` live rows most similar to `query`, with the tier that answered and whether the
@@ -352,7 +353,7 @@ extension VectorIndex {
       var pool: [Int32] = []
       pool.reserveCapacity(version.live)
       for row in 0..<version.count where !version.isDead(row) { pool.append(Int32(row)) }
-      var random = IVFRandom(seed: 0x4341_4C49_4252_4154 ^ UInt64(pool.count))
+      var random = SplitMix64(seed: 0x4341_4C49_4252_4154 ^ UInt64(pool.count))
       state.targetRecall = targetRecall
       state.calibrate(version, queries: queries, pool: pool, random: &random)
       version.ivf = state
