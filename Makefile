@@ -6,7 +6,7 @@ SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 # Every import must be declared in Package.swift (the layers of README "Architecture").
 IMPORT_CHECK ?= --explicit-target-dependency-import-check error
 
-.PHONY: demo test setup build release lint format bench peers clean schemas corpus mcp-e2e sanitize fuzz reliability kernels-test example-test
+.PHONY: demo test setup build release lint format bench peers clean schemas corpus mcp-e2e sanitize fuzz reliability kernels-test example-test soak watchdog-check
 
 setup:
 	@./scripts/setup.sh
@@ -29,12 +29,28 @@ demo: release
 	$$($(SWIFT) build -c release --show-bin-path)/engram demo
 
 # The PostgreSQL tests run against a throwaway cluster (scripts/postgres.sh), removed afterwards.
+# Nothing can hang the run (docs/concurrency.md): every suite has a time limit and the
+# in-process watchdog, and each step runs under scripts/watchdog.sh, which names what was
+# still running and stops it past the step's limit (seconds).
 test: setup
 	$(SWIFT) build $(SWIFT_FLAGS) $(IMPORT_CHECK) --build-tests
-	./scripts/postgres.sh run $(SWIFT) test $(SWIFT_FLAGS) --skip-build
-	./scripts/mcp-e2e.sh
-	./scripts/kernels-test.sh
-	./scripts/example-test.sh
+	ENGRAM_TEST_TIMEOUT=1200 ./scripts/postgres.sh run $(SWIFT) test $(SWIFT_FLAGS) --skip-build
+	./scripts/watchdog.sh 600 mcp-e2e ./scripts/mcp-e2e.sh
+	./scripts/watchdog.sh 900 kernels-test ./scripts/kernels-test.sh
+	./scripts/watchdog.sh 1200 example-test ./scripts/example-test.sh
+
+# The long soak, not part of `make test`: the crash, kill and concurrency suites with
+# ENGRAM_SOAK=1 (more rounds, more kills, larger writes; README "Reliability").
+SOAK_FILTER ?= CrashSafetyTests|ConcurrencyTests|PostgresKillTests|PostgresRestartTests
+soak: setup
+	$(SWIFT) build $(SWIFT_FLAGS) $(IMPORT_CHECK) --build-tests
+	ENGRAM_SOAK=1 ENGRAM_TEST_TIMEOUT=10800 ./scripts/postgres.sh run \
+	  $(SWIFT) test $(SWIFT_FLAGS) --skip-build --filter '$(SOAK_FILTER)'
+
+# Proves the watchdog: a test that blocks every cooperative thread must end the run with its
+# name (ENGRAM_DEADLOCK_PROBE=1 enables it; it is skipped everywhere else).
+watchdog-check: build
+	./scripts/watchdog-check.sh
 
 # Examples/RecallExample built against a tagged clone: Engram works as a versioned dependency.
 example-test: setup
@@ -69,6 +85,7 @@ reliability: setup
 
 lint:
 	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks Examples
+	python3 scripts/check-test-limits.py
 
 format:
 	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Benchmarks Examples

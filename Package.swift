@@ -48,7 +48,8 @@ let package = Package(
     .target(name: "EngramEmbeddings", dependencies: ["EngramCore", "CBLAS", "CEngramKernels"]),
     .target(
       name: "Engram", dependencies: ["EngramCore", "EngramStore", "EngramVectors", "EngramEmbeddings"]),
-    .target(name: "EngramAgent", dependencies: ["Engram"], exclude: ["Intent/intent-corpus.jsonl"]),
+    .target(
+      name: "EngramAgent", dependencies: ["Engram", "EngramCore"], exclude: ["Intent/intent-corpus.jsonl"]),
 
     // Executables.
     .target(name: "EngramMCP", dependencies: ["EngramCore"]),
@@ -64,25 +65,28 @@ let package = Package(
     .executableTarget(
       name: "engram-crashtest", dependencies: ["Engram", "EngramEmbeddings"], path: "Tests/CrashTest"),
 
-    // Test helpers shared by several test targets (loopback listeners and an HTTP server).
+    // Test helpers shared by every test target: loopback listeners, an HTTP server, child
+    // processes awaited off the cooperative pool, and the watchdog every suite carries.
     .target(name: "EngramTestSupport", dependencies: ["EngramStore"], path: "Tests/EngramTestSupport"),
 
     // Tests mirror sources.
-    .testTarget(name: "EngramCoreTests", dependencies: ["EngramCore"]),
+    .testTarget(name: "EngramCoreTests", dependencies: ["EngramCore", "EngramTestSupport"]),
     .testTarget(name: "EngramStoreTests", dependencies: ["EngramCore", "EngramStore", "EngramTestSupport"]),
-    .testTarget(name: "EngramVectorsTests", dependencies: ["EngramCore", "EngramVectors"]),
+    .testTarget(
+      name: "EngramVectorsTests", dependencies: ["EngramCore", "EngramVectors", "EngramTestSupport"]),
     .testTarget(
       name: "EngramEmbeddingsTests",
       dependencies: ["EngramEmbeddings", "EngramTestSupport"],
       resources: [.copy("Fixtures")]
     ),
-    .testTarget(name: "EngramTests", dependencies: ["Engram", "EngramStore", "EngramTestSupport"]),
+    .testTarget(
+      name: "EngramTests", dependencies: ["Engram", "EngramCore", "EngramStore", "EngramTestSupport"]),
     .testTarget(
       name: "EngramAgentTests",
       dependencies: ["EngramAgent", "EngramTestSupport"],
       resources: [.copy("Fixtures")]
     ),
-    .testTarget(name: "EngramMCPTests", dependencies: ["EngramCore", "EngramMCP"]),
+    .testTarget(name: "EngramMCPTests", dependencies: ["EngramCore", "EngramMCP", "EngramTestSupport"]),
     .testTarget(
       name: "EngramCLITests", dependencies: ["Engram", "EngramCLI", "EngramStore", "EngramTestSupport"]),
   ],

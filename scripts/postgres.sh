@@ -9,7 +9,14 @@
 #                                      restarts the cluster (pg_ctl restart -m MODE), waiting
 #                                      until it accepts connections again
 #   scripts/postgres.sh run CMD...     starts one, runs CMD with $ENGRAM_TEST_POSTGRES_URL set
-#                                      to its URL, then stops and removes it (also on failure)
+#                                      to its URL, then stops and removes it (also on failure);
+#                                      CMD runs under scripts/watchdog.sh, stopped (with what was
+#                                      running) after $ENGRAM_TEST_TIMEOUT seconds (default 1200)
+#   scripts/postgres.sh sweep          stops and removes the clusters whose owner has died
+#
+# Each cluster records its owner's pid (the `run` shell, or $ENGRAM_PG_OWNER, else the caller
+# of `start`); every `start` first sweeps the clusters whose owner is gone, so a run that was
+# killed outright (SIGKILL, a lost machine) leaves nothing running past the next one.
 #
 # PostgreSQL (15 or later) is installed from apt when missing. Run as root, the cluster runs
 # as $ENGRAM_POSTGRES_USER (default: the `postgres` account the package creates, else
@@ -77,14 +84,32 @@ pick_owner() {
   fi
 }
 
+# Stops the clusters this script created whose owner process is gone.
+sweep() {
+  local folder pid
+  for folder in /tmp/engram-pg.*; do
+    [ -d "$folder" ] || continue
+    pid=$(cat "$folder/owner.pid" 2>/dev/null || true)
+    case "$pid" in
+      '' | *[!0-9]*) continue ;;  # starting (no pid yet) or not ours to judge
+    esac
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log "stopping $folder, left running by process $pid, which is gone"
+      stop "$folder"
+    fi
+  done
+}
+
 start() {
   install_if_missing
   local bin folder
+  sweep
   bin=$(bindir)
   pick_owner
   # A short path: a Unix socket's path may not exceed about 100 bytes.
   folder=$(mktemp -d /tmp/engram-pg.XXXXXX)
   chmod 700 "$folder"
+  echo "${ENGRAM_PG_OWNER:-$PPID}" >"$folder/owner.pid"
   [ "$(id -u)" -eq 0 ] && chown "$owner" "$folder"
   if ! as_owner "$bin/initdb" -D "$folder/data" -U engram --auth=trust --encoding=UTF8 \
     --locale=C.UTF-8 --no-sync >"$folder/initdb.log" 2>&1; then
@@ -148,6 +173,9 @@ case "${1:-}" in
   start)
     start
     ;;
+  sweep)
+    sweep
+    ;;
   stop)
     [ $# -eq 2 ] || { log "usage: postgres.sh stop FOLDER"; exit 64; }
     stop "$2"
@@ -155,7 +183,8 @@ case "${1:-}" in
   run)
     shift
     [ $# -ge 1 ] || { log "usage: postgres.sh run CMD..."; exit 64; }
-    started=$(start)
+    # The cluster belongs to this shell: a later sweep stops it if this shell is killed.
+    started=$(ENGRAM_PG_OWNER=$$ start)
     cluster=$(echo "$started" | sed -n 1p)
     trap 'stop "$cluster"' EXIT
     trap 'exit 130' INT TERM
@@ -163,11 +192,16 @@ case "${1:-}" in
     export ENGRAM_TEST_POSTGRES_URL
     log "cluster at $cluster"
     status=0
-    "$@" || status=$?
+    # Under the watchdog, in the background so that a signal to this shell runs the traps at
+    # once (stopping the command's whole process group, then the cluster).
+    "$(dirname "$0")/watchdog.sh" "${ENGRAM_TEST_TIMEOUT:-1200}" "$*" "$@" &
+    runner=$!
+    trap 'kill -TERM "$runner" 2>/dev/null; wait "$runner"; exit 130' INT TERM
+    wait "$runner" || status=$?
     exit $status
     ;;
   *)
-    log "usage: postgres.sh start | stop FOLDER | restart FOLDER fast|immediate | run CMD..."
+    log "usage: postgres.sh start | stop FOLDER | restart FOLDER fast|immediate | run CMD... | sweep"
     exit 64
     ;;
 esac

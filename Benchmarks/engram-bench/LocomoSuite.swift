@@ -135,7 +135,7 @@ enum LocomoSuite {
       _ = try await engine.ingest(conversation, path: file, sessionPrefix: "")
       ingestSeconds += (ContinuousClock.now - ingestStart).seconds
       if snapshotMinimum >= 0 {
-        engine.close()
+        await engine.close()
         engine = try MemoryEngine(path: path, configuration: memoryConfiguration)
         guard engine.indexSource == .snapshot else {
           throw BenchError("\(path): reopened without its snapshot (source \(engine.indexSource))")
@@ -172,7 +172,7 @@ enum LocomoSuite {
       }
 
       // Bytes on disk of the memory as ingested (closed: WAL checkpointed, snapshot written).
-      engine.close()
+      await engine.close()
       try storage.add(path: path, turns: conversation.turnCount)
 
       if !skipCompaction {

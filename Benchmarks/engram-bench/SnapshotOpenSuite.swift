@@ -34,7 +34,7 @@ enum SnapshotOpenSuite {
       progress("snapshot-open: ingesting \(n) turns")
       let engine = try MemoryEngine(path: path, configuration: configuration)
       _ = try await engine.ingest(conversation(turns: n), path: "synthetic.jsonl")
-      engine.close()
+      await engine.close()
       guard let snapshot = engine.snapshotURL, FileManager.default.fileExists(atPath: snapshot.path) else {
         throw BenchError("no snapshot written for \(n) rows")
       }

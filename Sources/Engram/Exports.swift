@@ -8,6 +8,7 @@
 // store or the vector index is visible to callers.
 @_exported import EngramCore
 @_exported import EngramEmbeddings
+
 @_exported import enum EngramStore.AgentItemKind
 @_exported import struct EngramStore.ForgetReport
 @_exported import struct EngramStore.Memory

@@ -162,6 +162,14 @@ public final class MemoryEngine: EnginePart {
     store.close()
   }
 
+  /// ``close()`` for async callers: awaits a background build of the approximate lists
+  /// suspended, then writes and closes on a ``BlockingWork`` thread, so no cooperative thread
+  /// waits (the synchronous `close()` blocks its caller; it serves `defer` and `deinit`).
+  public func close() async {
+    await vectors.index.approximateBuildFinished()
+    await BlockingWork.run { self.close() }
+  }
+
   deinit {
     close()
   }

@@ -132,7 +132,7 @@ struct CrashTest {
           let engine = try await MemoryEngine.reindex(
             path: path, configuration: configuration(dimension: next))
           let model = engine.embedder.modelID
-          engine.close()
+          await engine.close()
           Self.say("ACK reindex \(n) \(model)")
         } catch {
           Self.say("ERR reindex \(error)")

@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramAgent
 
-@Suite struct AgentActionParserTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct AgentActionParserTests {
   @Test func parsesTheThreeForms() throws {
     #expect(
       try AgentActionParser.parse(#"{"skill": "calculator", "arguments": {"expression": "1+2"}}"#)

@@ -62,7 +62,7 @@ struct ReportingSkill: Skill {
 }
 
 @MainActor
-@Suite struct AgentStreamingTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct AgentStreamingTests {
   static let answer = "Zebras have stripes; 斑马有条纹 🦓. \"Quoted\"\nand a second line."
 
   /// The planner's reply for `answer`, cut into deltas of 5 characters, one event per write.

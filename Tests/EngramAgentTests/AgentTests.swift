@@ -1,4 +1,5 @@
 import Engram
+import EngramTestSupport
 import Foundation
 import Observation
 import Synchronization
@@ -6,7 +7,7 @@ import Testing
 
 @testable import EngramAgent
 
-@Suite @MainActor struct AgentTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) @MainActor struct AgentTests {
   static func isFinished(_ state: AgentState) -> Bool {
     if case .finished = state { return true }
     return false
@@ -418,7 +419,7 @@ import Testing
   }
 }
 
-@Suite @MainActor struct AgentDialogueTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) @MainActor struct AgentDialogueTests {
   @Test func anUnreadableDateIsSaidAndAskedAgainNeverReplaced() async throws {
     let harness = try AgentHarness()
     let agent = try harness.agent()

@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramAgent
 
-@Suite struct ArgumentValidatorTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ArgumentValidatorTests {
   let schema = SkillInputSchema([
     SkillParameter("count", .int, description: "a count"),
     SkillParameter("ratio", .number, required: false, description: "a ratio"),

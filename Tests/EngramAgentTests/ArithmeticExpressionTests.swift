@@ -1,8 +1,9 @@
+import EngramTestSupport
 import Testing
 
 @testable import EngramAgent
 
-@Suite struct ArithmeticExpressionTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ArithmeticExpressionTests {
   @Test(arguments: [
     ("1 + 2 * 3", 7.0), ("(1 + 2) * 3", 9), ("10 / 4", 2.5), ("-3 + 5", 2), ("2 * -3", -6), ("50%", 0.5),
     ("200 * 15%", 30), ("0.1 + 0.2", 0.30000000000000004), ("3加5", 8), ("十二乘以三", 36), ("100除以8", 12.5),

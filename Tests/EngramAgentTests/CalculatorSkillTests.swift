@@ -1,8 +1,9 @@
+import EngramTestSupport
 import Testing
 
 @testable import EngramAgent
 
-@Suite struct CalculatorSkillTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct CalculatorSkillTests {
   /// Chinese numerals with units, percentages and operator words, inside ordinary requests.
   @Test(arguments: [
     ("一千二加三百四", 1540.0), ("两万五减五千", 20000), ("三点五乘二", 7), ("十二万除以四", 30000),

@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramAgent
 
-@Suite struct CalendarSkillTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct CalendarSkillTests {
   // Wednesday 11 June 2025, 10:00 in Shanghai.
   let clock = AgentClock.fixed(wallClock(2025, 6, 11, 10, in: Zones.shanghai), timeZone: Zones.shanghai)
 

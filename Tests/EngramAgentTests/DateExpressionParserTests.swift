@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramAgent
 
-@Suite struct DateExpressionParserTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct DateExpressionParserTests {
   // Wednesday 11 June 2025, 10:00 in Shanghai.
   static let now = wallClock(2025, 6, 11, 10, in: Zones.shanghai)
   let parser = DateExpressionParser(clock: .fixed(now, timeZone: Zones.shanghai))

@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 
 /// The language-model client sends prompts (with memories) only over https, or plain http to
 /// this machine.
-@Suite struct EndpointSecurityTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct EndpointSecurityTests {
   @Test(arguments: [
     "http://127.0.0.1.nip.io", "http://127.evil.example", "http://localhost.example.com",
     "http://10.0.0.5:11434",

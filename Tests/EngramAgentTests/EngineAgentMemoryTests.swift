@@ -1,11 +1,12 @@
 import Engram
 import EngramEmbeddings
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramAgent
 
-@Suite struct EngineAgentMemoryTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct EngineAgentMemoryTests {
   @Test func searchReturnsMemoriesWithKindsAndDates() async throws {
     let folder = try AgentTemporaryFolder()
     let engine = try openEngine(folder.path("m.sqlite"))

@@ -1,8 +1,9 @@
+import EngramTestSupport
 import Testing
 
 @testable import EngramAgent
 
-@Suite struct FriendlyMessageTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct FriendlyMessageTests {
   @Test func languageFollowsTextOrPreference() {
     #expect(MessageLanguage.detect("明天提醒我") == .chinese)
     #expect(MessageLanguage.detect("remind me tomorrow") == .english)

@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramAgent
 
-@Suite struct IntentFeaturesTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct IntentFeaturesTests {
   @Test func tokenizesWordsCJKRunsAndSymbols() {
     let tokens = IntentFeatures.tokenize("Remind me at 6:15 明天开会？ 17% of 2350")
     let keys = tokens.map(\.key)
@@ -22,7 +23,7 @@ import Testing
   }
 }
 
-@Suite struct IntentClassifierTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct IntentClassifierTests {
   static let toy: [(text: String, label: String)] = [
     ("set an alarm for seven", "alarm"), ("wake me at six", "alarm"), ("alarm at 5 please", "alarm"),
     ("play some jazz", "music"), ("put on a song", "music"), ("play the new album", "music"),

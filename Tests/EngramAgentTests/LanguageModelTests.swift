@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramAgent
 
-@Suite struct LanguageModelTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct LanguageModelTests {
   @Test func postsChatCompletionAndReadsReply() async throws {
     let server = try StubHTTPServer(responses: [.init(status: 200, body: StubHTTPServer.completion("hello"))])
     defer { server.stop() }

@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramAgent
 
-@Suite struct MemoryAnswerTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct MemoryAnswerTests {
   static let day = Date(timeIntervalSince1970: 1_749_607_200)
 
   @Test func contentTermsDropQuestionWordsAndCutWords() {

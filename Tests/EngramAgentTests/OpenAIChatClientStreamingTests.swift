@@ -6,8 +6,11 @@ import Testing
 @testable import EngramAgent
 
 /// The streaming client against a real loopback server that writes its answer in pieces.
-@Suite struct OpenAIChatClientStreamingTests {
-  func client(_ server: StubHTTPServer, timeout: Duration = .seconds(10)) throws -> OpenAIChatClient {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct OpenAIChatClientStreamingTests {
+  /// A client of `server`. The default per-chunk timeout is generous: the whole suite starts at
+  /// once on two cooperative threads, and a reader may wait its turn for seconds (a 10 s limit
+  /// once ran out before a cleanly closed stream was read); the timeout tests pass their own.
+  func client(_ server: StubHTTPServer, timeout: Duration = .seconds(60)) throws -> OpenAIChatClient {
     try OpenAIChatClient(
       configuration: .init(
         baseURL: server.baseURL, model: "m", apiKeyEnvironmentVariable: "KEY", timeout: timeout),
@@ -173,15 +176,17 @@ import Testing
 
   @Test func cancellingTheConsumerStopsTheStream() async throws {
     let stallEnded = Mutex(false)
+    // Signalled when the test ends, so the server's thread is not parked past the run.
+    let endOfTest = DispatchSemaphore(value: 0)
+    defer { endOfTest.signal() }
     var stalled = LoopbackHTTPServer.Response.streamed(
       parts: [Array(ChatCompletionStream.event("before").utf8), Array(ChatCompletionStream.done.utf8)],
       pauseSeconds: 0)
     stalled.beforePart = { index in
       guard index == 1 else { return }
-      // Longer than the consumer could ever wait (the deadline below), so a consumer that
-      // waited for the silent server is caught however slow the machine.
-      Thread.sleep(forTimeInterval: 900)
-      stallEnded.withLock { $0 = true }
+      // On the server's own thread: silent until the test ends (or 900 s, longer than the
+      // consumer could ever wait), so a consumer that waited for the silent server is caught.
+      if endOfTest.wait(timeout: .now() + 900) == .timedOut { stallEnded.withLock { $0 = true } }
     }
     let server = try StubHTTPServer(responses: [stalled])
     defer { server.stop() }

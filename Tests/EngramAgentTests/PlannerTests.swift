@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -20,7 +21,7 @@ final class ScriptedModel: LanguageModel {
   }
 }
 
-@Suite struct PlannerTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct PlannerTests {
   func registry() throws -> SkillRegistry {
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)

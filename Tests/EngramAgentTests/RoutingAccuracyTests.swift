@@ -1,10 +1,11 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramAgent
 
 /// Rules-only accuracy on the labelled phrase set; the lead measures rules + MiniLM in the benchmark.
-@Suite struct RoutingAccuracyTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct RoutingAccuracyTests {
   struct Phrase: Decodable {
     var text: String
     var skill: String

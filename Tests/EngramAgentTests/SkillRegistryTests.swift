@@ -1,8 +1,9 @@
+import EngramTestSupport
 import Testing
 
 @testable import EngramAgent
 
-@Suite struct SkillRegistryTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct SkillRegistryTests {
   @Test func duplicateIDIsATypedErrorAndLeavesRegistryUnchanged() throws {
     let registry = SkillRegistry()
     try registry.register(TimeNowSkill())

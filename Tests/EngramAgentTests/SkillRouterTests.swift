@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -56,7 +57,7 @@ struct BrokenEmbedding: PhraseEmbedding {
   func embed(_ texts: [String]) async throws -> [[Float]] { vectors }
 }
 
-@Suite struct SkillRouterTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct SkillRouterTests {
   let clock = AgentClock.fixed(wallClock(2025, 6, 11, 10, in: Zones.shanghai), timeZone: Zones.shanghai)
 
   @Test func tokenizerSplitsEnglishWordsAndChineseBigrams() {
@@ -140,7 +141,7 @@ struct BrokenEmbedding: PhraseEmbedding {
   }
 }
 
-@Suite struct SkillExecutorTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct SkillExecutorTests {
   @Test func timeoutIsTyped() async throws {
     let skill = StubSkill(id: "slow", limit: .milliseconds(50)) { _ in
       try await Task.sleep(for: .seconds(30))

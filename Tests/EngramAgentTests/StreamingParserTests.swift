@@ -4,7 +4,7 @@ import Testing
 
 @testable import EngramAgent
 
-@Suite struct StreamingParserTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct StreamingParserTests {
   /// A body with comments, CRLF and CR line ends, a two-line event, an `event:` field and
   /// multi-byte characters (2, 3 and 4 bytes).
   static let body = Array(

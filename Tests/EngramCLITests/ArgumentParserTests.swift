@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramCLI
 
-@Suite struct ArgumentParserTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ArgumentParserTests {
   static let configuration = CommandConfiguration(
     commandName: "query", abstract: "Search memories.",
     options: [

@@ -1,4 +1,5 @@
 import Engram
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 
 /// `engram chat` end to end: the built binary on temporary hashing memories, with piped stdin
 /// (scripting) and on a pseudo-terminal (a person typing).
-@Suite struct ChatCommandTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ChatCommandTests {
   /// Opens the memory the way the CLI does, to check what a chat stored.
   private func openEngine(_ path: String) throws -> MemoryEngine {
     let embedder = try EngineAccess.spec(forDatabaseAt: path).makeEmbedder(
@@ -30,11 +31,11 @@ import Testing
 
   // MARK: - Piped stdin
 
-  @Test func rememberIsConfirmedThenRecalledWithItsDate() throws {
+  @Test func rememberIsConfirmedThenRecalledWithItsDate() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
+    let db = try await scratch.initializedDatabase()
     let before = localDay()
-    let result = try engram(
+    let result = try await engram(
       "chat", "--db", db, input: "remember that my locker code is 4512\ny\nwhat is my locker code\n")
     let after = localDay()
     #expect(result.status == 0)
@@ -56,10 +57,11 @@ import Testing
     #expect(turns.first?.text == "remember that my locker code is 4512")
   }
 
-  @Test func aReminderAnsweredNoStoresNothingAndYesStoresIt() throws {
+  @Test func aReminderAnsweredNoStoresNothingAndYesStoresIt() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
-    let declined = try engram("chat", "--db", db, input: "remind me to call the dentist tomorrow at 9\nn\n")
+    let db = try await scratch.initializedDatabase()
+    let declined = try await engram(
+      "chat", "--db", db, input: "remind me to call the dentist tomorrow at 9\nn\n")
     #expect(declined.status == 0)
     let output = lines(declined.standardOutput)
     try #require(output.count == 2)
@@ -72,7 +74,7 @@ import Testing
       #expect(try engine.agentRecords.items().isEmpty)
     }
 
-    let confirmed = try engram(
+    let confirmed = try await engram(
       "chat", "--db", db, input: "remind me to call the dentist tomorrow at 9\nyes\n")
     #expect(confirmed.status == 0)
     #expect(lines(confirmed.standardOutput).count == 2)
@@ -83,10 +85,10 @@ import Testing
     #expect(items.first?.kind == .reminder)
   }
 
-  @Test func endOfInputWhileAskingDeclinesAndEndsCleanly() throws {
+  @Test func endOfInputWhileAskingDeclinesAndEndsCleanly() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
-    let result = try engram("chat", "--db", db, input: "remember that I like green tea")
+    let db = try await scratch.initializedDatabase()
+    let result = try await engram("chat", "--db", db, input: "remember that I like green tea")
     #expect(result.status == 0)
     #expect(
       lines(result.standardOutput) == [
@@ -99,10 +101,10 @@ import Testing
     #expect(try engine.agentRecords.cancelUnfinishedPendingCalls().isEmpty)
   }
 
-  @Test func anAnswerOtherThanYesOrNoIsAskedAgain() throws {
+  @Test func anAnswerOtherThanYesOrNoIsAskedAgain() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
-    let result = try engram("chat", "--db", db, input: "remember that my bike is blue\nmaybe\ny\n")
+    let db = try await scratch.initializedDatabase()
+    let result = try await engram("chat", "--db", db, input: "remember that my bike is blue\nmaybe\ny\n")
     #expect(result.status == 0)
     #expect(result.standardError == "Please answer y or n.\n")
     #expect(lines(result.standardOutput).last == "Got it, I'll remember that.")
@@ -111,11 +113,11 @@ import Testing
     #expect(try engine.memories().map(\.content) == ["my bike is blue"])
   }
 
-  @Test func slashCommandsShowHelpSkillsMemoriesAndHistory() throws {
+  @Test func slashCommandsShowHelpSkillsMemoriesAndHistory() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
-    #expect(try engram("skills", "disable", "calculator", "--db", db).status == 0)
-    let result = try engram(
+    let db = try await scratch.initializedDatabase()
+    #expect(try await engram("skills", "disable", "calculator", "--db", db).status == 0)
+    let result = try await engram(
       "chat", "--db", db,
       input: "remember that my locker code is 4512\ny\n/help\n/skills\n/memories\n/history 2\n")
     #expect(result.status == 0)
@@ -135,10 +137,10 @@ import Testing
     #expect(historyLines.last?.hasSuffix("  engram: Got it, I'll remember that.") == true)
   }
 
-  @Test func quitEndsTheSessionAndLaterLinesAreNotRead() throws {
+  @Test func quitEndsTheSessionAndLaterLinesAreNotRead() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
-    let result = try engram("chat", "--db", db, input: "/quit\nremember that I was never here\ny\n")
+    let db = try await scratch.initializedDatabase()
+    let result = try await engram("chat", "--db", db, input: "/quit\nremember that I was never here\ny\n")
     #expect(result.status == 0)
     #expect(result.standardOutput == "")
     let engine = try openEngine(db)
@@ -147,10 +149,10 @@ import Testing
     #expect(try engine.recentTurns(limit: 10).isEmpty)
   }
 
-  @Test func unknownOrMalformedSlashCommandsSayWhatIsWrongAndGoOn() throws {
+  @Test func unknownOrMalformedSlashCommandsSayWhatIsWrongAndGoOn() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
-    let result = try engram(
+    let db = try await scratch.initializedDatabase()
+    let result = try await engram(
       "chat", "--db", db, input: "/skils\n/frobnicate\n/history zero\n/help me\nwhat is 6 * 7\n")
     #expect(result.status == 0)
     #expect(
@@ -163,19 +165,19 @@ import Testing
     #expect(lines(result.standardOutput) == ["6 * 7 = 42"])
   }
 
-  @Test func aTooLongRequestIsRefusedAndTheSessionGoesOn() throws {
+  @Test func aTooLongRequestIsRefusedAndTheSessionGoesOn() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
+    let db = try await scratch.initializedDatabase()
     let long = String(repeating: "a", count: 8001)
-    let result = try engram("chat", "--db", db, input: "\(long)\nwhat is 6 * 7\n")
+    let result = try await engram("chat", "--db", db, input: "\(long)\nwhat is 6 * 7\n")
     #expect(result.status == 0)
     #expect(result.standardError == "that is too long (8001 characters; at most 8000)\n")
     #expect(lines(result.standardOutput) == ["6 * 7 = 42"])
   }
 
-  @Test func theStartupNoticeAboutCancelledActionsComesFirst() throws {
+  @Test func theStartupNoticeAboutCancelledActionsComesFirst() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
+    let db = try await scratch.initializedDatabase()
     do {
       let engine = try openEngine(db)
       defer { engine.close() }
@@ -183,38 +185,40 @@ import Testing
         executionID: UUID().uuidString, step: 1, skillID: "memory.remember",
         arguments: #"{"content":"half done"}"#, summary: "Remember: “half done”?")
     }
-    let result = try engram("chat", "--db", db, input: "/quit\n")
+    let result = try await engram("chat", "--db", db, input: "/quit\n")
     #expect(result.status == 0)
     #expect(result.standardError == "1 unfinished action from last time was cancelled.\n")
     // Shown once: the call is cancelled now, so the next session starts quietly.
-    #expect(try engram("chat", "--db", db, input: "").standardError == "")
+    #expect(try await engram("chat", "--db", db, input: "").standardError == "")
   }
 
-  @Test func theLanguageModelOptionsAreCheckedBeforeAnythingOpens() throws {
+  @Test func theLanguageModelOptionsAreCheckedBeforeAnythingOpens() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
-    let insecure = try engram("chat", "--db", db, "--llm", "http://example.com:11434", "--llm-model", "m")
+    let db = try await scratch.initializedDatabase()
+    let insecure = try await engram(
+      "chat", "--db", db, "--llm", "http://example.com:11434", "--llm-model", "m")
     #expect(insecure.status == 64)
     #expect(insecure.standardError.hasPrefix("engram: refusing plain http to example.com"))
     #expect(insecure.standardError.contains("--allow-insecure"))
-    #expect(try engram("chat", "--db", db, "--llm", "http://127.0.0.1:1").status == 64)
-    #expect(try engram("chat", "--db", db, "--llm-model", "m").status == 64)
-    #expect(try engram("chat", "--db", db, "--allow-insecure").status == 64)
-    #expect(try engram("chat", "--db", db, "--llm", "ftp://host", "--llm-model", "m").status == 64)
+    #expect(try await engram("chat", "--db", db, "--llm", "http://127.0.0.1:1").status == 64)
+    #expect(try await engram("chat", "--db", db, "--llm-model", "m").status == 64)
+    #expect(try await engram("chat", "--db", db, "--allow-insecure").status == 64)
+    #expect(try await engram("chat", "--db", db, "--llm", "ftp://host", "--llm-model", "m").status == 64)
     // Accepted forms start the session (end of input ends it; nothing is sent to the server).
-    let allowed = try engram(
+    let allowed = try await engram(
       "chat", "--db", db, "--llm", "http://example.com:11434", "--llm-model", "m", "--allow-insecure",
       input: "")
     #expect(allowed.status == 0)
     #expect(
-      try engram("chat", "--db", db, "--llm", "https://example.com", "--llm-model", "m", input: "").status
+      try await engram("chat", "--db", db, "--llm", "https://example.com", "--llm-model", "m", input: "")
+        .status
         == 0)
   }
 
-  @Test func aMissingMemorySuggestsInit() throws {
+  @Test func aMissingMemorySuggestsInit() async throws {
     let scratch = try ScratchFolder()
     let path = scratch.path("absent.sqlite")
-    let result = try engram("chat", "--db", path, input: "hello\n")
+    let result = try await engram("chat", "--db", path, input: "hello\n")
     #expect(result.status == 1)
     #expect(
       result.standardError == "engram: no memory at \(path); create one with `engram init --db \(path)`\n")
@@ -222,45 +226,48 @@ import Testing
 
   // MARK: - A terminal
 
-  @Test func aPersonConfirmsARequestOnATerminal() throws {
+  @Test func aPersonConfirmsARequestOnATerminal() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
+    let db = try await scratch.initializedDatabase()
     let terminal = try PseudoTerminal(["chat", "--db", db])
-    #expect(terminal.waitFor("/help for commands, /quit or Ctrl-D to leave\n"), "banner: \(terminal.screen)")
-    #expect(terminal.waitFor("> "), "prompt: \(terminal.screen)")
+    #expect(
+      await terminal.waitFor("/help for commands, /quit or Ctrl-D to leave\n"), "banner: \(terminal.screen)")
+    #expect(await terminal.waitFor("> "), "prompt: \(terminal.screen)")
     terminal.type("remember that my locker code is 4512")
     #expect(
-      terminal.waitFor("Remember: “my locker code is 4512”? [y/N] "), "confirmation: \(terminal.screen)")
+      await terminal.waitFor("Remember: “my locker code is 4512”? [y/N] "), "confirmation: \(terminal.screen)"
+    )
     terminal.type("y")
-    #expect(terminal.waitFor("Got it, I'll remember that.\n"), "reply: \(terminal.screen)")
-    #expect(terminal.waitFor("> "), "second prompt: \(terminal.screen)")
+    #expect(await terminal.waitFor("Got it, I'll remember that.\n"), "reply: \(terminal.screen)")
+    #expect(await terminal.waitFor("> "), "second prompt: \(terminal.screen)")
     terminal.type("what is my locker code")
     // On a terminal the recall keeps its lines.
     #expect(
-      terminal.waitFor("From what you've told me:\n- my locker code is 4512 ("), "recall: \(terminal.screen)")
-    #expect(terminal.waitFor("> "), "third prompt: \(terminal.screen)")
+      await terminal.waitFor("From what you've told me:\n- my locker code is 4512 ("),
+      "recall: \(terminal.screen)")
+    #expect(await terminal.waitFor("> "), "third prompt: \(terminal.screen)")
     terminal.type("/quit")
-    #expect(terminal.waitForExit() == 0, "exit: \(terminal.screen)")
+    #expect(await terminal.waitForExit() == 0, "exit: \(terminal.screen)")
     let engine = try openEngine(db)
     defer { engine.close() }
     #expect(try engine.memories().map(\.content) == ["my locker code is 4512"])
   }
 
-  @Test func ctrlCStopsTheTurnAndASecondCtrlCLeaves() throws {
+  @Test func ctrlCStopsTheTurnAndASecondCtrlCLeaves() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
+    let db = try await scratch.initializedDatabase()
     let server = try SilentListener()
     let terminal = try PseudoTerminal(["chat", "--db", db, "--llm", server.url, "--llm-model", "silent"])
-    #expect(terminal.waitFor("> "), "prompt: \(terminal.screen)")
+    #expect(await terminal.waitFor("> "), "prompt: \(terminal.screen)")
     // No rule or sample phrase fits, so the request goes to the planner, which never answers.
     terminal.type("zebra quantum marmalade")
-    #expect(terminal.waitFor("planning…"), "status line: \(terminal.screen)")
+    #expect(await terminal.waitFor("planning…"), "status line: \(terminal.screen)")
     terminal.interrupt()
-    #expect(terminal.waitFor("Stopped.\n"), "stopped: \(terminal.screen)")
-    #expect(terminal.waitFor("> "), "prompt after stop: \(terminal.screen)")
+    #expect(await terminal.waitFor("Stopped.\n"), "stopped: \(terminal.screen)")
+    #expect(await terminal.waitFor("> "), "prompt after stop: \(terminal.screen)")
     // The first Ctrl-C armed leaving: another one at the prompt ends the session (130).
     terminal.interrupt()
-    #expect(terminal.waitForExit() == 130, "exit: \(terminal.screen)")
+    #expect(await terminal.waitForExit() == 130, "exit: \(terminal.screen)")
     // The orderly way out (the signal handler's emergency exit prints nothing).
     #expect(terminal.screen.hasSuffix("engram: interrupted\n"), "\(terminal.screen)")
     let engine = try openEngine(db)
@@ -268,19 +275,20 @@ import Testing
     #expect(try engine.recentTurns(limit: 10).first?.text == "zebra quantum marmalade")
   }
 
-  @Test func ctrlCAtThePromptOnlyWarnsAndCtrlDLeaves() throws {
+  @Test func ctrlCAtThePromptOnlyWarnsAndCtrlDLeaves() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
+    let db = try await scratch.initializedDatabase()
     let terminal = try PseudoTerminal(["chat", "--db", db])
-    #expect(terminal.waitFor("> "), "prompt: \(terminal.screen)")
+    #expect(await terminal.waitFor("> "), "prompt: \(terminal.screen)")
     terminal.interrupt()
-    #expect(terminal.waitFor("(Ctrl-C again or Ctrl-D to leave)\n> "), "warning: \(terminal.screen)")
+    #expect(await terminal.waitFor("(Ctrl-C again or Ctrl-D to leave)\n> "), "warning: \(terminal.screen)")
     // A line disarms it: the next Ctrl-C warns again instead of leaving.
     terminal.type("what is 6 * 7")
-    #expect(terminal.waitFor("6 * 7 = 42\n> "), "reply: \(terminal.screen)")
+    #expect(await terminal.waitFor("6 * 7 = 42\n> "), "reply: \(terminal.screen)")
     terminal.interrupt()
-    #expect(terminal.waitFor("(Ctrl-C again or Ctrl-D to leave)\n> "), "second warning: \(terminal.screen)")
+    #expect(
+      await terminal.waitFor("(Ctrl-C again or Ctrl-D to leave)\n> "), "second warning: \(terminal.screen)")
     terminal.endOfInput()
-    #expect(terminal.waitForExit() == 0, "exit: \(terminal.screen)")
+    #expect(await terminal.waitForExit() == 0, "exit: \(terminal.screen)")
   }
 }

@@ -1,11 +1,12 @@
 import Engram
 import EngramAgent
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramCLI
 
-@Suite struct ChatRenderingTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ChatRenderingTests {
   @Test func runningStatesHaveAStatusLineAndEndingsHaveAReply() {
     #expect(ChatRendering.statusLabel(for: .retrieving) == "retrieving memories…")
     #expect(ChatRendering.statusLabel(for: .planning) == "planning…")

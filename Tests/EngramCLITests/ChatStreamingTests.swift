@@ -5,10 +5,10 @@ import Testing
 
 @testable import EngramCLI
 
-@Suite struct ChatStreamingTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ChatStreamingTests {
   // MARK: - What is written while a reply streams in
 
-  @Test func piecesAddUpToTheReplyWrittenOnce() {
+  @Test func piecesAddUpToTheReplyWrittenOnce() async {
     var printer = PartialReplyPrinter(folds: false)
     var written = ""
     for partial in ["", "Hel", "Hello", "Hello", "Hello, wor", "Hello, world"] {
@@ -21,7 +21,7 @@ import Testing
     #expect(printer.finish("Next.") == "Next.\n")
   }
 
-  @Test func foldedPiecesAddUpToTheFoldedReply() {
+  @Test func foldedPiecesAddUpToTheFoldedReply() async {
     let reply = "First line.  \n\n  Second line\nthird 世界 🙂"
     var printer = PartialReplyPrinter(folds: true)
     var written = ""
@@ -34,7 +34,7 @@ import Testing
     #expect(written == ChatRendering.folded(reply) + "\n")
   }
 
-  @Test func aWithdrawnOrRewrittenReplyGoesOnItsOwnLine() {
+  @Test func aWithdrawnOrRewrittenReplyGoesOnItsOwnLine() async {
     var printer = PartialReplyPrinter(folds: false)
     #expect(printer.update("draft answer") == "draft answer")
     // Withdrawn (the planner asks again), then a different text: nothing more is streamed.
@@ -44,13 +44,13 @@ import Testing
     #expect(printer.finish("clean answer") == "\nclean answer\n")
   }
 
-  @Test func aStoppedTurnsMessageFollowsThePartialLine() {
+  @Test func aStoppedTurnsMessageFollowsThePartialLine() async {
     var printer = PartialReplyPrinter(folds: false)
     _ = printer.update("Half an ans")
     #expect(printer.finish("Stopped.") == "\nStopped.\n")
   }
 
-  @Test func aQuestionEndsThePartialLine() {
+  @Test func aQuestionEndsThePartialLine() async {
     var printer = PartialReplyPrinter(folds: false)
     #expect(printer.interrupt() == "")
     _ = printer.update("checking")
@@ -59,7 +59,7 @@ import Testing
     #expect(printer.finish("checking done") == "checking done\n")
   }
 
-  @Test func aCharacterBuiltFromTwoScalarsIsNotMistakenForARewrite() {
+  @Test func aCharacterBuiltFromTwoScalarsIsNotMistakenForARewrite() async {
     var printer = PartialReplyPrinter(folds: false)
     #expect(printer.update("cafe") == "cafe")
     // "e" + combining acute accent: one Character, but the scalars continue what was written.
@@ -96,13 +96,13 @@ import Testing
     }
   }
 
-  @Test func pipedChatPrintsEachStreamedReplyExactlyOnce() throws {
+  @Test func pipedChatPrintsEachStreamedReplyExactlyOnce() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
+    let db = try await scratch.initializedDatabase()
     let server = try Self.server(try Self.answers.map(Self.streamedReply))
     defer { server.stop() }
     // No rule or sample phrase fits these, so each goes to the planner.
-    let result = try engram(
+    let result = try await engram(
       "chat", "--db", db, "--llm", server.baseURL.absoluteString, "--llm-model", "m",
       input: "zebra quantum marmalade\nanother zebra quantum marmalade\n")
     #expect(result.status == 0, "\(result.standardError)")
@@ -114,9 +114,9 @@ import Testing
     }
   }
 
-  @Test func aTerminalShowsTheReplyWhileItStreamsIn() throws {
+  @Test func aTerminalShowsTheReplyWhileItStreamsIn() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
+    let db = try await scratch.initializedDatabase()
     let answer = Self.answers[0]
     var response = try Self.streamedReply(answer)
     let last = response.parts!.count - 1
@@ -131,16 +131,16 @@ import Testing
     let terminal = try PseudoTerminal([
       "chat", "--db", db, "--llm", server.baseURL.absoluteString, "--llm-model", "m",
     ])
-    #expect(terminal.waitFor("> "), "prompt: \(terminal.screen)")
+    #expect(await terminal.waitFor("> "), "prompt: \(terminal.screen)")
     terminal.type("zebra quantum marmalade")
-    #expect(terminal.waitFor("Zebras have black"), "partial reply: \(terminal.screen)")
+    #expect(await terminal.waitFor("Zebras have black"), "partial reply: \(terminal.screen)")
     release.signal()
-    #expect(terminal.waitFor("> "), "prompt after the reply: \(terminal.screen)")
+    #expect(await terminal.waitFor("> "), "prompt after the reply: \(terminal.screen)")
     #expect(waited.withLock { $0 } == .success)
     let screen = terminal.screen
     #expect(screen.components(separatedBy: "Zebras have black").count == 2, "written once: \(screen)")
     #expect(screen.contains(answer + "\n"), "\(screen)")
     terminal.endOfInput()
-    #expect(terminal.waitForExit() == 0, "exit: \(terminal.screen)")
+    #expect(await terminal.waitForExit() == 0, "exit: \(terminal.screen)")
   }
 }

@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -49,7 +50,7 @@ func runTool(_ arguments: [String], input: String = "") async -> ToolRun {
   return ToolRun(status: status, output: output.text, error: error.text)
 }
 
-@Suite struct CommandLineToolTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct CommandLineToolTests {
   @Test func runsACommandWithItsArguments() async {
     let run = await runTool(["probe", "hello", "--db", "~/x.sqlite"])
     #expect(run.status == 0)

@@ -1,8 +1,9 @@
+import EngramTestSupport
 import Testing
 
 @testable import EngramCLI
 
-@Suite struct DatabaseLocationTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct DatabaseLocationTests {
   @Test func optionWinsOverEnvironment() {
     #expect(
       DatabaseLocation.resolve(option: "/a.sqlite", environment: ["ENGRAM_DB": "/b.sqlite"]) == "/a.sqlite")

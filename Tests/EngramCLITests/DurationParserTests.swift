@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramCLI
 
-@Suite struct DurationParserTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct DurationParserTests {
   @Test(arguments: [
     ("45s", 45.0), ("30m", 1_800), ("12h", 43_200), ("30d", 2_592_000), ("2w", 1_209_600),
     ("1h30m", 5_400), ("1D", 86_400), (" 0s ", 0), ("1w2d3h4m5s", 788_645),

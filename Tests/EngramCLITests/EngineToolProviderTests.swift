@@ -1,13 +1,14 @@
 import Engram
 import EngramEmbeddings
 import EngramMCP
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramCLI
 
 /// The MCP tools, called in process through the server as a client would.
-@Suite struct EngineToolProviderTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct EngineToolProviderTests {
   let scratch: ScratchFolder
   let engine: MemoryEngine
   let server: MCPServer

@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 
 /// Finds and runs the built `engram` executable for end-to-end tests.
@@ -20,8 +21,8 @@ enum EngramBinary {
     }
   }
 
-  /// The binary: `$ENGRAM_BINARY`, else next to the test bundle (the build's bin folder),
-  /// else in the folder `swift build --show-bin-path` reports for this package.
+  /// The binary: `$ENGRAM_BINARY`, else next to the test bundle (the build's bin folder,
+  /// where `swift build --build-tests` puts it).
   static func locate() throws -> URL {
     let environment = ProcessInfo.processInfo.environment
     if let explicit = environment["ENGRAM_BINARY"] { return URL(fileURLWithPath: explicit) }
@@ -37,80 +38,40 @@ enum EngramBinary {
       let candidate = folder.appendingPathComponent("engram")
       if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
     }
-    if let folder = try? showBinPath() {
-      let candidate = folder.appendingPathComponent("engram")
-      if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-      folders.append(folder)
-    }
     throw LocateError.notFound(searched: folders.map(\.path))
-  }
-
-  /// `swift build --show-bin-path` run in the package root (found from this file's path).
-  private static func showBinPath() throws -> URL {
-    let packageRoot = URL(fileURLWithPath: #filePath)
-      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let result = try run(
-      URL(fileURLWithPath: "/usr/bin/env"), arguments: ["swift", "build", "--show-bin-path"], input: nil,
-      environment: nil, directory: packageRoot)
-    return URL(fileURLWithPath: result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
   }
 
   /// Runs `engram` with `arguments`, feeding `input` on stdin and adding `environment` to this
   /// process's environment.
-  static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws
-    -> Result
+  static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:])
+    async throws -> Result
   {
     var merged = ProcessInfo.processInfo.environment
     merged.merge(environment) { _, new in new }
-    return try run(try locate(), arguments: arguments, input: input, environment: merged, directory: nil)
+    return try await run(
+      try locate(), arguments: arguments, input: input, environment: merged, directory: nil)
   }
 
   /// Runs `command[0]` (an executable path, such as a wrapper) with the other elements as
   /// arguments, adding `environment` to this process's environment.
-  static func runExecutable(_ command: [String], environment: [String: String] = [:]) throws -> Result {
+  static func runExecutable(_ command: [String], environment: [String: String] = [:]) async throws -> Result {
     var merged = ProcessInfo.processInfo.environment
     merged.merge(environment) { _, new in new }
-    return try run(
+    return try await run(
       URL(fileURLWithPath: command[0]), arguments: Array(command.dropFirst()), input: nil,
       environment: merged,
       directory: nil)
   }
 
-  /// Output goes through temporary files, so a chatty child can never block on a full pipe.
+  /// Output goes through temporary files, so a chatty child can never block on a full pipe;
+  /// the exit is awaited (``ChildProcess``), never waited for on a cooperative thread.
   static func run(
     _ executable: URL, arguments: [String], input: String?, environment: [String: String]?, directory: URL?
-  ) throws -> Result {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "engram-e2e-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: folder) }
-    let inputURL = folder.appendingPathComponent("stdin")
-    let outputURL = folder.appendingPathComponent("stdout")
-    let errorURL = folder.appendingPathComponent("stderr")
-    try Data((input ?? "").utf8).write(to: inputURL)
-    try Data().write(to: outputURL)
-    try Data().write(to: errorURL)
-    let inputHandle = try FileHandle(forReadingFrom: inputURL)
-    let outputHandle = try FileHandle(forWritingTo: outputURL)
-    let errorHandle = try FileHandle(forWritingTo: errorURL)
-    defer {
-      try? inputHandle.close()
-      try? outputHandle.close()
-      try? errorHandle.close()
-    }
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    if let directory { process.currentDirectoryURL = directory }
-    process.standardInput = inputHandle
-    process.standardOutput = outputHandle
-    process.standardError = errorHandle
-    try process.run()
-    process.waitUntilExit()
+  ) async throws -> Result {
+    let output = try await ChildProcess.run(
+      executable.path, arguments: arguments, input: input, environment: environment,
+      directory: directory?.path)
     return Result(
-      status: process.terminationStatus,
-      standardOutput: String(decoding: try Data(contentsOf: outputURL), as: UTF8.self),
-      standardError: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
+      status: output.status, standardOutput: output.standardOutput, standardError: output.standardError)
   }
 }

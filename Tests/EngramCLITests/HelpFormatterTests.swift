@@ -1,8 +1,9 @@
+import EngramTestSupport
 import Testing
 
 @testable import EngramCLI
 
-@Suite struct HelpFormatterTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HelpFormatterTests {
   let configuration = CommandConfiguration(
     commandName: "query", abstract: "Search memories.", discussion: "Hybrid by default.",
     options: [

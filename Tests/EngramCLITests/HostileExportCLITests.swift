@@ -1,13 +1,14 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 /// Issue 17, finding 4, end to end: `engram export` to standard output gives the same bytes
 /// as to a file, however many multi-byte characters fall on chunk boundaries, and
 /// `engram import` refuses an export damaged the way chunked decoding damaged it.
-@Suite struct HostileExportCLITests {
-  @Test func standardOutputExportKeepsEveryMultibyteCharacter() throws {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HostileExportCLITests {
+  @Test func standardOutputExportKeepsEveryMultibyteCharacter() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
+    let db = try await scratch.initializedDatabase()
     // 2,000 Chinese and emoji turns of 3 KB: six 1 MiB boundaries fall among the turns,
     // nearly all bytes of which belong to multi-byte characters.
     let story = String(repeating: "我们在西湖边散步吃了龙井虾仁🦐", count: 100)
@@ -15,10 +16,10 @@ import Testing
       #"{"role":"user","content":"第\#(index)天 \#(story)","session":"s\#(index / 30)","timestamp":\#(1_700_000_000 + index)}"#
     }
     let input = try scratch.write("turns.jsonl", turns.joined(separator: "\n"))
-    #expect(try engram("ingest", "--db", db, input).status == 0)
+    #expect(try await engram("ingest", "--db", db, input).status == 0)
     let file = scratch.path("export.jsonl")
-    #expect(try engram("export", "--db", db, file).status == 0)
-    let toStdout = try engram("export", "--db", db)
+    #expect(try await engram("export", "--db", db, file).status == 0)
+    let toStdout = try await engram("export", "--db", db)
     #expect(toStdout.status == 0)
     let fromFile = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
     let fromStdout = toStdout.standardOutput.split(separator: "\n")
@@ -30,21 +31,21 @@ import Testing
     // The stdout export imports; the same export with one character replaced is refused.
     let copy = scratch.path("copy.sqlite")
     let good = try scratch.write("stdout.jsonl", toStdout.standardOutput)
-    #expect(try engram("import", "--db", copy, good).status == 0)
+    #expect(try await engram("import", "--db", copy, good).status == 0)
     let damaged = try scratch.write(
       "damaged.jsonl", toStdout.standardOutput.replacingOccurrences(of: "西湖", with: "\u{FFFD}\u{FFFD}湖"))
-    let refused = try engram("import", "--db", scratch.path("other.sqlite"), damaged)
+    let refused = try await engram("import", "--db", scratch.path("other.sqlite"), damaged)
     #expect(refused.status == 1)
     #expect(refused.standardError.contains("the checksum does not match"))
     #expect(!FileManager.default.fileExists(atPath: scratch.path("other.sqlite")))
   }
 
-  @Test func importNamesTheLineOfInvalidUTF8AndKeepsNothing() throws {
+  @Test func importNamesTheLineOfInvalidUTF8AndKeepsNothing() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
-    #expect(try engram("remember", "--db", db, "咖啡 ☕ every morning").status == 0)
+    let db = try await scratch.initializedDatabase()
+    #expect(try await engram("remember", "--db", db, "咖啡 ☕ every morning").status == 0)
     let file = scratch.path("export.jsonl")
-    #expect(try engram("export", "--db", db, file).status == 0)
+    #expect(try await engram("export", "--db", db, file).status == 0)
     var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
     let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
     let line = try #require(lines.firstIndex { $0.contains(0xE2) }) + 1
@@ -52,7 +53,7 @@ import Testing
     let offset = try #require(bytes.firstIndex(of: 0xE2))
     bytes.remove(at: offset + 1)
     try Data(bytes).write(to: URL(fileURLWithPath: file))
-    let result = try engram("import", "--db", scratch.path("copy.sqlite"), file)
+    let result = try await engram("import", "--db", scratch.path("copy.sqlite"), file)
     #expect(result.status == 1)
     #expect(result.standardError.contains("\(file):\(line): invalid UTF-8"))
     #expect(!FileManager.default.fileExists(atPath: scratch.path("copy.sqlite")))

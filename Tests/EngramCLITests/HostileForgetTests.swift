@@ -2,13 +2,14 @@ import Engram
 import EngramCLI
 import EngramEmbeddings
 import EngramStore
+import EngramTestSupport
 import Foundation
 import Synchronization
 import Testing
 
 /// Forgetting reaches every copy (summaries, chat turns, traces, pending calls), and a
 /// reindex racing another process's write loses nothing.
-@Suite struct HostileForgetTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HostileForgetTests {
   static func openEngine(_ path: String) throws -> MemoryEngine {
     let embedder = try EngineAccess.spec(forDatabaseAt: path).makeEmbedder(
       environment: ScratchFolder.environment)
@@ -16,16 +17,16 @@ import Testing
   }
 
   /// Every line of `engram export` for `db`.
-  static func exported(_ db: String, scratch: ScratchFolder) throws -> String {
+  static func exported(_ db: String, scratch: ScratchFolder) async throws -> String {
     let file = scratch.path("export-\(UUID().uuidString.prefix(6)).jsonl")
-    let result = try engram("export", "--db", db, file)
+    let result = try await engram("export", "--db", db, file)
     #expect(result.status == 0, "\(result.standardError)")
     return try String(contentsOfFile: file, encoding: .utf8)
   }
 
   @Test func forgettingATurnASummaryQuotesRemovesItFromTheSummary() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
+    let db = try await scratch.initializedDatabase()
     let secret = "My passport number is X4471902 and it expires next spring"
     var lines: [String] = []
     let turns = [
@@ -40,48 +41,48 @@ import Testing
       )
     }
     let chat = try scratch.write("chat.jsonl", lines.joined(separator: "\n") + "\n")
-    #expect(try engram("ingest", "--db", db, chat).status == 0)
-    #expect(try engram("compact", "--db", db, "--yes").status == 0)
+    #expect(try await engram("ingest", "--db", db, chat).status == 0)
+    #expect(try await engram("compact", "--db", db, "--yes").status == 0)
     // Forget a turn the summary quotes.
     let engine = try Self.openEngine(db)
     #expect(try engine.tableCounts()["summaries"] == 1)
     let quoted = try engine.quotedMessageIDs(ofSummary: 1)
     let turnsNow = try engine.recentTurns(limit: 20)
-    engine.close()
+    await engine.close()
     let secretID = try #require(quoted.first)
     let quotedText = try #require(turnsNow.first { $0.id == secretID }?.text)
-    #expect(try Self.exported(db, scratch: scratch).contains(quotedText))
-    let forget = try engram("forget", "--db", db, "--kind", "message", String(secretID))
+    #expect(try await Self.exported(db, scratch: scratch).contains(quotedText))
+    let forget = try await engram("forget", "--db", db, "--kind", "message", String(secretID))
     #expect(forget.status == 0, "\(forget.standardError)")
     #expect(forget.standardOutput.contains("summary"), "says what it removed: \(forget.standardOutput)")
     for mode in ["keyword", "hybrid"] {
-      let query = try engram("query", "--db", db, quotedText, "--json", "--mode", mode)
+      let query = try await engram("query", "--db", db, quotedText, "--json", "--mode", mode)
       #expect(!query.standardOutput.contains(quotedText), "\(mode): \(query.standardOutput)")
     }
-    #expect(!(try Self.exported(db, scratch: scratch)).contains(quotedText))
-    #expect(try engram("doctor", "--db", db).status == 0)
+    #expect(!(try await Self.exported(db, scratch: scratch)).contains(quotedText))
+    #expect(try await engram("doctor", "--db", db).status == 0)
   }
 
   @Test func forgettingAMemoryRememberedInChatRemovesTheTurnTracesAndPendingCall() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
-    let chat = try engram(
+    let db = try await scratch.initializedDatabase()
+    let chat = try await engram(
       "chat", "--db", db, input: "remember that my locker code is 4512\ny\nwhat is my locker code\n")
     #expect(chat.status == 0, "\(chat.standardError)")
-    #expect(try Self.exported(db, scratch: scratch).contains("4512"))
+    #expect(try await Self.exported(db, scratch: scratch).contains("4512"))
     let engine = try Self.openEngine(db)
     let id = try #require(try engine.memories().first { $0.content.contains("4512") }?.id)
-    engine.close()
-    let forget = try engram("forget", "--db", db, String(id))
+    await engine.close()
+    let forget = try await engram("forget", "--db", db, String(id))
     #expect(forget.status == 0, "\(forget.standardError)")
     #expect(forget.standardOutput.contains("turn"), "says what it removed: \(forget.standardOutput)")
-    let exported = try Self.exported(db, scratch: scratch)
+    let exported = try await Self.exported(db, scratch: scratch)
     #expect(!exported.contains("4512"), "\(exported)")
     for mode in ["keyword", "hybrid"] {
-      let query = try engram("query", "--db", db, "locker code 4512", "--json", "--mode", mode)
+      let query = try await engram("query", "--db", db, "locker code 4512", "--json", "--mode", mode)
       #expect(!query.standardOutput.contains("4512"), "\(mode): \(query.standardOutput)")
     }
-    #expect(try engram("doctor", "--db", db).status == 0)
+    #expect(try await engram("doctor", "--db", db).status == 0)
   }
 }
 
@@ -106,12 +107,12 @@ final class GatedEmbedder: Embedder, Sendable {
   }
 }
 
-@Suite struct HostileConcurrencyTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HostileConcurrencyTests {
   @Test func aRememberFromAnotherProcessDuringReindexKeepsItsEmbedding() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
+    let db = try await scratch.initializedDatabase()
     for number in 0..<20 {
-      #expect(try engram("remember", "--db", db, "old memory number \(number)").status == 0)
+      #expect(try await engram("remember", "--db", db, "old memory number \(number)").status == 0)
     }
     let gate = try GatedEmbedder(dimension: 384)
     let reindex = Task {
@@ -120,23 +121,23 @@ final class GatedEmbedder: Embedder, Sendable {
     }
     while !gate.entered { try await Task.sleep(for: .milliseconds(10)) }
     // Another process writes while the reindex embeds.
-    let remember = try engram("remember", "--db", db, "the spare key is under the blue flowerpot")
+    let remember = try await engram("remember", "--db", db, "the spare key is under the blue flowerpot")
     #expect(remember.status == 0, "\(remember.standardError)")
     gate.release()
     let engine = try await reindex.value
-    engine.close()
-    let doctor = try engram("doctor", "--db", db)
+    await engine.close()
+    let doctor = try await engram("doctor", "--db", db)
     #expect(doctor.status == 0, "\(doctor.standardOutput)")
     #expect(doctor.standardOutput.contains("0 missing"), "\(doctor.standardOutput)")
-    let query = try engram(
+    let query = try await engram(
       "query", "--db", db, "spare key flowerpot", "--mode", "vector", "-k", "1", "--json")
     #expect(query.standardOutput.contains("blue flowerpot"), "\(query.standardOutput)")
   }
 }
 
 /// Every store error reads as a sentence, never as a raw enum case.
-@Suite struct HostileErrorTextTests {
-  @Test func storeErrorsAreSentences() {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HostileErrorTextTests {
+  @Test func storeErrorsAreSentences() async {
     let errors: [StoreError] = [
       .schemaTooNew(path: "m", found: 9, supported: 3), .migrationRequired(path: "m", found: 1, required: 3),
       .invalidMigrations(version: 3, expected: 2), .readOnlyFile(path: "m"), .readOnlyDirectory(path: "m"),

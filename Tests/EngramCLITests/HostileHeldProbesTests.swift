@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -10,14 +11,14 @@ import Testing
 /// Probes of the hostile round that held on the code they were tried on, kept as tests so
 /// they keep holding: private modes under umask 000, malformed JSONL named by line with
 /// nothing stored, abusive MCP messages each answered while the server keeps serving.
-@Suite struct HostileHeldProbesTests {
-  @Test func filesStayPrivateUnderUmaskZero() throws {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HostileHeldProbesTests {
+  @Test func filesStayPrivateUnderUmaskZero() async throws {
     let scratch = try ScratchFolder()
     let db = scratch.path("open.sqlite")
     let binary = try EngramBinary.locate().path
     let script =
       "umask 000; \"$0\" init --db \"$1\" --model hashing && \"$0\" remember --db \"$1\" 'a private note'"
-    let result = try EngramBinary.run(
+    let result = try await EngramBinary.run(
       URL(fileURLWithPath: "/bin/sh"), arguments: ["-c", script, binary, db], input: nil,
       environment: ProcessInfo.processInfo.environment.merging(ScratchFolder.environment) { $1 },
       directory: nil)
@@ -29,24 +30,24 @@ import Testing
     }
   }
 
-  @Test func malformedJSONLIsNamedByLineAndNothingIsStored() throws {
+  @Test func malformedJSONLIsNamedByLineAndNothingIsStored() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
+    let db = try await scratch.initializedDatabase()
     let lines = [
       #"{"role":"user","content":"first"}"#, #"{"role":"user","content":"second"}"#,
       #"{"role":"user","content":"third"}"#, #"{"role":"user","content":"#,
     ]
     let file = try scratch.write("bad.jsonl", lines.joined(separator: "\n") + "\n")
-    let result = try engram("ingest", "--db", db, file)
+    let result = try await engram("ingest", "--db", db, file)
     #expect(result.status == 1)
     #expect(result.standardError.contains("bad.jsonl:4:"), "\(result.standardError)")
-    let stats = try jsonObject(try engram("stats", "--db", db, "--json").standardOutput)
+    let stats = try jsonObject(try await engram("stats", "--db", db, "--json").standardOutput)
     #expect(stats["messages"] as? Int == 0)
   }
 
-  @Test func abusiveMCPMessagesAreEachAnsweredAndServingGoesOn() throws {
+  @Test func abusiveMCPMessagesAreEachAnsweredAndServingGoesOn() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
+    let db = try await scratch.initializedDatabase()
     let abusive: [(line: String, code: Int?)] = [
       ("not json at all", -32700),
       (#"[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]"#, -32600),
@@ -66,7 +67,7 @@ import Testing
       #"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"memory_search","arguments":{"query":"x","k":0}}}"#
     )
     lines.append(#"{"jsonrpc":"2.0","id":12,"method":"tools/list"}"#)
-    let result = try engram("mcp", "--db", db, input: lines.joined(separator: "\n") + "\n")
+    let result = try await engram("mcp", "--db", db, input: lines.joined(separator: "\n") + "\n")
     #expect(result.status == 0, "\(result.standardError)")
     let responses = try jsonLines(result.standardOutput)
     #expect(responses.count == lines.count)

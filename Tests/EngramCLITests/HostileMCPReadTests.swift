@@ -2,6 +2,7 @@ import Engram
 import EngramEmbeddings
 import EngramMCP
 import EngramStore
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -16,7 +17,7 @@ import Testing
 /// Issue 17, finding 6, for MCP: the tools declared read-only answer at once while another
 /// process holds the write lock (memory_search used to write access statistics, wait 5 s
 /// and fail "locked"); a memory the user cannot write is served read-only.
-@Suite struct HostileMCPReadTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HostileMCPReadTests {
   @Test func readToolsAnswerWhileAnotherProcessHoldsTheWriteLock() async throws {
     let scratch = try ScratchFolder()
     let path = scratch.path("m.sqlite")
@@ -51,9 +52,9 @@ import Testing
     }
   }
 
-  @Test func aMemoryTheUserCannotWriteIsServedReadOnly() throws {
+  @Test func aMemoryTheUserCannotWriteIsServedReadOnly() async throws {
     let scratch = try ScratchFolder()
-    let path = try scratch.initializedDatabase()
+    let path = try await scratch.initializedDatabase()
     let writable = CommandContext(
       toolName: "engram", arguments: ParsedArguments(), output: CapturedOutput(), error: CapturedOutput(),
       input: LineReader(text: "", showsPrompt: false), terminal: Terminal(), environment: ["ENGRAM_DB": path])

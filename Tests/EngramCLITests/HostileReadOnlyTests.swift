@@ -1,4 +1,5 @@
 import EngramStore
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -10,12 +11,12 @@ import Testing
 
 /// Read commands write nothing and work on a memory the user cannot write (issue 15; issue
 /// 17, findings 6 and 12): the built binary on temporary memories, hashing embedder.
-@Suite struct HostileReadOnlyTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HostileReadOnlyTests {
   /// A memory with turns, one remembered fact (so a search hits a memory, which used to
   /// write access statistics); no `.vectors` snapshot (it has fewer vectors than
   /// `EngramConfiguration.snapshotMinimumRows`, so its index loads from the database).
-  static func populated(_ scratch: ScratchFolder) throws -> String {
-    let path = try scratch.initializedDatabase()
+  static func populated(_ scratch: ScratchFolder) async throws -> String {
+    let path = try await scratch.initializedDatabase()
     var lines = ""
     for index in 0..<40 {
       lines +=
@@ -23,8 +24,8 @@ import Testing
         + "\n"
     }
     let file = try scratch.write("turns.jsonl", lines)
-    #expect(try engram("ingest", "--db", path, file).status == 0)
-    #expect(try engram("remember", "--db", path, "Ann is allergic to peanuts").status == 0)
+    #expect(try await engram("ingest", "--db", path, file).status == 0)
+    #expect(try await engram("remember", "--db", path, "Ann is allergic to peanuts").status == 0)
     return path
   }
 
@@ -44,9 +45,9 @@ import Testing
     ["stats"], ["stats", "--json"], ["doctor"], ["compact", "--dry-run"], ["bench", "-k", "3"],
   ]
 
-  @Test func readCommandsLeaveTheFolderByteIdentical() throws {
+  @Test func readCommandsLeaveTheFolderByteIdentical() async throws {
     let scratch = try ScratchFolder()
-    let path = try Self.populated(scratch)
+    let path = try await Self.populated(scratch)
     let before = try Self.listing(scratch.url)
     // Small: no snapshot, and no read command may write one.
     #expect(!before.keys.contains("memory.sqlite.vectors"))
@@ -54,7 +55,8 @@ import Testing
       "engram-export-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: export) }
     for arguments in Self.readCommands + [["export", export.path]] {
-      let result = try EngramBinary.run(arguments + ["--db", path], environment: ScratchFolder.environment)
+      let result = try await EngramBinary.run(
+        arguments + ["--db", path], environment: ScratchFolder.environment)
       #expect(result.status == 0, "\(arguments): \(result.standardError)")
       let after = try Self.listing(scratch.url)
       #expect(Set(after.keys) == Set(before.keys), "\(arguments) left \(after.keys.sorted())")
@@ -65,24 +67,24 @@ import Testing
     }
   }
 
-  @Test func aReadOnlyFileIsSearchable() throws {
+  @Test func aReadOnlyFileIsSearchable() async throws {
     let scratch = try ScratchFolder()
-    let path = try Self.populated(scratch)
+    let path = try await Self.populated(scratch)
     #expect(chmod(path, 0o444) == 0)
     defer { chmod(path, 0o600) }
     let before = try Self.listing(scratch.url)
-    let query = try engram("query", "--db", path, "peanuts", "--json")
+    let query = try await engram("query", "--db", path, "peanuts", "--json")
     #expect(query.status == 0, "\(query.standardError)")
     #expect(query.standardOutput.contains("Ann is allergic to peanuts"))
-    let stats = try engram("stats", "--db", path, "--json")
+    let stats = try await engram("stats", "--db", path, "--json")
     #expect(stats.status == 0, "\(stats.standardError)")
     #expect(try jsonObject(stats.standardOutput)["memories"] as? Int == 1)
-    #expect(try engram("doctor", "--db", path).status == 0)
+    #expect(try await engram("doctor", "--db", path).status == 0)
     let after = try Self.listing(scratch.url)
     #expect(Set(after.keys) == Set(before.keys))
     #expect(after["memory.sqlite"]?.0 == before["memory.sqlite"]?.0)
     // Writing is still refused, with the reason.
-    let remember = try engram("remember", "--db", path, "x")
+    let remember = try await engram("remember", "--db", path, "x")
     #expect(remember.status == 1)
     #expect(remember.standardError.contains("read-only"))
   }
@@ -90,9 +92,9 @@ import Testing
   /// A folder the user cannot write, with a file the user cannot write: as root (which
   /// ignores permissions) the commands run as `nobody` through setpriv, so the kernel really
   /// refuses every write, lock files included.
-  @Test func aReadOnlyFolderIsSearchable() throws {
+  @Test func aReadOnlyFolderIsSearchable() async throws {
     let scratch = try ScratchFolder()
-    let path = try Self.populated(scratch)
+    let path = try await Self.populated(scratch)
     let setpriv = "/usr/bin/setpriv"
     let asNobody = geteuid() == 0 && FileManager.default.isExecutableFile(atPath: setpriv)
     if asNobody {
@@ -105,19 +107,21 @@ import Testing
       chmod(path, 0o600)
     }
     let before = try Self.listing(scratch.url)
-    func run(_ arguments: String...) throws -> EngramBinary.Result {
-      guard asNobody else { return try EngramBinary.run(arguments, environment: ScratchFolder.environment) }
+    func run(_ arguments: String...) async throws -> EngramBinary.Result {
+      guard asNobody else {
+        return try await EngramBinary.run(arguments, environment: ScratchFolder.environment)
+      }
       let binary = try EngramBinary.locate().path
       let wrapped = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", binary] + arguments
-      return try EngramBinary.runExecutable(wrapped, environment: ScratchFolder.environment)
+      return try await EngramBinary.runExecutable(wrapped, environment: ScratchFolder.environment)
     }
-    let query = try run("query", "--db", path, "peanuts", "--json")
+    let query = try await run("query", "--db", path, "peanuts", "--json")
     #expect(query.status == 0, "\(query.standardError)")
     #expect(query.standardOutput.contains("Ann is allergic to peanuts"))
-    let vector = try run("query", "--db", path, "allergic peanuts", "--mode", "vector", "--json")
+    let vector = try await run("query", "--db", path, "allergic peanuts", "--mode", "vector", "--json")
     #expect(vector.status == 0, "\(vector.standardError)")
     #expect(vector.standardOutput.contains("Ann is allergic to peanuts"))
-    let stats = try run("stats", "--db", path, "--json")
+    let stats = try await run("stats", "--db", path, "--json")
     #expect(stats.status == 0, "\(stats.standardError)")
     #expect(try jsonObject(stats.standardOutput)["memories"] as? Int == 1)
     let after = try Self.listing(scratch.url)
@@ -126,15 +130,15 @@ import Testing
 
   /// Finding 6: a search whose hits include a memory used to write access statistics, so
   /// while another process held the write lock `engram query` waited 5 s and failed "locked".
-  @Test func queryAnswersWhileAnotherProcessHoldsTheWriteLock() throws {
+  @Test func queryAnswersWhileAnotherProcessHoldsTheWriteLock() async throws {
     let scratch = try ScratchFolder()
-    let path = try Self.populated(scratch)
+    let path = try await Self.populated(scratch)
     // Another process (here the test process) holds the write lock for the whole query.
     let writer = try Connection(path: path)
     try writer.execute("BEGIN IMMEDIATE")
     defer { try? writer.execute("ROLLBACK") }
     // Waiting for the lock would take the 5 s busy timeout, then fail "locked" (exit 1).
-    let result = try engram("query", "--db", path, "peanuts", "--json")
+    let result = try await engram("query", "--db", path, "peanuts", "--json")
     #expect(result.status == 0, "\(result.standardError)")
     #expect(result.standardOutput.contains("Ann is allergic to peanuts"))
   }

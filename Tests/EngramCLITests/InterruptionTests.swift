@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -19,7 +20,7 @@ private func handlerAddress(_ action: sigaction) -> Int {
 }
 
 /// Serialized: the flag and the SIGINT disposition are process-wide.
-@Suite(.serialized) struct InterruptionTests {
+@Suite(.serialized, .timeLimit(.minutes(5)), .watchdog) struct InterruptionTests {
   @Test func requestAndResetDriveTheFlag() {
     Interruption.reset()
     #expect(!Interruption.isRequested)

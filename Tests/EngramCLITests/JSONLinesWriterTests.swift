@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramCLI
 
-@Suite struct JSONLinesWriterTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct JSONLinesWriterTests {
   struct Record: Encodable {
     var text: String
     var score: Double

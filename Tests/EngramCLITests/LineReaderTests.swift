@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramCLI
 
-@Suite struct LineReaderTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct LineReaderTests {
   @Test func readsLinesWithAnyTerminator() throws {
     let reader = LineReader(text: "one\r\ntwo\n\nlast")
     #expect(try reader.readLine() == "one")
@@ -74,7 +75,7 @@ import Testing
   }
 }
 
-@Suite struct TerminalTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct TerminalTests {
   @Test func widthPrefersTheWindowThenColumnsThen80() {
     #expect(Terminal.resolveWidth(windowColumns: 120, environment: ["COLUMNS": "90"]) == 120)
     #expect(Terminal.resolveWidth(windowColumns: nil, environment: ["COLUMNS": "90"]) == 90)

@@ -1,8 +1,9 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 /// Two `engram mcp` servers writing to one memory file at the same time lose nothing.
-@Suite struct MCPConcurrencyTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct MCPConcurrencyTests {
   /// The JSON-RPC lines of one client: initialize, then `count` remembers.
   static func script(client: String, count: Int) -> String {
     var lines = [
@@ -17,37 +18,35 @@ import Testing
     return lines.joined(separator: "\n") + "\n"
   }
 
-  @Test func twoServersWritingConcurrentlyKeepEveryMemory() throws {
+  @Test func twoServersWritingConcurrentlyKeepEveryMemory() async throws {
     let scratch = try ScratchFolder()
-    let db = try scratch.initializedDatabase()
+    let db = try await scratch.initializedDatabase()
     let binary = try EngramBinary.locate()
-    var processes: [(Process, URL)] = []
+    var inputs: [(String, URL)] = []
     for client in ["alpha", "beta"] {
       let input = try scratch.write("\(client).in", Self.script(client: client, count: 50))
-      let output = URL(fileURLWithPath: scratch.path("\(client).out"))
-      try Data().write(to: output)
-      let process = Process()
-      process.executableURL = binary
-      process.arguments = ["mcp", "--db", db]
-      process.environment = ProcessInfo.processInfo.environment.merging(ScratchFolder.environment) { $1 }
-      process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: input))
-      process.standardOutput = try FileHandle(forWritingTo: output)
-      process.standardError = FileHandle.nullDevice
-      processes.append((process, output))
+      inputs.append((input, URL(fileURLWithPath: scratch.path("\(client).out"))))
     }
-    for (process, _) in processes { try process.run() }
+    let environment = ProcessInfo.processInfo.environment.merging(ScratchFolder.environment) { $1 }
+    let processes = try inputs.map { input, output in
+      (
+        try ChildProcess(
+          binary.path, arguments: ["mcp", "--db", db], environment: environment,
+          standardInput: .file(input), standardOutput: .file(output.path)),
+        output
+      )
+    }
     for (process, output) in processes {
-      process.waitUntilExit()
-      #expect(process.terminationStatus == 0)
+      #expect(await process.exit() == .exited(0))
       let responses = try jsonLines(String(decoding: try Data(contentsOf: output), as: UTF8.self))
       #expect(responses.count == 51)
       let failed = responses.filter { (($0["result"] as? [String: Any])?["isError"] as? Bool) == true }
       #expect(failed.isEmpty)
     }
-    let stats = try jsonObject(try engram("stats", "--db", db, "--json").standardOutput)
+    let stats = try jsonObject(try await engram("stats", "--db", db, "--json").standardOutput)
     #expect(stats["memories"] as? Int == 100)
     #expect(stats["embeddings"] as? Int == 100)
-    let doctor = try engram("doctor", "--db", db)
+    let doctor = try await engram("doctor", "--db", db)
     #expect(doctor.status == 0)
   }
 }

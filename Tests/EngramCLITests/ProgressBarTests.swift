@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -11,7 +12,7 @@ final class ManualClock: Sendable {
   var now: @Sendable () -> Double { { [self] in seconds.withLock { $0 } } }
 }
 
-@Suite struct ProgressBarTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ProgressBarTests {
   @Test func lineShowsBarCountsRateAndETA() {
     let line = ProgressBar.line(label: "ingest", done: 250, total: 1_000, elapsed: 5, width: 60)
     #expect(line == "ingest [====>" + String(repeating: " ", count: 13) + "]  250/1000  25%  50/s  ETA 0:15")

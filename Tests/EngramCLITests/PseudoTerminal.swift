@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -16,7 +17,7 @@ final class PseudoTerminal {
     var description: String
   }
 
-  let process = Process()
+  private var child: ChildProcess?
   private let master: Int32
   private var bytes: [UInt8] = []
   /// `bytes` with the terminal's `\r\n` turned into `\n`, as searched by `waitFor`.
@@ -44,18 +45,14 @@ final class PseudoTerminal {
       throw Failure(description: "cannot open the terminal's slave (errno \(errno))")
     }
     _ = ioctl(slave, UInt(TIOCSWINSZ), &size)
-    let handle = FileHandle(fileDescriptor: slave, closeOnDealloc: false)
-    process.executableURL = try EngramBinary.locate()
-    process.arguments = arguments
     var merged = ProcessInfo.processInfo.environment
     merged.merge(environment) { _, new in new }
     merged["TERM"] = "xterm"
-    process.environment = merged
-    process.standardInput = handle
-    process.standardOutput = handle
-    process.standardError = handle
     do {
-      try process.run()
+      child = try ChildProcess(
+        try EngramBinary.locate().path, arguments: arguments, environment: merged,
+        standardInput: .descriptor(slave), standardOutput: .descriptor(slave),
+        standardError: .descriptor(slave))
     } catch {
       close(slave)
       close(master)
@@ -107,7 +104,7 @@ final class PseudoTerminal {
   #endif
 
   deinit {
-    if process.isRunning { process.terminate() }
+    child?.send(SIGTERM)
     close(master)
   }
 
@@ -119,7 +116,7 @@ final class PseudoTerminal {
   /// Reads until `text` appears after the previous match; returns whether it did before the
   /// deadline or the end of output. On success the next wait starts after this match.
   @discardableResult
-  func waitFor(_ text: String, deadline seconds: Double = 60) -> Bool {
+  func waitFor(_ text: String, deadline seconds: Double = 60) async -> Bool {
     let needle = Array(text.utf8)
     let end = Date().addingTimeInterval(seconds)
     while true {
@@ -128,7 +125,7 @@ final class PseudoTerminal {
         return true
       }
       if closed || Date() >= end { return false }
-      readAvailable(waitingMilliseconds: 100)
+      await readAvailable()
     }
   }
 
@@ -146,20 +143,21 @@ final class PseudoTerminal {
 
   /// Sends SIGINT to the process (what Ctrl-C does to the foreground process).
   func interrupt() {
-    kill(process.processIdentifier, SIGINT)
+    child?.send(SIGINT)
   }
 
   /// Reads the rest of the output and waits for the process; returns its status, or nil when it
   /// has not ended by the deadline (it is then terminated when `terminating`).
-  func waitForExit(deadline seconds: Double = 60, terminating: Bool = true) -> Int32? {
+  func waitForExit(deadline seconds: Double = 60, terminating: Bool = true) async -> Int32? {
+    guard let child else { return nil }
     let end = Date().addingTimeInterval(seconds)
-    while !closed && Date() < end { readAvailable(waitingMilliseconds: 100) }
-    while process.isRunning && Date() < end { usleep(20_000) }
-    if process.isRunning {
-      if terminating { process.terminate() }
+    while !closed && Date() < end { await readAvailable() }
+    while child.isRunning && Date() < end { try? await Task.sleep(for: .milliseconds(20)) }
+    if child.isRunning {
+      if terminating { child.send(SIGTERM) }
       return nil
     }
-    return process.terminationStatus
+    return child.termination?.status
   }
 
   private func find(_ needle: [UInt8]) -> Int? {
@@ -190,10 +188,15 @@ final class PseudoTerminal {
     consumed = index
   }
 
-  private func readAvailable(waitingMilliseconds: Int32) {
+  /// Reads what the terminal has; when it has nothing, sleeps (suspended, not blocking a
+  /// cooperative thread) for 10 ms.
+  private func readAvailable() async {
     var descriptor = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
-    let ready = poll(&descriptor, 1, waitingMilliseconds)
-    guard ready > 0 else { return }
+    let ready = poll(&descriptor, 1, 0)
+    guard ready > 0 else {
+      try? await Task.sleep(for: .milliseconds(10))
+      return
+    }
     var buffer = [UInt8](repeating: 0, count: 4096)
     let count = buffer.withUnsafeMutableBytes { read(master, $0.baseAddress, $0.count) }
     if count > 0 {

@@ -24,9 +24,9 @@ final class ScratchFolder {
   }
 
   /// A fresh memory made with the hashing embedder (no model needed).
-  func initializedDatabase(_ name: String = "memory.sqlite") throws -> String {
+  func initializedDatabase(_ name: String = "memory.sqlite") async throws -> String {
     let path = path(name)
-    let result = try EngramBinary.run(
+    let result = try await EngramBinary.run(
       ["init", "--db", path, "--model", "hashing"], environment: Self.environment)
     guard result.status == 0 else { throw SetupError(message: result.standardError) }
     return path
@@ -39,8 +39,8 @@ final class ScratchFolder {
 }
 
 /// Runs the binary with the test environment.
-func engram(_ arguments: String..., input: String? = nil) throws -> EngramBinary.Result {
-  try EngramBinary.run(arguments, input: input, environment: ScratchFolder.environment)
+func engram(_ arguments: String..., input: String? = nil) async throws -> EngramBinary.Result {
+  try await EngramBinary.run(arguments, input: input, environment: ScratchFolder.environment)
 }
 
 /// The one-object JSON output of a command.

@@ -1,8 +1,9 @@
+import EngramTestSupport
 import Testing
 
 @testable import EngramCLI
 
-@Suite struct SlashCommandTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct SlashCommandTests {
   @Test(arguments: [
     ("/help", SlashCommand.help), ("/?", .help), ("/HELP", .help), ("  /skills  ", .skills), ("/quit", .quit),
     ("/exit", .quit), ("/q", .quit), ("/history", .history(limit: 10)), ("/history 3", .history(limit: 3)),

@@ -1,9 +1,10 @@
 import Engram
+import EngramTestSupport
 import Testing
 
 @testable import EngramCLI
 
-@Suite struct StatsTierLineTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct StatsTierLineTests {
   @Test func namesTheIndexThatServes() {
     #expect(StatsCommand.tierLine(["index_tier": "exact"]) == "exact scan")
     let approximate: JSONValue = [

@@ -1,8 +1,9 @@
+import EngramTestSupport
 import Testing
 
 @testable import EngramCLI
 
-@Suite struct TableTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct TableTests {
   let table = Table(
     columns: [Table.Column("ID", alignment: .right), Table.Column("KIND"), Table.Column("TEXT")],
     rows: [["7", "fact", "likes green tea"], ["123", "preference", "short"]])
@@ -53,7 +54,7 @@ import Testing
   }
 }
 
-@Suite struct TextWidthTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct TextWidthTests {
   @Test(arguments: [
     ("abc", 3), ("日本語", 6), ("한국어", 6), ("ｆｕｌｌ", 8), ("e\u{301}", 1), ("👍", 2), ("❤️", 2), ("", 0),
     ("a\u{200B}b", 2),

@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 /// `--user ID` / `$ENGRAM_USER` on every memory command, before or after the command name,
 /// and `--db` / `$ENGRAM_DB` taking a PostgreSQL URI (issue 19), through the real binary.
-@Suite struct UserOptionTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct UserOptionTests {
   @Test func usersAreKeptApartByOptionAndEnvironment() async throws {
     let scratch = try ScratchFolder()
     let db = try await offPoolInit(scratch)
@@ -68,13 +69,10 @@ import Testing
   }
 }
 
-/// Runs the binary on a thread of its own, so waiting for it never holds a thread of the
-/// cooperative pool (the HTTP transport tests of the same run need the pool to answer).
+/// Runs the binary; its exit is awaited (``ChildProcess``), so waiting for it never holds a
+/// thread of the cooperative pool (the HTTP transport tests of the same run need the pool).
 func offPoolRun(_ arguments: [String], environment: [String: String]) async throws -> EngramBinary.Result {
-  try await withCheckedThrowingContinuation { continuation in
-    Thread { continuation.resume(with: Result { try EngramBinary.run(arguments, environment: environment) }) }
-      .start()
-  }
+  try await EngramBinary.run(arguments, environment: environment)
 }
 
 /// `engram ARGUMENTS...` with the test environment, off the cooperative pool.

@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramCore
 
-@Suite struct DateParserTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct DateParserTests {
   let utc = TimeZone(secondsFromGMT: 0)!
 
   @Test func wholeDaysStartAtMidnightInTheGivenZone() throws {
@@ -44,7 +45,7 @@ import Testing
 
 /// The one rule at the edges: days across daylight-saving changes, zones west of UTC, and
 /// dates shown in the zone they were typed in.
-@Suite struct DateParserTimeZoneTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct DateParserTimeZoneTests {
   let newYork = TimeZone(identifier: "America/New_York")!
   let utc = TimeZone(secondsFromGMT: 0)!
 
@@ -94,7 +95,7 @@ import Testing
 
 /// `display` and `day` compute their text by calendar arithmetic (no formatter per call):
 /// the text must be the formatter's, in every zone and at the edges of the arithmetic.
-@Suite struct DateParserDisplayTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct DateParserDisplayTests {
   static func formatted(_ date: Date, _ zone: TimeZone, _ pattern: String) -> String {
     let formatter = DateFormatter()
     formatter.locale = Locale(identifier: "en_US_POSIX")

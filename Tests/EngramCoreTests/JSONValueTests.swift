@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramCore
 
-@Suite struct JSONValueTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct JSONValueTests {
   @Test func parsesEveryKindKeepingIntegersApart() throws {
     let value = try JSONValue(
       parsing: Data(#"{"a":null,"b":true,"c":3,"d":2.5,"e":"x","f":[1,"y"],"g":{}}"#.utf8))
@@ -45,7 +46,7 @@ import Testing
   }
 }
 
-@Suite struct JSONValueFastParserTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct JSONValueFastParserTests {
   /// The fast path's answer, or nil when it declines.
   func fast(_ text: String) -> JSONValue? {
     var text = text

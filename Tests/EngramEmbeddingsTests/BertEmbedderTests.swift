@@ -1,8 +1,9 @@
 import EngramEmbeddings
+import EngramTestSupport
 import Foundation
 import Testing
 
-@Suite("BertEmbedder parity with sentence-transformers")
+@Suite("BertEmbedder parity with sentence-transformers", .timeLimit(.minutes(5)), .watchdog)
 struct BertEmbedderTests {
   static let fixture = try! ReferenceFixture.load()
   static let sentenceIDs = fixture.sentences.map(\.id)

@@ -1,8 +1,9 @@
 import EngramEmbeddings
+import EngramTestSupport
 import Foundation
 import Testing
 
-@Suite("BertEmbedder loading and validation on a tiny synthetic model")
+@Suite("BertEmbedder loading and validation on a tiny synthetic model", .timeLimit(.minutes(5)), .watchdog)
 struct BertLoaderTests {
   func load(_ weights: Data? = nil) throws -> BertEmbedder {
     let folder = try TinyModel.write(weights: weights)

@@ -1,8 +1,9 @@
+import EngramTestSupport
 import Testing
 
 @testable import EngramEmbeddings
 
-@Suite struct EmbedderSpecTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct EmbedderSpecTests {
   @Test(arguments: [
     ("minilm", "minilm"), ("hashing", "hashing"), ("hashing:64", "hashing:64"), ("model:/m/x", "model:/m/x"),
     (

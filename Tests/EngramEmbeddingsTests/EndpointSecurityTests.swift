@@ -1,10 +1,11 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramEmbeddings
 
 /// Plain http is only for this machine: names that merely look like loopback are remote.
-@Suite struct EndpointSecurityTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct EndpointSecurityTests {
   static let loopback = [
     "http://localhost:11434", "http://127.0.0.1:8080", "http://127.1.2.3", "http://[::1]:11434",
     "http://LOCALHOST", "http://api.localhost:9000",

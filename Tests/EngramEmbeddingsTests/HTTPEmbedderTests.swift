@@ -1,8 +1,9 @@
 import EngramEmbeddings
+import EngramTestSupport
 import Foundation
 import Testing
 
-@Suite("HTTPEmbedder against a local server")
+@Suite("HTTPEmbedder against a local server", .timeLimit(.minutes(5)), .watchdog)
 struct HTTPEmbedderTests {
   static func vectorJSON(_ seed: Int, dimension: Int) -> String {
     "[" + (0..<dimension).map { String(Double(($0 + seed) % 5) + 0.5) }.joined(separator: ",") + "]"

@@ -1,7 +1,8 @@
 import EngramEmbeddings
+import EngramTestSupport
 import Testing
 
-@Suite("HashingEmbedder")
+@Suite("HashingEmbedder", .timeLimit(.minutes(5)), .watchdog)
 struct HashingEmbedderTests {
   @Test("deterministic, unit length, default 384 dimensions")
   func deterministic() async throws {

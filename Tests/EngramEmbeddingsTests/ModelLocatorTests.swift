@@ -1,8 +1,9 @@
 import EngramEmbeddings
+import EngramTestSupport
 import Foundation
 import Testing
 
-@Suite("ModelLocator")
+@Suite("ModelLocator", .timeLimit(.minutes(5)), .watchdog)
 struct ModelLocatorTests {
   @Test("ENGRAM_MODEL_DIR wins, then XDG_CACHE_HOME, then ~/.cache")
   func order() {

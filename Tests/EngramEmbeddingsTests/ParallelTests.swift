@@ -1,4 +1,5 @@
 import CEngramKernels
+import EngramTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -6,7 +7,7 @@ import Testing
 @testable import EngramEmbeddings
 
 /// `engram_parallel`, the spinning pool under the forward pass, and how a batch is split.
-@Suite struct ParallelTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ParallelTests {
   /// Counts, per part, how often each part ran: every slot must end at exactly `rounds`.
   private func runCounted(parts: Int, rounds: Int) -> [Int] {
     let counts = UnsafeMutablePointer<Int>.allocate(capacity: parts)

@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 
 /// Hostile safetensors headers (found by reading the parser with the fuzz target in mind):
 /// offsets and shapes whose arithmetic overflows must be typed errors, never traps.
-@Suite struct SafeTensorsHostileTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct SafeTensorsHostileTests {
   static func file(header: String, payload: Int) throws -> String {
     let bytes = Data(header.utf8)
     var data = Data()

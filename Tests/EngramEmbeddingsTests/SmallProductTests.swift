@@ -1,8 +1,9 @@
 import CEngramKernels
+import EngramTestSupport
 import Testing
 
 /// `engram_gemm_nt_small`, the unpacked product the forward pass uses for short inputs.
-@Suite struct SmallProductTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct SmallProductTests {
   /// Deterministic values in [-0.5, 0.5).
   private func values(_ count: Int, seed: UInt64) -> [Float] {
     var state = seed

@@ -1,8 +1,9 @@
 import EngramEmbeddings
+import EngramTestSupport
 import Foundation
 import Testing
 
-@Suite("WordPieceTokenizer rules on a small vocabulary")
+@Suite("WordPieceTokenizer rules on a small vocabulary", .timeLimit(.minutes(5)), .watchdog)
 struct WordPieceTokenizerTests {
   static let vocabulary = [
     "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", "un", "##aff", "##able", "cafe", ".", ",",

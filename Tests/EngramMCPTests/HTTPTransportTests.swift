@@ -1,4 +1,5 @@
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 #endif
 
 /// The HTTP server around the handler, over real loopback sockets.
-@Suite struct HTTPTransportTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HTTPTransportTests {
   static func transport(_ configure: (inout HTTPTransportConfiguration) -> Void = { _ in }) throws
     -> HTTPTransport
   {

@@ -1,10 +1,11 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramMCP
 
 /// An oversized message is skipped whole and answered; the stream stays in step.
-@Suite struct HostileMCPTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HostileMCPTests {
   func messages(of bytes: [UInt8], maximumLength: Int) async throws -> [LineInput.Message] {
     let pipe = Pipe()
     // More than a pipe buffer: write from another thread while the reader reads.

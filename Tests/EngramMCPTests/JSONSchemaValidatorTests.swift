@@ -1,9 +1,10 @@
 import EngramCore
+import EngramTestSupport
 import Testing
 
 @testable import EngramMCP
 
-@Suite struct JSONSchemaValidatorTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct JSONSchemaValidatorTests {
   let schema: JSONValue = [
     "type": "object",
     "properties": [

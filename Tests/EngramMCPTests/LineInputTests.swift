@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramMCP
 
-@Suite struct LineInputTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct LineInputTests {
   func lines(of bytes: [UInt8], maximumLength: Int = LineInput.maximumLineLength) async throws -> [String] {
     let pipe = Pipe()
     pipe.fileHandleForWriting.write(Data(bytes))

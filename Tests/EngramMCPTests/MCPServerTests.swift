@@ -1,4 +1,5 @@
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -47,7 +48,7 @@ final class CollectingSink: MessageSink {
   }
 }
 
-@Suite struct MCPServerTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct MCPServerTests {
   let server = MCPServer(
     info: ServerInfo(name: "engram", version: "0.1.0", title: "Engram", instructions: "Use memory_search."),
     provider: FakeToolProvider(), log: { _ in })

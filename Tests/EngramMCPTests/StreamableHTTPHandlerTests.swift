@@ -1,11 +1,12 @@
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramMCP
 
 /// The Streamable HTTP protocol rules, request by request (no sockets).
-@Suite struct StreamableHTTPHandlerTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct StreamableHTTPHandlerTests {
   static let token = "test-token-0123456789"
 
   static func handler(

@@ -1,9 +1,10 @@
 import CSQLite
+import EngramTestSupport
 import Testing
 
 @testable import EngramStore
 
-@Suite struct BatchInsertTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct BatchInsertTests {
   private func messages(_ count: Int, from start: Int = 0) -> [Message] {
     var result: [Message] = []
     for index in start..<(start + count) {

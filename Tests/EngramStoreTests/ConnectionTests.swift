@@ -1,10 +1,11 @@
 import CSQLite
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramStore
 
-@Suite struct ConnectionTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ConnectionTests {
   @Test func sqliteKeepsNoAllocationStatistics() throws {
     let directory = try TemporaryDirectory()
     let connection = try makeMigratedConnection(directory)

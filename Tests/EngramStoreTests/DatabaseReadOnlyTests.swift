@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 
 /// A read-only `Database` creates no file and writes no byte, and still sees every commit
 /// (issue 15): writers keep the `-wal` and `-shm` files, readers open them read-only.
-@Suite struct DatabaseReadOnlyTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct DatabaseReadOnlyTests {
   /// One file of a folder: its bytes, size and modification time (nanoseconds).
   struct FileState: Equatable {
     var bytes: Data

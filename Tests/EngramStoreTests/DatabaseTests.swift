@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramStore
 
-@Suite struct DatabaseTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct DatabaseTests {
   @Test func opensMigratesAndConfigures() throws {
     let directory = try TemporaryDirectory()
     let database = try Database(path: directory.file("db.sqlite"))

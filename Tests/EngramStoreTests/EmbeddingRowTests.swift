@@ -1,9 +1,10 @@
 import EngramCore
+import EngramTestSupport
 import Testing
 
 @testable import EngramStore
 
-@Suite struct EmbeddingRowTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct EmbeddingRowTests {
   private func configured() throws -> (TemporaryDirectory, Connection) {
     let directory = try TemporaryDirectory()
     let connection = try makeMigratedConnection(directory)

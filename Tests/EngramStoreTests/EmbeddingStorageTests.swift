@@ -1,4 +1,5 @@
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 
 /// Migration 8: embedding rows stored smaller (the vector packed, the database's model as
 /// NULL) with every bit of every vector kept, on every path that reads or writes them.
-@Suite struct EmbeddingStorageTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct EmbeddingStorageTests {
   static let model = "sentence-transformers/all-MiniLM-L6-v2"
   static let dimension = 384
 

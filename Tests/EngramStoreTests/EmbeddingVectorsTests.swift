@@ -8,7 +8,7 @@ import Testing
 /// `StoreSession.embeddingVectors(owners:)`: what a vector index of int8 codes re-ranks with,
 /// read by owner in the session's transaction, in order, one user's rows only, the same
 /// vectors `embedding(ownerKind:ownerID:)` decodes (float32 and int8 rows alike).
-@Suite struct EmbeddingVectorsTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct EmbeddingVectorsTests {
   /// Fills two users' stores and checks the reads of the first.
   static func check(_ mine: any MemoryStore, _ theirs: any MemoryStore) throws {
     let vectors: [[Float]] = [[0.5, -1, 2], [3, 0.25, -0.125], [-7, 1, 1]]

@@ -1,8 +1,9 @@
+import EngramTestSupport
 import Testing
 
 @testable import EngramStore
 
-@Suite struct EnglishStemmerTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct EnglishStemmerTests {
   /// The sample vocabulary of the Snowball English stemmer's page and its published output.
   static let standardExamples: [(String, String)] = [
     ("consign", "consign"), ("consigned", "consign"), ("consigning", "consign"), ("consignment", "consign"),

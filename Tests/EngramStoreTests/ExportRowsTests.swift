@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 
 /// Export streams rows in primary-key order: no table's rows are sorted in memory first
 /// (issue 15: exporting 100,000 turns peaked at 206 MB, the embeddings sorted whole).
-@Suite struct ExportRowsTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ExportRowsTests {
   @Test func noExportedTableIsSortedInMemory() throws {
     let directory = try TemporaryDirectory()
     let database = try Database(path: directory.file("db.sqlite"))

@@ -1,4 +1,5 @@
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 
 /// The pruned keyword search (`FTSPruning`) returns exactly what ranking every matching row
 /// returns: the same rows, scores (bit for bit), order and tie-break.
-@Suite struct FTSPruningTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct FTSPruningTests {
   /// Prunes whenever it can, however few rows (the engine's setting ranks small tables whole).
   static let eager = FTSPruning(
     minimumMatches: 0, firstPassPerHit: 1, firstPassFraction: 1 << 40, maximumClauses: 32,

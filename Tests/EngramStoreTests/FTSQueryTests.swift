@@ -1,8 +1,9 @@
+import EngramTestSupport
 import Testing
 
 @testable import EngramStore
 
-@Suite struct FTSQueryTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct FTSQueryTests {
   @Test func stemsWordsAndDropsStopwords() {
     #expect(FTSQuery.matchExpression(for: "What is the weather in Paris?") == #""weather" OR "pari""#)
     #expect(

@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramStore
 
-@Suite struct FTSRankTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct FTSRankTests {
   /// A contentless FTS5 table like the schema's, holding `documents` as rows 1, 2, ...
   private func table(_ documents: [String]) throws -> (TemporaryDirectory, Connection) {
     let directory = try TemporaryDirectory()

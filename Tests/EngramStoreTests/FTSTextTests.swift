@@ -1,8 +1,9 @@
+import EngramTestSupport
 import Testing
 
 @testable import EngramStore
 
-@Suite struct FTSTextTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct FTSTextTests {
   @Test func expandsCJKRunsIntoUnigramsAndBigrams() {
     #expect(FTSText.indexText("我周末去攀岩了") == "我 周 末 去 攀 岩 了 我周 周末 末去 去攀 攀岩 岩了")
     #expect(FTSText.indexText("开会") == "开 会 开会")

@@ -1,4 +1,5 @@
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 
 /// Migration 3 retires ids: a forgotten item's id is never handed to a new one, and the
 /// rebuild keeps every row, link, embedding and full-text entry of a version 2 database.
-@Suite struct HostileIDReuseTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HostileIDReuseTests {
   @Test func migrationThreeKeepsRowsAndLinksAndRetiresIDs() throws {
     let directory = try TemporaryDirectory()
     let connection = try Connection(path: directory.file("v2.sqlite"))

@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -96,7 +97,7 @@ struct MiniSchemaValidator {
   }
 }
 
-@Suite struct JSONSchemaTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct JSONSchemaTests {
   static let names = ["conversation-import", "memory-export", "structured-summary"]
 
   private func load(_ name: String) throws -> [String: Any] {

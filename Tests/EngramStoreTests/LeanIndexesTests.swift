@@ -1,11 +1,12 @@
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramStore
 
 /// Migration 7: fewer, leaner indexes, and known speakers from a table kept by triggers.
-@Suite struct LeanIndexesTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct LeanIndexesTests {
   /// Two users' sessions, turns (some with speakers), a memory, a summary and embeddings,
   /// written through the store's own operations (embeddings as before migration 8 when
   /// `beforeMigration8`).

@@ -1,10 +1,11 @@
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramStore
 
-@Suite struct MigratorTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct MigratorTests {
   /// The compiled migrations must be exactly the files of schemas/migrations: run
   /// `make schemas` when this fails.
   @Test func generatedMigrationsMatchTheSQLFiles() throws {

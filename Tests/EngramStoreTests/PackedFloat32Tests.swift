@@ -1,4 +1,5 @@
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 
 /// The packed float32 form (`PackedFloat32`): every bit back, smaller for embeddings, and
 /// damage refused rather than misread.
-@Suite struct PackedFloat32Tests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct PackedFloat32Tests {
   /// A unit vector with Gaussian components, as sentence embeddings look.
   static func gaussianUnitVector(_ dimension: Int, _ random: inout SplitMix64) -> [Float] {
     var vector = (0..<dimension).map { _ in random.nextGaussian() }

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// The libpq wrapper against a real PostgreSQL server (see ``PostgresTestServer``).
-@Suite("PostgresConnection")
+@Suite("PostgresConnection", .timeLimit(.minutes(5)), .watchdog)
 struct PostgresConnectionTests {
   @Test func connectsToAServerOfVersion15OrLater() throws {
     let connection = try PostgresConnection(url: try PostgresTestServer.url())

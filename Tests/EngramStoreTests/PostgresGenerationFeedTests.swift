@@ -7,14 +7,15 @@ import Testing
 
 /// One user's embedding generation followed across connections (as another process or
 /// machine would): LISTEN/NOTIFY for speed, the counter for what notifications missed.
-@Suite("PostgreSQL generation feed")
+@Suite("PostgreSQL generation feed", .timeLimit(.minutes(5)), .watchdog)
 struct PostgresGenerationFeedTests {
-  /// Waits up to `limit` for `condition`.
-  private func eventually(within limit: Duration = .seconds(1), _ condition: () -> Bool) -> Bool {
+  /// Waits up to `limit` for `condition`, suspended between looks (the feed runs on a thread
+  /// of its own); looks once more after the deadline.
+  private func eventually(within limit: Duration = .seconds(1), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now.advanced(by: limit)
     while ContinuousClock.now < deadline {
       if condition() { return true }
-      Thread.sleep(forTimeInterval: 0.005)
+      try? await Task.sleep(for: .milliseconds(5))
     }
     return condition()
   }
@@ -27,8 +28,8 @@ struct PostgresGenerationFeedTests {
     }
   }
 
-  @Test func anotherConnectionsWriteIsKnownWithinASecond() throws {
-    try PostgresTestServer.withDatabase { _, url in
+  @Test func anotherConnectionsWriteIsKnownWithinASecond() async throws {
+    try await PostgresTestServer.inDatabase { _, url in
       let alice = try PostgresStore(uri: url, user: "alice")
       let bob = try PostgresStore(uri: url, user: "bob")
       defer {
@@ -40,27 +41,27 @@ struct PostgresGenerationFeedTests {
       defer { feed.stop() }
       // Caught up from the counter at start.
       #expect(feed.generation == 1)
-      #expect(eventually { feed.isConnected })
+      #expect(await eventually { feed.isConnected })
       try addEmbedding(alice, owner: 2)
       let start = ContinuousClock.now
-      #expect(eventually { feed.generation == 2 })
+      #expect(await eventually { feed.generation == 2 })
       #expect(ContinuousClock.now - start < .seconds(1))
       // Another user's writes are not Alice's.
       try addEmbedding(bob, owner: 1)
       try addEmbedding(alice, owner: 3)
-      #expect(eventually { feed.generation == 3 })
+      #expect(await eventually { feed.generation == 3 })
       try bob.readTransaction { session throws in #expect(try session.embeddingGeneration() == 1) }
       #expect(try alice.readTransaction { try $0.embeddingGeneration() } == feed.generation)
     }
   }
 
-  @Test func changesMissedWhileDisconnectedAreCaughtUpFromTheCounter() throws {
-    try PostgresTestServer.withDatabase { _, url in
+  @Test func changesMissedWhileDisconnectedAreCaughtUpFromTheCounter() async throws {
+    try await PostgresTestServer.inDatabase { _, url in
       let alice = try PostgresStore(uri: url, user: "alice")
       defer { alice.close() }
       let feed = try PostgresGenerationFeed(uri: url, user: "alice")
       defer { feed.stop() }
-      #expect(eventually { feed.isConnected })
+      #expect(await eventually { feed.isConnected })
       #expect(feed.generation == 0)
       // Keep the feed out (no new connections to the database), cut its connection, and
       // write while it is away (the store's connections stay): no notification reaches it.
@@ -73,14 +74,14 @@ struct PostgresGenerationFeedTests {
         SELECT pg_terminate_backend(pid) FROM pg_stat_activity
         WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name = $1
         """, [.text(PostgresGenerationFeed.applicationName)])
-      #expect(eventually { !feed.isConnected })
+      #expect(await eventually { !feed.isConnected })
       try addEmbedding(alice, owner: 1)
       try addEmbedding(alice, owner: 2)
-      Thread.sleep(forTimeInterval: 0.3)
+      try await Task.sleep(for: .milliseconds(300))
       #expect(feed.generation == 0 && !feed.isConnected)
       try server.execute("ALTER DATABASE \(database) WITH ALLOW_CONNECTIONS true")
       // Back, it reads the counter: generation 2 without having heard of 1 or 2.
-      #expect(eventually(within: .seconds(5)) { feed.generation == 2 && feed.isConnected })
+      #expect(await eventually(within: .seconds(5)) { feed.generation == 2 && feed.isConnected })
       #expect(feed.reconnectionCount == 1)
     }
   }

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// The PostgreSQL migrator against a real server.
-@Suite("PostgreSQL migrator")
+@Suite("PostgreSQL migrator", .timeLimit(.minutes(5)), .watchdog)
 struct PostgresMigratorTests {
   /// The compiled migrations must be exactly the files of schemas/postgres: run
   /// `make schemas` when this fails.

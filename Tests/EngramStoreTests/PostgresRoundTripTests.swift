@@ -7,7 +7,7 @@ import Testing
 
 /// What keeps round trips to the server few: statements prepared per connection, batched
 /// writes, one statement per search, and the generation known from the feed.
-@Suite("PostgreSQL round trips")
+@Suite("PostgreSQL round trips", .timeLimit(.minutes(5)), .watchdog)
 struct PostgresRoundTripTests {
   @Test func aStatementRunTwiceIsPreparedAndReplannedWhenItsTableChanges() throws {
     try PostgresTestServer.withDatabase { connection, _ in
@@ -101,12 +101,10 @@ struct PostgresRoundTripTests {
     }
   }
 
-  // Synchronous, polling with Thread.sleep: the feed runs on threads of its own, and a test
-  // that slept with Task.sleep waited for a cooperative thread to wake it. In the whole
-  // suite other tests can hold every one (children waited on), and the wait for the feed's
-  // connection ran out before the test was woken to look (seen once: 96 s, "followed nil").
-  @Test func theStoreFollowsAnotherNodesWritesWithoutAskingTheDatabase() throws {
-    try PostgresTestServer.withDatabase { _, url in
+  // The feed runs on threads of its own; the test looks at it between suspended sleeps, so it
+  // holds no cooperative thread while it waits (docs/concurrency.md).
+  @Test func theStoreFollowsAnotherNodesWritesWithoutAskingTheDatabase() async throws {
+    try await PostgresTestServer.inDatabase { _, url in
       let reader = try PostgresStore(uri: url, user: "alice")
       let writer = try PostgresStore(uri: url, user: "alice")
       defer {
@@ -123,7 +121,7 @@ struct PostgresRoundTripTests {
       while true {
         followed = reader.followedEmbeddingGeneration()
         if followed != nil || ContinuousClock.now - start >= .seconds(60) { break }
-        Thread.sleep(forTimeInterval: 0.01)
+        try await Task.sleep(for: .milliseconds(10))
       }
       #expect(followed == 0)
       let t0 = Date(timeIntervalSince1970: 1_700_000_000)
@@ -136,7 +134,7 @@ struct PostgresRoundTripTests {
       let written = ContinuousClock.now
       var known = reader.followedEmbeddingGeneration()
       while known != generation && ContinuousClock.now - written < .seconds(1) {
-        Thread.sleep(forTimeInterval: 0.005)
+        try await Task.sleep(for: .milliseconds(5))
         known = reader.followedEmbeddingGeneration()
       }
       #expect(known == generation, "not known within a second")

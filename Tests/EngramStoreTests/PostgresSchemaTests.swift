@@ -5,7 +5,7 @@ import Testing
 
 /// schemas/postgres applied to a real PostgreSQL server: user scopes, keys, full-text search
 /// and the embedding generation.
-@Suite("PostgreSQL schema")
+@Suite("PostgreSQL schema", .timeLimit(.minutes(5)), .watchdog)
 struct PostgresSchemaTests {
   @Test func appliesAndRecordsItsVersion() throws {
     try PostgresTestServer.withDatabase { connection, _ in
@@ -233,7 +233,7 @@ struct PostgresSchemaTests {
   }
 }
 
-@Suite("PostgresFullText")
+@Suite("PostgresFullText", .timeLimit(.minutes(5)), .watchdog)
 struct PostgresFullTextTests {
   @Test func indexTextIsFTSTextsWithTheTurnsSpeakerAndDay() {
     #expect(PostgresFullText.indexText(of: "Walking 周末") == FTSText.indexText("Walking 周末"))

@@ -1,8 +1,9 @@
+import EngramTestSupport
 import Testing
 
 @testable import EngramStore
 
-@Suite struct RecordTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct RecordTests {
   @Test func sessionAndMessageCRUD() throws {
     let directory = try TemporaryDirectory()
     let connection = try makeMigratedConnection(directory)

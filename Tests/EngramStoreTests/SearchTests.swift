@@ -1,9 +1,10 @@
 import EngramCore
+import EngramTestSupport
 import Testing
 
 @testable import EngramStore
 
-@Suite struct SearchTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct SearchTests {
   private func seeded() throws -> (TemporaryDirectory, Connection, [String: Int64]) {
     let directory = try TemporaryDirectory()
     let connection = try makeMigratedConnection(directory)

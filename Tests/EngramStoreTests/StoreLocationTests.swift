@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 
 /// `--db` takes a SQLite path or a PostgreSQL URI (issue 19); the factory opens SQLite and
 /// names what is missing for PostgreSQL.
-@Suite struct StoreLocationTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct StoreLocationTests {
   @Test func pathsAndURIsAreToldApart() throws {
     #expect(try StoreLocation(parsing: "/tmp/memory.sqlite") == .sqlite(path: "/tmp/memory.sqlite"))
     #expect(try StoreLocation(parsing: "memory.sqlite") == .sqlite(path: "memory.sqlite"))

@@ -1,4 +1,5 @@
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 
 /// Every store operation of one user (migration 6, `Database.Configuration.user`) reads and
 /// touches only that user's rows, even when both users wrote the same words.
-@Suite struct StoreUserScopeTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct StoreUserScopeTests {
   static func open(_ path: String, user: String) throws -> Database {
     var configuration = Database.Configuration()
     configuration.user = user

@@ -1,10 +1,11 @@
+import EngramTestSupport
 import Testing
 
 @testable import EngramStore
 
 /// Migration 5: known speakers (by index; a table since migration 7), and the log of embedding changes a lagging
 /// vector snapshot is brought up to date with.
-@Suite struct VectorSnapshotStampTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct VectorSnapshotStampTests {
   private func configured() throws -> (TemporaryDirectory, Connection) {
     let directory = try TemporaryDirectory()
     let connection = try makeMigratedConnection(directory)

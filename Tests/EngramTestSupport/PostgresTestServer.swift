@@ -43,7 +43,8 @@ public enum PostgresTestServer {
     let script = repositoryRoot.appendingPathComponent("scripts/postgres.sh").path
     // popen rather than Process: the server the script leaves running must not hold a pipe
     // this process waits on. The script's diagnostics go to this process's standard error.
-    guard let pipe = popen("'\(script)' start", "r") else {
+    // ENGRAM_PG_OWNER: if this process dies without its atexit stop, the next start sweeps it.
+    guard let pipe = popen("ENGRAM_PG_OWNER=\(getpid()) '\(script)' start", "r") else {
       return .failure(Unavailable(description: "could not run \(script) (errno \(errno))"))
     }
     var text = ""
@@ -86,6 +87,21 @@ public enum PostgresTestServer {
       result = try body(connection, url)
     }
     return result
+  }
+
+  /// ``withDatabase(_:)`` for a body that awaits (one that polls a feed, say).
+  public static func inDatabase<T>(
+    _ body: (_ connection: PostgresConnection, _ url: String) async throws -> T
+  )
+    async throws -> T
+  {
+    let serverURL = try url()
+    let admin = try PostgresConnection(url: serverURL)
+    let name = "engram_test_\(UInt64.random(in: 0...UInt64.max))"
+    try admin.execute("CREATE DATABASE \(name)")
+    defer { _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+    let url = databaseURL(serverURL, database: name)
+    return try await body(try PostgresConnection(url: url), url)
   }
 
   /// A connection string for `database` on the server of `url`: a later `dbname` overrides

@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 /// The approximate vector tier as the engine uses it: configured through
 /// `EngramConfiguration.approximate`, bypassed by `search(exact:)`, reported by
 /// `vectorIndexStatistics`, and close to the exact scan.
-@Suite struct ApproximateSearchTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ApproximateSearchTests {
   /// 600 turns about 60 topics; the lists are built inside the ingest that crosses 300 rows.
   func engine(in folder: TemporaryFolder) async throws -> MemoryEngine {
     var configuration = hashingConfiguration(dimension: 64)
@@ -76,7 +77,7 @@ import Testing
     do {
       let engine = try MemoryEngine(path: path, configuration: configuration)
       _ = try await engine.ingest(file, path: "generated")
-      engine.close()
+      await engine.close()
     }
     let reopened = try MemoryEngine(path: path, configuration: configuration)
     defer { reopened.close() }

@@ -1,4 +1,5 @@
 import EngramEmbeddings
+import EngramTestSupport
 import EngramVectors
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Testing
 /// Issue 20: each vector stored once at full precision. The `.vectors` snapshot holds int8
 /// codes (format 3), the float32 rows stay in the database only, and a memory opened from
 /// the snapshot answers exactly as one loaded from the embeddings table.
-@Suite struct CodesSnapshotEngineTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct CodesSnapshotEngineTests {
   static func configuration() -> EngramConfiguration {
     SnapshotThresholdTests.configuration(minimum: 1)
   }
@@ -19,7 +20,7 @@ import Testing
     let writer = try MemoryEngine(path: path, configuration: Self.configuration())
     let ids = try await SnapshotThresholdTests.remember(writer, 0..<80)
     #expect(try writer.forget(kind: .memory, id: ids[3]))
-    writer.close()
+    await writer.close()
 
     let file = URL(fileURLWithPath: path + ".vectors")
     let bytes = try Data(contentsOf: file)
@@ -38,7 +39,7 @@ import Testing
     let fromSnapshot = try await SnapshotThresholdTests.results(mapped)
     let report = try await mapped.doctor()
     #expect(report.healthy, "\(report.checks)")
-    mapped.close()
+    await mapped.close()
 
     // The same memory loaded from the table (no snapshot file).
     try FileManager.default.removeItem(at: file)
@@ -46,7 +47,7 @@ import Testing
     let loaded = try MemoryEngine(path: path, configuration: Self.configuration())
     #expect(loaded.indexSource == .database)
     #expect(try await SnapshotThresholdTests.results(loaded) == fromSnapshot)
-    loaded.close()
+    await loaded.close()
 
     // Reopened from the snapshot the last engine wrote (replayed or current).
     let again = try MemoryEngine(path: path, configuration: Self.configuration())

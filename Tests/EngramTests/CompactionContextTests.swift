@@ -1,10 +1,11 @@
 import EngramEmbeddings
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import Engram
 
-@Suite struct CompactionContextTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct CompactionContextTests {
   /// A long session with filler and facts, a month ago.
   func fillSession(_ engine: MemoryEngine, at start: Date) async throws -> Int64 {
     let session = try engine.startSession(name: "trip", at: start)

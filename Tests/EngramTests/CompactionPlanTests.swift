@@ -1,4 +1,5 @@
 import EngramEmbeddings
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 
 /// Issue 15: the dry run is a planning query whose numbers the real run keeps, and the real
 /// run goes through many sessions in bounded transactions of whole sessions.
-@Suite struct CompactionPlanTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct CompactionPlanTests {
   /// `sessions` old sessions ingested as JSONL: informative turns, greetings, and every
   /// seventh session made of greetings only.
   static func fill(_ engine: MemoryEngine, folder: TemporaryFolder, sessions: Int) async throws {

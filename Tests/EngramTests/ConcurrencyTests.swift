@@ -1,4 +1,5 @@
 import EngramEmbeddings
+import EngramTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -13,7 +14,7 @@ final class Tally: Sendable {
 }
 
 /// Many readers and one writer on one engine, and two processes writing one file.
-@Suite(.serialized) struct ConcurrencyTests {
+@Suite(.serialized, .timeLimit(.minutes(5)), .watchdog) struct ConcurrencyTests {
   @Test func fourSearchersAndOneWriterShareAnEngine() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(
@@ -84,13 +85,13 @@ final class Tally: Sendable {
     let folder = try TemporaryFolder()
     let database = folder.path("shared.sqlite")
     // Create the file first so both children open an existing, migrated database.
-    try MemoryEngine(path: database, configuration: hashingConfiguration(dimension: 64)).close()
+    try await MemoryEngine(path: database, configuration: hashingConfiguration(dimension: 64)).close()
     let count = soakEnabled ? 1000 : 200
     let first = try CrashTestProcess(
       database: database, mode: "remember", arguments: ["--tag", "A", "--count", String(count)])
     let second = try CrashTestProcess(
       database: database, mode: "remember", arguments: ["--tag", "B", "--count", String(count)])
-    let statuses = [first.wait(), second.wait()]
+    let statuses = [await first.wait(), await second.wait()]
     let lines = first.lines + second.lines
     let acknowledged = lines.filter { $0.hasPrefix("ACK memory") }
     let errors = lines.filter { $0.hasPrefix("ERR") }

@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import Engram
 
-@Suite struct ConversationFileTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ConversationFileTests {
   func parse(_ text: String) throws(ImportError) -> ConversationFile {
     try ConversationFile.parse(Data(text.utf8), path: "t.jsonl", defaultSession: "t.jsonl")
   }

@@ -1,4 +1,5 @@
 import Engram
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -22,7 +23,7 @@ extension CrashSafetyTests {
     if mode == "cli-reindex" {
       baseline = try await Self.prepareReindexDatabase(database)
     } else {
-      let created = try Self.runCLI(
+      let created = try await Self.runCLI(
         ["init", "--db", database, "--model", "hashing:\(Self.dimension)"], in: folder)
       try #require(created.status == 0, "engram init failed: \(created.error)")
     }
@@ -53,11 +54,11 @@ extension CrashSafetyTests {
         let name = "\(tag)-old"
         let path = folder.path(name + ".jsonl")
         try writeFile(Self.conversation(name, turns: turnsPerFile, daysAgo: 90), to: path)
-        let ingested = try Self.runCLI(["ingest", "--db", database, "--json", path], in: folder)
+        let ingested = try await Self.runCLI(["ingest", "--db", database, "--json", path], in: folder)
         outcome.childErrors += ingested.status == 0 ? 0 : 1
         acknowledged += Self.ingestAcknowledgements(ingested.lines, files: [path: name])
         try? FileManager.default.removeItem(atPath: path)
-        let remembered = try Self.runCLI(
+        let remembered = try await Self.runCLI(
           ["remember", "--db", database, "duplicate fact \(round % 3): Alice climbs on Saturdays"], in: folder
         )
         outcome.childErrors += remembered.status == 0 ? 0 : 1
@@ -72,21 +73,23 @@ extension CrashSafetyTests {
       let child = try CrashTestProcess(executable: "engram", arguments: arguments, folder: folder.url)
       var killed = false
       if span == 0 {
-        let status = child.wait()
-        span = max(20, Int((ContinuousClock.now - started) / .milliseconds(1)))
+        let status = await child.wait()
+        // The child's own run time: the time until this task was scheduled again can be far
+        // longer under a full parallel run, and every later kill waits up to the span.
+        span = max(20, Int((child.lifetime ?? ContinuousClock.now - started) / .milliseconds(1)))
         outcome.childErrors += status == 0 ? 0 : 1
       } else {
         let delay = Int.random(in: 1...span, using: &random)
         try await Task.sleep(for: .milliseconds(delay))
-        killed = child.killNow()
+        killed = await child.killNow()
         if killed {
           outcome.attempted += 1
         } else {
           completedRuns += 1
-          if child.wait() != 0 { outcome.childErrors += 1 }
+          if await child.wait() != 0 { outcome.childErrors += 1 }
         }
       }
-      if !killed && child.process.terminationStatus != 0 {
+      if !killed && child.terminationStatus != 0 {
         outcome.problems.append("round \(round): \(arguments[0]) failed: \(child.standardError)")
       }
       let lines = child.lines
@@ -106,7 +109,7 @@ extension CrashSafetyTests {
         mode: String(mode.dropFirst("cli-".count)), database: database, acknowledged: acknowledged,
         baseline: baseline, turnsPerFile: turnsPerFile)
       var messages = problems.messages
-      let doctor = try Self.runCLI(["doctor", "--db", database, "--json"], in: folder)
+      let doctor = try await Self.runCLI(["doctor", "--db", database, "--json"], in: folder)
       if doctor.status != 0 {
         messages.append(
           "engram doctor exited \(doctor.status): \(doctor.lines.joined(separator: " ")) \(doctor.error)")
@@ -131,9 +134,9 @@ extension CrashSafetyTests {
   }
 
   /// Runs `engram ARGUMENTS` to completion.
-  static func runCLI(_ arguments: [String], in folder: TemporaryFolder) throws -> CLIRun {
+  static func runCLI(_ arguments: [String], in folder: TemporaryFolder) async throws -> CLIRun {
     let child = try CrashTestProcess(executable: "engram", arguments: arguments, folder: folder.url)
-    let status = child.wait()
+    let status = await child.wait()
     return CLIRun(status: status, lines: child.lines, error: child.standardError)
   }
 

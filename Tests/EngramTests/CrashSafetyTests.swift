@@ -1,5 +1,6 @@
 import EngramEmbeddings
 import EngramStore
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 /// Kills `engram-crashtest` with SIGKILL at seeded random moments while it writes, then
 /// reopens the memory and checks it: SQLite integrity and `doctor` healthy, every
 /// acknowledged write present, no file half-imported, no session half-compacted.
-@Suite(.serialized) struct CrashSafetyTests {
+@Suite(.serialized, .timeLimit(.minutes(soakEnabled ? 120 : 8)), .watchdog) struct CrashSafetyTests {
   /// What one mode's kill loop found.
   struct Outcome: CustomStringConvertible {
     var mode: String
@@ -68,7 +69,7 @@ import Testing
       let delay = Int.random(in: Self.delays[mode]!, using: &random)
       try await Task.sleep(for: .milliseconds(delay))
       outcome.attempted += 1
-      let killed = child.killNow()
+      let killed = await child.killNow()
       let lines = child.lines
       outcome.childErrors += lines.filter { $0.hasPrefix("ERR") }.count
       acknowledged.append(contentsOf: lines.filter { $0.hasPrefix("ACK") })

@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 
 #if canImport(Glibc)
@@ -23,7 +24,7 @@ final class CrashTestProcess {
     }
   }
 
-  let process = Process()
+  let child: ChildProcess
   let outputURL: URL
   let errorURL: URL
 
@@ -39,27 +40,13 @@ final class CrashTestProcess {
     let stem = "crashtest-\(UUID().uuidString.prefix(8))"
     outputURL = folder.appendingPathComponent(stem + ".out")
     errorURL = folder.appendingPathComponent(stem + ".err")
-    try Data().write(to: outputURL)
-    try Data().write(to: errorURL)
-    let output = try FileHandle(forWritingTo: outputURL)
-    let error = try FileHandle(forWritingTo: errorURL)
-    defer {
-      try? output.close()
-      try? error.close()
-    }
-    process.executableURL = try Self.locate(executable)
-    process.arguments = arguments
-    process.standardOutput = output
-    process.standardError = error
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
+    child = try ChildProcess(
+      try Self.locate(executable).path, arguments: arguments,
+      standardOutput: .file(outputURL.path), standardError: .file(errorURL.path))
   }
 
   deinit {
-    if process.isRunning {
-      kill(process.processIdentifier, SIGKILL)
-      process.waitUntilExit()
-    }
+    // ChildProcess kills a child nobody waited for; its reaper thread collects it.
     try? FileManager.default.removeItem(at: outputURL)
     try? FileManager.default.removeItem(at: errorURL)
   }
@@ -89,7 +76,7 @@ final class CrashTestProcess {
   func waitUntilReady() async throws {
     for _ in 0..<3000 {
       if lines.contains("READY") { return }
-      if !process.isRunning { break }
+      if !child.isRunning { break }
       try await Task.sleep(for: .milliseconds(10))
     }
     throw LocateError.notReady(output: lines.joined(separator: " | ") + standardError)
@@ -99,31 +86,32 @@ final class CrashTestProcess {
   func waitUntilAcknowledged() async throws {
     for _ in 0..<12000 {
       if lines.contains(where: { $0.hasPrefix("ACK") }) { return }
-      if !process.isRunning { break }
+      if !child.isRunning { break }
       try await Task.sleep(for: .milliseconds(10))
     }
     throw LocateError.notReady(output: lines.joined(separator: " | ") + standardError)
   }
 
-  /// Sends SIGKILL and reaps the child; returns whether it died of the signal (rather than
-  /// having exited on its own before).
+  /// Sends SIGKILL and awaits the child's reaping; returns whether it died of the signal
+  /// (rather than having exited on its own before).
   @discardableResult
-  func killNow() -> Bool {
-    let wasRunning = process.isRunning
-    kill(process.processIdentifier, SIGKILL)
-    process.waitUntilExit()
-    return wasRunning && process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
+  func killNow() async -> Bool {
+    await child.kill()
   }
 
-  /// Waits for the child to exit on its own; returns its status.
-  func wait() -> Int32 {
-    process.waitUntilExit()
-    return process.terminationStatus
+  /// Awaits the child's exit; returns its status (128 + the signal when one ended it).
+  func wait() async -> Int32 {
+    await child.exit().status
   }
+
+  /// How long the child ran (nil while it runs); see ``ChildProcess/lifetime``.
+  var lifetime: Duration? { child.lifetime }
+
+  /// The exit status once the child has ended (nil while it runs).
+  var terminationStatus: Int32? { child.termination?.status }
 
   /// The executable `name`: `$ENGRAM_CRASHTEST` / `$ENGRAM_BINARY` when set, else next to
-  /// the test bundle (the build's bin folder), else in the folder `swift build
-  /// --show-bin-path` reports for this package.
+  /// the test bundle (the build's bin folder, where `swift build --build-tests` puts it).
   static func locate(_ name: String) throws -> URL {
     let variable = name == "engram" ? "ENGRAM_BINARY" : "ENGRAM_CRASHTEST"
     if let explicit = ProcessInfo.processInfo.environment[variable] {
@@ -142,30 +130,7 @@ final class CrashTestProcess {
       if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
       folders.append(bundle.bundleURL.deletingLastPathComponent())
     }
-    if let folder = try? showBinPath() {
-      let candidate = folder.appendingPathComponent(name)
-      if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-      folders.append(folder)
-    }
     throw LocateError.notFound(name: name, searched: folders.map(\.path))
-  }
-
-  /// `swift build --show-bin-path` run in the package root (found from this file's path).
-  private static func showBinPath() throws -> URL {
-    let packageRoot = URL(fileURLWithPath: #filePath)
-      .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["swift", "build", "--show-bin-path"]
-    process.currentDirectoryURL = packageRoot
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let path = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    return URL(fileURLWithPath: path)
   }
 }
 

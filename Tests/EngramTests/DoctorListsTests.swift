@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -5,7 +6,7 @@ import Testing
 
 /// `doctor` checks the approximate tier's lists beside the snapshot (header, stamp,
 /// every byte) and `--repair` rebuilds them.
-@Suite struct DoctorListsTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct DoctorListsTests {
   func configuration() -> EngramConfiguration {
     var configuration = hashingConfiguration(dimension: 64)
     configuration.approximate = ApproximateConfiguration(
@@ -25,7 +26,7 @@ import Testing
     let file = ConversationFile(
       sessions: [ConversationSession(name: "s", startedAt: start, turns: turns)], format: .jsonl)
     _ = try await engine.ingest(file, path: "generated")
-    engine.close()
+    await engine.close()
   }
 
   @Test func intactListsPassAndDamagedOnesAreFoundAndRebuilt() async throws {

@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import Engram
 
-@Suite struct DocumentTextTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct DocumentTextTests {
   /// A turn is embedded with its time to the minute, as LoCoMo writes session times (UTC).
   @Test func embedsTheTimeTheSpeakerAndTheText() {
     let date = Date(timeIntervalSince1970: 1_683_554_160)  // 2023-05-08 13:56 UTC

@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 
 /// A memory is private: its database, WAL, index snapshot and exports are readable by the
 /// owner only, whatever the umask.
-@Suite(.serialized) struct FilePermissionTests {
+@Suite(.serialized, .timeLimit(.minutes(5)), .watchdog) struct FilePermissionTests {
   static func permissions(_ path: String) -> Int? {
     (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? nil
   }
@@ -39,7 +40,7 @@ import Testing
     #expect(Self.permissions(existing) == 0o600)
     try engine.saveSnapshot()
     #expect(Self.permissions(try #require(engine.snapshotURL).path) == 0o600)
-    engine.close()
+    await engine.close()
     ReliabilityLog.record(
       "hostile",
       [

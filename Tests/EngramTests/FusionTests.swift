@@ -1,11 +1,12 @@
 import EngramStore
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import Engram
 
 /// Every term of the ranking function on its own, with the others switched off.
-@Suite struct FusionTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct FusionTests {
   let now = Date(timeIntervalSince1970: 1_700_000_000)
   /// Every optional term off: fusion alone.
   let plain = RetrievalWeights(vectorWeight: 0.4, neighbourWeight: 0, speakerWeight: 0)

@@ -1,5 +1,6 @@
 import EngramEmbeddings
 import EngramStore
+import EngramTestSupport
 import EngramVectors
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Testing
 
 /// Issue 17, findings 1 (export part), 4, 8 and 12 (imported vectors): an export is private
 /// from its first byte, a damaged export is refused, and so is a vector the index cannot hold.
-@Suite struct HostileExportTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HostileExportTests {
   static let turns = (0..<40).map { index in
     #"{"role":"user","content":"第\#(index)天：我们去了长城 🏯🎉 and ate 饺子 😋","session":"s\#(index % 4)","speaker":"Ann","timestamp":\#(1_700_000_000 + index * 60)}"#
   }.joined(separator: "\n")
@@ -143,7 +144,7 @@ import Testing
   @Test func importRefusesInvalidUTF8NamingTheLine() async throws {
     let folder = try TemporaryFolder()
     let (engine, export) = try await Self.exported(folder)
-    engine.close()
+    await engine.close()
     var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: export)))
     // Cut in half the first multi-byte character from line 5 on.
     var line = 1
@@ -167,7 +168,7 @@ import Testing
   @Test func importRefusesAnExportDamagedByReplacementCharactersOrTruncated() async throws {
     let folder = try TemporaryFolder()
     let (engine, export) = try await Self.exported(folder)
-    engine.close()
+    await engine.close()
     let lines = try Self.lines(export)
     let last = lines.count
     // What decoding 1 MiB chunks separately did: a character split at a boundary became

@@ -1,5 +1,6 @@
 import EngramEmbeddings
 import EngramStore
+import EngramTestSupport
 import EngramVectors
 import Foundation
 import Testing
@@ -26,7 +27,7 @@ struct BrokenEmbedder: Embedder {
 }
 
 /// Damaged files, a full disk, broken embedders and hostile text, at the engine's front door.
-@Suite struct HostileInputTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HostileInputTests {
   /// Whether `error` is one of the typed errors an open may throw.
   static func isTyped(_ error: any Error) -> Bool {
     error is SQLiteError || error is StoreError || error is EngramError || error is VectorIndexError
@@ -39,7 +40,7 @@ struct BrokenEmbedder: Embedder {
     for number in 0..<200 {
       try await engine.remember("memory \(number): " + String(repeating: "filler text ", count: 20))
     }
-    engine.close()
+    await engine.close()
     return path
   }
 
@@ -86,7 +87,7 @@ struct BrokenEmbedder: Embedder {
         } catch {
           #expect(Self.isTyped(error), "\(name): \(type(of: error)) \(error)")
         }
-        engine.close()
+        await engine.close()
       } catch {
         refused += 1
         #expect(Self.isTyped(error), "\(name): \(type(of: error)) \(error)")
@@ -233,12 +234,12 @@ struct BrokenEmbedder: Embedder {
       try await engine.ingest(path: file)
     }
     #expect(try engine.tableCounts().values.allSatisfy { $0 == 0 })
-    engine.close()
+    await engine.close()
     // The memory still opens (the index rebuild never meets a broken vector).
     let reopened = try MemoryEngine(
       path: path, configuration: EngramConfiguration(embedder: BrokenEmbedder(fault: fault)))
     #expect(try await reopened.doctor().healthy)
-    reopened.close()
+    await reopened.close()
     ReliabilityLog.record(
       "hostile",
       [

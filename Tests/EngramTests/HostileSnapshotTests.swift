@@ -1,4 +1,5 @@
 import EngramStore
+import EngramTestSupport
 import EngramVectors
 import Foundation
 import Testing
@@ -12,7 +13,7 @@ import Testing
 #endif
 
 /// Issue 17, findings 1, 2 and 6: the vector snapshot and the read path under hostile use.
-@Suite struct HostileSnapshotTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HostileSnapshotTests {
   static let forgotten = "the safe combination is seven three nine"
   static let replacement = "Maya prefers window seats on long flights"
 
@@ -32,7 +33,7 @@ import Testing
     let setup = try MemoryEngine(path: path, configuration: hashingConfiguration())
     _ = try await setup.remember("Ann likes hiking in the Alps", kind: .fact)
     let secret = try await setup.remember(Self.forgotten, kind: .note)
-    setup.close()
+    await setup.close()
 
     let server = try MemoryEngine(path: path, configuration: hashingConfiguration())
     _ = try await server.remember("Bob drinks his coffee black", kind: .fact)  // the server's index changes
@@ -40,8 +41,8 @@ import Testing
     #expect(try cli.forget(kind: .memory, id: secret))
     _ = try await cli.remember("a memory that is forgotten at once", kind: .note)
     let reused = try await cli.remember(Self.replacement, kind: .note)
-    cli.close()
-    server.close()
+    await cli.close()
+    await server.close()
 
     let reader = try MemoryEngine(path: path, configuration: hashingConfiguration())
     defer { reader.close() }
@@ -62,7 +63,7 @@ import Testing
     let setup = try MemoryEngine(path: original, configuration: hashingConfiguration())
     _ = try await setup.remember("Ann likes hiking in the Alps", kind: .fact)
     let second = try await setup.remember(Self.forgotten, kind: .note)
-    setup.close()
+    await setup.close()
     try FileManager.default.copyItem(atPath: original, toPath: copy)
 
     // The same operations, with different texts, on each copy: same ids, same generation.
@@ -71,7 +72,7 @@ import Testing
       let engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
       #expect(try engine.forget(kind: .memory, id: second))
       added.append(try await engine.remember(text, kind: .note))
-      engine.close()
+      await engine.close()
     }
     #expect(added.count == 2 && added[0] == added[1])
     try FileManager.default.removeItem(atPath: copy + ".vectors")
@@ -95,7 +96,7 @@ import Testing
     #expect(symlink(victim, path + ".vectors.tmp-\(getpid())") == 0)
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
     _ = try await engine.remember("hello", kind: .note)
-    engine.close()
+    await engine.close()
     #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
     #expect(FileManager.default.fileExists(atPath: path + ".vectors"))
     let mode = try FileManager.default.attributesOfItem(atPath: path + ".vectors")[.posixPermissions] as? Int
@@ -137,7 +138,7 @@ import Testing
     let path = folder.path("m.sqlite")
     let writer = try MemoryEngine(path: path, configuration: hashingConfiguration())
     let id = try await writer.remember("Ann is allergic to peanuts", kind: .fact)
-    writer.close()
+    await writer.close()
     var bytes = try Data(contentsOf: URL(fileURLWithPath: path + ".vectors"))
     // A code byte (format 3: a few rows' row table fills the first 6 pages, then the codes).
     bytes[6 * 4096 + 5] ^= 0x7F
@@ -161,7 +162,7 @@ import Testing
     let path = folder.path("m.sqlite")
     let writer = try MemoryEngine(path: path, configuration: hashingConfiguration())
     let id = try await writer.remember("Ann is allergic to peanuts", kind: .fact)
-    writer.close()
+    await writer.close()
     try FileManager.default.removeItem(atPath: path + ".vectors")
     let before = try Data(contentsOf: URL(fileURLWithPath: path))
     // The writer keeps its (empty) log and wal-index, so a reader creates neither.
@@ -172,7 +173,7 @@ import Testing
     configuration.readOnly = true
     let reader = try MemoryEngine(path: path, configuration: configuration)
     #expect(try await reader.search("peanuts", k: 1).first?.id == id)
-    reader.close()
+    await reader.close()
     #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
     #expect(!FileManager.default.fileExists(atPath: path + ".vectors"))
     #expect(try FileManager.default.contentsOfDirectory(atPath: folder.url.path).sorted() == files)
@@ -184,7 +185,7 @@ import Testing
     let path = folder.path("m.sqlite")
     let writer = try MemoryEngine(path: path, configuration: hashingConfiguration())
     _ = try await writer.remember("Ann is allergic to peanuts", kind: .fact)
-    writer.close()
+    await writer.close()
     let snapshot = path + ".vectors"
     let stamp = try FileManager.default.attributesOfItem(atPath: snapshot)[.modificationDate] as? Date
     let inode = try FileManager.default.attributesOfItem(atPath: snapshot)[.systemFileNumber] as? Int
@@ -192,7 +193,7 @@ import Testing
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
     #expect(engine.indexSource == .snapshot)
     _ = try await engine.search("peanuts", k: 1)
-    engine.close()
+    await engine.close()
     let attributes = try FileManager.default.attributesOfItem(atPath: snapshot)
     #expect(attributes[.modificationDate] as? Date == stamp)
     #expect(attributes[.systemFileNumber] as? Int == inode)

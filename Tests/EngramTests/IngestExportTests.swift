@@ -1,11 +1,12 @@
 import EngramEmbeddings
+import EngramTestSupport
 import Foundation
 import Synchronization
 import Testing
 
 @testable import Engram
 
-@Suite struct IngestExportTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct IngestExportTests {
   static let conversation = """
     {"role":"user","content":"I adopted a puppy named Biscuit","session":"s1","speaker":"Ann","timestamp":"2024-05-01T10:00:00Z"}
     {"role":"assistant","content":"Congratulations! What breed is Biscuit?","session":"s1","timestamp":"2024-05-01T10:00:05Z"}
@@ -125,8 +126,8 @@ import Testing
     #expect(throws: EngramError.importTargetNotEmpty(path: target.path)) {
       try target.importExport(from: first)
     }
-    source.close()
-    target.close()
+    await source.close()
+    await target.close()
   }
 
   @Test func importRefusesMalformedExportsWholly() async throws {

@@ -1,9 +1,10 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import Engram
 
-@Suite struct MemoryEngineAgentTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct MemoryEngineAgentTests {
   @Test func agentItemsRoundTripWithDueDates() throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())

@@ -1,4 +1,5 @@
 import EngramEmbeddings
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -31,7 +32,7 @@ func writeFile(_ text: String, to path: String) throws {
   try Data(text.utf8).write(to: URL(fileURLWithPath: path))
 }
 
-@Suite struct MemoryEngineTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct MemoryEngineTests {
   @Test func remembersAndFindsByEveryMode() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
@@ -197,25 +198,25 @@ func writeFile(_ text: String, to path: String) throws {
     let path = folder.path("m.sqlite")
     var engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
     let id = try await engine.remember("the spare key is under the blue flower pot")
-    engine.close()
+    await engine.close()
     engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
     #expect(engine.indexSource == .snapshot)
     #expect(try await engine.search("spare key", k: 1, mode: .vector).first?.id == id)
     // A write the snapshot does not know about (as after a crash before close).
     let second = try await engine.remember("the car is parked on level 3")
     let snapshot = try Data(contentsOf: try #require(engine.snapshotURL))
-    engine.close()
+    await engine.close()
     try snapshot.write(to: URL(fileURLWithPath: path + ".vectors"))
     engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
     #expect(engine.indexSource == .database)
     #expect(try await engine.search("car parked level", k: 1, mode: .vector).first?.id == second)
-    engine.close()
+    await engine.close()
     // A damaged snapshot is ignored, never trusted.
     try Data("garbage".utf8).write(to: URL(fileURLWithPath: path + ".vectors"))
     engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
     #expect(engine.indexSource == .database)
     #expect(try await engine.doctor().healthy)
-    engine.close()
+    await engine.close()
   }
 
   @Test func refusesAnotherModelUntilReindexed() async throws {
@@ -223,7 +224,7 @@ func writeFile(_ text: String, to path: String) throws {
     let path = folder.path("m.sqlite")
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration(dimension: 128))
     let id = try await engine.remember("tea with oat milk, no sugar", kind: .preference)
-    engine.close()
+    await engine.close()
     #expect(throws: EngramError.self) {
       try MemoryEngine(path: path, configuration: hashingConfiguration(dimension: 64))
     }
@@ -244,7 +245,7 @@ func writeFile(_ text: String, to path: String) throws {
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration(dimension: 64))
     _ = try await engine.remember("tea with oat milk, no sugar", kind: .preference)
     try engine.setEmbedderSpec("hashing:64")
-    engine.close()
+    await engine.close()
 
     // A reindex that fails while embedding changes neither the vectors nor the spec.
     await #expect(throws: EngramError.self) {
@@ -262,7 +263,7 @@ func writeFile(_ text: String, to path: String) throws {
 
     let reindexed = try await MemoryEngine.reindex(
       path: path, configuration: hashingConfiguration(dimension: 32), embedderSpec: "hashing:32")
-    reindexed.close()
+    await reindexed.close()
     let settings = try MemoryEngine.storedEmbedderSettings(path: path)
     #expect(settings.spec == "hashing:32")
     #expect(settings.modelID == "hashing-v1-32")

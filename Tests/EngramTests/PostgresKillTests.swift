@@ -14,7 +14,9 @@ import Testing
 /// mid-compaction, and its server connections terminated during a run of writes: every write
 /// the CLI acknowledged is there, nothing is half-stored, and the next command works.
 /// Children are waited for on threads of their own, never on the cooperative pool.
-@Suite("Kills and lost connections on PostgreSQL", .serialized)
+@Suite(
+  "Kills and lost connections on PostgreSQL", .serialized, .timeLimit(.minutes(soakEnabled ? 120 : 8)),
+  .watchdog)
 struct PostgresKillTests {
   static let turnsPerFile = 160
 
@@ -47,13 +49,13 @@ struct PostgresKillTests {
           // The first run goes uncut and measures how long a run takes.
           let status = await Self.exitStatus(child)
           #expect(status == 0, "uncut ingest failed: \(child.standardError)")
-          span = max(20, Int((ContinuousClock.now - started) / .milliseconds(1)))
+          span = max(20, Int((child.lifetime ?? ContinuousClock.now - started) / .milliseconds(1)))
         } else {
           try await Task.sleep(for: .milliseconds(Int.random(in: 1...span)))
           if await Self.killNow(child) {
             kills += 1
           } else {
-            #expect(child.process.terminationStatus == 0, "ingest failed: \(child.standardError)")
+            #expect(child.terminationStatus == 0, "ingest failed: \(child.standardError)")
             // The uncut run was timed under another load: aim earlier until kills land.
             span = max(5, span / 2)
           }
@@ -120,13 +122,13 @@ struct PostgresKillTests {
         if span == 0 {
           let status = await Self.exitStatus(child)
           #expect(status == 0, "uncut compact failed: \(child.standardError)")
-          span = max(20, Int((ContinuousClock.now - started) / .milliseconds(1)))
+          span = max(20, Int((child.lifetime ?? ContinuousClock.now - started) / .milliseconds(1)))
         } else {
           try await Task.sleep(for: .milliseconds(Int.random(in: 1...span)))
           if await Self.killNow(child) {
             kills += 1
           } else {
-            #expect(child.process.terminationStatus == 0, "compact failed: \(child.standardError)")
+            #expect(child.terminationStatus == 0, "compact failed: \(child.standardError)")
             // The uncut run was timed under another load: aim earlier until kills land.
             span = max(5, span / 2)
           }
@@ -256,25 +258,15 @@ struct PostgresKillTests {
     return try connection.execute(sql)[0].string(0) ?? ""
   }
 
-  /// Waits for `child` to exit on a thread of its own; returns its status.
+  /// Awaits `child`'s exit; returns its status.
   static func exitStatus(_ child: CrashTestProcess) async -> Int32 {
-    let process = Unchecked(child.process)
-    return await withCheckedContinuation { continuation in
-      Thread {
-        process.value.waitUntilExit()
-        continuation.resume(returning: process.value.terminationStatus)
-      }.start()
-    }
+    await child.wait()
   }
 
-  /// Sends SIGKILL and reaps the child; whether it died of the signal (rather than having
-  /// exited on its own before).
+  /// Sends SIGKILL and awaits the child's reaping; whether it died of the signal (rather than
+  /// having exited on its own before).
   static func killNow(_ child: CrashTestProcess) async -> Bool {
-    let wasRunning = child.process.isRunning
-    kill(child.process.processIdentifier, SIGKILL)
-    _ = await exitStatus(child)
-    return wasRunning && child.process.terminationReason == .uncaughtSignal
-      && child.process.terminationStatus == SIGKILL
+    await child.killNow()
   }
 
   /// Runs `engram ARGUMENTS` to completion.

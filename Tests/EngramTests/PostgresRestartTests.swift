@@ -1,3 +1,4 @@
+import EngramCore
 import EngramStore
 import EngramTestSupport
 import Foundation
@@ -16,11 +17,11 @@ import Testing
 /// suite owns, during runs of `engram ingest` and `engram remember`: no acknowledged write is
 /// lost, no ingest is left half-stored, and the next command works; an engine opened before
 /// a restart searches again after it (it reconnects).
-@Suite("PostgreSQL restarts", .serialized)
+@Suite("PostgreSQL restarts", .serialized, .timeLimit(.minutes(soakEnabled ? 120 : 8)), .watchdog)
 struct PostgresRestartTests {
   /// A cluster of its own from scripts/postgres.sh (the shared test server is not
   /// restarted under the other suites), removed at the end.
-  final class OwnCluster {
+  final class OwnCluster: Sendable {
     let folder: String
     let url: String
     /// scripts/postgres.sh (this file is Tests/EngramTests/PostgresRestartTests.swift).
@@ -55,7 +56,9 @@ struct PostgresRestartTests {
     /// waits on, and the child is reaped by `pclose` on this thread.
     @discardableResult
     static func script(_ arguments: [String]) throws -> String {
-      let command = ([scriptPath] + arguments).map { "'\($0)'" }.joined(separator: " ") + " 2>/dev/null"
+      let command =
+        "ENGRAM_PG_OWNER=\(getpid()) " + ([scriptPath] + arguments).map { "'\($0)'" }.joined(separator: " ")
+        + " 2>/dev/null"
       guard let pipe = popen(command, "r") else {
         throw ScriptFailed(description: "popen failed (errno \(errno))")
       }
@@ -90,7 +93,7 @@ struct PostgresRestartTests {
   }
 
   @Test func restartsDuringIngestsLoseNoAcknowledgedFileAndLeaveNoneHalfStored() async throws {
-    let cluster = try OwnCluster()
+    let cluster = try await BlockingWork.run { try OwnCluster() }
     let url = cluster.url
     let folder = try TemporaryFolder()
     let created = try await PostgresKillTests.run(["init", "--db", url, "--model", "hashing:64"], in: folder)
@@ -154,7 +157,7 @@ struct PostgresRestartTests {
   }
 
   @Test func restartsDuringRemembersLoseNoAcknowledgedWriteAndTheEngineReconnects() async throws {
-    let cluster = try OwnCluster()
+    let cluster = try await BlockingWork.run { try OwnCluster() }
     let url = cluster.url
     let folder = try TemporaryFolder()
     let created = try await PostgresKillTests.run(["init", "--db", url, "--model", "hashing:64"], in: folder)

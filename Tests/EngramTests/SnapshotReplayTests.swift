@@ -1,4 +1,6 @@
+import EngramCore
 import EngramStore
+import EngramTestSupport
 import EngramVectors
 import Foundation
 import Synchronization
@@ -9,7 +11,7 @@ import Testing
 /// Issue 15: a snapshot that lags the database (a writer still open, or killed before it
 /// saved) is brought up to date from the embeddings table on open, never rebuilt whole and
 /// never used stale.
-@Suite struct SnapshotReplayTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct SnapshotReplayTests {
   /// Whether `engine`'s vector index holds memory `id`.
   static func indexes(_ engine: MemoryEngine, memory id: Int64) -> Bool {
     engine.index.contains(VectorKey.make(.memory, id))
@@ -22,7 +24,7 @@ import Testing
     for index in 0..<count {
       ids.append(try await setup.remember("fact number \(index) about hiking", kind: .fact))
     }
-    setup.close()
+    await setup.close()
     return ids
   }
 
@@ -103,7 +105,7 @@ import Testing
     let old = try Data(contentsOf: URL(fileURLWithPath: path + ".vectors"))
     let writer = try MemoryEngine(path: path, configuration: hashingConfiguration())
     #expect(try writer.forget(kind: .memory, id: ids[0]))
-    writer.close()  // a new snapshot and stamp; the log is pruned up to it
+    await writer.close()  // a new snapshot and stamp; the log is pruned up to it
     try old.write(to: URL(fileURLWithPath: path + ".vectors"))
 
     let reader = try MemoryEngine(path: path, configuration: hashingConfiguration())
@@ -148,13 +150,16 @@ import Testing
       }
       log.withLock { $0.done = true }
     }
-    var readOnly = hashingConfiguration()
-    readOnly.readOnly = true
+    var readOnlyConfiguration = hashingConfiguration()
+    readOnlyConfiguration.readOnly = true
+    let readOnly = readOnlyConfiguration
     var readers = 0
     var replayed = 0
     while !log.withLock({ $0.done }) || readers == 0 {
       let before = log.withLock { $0 }
-      let reader = try MemoryEngine(path: path, configuration: readOnly)
+      // Opened on a thread of its own and awaited: the loop never holds a cooperative thread
+      // the writer task needs (on a 2-core machine the pool has two).
+      let reader = try await BlockingWork.run { try MemoryEngine(path: path, configuration: readOnly) }
       // Opened from the snapshot and brought up to date (an exact snapshot is not changed).
       if reader.indexSource == .snapshot && reader.index.changeCount > 0 { replayed += 1 }
       let after = log.withLock { $0 }
@@ -164,7 +169,7 @@ import Testing
       for id in before.forgotten {
         #expect(!Self.indexes(reader, memory: id), "reader \(readers) holds forgotten #\(id)")
       }
-      reader.close()
+      await reader.close()
       readers += 1
     }
     try await writing.value
@@ -187,7 +192,7 @@ import Testing
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
     let export = folder.path("export.jsonl")
     try engine.export(to: export)
-    engine.close()
+    await engine.close()
     let text = try String(contentsOfFile: export, encoding: .utf8)
     #expect(!text.contains(Connection.vectorSnapshotKey))
     #expect(!text.contains(Connection.embeddingChangesFloorKey))

@@ -1,4 +1,5 @@
 import EngramEmbeddings
+import EngramTestSupport
 import EngramVectors
 import Foundation
 import Testing
@@ -8,7 +9,7 @@ import Testing
 /// Issue 20: a memory below `EngramConfiguration.snapshotMinimumRows` keeps no `.vectors`
 /// snapshot (its index loads from the embeddings table), one that grows past it writes
 /// one, and one that shrinks below it removes its file; search is the same either way.
-@Suite struct SnapshotThresholdTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct SnapshotThresholdTests {
   /// A hashing configuration keeping a snapshot from `minimum` rows.
   static func configuration(minimum: Int) -> EngramConfiguration {
     var configuration = EngramConfiguration(embedder: try! HashingEmbedder(dimension: 64))
@@ -62,7 +63,7 @@ import Testing
     _ = try await Self.remember(writer, 0..<30)
     let before = try await Self.results(writer)
     try writer.saveSnapshot()
-    writer.close()
+    await writer.close()
     #expect(try Self.snapshotFiles(writer) == (false, false))
 
     let reader = try MemoryEngine(path: path, configuration: Self.configuration(minimum: 1_000))
@@ -79,14 +80,14 @@ import Testing
     let path = folder.path("m.sqlite")
     let small = try MemoryEngine(path: path, configuration: Self.configuration(minimum: 10))
     _ = try await Self.remember(small, 0..<9)
-    small.close()
+    await small.close()
     #expect(try Self.snapshotFiles(small).snapshot == false)
 
     let growing = try MemoryEngine(path: path, configuration: Self.configuration(minimum: 10))
     #expect(growing.indexSource == .database)
     _ = try await Self.remember(growing, 9..<12)
     let before = try await Self.results(growing)
-    growing.close()
+    await growing.close()
     #expect(try Self.snapshotFiles(growing).snapshot)
 
     let reader = try MemoryEngine(path: path, configuration: Self.configuration(minimum: 10))
@@ -101,7 +102,7 @@ import Testing
     let path = folder.path("m.sqlite")
     let setup = try MemoryEngine(path: path, configuration: Self.configuration(minimum: 10))
     let ids = try await Self.remember(setup, 0..<12)
-    setup.close()
+    await setup.close()
     let url = try #require(setup.snapshotURL)
     #expect(FileManager.default.fileExists(atPath: url.path))
     let stale = url.appendingPathExtension("old")
@@ -111,14 +112,14 @@ import Testing
     #expect(shrinking.indexSource == .snapshot)
     for id in ids.prefix(3) { #expect(try shrinking.forget(kind: .memory, id: id)) }
     let before = try await Self.results(shrinking)
-    shrinking.close()
+    await shrinking.close()
     #expect(try Self.snapshotFiles(shrinking) == (false, false))
 
     let reopened = try MemoryEngine(path: path, configuration: Self.configuration(minimum: 10))
     #expect(reopened.indexSource == .database)
     #expect(reopened.index.count == 9)
     #expect(try await Self.results(reopened) == before)
-    reopened.close()
+    await reopened.close()
 
     // The file from before the shrink, put back (as a backup restore might): its rows are
     // not the database's, so it is ignored and the index comes from the table.
@@ -136,12 +137,12 @@ import Testing
     let path = folder.path("m.sqlite")
     let setup = try MemoryEngine(path: path, configuration: Self.configuration(minimum: 0))
     _ = try await Self.remember(setup, 0..<5)
-    setup.close()
+    await setup.close()
     var configuration = Self.configuration(minimum: 10)
     configuration.readOnly = true
     let reader = try MemoryEngine(path: path, configuration: configuration)
     #expect(reader.indexSource == .snapshot)
-    reader.close()
+    await reader.close()
     #expect(try Self.snapshotFiles(reader).snapshot)
   }
 
@@ -160,7 +161,7 @@ import Testing
       ConversationFile(
         sessions: [ConversationSession(name: "s", startedAt: nil, turns: turns)], format: .jsonl),
       path: "generated")
-    engine.close()
+    await engine.close()
     #expect(try Self.snapshotFiles(engine) == (true, true))
 
     let reopened = try MemoryEngine(path: path, configuration: configuration)

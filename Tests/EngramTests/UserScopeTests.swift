@@ -1,4 +1,5 @@
 import EngramStore
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 /// Issue 19: many users in one memory, kept apart by the engine's user (EngramConfiguration.user,
 /// the CLI's --user): one user's search, lists, export and forget never see or touch another's
 /// rows, and a memory from before users belongs to the default user.
-@Suite struct UserScopeTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct UserScopeTests {
   static func engine(_ path: String, user: String? = nil) throws -> MemoryEngine {
     var configuration = hashingConfiguration()
     if let user { configuration.user = user }
@@ -170,10 +171,10 @@ import Testing
     let path = folder.path("shared.sqlite")
     let ann = try Self.engine(path, user: "ann")
     _ = try await ann.remember("Ann likes kayaking")
-    ann.close()
+    await ann.close()
     let bob = try Self.engine(path, user: "bob")
     _ = try await bob.remember("Bob likes climbing")
-    bob.close()
+    await bob.close()
     var configuration = hashingConfiguration(dimension: 128)
     configuration.user = "ann"
     await #expect(throws: EngramError.reindexNeedsEveryUser(users: ["bob"])) {

@@ -1,3 +1,4 @@
+import EngramTestSupport
 import EngramVectors
 import Foundation
 import Testing
@@ -5,7 +6,7 @@ import Testing
 /// A selective filter on the approximate tier scores exactly the rows it admits, through
 /// appends, deletes and compaction, whatever the scores look like; the clustering may share
 /// its GEMM blocks among threads.
-@Suite struct ApproximateFilterTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ApproximateFilterTests {
   typealias Fixture = ApproximateIndexTests
 
   /// The same hits, in the same order, as the exact filtered scan.

@@ -1,11 +1,12 @@
 import EngramCore
+import EngramTestSupport
 import EngramVectors
 import Foundation
 import Testing
 
 /// The approximate tier: calibrated recall, sound exactness claims, filters that still return
 /// k hits, incremental writes, compaction and the size threshold.
-@Suite struct ApproximateIndexTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ApproximateIndexTests {
   static let dimension = 32
   static let n = 6000
 

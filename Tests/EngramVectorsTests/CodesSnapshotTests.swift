@@ -1,4 +1,5 @@
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -32,7 +33,7 @@ final class TableRowSource: FloatRowSource {
 
 /// Snapshots of int8 codes (format 3): no float32 rows on disk, the same hits and scores as
 /// the float32 scan, float32 re-ranks read from the source.
-@Suite struct CodesSnapshotTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct CodesSnapshotTests {
   static let dimension = 24
 
   static func directory() throws -> URL {

@@ -1,3 +1,4 @@
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -11,7 +12,7 @@ import Testing
 
 /// Issue 17, finding 1: temporary files get unpredictable names, are created exclusively
 /// with mode 0600, and never follow a planted symlink.
-@Suite struct HostileTemporaryFileTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HostileTemporaryFileTests {
   static func folder() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent(
       "engram-tmpfile-\(UUID().uuidString)")

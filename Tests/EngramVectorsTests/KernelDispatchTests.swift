@@ -1,5 +1,6 @@
 import CEngramKernels
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 /// (each is within n · u · Σ|aⱼbⱼ| of the exact sum, u = 2⁻²⁴). Within one level, equal rows
 /// score bit-equal on every loop. `scripts/kernels-test.sh` runs the same checks in C for
 /// the NEON level under qemu-aarch64.
-@Suite("Kernel dispatch levels")
+@Suite("Kernel dispatch levels", .timeLimit(.minutes(5)), .watchdog)
 struct KernelDispatchTests {
   /// The levels this CPU runs: scalar up to the dispatch level.
   static let levels = Array(0...Int(engram_cpu_level()))

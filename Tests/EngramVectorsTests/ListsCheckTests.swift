@@ -1,10 +1,11 @@
+import EngramTestSupport
 import EngramVectors
 import Foundation
 import Testing
 
 /// `verifyLists`, what `doctor` runs on `<snapshot>.lists`: the header, the stamp naming the
 /// snapshot, and every byte (an open checks the codes only with `.full` verification).
-@Suite struct ListsCheckTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ListsCheckTests {
   func folder() throws -> URL {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lists-\(UUID())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

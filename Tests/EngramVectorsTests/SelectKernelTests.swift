@@ -1,8 +1,9 @@
 import CEngramKernels
 import EngramCore
+import EngramTestSupport
 import Testing
 
-@Suite("Threshold select kernel")
+@Suite("Threshold select kernel", .timeLimit(.minutes(5)), .watchdog)
 struct SelectKernelTests {
   /// Positions the kernel must return: scores[i] >= threshold, in order (NaN never passes).
   static func reference(_ scores: [Float], _ threshold: Float) -> [Int32] {

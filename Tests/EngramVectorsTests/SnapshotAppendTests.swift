@@ -1,4 +1,5 @@
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 
 /// Issue 15: a lagging snapshot is brought up to date by appending to the opened index;
 /// the appends go after the mapped rows (no copy of them) and never into the file.
-@Suite("VectorIndex appends to an opened snapshot")
+@Suite("VectorIndex appends to an opened snapshot", .timeLimit(.minutes(5)), .watchdog)
 struct SnapshotAppendTests {
   @Test func appendsGoAfterTheMappedRowsWithoutCopyingThemOrWritingTheFile() throws {
     let index = try VectorIndexSnapshotTests.fixture()

@@ -1,9 +1,10 @@
 import EngramCore
+import EngramTestSupport
 import Testing
 
 @testable import EngramVectors
 
-@Suite("TopK")
+@Suite("TopK", .timeLimit(.minutes(5)), .watchdog)
 struct TopKTests {
   /// Offers with many tied scores (few distinct values) in scrambled id order: the heap keeps
   /// exactly the best `capacity` by score, ties by ascending id, whatever the offer order.

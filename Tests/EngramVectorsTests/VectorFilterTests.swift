@@ -1,9 +1,10 @@
 import EngramCore
+import EngramTestSupport
 import Testing
 
 @testable import EngramVectors
 
-@Suite("VectorIndex filtered search")
+@Suite("VectorIndex filtered search", .timeLimit(.minutes(5)), .watchdog)
 struct VectorFilterTests {
   static let dimension = 12
   static let n = 3000

@@ -1,11 +1,12 @@
 import CEngramKernels
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramVectors
 
-@Suite("VectorIndex int8 mode and kernels")
+@Suite("VectorIndex int8 mode and kernels", .timeLimit(.minutes(5)), .watchdog)
 struct VectorIndexInt8Tests {
   static func meanRecall(vectors: [Float], queries: [[Float]], dimension: Int, k: Int) throws -> Double {
     let n = vectors.count / dimension

@@ -1,10 +1,11 @@
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramVectors
 
-@Suite("VectorIndex snapshots")
+@Suite("VectorIndex snapshots", .timeLimit(.minutes(5)), .watchdog)
 struct VectorIndexSnapshotTests {
   static func temporaryURL(_ name: String) -> URL {
     FileManager.default.temporaryDirectory.appendingPathComponent(

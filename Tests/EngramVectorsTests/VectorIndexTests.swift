@@ -1,10 +1,11 @@
 import EngramCore
+import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import EngramVectors
 
-@Suite("VectorIndex exact search and writes")
+@Suite("VectorIndex exact search and writes", .timeLimit(.minutes(5)), .watchdog)
 struct VectorIndexTests {
   static func makeIndex(n: Int, dimension: Int, seed: UInt64, threads: Int = 1) throws -> (
     VectorIndex, [Int64], [Float]

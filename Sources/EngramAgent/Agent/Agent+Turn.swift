@@ -168,11 +168,12 @@ extension Agent {
     let execution = run.executionID
     let now = configuration.clock.now
     let skillID = skill.id
+    let owner = ProcessOwner.tag(execution, agent: ownerToken)
     let callID: Int64
     do {
       callID = try await Self.offMain {
         try engine.agentRecords.addPendingCall(
-          executionID: ProcessOwner.tag(execution, agent: ownerToken), step: step, skillID: skillID,
+          executionID: owner, step: step, skillID: skillID,
           arguments: json, summary: summary,
           at: now)
       }

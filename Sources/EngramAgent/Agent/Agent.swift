@@ -1,4 +1,5 @@
 import Engram
+import EngramCore
 import Foundation
 import Observation
 
@@ -266,8 +267,9 @@ public final class Agent {
     return result
   }
 
-  /// Runs synchronous engine work off the main actor.
-  nonisolated static func offMain<T: Sendable>(_ body: @Sendable () throws -> T) async throws -> T {
-    try body()
+  /// Runs synchronous engine work (SQLite statements) off the main actor and off the
+  /// cooperative pool, on a thread of ``BlockingWork``'s.
+  nonisolated static func offMain<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await BlockingWork.run(body)
   }
 }

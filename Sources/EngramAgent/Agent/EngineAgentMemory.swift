@@ -1,8 +1,10 @@
 import Engram
+import EngramCore
 import Foundation
 
 /// The memory engine as the agent's `AgentMemory`: hybrid search, memories, preferences, and
-/// reminders, events and notes in the engine's `agent_items` table.
+/// reminders, events and notes in the engine's `agent_items` table. Its synchronous store
+/// calls run on ``BlockingWork``'s threads, never on the caller's cooperative thread.
 ///
 /// Ids returned by `search` are ids of the memories table only (by default), so every id it
 /// returns is one `forget(id:)` can delete. The agent's prompt context, which also holds
@@ -58,32 +60,48 @@ public struct EngineAgentMemory: AgentMemory {
   /// Deletes memory `id`.
   /// - Throws: `EngramError.notFound` when no memory has that id.
   public func forget(id: Int64) async throws {
-    guard try engine.forget(kind: .memory, id: id) else { throw EngramError.notFound(kind: .memory, id: id) }
+    let engine = engine
+    guard try await BlockingWork.run({ try engine.forget(kind: .memory, id: id) }) else {
+      throw EngramError.notFound(kind: .memory, id: id)
+    }
   }
 
   /// Stores a reminder in `agent_items`.
   /// - Throws: `AgentRecordError.emptyField` for a blank title; store errors.
   public func storeReminder(title: String, date: Date, body: String?) async throws -> Int64 {
-    try engine.agentRecords.addItem(kind: .reminder, title: title, body: body, due: date, at: clock.now)
+    let (engine, now) = (engine, clock.now)
+    return try await BlockingWork.run {
+      try engine.agentRecords.addItem(kind: .reminder, title: title, body: body, due: date, at: now)
+    }
   }
 
   /// Stores a calendar event in `agent_items`.
   /// - Throws: `AgentRecordError.emptyField` for a blank title; store errors.
   public func storeEvent(title: String, date: Date, body: String?) async throws -> Int64 {
-    try engine.agentRecords.addItem(kind: .event, title: title, body: body, due: date, at: clock.now)
+    let (engine, now) = (engine, clock.now)
+    return try await BlockingWork.run {
+      try engine.agentRecords.addItem(kind: .event, title: title, body: body, due: date, at: now)
+    }
   }
 
   /// Stores a note in `agent_items`.
   /// - Throws: `AgentRecordError.emptyField` for a blank title; store errors.
   public func storeNote(title: String, date: Date?, body: String) async throws -> Int64 {
-    try engine.agentRecords.addItem(kind: .note, title: title, body: body, due: date, at: clock.now)
+    let (engine, now) = (engine, clock.now)
+    return try await BlockingWork.run {
+      try engine.agentRecords.addItem(kind: .note, title: title, body: body, due: date, at: now)
+    }
   }
 
   /// The preference stored under `key`.
-  public func preference(key: String) async throws -> String? { try engine.preference(key) }
+  public func preference(key: String) async throws -> String? {
+    let engine = engine
+    return try await BlockingWork.run { try engine.preference(key) }
+  }
 
   /// Stores a preference (not pinned; pinning is the application's choice).
   public func setPreference(key: String, value: String) async throws {
-    try engine.setPreference(key, value)
+    let engine = engine
+    try await BlockingWork.run { try engine.setPreference(key, value) }
   }
 }

@@ -105,6 +105,14 @@ extension VectorIndex {
     approximateWork.wait()
   }
 
+  /// ``waitForApproximateBuild()`` for async callers: suspends (no thread waits) until a
+  /// background build has published its lists; returns at once when none runs.
+  public func approximateBuildFinished() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      approximateWork.notify(queue: .global(qos: .utility)) { continuation.resume() }
+    }
+  }
+
   /// Probes the nearest lists; see `search(_:k:filter:exact:)`.
   func searchApproximate(
     _ version: IndexVersion, _ ivf: IVFState, query: UnsafePointer<Float>, k: Int, filter: VectorFilter?
