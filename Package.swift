@@ -67,7 +67,8 @@ let package = Package(
 
     // Test helpers shared by every test target: loopback listeners, an HTTP server, child
     // processes awaited off the cooperative pool, and the watchdog every suite carries.
-    .target(name: "EngramTestSupport", dependencies: ["EngramStore"], path: "Tests/EngramTestSupport"),
+    .target(
+      name: "EngramTestSupport", dependencies: ["EngramCore", "EngramStore"], path: "Tests/EngramTestSupport"),
 
     // Tests mirror sources.
     .testTarget(name: "EngramCoreTests", dependencies: ["EngramCore", "EngramTestSupport"]),

@@ -101,8 +101,8 @@ struct PostgresRoundTripTests {
     }
   }
 
-  // The feed runs on threads of its own; the test looks at it between suspended sleeps, so it
-  // holds no cooperative thread while it waits (docs/concurrency.md).
+  // The feed runs on threads of its own; `eventually` looks at it from a BlockingWork thread,
+  // so no cooperative thread waits and the deadline is not stretched by scheduling.
   @Test func theStoreFollowsAnotherNodesWritesWithoutAskingTheDatabase() async throws {
     try await PostgresTestServer.inDatabase { _, url in
       let reader = try PostgresStore(uri: url, user: "alice")
@@ -114,15 +114,12 @@ struct PostgresRoundTripTests {
       try writer.writeTransaction { try $0.configureEmbeddingModel(model: "m", dimension: 1, replace: false) }
       // The first call only starts the feed; it answers once connected.
       #expect(reader.followedEmbeddingGeneration() == nil)
-      var followed: Int64?
-      let start = ContinuousClock.now
-      // Under the whole suite's load the feed's connection can take a while; the last look
-      // comes after the deadline.
-      while true {
-        followed = reader.followedEmbeddingGeneration()
-        if followed != nil || ContinuousClock.now - start >= .seconds(60) { break }
-        try await Task.sleep(for: .milliseconds(10))
-      }
+      // Under the whole suite's load the feed's connection can take a while.
+      #expect(
+        await eventually(within: .seconds(60), every: .milliseconds(10)) {
+          reader.followedEmbeddingGeneration() != nil
+        })
+      let followed = reader.followedEmbeddingGeneration()
       #expect(followed == 0)
       let t0 = Date(timeIntervalSince1970: 1_700_000_000)
       let generation = try writer.writeTransaction { session -> Int64 in
@@ -131,12 +128,11 @@ struct PostgresRoundTripTests {
           EmbeddingRow(ownerKind: .memory, ownerID: id, model: "m", vector: [1], createdAt: t0))
         return try session.embeddingGeneration()
       }
-      let written = ContinuousClock.now
-      var known = reader.followedEmbeddingGeneration()
-      while known != generation && ContinuousClock.now - written < .seconds(1) {
-        try await Task.sleep(for: .milliseconds(5))
-        known = reader.followedEmbeddingGeneration()
+      let knownInASecond = await eventually(within: .seconds(1)) {
+        reader.followedEmbeddingGeneration() == generation
       }
+      let known = reader.followedEmbeddingGeneration()
+      #expect(knownInASecond, "not known within a second")
       #expect(known == generation, "not known within a second")
     }
   }

@@ -179,6 +179,19 @@ public final class ChildProcess: Sendable {
     return await exit() == .signalled(SIGKILL)
   }
 
+  /// Kills the child (SIGKILL) `delay` after now, timed on a dispatch timer rather than by this
+  /// task waking up (under a full parallel run a cooperative thread can come seconds late), and
+  /// awaits its reaping; returns whether the kill ended it (it may have exited before).
+  @discardableResult
+  public func kill(after delay: Duration) async -> Bool {
+    let (seconds, attoseconds) = delay.components
+    let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+    DispatchQueue.global(qos: .userInitiated).asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+      [self] in send(SIGKILL)
+    }
+    return await exit() == .signalled(SIGKILL)
+  }
+
   /// Kills every child not yet reaped (the watchdog does this before it ends a hung run).
   public static func killAll() {
     for pid in live.withLock({ $0 }) { signalProcess(pid, SIGKILL) }

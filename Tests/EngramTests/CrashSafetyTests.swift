@@ -67,9 +67,8 @@ import Testing
       // check however slow the machine (sanitizers, load); even rounds can hit the first.
       if round % 2 == 1 { try await child.waitUntilAcknowledged() }
       let delay = Int.random(in: Self.delays[mode]!, using: &random)
-      try await Task.sleep(for: .milliseconds(delay))
       outcome.attempted += 1
-      let killed = await child.killNow()
+      let killed = await child.kill(afterMilliseconds: delay)
       let lines = child.lines
       outcome.childErrors += lines.filter { $0.hasPrefix("ERR") }.count
       acknowledged.append(contentsOf: lines.filter { $0.hasPrefix("ACK") })

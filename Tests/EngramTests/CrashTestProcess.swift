@@ -92,11 +92,11 @@ final class CrashTestProcess {
     throw LocateError.notReady(output: lines.joined(separator: " | ") + standardError)
   }
 
-  /// Sends SIGKILL and awaits the child's reaping; returns whether it died of the signal
-  /// (rather than having exited on its own before).
+  /// Sends SIGKILL `milliseconds` from now (timed off the cooperative pool) and awaits the
+  /// child's reaping; returns whether the kill ended it.
   @discardableResult
-  func killNow() async -> Bool {
-    await child.kill()
+  func kill(afterMilliseconds milliseconds: Int) async -> Bool {
+    await child.kill(after: .milliseconds(milliseconds))
   }
 
   /// Awaits the child's exit; returns its status (128 + the signal when one ended it).

@@ -51,8 +51,7 @@ struct PostgresKillTests {
           #expect(status == 0, "uncut ingest failed: \(child.standardError)")
           span = max(20, Int((child.lifetime ?? ContinuousClock.now - started) / .milliseconds(1)))
         } else {
-          try await Task.sleep(for: .milliseconds(Int.random(in: 1...span)))
-          if await Self.killNow(child) {
+          if await child.kill(afterMilliseconds: Int.random(in: 1...span)) {
             kills += 1
           } else {
             #expect(child.terminationStatus == 0, "ingest failed: \(child.standardError)")
@@ -124,8 +123,7 @@ struct PostgresKillTests {
           #expect(status == 0, "uncut compact failed: \(child.standardError)")
           span = max(20, Int((child.lifetime ?? ContinuousClock.now - started) / .milliseconds(1)))
         } else {
-          try await Task.sleep(for: .milliseconds(Int.random(in: 1...span)))
-          if await Self.killNow(child) {
+          if await child.kill(afterMilliseconds: Int.random(in: 1...span)) {
             kills += 1
           } else {
             #expect(child.terminationStatus == 0, "compact failed: \(child.standardError)")
@@ -261,12 +259,6 @@ struct PostgresKillTests {
   /// Awaits `child`'s exit; returns its status.
   static func exitStatus(_ child: CrashTestProcess) async -> Int32 {
     await child.wait()
-  }
-
-  /// Sends SIGKILL and awaits the child's reaping; whether it died of the signal (rather than
-  /// having exited on its own before).
-  static func killNow(_ child: CrashTestProcess) async -> Bool {
-    await child.killNow()
   }
 
   /// Runs `engram ARGUMENTS` to completion.
