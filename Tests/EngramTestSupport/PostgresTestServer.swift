@@ -75,18 +75,9 @@ public enum PostgresTestServer {
     throws
     -> T
   {
-    let serverURL = try url()
-    let admin = try PostgresConnection(url: serverURL)
-    let name = "engram_test_\(UInt64.random(in: 0...UInt64.max))"
-    try admin.execute("CREATE DATABASE \(name)")
-    defer { _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
-    let url = databaseURL(serverURL, database: name)
-    let result: T
-    do {
-      let connection = try PostgresConnection(url: url)
-      result = try body(connection, url)
-    }
-    return result
+    let database = try ScratchDatabase()
+    defer { database.drop() }
+    return try body(try PostgresConnection(url: database.url), database.url)
   }
 
   /// ``withDatabase(_:)`` for a body that awaits (one that polls a feed, say).
@@ -95,13 +86,25 @@ public enum PostgresTestServer {
   )
     async throws -> T
   {
-    let serverURL = try url()
-    let admin = try PostgresConnection(url: serverURL)
+    let database = try ScratchDatabase()
+    defer { database.drop() }
+    return try await body(try PostgresConnection(url: database.url), database.url)
+  }
+
+  /// A database of its own on the test server, created by `init` and dropped by `drop()`.
+  private struct ScratchDatabase {
+    let admin: PostgresConnection
     let name = "engram_test_\(UInt64.random(in: 0...UInt64.max))"
-    try admin.execute("CREATE DATABASE \(name)")
-    defer { _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
-    let url = databaseURL(serverURL, database: name)
-    return try await body(try PostgresConnection(url: url), url)
+    let url: String
+
+    init() throws {
+      let serverURL = try PostgresTestServer.url()
+      admin = try PostgresConnection(url: serverURL)
+      try admin.execute("CREATE DATABASE \(name)")
+      url = PostgresTestServer.databaseURL(serverURL, database: name)
+    }
+
+    func drop() { _ = try? admin.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
   }
 
   /// A connection string for `database` on the server of `url`: a later `dbname` overrides
