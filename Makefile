@@ -17,7 +17,7 @@ build: setup
 # The shipped binaries link the Swift runtime and Foundation statically: a process then
 # starts without resolving some 30,000 symbols across the toolchain's shared libraries,
 # which was most of a short command's time (`engram version` 25 -> 15 ms CPU, 70 -> 20 ms
-# wall; README "Scale"). FoundationNetworking's archive names libcurl as `-lcurl`; the
+# wall; docs/benchmarks.md "Scale"). FoundationNetworking's archive names libcurl as `-lcurl`; the
 # runtime package ships only libcurl.so.4, so a link folder gives the linker that name.
 STATIC_FLAGS ?= --static-swift-stdlib -Xlinker -L$(CURDIR)/.build/link
 release: setup

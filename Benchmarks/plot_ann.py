@@ -6,7 +6,7 @@ usage: .venv/bin/python Benchmarks/plot_ann.py [RESULT.json ...] [-o OUT.svg] [-
 
 Reads Benchmarks/results/ann-*.json by default and writes Benchmarks/results/ann.svg and
 ann.png (matplotlib, installed by Benchmarks/peers/setup_venv_ann.sh). `--table` prints the
-README's Markdown table: per data set and system, build seconds and threads, index MB, and
+docs/benchmarks.md's Markdown table: per data set and system, build seconds and threads, index MB, and
 the p50 of the fastest point reaching each recall target.
 """
 import glob

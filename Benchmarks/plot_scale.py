@@ -7,7 +7,7 @@ Reads Benchmarks/results/scale-*.json by default and writes Benchmarks/results/s
 a hand-written SVG (no plotting library needed): query p50 and p95 wall time (one
 `engram query` process each) on the left, peak resident memory of `engram query`,
 `export` and `import` on the right, both on log-log axes. `--table` also prints the
-README's Markdown table of the same results.
+docs/benchmarks.md's Markdown table of the same results.
 """
 import glob
 import json

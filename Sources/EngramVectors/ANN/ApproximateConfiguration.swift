@@ -9,7 +9,7 @@ public struct ApproximateConfiguration: Sendable, Hashable {
   public var enabled: Bool
   /// Live rows at and above which searches use the approximate tier (and the write that
   /// reaches it starts the build). Default 50,000: below it the exact int8 scan already
-  /// answers in about a millisecond (see the README's approximate-search figures).
+  /// answers in about a millisecond (see the approximate-search figures in docs/benchmarks.md).
   public var threshold: Int
   /// Mean recall@10 the probe count is calibrated to reach on the indexed rows. Default 0.95.
   public var targetRecall: Double
