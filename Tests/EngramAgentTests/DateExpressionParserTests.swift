@@ -332,8 +332,20 @@ import Testing
     "9999年12月31日", String(repeating: "在明天", count: 300), "2025-99-99 99:99",
   ])
   func hostileInputNeverTraps(_ text: String) {
-    _ = parser.read(text)
-    _ = ChineseNumeral.number(of: text)
-    _ = CalculatorSkill.answer(for: text)
+    // A date is a real instant within the calendar's years (not a wrapped or clamped value).
+    switch parser.read(text) {
+    case .date(let match)?:
+      #expect(match.date.timeIntervalSince1970.isFinite, "\(text)")
+      let year = Calendar(identifier: .gregorian).component(.year, from: match.date)
+      #expect((1...9999).contains(year), "\(text) read as year \(year)")
+      #expect(match.range.lowerBound >= text.startIndex && match.range.upperBound <= text.endIndex)
+    case .unreadable(_, let range)?:
+      #expect(range.lowerBound >= text.startIndex && range.upperBound <= text.endIndex)
+    case nil:
+      break
+    }
+    // A numeral or an answer is a finite number, or there is none.
+    if let number = ChineseNumeral.number(of: text) { #expect(number.isFinite, "\(text) -> \(number)") }
+    if let answer = CalculatorSkill.answer(for: text) { #expect(answer.isFinite, "\(text) -> \(answer)") }
   }
 }

@@ -17,15 +17,18 @@ import Testing
     #expect(throws: LanguageModelError.self) {
       try OpenAIChatClient(configuration: .init(baseURL: url, model: "m"), environment: [:])
     }
-    _ = try OpenAIChatClient(
+    // Allowed when the application says so explicitly.
+    let allowed = try OpenAIChatClient(
       configuration: .init(baseURL: url, model: "m", allowInsecureRemote: true), environment: [:])
+    #expect(allowed.configuration.baseURL == url)
   }
 
   @Test(arguments: [
     "http://localhost:11434", "http://127.0.0.1:8080", "http://[::1]:11434", "http://api.localhost",
   ])
   func loopbackPlainHTTPIsAllowed(_ address: String) throws {
-    _ = try OpenAIChatClient(
-      configuration: .init(baseURL: URL(string: address)!, model: "m"), environment: [:])
+    let url = try #require(URL(string: address))
+    let client = try OpenAIChatClient(configuration: .init(baseURL: url, model: "m"), environment: [:])
+    #expect(client.configuration.baseURL == url)
   }
 }

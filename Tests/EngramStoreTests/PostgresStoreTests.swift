@@ -380,9 +380,10 @@ struct PostgresStoreTests {
       try admin.execute(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
       )
-      // The first call on a dead connection fails (its transaction wrote nothing) ...
-      _ = try? store.writeTransaction {
-        _ = try $0.insert(Memory(kind: .fact, content: "lost", createdAt: t0))
+      // A call on a dead connection either fails (its transaction wrote nothing) or, when the
+      // store noticed the broken connection first, runs on a new one; never half ...
+      let firstWrite = Result {
+        try store.writeTransaction { _ = try $0.insert(Memory(kind: .fact, content: "lost", createdAt: t0)) }
       }
       _ = try? store.readTransaction { try $0.count(Memory.self) }
       _ = try? store.readTransaction { try $0.count(Memory.self) }
@@ -390,6 +391,11 @@ struct PostgresStoreTests {
       try store.writeTransaction { _ = try $0.insert(Memory(kind: .fact, content: "after", createdAt: t0)) }
       let contents = try store.readTransaction { try $0.list(Memory.self).map(\.content) }
       #expect(contents.first == "kept" && contents.last == "after")
+      // The write on the dead connection is there exactly when it reported success.
+      switch firstWrite {
+      case .success: #expect(contents.filter { $0 == "lost" }.count == 1, "\(contents)")
+      case .failure: #expect(!contents.contains("lost"), "\(contents)")
+      }
     }
   }
 }

@@ -64,9 +64,13 @@ func writeFile(_ text: String, to path: String) throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
-    _ = try await engine.remember("NOT a col:value (a OR b) x", kind: .note)
+    let note = try await engine.remember("NOT a col:value (a OR b) x", kind: .note)
     for mode in SearchMode.allCases {
-      _ = try await engine.search(query, k: 3, mode: mode)
+      // No syntax error: the query is text. Whatever is found is the one note, and a vector
+      // search (which always ranks every row) finds it.
+      let hits = try await engine.search(query, k: 3, mode: mode)
+      #expect(hits.allSatisfy { $0.id == note && $0.kind == .memory }, "\(mode): \(hits)")
+      if mode == .vector { #expect(hits.count == 1, "\(query)") }
     }
     #expect(try engine.memories().count == 1)
   }
