@@ -17,6 +17,33 @@ import Testing
     #expect(try ArithmeticExpression.evaluate(text) == expected)
   }
 
+  /// Powers (`^`, `**`, words, 次方, squared), roots (words, √, 根号, 开根号, nth roots), `x`
+  /// and `×` between numbers, percentages off and 打N折, nested in ordinary arithmetic.
+  @Test(arguments: [
+    ("2^10", 1024.0), ("2 ** 3 + 1", 9), ("-2^2", -4), ("(-2)^2", 4), ("2^-1", 0.5), ("2^3^2", 512),
+    ("(1 + 2)^2 * 2", 18), ("3 to the power of 4", 81), ("2 raised to the power of 5", 32),
+    ("10 raised to 3", 1000), ("5 squared", 25), ("3 cubed + 1", 28), ("1.5 squared", 2.25),
+    ("2的10次方", 1024), ("二的十次方", 1024), ("3的平方", 9), ("十的立方减一", 999), ("5平方", 25),
+    ("2的3次幂", 8), ("square root of 81", 9), ("square root of (9 + 16)", 5), ("sqrt(2.25)", 1.5),
+    ("cube root of 27", 3), ("cube root of -8", -2), ("4th root of 81", 3), ("3rd root of 125", 5),
+    ("√49 + 1", 8), ("∛64", 4), ("根号16", 4), ("根号二十五加一", 6), ("81的平方根", 9), ("27的立方根", 3),
+    ("49开根号", 7), ("一百开平方", 10), ("2 * square root of 16", 8), ("square root of 4^2", 4),
+    ("3x4", 12), ("2 × 3 x 4", 24), ("1.5x2", 3), ("20% off 80", 64), ("80 with 25% off", 60),
+    ("80 less 25%", 60), ("200 + 10%", 220), ("200 - 10%", 180), ("50% + 50%", 1),
+    ("400打八五折", 340), ("400打8折", 320), ("400打7.5折", 300), ("一千打九五折", 950),
+    ("两百块打七折", 140), ("(100 + 100) 打九折", 180),
+  ])
+  func evaluatesPowersRootsAndDiscounts(_ text: String, _ expected: Double) throws {
+    let value = try ArithmeticExpression.evaluate(text)
+    #expect(abs(value - expected) < 1e-9, "\(text) = \(value)")
+  }
+
+  /// A root of a negative number, or a fraction power of one, has no real value.
+  @Test(arguments: ["square root of -4", "根号负九", "(-8)^0.5", "0th root of 5"])
+  func noRealValueIsAnError(_ text: String) {
+    #expect(throws: ArithmeticError.self) { try ArithmeticExpression.evaluate(text) }
+  }
+
   @Test func errorsAreTyped() {
     #expect(throws: ArithmeticError.divisionByZero) { try ArithmeticExpression.evaluate("1 / 0") }
     #expect(throws: ArithmeticError.divisionByZero) { try ArithmeticExpression.evaluate("5 / (2 - 2)") }
@@ -25,8 +52,11 @@ import Testing
     #expect(throws: ArithmeticError.unexpectedToken(")", position: 5)) {
       try ArithmeticExpression.evaluate("1 + 2)")
     }
-    #expect(throws: ArithmeticError.unexpectedCharacter("a", position: 4)) {
+    #expect(throws: ArithmeticError.unknownWord("abc", position: 4)) {
       try ArithmeticExpression.evaluate("1 + abc")
+    }
+    #expect(throws: ArithmeticError.unexpectedCharacter("@", position: 2)) {
+      try ArithmeticExpression.evaluate("1 @ 2")
     }
     #expect(throws: ArithmeticError.tooDeep) {
       try ArithmeticExpression.evaluate(

@@ -36,6 +36,31 @@ import Testing
     #expect(abs(answer - expected) < 1e-9)
   }
 
+  /// Roots, powers, discounts and splits asked in a sentence, in English and Chinese.
+  @Test(arguments: [
+    ("square root of 81", 9.0), ("what's the square root of 144?", 12), ("3 to the power of 4", 81),
+    ("2^10", 1024), ("what is 7 squared", 49), ("四百块钱打八五折是多少钱", 340), ("一千二打八折多少钱", 960),
+    ("split 96 between 4", 24), ("how much is 12 x 12", 144), ("what's 20% off 250", 200),
+    ("二的十次方等于多少", 1024), ("一百四十四的平方根是多少", 12), ("根号八十一等于几", 9),
+    ("cube root of 1000 please", 10), ("(2 + 3) to the power of 2", 25),
+  ])
+  func answersRootsPowersAndDiscounts(_ text: String, _ expected: Double) throws {
+    let answer = try #require(CalculatorSkill.answer(for: text), "\(text)")
+    #expect(abs(answer - expected) < 1e-9, "\(text) = \(answer)")
+  }
+
+  /// These requests are the calculator's, not another skill's or the language model's.
+  @Test(arguments: [
+    "square root of 81", "3 to the power of 4", "2^10", "四百块钱打八五折是多少钱", "split 96 between 4",
+    "what's 20% off 250", "二的十次方等于多少", "5 x 6",
+  ])
+  func routesToTheCalculator(_ text: String) async throws {
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    let decision = try await SkillRouter(registry: registry).route(text, clock: .system())
+    #expect(decision?.skillID == "calculator", "\(text) -> \(decision?.skillID ?? "none")")
+  }
+
   /// Cue words count only as whole words.
   @Test func cuesAreWholeWords() {
     #expect(CalculatorSkill.phrasedExpression("my address is 12 and 40 always") == nil)

@@ -161,9 +161,10 @@ final class ExportLineReader {
       descriptor = 0
       ownsDescriptor = false
     } else {
+      try InputFile.refuseFolder(path)
       descriptor = open(path, O_RDONLY | O_CLOEXEC)
       guard descriptor >= 0 else {
-        throw ImportError.unreadable(path: path, reason: String(cString: strerror(errno)))
+        throw ImportError.unreadable(path: path, reason: InputFile.reason(errno))
       }
       ownsDescriptor = true
     }

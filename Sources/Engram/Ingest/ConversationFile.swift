@@ -38,16 +38,8 @@ public struct ConversationFile: Sendable, Equatable {
   ///
   /// - Throws: `ImportError` naming the path and line.
   public static func read(path: String) throws(ImportError) -> ConversationFile {
-    let data: Data
-    do {
-      if path == "-" {
-        data = FileHandle.standardInput.readDataToEndOfFile()
-      } else {
-        data = try Data(contentsOf: URL(fileURLWithPath: path))
-      }
-    } catch {
-      throw .unreadable(path: path, reason: (error as NSError).localizedDescription)
-    }
+    // Standard input, FIFOs and pipes are read to their end like files; a folder is refused.
+    let data = try InputFile.readAll(path)
     let defaultSession = path == "-" ? "stdin" : URL(fileURLWithPath: path).lastPathComponent
     return try parse(data, path: path, defaultSession: defaultSession)
   }

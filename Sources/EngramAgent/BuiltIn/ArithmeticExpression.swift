@@ -1,9 +1,13 @@
+import Foundation
+
 /// Errors of the arithmetic evaluator; `position` counts characters from the start.
 public enum ArithmeticError: Error, Sendable, Hashable {
   /// Nothing to evaluate.
   case empty
-  /// A character or word the grammar does not know.
+  /// A character the grammar does not know.
   case unexpectedCharacter(Character, position: Int)
+  /// A word the grammar does not know ("square foo of 81" has `foo`).
+  case unknownWord(String, position: Int)
   /// A token in the wrong place (`3 +`, `* 2`, `(3))`).
   case unexpectedToken(String, position: Int)
   /// An opening parenthesis without its closing one.
@@ -12,6 +16,8 @@ public enum ArithmeticError: Error, Sendable, Hashable {
   case divisionByZero
   /// The result overflowed to infinity.
   case notFinite
+  /// A root or fractional power of a negative number (no real value), or a zeroth root.
+  case notReal
   /// More than `ArithmeticExpression.maximumDepth` nested parentheses or signs.
   case tooDeep
   /// More than `ArithmeticExpression.maximumLength` characters.
@@ -19,9 +25,17 @@ public enum ArithmeticError: Error, Sendable, Hashable {
 }
 
 /// A small safe arithmetic evaluator: `+ - * /`, parentheses, decimals, postfix `%`, unary signs,
-/// `× ÷`, the words 加 减 乘(以) 除(以), plus minus times "divided by" "multiplied by", percentages
-/// ("17% of 2350", "2350的17%", 百分之十七, "15 percent of 80") and Chinese numerals with units
-/// (一千二, 两万五, 三点五, 3万). No variables, no calls.
+/// `× ÷` (and `x` between numbers), the words 加 减 乘(以) 除(以), plus minus times "divided by"
+/// "multiplied by", percentages ("17% of 2350", "2350的17%", 百分之十七, "15 percent of 80"), an
+/// amount plus or minus a percentage of itself ("200 + 10%"), percentages off ("20% off 80",
+/// "80 with 20% off") and discounts (打八五折, 八折), powers (`^`, `**`, "to the power of",
+/// "squared", 的N次方, 平方), roots ("square root of", "cube root of", "4th root of", `sqrt`,
+/// `√`, 根号, 的平方根, 开根号) and Chinese numerals with units (一千二, 两万五, 三点五, 3万).
+/// No variables.
+///
+/// Precedence, loosest first: `+ -`; `* /` (and a discount next to an amount); signs and
+/// roots; `^` (right-associative, so `-2^2` is -4 and `2^3^2` is 512); postfix `%`, squared,
+/// 平方, off.
 public enum ArithmeticExpression {
   /// The deepest nesting accepted.
   public static let maximumDepth = 64
@@ -30,10 +44,25 @@ public enum ArithmeticExpression {
 
   enum Token: Equatable {
     case number(Double)
+    /// `+ - * /`, `^` (power) and `r` (root with an index: `4th root of 81` is 4 r 81).
     case op(Character)
     case open
     case close
     case percent
+    /// A root of what follows ("square root of", `√`, 根号), of this degree.
+    case root(Double)
+    /// An operator written after its operand ("squared", 的平方根, "off").
+    case postfix(Postfix)
+  }
+
+  /// Operators written after their operand.
+  enum Postfix: Equatable {
+    /// Raised to this power (squared, 的立方).
+    case power(Double)
+    /// The root of this degree (的平方根, 开根号).
+    case root(Double)
+    /// A percentage off: 20% off is a factor of 0.8.
+    case off
   }
 
   /// The value of `text`.
@@ -48,12 +77,27 @@ public enum ArithmeticExpression {
     if parser.index < tokens.count {
       throw .unexpectedToken(describe(tokens[parser.index].0), position: tokens[parser.index].1)
     }
+    guard !value.isNaN else { throw .notReal }
     guard value.isFinite else { throw .notFinite }
     return value == 0 ? 0 : value
   }
 
+  /// Words and signs, longest first where one begins another (的平方根 before 的平方 before 的).
   private static let words: [(String, Token)] = [
-    ("divided by", .op("/")), ("multiplied by", .op("*")), ("乘以", .op("*")), ("乘上", .op("*")),
+    ("square root of", .root(2)), ("square root", .root(2)), ("cube root of", .root(3)),
+    ("cube root", .root(3)),
+    ("root of", .root(2)), ("sqrt", .root(2)), ("cbrt", .root(3)), ("√", .root(2)), ("∛", .root(3)),
+    ("∜", .root(4)), ("根号", .root(2)), ("th root of", .op("r")), ("st root of", .op("r")),
+    ("nd root of", .op("r")), ("rd root of", .op("r")), ("raised to the power of", .op("^")),
+    ("raised to the", .op("^")), ("raised to", .op("^")), ("to the power of", .op("^")),
+    ("to the power", .op("^")), ("squared", .postfix(.power(2))), ("cubed", .postfix(.power(3))),
+    ("的平方根", .postfix(.root(2))), ("的立方根", .postfix(.root(3))), ("平方根", .postfix(.root(2))),
+    ("立方根", .postfix(.root(3))), ("开平方根", .postfix(.root(2))), ("开平方", .postfix(.root(2))),
+    ("开根号", .postfix(.root(2))), ("开立方", .postfix(.root(3))), ("开方", .postfix(.root(2))),
+    ("的平方", .postfix(.power(2))), ("的立方", .postfix(.power(3))), ("平方", .postfix(.power(2))),
+    ("立方", .postfix(.power(3))), ("off", .postfix(.off)), ("less", .op("-")), ("with", .op("*")),
+    ("打", .op("*")), ("divided by", .op("/")), ("multiplied by", .op("*")), ("乘以", .op("*")),
+    ("乘上", .op("*")),
     ("除以", .op("/")), ("plus", .op("+")), ("minus", .op("-")), ("times", .op("*")), ("加上", .op("+")),
     ("减去", .op("-")), ("减掉", .op("-")), ("加", .op("+")), ("减", .op("-")), ("乘", .op("*")),
     ("除", .op("/")), ("×", .op("*")), ("÷", .op("/")), ("x", .op("*")), ("（", .open), ("）", .close),
@@ -73,21 +117,23 @@ public enum ArithmeticExpression {
   static func tokenize(_ text: String) throws(ArithmeticError) -> [(Token, Int)] {
     var tokens: [(Token, Int)] = []
     for item in scan(Array(text.lowercased())) {
-      guard case .token(let token, let start, _) = item else {
-        if case .unknown(let character, let position) = item {
+      switch item {
+      case .token(let token, let start, _): tokens.append((token, start))
+      case .unknown(let text, let position):
+        if text.count == 1, let character = text.first, !character.isLetter {
           throw .unexpectedCharacter(character, position: position)
         }
-        continue
+        throw .unknownWord(text, position: position)
       }
-      tokens.append((token, start))
     }
     return tokens
   }
 
-  /// One scanned item: a token with its character span, or a character the grammar does not know.
+  /// One scanned item: a token with its character span, or a character (or whole word) the
+  /// grammar does not know.
   enum Scanned {
     case token(Token, start: Int, end: Int)
-    case unknown(Character, position: Int)
+    case unknown(String, position: Int)
   }
 
   /// Scans `characters` into tokens; an unknown character (or a whole unknown word) becomes one
@@ -95,6 +141,7 @@ public enum ArithmeticExpression {
   static func scan(_ characters: [Character]) -> [Scanned] {
     var items: [Scanned] = []
     var thenMarkers: [Int] = []
+    var powerSuffixPending = false
     var index = 0
     outer: while index < characters.count {
       let character = characters[index]
@@ -117,7 +164,7 @@ public enum ArithmeticExpression {
           index += 1
         }
         guard var value = Double(digits) else {
-          items.append(.unknown(characters[start], position: start))
+          items.append(.unknown(String(characters[start]), position: start))
           continue
         }
         // 3万, 1.5千 (not 3十, which reads as a date-like fragment).
@@ -129,7 +176,7 @@ public enum ArithmeticExpression {
           value += tenths
           index = end
         }
-        items.append(.token(.number(value), start: start, end: index))
+        appendNumber(value, start: start, end: &index, characters, to: &items)
         continue
       }
       if matches(characters, at: index, word: "百分之") {
@@ -148,7 +195,7 @@ public enum ArithmeticExpression {
           digits = String(characters[numberStart..<index])
         }
         guard let value = ChineseNumeral.number(of: digits) ?? Double(digits) else {
-          items.append(.unknown(characters[start], position: start))
+          items.append(.unknown(String(characters[start]), position: start))
           continue
         }
         items.append(.token(.number(value), start: start, end: index))
@@ -170,14 +217,35 @@ public enum ArithmeticExpression {
         let start = index
         while index < characters.count, isChineseNumberCharacter(characters, at: index) { index += 1 }
         guard var value = ChineseNumeral.number(of: String(characters[start..<index])) else {
-          items.append(.unknown(characters[start], position: start))
+          items.append(.unknown(String(characters[start]), position: start))
           continue
         }
         if let (tenths, end) = moneyTenths(characters, at: index) {
           value += tenths
           index = end
         }
-        items.append(.token(.number(value), start: start, end: index))
+        appendNumber(value, start: start, end: &index, characters, to: &items)
+        continue
+      }
+      if let end = powerSuffixEnd(characters, at: index), powerSuffixPending {
+        // The 次方 of 的十次方: 的 already stood for the power; the exponent's span takes it in.
+        powerSuffixPending = false
+        if case .token(let token, let start, _)? = items.last {
+          items[items.count - 1] = .token(token, start: start, end: end)
+        }
+        index = end
+        continue
+      }
+      if character == "的", powerExponentFollows(characters, after: index) {
+        // 2的10次方: 的 is the power, and the 次方 after the exponent is skipped.
+        items.append(.token(.op("^"), start: index, end: index + 1))
+        powerSuffixPending = true
+        index += 1
+        continue
+      }
+      if let length = ["**", "^"].first(where: { matches(characters, at: index, word: $0) })?.count {
+        items.append(.token(.op("^"), start: index, end: index + length))
+        index += length
         continue
       }
       if let length = ["再", "然后", "then"].first(where: { matches(characters, at: index, word: $0) })?.count {
@@ -199,13 +267,14 @@ public enum ArithmeticExpression {
           index += word.count
           continue outer
         }
-        items.append(.unknown(character, position: index))
         // An unknown word is one item.
+        let start = index
         if character.isASCII, character.isLetter {
           while index + 1 < characters.count, characters[index + 1].isASCII, characters[index + 1].isLetter {
             index += 1
           }
         }
+        items.append(.unknown(String(characters[start...index]), position: start))
       }
       index += 1
     }
@@ -230,6 +299,54 @@ public enum ArithmeticExpression {
       result.append(item)
     }
     return result
+  }
+
+  /// Appends a number, or, when 折 follows it, the discount it names (八五折 = 0.85, 8折 = 0.8,
+  /// 7.5折 = 0.75) with a multiplication before it when an amount precedes ("400八折").
+  private static func appendNumber(
+    _ value: Double, start: Int, end index: inout Int, _ characters: [Character], to items: inout [Scanned]
+  ) {
+    guard index < characters.count, characters[index] == "折", value > 0, value < 100 else {
+      items.append(.token(.number(value), start: start, end: index))
+      return
+    }
+    index += 1
+    if case .token(let previous, _, let previousEnd)? = items.last, endsOperand(previous) {
+      items.append(.token(.op("*"), start: previousEnd, end: start))
+    }
+    items.append(.token(.number(value < 10 ? value / 10 : value / 100), start: start, end: index))
+  }
+
+  /// Whether an operand can end with `token` (a number, `)`, `%` or a postfix operator).
+  private static func endsOperand(_ token: Token) -> Bool {
+    switch token {
+    case .number, .close, .percent, .postfix: return true
+    case .op, .open, .root: return false
+    }
+  }
+
+  /// The end of 次方 or 次幂 at `index`, or nil.
+  private static func powerSuffixEnd(_ characters: [Character], at index: Int) -> Int? {
+    ["次方", "次幂"].contains { matches(characters, at: index, word: $0) } ? index + 2 : nil
+  }
+
+  /// Whether a number and then 次方 (or 次幂) follow the 的 at `index` (的十次方, 的 3 次幂).
+  private static func powerExponentFollows(_ characters: [Character], after index: Int) -> Bool {
+    var position = index + 1
+    while position < characters.count, characters[position].isWhitespace { position += 1 }
+    if position < characters.count, characters[position] == "-" || characters[position] == "负" {
+      position += 1
+    }
+    let numberStart = position
+    while position < characters.count,
+      chineseNumeralCharacters.contains(characters[position]) || characters[position] == "点"
+        || characters[position].isASCII && (characters[position].isNumber || characters[position] == ".")
+    {
+      position += 1
+    }
+    guard position > numberStart else { return false }
+    while position < characters.count, characters[position].isWhitespace { position += 1 }
+    return powerSuffixEnd(characters, at: position) != nil
   }
 
   /// 块 (or 元) and one digit after an amount is tenths: 九块九 = 9.9, 十块五毛 = 10.5.
@@ -369,10 +486,7 @@ public enum ArithmeticExpression {
           if case .number = token { return true }
           return false
         }
-        let hasOperator = window.contains { token, _, _ in
-          if case .op = token { return numbers.count >= 2 }
-          return token == .percent
-        }
+        let hasOperator = window.contains { token, _, _ in isOperator(token, numbers: numbers.count) }
         var parser = Parser(tokens: window.map { ($0.0, $0.1) })
         guard hasOperator, let value = try? parser.expression(depth: 0), parser.index == window.count,
           value.isFinite
@@ -382,6 +496,16 @@ public enum ArithmeticExpression {
       }
     }
     return best?.0
+  }
+
+  /// Whether `token` makes arithmetic of a window with `numbers` numbers: a binary operator
+  /// with two numbers, or a percent sign, root or postfix operator with one.
+  static func isOperator(_ token: Token, numbers: Int) -> Bool {
+    switch token {
+    case .op: return numbers >= 2
+    case .percent, .root, .postfix: return numbers >= 1
+    case .number, .open, .close: return false
+    }
   }
 
   private static func isThousandsSeparator(_ characters: [Character], at index: Int) -> Bool {
@@ -397,7 +521,7 @@ public enum ArithmeticExpression {
       Array(characters[index..<index + wordCharacters.count]) == wordCharacters
     else { return false }
     // "x" is multiplication only between operands, never inside a word.
-    if word == "x" || word.first!.isASCII && word.first!.isLetter {
+    if word.first!.isASCII && word.first!.isLetter {
       let before = index > 0 ? characters[index - 1] : " "
       let after =
         index + wordCharacters.count < characters.count ? characters[index + wordCharacters.count] : " "
@@ -408,11 +532,16 @@ public enum ArithmeticExpression {
 
   static func describe(_ token: Token) -> String {
     switch token {
-    case .number(let value): return String(value)
+    case .number(let value): return format(value)
+    case .op("r"): return "root"
     case .op(let character): return String(character)
     case .open: return "("
     case .close: return ")"
     case .percent: return "%"
+    case .root(let degree): return degree == 2 ? "√" : "root"
+    case .postfix(.power(let power)): return power == 2 ? "squared" : "cubed"
+    case .postfix(.root): return "root"
+    case .postfix(.off): return "off"
     }
   }
 
@@ -422,66 +551,187 @@ public enum ArithmeticExpression {
 
     init(tokens: [(Token, Int)]) { self.tokens = tokens }
 
+    /// Sums; a percentage added to or taken from an amount is a percentage of that amount
+    /// (200 + 10% = 220), as on a calculator, while percentages add as numbers (50% + 50% = 1).
     mutating func expression(depth: Int) throws(ArithmeticError) -> Double {
-      var value = try term(depth: depth)
+      var (value, isPercentage) = try term(depth: depth)
       while index < tokens.count, case .op(let op) = tokens[index].0, op == "+" || op == "-" {
         index += 1
-        let rhs = try term(depth: depth)
-        value = op == "+" ? value + rhs : value - rhs
+        let (rhs, rhsIsPercentage) = try term(depth: depth)
+        let amount = rhsIsPercentage && !isPercentage ? value * rhs : rhs
+        value = op == "+" ? value + amount : value - amount
+        isPercentage = isPercentage && rhsIsPercentage
       }
       return value
     }
 
     /// Products keep their percent signs apart (17% of 2350 is 17 × 2350 / 100, exactly 399.5).
-    mutating func term(depth: Int) throws(ArithmeticError) -> Double {
-      var (value, scale) = try factor(depth: depth)
-      while index < tokens.count, case .op(let op) = tokens[index].0, op == "*" || op == "/" {
-        index += 1
-        let (rhs, rhsScale) = try factor(depth: depth)
+    /// A discount next to an amount multiplies it ("20% off 80", "80 20% off"). Returns the
+    /// value and whether it is a lone percentage.
+    mutating func term(depth: Int) throws(ArithmeticError) -> (Double, Bool) {
+      var operand = try signed(depth: depth)
+      var value = operand.value
+      var scale = operand.scale
+      var factors = 1
+      while index < tokens.count {
+        var op: Character = "*"
+        if case .op(let written) = tokens[index].0, written == "*" || written == "/" {
+          op = written
+          index += 1
+        } else if !(startsOperand(tokens[index].0) && (operand.isDiscount || nextOperandIsDiscount())) {
+          break
+        }
+        operand = try signed(depth: depth)
+        factors += 1
         if op == "/" {
-          guard rhs != 0 else { throw .divisionByZero }
-          value /= rhs
-          scale /= rhsScale
+          guard operand.value != 0 else { throw .divisionByZero }
+          value /= operand.value
+          scale /= operand.scale
         } else {
-          value *= rhs
-          scale *= rhsScale
+          value *= operand.value
+          scale *= operand.scale
         }
       }
-      return value / scale
+      return (value / scale, factors == 1 && scale != 1)
     }
 
-    /// A number, signed factor or parenthesized expression, and the power of 100 its percent
-    /// signs divide it by.
-    mutating func factor(depth: Int) throws(ArithmeticError) -> (Double, Double) {
+    func startsOperand(_ token: Token) -> Bool {
+      switch token {
+      case .number, .open, .root: return true
+      case .op, .close, .percent, .postfix: return false
+      }
+    }
+
+    /// Whether the tokens from the current one are a percentage off ("80 20% off"): a number,
+    /// percent signs, then off. Read by token, never by parsing ahead, so nesting stays linear.
+    func nextOperandIsDiscount() -> Bool {
+      guard index < tokens.count, case .number = tokens[index].0 else { return false }
+      var next = index + 1
+      while next < tokens.count, tokens[next].0 == .percent { next += 1 }
+      return next > index + 1 && next < tokens.count && tokens[next].0 == .postfix(.off)
+    }
+
+    /// An operand: its value, the power of 100 its percent signs divide it by, and whether it
+    /// is a discount factor.
+    struct Operand {
+      var value: Double
+      var scale = 1.0
+      var isDiscount = false
+    }
+
+    /// A signed operand, or a root of one: signs and roots bind looser than `^`.
+    mutating func signed(depth: Int) throws(ArithmeticError) -> Operand {
+      guard depth < ArithmeticExpression.maximumDepth else { throw .tooDeep }
+      guard index < tokens.count else {
+        throw .unexpectedToken("end", position: tokens.last.map { $0.1 + 1 } ?? 0)
+      }
+      switch tokens[index].0 {
+      case .op(let op) where op == "-" || op == "+":
+        index += 1
+        var operand = try signed(depth: depth + 1)
+        if op == "-" { operand.value = -operand.value }
+        return operand
+      case .root(let degree):
+        index += 1
+        let operand = try signed(depth: depth + 1)
+        return Operand(value: try ArithmeticExpression.root(operand.value / operand.scale, degree: degree))
+      default:
+        return try power(depth: depth)
+      }
+    }
+
+    /// A postfixed operand, raised to a power or taken a root of (`4 r 81`) when `^` or `r`
+    /// follows; the exponent may carry a sign (2^-1).
+    mutating func power(depth: Int) throws(ArithmeticError) -> Operand {
+      let base = try postfixed(depth: depth)
+      guard index < tokens.count, case .op(let op) = tokens[index].0, op == "^" || op == "r" else {
+        return base
+      }
+      index += 1
+      let exponent = try signed(depth: depth + 1)
+      let (left, right) = (base.value / base.scale, exponent.value / exponent.scale)
+      if op == "r" { return Operand(value: try ArithmeticExpression.root(right, degree: left)) }
+      return Operand(value: try ArithmeticExpression.raise(left, to: right))
+    }
+
+    /// A number or parenthesized expression with its postfix operators (`%`, squared, off).
+    mutating func postfixed(depth: Int) throws(ArithmeticError) -> Operand {
       guard depth < ArithmeticExpression.maximumDepth else { throw .tooDeep }
       guard index < tokens.count else {
         throw .unexpectedToken("end", position: tokens.last.map { $0.1 + 1 } ?? 0)
       }
       let (token, position) = tokens[index]
-      var value: Double
+      var operand: Operand
       switch token {
-      case .op(let op) where op == "-" || op == "+":
-        index += 1
-        let (operand, scale) = try factor(depth: depth + 1)
-        return (op == "-" ? -operand : operand, scale)
       case .number(let number):
         index += 1
-        value = number
+        operand = Operand(value: number)
       case .open:
         index += 1
-        value = try expression(depth: depth + 1)
+        operand = Operand(value: try expression(depth: depth + 1))
         guard index < tokens.count, tokens[index].0 == .close else { throw .unbalancedParenthesis }
         index += 1
       default:
         throw .unexpectedToken(ArithmeticExpression.describe(token), position: position)
       }
-      var scale = 1.0
-      while index < tokens.count, tokens[index].0 == .percent {
+      while index < tokens.count {
+        switch tokens[index].0 {
+        case .percent:
+          operand.scale *= 100
+        case .postfix(.power(let exponent)):
+          operand = Operand(
+            value: try ArithmeticExpression.raise(operand.value / operand.scale, to: exponent))
+        case .postfix(.root(let degree)):
+          operand = Operand(
+            value: try ArithmeticExpression.root(operand.value / operand.scale, degree: degree))
+        case .postfix(.off):
+          // Only a percentage can be taken off ("20% off"); "20 off" is no factor.
+          guard operand.scale != 1, !operand.isDiscount else {
+            throw .unexpectedToken("off", position: tokens[index].1)
+          }
+          operand = Operand(value: 1 - operand.value / operand.scale, isDiscount: true)
+        default:
+          return operand
+        }
         index += 1
-        scale *= 100
       }
-      return (value, scale)
+      return operand
     }
+  }
+
+  /// `base` to the power `exponent`.
+  /// - Throws: `.notReal` for a fractional power of a negative number, `.divisionByZero` for
+  ///   a negative power of zero, `.notFinite` on overflow.
+  static func raise(_ base: Double, to exponent: Double) throws(ArithmeticError) -> Double {
+    if base == 0, exponent < 0 { throw .divisionByZero }
+    let value = Foundation.pow(base, exponent)
+    guard !value.isNaN else { throw .notReal }
+    guard value.isFinite else { throw .notFinite }
+    return value
+  }
+
+  /// The root of `degree` of `value`, exact when it is a whole number (∛27 is 3, not
+  /// 3.0000000000000004); an odd root of a negative number is negative.
+  /// - Throws: `.notReal` for an even root of a negative number or a zeroth root.
+  static func root(_ value: Double, degree: Double) throws(ArithmeticError) -> Double {
+    guard degree != 0, degree.isFinite else { throw .notReal }
+    let isOddWhole = degree == degree.rounded() && Int64(degree) % 2 != 0
+    guard value >= 0 || isOddWhole else { throw .notReal }
+    let magnitude: Double
+    switch degree {
+    case 2: magnitude = Foundation.sqrt(abs(value))
+    case 3: magnitude = Foundation.cbrt(abs(value))
+    default: magnitude = Foundation.pow(abs(value), 1 / degree)
+    }
+    var result = value < 0 ? -magnitude : magnitude
+    // A whole root a rounding error away (pow(81, 0.25) = 3.0000000000000004) is the whole one.
+    let whole = result.rounded()
+    if whole != result, abs(whole - result) < 1e-9 * max(1, abs(whole)),
+      Foundation.pow(abs(whole), degree) == abs(value)
+    {
+      result = whole
+    }
+    return result
   }
 
   /// `value` without a trailing `.0`, rounded to 10 significant digits.

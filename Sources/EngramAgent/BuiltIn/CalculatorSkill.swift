@@ -8,7 +8,8 @@ public struct CalculatorSkill: Skill {
   public var id: String { "calculator" }
   public var displayName: String { "Calculator" }
   public var description: String {
-    "Evaluates an arithmetic expression (+ - * / parentheses, decimals, %); returns the result."
+    "Evaluates arithmetic (+ - * / parentheses, decimals, %, powers, roots, percentages off, 打N折); "
+      + "returns the result."
   }
   public var samplePhrases: [String] {
     [
@@ -29,8 +30,9 @@ public struct CalculatorSkill: Skill {
 
   static let fillers = [
     "please", "can you", "could you", "calculate", "compute", "evaluate", "what is", "what's", "whats",
-    "how much is", "how much", "tell me", "the result of", "equals", "equal", "is", "hey", "quick", "quickly",
-    "请", "帮我", "帮忙", "计算一下", "计算", "算一下", "算算", "算", "等于多少", "等于几", "等于", "是多少", "得多少", "多少",
+    "how much is", "how much", "tell me", "the result of", "the", "equals", "equal", "is", "hey", "quick",
+    "quickly",
+    "请", "帮我", "帮忙", "计算一下", "计算", "算一下", "算算", "算", "等于多少", "等于几", "等于", "是多少钱", "多少钱", "是多少", "得多少", "多少",
     "的结果", "结果", "=", "？", "?", "呢", "啊", "吧",
   ]
 
@@ -42,15 +44,13 @@ public struct CalculatorSkill: Skill {
   public func canHandle(_ text: String) -> Bool {
     let expression = TextCues.strip(text, removing: nil, fillers: Self.fillers, edge: Self.edge)
     guard let tokens = try? ArithmeticExpression.tokenize(expression) else { return false }
-    let hasOperator = tokens.contains { token, _ in
-      if case .op = token { return true }
-      return token == .percent
-    }
-    let hasNumber = tokens.contains { token, _ in
+    let numbers = tokens.filter { token, _ in
       if case .number = token { return true }
       return false
-    }
-    return hasOperator && hasNumber
+    }.count
+    // One number with a root, power or percent sign ("square root of 81", "5 squared") is
+    // arithmetic; a binary operator needs its second number only to evaluate.
+    return numbers > 0 && tokens.contains { token, _ in ArithmeticExpression.isOperator(token, numbers: 2) }
   }
 
   /// `expression`: the arithmetic in `text` without the words around it ("what's 17% of 2350?"
@@ -120,7 +120,7 @@ public struct CalculatorSkill: Skill {
 
   /// The value of the `expression` argument.
   /// - Throws: `SkillError.missingArgument` without an expression, `SkillError.divisionByZero`,
-  ///   or `SkillError.invalidArgument` when it does not evaluate.
+  ///   or `SkillError.invalidArgument` with the `ArithmeticError` when it does not evaluate.
   public func evaluate(_ arguments: SkillArguments) throws(SkillError) -> Double {
     guard let expression = arguments["expression"]?.stringValue else {
       throw .missingArgument(name: "expression")
@@ -130,7 +130,7 @@ public struct CalculatorSkill: Skill {
     } catch .divisionByZero {
       throw .divisionByZero
     } catch {
-      throw .invalidArgument(name: "expression", reason: .other(String(describing: error)))
+      throw .invalidArgument(name: "expression", reason: .arithmetic(error))
     }
   }
 

@@ -110,7 +110,45 @@ public enum FriendlyMessage {
     case .empty: return "it is empty"
     case .notFinite: return "it is not a finite number"
     case .unknownParameter: return "this skill doesn't take it"
+    case .arithmetic(let error): return englishArithmetic(error)
     case .other(let text): return text
+    }
+  }
+
+  /// What is wrong with an arithmetic expression, as the end of an English sentence.
+  private static func englishArithmetic(_ error: ArithmeticError) -> String {
+    switch error {
+    case .empty: return "there is no arithmetic in it"
+    case .unexpectedCharacter(let character, let position):
+      return "I can't read “\(character)” (character \(position + 1)) as arithmetic"
+    case .unknownWord(let word, _):
+      return "I don't know the word “\(word)” in arithmetic; try numbers with + - × ÷, ^, roots or %"
+    case .unexpectedToken(let token, _) where token == "end": return "it ends before the last number"
+    case .unexpectedToken(let token, let position):
+      return "“\(token)” is out of place (character \(position + 1))"
+    case .unbalancedParenthesis: return "a parenthesis is opened and never closed"
+    case .divisionByZero: return "it divides by zero, which has no answer"
+    case .notFinite: return "the result is too large to show"
+    case .notReal: return "it has no real value (an even root or a fractional power of a negative number)"
+    case .tooDeep: return "it is nested too deeply"
+    case .tooLong: return "it is too long (at most \(ArithmeticExpression.maximumLength) characters)"
+    }
+  }
+
+  /// What is wrong with an arithmetic expression, as the end of a Chinese sentence.
+  private static func chineseArithmetic(_ error: ArithmeticError) -> String {
+    switch error {
+    case .empty: return "里面没有算式"
+    case .unexpectedCharacter(let character, let position): return "看不懂第\(position + 1)个字符「\(character)」"
+    case .unknownWord(let word, _): return "不认识「\(word)」这个词，可以用数字和加减乘除、乘方、开方或百分比"
+    case .unexpectedToken(let token, _) where token == "end": return "算式还没写完"
+    case .unexpectedToken(let token, let position): return "第\(position + 1)个字符的「\(token)」位置不对"
+    case .unbalancedParenthesis: return "有括号没有闭合"
+    case .divisionByZero: return "不能除以零"
+    case .notFinite: return "结果太大，无法显示"
+    case .notReal: return "没有实数结果（负数不能开偶次方或取小数次方）"
+    case .tooDeep: return "括号嵌套太深"
+    case .tooLong: return "算式太长（最多\(ArithmeticExpression.maximumLength)个字符）"
     }
   }
 
@@ -120,6 +158,7 @@ public enum FriendlyMessage {
     case .empty: return "内容为空"
     case .notFinite: return "不是有效的数字"
     case .unknownParameter: return "这个技能不接受它"
+    case .arithmetic(let error): return chineseArithmetic(error)
     case .other(let text): return text
     }
   }

@@ -8,6 +8,8 @@ public enum InvalidArgumentReason: Sendable, Hashable {
   case notFinite
   /// The schema has no parameter with this name.
   case unknownParameter
+  /// An arithmetic expression that does not evaluate (the calculator's `expression`).
+  case arithmetic(ArithmeticError)
   /// A skill-specific reason, already phrased for the log.
   case other(String)
 }

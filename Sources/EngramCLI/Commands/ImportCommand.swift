@@ -65,7 +65,10 @@ public enum ImportCommand: Command {
 
   /// The embedder the export's header names (`embedding_model`), read from its first line.
   static func exportSpec(_ file: String) throws -> EmbedderSpec {
-    guard file != "-" else { return .default }
+    try InputFile.refuseFolder(file)
+    // Standard input, a FIFO or a pipe can be read only once: the import reads it, so the
+    // header is not peeked at and the default embedder (or --model) is used.
+    guard InputFile.isRegularFile(file) else { return .default }
     guard let handle = FileHandle(forReadingAtPath: file) else {
       throw ImportError.unreadable(path: file, reason: "no such file or not readable")
     }

@@ -14,14 +14,17 @@ public enum RouteCommand: Command {
       stage) are used; without it, the built-in skills and no similarity stage.
 
       --now fixes the clock (ISO 8601 with an offset, e.g. 2025-06-11T10:00:00+08:00); its
-      offset is the time zone dates are read and printed in. --file reads one request a line.
+      offset is the time zone dates are read and printed in. --file reads one request a line
+      ('-' reads standard input; a FIFO or a pipe such as <(...) is read too).
       """,
     usage: "route [--db PATH] [--now ISO8601] [--json] (TEXT... | --file FILE)",
     options: [
       .database,
       OptionSpec(
         "now", valueName: "ISO8601", help: "The clock's instant and time zone (default: now, here)."),
-      OptionSpec("file", valueName: "FILE", help: "Route each line of FILE (blank lines are skipped)."),
+      OptionSpec(
+        "file", valueName: "FILE",
+        help: "Route each line of FILE ('-': standard input; blank lines are skipped)."),
       .json,
     ],
     positionals: [
@@ -38,14 +41,16 @@ public enum RouteCommand: Command {
       guard arguments.strings("text").isEmpty else {
         throw UsageError("give either TEXT or --file, not both")
       }
+      // `-` is standard input; FIFOs and pipes (`--file <(...)`) are read like files.
       let data: Data
       do {
-        data = try Data(contentsOf: URL(fileURLWithPath: file))
+        data = try InputFile.readAll(file)
       } catch {
-        throw CommandFailure("cannot read \(file): \(EngineAccess.describe(error))")
+        throw CommandFailure(error.description)
       }
+      let shown = file == "-" ? "standard input" : file
       guard let text = String(data: data, encoding: .utf8) else {
-        throw CommandFailure("\(file) is not UTF-8 text")
+        throw CommandFailure("\(shown) is not UTF-8 text")
       }
       requests = text.split(whereSeparator: \.isNewline).map(String.init).filter {
         !$0.trimmingCharacters(in: .whitespaces).isEmpty
