@@ -36,7 +36,8 @@ extension Database: MemoryStore {
   }
 
   /// Shallow on a reader; deep on the writer outside a transaction (FTS5's integrity check
-  /// needs it), or on a reader when the database is read-only.
+  /// needs it), or, when the database is read-only, on a reader (which checks a private
+  /// copy of each index: `Connection.ftsConsistency(deep:)`).
   public func fullTextConsistency(deep: Bool) throws -> [FTSConsistency] {
     if deep && !configuration.readOnly {
       return try writeWithoutTransaction { try $0.ftsConsistency(deep: true) }

@@ -34,7 +34,8 @@ public protocol MemoryStore: AnyObject, Sendable {
   /// - Throws: `StoreError.unsupported` when `capabilities` lacks it, the backend's errors.
   func maintain(_ operation: StoreMaintenance) throws
   /// Whether each full-text index agrees with its source rows; `deep` checks every entry
-  /// (on SQLite that runs on the writer, outside a transaction).
+  /// (on SQLite that runs on the writer, outside a transaction, or on a private copy of each
+  /// index when the database is read-only).
   func fullTextConsistency(deep: Bool) throws -> [FTSConsistency]
   /// The file the engine keeps its vector-index snapshot in, when the backend keeps one
   /// beside its data (`capabilities.contains(.vectorSnapshotFile)`), else nil. One file per
