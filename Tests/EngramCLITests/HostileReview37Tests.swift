@@ -56,4 +56,61 @@ import Testing
     let repaired = try await engram("query", "--db", path, "pianos", "--mode", "keyword")
     #expect(repaired.status == 0 && repaired.standardOutput.contains("tunes pianos"), "\(repaired)")
   }
+
+  @Test func aLockedWriteFailsAfterOneBusyTimeout() async throws {
+    let scratch = try ScratchFolder()
+    let path = try await scratch.initializedDatabase()
+    #expect(try await engram("remember", "--db", path, "Ann tunes pianos on Saturdays").status == 0)
+    let turns = try scratch.write(
+      "turns.jsonl", #"{"role":"user","speaker":"Ann","session":"s1","content":"hello there"}"# + "\n")
+
+    // Another process's writer, as far as the CLI can tell: this connection holds the lock.
+    let other = try Connection(path: path)
+    try other.execute("BEGIN IMMEDIATE")
+    defer { try? other.execute("ROLLBACK") }
+    for arguments in [["remember", "Ben likes tea"], ["forget", "1", "--yes"], ["ingest", turns]] {
+      let started = ContinuousClock.now
+      let result = try await EngramBinary.run(
+        [arguments[0], "--db", path] + arguments.dropFirst(), environment: ScratchFolder.environment)
+      let elapsed = ContinuousClock.now - started
+      #expect(result.status != 0, "\(arguments): \(result.standardOutput)")
+      #expect(result.standardError.contains("locked"), "\(arguments): \(result.standardError)")
+      #expect(elapsed >= Self.busyTimeout * 0.9, "\(arguments) gave up after \(elapsed)")
+      #expect(elapsed < Self.busyTimeout * 1.5, "\(arguments) waited \(elapsed) (more than one busy timeout)")
+    }
+    try other.execute("ROLLBACK")
+    // Nothing was written, nothing was lost.
+    let query = try await engram("query", "--db", path, "pianos", "--json")
+    #expect(query.standardOutput.contains("tunes pianos"))
+    #expect(!query.standardOutput.contains("Ben likes tea"))
+  }
+
+  @Test func mcpLeavesPromptlyWhileAnotherProcessHoldsTheWriteLock() async throws {
+    let scratch = try ScratchFolder()
+    let path = try await scratch.initializedDatabase()
+    #expect(try await engram("remember", "--db", path, "Ann tunes pianos on Saturdays").status == 0)
+    let requests = [
+      #"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#,
+      #"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+      #"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_search","arguments":{"query":"pianos"}}}"#,
+    ]
+    let input = try scratch.write("requests.jsonl", requests.joined(separator: "\n") + "\n")
+    let output = scratch.path("responses.jsonl")
+
+    let other = try Connection(path: path)
+    try other.execute("BEGIN IMMEDIATE")
+    defer { try? other.execute("ROLLBACK") }
+    var environment = ProcessInfo.processInfo.environment
+    environment.merge(ScratchFolder.environment) { _, new in new }
+    let child = try ChildProcess(
+      try EngramBinary.locate().path, arguments: ["mcp", "--db", path], environment: environment,
+      standardInput: .file(input), standardOutput: .file(output), standardError: .file(scratch.path("log")))
+    // Leaving must not wait for the lock at all: well under one busy timeout, while the
+    // lock is still held (released only after this).
+    let termination = await child.exit(within: Self.busyTimeout * 0.6)
+    if termination == nil { _ = await child.kill() }
+    #expect(termination?.status == 0, "engram mcp had not left after \(Self.busyTimeout * 0.6)")
+    let responses = ChildProcess.readText(output)
+    #expect(responses.contains("tunes pianos"), "\(responses)")
+  }
 }

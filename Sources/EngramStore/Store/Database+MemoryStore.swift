@@ -24,6 +24,12 @@ extension Database: MemoryStore {
     try write { try body($0) }
   }
 
+  /// `writeWithoutWaiting`, with the connection as a session.
+  public func writeTransactionWithoutWaiting<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T
+  {
+    try writeWithoutWaiting { try body($0) }
+  }
+
   /// Runs a checkpoint, `VACUUM` or FTS5 `optimize` on the writer, outside a transaction.
   public func maintain(_ operation: StoreMaintenance) throws {
     try writeWithoutTransaction { connection in
