@@ -57,6 +57,14 @@ import Testing
     #expect(repaired.status == 0 && repaired.standardOutput.contains("tunes pianos"), "\(repaired)")
   }
 
+  /// Finding 6's help text: the usage line names the command once.
+  @Test func helpNamesTheCommandOnce() async throws {
+    let help = try await engram("help", "route")
+    #expect(help.status == 0)
+    #expect(help.standardOutput.contains("USAGE: engram route [--db PATH]"), "\(help.standardOutput)")
+    #expect(!help.standardOutput.contains("route route"), "\(help.standardOutput)")
+  }
+
   @Test func aLockedWriteFailsAfterOneBusyTimeout() async throws {
     let scratch = try ScratchFolder()
     let path = try await scratch.initializedDatabase()
