@@ -147,7 +147,9 @@ public final class MemoryEngine: EnginePart {
   /// 100,000 rows, minutes at a million), writes pending access statistics and, when this
   /// process changed the vector index and it still matches the database, its snapshot and
   /// lists (so the next open is fast and serves approximately); then closes
-  /// the database. A read-only engine writes nothing. Further calls fail with
+  /// the database. A read-only engine writes nothing. None of it waits for another
+  /// process's write lock: statistics and snapshot bookkeeping that cannot be written at
+  /// once are skipped (the next writer records its own). Further calls fail with
   /// `EngramError.closed`.
   public func close() {
     guard !resources.markClosed() else { return }

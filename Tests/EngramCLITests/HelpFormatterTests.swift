@@ -27,6 +27,16 @@ import Testing
     #expect(HelpFormatter.usageLine(for: custom, toolName: "engram") == "engram query TEXT [options]")
   }
 
+  @Test func aCustomUsageStartingWithTheCommandNamesItOnce() {
+    var custom = configuration
+    custom.usage = "query TEXT [options]"
+    #expect(HelpFormatter.usageLine(for: custom, toolName: "engram") == "engram query TEXT [options]")
+    custom.usage = "query"
+    #expect(HelpFormatter.usageLine(for: custom, toolName: "engram") == "engram query")
+    custom.usage = "queryish TEXT"
+    #expect(HelpFormatter.usageLine(for: custom, toolName: "engram") == "engram query queryish TEXT")
+  }
+
   @Test func commandHelpHasEverySection() {
     let help = HelpFormatter.help(for: configuration, toolName: "engram")
     #expect(help.hasPrefix("OVERVIEW: Search memories.\n\nUSAGE: engram query "))

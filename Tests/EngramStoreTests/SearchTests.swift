@@ -165,6 +165,31 @@ import Testing
     #expect(try connection.searchText("paris", limit: 0).isEmpty)
   }
 
+  /// FTS5's integrity-check is a write command: a read-only connection runs it on a private
+  /// copy of the index, which passes when the index is sound and fails where a block is not.
+  @Test func aReadOnlyConnectionChecksEveryBlock() throws {
+    let (directory, writer, _) = try seeded()
+    let path = directory.file("test.sqlite")
+    let reader = try Connection(path: path, mode: .readOnly)
+    #expect(reader.isReadOnly)
+    #expect(try reader.ftsConsistency(deep: true).allSatisfy(\.isConsistent))
+    // Damage one block of the messages' index behind FTS5's back.
+    writer.setDefensive(false)
+    try writer.execute(
+      "UPDATE messages_fts_data SET block = zeroblob(length(block)) WHERE id = (SELECT max(id) FROM messages_fts_data)"
+    )
+    writer.setDefensive(true)
+    let counted = try reader.ftsConsistency(deep: false)
+    #expect(counted.allSatisfy { $0.isConsistent }, "the counts alone cannot see it")
+    let checked = try reader.ftsConsistency(deep: true)
+    #expect(checked.first { $0.table == "messages" }?.indexIntact == false)
+    #expect(checked.filter { $0.table != "messages" }.allSatisfy { $0.isConsistent })
+    // Checking wrote nothing: the reader's database is as it was, the check can run again.
+    #expect(try reader.ftsConsistency(deep: true).first { $0.table == "messages" }?.indexIntact == false)
+    try writer.rebuildFTS()
+    #expect(try reader.ftsConsistency(deep: true).allSatisfy(\.isConsistent))
+  }
+
   @Test func consistencyCheckAndRebuild() throws {
     let (directory, connection, _) = try seeded()
     _ = directory

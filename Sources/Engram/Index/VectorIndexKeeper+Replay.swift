@@ -102,7 +102,9 @@ extension VectorIndexKeeper {
   /// added after it) and prunes the change log it covers. Best effort: without the stamp a
   /// reader still uses the file while its token is current.
   func recordSnapshot(token: UInt64, generation: Int64, maxEmbeddingID: Int64) {
-    try? store.writeTransaction { connection in
+    // Bookkeeping: when another process holds the write lock it is left to the next writer
+    // (an engine closing never waits a busy timeout for it).
+    try? store.writeTransactionWithoutWaiting { connection in
       try connection.recordVectorSnapshot(
         VectorSnapshotStamp(token: token, generation: generation, maxEmbeddingID: maxEmbeddingID))
     }

@@ -64,12 +64,9 @@ struct Doctor: EnginePart {
         name: "integrity", ok: integrity.isEmpty,
         detail: integrity.isEmpty ? "ok" : integrity.prefix(3).joined(separator: "; ")))
 
-    // FTS5's integrity-check is a write command, so it runs on the writer (and changes
-    // nothing); a read-only engine compares the counts only.
-    let fts =
-      configuration.readOnly
-      ? try store.readTransaction { try $0.ftsConsistency(deep: false) }
-      : try store.fullTextConsistency(deep: true)
+    // Every block of every index is read: FTS5's integrity-check runs on the writer (and
+    // changes nothing), or for a read-only engine on a private copy of the index.
+    let fts = try store.fullTextConsistency(deep: true)
     let badFTS = fts.filter { !$0.isConsistent }
     checks.append(
       DoctorReport.Check(

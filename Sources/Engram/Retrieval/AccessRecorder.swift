@@ -67,7 +67,9 @@ final class AccessRecorder: Sendable {
     }
     guard !taken.isEmpty else { return }
     do {
-      try store.writeTransaction { connection in
+      // Never waits for another process's write lock: the statistics stay pending for the
+      // next attempt, and a closing engine does not wait a busy timeout for them.
+      try store.writeTransactionWithoutWaiting { connection in
         try connection.recordMemoryAccess(
           taken.map { (id: $0.key, count: $0.value.count, lastAccess: $0.value.last) })
       }

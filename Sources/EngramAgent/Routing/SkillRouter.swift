@@ -36,8 +36,9 @@ public struct RouteDecision: Sendable, Hashable {
   /// intent model's probability, or the cosine.
   public var score: Double
   /// Whether the deciding stage was sure: false when the intent model's probability is
-  /// below the router's `intentThreshold` and no other stage decided (a language model, when
-  /// there is one, should be asked instead).
+  /// below the router's `intentThreshold`, or its most probable skill was a destructive one
+  /// below `destructiveIntentThreshold` (passed over for the next label), and no other stage
+  /// decided (a language model, when there is one, should be asked instead).
   public var isConfident: Bool
   /// The intent model's prediction, when it ran.
   public var intent: IntentPrediction?
@@ -72,6 +73,9 @@ public final class SkillRouter: Sendable {
   public let semanticThreshold: Float
   /// The intent probability from which the model's choice is taken as sure.
   public let intentThreshold: Double
+  /// The intent probability a destructive skill (`Skill.isDestructive`) needs before the
+  /// model may pick it at all.
+  public let destructiveIntentThreshold: Double
   /// The share of a text's word pieces the embedder must know before similarity may decide.
   public let minimumKnownFraction: Double
   private let index = Mutex<[String: [[Float]]]>([:])
@@ -86,16 +90,21 @@ public final class SkillRouter: Sendable {
   ///     one, is asked instead. `engram-bench agent --cross-validate` shows, on the training
   ///     corpus only, how accurate the model is above each threshold (0.93 above 0.45, 92%
   ///     of requests).
+  ///   - destructiveIntentThreshold: a destructive skill below it is not picked by the
+  ///     model: the decision is unsure and goes to the next label. 0.6 by default: the skill
+  ///     must be clearly more likely than every other label together (odds of 3 to 2, not the
+  ///     coin toss of 0.5), and never less than `intentThreshold`.
   public init(
     registry: SkillRegistry, embedding: (any PhraseEmbedding)? = nil, semanticThreshold: Float = 0.5,
     classifier: IntentClassifier? = IntentCorpus.classifier, intentThreshold: Double = 0.45,
-    minimumKnownFraction: Double = 0.7
+    destructiveIntentThreshold: Double = 0.6, minimumKnownFraction: Double = 0.7
   ) {
     self.registry = registry
     self.embedding = embedding
     self.classifier = classifier
     self.semanticThreshold = semanticThreshold
     self.intentThreshold = intentThreshold
+    self.destructiveIntentThreshold = max(intentThreshold, destructiveIntentThreshold)
     self.minimumKnownFraction = minimumKnownFraction
   }
 
@@ -177,16 +186,26 @@ public final class SkillRouter: Sendable {
     var modelChoice: RouteDecision?
     if let classifier, candidates.isEmpty {
       let prediction = classifier.predict(text)
-      // The most probable label the scenario offers (a disabled skill cannot be chosen).
-      if let best = prediction.ranked.first(where: { label, _ in
-        label == IntentClassifier.noneLabel || offered.contains { $0.id == label }
+      // The most probable label the scenario offers (a disabled skill cannot be chosen); a
+      // destructive skill only when the model is clearly sure of it, else the next label,
+      // and the decision is unsure (a language model, when there is one, decides).
+      var passedOver = false
+      if let best = prediction.ranked.first(where: { label, probability in
+        guard label != IntentClassifier.noneLabel else { return true }
+        guard let skill = offered.first(where: { $0.id == label }) else { return false }
+        if skill.isDestructive && probability < destructiveIntentThreshold {
+          passedOver = true
+          return false
+        }
+        return true
       }) {
         let skill = offered.first { $0.id == best.label }
         let decision = RouteDecision(
           skillID: skill?.id,
           arguments: skill?.extractArguments(from: text, clock: clock) ?? SkillArguments(),
-          method: .intent, score: best.probability, isConfident: best.probability >= intentThreshold,
-          intent: prediction, ruleCandidates: candidates)
+          method: .intent, score: best.probability,
+          isConfident: !passedOver && best.probability >= intentThreshold, intent: prediction,
+          ruleCandidates: candidates)
         if decision.isConfident { return decision }
         modelChoice = decision
       }

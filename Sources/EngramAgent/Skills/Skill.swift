@@ -20,6 +20,10 @@ public protocol Skill: Sendable {
   var hasSideEffects: Bool { get }
   /// Whether the agent must ask the user before `execute`. Defaults to true.
   var requiresConfirmation: Bool { get }
+  /// Whether the skill destroys what it acts on (forgets a memory, cancels an item): the
+  /// router then asks more of the intent model before it picks it
+  /// (`SkillRouter.destructiveIntentThreshold`). Defaults to false.
+  var isDestructive: Bool { get }
   /// How long one attempt may run.
   var timeout: Duration { get }
   /// How many times a failed attempt is repeated (ignored when `hasSideEffects`).
@@ -49,6 +53,8 @@ extension Skill {
   public var hasSideEffects: Bool { true }
   /// Confirmation is on by default; only read-only skills turn it off.
   public var requiresConfirmation: Bool { true }
+  /// Nothing is destroyed by default.
+  public var isDestructive: Bool { false }
   /// Ten seconds per attempt.
   public var timeout: Duration { .seconds(10) }
   /// No retries by default.

@@ -3,7 +3,16 @@ public enum HelpFormatter {
   /// `engram query [--db PATH] [-k N] [--json] TEXT`: the one-line usage of a command.
   public static func usageLine(for configuration: CommandConfiguration, toolName: String) -> String {
     let prefix = toolName + " " + configuration.commandName
-    if let usage = configuration.usage { return prefix + " " + usage }
+    if var usage = configuration.usage {
+      // A usage written with the command's name in front names it once.
+      let name = configuration.commandName
+      if usage == name {
+        usage = ""
+      } else if usage.hasPrefix(name + " ") {
+        usage.removeFirst(name.count + 1)
+      }
+      return usage.isEmpty ? prefix : prefix + " " + usage
+    }
     var parts = [prefix]
     for option in configuration.options {
       var text =

@@ -245,6 +245,12 @@ public final class Connection {
     sqlite3_busy_timeout(handle, Int32(milliseconds))
   }
 
+  /// Turns SQLite's defensive mode on (every connection opens with it: no writes to the
+  /// shadow tables of virtual tables, no schema edits) or off.
+  func setDefensive(_ on: Bool) {
+    _ = engram_sqlite3_db_config_defensive(handle, on ? 1 : 0)
+  }
+
   /// Switches the file to write-ahead logging with `synchronous = NORMAL` (durable at
   /// checkpoints, never corrupt). This is the first write an open performs.
   ///

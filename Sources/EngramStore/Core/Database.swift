@@ -111,6 +111,21 @@ public final class Database: Sendable {
     }
   }
 
+  /// `write`, without waiting for another process's lock: when one holds it, fails at once
+  /// with `SQLiteError.Code.busy` and writes nothing. For bookkeeping that can be skipped or
+  /// left to the next writer (access statistics, a snapshot's stamp), so that a process
+  /// leaving never waits a busy timeout for it.
+  /// - Throws: as `write`.
+  public func writeWithoutWaiting<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {
+    guard !configuration.readOnly else { throw StoreError.databaseReadOnly(path: path) }
+    return try writer.withLock { box throws -> T in
+      guard let connection = box?.connection else { throw StoreError.closed(path: path) }
+      connection.setBusyTimeout(.zero)
+      defer { connection.setBusyTimeout(configuration.busyTimeout) }
+      return try connection.transaction(.immediate) { try body(connection) }
+    }
+  }
+
   /// Runs `body` with the writer outside any transaction (for statements that cannot run
   /// in one, such as `VACUUM`, or for batches that manage their own transactions).
   public func writeWithoutTransaction<T: Sendable>(_ body: (Connection) throws -> T) throws -> T {

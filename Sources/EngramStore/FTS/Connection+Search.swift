@@ -124,8 +124,10 @@ extension Connection {
   /// Source rows against FTS documents for each indexed table, with FTS5's own
   /// `integrity-check` (contentless tables count their documents in `<table>_docsize`).
   ///
-  /// - Parameter deep: run FTS5's `integrity-check`, which is a write command (it changes
-  ///   nothing, but needs a writable connection); without it only the counts are compared.
+  /// - Parameter deep: also run FTS5's `integrity-check`, which reads every block of the
+  ///   index. It is a write command (it changes nothing, but needs a writable database), so a
+  ///   read-only connection runs it on a private copy of the index (see
+  ///   `ftsIntegrityCheckOnCopy`); without it only the counts are compared.
   public func ftsConsistency(deep: Bool = true) throws -> [FTSConsistency] {
     try ItemKind.allCases.map { kind in
       let source = kind.sourceTable
@@ -135,7 +137,11 @@ extension Connection {
       var intact = true
       if deep {
         do {
-          try savepoint { try execute("INSERT INTO \(fts) (\(fts)) VALUES ('integrity-check')") }
+          if isReadOnly {
+            try ftsIntegrityCheckOnCopy(fts)
+          } else {
+            try savepoint { try execute("INSERT INTO \(fts) (\(fts)) VALUES ('integrity-check')") }
+          }
         } catch let error as SQLiteError where error.code == .corrupt || error.code == .error {
           intact = false
         }
@@ -143,6 +149,47 @@ extension Connection {
       return FTSConsistency(
         table: source, sourceRows: sourceRows, indexedRows: indexedRows, indexIntact: intact)
     }
+  }
+
+  /// FTS5's `integrity-check` of the index `fts`, run on a copy of its tables in a private
+  /// temporary database (deleted when it closes), for a connection that cannot write.
+  ///
+  /// The copy is taken inside this connection's read transaction, byte for byte (every
+  /// block as stored), so it is damaged exactly where the original is.
+  /// - Throws: `SQLiteError` (`.corrupt` when the index is damaged).
+  /// - Complexity: O(size of the index): every block is read once and written to the copy.
+  func ftsIntegrityCheckOnCopy(_ fts: String) throws {
+    let definition = try cachedStatement(
+      "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?"
+    ).binding([.text(fts)]).first { $0.string(at: 0) }
+    guard let definition else {
+      throw SQLiteError(
+        extendedCode: SQLiteError.Code.corrupt.rawValue, message: "the full-text index \(fts) is missing",
+        sql: nil, path: path)
+    }
+    let copy = try Connection(path: "", mode: .readWriteCreate)
+    try copy.execute(definition)
+    // FTS5's shadow tables, filled from the original's (defensive mode forbids writing
+    // them: off on this private connection only).
+    copy.setDefensive(false)
+    let shadows = try prepare(
+      "SELECT name FROM sqlite_schema WHERE type = 'table' AND name IN (?, ?, ?, ?, ?)"
+    ).bindingAndMap(["data", "idx", "content", "docsize", "config"].map { .text(fts + "_" + $0) }) {
+      $0.string(at: 0)
+    }
+    try copy.transaction {
+      for shadow in shadows {
+        try copy.execute("DELETE FROM \"\(shadow)\"")
+        let rows = try prepare("SELECT * FROM \"\(shadow)\"")
+        let placeholders = Array(repeating: "?", count: rows.columnCount).joined(separator: ", ")
+        let insert = try copy.prepare("INSERT INTO \"\(shadow)\" VALUES (\(placeholders))")
+        try rows.forEachRow { row in
+          try insert.bind((0..<row.columnCount).map { row.value(at: $0) })
+          try insert.execute()
+        }
+      }
+    }
+    try copy.execute("INSERT INTO \(fts) (\(fts)) VALUES ('integrity-check')")
   }
 
   /// Rebuilds the three FTS indexes from their source tables ('delete-all', then

@@ -24,6 +24,12 @@ extension Database: MemoryStore {
     try write { try body($0) }
   }
 
+  /// `writeWithoutWaiting`, with the connection as a session.
+  public func writeTransactionWithoutWaiting<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T
+  {
+    try writeWithoutWaiting { try body($0) }
+  }
+
   /// Runs a checkpoint, `VACUUM` or FTS5 `optimize` on the writer, outside a transaction.
   public func maintain(_ operation: StoreMaintenance) throws {
     try writeWithoutTransaction { connection in
@@ -36,7 +42,8 @@ extension Database: MemoryStore {
   }
 
   /// Shallow on a reader; deep on the writer outside a transaction (FTS5's integrity check
-  /// needs it), or on a reader when the database is read-only.
+  /// needs it), or, when the database is read-only, on a reader (which checks a private
+  /// copy of each index: `Connection.ftsConsistency(deep:)`).
   public func fullTextConsistency(deep: Bool) throws -> [FTSConsistency] {
     if deep && !configuration.readOnly {
       return try writeWithoutTransaction { try $0.ftsConsistency(deep: true) }

@@ -30,11 +30,17 @@ public protocol MemoryStore: AnyObject, Sendable {
   /// - Throws: `StoreError.databaseReadOnly`, `StoreError.closed`, the backend's errors
   ///   (nothing is written then), or what `body` throws.
   func writeTransaction<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T
+  /// `writeTransaction` for bookkeeping the next writer can do as well (access statistics,
+  /// the vector snapshot's stamp): when another process holds the write lock it fails at
+  /// once (SQLite: `SQLiteError.Code.busy`, nothing written) instead of waiting for it.
+  /// - Throws: as `writeTransaction`.
+  func writeTransactionWithoutWaiting<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T
   /// Runs a maintenance operation (outside any transaction).
   /// - Throws: `StoreError.unsupported` when `capabilities` lacks it, the backend's errors.
   func maintain(_ operation: StoreMaintenance) throws
   /// Whether each full-text index agrees with its source rows; `deep` checks every entry
-  /// (on SQLite that runs on the writer, outside a transaction).
+  /// (on SQLite that runs on the writer, outside a transaction, or on a private copy of each
+  /// index when the database is read-only).
   func fullTextConsistency(deep: Bool) throws -> [FTSConsistency]
   /// The file the engine keeps its vector-index snapshot in, when the backend keeps one
   /// beside its data (`capabilities.contains(.vectorSnapshotFile)`), else nil. One file per
@@ -46,6 +52,15 @@ public protocol MemoryStore: AnyObject, Sendable {
   /// Closes the store (waiting for running calls); later calls throw `StoreError.closed`.
   /// Closing twice is harmless.
   func close()
+}
+
+extension MemoryStore {
+  /// `writeTransaction`: a store whose writers never wait for another process's lock (a
+  /// server serializes them row by row) has nothing to skip.
+  public func writeTransactionWithoutWaiting<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T
+  {
+    try writeTransaction(body)
+  }
 }
 
 /// What a store can do beyond the operations of `StoreSession`.

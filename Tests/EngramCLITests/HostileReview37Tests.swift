@@ -1,0 +1,124 @@
+import EngramStore
+import EngramTestSupport
+import Foundation
+import Testing
+
+/// Issue 37, findings 1 and 4, end to end on the built binary (hashing embedder): a plain
+/// `doctor` (read-only) checks the full-text index for real, and a write that finds another
+/// process holding the write lock waits for it once (the documented 5 s), while `engram mcp`
+/// leaves at once instead of waiting for the lock to write bookkeeping.
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct HostileReview37Tests {
+  /// The documented busy timeout (`EngramConfiguration.busyTimeout`).
+  static let busyTimeout: Duration = .seconds(5)
+
+  /// Overwrites, in the file itself, the block of `memories_fts_data` that holds `term`, as a
+  /// damaged page would: SQLite's page checks still pass, FTS5's do not.
+  static func damageFullTextBlock(_ path: String, holding term: String) throws {
+    let blocks = try {
+      let connection = try Connection(path: path, mode: .readOnly)
+      return try connection.prepare("SELECT block FROM memories_fts_data WHERE id > 10").map {
+        $0.data(at: 0)
+      }
+    }()
+    let block = try #require(blocks.first { $0.range(of: Data(term.utf8)) != nil }, "no block holds \(term)")
+    let url = URL(fileURLWithPath: path)
+    var file = try Data(contentsOf: url)
+    let found = try #require(file.range(of: block), "the block is not in the file (still in the log?)")
+    #expect(file.range(of: block, in: found.upperBound..<file.endIndex) == nil, "the block is not unique")
+    file.replaceSubrange(found, with: Data(repeating: 0xA5, count: block.count))
+    try file.write(to: url)
+  }
+
+  @Test func plainDoctorReportsADamagedFullTextIndex() async throws {
+    let scratch = try ScratchFolder()
+    let path = try await scratch.initializedDatabase()
+    for fact in ["Ann tunes pianos on Saturdays", "Ben is allergic to peanuts", "The locker code is 4711"] {
+      #expect(try await engram("remember", "--db", path, fact).status == 0)
+    }
+    #expect(try await engram("doctor", "--db", path).status == 0)
+    try Self.damageFullTextBlock(path, holding: "piano")
+
+    // The damage is real: a keyword search reads the block and fails.
+    let query = try await engram("query", "--db", path, "pianos", "--mode", "keyword")
+    #expect(query.status != 0, "\(query.standardOutput)")
+
+    let doctor = try await engram("doctor", "--db", path, "--json")
+    #expect(doctor.status != 0, "doctor passed a damaged index: \(doctor.standardOutput)")
+    let checks = try jsonLines(doctor.standardOutput)
+    let fts = try #require(checks.first { $0["check"] as? String == "fts" })
+    #expect(fts["ok"] as? Bool == false, "\(fts)")
+    #expect((fts["detail"] as? String)?.contains("memories 3/3 damaged") == true, "\(fts)")
+    #expect(doctor.standardError.contains("try --repair"), "\(doctor.standardError)")
+
+    let repair = try await engram("doctor", "--db", path, "--repair")
+    #expect(repair.status == 0, "\(repair.standardOutput)\(repair.standardError)")
+    #expect(try await engram("doctor", "--db", path).status == 0)
+    let repaired = try await engram("query", "--db", path, "pianos", "--mode", "keyword")
+    #expect(repaired.status == 0 && repaired.standardOutput.contains("tunes pianos"), "\(repaired)")
+  }
+
+  /// Finding 6's help text: the usage line names the command once.
+  @Test func helpNamesTheCommandOnce() async throws {
+    let help = try await engram("help", "route")
+    #expect(help.status == 0)
+    #expect(help.standardOutput.contains("USAGE: engram route [--db PATH]"), "\(help.standardOutput)")
+    #expect(!help.standardOutput.contains("route route"), "\(help.standardOutput)")
+  }
+
+  @Test func aLockedWriteFailsAfterOneBusyTimeout() async throws {
+    let scratch = try ScratchFolder()
+    let path = try await scratch.initializedDatabase()
+    #expect(try await engram("remember", "--db", path, "Ann tunes pianos on Saturdays").status == 0)
+    let turns = try scratch.write(
+      "turns.jsonl", #"{"role":"user","speaker":"Ann","session":"s1","content":"hello there"}"# + "\n")
+
+    // Another process's writer, as far as the CLI can tell: this connection holds the lock.
+    let other = try Connection(path: path)
+    try other.execute("BEGIN IMMEDIATE")
+    defer { try? other.execute("ROLLBACK") }
+    for arguments in [["remember", "Ben likes tea"], ["forget", "1", "--yes"], ["ingest", turns]] {
+      let started = ContinuousClock.now
+      let result = try await EngramBinary.run(
+        [arguments[0], "--db", path] + arguments.dropFirst(), environment: ScratchFolder.environment)
+      let elapsed = ContinuousClock.now - started
+      #expect(result.status != 0, "\(arguments): \(result.standardOutput)")
+      #expect(result.standardError.contains("locked"), "\(arguments): \(result.standardError)")
+      #expect(elapsed >= Self.busyTimeout * 0.9, "\(arguments) gave up after \(elapsed)")
+      #expect(elapsed < Self.busyTimeout * 1.5, "\(arguments) waited \(elapsed) (more than one busy timeout)")
+    }
+    try other.execute("ROLLBACK")
+    // Nothing was written, nothing was lost.
+    let query = try await engram("query", "--db", path, "pianos", "--json")
+    #expect(query.standardOutput.contains("tunes pianos"))
+    #expect(!query.standardOutput.contains("Ben likes tea"))
+  }
+
+  @Test func mcpLeavesPromptlyWhileAnotherProcessHoldsTheWriteLock() async throws {
+    let scratch = try ScratchFolder()
+    let path = try await scratch.initializedDatabase()
+    #expect(try await engram("remember", "--db", path, "Ann tunes pianos on Saturdays").status == 0)
+    let requests = [
+      #"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"1"}}}"#,
+      #"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+      #"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_search","arguments":{"query":"pianos"}}}"#,
+    ]
+    let input = try scratch.write("requests.jsonl", requests.joined(separator: "\n") + "\n")
+    let output = scratch.path("responses.jsonl")
+
+    let other = try Connection(path: path)
+    try other.execute("BEGIN IMMEDIATE")
+    defer { try? other.execute("ROLLBACK") }
+    var environment = ProcessInfo.processInfo.environment
+    environment.merge(ScratchFolder.environment) { _, new in new }
+    let child = try ChildProcess(
+      try EngramBinary.locate().path, arguments: ["mcp", "--db", path], environment: environment,
+      standardInput: .file(input), standardOutput: .file(output), standardError: .file(scratch.path("log")))
+    // Leaving must not wait for the lock at all: well under one busy timeout, while the
+    // lock is still held (released only after this).
+    let termination = await child.exit(within: Self.busyTimeout * 0.6)
+    if termination == nil { _ = await child.kill() }
+    #expect(termination?.status == 0, "engram mcp had not left after \(Self.busyTimeout * 0.6)")
+    let responses = ChildProcess.readText(output)
+    #expect(responses.contains("tunes pianos"), "\(responses)")
+  }
+}
