@@ -144,31 +144,32 @@ import Testing
     let first = ChatCompletionStream.event("slow")
     let body = first + ChatCompletionStream.done
     let parts = ChatCompletionStream.pieces(body, cuttingAt: [first.utf8.count])
-    // Silent after the response head.
-    let silent = try StubHTTPServer(responses: [.streamed(parts: parts, pauseSeconds: 5)])
+    // The limit is 4 s, not 1: under the full parallel run the first delta once took more
+    // than a second to arrive. Silent after the response head (15 s, far past the limit).
+    let silent = try StubHTTPServer(responses: [.streamed(parts: parts, pauseSeconds: 15)])
     defer { silent.stop() }
     // Silent after the first delta.
     var stalled = LoopbackHTTPServer.Response.streamed(parts: parts, pauseSeconds: 0)
-    stalled.beforePart = { index in if index == 1 { Thread.sleep(forTimeInterval: 5) } }
+    stalled.beforePart = { index in if index == 1 { Thread.sleep(forTimeInterval: 15) } }
     let stalling = try StubHTTPServer(responses: [stalled])
     defer { stalling.stop() }
-    // Twelve pieces 0.15 s apart: 1.8 s in all, longer than the limit, but never a second without news.
+    // Forty pieces 0.15 s apart: 6 s in all, longer than the limit, but never long without news.
     let steadyBody = ChatCompletionStream.body(["a", "b", "c", "d"])
     let steady = try StubHTTPServer(responses: [
       .streamed(
-        parts: ChatCompletionStream.pieces(steadyBody, size: steadyBody.utf8.count / 12 + 1),
+        parts: ChatCompletionStream.pieces(steadyBody, size: steadyBody.utf8.count / 40 + 1),
         pauseSeconds: 0.15)
     ])
     defer { steady.stop() }
 
-    let limit = Duration.seconds(1)
+    let limit = Duration.seconds(4)
     let (none, headOnly) = await collect(try client(silent, timeout: limit).stream(messages: [.user("x")]))
     #expect(none.isEmpty)
-    #expect(headOnly as? LanguageModelError == .timedOut(seconds: 1))
+    #expect(headOnly as? LanguageModelError == .timedOut(seconds: 4))
     let (deltas, midStream) = await collect(
       try client(stalling, timeout: limit).stream(messages: [.user("x")]))
     #expect(deltas == ["slow"])
-    #expect(midStream as? LanguageModelError == .timedOut(seconds: 1))
+    #expect(midStream as? LanguageModelError == .timedOut(seconds: 4))
     let (all, error) = await collect(try client(steady, timeout: limit).stream(messages: [.user("x")]))
     #expect(error == nil)
     #expect(all.joined() == "abcd")

@@ -8,6 +8,8 @@ enum EngramBinary {
     var status: Int32
     var standardOutput: String
     var standardError: String
+    /// How long the child ran, start-up included (not the time until the test ran again).
+    var lifetime: Duration = .zero
   }
 
   enum LocateError: Error, CustomStringConvertible {
@@ -72,6 +74,7 @@ enum EngramBinary {
       executable.path, arguments: arguments, input: input, environment: environment,
       directory: directory?.path)
     return Result(
-      status: output.status, standardOutput: output.standardOutput, standardError: output.standardError)
+      status: output.status, standardOutput: output.standardOutput, standardError: output.standardError,
+      lifetime: output.lifetime)
   }
 }

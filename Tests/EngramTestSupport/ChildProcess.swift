@@ -231,6 +231,8 @@ extension ChildProcess {
     public var termination: Termination
     public var standardOutput: String
     public var standardError: String
+    /// How long the child ran (``ChildProcess/lifetime``).
+    public var lifetime: Duration
     public var status: Int32 { termination.status }
   }
 
@@ -254,7 +256,8 @@ extension ChildProcess {
     let termination = await child.exit()
     return Output(
       termination: termination,
-      standardOutput: readText(outputPath), standardError: readText(errorPath))
+      standardOutput: readText(outputPath), standardError: readText(errorPath),
+      lifetime: child.lifetime ?? .zero)
   }
 
   /// The file's text so far (empty when it cannot be read).
