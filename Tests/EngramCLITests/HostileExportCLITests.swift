@@ -58,4 +58,34 @@ import Testing
     #expect(result.standardError.contains("\(file):\(line): invalid UTF-8"))
     #expect(!FileManager.default.fileExists(atPath: scratch.path("copy.sqlite")))
   }
+
+  /// Issue 37, finding 7: an export whose row refers to a row it does not hold is refused with
+  /// that row's line and a sentence (it printed SQLite's bare "FOREIGN KEY constraint failed"),
+  /// and nothing is imported.
+  @Test func importNamesTheLineOfADanglingReference() async throws {
+    let scratch = try ScratchFolder()
+    let session =
+      #"{"type":"session","id":1,"external_id":"s1","title":null,"started_at":1700000000000,"#
+      + #""ended_at":null,"metadata":"{}"}"#
+    func message(_ id: Int, session: Int) -> String {
+      #"{"type":"message","id":\#(id),"session_id":\#(session),"role":"user","speaker":null,"#
+        + #""content":"turn \#(id)","created_at":1700000000000,"token_count":2,"metadata":"{}","summary_id":null}"#
+    }
+    // Version 1 (no end line, so no checksum to forge): the third message (line 5) refers to
+    // session 7, which the export does not hold; the rows around it are sound.
+    let lines = [
+      #"{"type":"header","format":"engram-export","version":1,"embedding_model":"hashing-v1-384","#
+        + #""embedding_dimension":384}"#,
+      session, message(1, session: 1), message(2, session: 1), message(3, session: 7), message(4, session: 1),
+    ]
+    let file = try scratch.write("dangling.jsonl", lines.joined(separator: "\n") + "\n")
+    let copy = scratch.path("copy.sqlite")
+    let result = try await engram("import", "--db", copy, file)
+    #expect(result.status == 1)
+    #expect(result.standardError.contains("line 5"), "\(result.standardError)")
+    #expect(result.standardError.contains("sessions"), "\(result.standardError)")
+    #expect(!result.standardError.contains("FOREIGN KEY"), "\(result.standardError)")
+    #expect(SwiftInternals.find(in: result.standardError).isEmpty, "\(result.standardError)")
+    #expect(!FileManager.default.fileExists(atPath: copy))
+  }
 }

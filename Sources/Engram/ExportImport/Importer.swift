@@ -87,6 +87,9 @@ struct Importer: EnginePart {
       try connection.deferForeignKeys()
       var count = 0
       var sawEnd = false
+      // The first export line of each table: rows follow in row-id order, so a row's line is
+      // its table's first line plus the number of its rows before it (see below).
+      var firstLine: [String: Int] = [:]
       while let (line, object) = try nextObject() {
         guard !sawEnd else {
           throw EngramError.malformedExport(line: line, reason: "a line after the end line")
@@ -124,11 +127,23 @@ struct Importer: EnginePart {
         } catch let error as any StoreDatabaseError {
           throw EngramError.malformedExport(line: line, reason: error.message)
         }
+        if firstLine[table] == nil { firstLine[table] = line }
         count += 1
       }
       if version >= 2 && !sawEnd {
         throw EngramError.malformedExport(
           line: reader.lineNumber + 1, reason: "the file ends without its end line (truncated)")
+      }
+      // References are checked at commit (they may point forward); a dangling one is named by
+      // its line here, before the commit would fail with SQLite's bare constraint error.
+      if let dangling = try connection.firstDanglingReference() {
+        var line = firstLine[dangling.table] ?? reader.lineNumber
+        if let rowid = dangling.rowid, let before = try connection.userRows(in: dangling.table, before: rowid)
+        {
+          line += before
+        }
+        throw EngramError.malformedExport(
+          line: line, reason: "it refers to a row of \(dangling.parent) that the export does not hold")
       }
       return count
     }

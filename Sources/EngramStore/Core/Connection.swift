@@ -284,6 +284,15 @@ public final class Connection {
     guard code == SQLITE_OK else { throw SQLiteError.from(handle, resultCode: code, sql: sql, path: nil) }
   }
 
+  /// Whether this connection's transaction holds deferred foreign-key violations that its
+  /// commit would refuse (`SQLITE_DBSTATUS_DEFERRED_FKS`).
+  public var unresolvedDeferredReferences: Bool {
+    var current: Int32 = 0
+    var highest: Int32 = 0
+    return sqlite3_db_status(handle, SQLITE_DBSTATUS_DEFERRED_FKS, &current, &highest, 0) == SQLITE_OK
+      && current > 0
+  }
+
   /// Prepares a new statement; it is finalized when released.
   public func prepare(_ sql: String) throws -> Statement {
     try Statement(db: handle, sql: sql)

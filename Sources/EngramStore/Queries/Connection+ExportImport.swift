@@ -44,6 +44,30 @@ extension Connection {
     return false
   }
 
+  /// The first row whose reference points at no row (`PRAGMA foreign_key_check`), if any: its
+  /// table, its rowid, and the table it refers to. An import checks this before it commits,
+  /// so it can name the export line instead of failing with SQLite's bare constraint error.
+  public func firstDanglingReference() throws -> DanglingReference? {
+    // SQLite counts unresolved deferred references: the whole-database scan runs only when
+    // one is there, so a sound import does not pay for it.
+    guard unresolvedDeferredReferences else { return nil }
+    let statement = try prepare("PRAGMA foreign_key_check")
+    return try statement.first { row in
+      DanglingReference(
+        table: row.string(at: 0), rowid: row.isNull(at: 1) ? nil : row.int64(at: 1), parent: row.string(at: 2)
+      )
+    }
+  }
+
+  /// How many of this user's rows of `table` have a rowid below `rowid` (nil for a table that
+  /// is not per-user: only those hold references).
+  public func userRows(in table: String, before rowid: Int64) throws -> Int? {
+    guard perUserTables.contains(table) else { return nil }
+    let count = try scalarInt(
+      "SELECT count(*) FROM \(table) WHERE user_id = ?1 AND rowid < ?2", [.text(user), .integer(rowid)])
+    return count.map(Int.init)
+  }
+
   /// Checks foreign keys at commit instead of per statement (an import inserts rows in
   /// table order, not in reference order).
   public func deferForeignKeys() throws {

@@ -175,6 +175,11 @@ public protocol StoreSession: AnyObject {
   /// Inserts one row of `table` from exported columns (names checked by the caller);
   /// `replacing` replaces a row with the same key. Per-user tables get the session's user.
   func insertExportedRow(into table: String, columns: [String], values: [SQLValue], replacing: Bool) throws
+  /// The first imported row whose reference points at no row, checked before commit (nil
+  /// when none, or when the store reports references only at commit).
+  func firstDanglingReference() throws -> DanglingReference?
+  /// How many of this user's rows of `table` have a rowid below `rowid` (nil when unknown).
+  func userRows(in table: String, before rowid: Int64) throws -> Int?
 
   // MARK: The agent's records (Preference, SkillState, PendingCall, Trace, AgentItem)
 
@@ -278,4 +283,25 @@ public protocol ExportedRow {
   func withUTF8Bytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T
   /// A blob column's bytes.
   func withBlob<T>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T
+}
+
+/// A row whose reference points at no row: its table, its rowid (nil when the table has none)
+/// and the table it refers to.
+public struct DanglingReference: Sendable, Hashable {
+  public var table: String
+  public var rowid: Int64?
+  public var parent: String
+
+  public init(table: String, rowid: Int64?, parent: String) {
+    self.table = table
+    self.rowid = rowid
+    self.parent = parent
+  }
+}
+
+extension StoreSession {
+  /// None known before commit (PostgreSQL reports a broken reference at commit).
+  public func firstDanglingReference() throws -> DanglingReference? { nil }
+  /// Unknown.
+  public func userRows(in table: String, before rowid: Int64) throws -> Int? { nil }
 }
