@@ -37,6 +37,9 @@ public enum EngramError: Error, Sendable, Equatable {
   /// `reindex` changes the embedding model of the whole store, but other users (`users`)
   /// have rows in it that this engine's user cannot re-embed; nothing was changed.
   case reindexNeedsEveryUser(users: [String])
+  /// Another process re-embedded the memory with `model` (`dimension`-d) while this engine
+  /// was open: its index and embedder no longer fit; open the memory again.
+  case embedderChangedElsewhere(model: String, dimension: Int)
 }
 
 extension EngramError: CustomStringConvertible {
@@ -66,6 +69,10 @@ extension EngramError: CustomStringConvertible {
       return
         "other writers changed the memory \(rounds) times while reindex embedded it; nothing was changed, "
         + "run reindex again when the memory is quieter"
+    case .embedderChangedElsewhere(let model, let dimension):
+      return
+        "another process switched this memory to \(model) (\(dimension)-d) while it was open here; "
+        + "restart to search it with the new model"
     case .reindexNeedsEveryUser(let users):
       return
         "the memory is shared with other users (\(users.joined(separator: ", "))) and reindex switches the "

@@ -83,7 +83,7 @@ public final class MemoryEngine: EnginePart {
     let vectors: VectorIndexKeeper
     do {
       vectors = try VectorIndexKeeper(
-        store: store, snapshotURL: store.vectorSnapshotURL,
+        store: store, snapshotURL: store.vectorSnapshotURL, modelID: configuration.embedder.modelID,
         dimension: configuration.embedder.dimension, threads: configuration.searchThreads,
         approximate: configuration.approximate, snapshotMinimumRows: configuration.snapshotMinimumRows)
     } catch {

@@ -13,6 +13,9 @@ final class VectorIndexKeeper: Sendable {
   typealias Source = MemoryEngine.IndexSource
 
   let store: any MemoryStore
+  /// The embedder's model and dimension: another process's `reindex` to another model makes
+  /// this index (and the engine's embedder) useless, which a search then says.
+  let modelID: String
   let dimension: Int
   let threads: Int
   /// The approximate tier's settings.
@@ -45,10 +48,11 @@ final class VectorIndexKeeper: Sendable {
 
   /// Loads the index of `database` (dimension `dimension`).
   init(
-    store: any MemoryStore, snapshotURL: URL?, dimension: Int, threads: Int,
+    store: any MemoryStore, snapshotURL: URL?, modelID: String, dimension: Int, threads: Int,
     approximate: ApproximateConfiguration = ApproximateConfiguration(), snapshotMinimumRows: Int = 0
   ) throws {
     self.store = store
+    self.modelID = modelID
     self.snapshotMinimumRows = snapshotMinimumRows
     self.dimension = dimension
     self.threads = threads
@@ -236,6 +240,13 @@ final class VectorIndexKeeper: Sendable {
       return state.stale || (state.writesInFlight == 0 && moved)
     }
     guard needed else { return }
+    // Another process changed the embeddings: if it re-embedded the memory with another
+    // model, neither this index nor this engine's embedder can search it any more.
+    if let model = try store.readTransaction({ try $0.embeddingModel() }),
+      model.name != modelID || model.dimension != dimension
+    {
+      throw EngramError.embedderChangedElsewhere(model: model.name, dimension: model.dimension)
+    }
     try refresh()
   }
 
