@@ -228,10 +228,17 @@ import Testing
     #expect(status.clusteredRows >= 2 * Self.n)
     #expect(status.clusteredRows + status.appendedRows == index.count)
     #expect(status.lists == Int((2 * Double(status.clusteredRows).squareRoot()).rounded()))
-    for (offset, vector) in late.enumerated() {
-      #expect(
-        try index.search(vector, k: 1, filter: nil, exact: false).hits.first?.id == 400_000 + Int64(offset))
+    // The approximate tier promises its calibrated recall (0.95), not every row: lists are
+    // chosen by int8 centroid scores, and for a random row far from every centroid those
+    // scores lie so close that its own list (nearest in float32) can fall just outside the
+    // probed ones (one of 50 once, under the full parallel run's interleaving).
+    var found = 0
+    for (offset, vector) in late.enumerated()
+    where try index.search(vector, k: 1, filter: nil, exact: false).hits.first?.id == 400_000 + Int64(offset)
+    {
+      found += 1
     }
+    #expect(found >= 48, "\(found) of 50 rows written during the build found after it")
     let row = 17
     let query = Array(batch[(row * d)..<((row + 1) * d)])
     #expect(try index.search(query, k: 1, filter: nil, exact: false).hits.first?.id == 300_000 + Int64(row))
