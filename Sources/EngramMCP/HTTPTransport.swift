@@ -289,7 +289,7 @@ public final class HTTPTransport: Sendable {
         if state.withLock({ $0.stopped }) { break }
         if errno == EMFILE || errno == ENFILE {
           log("accept: out of file descriptors; retrying")
-          usleep(100_000)
+          usleep(100_000)  // the accept loop's own thread
           continue
         }
         log("accept failed: \(String(cString: strerror(errno)))")
@@ -374,6 +374,7 @@ public final class HTTPTransport: Sendable {
         chunked ? Array("\(String(bytes.count, radix: 16))\r\n".utf8) + bytes + [13, 10] : bytes,
         to: connection)
     }
+    // On the connection's own thread, which may wait (the handler runs on the executor).
     let done = DispatchSemaphore(value: 0)
     let result = Mutex<Data?>(nil)
     Task(executorPreference: ConnectionWorkExecutor.shared) {
@@ -440,6 +441,7 @@ public final class HTTPTransport: Sendable {
 
   /// Runs `work` on the transport's own executor (`ConnectionWorkExecutor`) and waits for
   /// it on this connection thread.
+  /// Called only on a connection's own thread (never a cooperative one), which may wait.
   private static func blocking<T: Sendable>(_ work: @escaping @Sendable () async -> T) -> T {
     let done = DispatchSemaphore(value: 0)
     let result = Mutex<T?>(nil)

@@ -47,7 +47,7 @@ struct PostgresKillTests {
           folder: folder.url)
         if span == 0 {
           // The first run goes uncut and measures how long a run takes.
-          let status = await Self.exitStatus(child)
+          let status = await child.wait()
           #expect(status == 0, "uncut ingest failed: \(child.standardError)")
           span = max(20, Int((child.lifetime ?? ContinuousClock.now - started) / .milliseconds(1)))
         } else {
@@ -119,7 +119,7 @@ struct PostgresKillTests {
         let child = try CrashTestProcess(
           executable: "engram", arguments: ["compact", "--db", url, "--yes", "--json"], folder: folder.url)
         if span == 0 {
-          let status = await Self.exitStatus(child)
+          let status = await child.wait()
           #expect(status == 0, "uncut compact failed: \(child.standardError)")
           span = max(20, Int((child.lifetime ?? ContinuousClock.now - started) / .milliseconds(1)))
         } else {
@@ -256,15 +256,10 @@ struct PostgresKillTests {
     return try connection.execute(sql)[0].string(0) ?? ""
   }
 
-  /// Awaits `child`'s exit; returns its status.
-  static func exitStatus(_ child: CrashTestProcess) async -> Int32 {
-    await child.wait()
-  }
-
   /// Runs `engram ARGUMENTS` to completion.
   static func run(_ arguments: [String], in folder: TemporaryFolder) async throws -> CrashSafetyTests.CLIRun {
     let child = try CrashTestProcess(executable: "engram", arguments: arguments, folder: folder.url)
-    let status = await exitStatus(child)
+    let status = await child.wait()
     return CrashSafetyTests.CLIRun(status: status, lines: child.lines, error: child.standardError)
   }
 }

@@ -117,9 +117,9 @@ struct PostgresRestartTests {
         folder: folder.url)
       // A restart at some point of the run (or just after it, for a run quicker than that).
       // The last round's restart comes after the run: at least one run goes uncut.
-      if round == 5 { _ = await PostgresKillTests.exitStatus(child) }
+      if round == 5 { _ = await child.wait() }
       restarts += await Self.restarting(cluster, after: [Int.random(in: 5...1_500)])
-      let status = await PostgresKillTests.exitStatus(child)
+      let status = await child.wait()
       if status != 0 {
         failed += 1
         #expect(child.standardError.contains("PostgreSQL"), "unclear error: \(child.standardError)")

@@ -1,5 +1,8 @@
 /// `memory.forget`: deletes one memory by id; given only a description, lists the candidates.
 public struct ForgetSkill: Skill {
+  /// Forgetting removes a memory and every copy of it: destructive (a higher intent bar).
+  public var isDestructive: Bool { true }
+
   /// Creates the skill.
   public init() {}
 

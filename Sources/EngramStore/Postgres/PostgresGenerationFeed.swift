@@ -108,6 +108,7 @@ public final class PostgresGenerationFeed: Sendable {
     let suffix = ":" + user
     while running.load(ordering: .acquiring) {
       guard let current = connection else {
+        // The feed's own thread (started in init), never a cooperative one: it may sleep.
         if delay > 0 { Thread.sleep(forTimeInterval: delay) }
         delay = min(max(delay * 2, 0.05), 2)
         if let fresh = try? Self.connect(uri: uri), (try? catchUp(fresh)) != nil {

@@ -101,6 +101,7 @@ extension VectorIndex {
   /// Call it before a process exits: the build's BLAS threads must not be running while the
   /// process tears down, and lists finished before the snapshot is written are saved with
   /// it, so the next process serves from them instead of building again.
+  /// It blocks the calling thread: async code uses ``approximateBuildFinished()``.
   public func waitForApproximateBuild() {
     approximateWork.wait()
   }
