@@ -34,6 +34,23 @@ public struct AgentItemRecord: Sendable, Hashable {
   public var createdAt: Date
   /// Whether it is done.
   public var done: Bool
+  /// When a reminder was delivered (shown after it came due); nil until then.
+  public var deliveredAt: Date?
+
+  /// Creates a record (an agent memory of its own, in tests and adapters).
+  public init(
+    id: Int64, kind: Kind, title: String, body: String? = nil, due: Date? = nil, createdAt: Date,
+    done: Bool = false, deliveredAt: Date? = nil
+  ) {
+    self.id = id
+    self.kind = kind
+    self.title = title
+    self.body = body
+    self.due = due
+    self.createdAt = createdAt
+    self.done = done
+    self.deliveredAt = deliveredAt
+  }
 
   init(_ item: AgentItem) {
     id = item.id ?? 0
@@ -43,6 +60,7 @@ public struct AgentItemRecord: Sendable, Hashable {
     due = item.dueAt
     createdAt = item.createdAt
     done = item.done
+    deliveredAt = item.deliveredAt
   }
 }
 

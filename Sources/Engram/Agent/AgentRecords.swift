@@ -37,6 +37,63 @@ public struct AgentRecords: EnginePart {
     }.map(AgentItemRecord.init)
   }
 
+  /// Reminders or events (`kind`) due in `from..<to` (either end open), soonest first, at most
+  /// `limit`; with `undeliveredOnly`, reminders never delivered. Undated items are left out.
+  public func agenda(
+    kind: AgentItemRecord.Kind, from: Date? = nil, to: Date? = nil, undeliveredOnly: Bool = false,
+    limit: Int = 1000
+  ) throws -> [AgentItemRecord] {
+    try checkOpen()
+    return try store.readTransaction {
+      try $0.agentItems(
+        kind: kind, dueFrom: from, to: to, undeliveredOnly: undeliveredOnly, limit: max(0, limit))
+    }.map(AgentItemRecord.init)
+  }
+
+  /// Delivers the reminders due at or before `now` and never delivered: marks them delivered
+  /// and returns them, soonest first. One write transaction claims them, so two processes
+  /// (two watchers, a watcher and a chat) never deliver one reminder twice, and a process
+  /// that stops after this call does not see them again.
+  public func deliverDueReminders(at now: Date = Date(), limit: Int = 1000) throws -> [AgentItemRecord] {
+    try checkOpen()
+    let time = now
+    return try store.writeTransaction { try $0.deliverDueReminders(at: time, limit: max(0, limit)) }.map(
+      AgentItemRecord.init)
+  }
+
+  /// Changes an item's title and/or due time; a reminder moved to a new time is delivered
+  /// again when that time comes. Returns the item as it now is.
+  /// - Throws: `AgentRecordError.notFound` when no item has `id`, `.emptyField("title")` for a
+  ///   blank title (nothing changes); store errors.
+  @discardableResult
+  public func updateItem(_ id: Int64, title: String? = nil, due: Date? = nil) throws -> AgentItemRecord {
+    try checkOpen()
+    if let title, TextChecks.isBlank(title) { throw AgentRecordError.emptyField("title") }
+    return try store.writeTransaction { connection in
+      guard var item = try connection.fetch(AgentItem.self, id: id) else {
+        throw AgentRecordError.notFound(table: AgentItem.tableName, id: id)
+      }
+      if let title { item.title = title }
+      if let due, due != item.dueAt {
+        item.dueAt = due
+        item.deliveredAt = nil
+      }
+      try connection.update(item)
+      return AgentItemRecord(item)
+    }
+  }
+
+  /// Deletes the item with `id` (a cancelled reminder or event).
+  /// - Throws: `AgentRecordError.notFound` when no item has `id`; store errors.
+  public func deleteItem(_ id: Int64) throws {
+    try checkOpen()
+    try store.writeTransaction { connection in
+      guard try connection.delete(AgentItem.self, id: id) else {
+        throw AgentRecordError.notFound(table: AgentItem.tableName, id: id)
+      }
+    }
+  }
+
   /// Marks an agent item done or not done.
   /// - Throws: `AgentRecordError.notFound` when no item has `id`.
   public func setItemDone(_ id: Int64, _ done: Bool = true) throws {

@@ -414,6 +414,41 @@ extension PostgresSession {
     ) { try AgentItem(row: $0) }
   }
 
+  /// The user's items of `kind` due in `from..<to`, soonest first.
+  public func agentItems(
+    kind: AgentItemKind, dueFrom from: Date?, to: Date?, undeliveredOnly: Bool, limit: Int
+  ) throws -> [AgentItem] {
+    try records(
+      """
+      SELECT \(Self.selectList(AgentItem.self)) FROM agent_items
+      WHERE user_scope = $1 AND kind = $2 AND due_at IS NOT NULL
+        AND ($3::bigint IS NULL OR due_at >= $3) AND ($4::bigint IS NULL OR due_at < $4)
+        AND (NOT $5::boolean OR delivered_at IS NULL)
+      ORDER BY due_at, id LIMIT $6
+      """,
+      [
+        .text(kind.rawValue), from.map { .int(Timestamp.milliseconds($0)) } ?? .null,
+        to.map { .int(Timestamp.milliseconds($0)) } ?? .null, .bool(undeliveredOnly),
+        .int(Int64(max(0, limit))),
+      ]
+    ) { try AgentItem(row: $0) }
+  }
+
+  /// Claims the user's due, undelivered reminders (UPDATE ... RETURNING: a row is claimed once).
+  public func deliverDueReminders(at now: Date, limit: Int) throws -> [AgentItem] {
+    try records(
+      """
+      UPDATE agent_items SET delivered_at = $2
+      WHERE user_scope = $1 AND id IN (
+        SELECT id FROM agent_items WHERE user_scope = $1 AND kind = 'reminder' AND delivered_at IS NULL
+          AND due_at IS NOT NULL AND due_at <= $2 ORDER BY due_at, id LIMIT $3 FOR UPDATE SKIP LOCKED)
+      RETURNING \(Self.selectList(AgentItem.self))
+      """, [.int(Timestamp.milliseconds(now)), .int(Int64(max(0, limit)))]
+    ) { try AgentItem(row: $0) }.sorted {
+      ($0.dueAt ?? .distantPast, $0.id ?? 0) < ($1.dueAt ?? .distantPast, $1.id ?? 0)
+    }
+  }
+
   /// The user's newest traces, newest first.
   public func recentTraces(limit: Int) throws -> [Trace] {
     try records(

@@ -1,4 +1,5 @@
 import EngramCore
+import Foundation
 
 // Named queries of the agent's records.
 extension Connection {
@@ -13,6 +14,50 @@ extension Connection {
     try statement.bind(limit, at: 2)
     try statement.bind(user, at: 3)
     return try statement.map { try AgentItem(row: $0) }
+  }
+
+  /// Agent items of `kind` whose due time lies in `due` (both ends optional: `from` inclusive,
+  /// `to` exclusive), soonest first, at most `limit`; with `undeliveredOnly`, only those
+  /// never delivered. Items without a due time are left out.
+  public func agentItems(
+    kind: AgentItemKind, dueFrom from: Date?, to: Date?, undeliveredOnly: Bool, limit: Int
+  ) throws -> [AgentItem] {
+    let statement = try cachedStatement(
+      """
+      SELECT \(AgentItem.selectList) FROM agent_items
+      WHERE user_id = ?1 AND kind = ?2 AND due_at IS NOT NULL
+        AND (?3 IS NULL OR due_at >= ?3) AND (?4 IS NULL OR due_at < ?4)
+        AND (?5 = 0 OR delivered_at IS NULL)
+      ORDER BY due_at, id LIMIT ?6
+      """)
+    try statement.bind(user, at: 1)
+    try statement.bind(kind.rawValue, at: 2)
+    try statement.bind(from, at: 3)
+    try statement.bind(to, at: 4)
+    try statement.bind(undeliveredOnly, at: 5)
+    try statement.bind(limit, at: 6)
+    return try statement.map { try AgentItem(row: $0) }
+  }
+
+  /// Marks the reminders due at or before `now` and never delivered as delivered at `now`;
+  /// returns them (soonest first). Run inside a write transaction, so two processes never
+  /// deliver one reminder twice.
+  public func deliverDueReminders(at now: Date, limit: Int) throws -> [AgentItem] {
+    let due = try agentItems(
+      kind: .reminder, dueFrom: nil, to: now.addingTimeInterval(0.001),
+      undeliveredOnly: true, limit: limit)
+    let statement = try cachedStatement(
+      "UPDATE agent_items SET delivered_at = ?1 WHERE user_id = ?2 AND id = ?3 AND delivered_at IS NULL")
+    var delivered: [AgentItem] = []
+    for var item in due {
+      try statement.bind(now, at: 1)
+      try statement.bind(user, at: 2)
+      try statement.bind(item.id, at: 3)
+      try statement.execute()
+      item.deliveredAt = now
+      delivered.append(item)
+    }
+    return delivered
   }
 
   /// The most recent trace rows, newest first.

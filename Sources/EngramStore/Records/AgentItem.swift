@@ -26,11 +26,13 @@ public struct AgentItem: StoredRecord, Hashable {
   public var createdAt: Date
   /// Whether it is done.
   public var done: Bool
+  /// When a reminder was delivered (shown after it came due); nil until then.
+  public var deliveredAt: Date?
 
   /// Creates an item.
   public init(
     id: Int64? = nil, kind: AgentItemKind, title: String, body: String? = nil, dueAt: Date? = nil,
-    createdAt: Date, done: Bool = false
+    createdAt: Date, done: Bool = false, deliveredAt: Date? = nil
   ) {
     self.id = id
     self.kind = kind
@@ -39,12 +41,13 @@ public struct AgentItem: StoredRecord, Hashable {
     self.dueAt = dueAt
     self.createdAt = createdAt
     self.done = done
+    self.deliveredAt = deliveredAt
   }
 
   /// The table.
   public static let tableName = "agent_items"
   /// The non-id columns, in binding order.
-  public static let columns = ["kind", "title", "body", "due_at", "created_at", "done"]
+  public static let columns = ["kind", "title", "body", "due_at", "created_at", "done", "delivered_at"]
   /// The column time filters apply to (the due time).
   public static var timeColumn: String? { "due_at" }
 
@@ -56,6 +59,7 @@ public struct AgentItem: StoredRecord, Hashable {
     try statement.bind(dueAt, at: 4)
     try statement.bind(createdAt, at: 5)
     try statement.bind(done, at: 6)
+    try statement.bind(deliveredAt, at: 7)
   }
 
   /// Reads a row (id first).
@@ -67,5 +71,6 @@ public struct AgentItem: StoredRecord, Hashable {
     dueAt = row.optionalDate(at: 4)
     createdAt = row.date(at: 5)
     done = row.bool(at: 6)
+    deliveredAt = row.optionalDate(at: 7)
   }
 }

@@ -211,6 +211,12 @@ public protocol StoreSession: AnyObject {
   func recentTraces(limit: Int) throws -> [Trace]
   /// Reminders and notes (of `kind` when given), newest first.
   func agentItems(kind: AgentItemKind?, limit: Int) throws -> [AgentItem]
+  /// Items of `kind` due in `from..<to` (either end open), soonest first; with
+  /// `undeliveredOnly`, only those never delivered.
+  func agentItems(kind: AgentItemKind, dueFrom from: Date?, to: Date?, undeliveredOnly: Bool, limit: Int)
+    throws -> [AgentItem]
+  /// Marks the reminders due by `now` and never delivered as delivered; returns them.
+  func deliverDueReminders(at now: Date, limit: Int) throws -> [AgentItem]
 }
 
 extension StoreSession {

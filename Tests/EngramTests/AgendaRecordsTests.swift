@@ -1,0 +1,103 @@
+import EngramCore
+import EngramTestSupport
+import Foundation
+import Testing
+
+@testable import Engram
+
+/// Reminders and events as the agenda skills, `engram reminders` and `memory_agenda` read
+/// them: ranges, delivery (once, across processes), changes and cancellation.
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct AgendaRecordsTests {
+  let base = Date(timeIntervalSince1970: 1_750_000_000)
+
+  @Test func agendaListsOneKindInItsRangeSoonestFirst() throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let records = engine.agentRecords
+    let late = try records.addItem(kind: .reminder, title: "late", due: base.addingTimeInterval(7200))
+    let early = try records.addItem(kind: .reminder, title: "early", due: base.addingTimeInterval(60))
+    _ = try records.addItem(kind: .event, title: "event", due: base.addingTimeInterval(120))
+    _ = try records.addItem(kind: .reminder, title: "undated")
+    let past = try records.addItem(kind: .reminder, title: "past", due: base.addingTimeInterval(-60))
+    #expect(try records.agenda(kind: .reminder).map(\.id) == [past, early, late])
+    #expect(try records.agenda(kind: .reminder, from: base).map(\.id) == [early, late])
+    // `to` is exclusive.
+    #expect(
+      try records.agenda(kind: .reminder, from: base, to: base.addingTimeInterval(7200)).map(\.id) == [early])
+    #expect(try records.agenda(kind: .event).map(\.title) == ["event"])
+    #expect(try records.agenda(kind: .reminder, limit: 1).map(\.id) == [past])
+  }
+
+  @Test func dueRemindersAreDeliveredOnceAndMovingOneDeliversItAgain() throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let records = engine.agentRecords
+    let due = try records.addItem(kind: .reminder, title: "due", due: base)
+    let later = try records.addItem(kind: .reminder, title: "later", due: base.addingTimeInterval(600))
+    _ = try records.addItem(kind: .event, title: "an event is never delivered", due: base)
+    let first = try records.deliverDueReminders(at: base)
+    #expect(first.map(\.id) == [due])
+    #expect(first.first?.deliveredAt == base)
+    #expect(try records.item(due)?.deliveredAt == base)
+    #expect(try records.deliverDueReminders(at: base.addingTimeInterval(1)).isEmpty)
+    #expect(try records.agenda(kind: .reminder, undeliveredOnly: true).map(\.id) == [later])
+    // Moved to a new time, it comes due again; renamed only, it stays delivered.
+    try records.updateItem(due, title: "due, renamed")
+    #expect(try records.item(due)?.deliveredAt == base)
+    let moved = try records.updateItem(due, due: base.addingTimeInterval(300))
+    #expect(moved.deliveredAt == nil)
+    #expect(moved.title == "due, renamed")
+    #expect(try records.deliverDueReminders(at: base.addingTimeInterval(900)).map(\.id) == [due, later])
+  }
+
+  @Test func changesRefuseBlankTitlesAndMissingItems() throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let records = engine.agentRecords
+    let id = try records.addItem(kind: .event, title: "standup", due: base)
+    #expect(throws: AgentRecordError.emptyField("title")) { try records.updateItem(id, title: " ") }
+    #expect(try records.item(id)?.title == "standup")
+    #expect(throws: AgentRecordError.notFound(table: "agent_items", id: 999)) {
+      try records.updateItem(999, due: base)
+    }
+    try records.deleteItem(id)
+    #expect(try records.item(id) == nil)
+    #expect(throws: AgentRecordError.notFound(table: "agent_items", id: id)) { try records.deleteItem(id) }
+  }
+
+  @Test func twoEnginesOnOneFileNeverDeliverOneReminderTwice() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.path("m.sqlite")
+    let setup = try MemoryEngine(path: path, configuration: hashingConfiguration())
+    for index in 0..<200 {
+      try setup.agentRecords.addItem(
+        kind: .reminder, title: "r\(index)", due: base.addingTimeInterval(Double(index)))
+    }
+    await setup.close()
+    let engines = try (0..<2).map { _ in try MemoryEngine(path: path, configuration: hashingConfiguration()) }
+    let start = base
+    // Both claim as the clock moves, on their own threads, at the same time.
+    let claimed = try await withThrowingTaskGroup(of: [Int64].self) { group in
+      for engine in engines {
+        group.addTask {
+          try await BlockingWork.run {
+            var ids: [Int64] = []
+            for second in stride(from: 0, through: 200, by: 5) {
+              ids += try engine.agentRecords.deliverDueReminders(at: start.addingTimeInterval(Double(second)))
+                .map(\.id)
+            }
+            return ids
+          }
+        }
+      }
+      return try await group.reduce(into: []) { $0.append($1) }
+    }
+    for engine in engines { await engine.close() }
+    let all = claimed.flatMap { $0 }
+    #expect(all.count == 200)
+    #expect(Set(all).count == 200)
+  }
+}
