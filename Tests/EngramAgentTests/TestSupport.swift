@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 import Synchronization
 
@@ -44,7 +45,7 @@ final class FakeMemory: AgentMemory {
     }
   }
 
-  func remember(content: String, kind: MemoryKind) async throws -> Int64 {
+  func remember(content: String, kind: EngramAgent.MemoryKind) async throws -> Int64 {
     state.withLock { state in
       let id = state.nextID
       state.nextID += 1
@@ -79,6 +80,41 @@ final class FakeMemory: AgentMemory {
 
   func storeNote(title: String, date: Date?, body: String) async throws -> Int64 {
     store("note", title, date, body)
+  }
+
+  func agenda(kind: AgentItemRecord.Kind, from: Date?, to: Date?) async throws -> [AgentItemRecord] {
+    state.withLock { state in
+      state.stored.compactMap { id, item -> AgentItemRecord? in
+        guard item.kind == kind.rawValue, let date = item.date, from.map({ date >= $0 }) ?? true,
+          to.map({ date < $0 }) ?? true
+        else { return nil }
+        return AgentItemRecord(
+          id: id, kind: kind, title: item.title, body: item.body, due: date,
+          createdAt: Date(timeIntervalSince1970: 0))
+      }.sorted { ($0.due!, $0.id) < ($1.due!, $1.id) }
+    }
+  }
+
+  func updateItem(id: Int64, title: String?, date: Date?) async throws -> AgentItemRecord {
+    try state.withLock { state in
+      guard var item = state.stored[id], let kind = AgentItemRecord.Kind(rawValue: item.kind) else {
+        throw AgentRecordError.notFound(table: "agent_items", id: id)
+      }
+      if let title { item.title = title }
+      if let date { item.date = date }
+      state.stored[id] = item
+      return AgentItemRecord(
+        id: id, kind: kind, title: item.title, body: item.body, due: item.date,
+        createdAt: Date(timeIntervalSince1970: 0))
+    }
+  }
+
+  func deleteItem(id: Int64) async throws {
+    try state.withLock { state in
+      guard state.stored.removeValue(forKey: id) != nil else {
+        throw AgentRecordError.notFound(table: "agent_items", id: id)
+      }
+    }
   }
 
   func preference(key: String) async throws -> String? { state.withLock { $0.preferences[key] } }

@@ -29,10 +29,10 @@ extension Agent {
   /// `preface` (why it asks: an unreadable date, say) comes before the question.
   func ask(
     for parameter: SkillParameter, skill: any Skill, arguments: SkillArguments, run: TurnRun, step: Int,
-    preface: String? = nil
+    preface: String? = nil, question: String? = nil
   ) async -> AgentState {
     let language = run.context.language
-    let asked = Self.question(for: parameter, skillID: skill.id, language: language)
+    let asked = question ?? Self.question(for: parameter, skillID: skill.id, language: language)
     let question = SlotQuestion(
       skillID: skill.id, parameter: parameter, arguments: arguments,
       text: preface.map { "\($0) \(asked)" } ?? asked, language: language)
@@ -72,7 +72,8 @@ extension Agent {
         arguments[question.parameter.name] = .string(text.trimmingCharacters(in: .whitespacesAndNewlines))
       }
     default:
-      if isLikelyNewRequest(text, asked: question) { return nil }
+      // A number or an ordinal answers "which one?" even when it reads like arithmetic.
+      if !Self.isChoice(text), isLikelyNewRequest(text, asked: question) { return nil }
       let answer = text.trimmingCharacters(in: .whitespacesAndNewlines.union(.punctuationCharacters))
       guard !answer.isEmpty else { return nil }
       arguments[question.parameter.name] = .string(answer)
@@ -88,6 +89,17 @@ extension Agent {
     guard let prediction = router.intent(of: text) else { return false }
     return prediction.label != IntentClassifier.noneLabel && prediction.label != question.skillID
       && prediction.confidence >= 0.8
+  }
+
+  /// A pick from a numbered list: `2`, `#12`, "the second one", 第二个.
+  nonisolated static func isChoice(_ text: String) -> Bool {
+    let answer = text.lowercased().trimmingCharacters(
+      in: .whitespacesAndNewlines.union(.punctuationCharacters))
+    if Int(answer) != nil || (answer.hasPrefix("#") && Int(answer.dropFirst()) != nil) { return true }
+    let ordinals = [
+      "first", "second", "third", "fourth", "fifth", "last", "第一", "第二", "第三", "第四", "第五", "最后",
+    ]
+    return answer.count <= 20 && ordinals.contains { answer.contains($0) }
   }
 
   /// "cancel", "never mind", 算了 and the like.

@@ -30,7 +30,7 @@ extension Agent {
     let context = SkillContext(
       userText: text, memories: prompt.recalled, preferences: prompt.preferences, clock: clock,
       memory: memory,
-      partial: streamingOutput(for: execution))
+      partial: streamingOutput(for: execution), recentItems: recentItems)
     language = context.language
     currentLanguage = language
 
@@ -134,8 +134,22 @@ extension Agent {
           return await ask(
             for: parameter, skill: skill, arguments: remaining, run: run, step: number, preface: reason)
         }
-        validated = try ArgumentValidator.validate(
+        let checked = try ArgumentValidator.validate(
           arguments, against: skill.inputSchema, timeZone: clock.timeZone)
+        switch try await skill.prepare(arguments: checked, context: run.context) {
+        case .ready(let prepared): validated = prepared
+        case .ask(let name, let question, let partial):
+          guard let parameter = skill.inputSchema.parameters.first(where: { $0.name == name }) else {
+            throw SkillError.executionFailed(
+              skill: skill.id, reason: "asked for an unknown parameter \(name)")
+          }
+          return await ask(
+            for: parameter, skill: skill, arguments: partial, run: run, step: number, question: question)
+        case .reply(let output):
+          noteShown(output)
+          run.outputs.append(output)
+          continue
+        }
       } catch {
         await trace(
           run.executionID, step: number, skillID: step.skill, arguments: arguments, status: .failed,
@@ -148,7 +162,9 @@ extension Agent {
       }
       transition(.executing(skillID: skill.id, step: number, total: run.total), for: run.executionID)
       switch await execute(skill, arguments: validated, run: run, step: number) {
-      case .success(let output): Self.absorb(output, into: &run)
+      case .success(let output):
+        noteShown(output)
+        Self.absorb(output, into: &run)
       case .failure(let error): return await fail(run, error, skillID: skill.id)
       }
       guard isCurrent(run.executionID) else { return state }
@@ -220,6 +236,7 @@ extension Agent {
       let skill = try registry.enabledSkill(id: action.skillID)
       switch await execute(skill, arguments: action.arguments, run: run, step: action.step) {
       case .success(let output):
+        noteShown(output)
         try await Self.offMain {
           try engine.agentRecords.setPendingCallStatus(action.id, to: .executed, at: clock.now)
         }
@@ -391,6 +408,21 @@ extension Agent {
   }
 
   // MARK: - Helpers
+
+  /// Keeps what "it" and "the second one" refer to next: the reminder or event just
+  /// created, changed or shown; a cancelled one is forgotten.
+  func noteShown(_ output: SkillOutput) {
+    switch output {
+    case .created(let item, _), .changed(let item, _):
+      if item.kind == .reminder || item.kind == .event { recentItems = [item.id] }
+    case .agenda(_, let ids, _):
+      if !ids.isEmpty { recentItems = ids }
+    case .removed(let item, _):
+      recentItems.removeAll { $0 == item.id }
+    default:
+      break
+    }
+  }
 
   static func absorb(_ output: SkillOutput, into run: inout TurnRun) {
     if case .chain(let skill, let arguments) = output {

@@ -58,6 +58,8 @@ public final class Agent {
   @ObservationIgnored var currentExecution: UUID?
   @ObservationIgnored var runningTask: Task<AgentState, Never>?
   @ObservationIgnored var suspended: SuspendedStep?
+  /// The reminders and events this conversation last created or showed (`SkillContext.recentItems`).
+  @ObservationIgnored var recentItems: [Int64] = []
   @ObservationIgnored var currentLanguage: MessageLanguage = .english
   @ObservationIgnored private var observers: [UUID: AsyncStream<AgentState>.Continuation] = [:]
   /// Embeds the turns of finished replies, one batch after another, off the critical path.

@@ -84,6 +84,26 @@ public struct EngineAgentMemory: AgentMemory {
     }
   }
 
+  /// Reminders or events due in `from..<to`, soonest first.
+  public func agenda(kind: AgentItemRecord.Kind, from: Date?, to: Date?) async throws -> [AgentItemRecord] {
+    let engine = engine
+    return try await BlockingWork.run { try engine.agentRecords.agenda(kind: kind, from: from, to: to) }
+  }
+
+  /// Changes an item's title and/or time.
+  /// - Throws: `AgentRecordError.notFound` (deleted meanwhile) or `.emptyField`; store errors.
+  public func updateItem(id: Int64, title: String?, date: Date?) async throws -> AgentItemRecord {
+    let engine = engine
+    return try await BlockingWork.run { try engine.agentRecords.updateItem(id, title: title, due: date) }
+  }
+
+  /// Deletes an item.
+  /// - Throws: `AgentRecordError.notFound` (deleted meanwhile); store errors.
+  public func deleteItem(id: Int64) async throws {
+    let engine = engine
+    try await BlockingWork.run { try engine.agentRecords.deleteItem(id) }
+  }
+
   /// Stores a note in `agent_items`.
   /// - Throws: `AgentRecordError.emptyField` for a blank title; store errors.
   public func storeNote(title: String, date: Date?, body: String) async throws -> Int64 {

@@ -6,6 +6,9 @@ public enum BuiltInSkills {
       ReminderSkill(), CalendarSkill(), NoteSkill(), RememberSkill(), RecallSkill(), ForgetSkill(),
       TimeNowSkill(),
       CalculatorSkill(),
+      AgendaListSkill(kind: .reminder), AgendaCancelSkill(kind: .reminder),
+      AgendaUpdateSkill(kind: .reminder),
+      AgendaListSkill(kind: .event), AgendaCancelSkill(kind: .event), AgendaUpdateSkill(kind: .event),
     ]
   }
 

@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 /// The memory operations skills rely on; the `Engram` engine conforms to it at integration time.
@@ -16,6 +17,12 @@ public protocol AgentMemory: Sendable {
   func storeEvent(title: String, date: Date, body: String?) async throws -> Int64
   /// Stores a note (optionally dated) and returns its id.
   func storeNote(title: String, date: Date?, body: String) async throws -> Int64
+  /// Reminders or events (`kind`) due in `from..<to` (either end open), soonest first.
+  func agenda(kind: AgentItemRecord.Kind, from: Date?, to: Date?) async throws -> [AgentItemRecord]
+  /// Changes a reminder's or event's title and/or time; returns it as it now is.
+  func updateItem(id: Int64, title: String?, date: Date?) async throws -> AgentItemRecord
+  /// Deletes a reminder or event.
+  func deleteItem(id: Int64) async throws
   /// Returns the preference stored under `key`, if any.
   func preference(key: String) async throws -> String?
   /// Stores `value` under the preference `key`, replacing any previous value.

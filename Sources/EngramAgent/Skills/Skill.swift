@@ -42,6 +42,10 @@ public protocol Skill: Sendable {
   func claims(_ text: String, clock: AgentClock) -> Bool
   /// Arguments read from `text` by rules; dates resolve against `clock`.
   func extractArguments(from text: String, clock: AgentClock) -> SkillArguments
+  /// Completes validated arguments from what is stored, before the agent asks for
+  /// confirmation: finds the item a request means ("cancel the dentist reminder"), asks which
+  /// one when several fit, or replies that nothing does. Defaults to `.ready(arguments)`.
+  func prepare(arguments: SkillArguments, context: SkillContext) async throws -> SkillPreparation
   /// The text the user confirms, showing exactly what will be written.
   func confirmationText(arguments: SkillArguments, context: SkillContext) -> String
   /// Runs the skill with validated arguments.
@@ -63,6 +67,10 @@ extension Skill {
   public var effectiveRetryCount: Int { hasSideEffects ? 0 : max(0, retryCount) }
   /// No high-precision pattern by default.
   public func claims(_ text: String, clock: AgentClock) -> Bool { false }
+  /// Nothing to look up by default.
+  public func prepare(arguments: SkillArguments, context: SkillContext) async throws -> SkillPreparation {
+    .ready(arguments)
+  }
   /// No tags by default.
   public var tags: Set<String> { [] }
   /// Uncategorised by default.
@@ -76,4 +84,15 @@ extension Skill {
     case .english: return "Run \(displayName) (\(rendered))?"
     }
   }
+}
+
+/// What a skill made of its arguments in `Skill.prepare`.
+public enum SkillPreparation: Sendable, Hashable {
+  /// Go on (confirmation, then `execute`) with these arguments.
+  case ready(SkillArguments)
+  /// Ask the user `question`; their next line becomes the argument `parameter` (a parameter
+  /// of the skill's schema) and the skill prepares again with `arguments` plus the answer.
+  case ask(parameter: String, question: String, arguments: SkillArguments)
+  /// End the step with this output: nothing is confirmed or executed ("no reminder matches").
+  case reply(SkillOutput)
 }

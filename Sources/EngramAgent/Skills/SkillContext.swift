@@ -15,13 +15,17 @@ public struct SkillContext: Sendable {
   /// Where the skill may report the text of its reply while producing it (shown as it arrives;
   /// the returned `SkillOutput` remains the reply). Discards by default.
   public var partial: PartialOutput
+  /// The reminders and events this conversation last created or showed (ids, newest focus
+  /// first): what "it", "that" or "the second one" refer to.
+  public var recentItems: [Int64]
 
   /// Creates a context; the language follows `userText` unless the `language` preference overrides it.
   public init(
     userText: String, memories: [RecalledMemory] = [], preferences: [String: String] = [:],
     clock: AgentClock, memory: any AgentMemory, language: MessageLanguage? = nil,
-    partial: PartialOutput = .discard
+    partial: PartialOutput = .discard, recentItems: [Int64] = []
   ) {
+    self.recentItems = recentItems
     self.userText = userText
     self.memories = memories
     self.preferences = preferences

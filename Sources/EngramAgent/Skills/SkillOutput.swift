@@ -44,6 +44,13 @@ public enum SkillOutput: Sendable, Hashable {
   case forgotten(id: Int64, message: String)
   /// A titled list of items.
   case list(title: String, items: [String])
+  /// Reminders or events shown to the user (`ids` in the order of `lines`); "it" and "the
+  /// second one" refer to them next.
+  case agenda(title: String, ids: [Int64], lines: [String])
+  /// A stored reminder or event was changed (moved, renamed); `message` says how.
+  case changed(CreatedItem, message: String)
+  /// A stored reminder or event was deleted (cancelled).
+  case removed(CreatedItem, message: String)
   /// Asks the agent to run `skill` next with `arguments`.
   case chain(skill: String, arguments: SkillArguments)
 
@@ -56,6 +63,10 @@ public enum SkillOutput: Sendable, Hashable {
     case .forgotten(_, let message): return message
     case .list(let title, let items):
       return ([title] + items.map { "- \($0)" }).joined(separator: "\n")
+    case .agenda(let title, _, let lines):
+      return ([title] + lines.map { "- \($0)" }).joined(separator: "\n")
+    case .changed(_, let message): return message
+    case .removed(_, let message): return message
     case .chain(let skill, _): return "→ \(skill)"
     }
   }

@@ -9,6 +9,37 @@ public struct DateExpressionMatch: Sendable, Hashable {
   /// Whether a time of day was given or implied (a period such as 下午, or a duration);
   /// false when only a day was named and `defaultHour` was used.
   public var hasTime: Bool
+  /// The hours of the day a period names when no clock time was given ("Saturday afternoon"
+  /// is 12..<18, 今晚 18..<24), for questions about a stretch of time; nil otherwise.
+  public var periodHours: Range<Int>?
+  /// Whether a day was named (明天, Friday, June 20, in 3 days); false for a time alone.
+  public var hasDay: Bool
+
+  /// Creates a match.
+  public init(
+    date: Date, range: Range<String.Index>, hasTime: Bool, periodHours: Range<Int>? = nil, hasDay: Bool = true
+  ) {
+    self.date = date
+    self.range = range
+    self.hasTime = hasTime
+    self.periodHours = periodHours
+    self.hasDay = hasDay
+  }
+
+  /// The stretch of time the expression names, for listing what lies in it: the whole day
+  /// when only a day was named, the period's hours for a period, else the instant to the end
+  /// of its day.
+  public func span(in calendar: Calendar) -> Range<Date> {
+    let startOfDay = calendar.startOfDay(for: date)
+    let endOfDay = calendar.date(byAdding: .day, value: 1, to: startOfDay) ?? date.addingTimeInterval(86_400)
+    if !hasTime { return startOfDay..<endOfDay }
+    if let periodHours {
+      let start = calendar.date(byAdding: .hour, value: periodHours.lowerBound, to: startOfDay) ?? startOfDay
+      let end = calendar.date(byAdding: .hour, value: periodHours.upperBound, to: startOfDay) ?? endOfDay
+      return start..<max(end, start)
+    }
+    return date..<max(endOfDay, date.addingTimeInterval(1))
+  }
 }
 
 /// What the parser made of the first date expression in a text.
@@ -61,6 +92,13 @@ public struct DateExpressionParser: Sendable {
 
   /// The first date expression in `text`, readable or not; nil when `text` names no date or time.
   public func read(_ text: String) -> DateReading? {
+    read(text, onDay: nil)
+  }
+
+  /// Like `read`, but a time named without a day falls on the day of `day` (read as on any
+  /// day other than today: 1–5 o'clock is the afternoon, 6–11 the morning): "move it to 3"
+  /// keeps the item's own day.
+  public func read(_ text: String, onDay day: Date?) -> DateReading? {
     let found = Self.findParts(in: text)
     guard let first = found.first else { return nil }
     var cluster = [first]
@@ -70,20 +108,36 @@ public struct DateExpressionParser: Sendable {
       cluster.append(next)
     }
     let range = cluster.first!.range.lowerBound..<cluster.last!.range.upperBound
-    guard let date = resolve(cluster.flatMap(\.parts)) else {
+    let assumed = day.map { clock.calendar.dateComponents([.year, .month, .day, .weekday], from: $0) }
+    guard let date = resolve(cluster.flatMap(\.parts), assumedDay: assumed) else {
       var written = text[range]
       for connector in ["on ", "at ", "by "] where written.lowercased().hasPrefix(connector) {
         written = written.dropFirst(connector.count)
       }
       return .unreadable(text: written.trimmingCharacters(in: .whitespaces), range: range)
     }
-    return .date(DateExpressionMatch(date: date.date, range: range, hasTime: date.hasTime))
+    return .date(
+      DateExpressionMatch(
+        date: date.date, range: range, hasTime: date.hasTime, periodHours: date.periodHours,
+        hasDay: date.hasDay))
   }
 
   // MARK: - Parts
 
   enum Period: Sendable {
     case earlyMorning, morning, noon, afternoon, evening, lateNight
+
+    /// The hours of the day the period covers.
+    var hours: Range<Int> {
+      switch self {
+      case .earlyMorning: return 0..<6
+      case .morning: return 5..<12
+      case .noon: return 11..<14
+      case .afternoon: return 12..<18
+      case .evening: return 18..<24
+      case .lateNight: return 21..<24
+      }
+    }
 
     var defaultHour: Int {
       switch self {
@@ -532,7 +586,9 @@ public struct DateExpressionParser: Sendable {
 
   // MARK: - Resolution
 
-  private func resolve(_ parts: [Part]) -> (date: Date, hasTime: Bool)? {
+  private func resolve(_ parts: [Part], assumedDay: DateComponents? = nil) -> (
+    date: Date, hasTime: Bool, periodHours: Range<Int>?, hasDay: Bool
+  )? {
     let calendar = clock.calendar
     let now = clock.now
     let today = calendar.dateComponents([.year, .month, .day, .weekday], from: now)
@@ -545,7 +601,7 @@ public struct DateExpressionParser: Sendable {
     for part in parts {
       switch part {
       case .duration(let seconds):
-        return (now.addingTimeInterval(TimeInterval(seconds)), true)
+        return (now.addingTimeInterval(TimeInterval(seconds)), true, nil, true)
       case .invalid:
         return nil
       case .absolute(let year, let month, let dayOfMonth):
@@ -600,7 +656,14 @@ public struct DateExpressionParser: Sendable {
       }
     }
 
-    let isToday = !dayExplicit || (day.year == today.year && day.month == today.month && day.day == today.day)
+    let named = dayExplicit
+    if !dayExplicit, let assumedDay {
+      day = assumedDay
+      dayExplicit = true
+    }
+    let isToday =
+      assumedDay == nil
+      && (!dayExplicit || (day.year == today.year && day.month == today.month && day.day == today.day))
     let hasTime = time != nil || period != nil
     var hour = defaultHour
     var minute = 0
@@ -656,7 +719,7 @@ public struct DateExpressionParser: Sendable {
       }
       let dates = candidates.compactMap { $0 }
       guard let last = dates.last else { return nil }
-      return (dates.first { $0 > now } ?? last, true)
+      return (dates.first { $0 > now } ?? last, true, nil, named)
     }
 
     guard var date = makeDate(day, hour: hour, minute: minute) else { return nil }
@@ -675,7 +738,7 @@ public struct DateExpressionParser: Sendable {
       guard let next = makeDate(day, hour: hour, minute: minute) else { return nil }
       date = next
     }
-    return (date, hasTime)
+    return (date, hasTime, time == nil ? period?.hours : nil, named)
   }
 
   /// The next day numbered `dayOfMonth` from `today` (today included), skipping months too short.
