@@ -53,7 +53,7 @@ let package = Package(
 
     // Executables.
     .target(name: "EngramMCP", dependencies: ["EngramCore"]),
-    .target(name: "EngramCLI", dependencies: ["EngramAgent", "Engram", "EngramMCP"]),
+    .target(name: "EngramCLI", dependencies: ["EngramAgent", "Engram", "EngramCore", "EngramMCP"]),
     .executableTarget(name: "engram", dependencies: ["EngramCLI"]),
     .executableTarget(
       name: "engram-bench",

@@ -38,6 +38,7 @@ EXPECTED_TOOLS = [
     "memory_context",
     "conversation_append",
     "memory_stats",
+    "memory_agenda",
 ]
 
 

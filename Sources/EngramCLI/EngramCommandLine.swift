@@ -10,7 +10,8 @@ public enum EngramCommandLine {
   public static let commands: [any Command.Type] = [
     InitCommand.self, RememberCommand.self, ForgetCommand.self, IngestCommand.self, QueryCommand.self,
     RouteCommand.self,
-    ChatCommand.self, CompactCommand.self, StatsCommand.self, DoctorCommand.self, ExportCommand.self,
+    ChatCommand.self, RemindersCommand.self, CalendarCommand.self, CompactCommand.self, StatsCommand.self,
+    DoctorCommand.self, ExportCommand.self,
     ImportCommand.self,
     ReindexCommand.self, SkillsCommand.self, BenchCommand.self, DemoCommand.self, MCPCommand.self,
     VersionCommand.self,

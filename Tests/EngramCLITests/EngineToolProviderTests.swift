@@ -32,14 +32,14 @@ import Testing
     return try #require(try JSONValue.parse(line)["result"])
   }
 
-  @Test func listsSixToolsWithSchemasAndHints() async throws {
+  @Test func listsSevenToolsWithSchemasAndHints() async throws {
     let line = try #require(await server.handle(line: #"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#))
     let tools = try #require(try JSONValue.parse(line)["result"]?["tools"]?.arrayValue)
     let names = tools.compactMap { $0["name"]?.stringValue }
     #expect(
       names == [
         "memory_search", "memory_remember", "memory_forget", "memory_context", "conversation_append",
-        "memory_stats",
+        "memory_stats", "memory_agenda",
       ])
     for tool in tools {
       #expect(tool["inputSchema"]?["type"] == "object")
@@ -49,6 +49,7 @@ import Testing
     #expect(hints["memory_search"]?["readOnlyHint"] == true)
     #expect(hints["memory_context"]?["readOnlyHint"] == true)
     #expect(hints["memory_stats"]?["readOnlyHint"] == true)
+    #expect(hints["memory_agenda"]?["readOnlyHint"] == true)
     #expect(hints["memory_forget"]?["destructiveHint"] == true)
   }
 
@@ -98,6 +99,9 @@ import Testing
       ("memory_forget", ["id": "seven"], "'id'"),
       ("conversation_append", ["role": "narrator", "content": "x"], "'role'"),
       ("memory_context", ["query": "x", "budget": 1], "'budget'"),
+      ("memory_agenda", ["from": "soonish"], "'from'"),
+      ("memory_agenda", ["from": "2025-06-12", "to": "2025-06-11"], "'from' must come before 'to'"),
+      ("memory_agenda", ["kinds": ["note"]], "kinds"),
     ]
     for (name, arguments, mention) in cases {
       let result = try await call(name, arguments)
@@ -107,5 +111,29 @@ import Testing
     }
     #expect(try engine.tableCounts()["memories"] == 0)
     #expect(try engine.tableCounts()["messages"] == 0)
+  }
+
+  @Test func agendaListsRemindersAndEventsInARangeSoonestFirst() async throws {
+    let day = try #require(DateParser.parse("2025-06-12T00:00:00+08:00")).date
+    let review = try engine.agentRecords.addItem(
+      kind: .event, title: "project review", due: day.addingTimeInterval(14 * 3600))
+    let bank = try engine.agentRecords.addItem(
+      kind: .reminder, title: "call the bank", due: day.addingTimeInterval(11 * 3600))
+    _ = try engine.agentRecords.addItem(
+      kind: .reminder, title: "next day", due: day.addingTimeInterval(30 * 3600))
+    _ = try engine.agentRecords.addItem(kind: .note, title: "a note", due: day.addingTimeInterval(12 * 3600))
+    let result = try await call(
+      "memory_agenda", ["from": "2025-06-12T00:00:00+08:00", "to": "2025-06-12T23:59:00+08:00"])
+    #expect(result["isError"] == false)
+    let items = try #require(result["structuredContent"]?["items"]?.arrayValue)
+    #expect(items.compactMap { $0["id"]?.intValue } == [Int(bank), Int(review)])
+    #expect(items.first?["kind"] == "reminder")
+    #expect(items.first?["delivered_at"] == .null)
+    let events = try await call("memory_agenda", ["from": "2025-06-12", "kinds": ["event"]])
+    #expect(
+      events["structuredContent"]?["items"]?.arrayValue?.compactMap { $0["title"]?.stringValue } == [
+        "project review"
+      ])
+    #expect(try engine.agentRecords.item(bank)?.deliveredAt == nil)  // read-only
   }
 }

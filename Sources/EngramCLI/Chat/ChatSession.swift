@@ -1,5 +1,6 @@
 import Engram
 import EngramAgent
+import EngramCore
 import Foundation
 
 #if canImport(Glibc)
@@ -72,6 +73,7 @@ public final class ChatSession {
           enabled: terminal.colorsError) + "\n")
     }
     let prompt = TextStyle.bold.apply(to: "> ", enabled: terminal.colorsError)
+    await deliverDueReminders()
     while true {
       let line: String?
       do {
@@ -109,6 +111,38 @@ public final class ChatSession {
         do throws(AgentError) { return .success(try await agent.send(text)) } catch { return .failure(error) }
       }
       if !(await conclude(result)) { return }
+      await deliverDueReminders()
+    }
+  }
+
+  // MARK: - Reminders
+
+  /// When due reminders were last looked for.
+  private var remindersCheckedAt = ContinuousClock.now
+
+  /// How often a chat waiting at its prompt looks for reminders that came due.
+  static let reminderInterval = Duration.seconds(15)
+
+  /// Shows the reminders that are due and were never delivered, marking them delivered (so
+  /// no other chat or watcher shows them again). A store error is shown once as a line;
+  /// the conversation goes on.
+  private func deliverDueReminders() async {
+    remindersCheckedAt = .now
+    let engine = agent.engine
+    let now = agent.configuration.clock.now
+    let due: [AgentItemRecord]
+    do {
+      due = try await BlockingWork.run { try engine.agentRecords.deliverDueReminders(at: now) }
+    } catch {
+      self.error.write("reminders: \(EngineAccess.describe(error))\n")
+      return
+    }
+    guard !due.isEmpty else { return }
+    let clock = agent.configuration.clock
+    clearStatus()
+    for item in due {
+      let line = "⏰ " + ReminderRendering.line(item, timeZone: clock.timeZone, now: now)
+      output.write(TextStyle.yellow.apply(to: line, enabled: terminal.colorsOutput) + "\n")
     }
   }
 
@@ -271,6 +305,10 @@ public final class ChatSession {
     if pollsStandardInput {
       while true {
         if Interruption.isRequested { throw .interrupted }
+        if ContinuousClock.now - remindersCheckedAt >= Self.reminderInterval {
+          await deliverDueReminders()
+          if !prompt.isEmpty { error.write(prompt) }
+        }
         var descriptor = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
         // Readable, hung up or failed: the read below reports which.
         if poll(&descriptor, 1, 0) != 0 { break }

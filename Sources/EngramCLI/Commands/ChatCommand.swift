@@ -16,6 +16,10 @@ public enum ChatCommand: Command {
       writes is shown first and runs only after you answer y (n cancels). Commands:
       /help, /history [N], /memories [N], /skills, /quit.
 
+      Reminders that are due are shown when the chat starts and as they come due while it
+      runs (each once: `engram reminders --watch` and other chats will not show it again).
+      --now fixes the clock as `engram route --now` does (ISO 8601 with an offset).
+
       When standard input is not a terminal, lines are read from it: no prompts, one reply
       per line on standard output, a confirmation printed as a line and answered by the next
       input line (y or n); end of input ends the session with status 0.
@@ -33,25 +37,28 @@ public enum ChatCommand: Command {
       OptionSpec(
         "session", valueName: "NAME", help: "The conversation the turns are filed under.",
         defaultDescription: defaultSession),
+      OptionSpec(
+        "now", valueName: "ISO8601", help: "The clock's instant and time zone (default: now, here)."),
     ])
 
   /// Opens the memory, starts the agent and runs the conversation.
   public static func run(_ context: CommandContext) async throws {
     let languageModel = try languageModelConfiguration(context.arguments)
     let session = context.arguments.string("session") ?? defaultSession
+    let clock = try RouteCommand.clock(from: context.arguments.string("now"))
     guard !session.trimmingCharacters(in: .whitespaces).isEmpty else {
       throw UsageError(.invalidValue(argument: "--session", value: session, expected: "a non-empty name"))
     }
     Interruption.install()
     defer { Interruption.uninstall() }
     try await EngineAccess.mappingErrors {
-      try await converse(context, languageModel: languageModel, session: session)
+      try await converse(context, languageModel: languageModel, session: session, clock: clock)
     }
   }
 
   @MainActor
   private static func converse(
-    _ context: CommandContext, languageModel: LanguageModelConfiguration?, session: String
+    _ context: CommandContext, languageModel: LanguageModelConfiguration?, session: String, clock: AgentClock
   ) async throws {
     let engine = try EngineAccess.open(context)
     defer { engine.close() }
@@ -64,7 +71,7 @@ public enum ChatCommand: Command {
     }
     let agent = try Agent(
       engine: engine, registry: registry, planner: planner,
-      configuration: AgentConfiguration(sessionName: session))
+      configuration: AgentConfiguration(sessionName: session, clock: clock))
     // The last replies' turns are still being embedded in the background: finish before the
     // engine closes (and before exit, which must not find OpenBLAS mid-computation).
     do {

@@ -1,4 +1,5 @@
 import Engram
+import EngramCore
 import EngramMCP
 import Foundation
 
@@ -27,7 +28,7 @@ public struct EngineToolProvider: ToolProvider {
     "required": ["id", "kind", "score", "date", "text"],
   ]
 
-  /// The six tools, in the order `tools/list` returns them.
+  /// The seven tools, in the order `tools/list` returns them.
   public var tools: [MCPTool] {
     [
       MCPTool(
@@ -165,6 +166,53 @@ public struct EngineToolProvider: ToolProvider {
           "required": ["sessions", "messages", "memories", "summaries", "bytes", "model", "dimension"],
         ],
         annotations: ToolAnnotations(readOnlyHint: true, openWorldHint: false)),
+      MCPTool(
+        name: "memory_agenda", title: "Reminders and events",
+        description:
+          "The user's reminders and calendar events due in a range (default: from now on), soonest first, "
+          + "with ids, titles and due times. Read-only.",
+        inputSchema: [
+          "type": "object",
+          "properties": [
+            "from": [
+              "type": "string",
+              "description": "YYYY-MM-DD or ISO 8601; items due at or after it (default now).",
+            ],
+            "to": [
+              "type": "string",
+              "description": "YYYY-MM-DD (whole day) or ISO 8601; items due before its end.",
+            ],
+            "kinds": [
+              "type": "array", "items": ["type": "string", "enum": ["reminder", "event"]],
+              "description": "Which kinds (default both).",
+            ],
+            "limit": [
+              "type": "integer", "minimum": 1, "maximum": 500,
+              "description": "At most this many (default 100).",
+            ],
+          ],
+          "additionalProperties": false,
+        ],
+        outputSchema: [
+          "type": "object",
+          "properties": [
+            "items": [
+              "type": "array",
+              "items": [
+                "type": "object",
+                "properties": [
+                  "id": ["type": "integer"], "kind": ["type": "string", "enum": ["reminder", "event"]],
+                  "title": ["type": "string"], "body": ["type": ["string", "null"]],
+                  "due": ["type": "string"],
+                  "delivered_at": ["type": ["string", "null"]],
+                ],
+                "required": ["id", "kind", "title", "due"],
+              ],
+            ]
+          ],
+          "required": ["items"],
+        ],
+        annotations: ToolAnnotations(readOnlyHint: true, openWorldHint: false)),
     ]
   }
 
@@ -178,6 +226,7 @@ public struct EngineToolProvider: ToolProvider {
       case "memory_context": return try await context(arguments)
       case "conversation_append": return try await append(arguments)
       case "memory_stats": return .structured(try StatsCommand.collect(engine))
+      case "memory_agenda": return try await agenda(arguments)
       default: throw ToolError("unknown tool '\(name)'")
       }
     } catch let error as ToolError {
@@ -223,6 +272,39 @@ public struct EngineToolProvider: ToolProvider {
       throw ToolError("'\(field)' must be a date YYYY-MM-DD or an ISO 8601 timestamp, got \"\(text)\"")
     }
     return parsed
+  }
+
+  private func agenda(_ arguments: [String: JSONValue]) async throws -> ToolResult {
+    let from = try date(arguments["from"], field: "from")?.date ?? Date()
+    let to = try date(arguments["to"], field: "to")?.end
+    if let to, to <= from { throw ToolError("'from' must come before 'to'") }
+    let kinds = (arguments["kinds"]?.arrayValue ?? [.string("reminder"), .string("event")]).compactMap {
+      $0.stringValue.flatMap(AgentItemRecord.Kind.init(rawValue:))
+    }
+    let limit = arguments["limit"]?.intValue ?? 100
+    let engine = engine
+    let items = try await BlockingWork.run { () throws -> [AgentItemRecord] in
+      try Set(kinds).flatMap { kind in
+        try engine.agentRecords.agenda(kind: kind, from: from, to: to, limit: limit)
+      }
+    }.sorted { ($0.due ?? .distantPast, $0.id) < ($1.due ?? .distantPast, $1.id) }.prefix(limit)
+    func iso(_ date: Date) -> String { DateParser.iso8601(date, timeZone: .current) }
+    let value: JSONValue = [
+      "items": .array(
+        items.map { item in
+          [
+            "id": .int(Int(item.id)), "kind": .string(item.kind.rawValue), "title": .string(item.title),
+            "body": item.body.map(JSONValue.string) ?? .null, "due": .string(item.due.map(iso) ?? ""),
+            "delivered_at": item.deliveredAt.map { .string(iso($0)) } ?? .null,
+          ]
+        })
+    ]
+    let text =
+      items.isEmpty
+      ? "Nothing due in that range."
+      : items.map { "\($0.kind.rawValue) #\($0.id) \($0.due.map(iso) ?? ""): \($0.title)" }.joined(
+        separator: "\n")
+    return .structured(value, text: text)
   }
 
   private func remember(_ arguments: [String: JSONValue]) async throws -> ToolResult {

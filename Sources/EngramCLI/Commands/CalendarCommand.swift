@@ -1,0 +1,65 @@
+import Engram
+import EngramAgent
+import EngramCore
+import Foundation
+
+/// `engram calendar`: lists calendar events in a range.
+public enum CalendarCommand: Command {
+  /// The command's declaration.
+  public static let configuration = CommandConfiguration(
+    commandName: "calendar", abstract: "List calendar events in a range.",
+    discussion: """
+      Lists the events from --from (default: now) until --to (default: no end), soonest
+      first. A date is ISO 8601 (2025-06-12, 2025-06-12T15:00:00+08:00) or what you would
+      say to the assistant ("tomorrow", "next friday", 下周一); a day alone means its start
+      for --from and its end for --to. --now fixes the clock.
+      """,
+    usage: "calendar [--db PATH] [--from D] [--to D] [--now ISO8601] [--json]",
+    options: [
+      .database,
+      OptionSpec("from", valueName: "D", help: "The first day or instant (default: now)."),
+      OptionSpec("to", valueName: "D", help: "The last day, or the instant to stop before (default: none)."),
+      OptionSpec(
+        "now", valueName: "ISO8601", help: "The clock's instant and time zone (default: now, here)."),
+      .json,
+    ])
+
+  /// Lists the events.
+  public static func run(_ context: CommandContext) async throws {
+    let arguments = context.arguments
+    let clock = try RouteCommand.clock(from: arguments.string("now"))
+    let from = try arguments.string("from").map { try bound($0, option: "--from", end: false, clock: clock) }
+    let to = try arguments.string("to").map { try bound($0, option: "--to", end: true, clock: clock) }
+    if let from, let to, to <= from {
+      throw UsageError("--to must come after --from")
+    }
+    let start = from ?? clock.now
+    let items = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
+      try await BlockingWork.run { try engine.agentRecords.agenda(kind: .event, from: start, to: to) }
+    }
+    let json = arguments.flag("json")
+    if items.isEmpty && !json {
+      context.error.write("no events in that range\n")
+      return
+    }
+    let writer = ReminderWriter(context: context, json: json, timeZone: clock.timeZone)
+    for item in items { try writer.write(item, now: start) }
+  }
+
+  /// The instant a `--from`/`--to` value names: ISO 8601, or a date expression read against
+  /// `clock` (a day alone is its start, or for `--to` the start of the next day).
+  static func bound(_ text: String, option: String, end: Bool, clock: AgentClock) throws(UsageError) -> Date {
+    if let parsed = DateParser.parse(text, timeZone: clock.timeZone) {
+      return end && parsed.isWholeDay ? parsed.end : parsed.date
+    }
+    guard let match = DateExpressionParser(clock: clock).parse(text),
+      match.range.lowerBound == text.startIndex || text[..<match.range.lowerBound].allSatisfy(\.isWhitespace)
+    else {
+      throw UsageError(
+        .invalidValue(
+          argument: option, value: text, expected: "a date: 2025-06-12, an ISO 8601 instant, or 'tomorrow'"))
+    }
+    let span = match.span(in: clock.calendar)
+    return end ? span.upperBound : span.lowerBound
+  }
+}
