@@ -1002,7 +1002,7 @@ extension IntentCorpus {
     remind me where I put the spare key	memory.recall
     what did I tell you about Priya's diet?	memory.recall
     what's my passport number?	memory.recall
-    do I have anything on Friday?	memory.recall
+    do I have anything on Friday?	calendar.list
     what's my landlord's name?	memory.recall
     who's my dentist?	memory.recall
     remind me when my anniversary is	memory.recall
@@ -1034,8 +1034,8 @@ extension IntentCorpus {
     what's my flight confirmation code	memory.recall
     when is my dentist appointment?	memory.recall
     what time is my flight on Sunday?	memory.recall
-    do I have a meeting tomorrow?	memory.recall
-    what's on my schedule next week?	memory.recall
+    do I have a meeting tomorrow?	calendar.list
+    what's on my schedule next week?	calendar.list
     where's the water shutoff valve in our house	memory.recall
     what's the name of the neighbor who waters our plants	memory.recall
     what's my reading glasses strength	memory.recall
@@ -1090,7 +1090,7 @@ extension IntentCorpus {
     remind me how much I paid for the couch	memory.recall
     when am I flying to Seoul?	memory.recall
     what's the code for the garage?	memory.recall
-    do I have any plans this weekend?	memory.recall
+    do I have any plans this weekend?	calendar.list
     what day is my cousin's graduation?	memory.recall
     what's the date of Maya's party?	memory.recall
     what time do I usually wake up	memory.recall
@@ -1101,7 +1101,7 @@ extension IntentCorpus {
     I'm at the pharmacy and they're asking about allergies, can you tell me what I said I was allergic to	memory.recall
     how old are my kids again	memory.recall
     what's the back door lockbox code	memory.recall
-    am I free Thursday afternoon?	memory.recall
+    am I free Thursday afternoon?	calendar.list
     what's my skip-level's name, Joe something?	memory.recall
     what do I usually drink at bars	memory.recall
     when's my performance review?	memory.recall
@@ -1125,8 +1125,8 @@ extension IntentCorpus {
     我的身份证放哪了	memory.recall
     备用钥匙放在哪儿了	memory.recall
     我的车牌号是多少	memory.recall
-    我周五有什么安排吗	memory.recall
-    我明天有会吗	memory.recall
+    我周五有什么安排吗	calendar.list
+    我明天有会吗	calendar.list
     小张借了我多少钱来着	memory.recall
     我穿什么码的衣服	memory.recall
     我妈最喜欢什么花	memory.recall
@@ -1172,11 +1172,11 @@ extension IntentCorpus {
     我自行车锁密码是多少	memory.recall
     "老地方"是指哪里来着	memory.recall
     我的邮箱是什么	memory.recall
-    我下周有什么安排	memory.recall
+    我下周有什么安排	calendar.list
     我什么时候去成都	memory.recall
     我的航班是几点的	memory.recall
     我跟刘医生约的是哪天	memory.recall
-    今天晚上我有什么安排吗	memory.recall
+    今天晚上我有什么安排吗	calendar.list
     我上次体检是什么时候	memory.recall
     我的医保卡号后四位是多少	memory.recall
     我婆婆姓什么	memory.recall
@@ -1207,7 +1207,7 @@ extension IntentCorpus {
     我表妹哪天结婚	memory.recall
     我的面试是几点	memory.recall
     我下周二几点看牙	memory.recall
-    这周六我有安排吗	memory.recall
+    这周六我有安排吗	calendar.list
     我的工资卡是哪个银行的	memory.recall
     我近视多少度	memory.recall
     我们家狗是什么品种来着	memory.recall
@@ -1235,11 +1235,11 @@ extension IntentCorpus {
     我的驾照什么时候到期	memory.recall
     我之前跟你说过我不吃什么肉吗	memory.recall
     我表姐在哪个医院上班	memory.recall
-    我这周末有什么活动吗	memory.recall
+    我这周末有什么活动吗	calendar.list
     上次跟你说的那个餐厅推荐是哪家	memory.recall
     我的locker密码多少来着	memory.recall
     我老板的email是啥	memory.recall
-    我下周的schedule是什么	memory.recall
+    我下周的schedule是什么	calendar.list
     我对啥海鲜过敏来着，shellfish还是鱼	memory.recall
     forget my old address	memory.forget
     delete memory 12	memory.forget
@@ -2001,9 +2001,9 @@ extension IntentCorpus {
     what do you think of my new haircut	none
     knock knock	none
     say something funny	none
-    what's the weather tomorrow	none
-    will it rain on Friday	none
-    is it going to be hot this weekend	none
+    what's the weather tomorrow	weather.current
+    will it rain on Friday	weather.current
+    is it going to be hot this weekend	weather.current
     play some jazz	none
     play Taylor Swift	none
     turn up the volume	none
@@ -2218,9 +2218,9 @@ extension IntentCorpus {
     豆花吃甜的还是咸的	none
     猫和狗哪个更好养	none
     学Python还是Java好	none
-    明天天气怎么样	none
-    周五会下雨吗	none
-    这周末热不热	none
+    明天天气怎么样	weather.current
+    周五会下雨吗	weather.current
+    这周末热不热	weather.current
     放首周杰伦的歌	none
     来点轻音乐	none
     声音调大一点	none
@@ -2357,7 +2357,7 @@ extension IntentCorpus {
     翻译一下 how are you	none
     hello 你好呀	none
     好的 got it	none
-    今天weather怎么样	none
+    今天weather怎么样	weather.current
     帮我订个Airbnb	none
     帮我发个email给客户	none
     打开 YouTube	none
@@ -2574,5 +2574,760 @@ extension IntentCorpus {
     tonight at 8 take the recycling out	reminder.create
     on Monday morning renew the parking permit	reminder.create
     in two hours move the laundry to the dryer	reminder.create
+    what reminders do I have	reminder.list
+    show me my reminders	reminder.list
+    any reminders for tomorrow?	reminder.list
+    list my reminders for this week	reminder.list
+    what am i supposed to be reminded about today	reminder.list
+    do i have any reminders set for friday	reminder.list
+    what reminders are coming up	reminder.list
+    read me my upcoming reminders	reminder.list
+    whats on my reminder list	reminder.list
+    show reminders for next week	reminder.list
+    which reminders do I have tonight	reminder.list
+    can you list all my reminders please	reminder.list
+    did I set any reminders for the weekend	reminder.list
+    how many reminders have i got	reminder.list
+    reminders for monday?	reminder.list
+    pull up my reminders	reminder.list
+    what have I asked you to remind me about this week	reminder.list
+    any reminders left for today	reminder.list
+    show me the reminders that are still pending	reminder.list
+    what reminders have i got on the 20th	reminder.list
+    remidners for tomorrow pls	reminder.list
+    list reminders	reminder.list
+    my reminders?	reminder.list
+    upcoming reminders	reminder.list
+    what reminders do i have between now and friday	reminder.list
+    show all my reminders in june	reminder.list
+    is there a reminder set for paying rent	reminder.list
+    what reminders are set for this afternoon	reminder.list
+    anything I need to be reminded of tomorrow morning?	reminder.list
+    check my reminders for next monday	reminder.list
+    let me see my reminders	reminder.list
+    can i see the reminders you've got for me	reminder.list
+    what's my next reminder	reminder.list
+    reminders this weekend?	reminder.list
+    give me a rundown of my reminders for the week	reminder.list
+    open my reminder list	reminder.list
+    what are my reminders for the next 3 days	reminder.list
+    did you set a reminder for tonight? show me	reminder.list
+    show me everything you're reminding me about	reminder.list
+    what reminders do i have after 6pm today	reminder.list
+    any reminders on the 15th?	reminder.list
+    hey what reminders are on for today	reminder.list
+    quick q, do i have reminders tomorrow	reminder.list
+    what's coming up on my reminders	reminder.list
+    list everything I set reminders for	reminder.list
+    我有哪些提醒	reminder.list
+    看看我的提醒	reminder.list
+    明天有什么提醒吗	reminder.list
+    这周的提醒有哪些	reminder.list
+    列出我所有的提醒	reminder.list
+    今天还有提醒吗	reminder.list
+    我设了哪些提醒	reminder.list
+    帮我查一下周五的提醒	reminder.list
+    下周有什么提醒	reminder.list
+    我的提醒列表	reminder.list
+    最近有啥提醒	reminder.list
+    今晚有提醒吗	reminder.list
+    把我的提醒都列出来	reminder.list
+    看一下我接下来的提醒	reminder.list
+    周末有没有提醒	reminder.list
+    我让你提醒我的事都有哪些	reminder.list
+    提醒事项给我看看	reminder.list
+    还有几个提醒没响	reminder.list
+    下一个提醒是什么时候	reminder.list
+    明天早上有提醒不	reminder.list
+    今天下午有哪些提醒	reminder.list
+    查查我6月20号的提醒	reminder.list
+    这个月的提醒有哪些	reminder.list
+    我有没有设交房租的提醒	reminder.list
+    未来三天有什么提醒	reminder.list
+    看下我的提醒呗	reminder.list
+    给我念一下今天的提醒	reminder.list
+    下周一有啥要提醒我的	reminder.list
+    打开提醒列表	reminder.list
+    所有的提醒	reminder.list
+    我的提醒	reminder.list
+    今天的提醒	reminder.list
+    后天有提醒吗	reminder.list
+    提醒都有啥	reminder.list
+    这礼拜要提醒我的事	reminder.list
+    帮我看看今晚之后还有哪些提醒	reminder.list
+    周三有提醒吗	reminder.list
+    明后两天的提醒	reminder.list
+    我都设了什么提醒啊	reminder.list
+    现在有几条提醒	reminder.list
+    你帮我设的那些提醒，列一下	reminder.list
+    有没有明天的提醒	reminder.list
+    查一下本周提醒	reminder.list
+    接下来有什么提醒	reminder.list
+    提醒我的事情有哪些，看一眼	reminder.list
+    cancel my reminder to call the bank	reminder.cancel
+    delete the dentist reminder	reminder.cancel
+    cancel it	reminder.cancel
+    cancel that reminder	reminder.cancel
+    actually delete that reminder	reminder.cancel
+    don't need the laundry reminder anymore	reminder.cancel
+    remove the reminder for tomorrow at 8	reminder.cancel
+    drop the 3pm reminder	reminder.cancel
+    scrap the reminder about the gym	reminder.cancel
+    never mind the reminder to water the plants	reminder.cancel
+    kill reminder #12	reminder.cancel
+    delete reminder 7	reminder.cancel
+    cancel tomorrow's reminders	reminder.cancel
+    call off the reminder for friday	reminder.cancel
+    i already paid rent, cancel that reminder	reminder.cancel
+    you can delete the reminder about picking up the dry cleaning	reminder.cancel
+    cancel the 6:30 one	reminder.cancel
+    get rid of my reminder to buy milk	reminder.cancel
+    no need to remind me about the car wash anymore	reminder.cancel
+    stop reminding me to take out the trash tonight, i did it	reminder.cancel
+    pls cancel the rent reminder	reminder.cancel
+    remove the one for saturday morning	reminder.cancel
+    delete it	reminder.cancel
+    yeah cancel it, i did it already	reminder.cancel
+    cancel the reminder for mom's call	reminder.cancel
+    cncel the pharmacy reminder	reminder.cancel
+    scratch the reminder to email sarah	reminder.cancel
+    delete the reminder i set for 5 today	reminder.cancel
+    cancel my 7am reminder tomorrow	reminder.cancel
+    remove the reminder about the parking permit	reminder.cancel
+    i don't need a reminder for the meeting prep anymore	reminder.cancel
+    ditch the reminder for the vet	reminder.cancel
+    nix the grocery reminder	reminder.cancel
+    take the passport reminder off	reminder.cancel
+    could you cancel the reminder about renewing my license	reminder.cancel
+    cancel reminder number 4	reminder.cancel
+    cancel the one you just made	reminder.cancel
+    actually no, delete that one	reminder.cancel
+    the flight check-in reminder, cancel it	reminder.cancel
+    remove tonight's reminder	reminder.cancel
+    forget about the reminder to call grandma, she called me	reminder.cancel
+    clear the reminder for the 20th	reminder.cancel
+    i won't need the reminder to pick up the kids on thursday, cancel it	reminder.cancel
+    delete the reminder about the water bill please	reminder.cancel
+    don't remind me about the oil change anymore	reminder.cancel
+    取消提醒我交房租的那个	reminder.cancel
+    把明天早上八点的提醒删掉	reminder.cancel
+    不用提醒我取快递了	reminder.cancel
+    取消它	reminder.cancel
+    把那个提醒删了	reminder.cancel
+    那个提醒不要了	reminder.cancel
+    删掉周五的提醒	reminder.cancel
+    取消给妈妈打电话的提醒	reminder.cancel
+    下午三点那个提醒取消掉	reminder.cancel
+    别提醒我去健身了，取消吧	reminder.cancel
+    把第12条提醒删掉	reminder.cancel
+    删除提醒 #5	reminder.cancel
+    浇花的提醒不需要了	reminder.cancel
+    把今晚的提醒去掉	reminder.cancel
+    刚才那个提醒取消	reminder.cancel
+    这个提醒删了吧	reminder.cancel
+    不用提醒我买牛奶了	reminder.cancel
+    帮我把交水费的提醒删除	reminder.cancel
+    取消明天所有的提醒	reminder.cancel
+    周六上午那个提醒不要了	reminder.cancel
+    把吃药的提醒取消掉	reminder.cancel
+    提醒我倒垃圾的那个，删掉吧	reminder.cancel
+    已经交了，那个提醒取消	reminder.cancel
+    缴费提醒删一下	reminder.cancel
+    取消提醒	reminder.cancel
+    撤销那个提醒	reminder.cancel
+    把洗车那条提醒删了	reminder.cancel
+    不需要提醒我准备开会的材料了	reminder.cancel
+    六点半的那个提醒作废	reminder.cancel
+    帮我取消一下接孩子的提醒	reminder.cancel
+    删掉它	reminder.cancel
+    把关于护照的提醒去掉	reminder.cancel
+    去掉周三那条提醒	reminder.cancel
+    取消掉晚上十点的提醒	reminder.cancel
+    提醒我还书那个不用了	reminder.cancel
+    不用再提醒我给张老师回电话了	reminder.cancel
+    帮忙删个提醒，就是续签合同那个	reminder.cancel
+    那个买菜的提醒可以删了	reminder.cancel
+    取消第3个提醒	reminder.cancel
+    明天七点的闹钟提醒取消	reminder.cancel
+    别再提醒我交电费了，交过了	reminder.cancel
+    把刚建的那个提醒删了	reminder.cancel
+    后天的提醒都删掉	reminder.cancel
+    删除取药的提醒	reminder.cancel
+    我已经弄完了，把它取消吧	reminder.cancel
+    move my dentist reminder to 4pm	reminder.update
+    push the laundry reminder back an hour	reminder.update
+    change the reminder to 9 tomorrow	reminder.update
+    move it to 10	reminder.update
+    make it 4 instead	reminder.update
+    reschedule the rent reminder to friday	reminder.update
+    bump the gym reminder to 7	reminder.update
+    postpone the reminder to call the plumber until monday	reminder.update
+    can you push that reminder 30 minutes later	reminder.update
+    move the 3pm reminder to 5	reminder.update
+    change my reminder for the pharmacy to tomorrow morning	reminder.update
+    bring the passport reminder forward to wednesday	reminder.update
+    the reminder about the car, make it saturday instead	reminder.update
+    snooze that reminder for 15 minutes	reminder.update
+    delay the reminder by 2 hours	reminder.update
+    move reminder #12 to next tuesday	reminder.update
+    change reminder 3 to 6:30	reminder.update
+    push it back a day	reminder.update
+    move that to tomorrow	reminder.update
+    actually make that reminder 8pm	reminder.update
+    set the trash reminder an hour earlier	reminder.update
+    reschedule it to thursday at noon	reminder.update
+    can u move the reminder for mom's birthday gift to the 20th	reminder.update
+    shift the meds reminder to 9 tonight	reminder.update
+    remind me at 7 instead of 6	reminder.update
+    change the time on the water bill reminder to 11	reminder.update
+    the 8am one, move it to 9	reminder.update
+    move my reminder to pick up the dry cleaning to 6	reminder.update
+    push the reminder about the vet appointment to next week	reminder.update
+    can you change that reminder to friday morning	reminder.update
+    bump it to 3	reminder.update
+    postpone the grocery reminder by a day	reminder.update
+    move the reminder up to 2:30	reminder.update
+    make the kids pickup reminder 15 min earlier	reminder.update
+    reschedule my call sarah reminder for tomorrow	reminder.update
+    change the date on the license renewal reminder to june 25	reminder.update
+    delay it by 20 minutes	reminder.update
+    move the reminder from 5 to 6	reminder.update
+    push tonight's reminder to tomorrow night	reminder.update
+    update the reminder to 7:45	reminder.update
+    remind me about the bills on monday instead of friday	reminder.update
+    i'll be busy at 4, move that reminder to 5	reminder.update
+    change the reminder time to half past nine	reminder.update
+    bring forward the insurance reminder to this friday	reminder.update
+    move the dentist reminder an hour later	reminder.update
+    把交房租的提醒改到周五	reminder.update
+    提醒推迟一个小时	reminder.update
+    把它改到十点	reminder.update
+    那个提醒挪到明天下午	reminder.update
+    把明早八点的提醒改成九点	reminder.update
+    健身的提醒往后推半小时	reminder.update
+    把吃药的提醒提前到晚上八点	reminder.update
+    取快递的提醒延后到六点	reminder.update
+    改一下提醒时间，改成下午四点	reminder.update
+    把第12条提醒改到下周二	reminder.update
+    提醒改成明天	reminder.update
+    把它推迟到后天	reminder.update
+    三点那个提醒挪到五点	reminder.update
+    给妈妈打电话的提醒改到周日晚上	reminder.update
+    这个提醒提前半小时	reminder.update
+    那个提醒晚一个小时吧	reminder.update
+    把倒垃圾的提醒调到七点	reminder.update
+    把提醒时间调整到中午十二点	reminder.update
+    缴费提醒延后一天	reminder.update
+    刚才那个提醒改成八点半	reminder.update
+    把接孩子的提醒提前十五分钟	reminder.update
+    提醒我开会那个，换到明天上午	reminder.update
+    洗车提醒推到周末	reminder.update
+    把今晚的提醒挪到明晚	reminder.update
+    改到4点吧	reminder.update
+    提醒时间改一下，改成周三	reminder.update
+    把护照那个提醒提前到这周五	reminder.update
+    帮我把喝水提醒推后二十分钟	reminder.update
+    把6点半那个改到7点	reminder.update
+    那条提醒换个时间，改下午三点	reminder.update
+    把还书的提醒往后挪两天	reminder.update
+    提醒延期到下个月1号	reminder.update
+    能不能把浇花提醒改到早上七点	reminder.update
+    把#5提醒改到周四	reminder.update
+    把它提前一个小时	reminder.update
+    推迟到明天同一时间	reminder.update
+    买菜提醒改成下午六点	reminder.update
+    提醒我交电费的那个推到25号	reminder.update
+    原来九点的提醒改成十点	reminder.update
+    帮我把这个提醒往后推一下，推到晚上九点	reminder.update
+    续签合同的提醒延后到下周一	reminder.update
+    提醒改晚一点，改到十一点	reminder.update
+    把明天的提醒都推迟一小时	reminder.update
+    取药提醒挪到周六上午	reminder.update
+    别九点提醒我了，改成十点提醒	reminder.update
+    what's on tomorrow	calendar.list
+    am i free saturday afternoon	calendar.list
+    what's on my calendar this week	calendar.list
+    what meetings do i have today	calendar.list
+    show me my schedule for next week	calendar.list
+    anything on the calendar tonight?	calendar.list
+    am I busy tomorrow morning	calendar.list
+    what does my day look like	calendar.list
+    whats my agenda for monday	calendar.list
+    do i have any meetings thursday	calendar.list
+    what's happening this weekend on my calendar	calendar.list
+    am i free at 3 tomorrow	calendar.list
+    check my calendar for the 20th	calendar.list
+    what events do i have coming up	calendar.list
+    list my appointments this week	calendar.list
+    any plans friday night?	calendar.list
+    is my afternoon free	calendar.list
+    show me today's events	calendar.list
+    what's on the schedule for wednesday	calendar.list
+    do i have time for lunch tomorrow	calendar.list
+    how busy is next week	calendar.list
+    what have I got on monday morning	calendar.list
+    what's next on my calendar	calendar.list
+    what's my next meeting	calendar.list
+    am i double booked tomorrow	calendar.list
+    is thursday open on my calendar	calendar.list
+    can you tell me what's on my calendar for june 18	calendar.list
+    any appointments next tuesday	calendar.list
+    read me my agenda for today	calendar.list
+    anything scheduled after 5 today?	calendar.list
+    am i free for dinner saturday	calendar.list
+    what's on the calendar for the rest of the day	calendar.list
+    do I have anything between 2 and 4 tomorrow	calendar.list
+    what does next monday look like	calendar.list
+    schedule for tomorrow?	calendar.list
+    my calendar for the week pls	calendar.list
+    show events for this month	calendar.list
+    what r my plans tmrw	calendar.list
+    am i available friday morning	calendar.list
+    what's on the books for this weekend	calendar.list
+    free tomorrow evening?	calendar.list
+    do I have a meeting at 10	calendar.list
+    whats on my calender today	calendar.list
+    anything on sunday	calendar.list
+    明天有什么安排	calendar.list
+    这周的日程	calendar.list
+    周六下午我有空吗	calendar.list
+    今天有几个会	calendar.list
+    帮我看看下周的日程	calendar.list
+    我明天上午忙不忙	calendar.list
+    周五晚上有安排吗	calendar.list
+    今天的日程是什么	calendar.list
+    这周末我有空吗	calendar.list
+    下周一有会吗	calendar.list
+    看一下我的日历	calendar.list
+    接下来有什么日程	calendar.list
+    明天下午三点有空吗	calendar.list
+    我后天有事吗	calendar.list
+    6月20号有什么安排	calendar.list
+    这个月的行程给我看下	calendar.list
+    今晚有事吗	calendar.list
+    周三全天有什么会	calendar.list
+    我下一个会是几点	calendar.list
+    帮我查一下日程，明天都有啥	calendar.list
+    今天下午还有会吗	calendar.list
+    这礼拜哪天有空	calendar.list
+    下周我有哪些活动	calendar.list
+    周四有空吃午饭吗	calendar.list
+    我明天日历上有什么	calendar.list
+    今天还有什么安排	calendar.list
+    周末两天的安排	calendar.list
+    看看我本周的行程	calendar.list
+    明天早上九点到十一点有没有事	calendar.list
+    下午有空不	calendar.list
+    后天的会多吗	calendar.list
+    我这周忙吗	calendar.list
+    帮我看看周日有没有安排	calendar.list
+    日程表给我看一下	calendar.list
+    今天都排了什么	calendar.list
+    星期五有什么会议	calendar.list
+    明天什么时候有空	calendar.list
+    最近几天的日程	calendar.list
+    下周二下午有事没	calendar.list
+    查查我12号的日程	calendar.list
+    今天接下来还有啥安排	calendar.list
+    我今晚有空吗	calendar.list
+    这周有哪些会	calendar.list
+    周一上午要开会吗	calendar.list
+    明天的calendar给我看看	calendar.list
+    cancel my meeting with bob	calendar.cancel
+    cancel the dentist appointment on tuesday	calendar.cancel
+    delete the 3pm meeting	calendar.cancel
+    call off the team lunch on friday	calendar.cancel
+    cancel tomorrow's standup	calendar.cancel
+    scrap the event on saturday	calendar.cancel
+    remove the yoga class from my calendar	calendar.cancel
+    drop the 10am call	calendar.cancel
+    never mind the haircut appointment, cancel it	calendar.cancel
+    cancel the meeting	calendar.cancel
+    delete that event	calendar.cancel
+    cancel the appointment	calendar.cancel
+    i'm not going to the book club anymore, take it off the calendar	calendar.cancel
+    clear my 2 o'clock meeting	calendar.cancel
+    cancel event #12	calendar.cancel
+    delete event 9	calendar.cancel
+    cancel the call with the tokyo office	calendar.cancel
+    the sync with marketing got cancelled, delete it	calendar.cancel
+    remove the doctor's appointment thursday	calendar.cancel
+    we called off the bbq, remove it from my calendar	calendar.cancel
+    cancel all my meetings tomorrow afternoon	calendar.cancel
+    can you cancel my 1:1 with priya	calendar.cancel
+    drop the parent-teacher conference from the schedule	calendar.cancel
+    cancel the movie night on the 20th	calendar.cancel
+    delete the gym session tonight from my calendar	calendar.cancel
+    get rid of the dinner with the hendersons	calendar.cancel
+    take the conference call off my calendar	calendar.cancel
+    ditch the monday meeting	calendar.cancel
+    cancel that meeting	calendar.cancel
+    the interview got cancelled, please delete it from my calendar	calendar.cancel
+    cancel my appointment with the vet	calendar.cancel
+    please remove the 4:30 event	calendar.cancel
+    i can't make the team retro, cancel it	calendar.cancel
+    cancel the meeting at 11	calendar.cancel
+    scratch the coffee with jen off my calendar	calendar.cancel
+    remove the birthday party saturday from my calendar	calendar.cancel
+    dont need the 9am meeting anymore	calendar.cancel
+    kill the weekly review event	calendar.cancel
+    cancle the piano lesson	calendar.cancel
+    cancel the meeting we just added	calendar.cancel
+    cancel thursday's appointment	calendar.cancel
+    delete the event called budget review	calendar.cancel
+    nix the client demo on wednesday	calendar.cancel
+    the landlord visit isn't happening, delete the event	calendar.cancel
+    cancel the dentist	calendar.cancel
+    取消明天下午的会	calendar.cancel
+    把周五的聚餐从日历上删掉	calendar.cancel
+    和王总的会议取消	calendar.cancel
+    把下午三点的会删了	calendar.cancel
+    那个会不开了，取消吧	calendar.cancel
+    取消周六的活动	calendar.cancel
+    删掉明天上午的日程	calendar.cancel
+    把牙医预约取消	calendar.cancel
+    取消这个会议	calendar.cancel
+    周四的面试取消了，帮我删一下	calendar.cancel
+    把它从日程里删掉	calendar.cancel
+    取消第12个日程	calendar.cancel
+    删除日程 #7	calendar.cancel
+    把读书会从日历里去掉	calendar.cancel
+    晚上的饭局不去了，删掉	calendar.cancel
+    取消下周一的例会	calendar.cancel
+    那个日程不要了	calendar.cancel
+    后天的家长会取消	calendar.cancel
+    瑜伽课取消掉	calendar.cancel
+    把十点的电话会议删除	calendar.cancel
+    取消和小李的约	calendar.cancel
+    今天的会都取消	calendar.cancel
+    健身房那个安排取消	calendar.cancel
+    把6月20号的活动删了	calendar.cancel
+    这个日程删了吧	calendar.cancel
+    明天的会不用开了	calendar.cancel
+    帮我把周三的客户演示取消	calendar.cancel
+    把那个会议撤销	calendar.cancel
+    把刚加的日程删掉	calendar.cancel
+    取消晚上七点的聚会	calendar.cancel
+    下午四点半那个会议不需要了	calendar.cancel
+    把看房的安排取消	calendar.cancel
+    把周日的生日派对从日程里删掉	calendar.cancel
+    取消跟东京办公室的电话会	calendar.cancel
+    体检预约取消一下	calendar.cancel
+    把复盘会删除	calendar.cancel
+    不去看电影了，把那个活动去掉	calendar.cancel
+    会议取消	calendar.cancel
+    删掉周二的牙医预约	calendar.cancel
+    明天早上的站会取消掉	calendar.cancel
+    取消这周五的团建	calendar.cancel
+    把和房东的约删了	calendar.cancel
+    取消那场面试	calendar.cancel
+    日历上下午两点那个删掉	calendar.cancel
+    周末的爬山活动不去了，日程删了	calendar.cancel
+    move my meeting with bob to 3	calendar.update
+    reschedule the dentist to next thursday	calendar.update
+    push the team lunch back an hour	calendar.update
+    move the standup to 10:30	calendar.update
+    bump the 2pm meeting to 4	calendar.update
+    postpone the client call to monday	calendar.update
+    can you move that meeting to tomorrow	calendar.update
+    change the book club to saturday afternoon	calendar.update
+    bring the review meeting forward to wednesday	calendar.update
+    the haircut appointment, move it to 5	calendar.update
+    move the event to friday	calendar.update
+    reschedule my 1:1 with priya for next week	calendar.update
+    push the interview back 30 minutes	calendar.update
+    move event #12 to the 20th	calendar.update
+    change event 4 to 9am	calendar.update
+    shift the yoga class an hour earlier	calendar.update
+    the sync with marketing moved to 2, update it	calendar.update
+    move the dinner with the hendersons to sunday	calendar.update
+    can we push the vet appointment to thursday morning	calendar.update
+    reschedule the meeting to 11	calendar.update
+    delay the conference call by 15 minutes	calendar.update
+    change the time of the parent-teacher conference to 4:30	calendar.update
+    move my appointment from tuesday to wednesday	calendar.update
+    bump tomorrow's meeting to the afternoon	calendar.update
+    move the 9am meeting to 9:30	calendar.update
+    make the meeting 3 instead	calendar.update
+    put the gym session at 7 instead of 6	calendar.update
+    movie night got moved to the 21st, change it on my calendar	calendar.update
+    postpone the bbq a week	calendar.update
+    reschedule the doctor's appointment to june 25 at 10	calendar.update
+    push the afternoon meeting back an hour	calendar.update
+    the call with the tokyo office, move it to 8am	calendar.update
+    change the event to start at noon	calendar.update
+    move the piano lesson to next monday	calendar.update
+    reschdule the demo to thursday	calendar.update
+    move the meeting we just added to 4	calendar.update
+    shift the retro to friday	calendar.update
+    can u bump the coffee with jen to 11	calendar.update
+    move the birthday party to saturday night	calendar.update
+    change the appointment time to 2:15	calendar.update
+    move thursday's appointment to friday same time	calendar.update
+    the team meeting is now at 3, update my calendar	calendar.update
+    make the dentist appointment an hour later	calendar.update
+    push the meeting to next week	calendar.update
+    change the budget review meeting to the 30th	calendar.update
+    把明天下午的会改到周四	calendar.update
+    和王总的会议推迟一个小时	calendar.update
+    把聚餐挪到周六晚上	calendar.update
+    三点的会改成四点	calendar.update
+    把牙医预约改到下周二	calendar.update
+    例会提前到九点半	calendar.update
+    面试延后半小时	calendar.update
+    把读书会改到下周	calendar.update
+    把第12个日程改到20号	calendar.update
+    日程 #7 改到明天上午	calendar.update
+    这个会议推到下午	calendar.update
+    把那个会挪到周五	calendar.update
+    家长会改成下午四点	calendar.update
+    瑜伽课往后推一小时	calendar.update
+    把电话会议提前到上午十点	calendar.update
+    和小李的约改到后天	calendar.update
+    明天的站会推迟到十点	calendar.update
+    帮我把客户演示换到周三下午	calendar.update
+    体检预约延期到下个月	calendar.update
+    把刚加的日程改到晚上八点	calendar.update
+    周日的生日派对改到周六	calendar.update
+    饭局改到七点半吧	calendar.update
+    会议时间改一下，改成两点	calendar.update
+    把看房的安排挪到周末	calendar.update
+    团建延后一周	calendar.update
+    把跟东京办公室的电话会改到早上八点	calendar.update
+    复盘会往前挪一天	calendar.update
+    那个会晚半小时开	calendar.update
+    把今天的会推到明天同一时间	calendar.update
+    日程改到下午三点	calendar.update
+    把周二的活动改成周三	calendar.update
+    把健身房那个安排提前一个小时	calendar.update
+    把和房东的约改到明早九点	calendar.update
+    面试改期到下周一	calendar.update
+    看电影那个活动挪到21号	calendar.update
+    下午那个会能不能推迟到五点	calendar.update
+    周会改到周五上午	calendar.update
+    把这个日程延后两天	calendar.update
+    会议提前半小时	calendar.update
+    把晚上七点的聚会改到八点	calendar.update
+    日历上两点那个改成两点半	calendar.update
+    培训课改到下周四	calendar.update
+    把今天下午的会往后挪一个小时	calendar.update
+    开会时间调到十一点	calendar.update
+    把会议挪到明天	calendar.update
+    will it rain in lisbon tomorrow	weather.current
+    do I need an umbrella	weather.current
+    what's the weather like	weather.current
+    how hot is it outside	weather.current
+    weather in tokyo	weather.current
+    what's the forecast for saturday	weather.current
+    is it going to snow tonight	weather.current
+    how cold will it be tomorrow morning	weather.current
+    what's the temperature right now	weather.current
+    is it sunny in barcelona	weather.current
+    will it be windy on friday	weather.current
+    weather tmrw?	weather.current
+    should i bring a jacket today	weather.current
+    what's the weather in new york this weekend	weather.current
+    is it raining in london right now	weather.current
+    forecast for berlin on monday	weather.current
+    how's the weather in paris	weather.current
+    what's the high today	weather.current
+    any chance of rain this afternoon	weather.current
+    will it storm tonight	weather.current
+    how humid is it	weather.current
+    what's it like outside	weather.current
+    do i need sunscreen today	weather.current
+    is it going to rain during my run at 6	weather.current
+    what's the weather gonna be like in chicago on thursday	weather.current
+    temperature in sydney	weather.current
+    will it be nice out tomorrow	weather.current
+    weather for the 20th	weather.current
+    how many degrees is it in dubai	weather.current
+    is it freezing out	weather.current
+    will it clear up later	weather.current
+    what's the low tonight	weather.current
+    what should i wear today, weather wise	weather.current
+    is it going to be cloudy tomorrow	weather.current
+    rain tomorrow?	weather.current
+    weather pls	weather.current
+    is it snowing in denver	weather.current
+    whats the wether today	weather.current
+    forecast?	weather.current
+    hows the weather looking for the weekend in seattle	weather.current
+    is it warm enough for shorts today	weather.current
+    will the rain stop by this evening	weather.current
+    what's the weather in hong kong	weather.current
+    is it gonna pour tomorrow	weather.current
+    hey what's the weather doing in shanghai	weather.current
+    北京明天多少度	weather.current
+    明天会下雨吗	weather.current
+    今天要带伞吗	weather.current
+    上海天气怎么样	weather.current
+    现在外面多少度	weather.current
+    这周六天气如何	weather.current
+    后天广州会不会下雨	weather.current
+    今天冷不冷	weather.current
+    查一下杭州明天的天气	weather.current
+    明天要不要穿外套	weather.current
+    今天天气	weather.current
+    深圳现在下雨吗	weather.current
+    周末成都天气怎么样	weather.current
+    东京明天天气	weather.current
+    今天最高温多少	weather.current
+    今晚会下雪吗	weather.current
+    明天风大不大	weather.current
+    出门要带伞不	weather.current
+    今天空气质量怎么样	weather.current
+    天气预报	weather.current
+    伦敦这周五下雨吗	weather.current
+    今天适合晒被子吗	weather.current
+    明早会不会有雾	weather.current
+    重庆今天热不热	weather.current
+    外面现在什么天气	weather.current
+    下午会下雨吗	weather.current
+    纽约明天天气怎么样	weather.current
+    今天紫外线强吗	weather.current
+    西安后天冷吗	weather.current
+    明天气温多少	weather.current
+    看看天气	weather.current
+    今天湿度多少	weather.current
+    这几天会不会降温	weather.current
+    周日出去玩天气好吗	weather.current
+    南京今天下雨没	weather.current
+    今天有雷阵雨吗	weather.current
+    明天晴天吗	weather.current
+    首尔现在几度	weather.current
+    今天晚上冷吗，要不要加衣服	weather.current
+    查下天气	weather.current
+    香港明天会不会有台风	weather.current
+    武汉这周末天气	weather.current
+    明天跑步会下雨吗	weather.current
+    今天多少度啊	weather.current
+    巴黎今天天气怎样	weather.current
+    what time is it in tokyo	time.now
+    time in london	time.now
+    what's the time in new york right now	time.now
+    is it morning in sydney yet	time.now
+    what time is it in LA	time.now
+    current time in berlin	time.now
+    whats the time in dubai	time.now
+    what day is it in auckland right now	time.now
+    time in singapore pls	time.now
+    what time is it over in paris	time.now
+    is it late in mumbai right now	time.now
+    what's the local time in mexico city	time.now
+    what time is it in UTC	time.now
+    current time in PST	time.now
+    whats the time in chicago	time.now
+    tell me the time in seoul	time.now
+    what time is it back home in manila	time.now
+    is it still tuesday in honolulu	time.now
+    what time is it in sao paulo	time.now
+    time in cape town now?	time.now
+    what time is it in moscow	time.now
+    what's the time in toronto	time.now
+    what time is it in GMT	time.now
+    what's the date in sydney right now	time.now
+    time in buenos aires	time.now
+    is it nighttime in bangkok right now	time.now
+    what time is it in vancouver	time.now
+    what time is it for my mom in denver	time.now
+    what's the time in istanbul	time.now
+    whats the time in amsterdam rn	time.now
+    纽约现在几点	time.now
+    东京现在几点了	time.now
+    伦敦时间现在是多少	time.now
+    现在洛杉矶几点	time.now
+    悉尼现在是几号	time.now
+    巴黎那边现在几点	time.now
+    现在柏林几点钟	time.now
+    迪拜现在几点了	time.now
+    新加坡现在时间	time.now
+    首尔现在几点	time.now
+    温哥华现在是晚上吗	time.now
+    多伦多现在几点	time.now
+    莫斯科现在几点	time.now
+    旧金山现在几点了	time.now
+    芝加哥现在时间是多少	time.now
+    香港现在几点	time.now
+    台北现在几点	time.now
+    曼谷现在几点钟	time.now
+    现在UTC时间是多少	time.now
+    格林尼治时间现在几点	time.now
+    美国东部现在几点	time.now
+    西雅图那边现在几点了	time.now
+    墨尔本现在是星期几	time.now
+    奥克兰现在几点	time.now
+    开罗现在几点	time.now
+    孟买现在几点了	time.now
+    我女儿在波士顿，那边现在几点	time.now
+    罗马现在几点	time.now
+    现在马德里几点	time.now
+    圣保罗现在是几点	time.now
+    remind me to move the car at 6	reminder.create
+    remind me to cancel my gym membership on Friday	reminder.create
+    set a reminder to change the furnace filter on saturday morning	reminder.create
+    remind me to check the weather before the hike tomorrow at 7am	reminder.create
+    don't let me forget to reschedule the plumber tomorrow	reminder.create
+    remind me to bring an umbrella tomorrow morning	reminder.create
+    remind me at 5 to postpone the newsletter	reminder.create
+    remind me to delete old photos from my phone tonight	reminder.create
+    提醒我周五取消健身房会员	reminder.create
+    明天早上七点提醒我挪车	reminder.create
+    提醒我今晚把会议改期的邮件发出去	reminder.create
+    下午三点提醒我看一下天气预报	reminder.create
+    记得提醒我明天带伞	reminder.create
+    提醒我周六上午取消酒店预订	reminder.create
+    后天提醒我改一下快递地址	reminder.create
+    schedule a meeting to review the weather app friday at 2	calendar.create
+    put a call with the tokyo office on my calendar tomorrow at 8am	calendar.create
+    add moving day to my calendar on saturday	calendar.create
+    i've got the rescheduled dentist appointment on tuesday at 3	calendar.create
+    schedule a planning session for the postponed launch next monday at 10	calendar.create
+    block time on my calendar thursday afternoon to cancel old subscriptions	calendar.create
+    周五下午两点安排一个天气应用的评审会	calendar.create
+    帮我在日历上加个会，讨论取消的订单，明天上午十点	calendar.create
+    下周三早上九点和东京办公室开电话会	calendar.create
+    周六上午搬家，加到日历里	calendar.create
+    明天下午四点跟物业谈改期的事	calendar.create
+    what was the weather like on our trip to iceland	memory.recall
+    what did I say about the tokyo office	memory.recall
+    what did i say about the weather in lisbon?	memory.recall
+    what did I tell you about the rainy season in bali	memory.recall
+    what time zone did I say my client is in	memory.recall
+    what did i decide about cancelling the cable	memory.recall
+    when did i say the movers are coming	memory.recall
+    what's the name of the hotel we stayed at in kyoto	memory.recall
+    我上次说去云南那几天天气怎么样来着	memory.recall
+    我之前说的东京办公室地址是啥	memory.recall
+    我之前说里斯本天气怎么样	memory.recall
+    我说过要取消哪个会员来着	memory.recall
+    我表姐在哪个时区来着	memory.recall
+    我上次出差住的是哪个酒店	memory.recall
+    去年去厦门玩那几天下雨了吗	memory.recall
+    forget what I told you about the weather in lisbon	memory.forget
+    delete the memory about my gym schedule	memory.forget
+    forget my old time zone, i moved to denver	memory.forget
+    forget that i hate the rain	memory.forget
+    erase what i said about the tokyo trip	memory.forget
+    把我说讨厌下雨那条记忆删了	memory.forget
+    忘掉我以前的上班时间	memory.forget
+    删掉关于东京出差的那条记忆	memory.forget
+    把我的旧时区忘掉吧	memory.forget
+    i love rainy days	none
+    time flies	none
+    ugh i hate this heat	none
+    rainy days make me sleepy	none
+    where does the time go	none
+    i wish it was friday already	none
+    why does it rain so much in london	none
+    what causes thunderstorms	none
+    how many time zones does russia have	none
+    我喜欢下雨天	none
+    时间过得真快	none
+    热死了	none
+    为什么伦敦老下雨	none
+    台风是怎么形成的	none
+    雨天最适合睡觉了	none
+    中国为什么只用一个时区	none
     """#
 }
