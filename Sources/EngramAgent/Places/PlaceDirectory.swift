@@ -38,7 +38,7 @@ public struct KnownPlace: Sendable, Hashable {
   public var timeZone: TimeZone? { TimeZone(identifier: timeZoneIdentifier) }
 }
 
-/// The built-in table of places and time zones: about 170 major cities and 60 countries
+/// The built-in table of places and time zones: about 185 major cities and 60 countries
 /// with one time zone, in English and Chinese, the names of common time zones and their
 /// abbreviations (PST, CET, JST...), UTC/GMT, and IANA identifiers written as they are
 /// ("Asia/Tokyo"). The rows are data in `PlaceDirectory+Table.swift`.
