@@ -371,7 +371,7 @@ import Testing
       registry: harness.registry)
     let agent = try harness.agent(
       router: SkillRouter(registry: harness.registry, classifier: nil), planner: planner)
-    let state = try await agent.send("umbrella weather check")
+    let state = try await agent.send("umbrella routine check")
     guard case .waitingForConfirmation(let action) = state else {
       Issue.record("expected confirmation, got \(state)")
       return

@@ -26,6 +26,7 @@ import Testing
       SkillError.executionFailed(skill: "calculator", reason: "boom"),
       SkillError.confirmationCancelled(skill: "reminder.create"), SkillError.divisionByZero,
       SkillError.unreadableDate(name: "when", text: "the 32nd"),
+      SkillError.unreadableDate(name: "day", text: "the 32nd"),
       SkillRegistryError.duplicateID("x"), SkillRegistryError.unknownSkill("x"),
       SkillRegistryError.skillDisabled("x"), SkillRegistryError.invalidID("x"),
       LanguageModelError.insecureEndpoint(host: "example.com"), LanguageModelError.invalidBaseURL("::"),
@@ -35,8 +36,11 @@ import Testing
       LanguageModelError.incompleteStream(received: "x"),
       RouterError.embeddingCountMismatch(expected: 1, got: 2), RouterError.invalidEmbedding(index: 0),
       CocoaError(.fileReadNoSuchFile),
+      WeatherError.invalidBaseURL("::"), WeatherError.insecureEndpoint(host: "example.com"),
+      WeatherError.timedOut(seconds: 5), WeatherError.unreachable(reason: "refused"),
+      WeatherError.httpStatus(code: 500), WeatherError.malformedResponse(reason: "x"),
     ]
-    for name in ["expression", "when", "title", "zone", "id"] {
+    for name in ["expression", "when", "title", "zone", "id", "city", "day", "place"] {
       errors += reasons.map { SkillError.invalidArgument(name: name, reason: $0) }
     }
     for error in errors {
@@ -69,7 +73,12 @@ import Testing
   /// either answers or fails with an error whose message is a sentence.
   @Test func everySkillsErrorPathsAreSentences() async throws {
     let registry = SkillRegistry()
-    try BuiltInSkills.register(in: registry)
+    // The weather service is a closed loopback port: its failures are checked, the network is not touched.
+    let port = try LoopbackHTTPServer.closedPort()
+    let weather = OpenMeteoWeatherService(
+      configuration: .init(
+        forecastBaseURL: "http://127.0.0.1:\(port)", geocodingBaseURL: "http://127.0.0.1:\(port)"))
+    try BuiltInSkills.register(in: registry, weather: weather)
     let nonsense: [SkillValue] = [
       .string(""), .string("zzz qqq"), .string("square foo of 81"), .string("💥"), .int(-1),
       .number(.nan), .bool(true), .string(String(repeating: "9", count: 400)),

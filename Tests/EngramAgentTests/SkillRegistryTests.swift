@@ -63,7 +63,7 @@ import Testing
     #expect(office == ["reminder.create", "calendar.create", "note.create", "time.now", "calculator"])
     let memory = registry.skills(in: SkillScenario(name: "memory", tags: ["memory"])).map(\.id)
     #expect(memory == ["memory.remember", "memory.recall", "memory.forget"])
-    #expect(registry.skills(in: .all).count == 8)
+    #expect(registry.skills(in: .all).count == 9)
   }
 
   @Test func catalogListsEnabledSkillsWithParameters() throws {
@@ -77,6 +77,8 @@ import Testing
     #expect(!catalog.contains("- calculator"))
     #expect(
       !catalog.contains(
-        "- time.now (Current time): Tells the current time, date and weekday in the user's time zone. ["))
+        "- time.now (Current time): Tells the current time, date and weekday in the user's time zone, or in the time zone of a named city or zone. ["
+      ))
+    #expect(catalog.contains("    zone: string, optional — IANA time zone identifier"))
   }
 }

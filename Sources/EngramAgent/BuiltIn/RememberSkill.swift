@@ -1,4 +1,6 @@
-/// `memory.remember`: stores a fact or preference the user states.
+/// `memory.remember`: stores a fact or preference the user states. A statement of where the
+/// user lives ("my home city is Lisbon", 我住在北京) also sets the `home_city` preference
+/// `weather.current` uses.
 public struct RememberSkill: Skill {
   /// Creates the skill.
   public init() {}
@@ -68,10 +70,16 @@ public struct RememberSkill: Skill {
     }
     let kind = MemoryKind(rawValue: arguments["kind"]?.stringValue ?? "fact")
     let id = try await context.memory.remember(content: content, kind: kind)
+    let extractor = PlaceExtractor(clock: context.clock)
+    let homeCity = extractor.homeCity(statedIn: content) ?? extractor.homeCity(statedIn: context.userText)
+    if let homeCity { try await context.memory.setPreference(key: WeatherSkill.homeCityKey, value: homeCity) }
     let message: String
-    switch context.language {
-    case .english: message = "Got it, I'll remember that."
-    case .chinese: message = "好的，我记住了。"
+    switch (context.language, homeCity) {
+    case (.english, let city?):
+      message = "Got it, I'll remember that, and use \(city) as your home city for the weather."
+    case (.chinese, let city?): message = "好的，我记住了，查天气时默认用\(city)。"
+    case (.english, nil): message = "Got it, I'll remember that."
+    case (.chinese, nil): message = "好的，我记住了。"
     }
     return .created(CreatedItem(kind: .memory, id: id, title: content), message: message)
   }

@@ -6,6 +6,7 @@ public enum FriendlyMessage {
     if let error = error as? PlannerError { return text(for: error, language: language) }
     if let error = error as? SkillRegistryError { return text(for: error, language: language) }
     if let error = error as? LanguageModelError { return text(for: error, language: language) }
+    if let error = error as? WeatherError { return text(for: error, language: language) }
     switch language {
     case .english: return "Something went wrong. Please try again."
     case .chinese: return "出了点问题，请再试一次。"
@@ -80,6 +81,31 @@ public enum FriendlyMessage {
     }
   }
 
+  /// A sentence for a weather-service error.
+  public static func text(for error: WeatherError, language: MessageLanguage) -> String {
+    switch (error, language) {
+    case (.invalidBaseURL, .english):
+      return
+        "The weather service address isn't a valid URL; check ENGRAM_WEATHER_URL and ENGRAM_GEOCODING_URL."
+    case (.invalidBaseURL, .chinese): return "天气服务的地址无效，请检查 ENGRAM_WEATHER_URL 和 ENGRAM_GEOCODING_URL。"
+    case (.insecureEndpoint, .english):
+      return "The weather service address must use https unless it is on this machine."
+    case (.insecureEndpoint, .chinese): return "天气服务的地址必须使用 https（本机地址除外）。"
+    case (.timedOut, .english):
+      return "The weather service took too long to answer. Please try again in a moment."
+    case (.timedOut, .chinese): return "天气服务响应超时，请稍后再试。"
+    case (.unreachable, .english):
+      return "I couldn't reach the weather service. Please check the connection and try again."
+    case (.unreachable, .chinese): return "无法连接天气服务，请检查网络后再试。"
+    case (.httpStatus, .english):
+      return "The weather service couldn't answer right now. Please try again later."
+    case (.httpStatus, .chinese): return "天气服务暂时无法回答，请稍后再试。"
+    case (.malformedResponse, .english):
+      return "The weather service sent an answer I couldn't read. Please try again later."
+    case (.malformedResponse, .chinese): return "天气服务返回的内容我看不懂，请稍后再试。"
+    }
+  }
+
   private static func englishName(_ name: String) -> String {
     switch name {
     case "when": return "date and time"
@@ -88,6 +114,10 @@ public enum FriendlyMessage {
     case "expression": return "expression"
     case "id": return "memory id"
     case "query": return "question"
+    case "city": return "city"
+    case "day": return "day"
+    case "zone": return "time zone"
+    case "place": return "place"
     default: return "\"\(name)\""
     }
   }
@@ -100,6 +130,10 @@ public enum FriendlyMessage {
     case "expression": return "算式"
     case "id": return "记忆编号"
     case "query": return "问题"
+    case "city": return "城市"
+    case "day": return "日期"
+    case "zone": return "时区"
+    case "place": return "地点"
     default: return "参数「\(name)」"
     }
   }
