@@ -3,7 +3,7 @@ import EngramAgent
 import EngramEmbeddings
 import Foundation
 
-/// `engram-bench agent [--phrases FILE] [--model minilm|hashing] [--now ISO8601] [--turns 10000]
+/// `engram-bench agent [--phrases FILE] [--skills FILE] [--agenda FILE] [--model minilm|hashing] [--now ISO8601] [--turns 10000]
 /// [--queries 200] [--threads N] [--cross-validate] [--json]` (`--threads`: the embedder's
 /// threads, default the processor count)
 ///
@@ -15,7 +15,10 @@ import Foundation
 /// calculator accuracy (against `result`); then end-to-end agent turn latency without a
 /// language model on a memory of `--turns` synthetic turns. `--cross-validate` reports
 /// 5-fold accuracy of the intent model on its own training corpus, by confidence threshold
-/// (how the router's threshold is chosen: never on the evaluation split).
+/// (how the router's threshold is chosen: never on the evaluation split). The second frozen
+/// split (`--skills`, default `Benchmarks/data/agent-eval-skills.jsonl`; empty to skip) is
+/// reported as `skills_split`: its routing, and the arguments of the agenda, weather and
+/// time-zone skills (`AgentSuite+Skills.swift`).
 enum AgentSuite {
   struct Request: Decodable {
     var text: String
@@ -24,10 +27,17 @@ enum AgentSuite {
     var when: String?
     var result: Double?
     var title: String?
+    var target: String?
+    var last: String?
+    var day: String?
+    var city: String?
+    var zone: String?
   }
 
   static func run(_ arguments: inout BenchArguments) async throws -> (BenchReport, String) {
     let phrasesPath = arguments.string("phrases", default: "Benchmarks/data/agent-eval.jsonl")
+    let skillsPath = arguments.string("skills", default: "Benchmarks/data/agent-eval-skills.jsonl")
+    let agendaPath = arguments.string("agenda", default: "Benchmarks/data/agent-eval-agenda.json")
     let model = arguments.string("model", default: "minilm")
     let nowText = arguments.string("now", default: "2025-06-11T10:00:00+08:00")
     let turnCount = try arguments.int("turns", default: 10_000)
@@ -49,17 +59,8 @@ enum AgentSuite {
       report.set("cross_validation", try await crossValidation(options: options, semanticModel: model))
       return (report, "intent model, 5-fold cross-validation on its training corpus")
     }
-    let requests: [Request]
-    do {
-      let text = try String(contentsOfFile: phrasesPath, encoding: .utf8)
-      requests = try text.split(whereSeparator: \.isNewline).filter { !$0.allSatisfy(\.isWhitespace) }.map {
-        try JSONDecoder().decode(Request.self, from: Data($0.utf8))
-      }
-    } catch {
-      throw BenchError(
-        "cannot read the request set \(phrasesPath) (JSON lines; run from the repository root or pass --phrases)"
-      )
-    }
+    let requests = try readRequests(phrasesPath, option: "--phrases")
+    let skillRequests = skillsPath.isEmpty ? [] : try readRequests(skillsPath, option: "--skills")
     guard let clock = AgentClock.fixed(iso8601: nowText) else {
       throw BenchError("--now must be ISO 8601 with an offset")
     }
@@ -74,10 +75,31 @@ enum AgentSuite {
     report.set("phrases", requests.count)
     try await measureRouting(requests, embedder: embedder, clock: clock, into: &report)
     measureArguments(requests, clock: clock, into: &report)
+    if !skillRequests.isEmpty {
+      // The split of the agenda, weather and time-zone skills, reported on its own.
+      var skills = BenchReport()
+      skills.set("phrases", skillRequests.count)
+      try await measureRouting(skillRequests, embedder: embedder, clock: clock, into: &skills)
+      try await measureSkillArguments(
+        skillRequests + requests, agendaPath: agendaPath, clock: clock, into: &skills)
+      report.set("skills_split", skills)
+    }
     if turnCount > 0 {
       try await measureTurns(embedder: embedder, turns: turnCount, queries: queryCount, into: &report)
     }
     return (report, "agent routing, arguments and turn latency (\(embedder.modelID))")
+  }
+
+  static func readRequests(_ path: String, option: String) throws -> [Request] {
+    do {
+      let text = try String(contentsOfFile: path, encoding: .utf8)
+      return try text.split(whereSeparator: \.isNewline).filter { !$0.allSatisfy(\.isWhitespace) }.map {
+        try JSONDecoder().decode(Request.self, from: Data($0.utf8))
+      }
+    } catch {
+      throw BenchError(
+        "cannot read the request set \(path) (JSON lines; run from the repository root or pass \(option))")
+    }
   }
 
   /// Accuracy of `correct` over `total`, as a report number (0 when there is nothing).

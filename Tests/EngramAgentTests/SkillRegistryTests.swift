@@ -60,10 +60,14 @@ import Testing
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)
     let office = registry.skills(in: SkillScenario(name: "office", tags: ["office"])).map(\.id)
-    #expect(office == ["reminder.create", "calendar.create", "note.create", "time.now", "calculator"])
+    #expect(
+      office == [
+        "reminder.create", "calendar.create", "note.create", "time.now", "calculator", "reminder.list",
+        "reminder.cancel", "reminder.update", "calendar.list", "calendar.cancel", "calendar.update",
+      ])
     let memory = registry.skills(in: SkillScenario(name: "memory", tags: ["memory"])).map(\.id)
     #expect(memory == ["memory.remember", "memory.recall", "memory.forget"])
-    #expect(registry.skills(in: .all).count == 9)
+    #expect(registry.skills(in: .all).count == 15)
   }
 
   @Test func catalogListsEnabledSkillsWithParameters() throws {

@@ -125,7 +125,7 @@ public final class SkillRegistry: Sendable {
   public static func catalogEntry(_ skill: any Skill) -> String {
     var lines = ["- \(skill.id) (\(skill.displayName)): \(skill.description)"]
     if skill.requiresConfirmation { lines[0] += " [asks for confirmation]" }
-    for parameter in skill.inputSchema.parameters {
+    for parameter in skill.inputSchema.parameters where !parameter.isInternal {
       let required = parameter.isRequired ? "required" : "optional"
       lines.append(
         "    \(parameter.name): \(parameter.type.rawValue), \(required) — \(parameter.description)")

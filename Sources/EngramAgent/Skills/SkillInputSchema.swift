@@ -22,13 +22,19 @@ public struct SkillParameter: Sendable, Hashable {
   public var isRequired: Bool
   /// What the parameter means, for the planner's catalog.
   public var description: String
+  /// Whether the skill fills it in itself (in `prepare`) and the planner's catalog leaves it out.
+  public var isInternal: Bool
 
   /// Creates a parameter.
-  public init(_ name: String, _ type: ParameterType, required: Bool = true, description: String) {
+  public init(
+    _ name: String, _ type: ParameterType, required: Bool = true, description: String,
+    isInternal: Bool = false
+  ) {
     self.name = name
     self.type = type
     self.isRequired = required
     self.description = description
+    self.isInternal = isInternal
   }
 }
 

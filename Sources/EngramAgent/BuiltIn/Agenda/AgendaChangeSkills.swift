@@ -217,10 +217,15 @@ enum AgendaChange {
         description: "which item: words of its title, or 'it' for the one just mentioned"),
       SkillParameter("at", .string, required: false, description: "the day or time the item is at, as said"),
       SkillParameter("id", .int, required: false, description: "the item's id, when known"),
-      SkillParameter("candidates", .string, required: false, description: "ids offered to choose from"),
-      SkillParameter("current_title", .string, required: false, description: "the item's title (filled in)"),
-      SkillParameter("current_when", .date, required: false, description: "the item's time (filled in)"),
-      SkillParameter("kind", .string, required: false, description: "reminder or event (filled in)"),
+      SkillParameter(
+        "candidates", .string, required: false, description: "ids offered to choose from", isInternal: true),
+      SkillParameter(
+        "current_title", .string, required: false, description: "the item's title (filled in)",
+        isInternal: true),
+      SkillParameter(
+        "current_when", .date, required: false, description: "the item's time (filled in)", isInternal: true),
+      SkillParameter(
+        "kind", .string, required: false, description: "reminder or event (filled in)", isInternal: true),
     ]
     if update {
       parameters += [
