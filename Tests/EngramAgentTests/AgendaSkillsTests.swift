@@ -67,6 +67,13 @@ import Testing
     #expect(
       ready(try await prepare(cancel, "delete that reminder", memory, recent: [ids["rent"]!]))?["id"]
         == .int(Int(ids["rent"]!)))
+    // A time alone names the item at that time of day; a period of a day, the items in it.
+    let calendarCancel = AgendaCancelSkill(kind: .event)
+    #expect(
+      ready(try await prepare(calendarCancel, "cancel the 2pm meeting", memory))?["id"]
+        == .int(Int(ids["review"]!)))
+    #expect(
+      ready(try await prepare(calendarCancel, "取消周六晚上的安排", memory))?["id"] == .int(Int(ids["dinner"]!)))
     // The event of that name, though a reminder was asked for: the other kind is searched next.
     let found = ready(try await prepare(cancel, "cancel the project review reminder", memory))
     #expect(found?["id"] == .int(Int(ids["review"]!)))
@@ -133,6 +140,8 @@ import Testing
       ("push the dentist reminder back an hour", [], at(17, 10)),
       ("把它提前半小时", [ids["bank"]!], at(12, 10, 30)),
       ("move the call reminder from tomorrow at 11 to friday at 4", [], at(13, 16)),
+      ("make it 4 instead", [ids["plumber"]!], at(14, 16)),
+      ("move the 11am reminder to 12:30", [], at(12, 12, 30)),
     ]
     for (text, recent, expected) in cases {
       let arguments = ready(try await prepare(update, text, memory, recent: recent))

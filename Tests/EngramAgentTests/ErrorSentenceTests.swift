@@ -97,6 +97,12 @@ import Testing
         do {
           let validated = try ArgumentValidator.validate(
             arguments, against: skill.inputSchema, timeZone: testClock.timeZone)
+          // What a skill says before confirmation (nothing matches, which one?) is a sentence too.
+          switch try await skill.prepare(arguments: validated, context: context("test", clock: testClock)) {
+          case .reply(let output): Self.expectSentence(output.text, "\(skill.id) prepared \(arguments)")
+          case .ask(_, let question, _): Self.expectSentence(question, "\(skill.id) asked with \(arguments)")
+          case .ready: break
+          }
           _ = try await skill.execute(arguments: validated, context: context("test", clock: testClock))
         } catch {
           failures += 1

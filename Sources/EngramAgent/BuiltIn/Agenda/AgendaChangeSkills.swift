@@ -145,11 +145,11 @@ public struct AgendaUpdateSkill: Skill {
     return .ready(ready)
   }
 
-  /// `text` with a bare hour after "to"/"for"/"until" read as a time: "move it to 10" is
-  /// "move it to at 10" (the date parser needs "at 10" or "10am" to see a time).
+  /// `text` with a bare hour after "to"/"for"/"until"/"make it" read as a time: "move it to
+  /// 10" is "move it to at 10" (the date parser needs "at 10" or "10am" to see a time).
   static func markingBareTimes(_ text: String) -> String {
     text.replacing(
-      /(?i)\b(to|for|until|till)\s+(\d{1,2}(?::\d{2})?)(?=\s*(?:$|[.,!?;]|instead|please|pls|then|tomorrow|today|on\b))/
+      /(?i)\b(to|for|until|till|make it|make that)\s+(\d{1,2}(?::\d{2})?)(?=\s*(?:$|[.,!?;]|instead|please|pls|then|tomorrow|today|on\b))/
     ) { match in "\(match.output.1) at \(match.output.2)" }
   }
 

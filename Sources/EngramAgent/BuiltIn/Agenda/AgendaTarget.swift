@@ -67,7 +67,9 @@ struct AgendaTarget {
       if let words {
         let scored = pool.map { ($0, AgendaWords.score(words, title: $0.title)) }
         let best = scored.map(\.1).max() ?? 0
-        matches = best > 0 ? scored.filter { $0.1 == best }.map(\.0) : []
+        // Words naming nothing stored ("the 2pm meeting" for "project review") leave the
+        // day or time to decide, when one was said.
+        matches = best > 0 ? scored.filter { $0.1 == best }.map(\.0) : (at == nil ? [] : pool)
       }
       if let at, !matches.isEmpty {
         matches = Self.narrow(matches, to: at, calendar: clock.calendar)
@@ -84,8 +86,23 @@ struct AgendaTarget {
   static func narrow(_ items: [AgentItemRecord], to at: DateExpressionMatch, calendar: Calendar)
     -> [AgentItemRecord]
   {
+    guard at.hasDay else {
+      // A time alone ("the 3pm one"): the items at that time of day, whatever the day.
+      guard at.hasTime, at.periodHours == nil else { return items }
+      let wanted = calendar.dateComponents([.hour, .minute], from: at.date)
+      return items.filter { item in
+        item.due.map { calendar.dateComponents([.hour, .minute], from: $0) == wanted } ?? false
+      }
+    }
     let sameDay = items.filter { $0.due.map { calendar.isDate($0, inSameDayAs: at.date) } ?? false }
-    guard at.hasTime, at.periodHours == nil else { return sameDay }
+    guard at.hasTime else { return sameDay }
+    if let hours = at.periodHours {
+      // "Saturday afternoon": the items of that day within the period.
+      let inPeriod = sameDay.filter { item in
+        item.due.map { hours.contains(calendar.component(.hour, from: $0)) } ?? false
+      }
+      return inPeriod.isEmpty ? sameDay : inPeriod
+    }
     let sameTime = sameDay.filter { abs(($0.due ?? .distantPast).timeIntervalSince(at.date)) < 60 }
     return sameTime.isEmpty ? sameDay : sameTime
   }
@@ -148,7 +165,7 @@ struct AgendaTarget {
     switch language {
     case .english:
       if let said, !said.isEmpty {
-        return "I couldn't find a \(noun) matching “\(said)”. Nothing was changed."
+        return "I couldn't find \(kind == .event ? "an" : "a") \(noun) matching “\(said)”. Nothing was changed."
       }
       return "I couldn't tell which \(noun) you mean, and you have none coming up. Nothing was changed."
     case .chinese:
