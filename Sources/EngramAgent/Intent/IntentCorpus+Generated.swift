@@ -3329,5 +3329,225 @@ extension IntentCorpus {
     台风是怎么形成的	none
     雨天最适合睡觉了	none
     中国为什么只用一个时区	none
+    push dinner with sam to 8	calendar.update
+    move my dentist to thursday	calendar.update
+    can we move lunch with priya to 1:30	calendar.update
+    push the interview with acme back an hour	calendar.update
+    the standup tomorrow, make it 9:45	calendar.update
+    move coffee with dan to friday morning	calendar.update
+    reschedule the doctor for next tuesday	calendar.update
+    shift my 1:1 with leo 30 min later	calendar.update
+    bump the client call to 4pm	calendar.update
+    move the design review to wednesday afternoon	calendar.update
+    push the sync with the london team to 5	calendar.update
+    my flight got moved to 7:40 tomorrow, update it	calendar.update
+    the concert got rescheduled to the 28th, change it	calendar.update
+    guitar class is at 6 now instead of 5	calendar.update
+    move the wedding rehearsal to friday evening	calendar.update
+    push brunch with the girls to 11:30	calendar.update
+    can you move my haircut to 3	calendar.update
+    physio on thursday, make it 10am	calendar.update
+    the soccer game got pushed to sunday, update that	calendar.update
+    bring the team dinner forward half an hour	calendar.update
+    dinner w/ mike's parents - move it to 7	calendar.update
+    move tmrw's check-up to the afternoon	calendar.update
+    dentist an hour earlier pls	calendar.update
+    pls push the call with the client to monday same time	calendar.update
+    interview got moved to 2:30, change it	calendar.update
+    reschedule parent teacher night to the 18th	calendar.update
+    move the party from 8 to 9	calendar.update
+    drinks with tom, push it back a week	calendar.update
+    把体检改到下周一	calendar.update
+    和小王吃饭改到周六中午	calendar.update
+    面试推迟半小时	calendar.update
+    例会挪到下午两点	calendar.update
+    看牙改到周四上午	calendar.update
+    聚餐往后推一个小时	calendar.update
+    航班改到明天早上七点四十了，帮我改一下	calendar.update
+    周五的约会改到周六晚上	calendar.update
+    把和客户的通话推到下周一	calendar.update
+    孩子的钢琴课挪到周日上午	calendar.update
+    和张总吃饭提前到六点半	calendar.update
+    婚礼彩排改到周五傍晚	calendar.update
+    把开会时间往后挪半小时	calendar.update
+    演唱会改期到28号了，帮我更新一下	calendar.update
+    球赛推到周日下午	calendar.update
+    一对一沟通改到明天上午十点	calendar.update
+    项目评审提前到周三	calendar.update
+    跟老同学聚会改到下周六	calendar.update
+    复诊改到下周三下午	calendar.update
+    把剪头发挪到五点	calendar.update
+    和李老师的面谈推迟一天	calendar.update
+    看房改到周日上午十点	calendar.update
+    同学聚餐改成七点	calendar.update
+    把明天的站会推迟十五分钟	calendar.update
+    和女朋友看电影改到八点那场	calendar.update
+    把下午的面试改成四点	calendar.update
+    英语课提前一小时	calendar.update
+    make the rent thing friday instead	reminder.update
+    move paying rent to the 5th	reminder.update
+    push taking my meds to 9 tonight	reminder.update
+    the milk one, make it 6pm	reminder.update
+    move buying milk to tomorrow morning	reminder.update
+    shift watering the plants to sunday	reminder.update
+    push submitting the report an hour later	reminder.update
+    move calling mom to 8pm	reminder.update
+    renew passport: move it to next monday	reminder.update
+    bump the electric bill one to the 25th	reminder.update
+    push pay the credit card to friday	reminder.update
+    make the pill thing 30 minutes earlier	reminder.update
+    move take out the trash to 9	reminder.update
+    push picking up the package to after work, like 6	reminder.update
+    move the water plants thing to 7am	reminder.update
+    change taking vitamins to 8 in the morning	reminder.update
+    delay the buy groceries one by a day	reminder.update
+    pay phone bill -> move it to monday	reminder.update
+    push feeding the cat to 7:30	reminder.update
+    move 'email the landlord' to tomorrow at 10	reminder.update
+    can u push the pharmacy pickup to saturday?	reminder.update
+    shift the laundry thing 2 hours later	reminder.update
+    move returning library books to thursday	reminder.update
+    make the vitamins one 8:15 instead of 8	reminder.update
+    the call-grandma one, push it to sunday afternoon	reminder.update
+    bring forward paying the water bill to wednesday	reminder.update
+    move sending the invoice to 3	reminder.update
+    push the renew-registration one to next week	reminder.update
+    把吃药挪到晚上九点	reminder.update
+    交房租改到5号	reminder.update
+    买菜那个改成下午六点	reminder.update
+    交水电费推到周末	reminder.update
+    给妈妈打电话改到晚上八点	reminder.update
+    取快递往后推一个小时	reminder.update
+    浇花改到明天早上	reminder.update
+    吃药那个提前半小时	reminder.update
+    交报告推迟到周五	reminder.update
+    续护照那个改到下周一	reminder.update
+    还信用卡挪到20号	reminder.update
+    倒垃圾改成九点	reminder.update
+    买牛奶的那个延后到明天	reminder.update
+    喂猫改到七点半	reminder.update
+    交物业费推迟一天	reminder.update
+    给爸打电话那个挪到周日下午	reminder.update
+    取药改成周六上午	reminder.update
+    把交作业改到今晚十点	reminder.update
+    充话费那个往后挪两天	reminder.update
+    把遛狗改到六点	reminder.update
+    吃维生素改早上八点	reminder.update
+    寄快递推到明天中午	reminder.update
+    把还书挪到周四	reminder.update
+    交电费那个晚一个小时	reminder.update
+    把发周报改到周五下午四点	reminder.update
+    给房东转账那个改到30号	reminder.update
+    买菜推迟半小时	reminder.update
+    call off lunch with the team	calendar.cancel
+    scrap the interview	calendar.cancel
+    cancel dinner with sam tonight	calendar.cancel
+    i'm not going to the dentist thursday, drop it	calendar.cancel
+    the concert's off, remove it	calendar.cancel
+    kill the sync with design	calendar.cancel
+    cancel coffee with alex	calendar.cancel
+    we're skipping the standup tomorrow, delete it	calendar.cancel
+    drop my 1:1 with leo this week	calendar.cancel
+    flight got cancelled, take it off	calendar.cancel
+    nix the client call at 4	calendar.cancel
+    cancel the doctor on monday	calendar.cancel
+    no more brunch on sunday, cancel it	calendar.cancel
+    the cake tasting for the wedding isn't happening, delete it	calendar.cancel
+    remove the soccer game saturday	calendar.cancel
+    cancel drinks with tom	calendar.cancel
+    cncl the design review	calendar.cancel
+    delete the check-up next week	calendar.cancel
+    kids' swim class is cancelled this friday, remove it	calendar.cancel
+    get rid of the party on the 28th	calendar.cancel
+    不去体检了，取消吧	calendar.cancel
+    取消和小王吃饭	calendar.cancel
+    面试不去了，删掉	calendar.cancel
+    明天的例会取消	calendar.cancel
+    看牙取消掉	calendar.cancel
+    周五的聚餐不去了，删了吧	calendar.cancel
+    航班取消了，帮我删一下	calendar.cancel
+    和她的约会取消	calendar.cancel
+    演唱会去不了了，删了	calendar.cancel
+    球赛取消	calendar.cancel
+    和客户的通话取消掉	calendar.cancel
+    复诊不用去了，取消	calendar.cancel
+    把剪头发删掉	calendar.cancel
+    钢琴课这周停了，删掉	calendar.cancel
+    看房取消了	calendar.cancel
+    同学聚会不参加了，帮我去掉	calendar.cancel
+    项目评审取消	calendar.cancel
+    和张总吃饭那个取消	calendar.cancel
+    今晚的电影不看了，删掉	calendar.cancel
+    一对一取消吧	calendar.cancel
+    no need to remind me about the milk	reminder.cancel
+    scrap the rent thing, i paid already	reminder.cancel
+    drop taking the meds at 9, doc said stop	reminder.cancel
+    forget the water plants one	reminder.cancel
+    cancel call mom, already talked to her	reminder.cancel
+    delete buy milk	reminder.cancel
+    i already submitted the report, cancel that one	reminder.cancel
+    remove the passport renewal thing	reminder.cancel
+    don't need the electric bill one anymore	reminder.cancel
+    cancel paying the credit card, autopay's on	reminder.cancel
+    kill the trash one tonight	reminder.cancel
+    package picked up, delete that	reminder.cancel
+    cancel feeding the cat, neighbor's doing it	reminder.cancel
+    nix the vitamins one	reminder.cancel
+    take the library books thing off	reminder.cancel
+    scratch the email-the-landlord one	reminder.cancel
+    drop the laundry thing	reminder.cancel
+    cancel the pharmacy pickup on saturday	reminder.cancel
+    i sent the invoice, you can delete that task	reminder.cancel
+    stop nagging me about the water bill, it's paid	reminder.cancel
+    买菜那个不用了	reminder.cancel
+    房租交了，那个删掉	reminder.cancel
+    吃药那个取消吧，医生说停药了	reminder.cancel
+    不用管浇花了，删了	reminder.cancel
+    给妈妈打电话那个取消，刚打过	reminder.cancel
+    取快递那个删了，已经拿到了	reminder.cancel
+    交水电费的不用了	reminder.cancel
+    交报告那条删掉	reminder.cancel
+    续护照那个取消	reminder.cancel
+    还信用卡的删了吧，已经还了	reminder.cancel
+    倒垃圾那个不要了	reminder.cancel
+    喂猫的取消掉	reminder.cancel
+    买牛奶那条去掉	reminder.cancel
+    取药的那个删除	reminder.cancel
+    交物业费取消，交过了	reminder.cancel
+    遛狗那个删了	reminder.cancel
+    充话费的不用了，已经充了	reminder.cancel
+    寄快递那个取消掉	reminder.cancel
+    还书的删掉	reminder.cancel
+    别再叫我吃维生素了，取消	reminder.cancel
+    cancel the rent reminder for this month	reminder.cancel
+    change the rent reminder to the 5th	reminder.update
+    cancel my dentist on friday	calendar.cancel
+    move my dentist on friday to monday	calendar.update
+    delete the take-meds one	reminder.cancel
+    push the take-meds one to 10	reminder.update
+    call off the interview with stripe	calendar.cancel
+    push the interview with stripe to next week	calendar.update
+    don't bother with the milk one, cancel it	reminder.cancel
+    the milk one, move it to tomorrow	reminder.update
+    cancel lunch with mom on sunday	calendar.cancel
+    move lunch with mom to 1 on sunday	calendar.update
+    cancel calling mom tonight	reminder.cancel
+    make calling mom 9 instead	reminder.update
+    scrap the standup on wednesday	calendar.cancel
+    move the standup on wednesday to 10	calendar.update
+    取消交房租的提醒	reminder.cancel
+    交房租的提醒改到5号	reminder.update
+    取消周六的聚餐	calendar.cancel
+    周六的聚餐改到周日	calendar.update
+    吃药的那个删了	reminder.cancel
+    吃药的那个改到十点	reminder.update
+    体检取消	calendar.cancel
+    体检改到下周三	calendar.update
+    买菜那个删掉	reminder.cancel
+    买菜那个推迟一小时	reminder.update
+    取消和小李吃饭	calendar.cancel
+    和小李吃饭改到明晚	calendar.update
+    给爸妈打电话的删了	reminder.cancel
+    给爸妈打电话改到周日上午	reminder.update
     """#
 }
