@@ -48,6 +48,34 @@ struct PostgresEngineTests {
     }
   }
 
+  @Test func remindersAreListedMovedDeliveredOnceAndCancelledPerUser() async throws {
+    try await withDatabase { url in
+      let alice = try engine(url, user: "alice")
+      let node = try engine(url, user: "alice")
+      let bob = try engine(url, user: "bob")
+      defer { for engine in [alice, node, bob] { engine.close() } }
+      let base = Date(timeIntervalSince1970: 1_750_000_000)
+      let early = try alice.agentRecords.addItem(kind: .reminder, title: "early", due: base)
+      let late = try alice.agentRecords.addItem(kind: .reminder, title: "late", due: base + 600)
+      let event = try alice.agentRecords.addItem(kind: .event, title: "review", due: base + 60)
+      _ = try bob.agentRecords.addItem(kind: .reminder, title: "bob's", due: base)
+      #expect(try alice.agentRecords.agenda(kind: .reminder).map(\.id) == [early, late])
+      #expect(try alice.agentRecords.agenda(kind: .event, from: base, to: base + 120).map(\.id) == [event])
+      // Two engines of one user (two nodes) claim the due reminder once between them.
+      let first = try alice.agentRecords.deliverDueReminders(at: base + 1)
+      let second = try node.agentRecords.deliverDueReminders(at: base + 2)
+      #expect(first.map(\.id) + second.map(\.id) == [early])
+      #expect(try bob.agentRecords.deliverDueReminders(at: base + 1).map(\.title) == ["bob's"])
+      let moved = try alice.agentRecords.updateItem(early, due: base + 1200)
+      #expect(moved.deliveredAt == nil)
+      #expect(try node.agentRecords.deliverDueReminders(at: base + 1300).map(\.id) == [late, early])
+      try alice.agentRecords.deleteItem(event)
+      #expect(throws: AgentRecordError.notFound(table: "agent_items", id: event)) {
+        try node.agentRecords.deleteItem(event)
+      }
+    }
+  }
+
   @Test func oneUsersSearchNeverReturnsAnothersMemory() async throws {
     try await withDatabase { url in
       let alice = try engine(url, user: "alice")
