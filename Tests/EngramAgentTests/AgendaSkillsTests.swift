@@ -74,6 +74,9 @@ import Testing
         == .int(Int(ids["review"]!)))
     #expect(
       ready(try await prepare(calendarCancel, "取消周六晚上的安排", memory))?["id"] == .int(Int(ids["dinner"]!)))
+    #expect(
+      ready(try await prepare(calendarCancel, "call off tomorrow's review", memory))?["id"]
+        == .int(Int(ids["review"]!)))
     // The event of that name, though a reminder was asked for: the other kind is searched next.
     let found = ready(try await prepare(cancel, "cancel the project review reminder", memory))
     #expect(found?["id"] == .int(Int(ids["review"]!)))
@@ -141,6 +144,10 @@ import Testing
       ("把它提前半小时", [ids["bank"]!], at(12, 10, 30)),
       ("move the call reminder from tomorrow at 11 to friday at 4", [], at(13, 16)),
       ("make it 4 instead", [ids["plumber"]!], at(14, 16)),
+      ("move it to next week", [ids["dentist"]!], at(24, 9)),
+      ("推到下周", [ids["rent"]!], at(20, 9)),
+      ("move it to next week tuesday", [ids["bank"]!], at(17, 11)),
+      ("postpone the dentist reminder until tomorrow evening", [], at(12, 20)),
       ("move the 11am reminder to 12:30", [], at(12, 12, 30)),
     ]
     for (text, recent, expected) in cases {

@@ -32,7 +32,8 @@ public struct AgendaCancelSkill: Skill {
         text, ["cancel", "delete", "remove", "call off", "取消", "删掉", "删除", "去掉", "不用提醒", "不需要"])
   }
 
-  public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
+  public func extractArguments(from said: String, clock: AgentClock) -> SkillArguments {
+    let text = AgendaWords.normalized(said)
     let dates = AgendaWords.dates(in: text, clock: clock)
     return AgendaTarget.extract(
       from: text, clock: clock, identifyingDate: dates.first, removing: dates.map(\.range))
@@ -104,7 +105,7 @@ public struct AgendaUpdateSkill: Skill {
   }
 
   public func extractArguments(from said: String, clock: AgentClock) -> SkillArguments {
-    let text = Self.markingBareTimes(said)
+    let text = Self.markingBareTimes(AgendaWords.normalized(said))
     let shift = AgendaWords.shift(in: text)
     var dates = AgendaWords.dates(in: text, clock: clock)
     if let shift { dates.removeAll { $0.range.overlaps(shift.range) } }

@@ -165,7 +165,8 @@ struct AgendaTarget {
     switch language {
     case .english:
       if let said, !said.isEmpty {
-        return "I couldn't find \(kind == .event ? "an" : "a") \(noun) matching “\(said)”. Nothing was changed."
+        return
+          "I couldn't find \(kind == .event ? "an" : "a") \(noun) matching “\(said)”. Nothing was changed."
       }
       return "I couldn't tell which \(noun) you mean, and you have none coming up. Nothing was changed."
     case .chinese:

@@ -25,16 +25,29 @@ enum AgendaWords {
     "a", "an", "my", "me", "i", "i'm", "it", "its", "that", "this", "one", "ones", "those", "these", "to",
     "for", "from", "on", "at", "by", "of", "about", "in", "please", "pls", "can", "could", "would", "will",
     "you", "hey", "ok", "okay", "thanks", "thank", "just", "actually", "again", "entirely", "now", "and",
-    "so", "not", "no", "don't", "dont", "anymore", "any more", "more", "lol",
+    "so", "not", "no", "don't", "dont", "anymore", "any more", "more", "lol", "until", "till", "same time",
+    "the same time", "everything", "whole", "thing",
     // Chinese: verbs of the three actions.
-    "不用提醒我", "不需要", "不用了", "不用", "不要了", "不要", "别提醒", "取消掉", "取消", "删掉", "删除", "删了", "去掉", "撤销", "作废",
-    "改到", "改成", "改为", "改在", "挪到", "换到", "推迟到", "推迟", "推后", "往后推", "延后", "延期", "提前到", "提前", "调到", "调整",
+    "不用提醒我", "不需要", "不开了", "不去了", "不用去了", "不开", "不去", "同一时间", "同样的时间", "时间不变", "不用了", "不用", "不要了", "不要",
+    "别提醒", "取消掉", "取消", "删掉", "删除", "删了", "去掉", "撤销", "作废",
+    "改到", "改成", "改为", "改在", "挪到", "推到", "往后推到", "改一下", "换个时间", "换时间", "换到", "推迟到", "推迟", "推后", "往后推", "延后",
+    "延期", "提前到", "提前", "调到", "调整",
     "移到", "看看", "看一下", "查一下", "查查", "列出", "有哪些", "有什么", "有啥", "有没有", "哪些", "什么", "几个", "安排了",
     "有空", "空闲", "忙不忙", "忙吗", "吗", "呢", "吧", "了", "的", "帮我", "请", "麻烦", "一下", "把", "将", "我", "你", "那个", "这个",
     "它", "那条", "这条", "那件", "这件", "个", "条",
     // Chinese: kinds.
     "提醒事项", "提醒", "闹钟", "日程", "日历", "行程", "安排", "活动", "计划",
   ]
+
+  /// `text` as the date parser reads it best: a day's possessive is the day ("tomorrow's
+  /// review" is "tomorrow review"), "next week Tuesday" is "next Tuesday".
+  static func normalized(_ text: String) -> String {
+    text.replacing(
+      /(?i)\bnext week(?:\s+on)?\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|thu|fri|sat|sun)\b/
+    ) { match in "next \(match.output.1)" }.replacing(
+      /(?i)\b(today|tomorrow|tonight|yesterday|monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|weekend)['’]s\b/
+    ) { match in String(match.output.1) }
+  }
 
   /// Words that point at the item last created or shown: "cancel it", "move that to 10", 把它改到.
   static let referenceWords = [
@@ -182,6 +195,13 @@ enum AgendaWords {
   /// 推迟两个小时, 提前半小时): the signed seconds and where it was written; nil when none.
   static func shift(in text: String) -> (seconds: Int, range: Range<String.Index>)? {
     let lower = text.lowercased()
+    // "to next week", 推到下周 (no weekday named): the same weekday and time a week later.
+    if let match = lower.firstMatch(
+      of:
+        /next week(?!\s*(?:on\s+)?(?:mon|tue|wed|thu|fri|sat|sun|end))|(?:下周|下个星期|下星期|下礼拜)(?![一二三四五六日天末1-7])/)
+    {
+      return (7 * 86_400, rangeIn(text, lower, match.range))
+    }
     let english =
       /(?<amount>an?|one|two|three|four|five|six|half an?|\d+(?:\.\d+)?)\s*(?<unit>hours?|hrs?|minutes?|mins?|days?|weeks?)/
     if let match = lower.firstMatch(of: english) {
