@@ -376,3 +376,47 @@ struct UnusedWeatherService: WeatherService {
     return WeatherForecast(timeZoneIdentifier: nil, current: nil, days: [])
   }
 }
+
+/// A weather service answering every place with one fixed forecast, recording the names asked.
+final class FixedWeatherService: WeatherService {
+  private let asked = Mutex<[String]>([])
+  var names: [String] { asked.withLock { $0 } }
+
+  func locate(_ name: String, language: MessageLanguage) async throws -> GeocodedPlace? {
+    asked.withLock { $0.append(name) }
+    return GeocodedPlace(name: name, latitude: 38.7, longitude: -9.1)
+  }
+
+  func forecast(latitude: Double, longitude: Double) async throws -> WeatherForecast {
+    WeatherForecast(
+      timeZoneIdentifier: "Europe/Lisbon", current: CurrentWeather(temperature: 21.5, weatherCode: 0),
+      days: [])
+  }
+}
+
+@Suite("Weather in a conversation", .timeLimit(.minutes(5)), .watchdog)
+struct WeatherConversationTests {
+  @MainActor
+  @Test func withoutACityTheAgentAsksAndTheNextLineIsTheCity() async throws {
+    let service = FixedWeatherService()
+    let folder = try AgentTemporaryFolder()
+    let engine = try openEngine(folder.path("memory.sqlite"))
+    defer { engine.close() }
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry, weather: service)
+    let agent = try Agent(
+      engine: engine, registry: registry, configuration: AgentConfiguration(clock: testClock))
+    guard case .finished(let question) = try await agent.send("what's the weather like today?") else {
+      Issue.record("expected a question, got \(agent.state)")
+      return
+    }
+    #expect(question.text.hasPrefix("Which city"))
+    #expect(agent.awaitingAnswer?.parameter.name == "city")
+    guard case .finished(let answer) = try await agent.send("Lisbon") else {
+      Issue.record("expected the weather, got \(agent.state)")
+      return
+    }
+    #expect(service.names == ["Lisbon"])
+    #expect(answer.text == "Lisbon right now: 22°C, clear sky.")
+  }
+}

@@ -120,6 +120,13 @@ public struct WeatherSkill: Skill {
   }
 
   /// The home city from the turn's preferences, else from memory; nil when none is stored.
+  /// Without a city in the request or a home city, asks for one: the next line is the city.
+  public func prepare(arguments: SkillArguments, context: SkillContext) async throws -> SkillPreparation {
+    let said = arguments["city"]?.stringValue?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    guard said.isEmpty, try await homeCity(context) == nil else { return .ready(arguments) }
+    return .ask(parameter: "city", question: WeatherReply.askCity(context.language), arguments: arguments)
+  }
+
   private func homeCity(_ context: SkillContext) async throws -> String? {
     if let city = context.preferences[Self.homeCityKey], !city.isEmpty { return city }
     guard let stored = try await context.memory.preference(key: Self.homeCityKey), !stored.isEmpty else {
