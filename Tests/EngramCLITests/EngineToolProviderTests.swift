@@ -136,4 +136,33 @@ import Testing
       ])
     #expect(try engine.agentRecords.item(bank)?.deliveredAt == nil)  // read-only
   }
+
+  /// Every tool's failures, for every kind of wrong argument, are sentences: no Swift type or
+  /// case text reaches the model.
+  @Test func everyToolsErrorsAreSentences() async throws {
+    let line = try #require(await server.handle(line: #"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#))
+    let tools = try #require(try JSONValue.parse(line)["result"]?["tools"]?.arrayValue)
+    let hostile: [JSONValue] = [
+      "", "   ", "💥", "2025-13-45", .int(-1), .int(Int.max), .double(1e308), .bool(true), .null, [], ["x": 1],
+      .string(String(repeating: "9", count: 5_000)), "\u{0}",
+    ]
+    var errors = 0
+    for tool in tools {
+      let name = try #require(tool["name"]?.stringValue)
+      let properties = tool["inputSchema"]?["properties"]?.objectValue?.keys.sorted() ?? []
+      var attempts: [JSONValue] = [[:], ["unexpected": 1]]
+      for property in properties {
+        for value in hostile { attempts.append(.object([property: value])) }
+      }
+      for arguments in attempts {
+        let result = try await call(name, arguments)
+        guard result["isError"] == true else { continue }
+        errors += 1
+        let text = result["content"]?[0]?["text"]?.stringValue ?? ""
+        #expect(!text.isEmpty, "\(name) \(arguments.jsonText)")
+        #expect(SwiftInternals.find(in: text).isEmpty, "\(name) \(arguments.jsonText): \(text)")
+      }
+    }
+    #expect(errors > 50)
+  }
 }
