@@ -95,7 +95,9 @@ extension MemoryEngine {
     try writer.recentTurns(limit: limit, session: session)
   }
 
-  /// Stores a memory and its embedding; returns its id.
+  /// Stores a memory and its embedding; returns its id. A current memory of the same kind
+  /// (and `scopeUser`) with exactly this text is not stored again: its id is returned
+  /// (`rememberReporting` says which happened).
   ///
   /// - Throws: `EngramError.emptyText`; `StoreError.invalidImportance` outside 0...1.
   @discardableResult
@@ -104,6 +106,20 @@ extension MemoryEngine {
     scopeAgent: String? = nil, tags: [String] = [], validFrom: Date? = nil, validUntil: Date? = nil,
     session: Int64? = nil, sourceMessageIDs: [Int64] = [], at date: Date = Date()
   ) async throws -> Int64 {
+    try await rememberReporting(
+      content, kind: kind, importance: importance, scopeUser: scopeUser, scopeAgent: scopeAgent, tags: tags,
+      validFrom: validFrom, validUntil: validUntil, session: session, sourceMessageIDs: sourceMessageIDs,
+      at: date
+    ).id
+  }
+
+  /// `remember`, saying whether the memory is new (false: an identical one was stored
+  /// already, and its id is returned).
+  public func rememberReporting(
+    _ content: String, kind: MemoryKind = .fact, importance: Double = 0.5, scopeUser: String? = nil,
+    scopeAgent: String? = nil, tags: [String] = [], validFrom: Date? = nil, validUntil: Date? = nil,
+    session: Int64? = nil, sourceMessageIDs: [Int64] = [], at date: Date = Date()
+  ) async throws -> (id: Int64, isNew: Bool) {
     try await writer.remember(
       content, kind: kind, importance: importance, scopeUser: scopeUser, scopeAgent: scopeAgent, tags: tags,
       validFrom: validFrom, validUntil: validUntil, session: session, sourceMessageIDs: sourceMessageIDs,

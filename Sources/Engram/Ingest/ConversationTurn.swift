@@ -16,11 +16,15 @@ public struct ConversationTurn: Sendable, Equatable {
   public var metadata: [String: JSONValue]
   /// Where the turn came from in its file (1-based line, or the turn's index for JSON files).
   public var sourceLine: Int
+  /// The format's own id of the message (a ChatGPT node, a Telegram message), when it has
+  /// one: what makes a re-ingested turn recognised even if its text was edited.
+  public var sourceID: String?
 
   public init(
     role: String, content: String, session: String? = nil, speaker: String? = nil,
-    timestamp: Date? = nil, metadata: [String: JSONValue] = [:], sourceLine: Int = 0
+    timestamp: Date? = nil, metadata: [String: JSONValue] = [:], sourceLine: Int = 0, sourceID: String? = nil
   ) {
+    self.sourceID = sourceID
     self.role = role
     self.content = content
     self.session = session

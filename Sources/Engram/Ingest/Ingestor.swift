@@ -1,3 +1,4 @@
+import EngramCore
 import EngramStore
 import EngramVectors
 import Foundation
@@ -27,14 +28,54 @@ public struct IngestReport: Sendable, Equatable {
   public var format: ConversationFile.Format
   /// Sessions created or appended to.
   public var sessions: Int
-  /// Turns stored.
+  /// Turns stored by this ingest.
   public var turns: Int
+  /// Turns of the file an earlier ingest had stored already (skipped).
+  public var alreadyStored: Int = 0
+  /// Turns an earlier, interrupted ingest stored without their embedding, embedded now.
+  public var completed: Int = 0
+}
+
+/// The stable key of an ingested turn (see migration 10): FNV-1a over the format's message id,
+/// or over the session, time, speaker, role, text and how many identical turns came before.
+enum TurnKey {
+  static func fnv1a(_ parts: [String]) -> Int64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for (index, part) in parts.enumerated() {
+      if index > 0 {
+        hash ^= 0x1f
+        hash = hash &* 0x0000_0100_0000_01b3
+      }
+      for byte in part.utf8 {
+        hash ^= UInt64(byte)
+        hash = hash &* 0x0000_0100_0000_01b3
+      }
+    }
+    return Int64(bitPattern: hash)
+  }
+
+  /// The keys of `turns` (with their session names), in order.
+  static func keys(_ turns: [(session: String, turn: ConversationTurn)]) -> [Int64] {
+    var seen: [Int64: Int] = [:]
+    return turns.map { session, turn in
+      if let id = turn.sourceID, !id.isEmpty { return fnv1a(["id", session, id]) }
+      let time = turn.timestamp.map { String(Timestamp.milliseconds($0)) } ?? "-"
+      let base = fnv1a([session, time, turn.speaker ?? "", turn.role, turn.content])
+      let occurrence = seen[base, default: 0]
+      seen[base] = occurrence + 1
+      return occurrence == 0 ? base : fnv1a([String(base), String(occurrence)])
+    }
+  }
 }
 
 struct Ingestor: EnginePart {
   let resources: EngineResources
 
-  /// Reads a conversation file and stores all of it, or nothing.
+  /// How many turns one write transaction stores, and one embedding step embeds.
+  static let textBatch = 2_000
+  static let embeddingBatch = 256
+
+  /// Reads a conversation file and stores the turns not stored before.
   @discardableResult
   func ingest(path: String, progress: (@Sendable (EngramProgress) -> Void)? = nil) async throws
     -> IngestReport
@@ -47,82 +88,149 @@ struct Ingestor: EnginePart {
     return try await ingest(file, path: path, sessionPrefix: prefix, progress: progress)
   }
 
-  /// Stores a parsed conversation file (see `ingest(path:progress:)`).
+  /// Stores a parsed conversation file, idempotently and resumably: every turn has a stable
+  /// key (`TurnKey`); turns already stored are skipped; the text of the new ones is committed
+  /// in batches (searchable by keyword at once), then they are embedded in batches, each
+  /// committed and indexed as it is computed. A stopped ingest keeps what it committed, and
+  /// the next one of the same file stores the rest and embeds what was left unembedded.
   func ingest(
     _ file: ConversationFile, path: String, sessionPrefix: String = "",
     progress: (@Sendable (EngramProgress) -> Void)? = nil
   ) async throws -> IngestReport {
     try checkOpen()
     let fallbackDate = Date()
-    struct Pending {
-      var sessionIndex: Int
-      var message: Message
-      var vectorText: String
-    }
-    var pending: [Pending] = []
+    var flat: [(sessionIndex: Int, turn: ConversationTurn)] = []
     for (sessionIndex, session) in file.sessions.enumerated() {
-      for turn in session.turns {
-        let date = turn.timestamp ?? session.startedAt ?? fallbackDate
-        let message = Message(
-          role: MessageRole(rawValue: turn.role) ?? .user, speaker: turn.speaker, content: turn.content,
-          createdAt: date, tokenCount: TokenEstimator.estimate(turn.content),
-          metadata: JSONValue.object(turn.metadata).jsonText)
-        pending.append(
-          Pending(
-            sessionIndex: sessionIndex, message: message,
-            vectorText: DocumentText.make(speaker: turn.speaker, content: turn.content, date: date)))
+      for turn in session.turns { flat.append((sessionIndex, turn)) }
+    }
+    let keys = TurnKey.keys(flat.map { (sessionPrefix + file.sessions[$0.sessionIndex].name, $0.turn) })
+    let total = flat.count
+
+    // 1. Which turns are stored already (and which of those still lack their embedding).
+    progress?(EngramProgress(phase: "checking", done: 0, total: total))
+    var stored: [Int64: IngestedTurn] = [:]
+    for start in stride(from: 0, to: keys.count, by: Self.textBatch) {
+      let slice = Array(keys[start..<min(start + Self.textBatch, keys.count)])
+      let found = try await BlockingWork.run { [store] in
+        try store.readTransaction { try $0.ingestedTurns(sourceKeys: slice) }
       }
+      stored.merge(found) { first, _ in first }
+      progress?(EngramProgress(phase: "checking", done: min(start + Self.textBatch, total), total: total))
     }
-    let total = pending.count
-    let vectors = try await embed(pending.map(\.vectorText)) { done in
-      progress?(EngramProgress(phase: "embedding", done: done, total: total))
-    }
-    if Task.isCancelled { throw EngramError.cancelled }
-    progress?(EngramProgress(phase: "storing", done: 0, total: total))
-    let model = embedder.modelID
+
+    // 2. The new turns' text, committed in batches.
     let sessions = file.sessions
-    let turns = pending
-    let stored = try await writeTrackedOffPool { connection -> [(Int64, Int64, Int64)] in
-      var sessionIDs: [Int64] = []
-      for session in sessions {
-        let name = sessionPrefix + session.name
-        if let existing = try connection.session(externalID: name), let id = existing.id {
-          sessionIDs.append(id)
-        } else {
-          let started = session.startedAt ?? session.turns.first?.timestamp ?? fallbackDate
-          sessionIDs.append(
-            try connection.insert(
-              Session(externalID: name, startedAt: started)))
+    var sessionIDs: [Int64?] = Array(repeating: nil, count: sessions.count)
+    var toEmbed: [(id: Int64, text: String, sessionID: Int64, createdAt: Date)] = []
+    var written = 0
+    var newPositions = flat.indices.filter { stored[keys[$0]] == nil }
+    // A key twice in one file (the same id in two places) is stored once.
+    var firstSeen: Set<Int64> = []
+    newPositions = newPositions.filter { firstSeen.insert(keys[$0]).inserted }
+    for start in stride(from: 0, to: newPositions.count, by: Self.textBatch) {
+      if Task.isCancelled { throw EngramError.cancelled }
+      let positions = Array(newPositions[start..<min(start + Self.textBatch, newPositions.count)])
+      let knownSessions = sessionIDs
+      let batch = positions.map { position -> (Int, Message) in
+        let (sessionIndex, turn) = flat[position]
+        let session = sessions[sessionIndex]
+        let date = turn.timestamp ?? session.startedAt ?? fallbackDate
+        return (
+          sessionIndex,
+          Message(
+            role: MessageRole(rawValue: turn.role) ?? .user, speaker: turn.speaker, content: turn.content,
+            createdAt: date, tokenCount: TokenEstimator.estimate(turn.content),
+            metadata: JSONValue.object(turn.metadata).jsonText, sourceKey: keys[position])
+        )
+      }
+      let (ids, resolvedSessions) = try await writeTrackedOffPool { connection -> ([Int64], [Int64?]) in
+        var resolved = knownSessions
+        for (sessionIndex, _) in batch where resolved[sessionIndex] == nil {
+          let session = sessions[sessionIndex]
+          let name = sessionPrefix + session.name
+          if let existing = try connection.session(externalID: name), let id = existing.id {
+            resolved[sessionIndex] = id
+          } else {
+            let started = session.startedAt ?? session.turns.first?.timestamp ?? fallbackDate
+            resolved[sessionIndex] = try connection.insert(Session(externalID: name, startedAt: started))
+          }
         }
+        let messages = batch.map { sessionIndex, message -> Message in
+          var message = message
+          message.sessionID = resolved[sessionIndex]
+          return message
+        }
+        // One INSERT ... SELECT per batch: FTS5 flushes once per batch, not once per turn.
+        return (try connection.insert(contentsOf: messages), resolved)
       }
-      let messages = turns.map { item -> Message in
-        var message = item.message
-        message.sessionID = sessionIDs[item.sessionIndex]
-        return message
+      sessionIDs = resolvedSessions
+      for (offset, (sessionIndex, message)) in batch.enumerated() {
+        toEmbed.append(
+          (
+            ids[offset],
+            DocumentText.make(speaker: message.speaker, content: message.content, date: message.createdAt),
+            resolvedSessions[sessionIndex] ?? 0, message.createdAt
+          ))
       }
-      // One INSERT ... SELECT for all turns: FTS5 flushes once per file, not once per turn.
-      let ids = try connection.insert(contentsOf: messages)
-      try connection.upsertEmbeddings(
-        messages.enumerated().map { position, message in
-          EmbeddingRow(
-            ownerKind: .message, ownerID: ids[position], model: model, vector: vectors[position],
-            createdAt: message.createdAt)
-        })
-      return messages.enumerated().map { position, message in
-        (ids[position], message.sessionID ?? 0, Timestamp.milliseconds(message.createdAt))
-      }
+      written += batch.count
+      progress?(EngramProgress(phase: "storing", done: written, total: newPositions.count))
     }
     resources.speakers.invalidate()
-    progress?(EngramProgress(phase: "indexing", done: 0, total: total))
-    try indexVectors(
-      stored.enumerated().map { position, row in
-        (
-          .message, row.0,
-          VectorMetadata(kind: ItemKind.message.code, session: row.1, scope: 0, timestamp: row.2),
-          vectors[position]
-        )
-      })
+
+    // 3. Turns an interrupted ingest stored without their embedding are embedded too.
+    let unembedded = stored.values.filter { !$0.embedded }.map(\.id)
+    if !unembedded.isEmpty {
+      let rows = try await BlockingWork.run { [store] in
+        try store.readTransaction { connection in
+          try unembedded.compactMap { try connection.fetch(Message.self, id: $0) }
+        }
+      }
+      for message in rows {
+        guard let id = message.id else { continue }
+        toEmbed.append(
+          (
+            id,
+            DocumentText.make(speaker: message.speaker, content: message.content, date: message.createdAt),
+            message.sessionID ?? 0, message.createdAt
+          ))
+      }
+    }
+
+    // 4. Embeddings, committed and indexed batch by batch.
+    let model = embedder.modelID
+    var embedded = 0
+    for start in stride(from: 0, to: toEmbed.count, by: Self.embeddingBatch) {
+      if Task.isCancelled { throw EngramError.cancelled }
+      let batch = Array(toEmbed[start..<min(start + Self.embeddingBatch, toEmbed.count)])
+      let vectors = try await embed(batch.map(\.text))
+      let kept = try await writeTrackedOffPool { connection -> [Int] in
+        // A turn forgotten meanwhile stays forgotten.
+        let present = try batch.indices.filter { try connection.fetch(Message.self, id: batch[$0].id) != nil }
+        try connection.upsertEmbeddings(
+          present.map { position in
+            EmbeddingRow(
+              ownerKind: .message, ownerID: batch[position].id, model: model, vector: vectors[position],
+              createdAt: batch[position].createdAt)
+          })
+        return present
+      }
+      try indexVectors(
+        kept.map { position in
+          let item = batch[position]
+          return (
+            .message, item.id,
+            VectorMetadata(
+              kind: ItemKind.message.code, session: item.sessionID, scope: 0,
+              timestamp: Timestamp.milliseconds(item.createdAt)),
+            vectors[position]
+          )
+        })
+      embedded += batch.count
+      progress?(EngramProgress(phase: "embedding", done: embedded, total: toEmbed.count))
+    }
     progress?(EngramProgress(phase: "done", done: total, total: total))
-    return IngestReport(path: path, format: file.format, sessions: file.sessions.count, turns: total)
+    return IngestReport(
+      path: path, format: file.format, sessions: file.sessions.count, turns: written,
+      alreadyStored: total - written, completed: unembedded.count)
   }
 }

@@ -164,12 +164,17 @@ final class Writer: EnginePart {
     _ content: String, kind: MemoryKind = .fact, importance: Double = 0.5, scopeUser: String? = nil,
     scopeAgent: String? = nil, tags: [String] = [], validFrom: Date? = nil, validUntil: Date? = nil,
     session: Int64? = nil, sourceMessageIDs: [Int64] = [], at date: Date = Date()
-  ) async throws -> Int64 {
+  ) async throws -> (id: Int64, isNew: Bool) {
     try checkOpen()
     guard !TextChecks.isBlank(content) else {
       throw EngramError.emptyText
     }
     guard importance >= 0, importance <= 1 else { throw StoreError.invalidImportance(importance) }
+    if let existing = try await BlockingWork.run({ [store] in
+      try store.readTransaction { try $0.identicalMemory(content: content, kind: kind, scopeUser: scopeUser) }
+    }) {
+      return (existing, false)
+    }
     let vector = try await embed([content])[0]
     let now = date
     let memory = Memory(
@@ -194,7 +199,7 @@ final class Writer: EnginePart {
         vector
       )
     ])
-    return id
+    return (id, true)
   }
 
   /// Replaces a memory's content with history kept: a new memory is stored and the old one
@@ -206,7 +211,10 @@ final class Writer: EnginePart {
     guard let old = try memory(id) else { throw EngramError.notFound(kind: .memory, id: id) }
     let newID = try await remember(
       content, kind: old.kind, importance: importance ?? old.importance, scopeUser: old.scopeUser,
-      tags: old.tags, validFrom: date, at: date)
+      tags: old.tags, validFrom: date, at: date
+    ).id
+    // The same text again changes nothing; the text of another current memory supersedes by it.
+    guard newID != id else { return id }
     try store.writeTransaction { connection in
       try connection.supersedeMemory(id, by: newID, at: date)
     }

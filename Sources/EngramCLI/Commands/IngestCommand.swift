@@ -34,12 +34,16 @@ public enum IngestCommand: Command {
             [
               "file": .string(file), "format": .string(report.format.rawValue),
               "sessions": .int(report.sessions),
-              "turns": .int(report.turns),
+              "turns": .int(report.turns), "already_stored": .int(report.alreadyStored),
+              "completed": .int(report.completed),
             ] as JSONValue)
         } else {
-          context.output.write(
+          var line =
             "ingested \(report.turns) turns in \(report.sessions) session\(report.sessions == 1 ? "" : "s") "
-              + "from \(file) (\(report.format.rawValue))\n")
+            + "from \(file) (\(report.format.rawValue))"
+          if report.alreadyStored > 0 { line += "; \(report.alreadyStored) already stored, skipped" }
+          if report.completed > 0 { line += "; embedded \(report.completed) an interrupted ingest left" }
+          context.output.write(line + "\n")
         }
       }
       if files.count > 1 && !context.arguments.flag("json") {

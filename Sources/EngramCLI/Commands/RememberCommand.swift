@@ -32,13 +32,15 @@ public enum RememberCommand: Command {
         .invalidValue(argument: "--importance", value: String(importance), expected: "a number in 0...1"))
     }
     let tags = context.arguments.strings("tag")
-    let id = try await EngineAccess.withEngine(context) { engine in
-      try await engine.remember(text, kind: kind, importance: importance, tags: tags)
+    let (id, isNew) = try await EngineAccess.withEngine(context) { engine in
+      try await engine.rememberReporting(text, kind: kind, importance: importance, tags: tags)
     }
     if context.arguments.flag("json") {
-      try context.jsonLines.write(["id": .int(Int(id)), "kind": .string(kind.rawValue)] as JSONValue)
+      try context.jsonLines.write(
+        ["id": .int(Int(id)), "kind": .string(kind.rawValue), "new": .bool(isNew)] as JSONValue)
     } else {
-      context.output.write("remembered \(kind.rawValue) #\(id)\n")
+      context.output.write(
+        isNew ? "remembered \(kind.rawValue) #\(id)\n" : "already remembered as \(kind.rawValue) #\(id)\n")
     }
   }
 }

@@ -87,11 +87,15 @@ public struct EngineToolProvider: ToolProvider {
           "required": ["content"], "additionalProperties": false,
         ],
         outputSchema: [
-          "type": "object", "properties": ["id": ["type": "integer"], "kind": ["type": "string"]],
+          "type": "object",
+          "properties": [
+            "id": ["type": "integer"], "kind": ["type": "string"],
+            "new": ["type": "boolean", "description": "false: the same memory was stored already (its id)"],
+          ],
           "required": ["id", "kind"],
         ],
         annotations: ToolAnnotations(
-          readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false)),
+          readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false)),
       MCPTool(
         name: "memory_forget", title: "Forget a memory",
         description: "Delete one stored memory by id (find ids with memory_search). This cannot be undone.",
@@ -313,10 +317,11 @@ public struct EngineToolProvider: ToolProvider {
       throw ToolError("'content' is blank; pass the sentence to remember")
     }
     let kind = MemoryKind(rawValue: arguments["kind"]?.stringValue ?? "fact") ?? .fact
-    let id = try await engine.remember(
+    let (id, isNew) = try await engine.rememberReporting(
       content, kind: kind, importance: arguments["importance"]?.doubleValue ?? 0.5)
     return .structured(
-      ["id": .int(Int(id)), "kind": .string(kind.rawValue)], text: "Remembered \(kind.rawValue) #\(id).")
+      ["id": .int(Int(id)), "kind": .string(kind.rawValue), "new": .bool(isNew)],
+      text: isNew ? "Remembered \(kind.rawValue) #\(id)." : "Already remembered as \(kind.rawValue) #\(id).")
   }
 
   private func forget(_ arguments: [String: JSONValue]) throws -> ToolResult {

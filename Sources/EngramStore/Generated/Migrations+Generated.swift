@@ -883,5 +883,21 @@ extension Migration {
 
         """#
     ),
+    Migration(
+      version: 10,
+      name: "ingest_source_keys",
+      sql: #"""
+        -- Engram schema, migration 10: ingest is idempotent and resumable.
+        -- `source_key` is a 64-bit key of a turn read from a file: a hash of the format's own
+        -- message id when it has one, else of the session, time, speaker, role, text and the
+        -- how-many-th such turn it is. An ingest skips the turns whose key is stored, so ingesting
+        -- the same export twice adds nothing and a later, cumulative export adds only its new turns;
+        -- an ingest stopped part way keeps what it committed and the next run completes it. Turns
+        -- the agent or `conversation_append` store have none (NULL).
+        ALTER TABLE messages ADD COLUMN source_key INTEGER;
+        CREATE UNIQUE INDEX messages_source_key ON messages(user_id, source_key) WHERE source_key IS NOT NULL;
+
+        """#
+    ),
   ]
 }

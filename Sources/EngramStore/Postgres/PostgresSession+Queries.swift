@@ -449,6 +449,33 @@ extension PostgresSession {
     }
   }
 
+  /// The user's stored turns among `keys` (ingest `source_key`s), by key.
+  public func ingestedTurns(sourceKeys keys: [Int64]) throws -> [Int64: IngestedTurn] {
+    guard !keys.isEmpty else { return [:] }
+    var found: [Int64: IngestedTurn] = [:]
+    for row in try connection.execute(
+      """
+      SELECT m.source_key, m.id, EXISTS (
+        SELECT 1 FROM embeddings e WHERE e.user_scope = $1 AND e.owner_kind = 'message' AND e.owner_id = m.id)
+      FROM messages m WHERE m.user_scope = $1 AND m.source_key = ANY($2::bigint[])
+      """, [scope, Self.idArray(keys)]
+    ).rows {
+      found[try row.int64(0) ?? 0] = IngestedTurn(
+        id: try row.int64(1) ?? 0, embedded: try row.bool(2) ?? false)
+    }
+    return found
+  }
+
+  /// The user's current memory of `kind` with exactly `content` (same `scopeUser`), if any.
+  public func identicalMemory(content: String, kind: MemoryKind, scopeUser: String?) throws -> Int64? {
+    try connection.execute(
+      """
+      SELECT id FROM memories WHERE user_scope = $1 AND kind = $2 AND content = $3 AND superseded_by IS NULL
+        AND scope_user IS NOT DISTINCT FROM $4 ORDER BY id LIMIT 1
+      """, [scope, .text(kind.rawValue), .text(content), scopeUser.map(PostgresValue.text) ?? .null]
+    ).rows.first.flatMap { try $0.int64(0) }
+  }
+
   /// The user's newest traces, newest first.
   public func recentTraces(limit: Int) throws -> [Trace] {
     try records(

@@ -32,11 +32,15 @@ public struct Message: StoredRecord, Hashable {
   public var metadata: String
   /// The summary covering this turn, set by compaction.
   public var summaryID: Int64?
+  /// The key of a turn read from a file (`ingest`), unique per user; nil for turns stored
+  /// otherwise.
+  public var sourceKey: Int64?
 
   /// Creates a message.
   public init(
     id: Int64? = nil, sessionID: Int64? = nil, role: MessageRole, speaker: String? = nil,
-    content: String, createdAt: Date, tokenCount: Int = 0, metadata: String = "{}", summaryID: Int64? = nil
+    content: String, createdAt: Date, tokenCount: Int = 0, metadata: String = "{}", summaryID: Int64? = nil,
+    sourceKey: Int64? = nil
   ) {
     self.id = id
     self.sessionID = sessionID
@@ -47,6 +51,7 @@ public struct Message: StoredRecord, Hashable {
     self.tokenCount = tokenCount
     self.metadata = metadata
     self.summaryID = summaryID
+    self.sourceKey = sourceKey
   }
 
   /// The table.
@@ -54,6 +59,7 @@ public struct Message: StoredRecord, Hashable {
   /// The non-id columns, in binding order.
   public static let columns = [
     "session_id", "role", "speaker", "content", "created_at", "token_count", "metadata", "summary_id",
+    "source_key",
   ]
   /// The column time filters apply to.
   public static var timeColumn: String? { "created_at" }
@@ -70,6 +76,7 @@ public struct Message: StoredRecord, Hashable {
     try statement.bind(tokenCount, at: 6)
     try statement.bind(metadata, at: 7)
     try statement.bind(summaryID, at: 8)
+    try statement.bind(sourceKey, at: 9)
   }
 
   /// Reads a row (id first).
@@ -83,6 +90,7 @@ public struct Message: StoredRecord, Hashable {
     tokenCount = row.int(at: 6)
     metadata = row.string(at: 7)
     summaryID = row.optionalInt64(at: 8)
+    sourceKey = row.optionalInt64(at: 9)
   }
 }
 

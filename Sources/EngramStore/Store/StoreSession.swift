@@ -215,6 +215,10 @@ public protocol StoreSession: AnyObject {
   /// `undeliveredOnly`, only those never delivered.
   func agentItems(kind: AgentItemKind, dueFrom from: Date?, to: Date?, undeliveredOnly: Bool, limit: Int)
     throws -> [AgentItem]
+  /// The stored turns among `keys` (this user's ingest `source_key`s), by key.
+  func ingestedTurns(sourceKeys keys: [Int64]) throws -> [Int64: IngestedTurn]
+  /// The current memory of `kind` whose text is exactly `content` (same `scopeUser`), if any.
+  func identicalMemory(content: String, kind: MemoryKind, scopeUser: String?) throws -> Int64?
   /// Marks the reminders due by `now` and never delivered as delivered; returns them.
   func deliverDueReminders(at now: Date, limit: Int) throws -> [AgentItem]
 }
