@@ -15,10 +15,12 @@ import Testing
     for command in EngramCommandLine.commands {
       let name = command.configuration.commandName
       guard !["version", "demo", "mcp", "chat"].contains(name) else { continue }
-      let takesDatabase = command.configuration.options.contains { $0.name == "db" }
+      let takesDatabase = command.declaredConfiguration.options.contains { $0.name == "db" }
       var attempts: [[String]] = [[name, "--no-such-option"]]
       if takesDatabase {
-        attempts += [[name, "--db", missing], [name, "--db", damaged], [name, "--db", damaged, "--now", "soon"]]
+        attempts += [
+          [name, "--db", missing], [name, "--db", damaged], [name, "--db", damaged, "--now", "soon"],
+        ]
       }
       for arguments in attempts {
         let result = try await EngramBinary.run(arguments, environment: ScratchFolder.environment)

@@ -10,24 +10,28 @@ enum ProbeCommand: Command {
     var description: String { "the disk is full\n(second line)" }
   }
 
-  static let configuration = CommandConfiguration(
-    commandName: "probe", abstract: "Test command.",
-    options: [
-      OptionSpec(
-        "outcome", kind: .choice(["ok", "fail", "usage", "exit", "interrupt"]), help: "What to do."),
-      .database, .json,
-    ],
-    positionals: [PositionalSpec("word", optional: true, help: "A word.")])
+  enum Outcome: String, CaseIterable, ExpressibleByArgument {
+    case ok, fail, usage, exit, interrupt
+  }
 
-  static func run(_ context: CommandContext) async throws {
-    switch context.arguments.string("outcome") ?? "ok" {
-    case "fail": throw Failure()
-    case "usage": throw UsageError("--json and WORD exclude each other")
-    case "exit": throw ExitCode(3)
-    case "interrupt": throw InterruptedError()
-    default:
-      context.output.write("word=\(context.arguments.string("word") ?? "-") db=\(context.databasePath)\n")
-      if context.arguments.flag("json") { try context.jsonLines.write(["ok": true]) }
+  struct Options: ParsableOptions {
+    @Option(help: "What to do.") var outcome: Outcome?
+    @OptionGroup var database: DatabaseOptions
+    @Flag(help: ArgumentHelp.json) var json = false
+    @Argument(help: "A word.") var word: String?
+  }
+
+  static let configuration = CommandConfiguration(commandName: "probe", abstract: "Test command.")
+
+  static func run(_ options: Options, context: CommandContext) async throws {
+    switch options.outcome ?? .ok {
+    case .fail: throw Failure()
+    case .usage: throw UsageError("--json and WORD exclude each other")
+    case .exit: throw ExitCode(3)
+    case .interrupt: throw InterruptedError()
+    case .ok:
+      context.output.write("word=\(options.word ?? "-") db=\(context.databasePath)\n")
+      if options.json { try context.jsonLines.write(["ok": true]) }
     }
   }
 }

@@ -56,7 +56,7 @@ import Testing
     let scratch = try ScratchFolder()
     let path = try await scratch.initializedDatabase()
     let writable = CommandContext(
-      toolName: "engram", arguments: ParsedArguments(), output: CapturedOutput(), error: CapturedOutput(),
+      toolName: "engram", output: CapturedOutput(), error: CapturedOutput(),
       input: LineReader(text: "", showsPrompt: false), terminal: Terminal(), environment: ["ENGRAM_DB": path])
     #expect(writable.databasePath == path)
     #expect(try MCPCommand.servingMode(writable) == .readWrite)

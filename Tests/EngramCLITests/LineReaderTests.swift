@@ -68,7 +68,7 @@ import Testing
   @Test func confirmThroughTheContextUsesStandardError() {
     let error = CapturedOutput()
     let context = CommandContext(
-      toolName: "engram", arguments: ParsedArguments(), output: CapturedOutput(), error: error,
+      toolName: "engram", output: CapturedOutput(), error: error,
       input: LineReader(text: "y\n", showsPrompt: true), terminal: Terminal(), environment: [:])
     #expect(context.confirm("Compact?"))
     #expect(error.text == "Compact? [y/N] ")

@@ -118,18 +118,12 @@ public struct PositionalSpec: Sendable, Hashable {
 }
 
 extension OptionSpec {
-  /// `--db PATH`: the database file or server URI (every command touching memory accepts it).
-  public static let database = OptionSpec(
-    "db", valueName: "PATH",
-    help:
-      "The database file, or a postgresql:// URI (default: $ENGRAM_DB, else the per-user data folder).")
+  /// `--db PATH`, as ``DatabaseOptions`` declares it.
+  public static var database: OptionSpec { DatabaseOptions.optionSpecs[0] }
 
-  /// `--user ID`: whose memory (every command that accepts `--db` accepts it too).
-  public static let user = OptionSpec(
-    "user", valueName: "ID",
-    help: "Whose memory to use (default: $ENGRAM_USER, else the default user).",
-    defaultDescription: "default")
+  /// `--user ID`, as ``UserOptions`` declares it.
+  public static var user: OptionSpec { UserOptions.optionSpecs[0] }
 
   /// `--json`: print JSON lines on stdout.
-  public static let json = OptionSpec.flag("json", help: "Print JSON lines (one object per line).")
+  public static let json = OptionSpec.flag("json", help: ArgumentHelp.json)
 }

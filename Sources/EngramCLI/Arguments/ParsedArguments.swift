@@ -1,7 +1,9 @@
 import Engram
 import Foundation
 
-/// The typed values of one command invocation, read back by option or positional name.
+/// The typed values of one command invocation, by option or positional name: what
+/// ``ArgumentParser`` produces and ``ParsableOptions/decode(_:)`` turns into a command's
+/// typed options (commands read their `Options`, never these by name).
 public struct ParsedArguments: Sendable, Hashable {
   /// Values by option or positional name, in the order given.
   var values: [String: [ArgumentValue]]

@@ -6,17 +6,21 @@ public enum BenchCommand: Command {
   /// The command's declaration.
   public static let configuration = CommandConfiguration(
     commandName: "bench", abstract: "Time hybrid search on your own memory (p50/p95).",
-    discussion: "Uses up to 50 of your most recent turns (or memories) as queries.",
-    options: [
-      .database,
-      OptionSpec(
-        "limit", short: "k", kind: .integer, valueName: "N", help: "Hits per query.", defaultDescription: "10"
-      ), .json,
-    ])
+    discussion: "Uses up to 50 of your most recent turns (or memories) as queries.")
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @Option(short: "k", valueName: "N", help: "Hits per query.") var limit = 10
+    @Flag(help: ArgumentHelp.json) var json = false
+
+    /// The defaults.
+    public init() {}
+  }
 
   /// Runs the queries and prints percentiles.
-  public static func run(_ context: CommandContext) async throws {
-    let k = context.arguments.integer("limit") ?? 10
+  public static func run(_ options: Options, context: CommandContext) async throws {
+    let k = options.limit
     guard k >= 1 else {
       throw UsageError(.invalidValue(argument: "-k", value: String(k), expected: "an integer >= 1"))
     }
@@ -47,7 +51,7 @@ public enum BenchCommand: Command {
     }
     let p50 = percentile(0.5)
     let p95 = percentile(0.95)
-    if context.arguments.flag("json") {
+    if options.json {
       try context.jsonLines.write(
         [
           "queries": .int(queries.count), "k": .int(k), "mode": "hybrid", "p50_ms": .double(p50),

@@ -14,22 +14,26 @@ public enum CalendarCommand: Command {
       say to the assistant ("tomorrow", "next friday", 下周一); a day alone means its start
       for --from and its end for --to. --now fixes the clock.
       """,
-    usage: "calendar [--db PATH] [--from D] [--to D] [--now ISO8601] [--json]",
-    options: [
-      .database,
-      OptionSpec("from", valueName: "D", help: "The first day or instant (default: now)."),
-      OptionSpec("to", valueName: "D", help: "The last day, or the instant to stop before (default: none)."),
-      OptionSpec(
-        "now", valueName: "ISO8601", help: "The clock's instant and time zone (default: now, here)."),
-      .json,
-    ])
+    usage: "calendar [--db PATH] [--from D] [--to D] [--now ISO8601] [--json]")
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @Option(valueName: "D", help: "The first day or instant (default: now).") var from: String?
+    @Option(valueName: "D", help: "The last day, or the instant to stop before (default: none).") var to:
+      String?
+    @Option(valueName: "ISO8601", help: ArgumentHelp.now) var now: String?
+    @Flag(help: ArgumentHelp.json) var json = false
+
+    /// The defaults.
+    public init() {}
+  }
 
   /// Lists the events.
-  public static func run(_ context: CommandContext) async throws {
-    let arguments = context.arguments
-    let clock = try RouteCommand.clock(from: arguments.string("now"))
-    let from = try arguments.string("from").map { try bound($0, option: "--from", end: false, clock: clock) }
-    let to = try arguments.string("to").map { try bound($0, option: "--to", end: true, clock: clock) }
+  public static func run(_ options: Options, context: CommandContext) async throws {
+    let clock = try RouteCommand.clock(from: options.now)
+    let from = try options.from.map { try bound($0, option: "--from", end: false, clock: clock) }
+    let to = try options.to.map { try bound($0, option: "--to", end: true, clock: clock) }
     if let from, let to, to <= from {
       throw UsageError("--to must come after --from")
     }
@@ -37,7 +41,7 @@ public enum CalendarCommand: Command {
     let items = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
       try await BlockingWork.run { try engine.agentRecords.agenda(kind: .event, from: start, to: to) }
     }
-    let json = arguments.flag("json")
+    let json = options.json
     if items.isEmpty && !json {
       context.error.write("no events in that range\n")
       return

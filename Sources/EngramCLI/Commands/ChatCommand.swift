@@ -27,25 +27,28 @@ public enum ChatCommand: Command {
       --llm takes an OpenAI-compatible server (Ollama, llama.cpp, OpenAI); the bearer key is
       read from $ENGRAM_LLM_API_KEY. Plain http is refused unless the host is this machine or
       --allow-insecure is given.
-      """,
-    options: [
-      .database,
-      OptionSpec(
-        "llm", valueName: "URL", help: "An OpenAI-compatible server that plans requests no rule fits."),
-      OptionSpec("llm-model", valueName: "NAME", help: "The model name sent to the --llm server."),
-      .flag("allow-insecure", help: "Allow plain http to an --llm host that is not this machine."),
-      OptionSpec(
-        "session", valueName: "NAME", help: "The conversation the turns are filed under.",
-        defaultDescription: defaultSession),
-      OptionSpec(
-        "now", valueName: "ISO8601", help: "The clock's instant and time zone (default: now, here)."),
-    ])
+      """)
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @Option(valueName: "URL", help: "An OpenAI-compatible server that plans requests no rule fits.")
+    var llm: String?
+    @Option(valueName: "NAME", help: "The model name sent to the --llm server.") var llmModel: String?
+    @Flag(help: "Allow plain http to an --llm host that is not this machine.") var allowInsecure = false
+    @Option(valueName: "NAME", help: "The conversation the turns are filed under.")
+    var session = ChatCommand.defaultSession
+    @Option(valueName: "ISO8601", help: ArgumentHelp.now) var now: String?
+
+    /// The defaults.
+    public init() {}
+  }
 
   /// Opens the memory, starts the agent and runs the conversation.
-  public static func run(_ context: CommandContext) async throws {
-    let languageModel = try languageModelConfiguration(context.arguments)
-    let session = context.arguments.string("session") ?? defaultSession
-    let clock = try RouteCommand.clock(from: context.arguments.string("now"))
+  public static func run(_ options: Options, context: CommandContext) async throws {
+    let languageModel = try languageModelConfiguration(options)
+    let session = options.session
+    let clock = try RouteCommand.clock(from: options.now)
     guard !session.trimmingCharacters(in: .whitespaces).isEmpty else {
       throw UsageError(.invalidValue(argument: "--session", value: session, expected: "a non-empty name"))
     }
@@ -85,16 +88,15 @@ public enum ChatCommand: Command {
 
   /// The planner's server from `--llm`, `--llm-model` and `--allow-insecure`, or nil without `--llm`.
   /// - Throws: ``UsageError`` for a missing partner option, a bad URL, or plain http to another host.
-  static func languageModelConfiguration(_ arguments: ParsedArguments) throws(UsageError)
-    -> LanguageModelConfiguration?
+  static func languageModelConfiguration(_ options: Options) throws(UsageError) -> LanguageModelConfiguration?
   {
-    let insecure = arguments.flag("allow-insecure")
-    guard let text = arguments.string("llm") else {
-      if arguments.string("llm-model") != nil { throw UsageError("--llm-model needs --llm URL") }
+    let insecure = options.allowInsecure
+    guard let text = options.llm else {
+      if options.llmModel != nil { throw UsageError("--llm-model needs --llm URL") }
       if insecure { throw UsageError("--allow-insecure applies only with --llm URL") }
       return nil
     }
-    guard let model = arguments.string("llm-model") else { throw UsageError("--llm needs --llm-model NAME") }
+    guard let model = options.llmModel else { throw UsageError("--llm needs --llm-model NAME") }
     guard let url = URL(string: text) else {
       throw UsageError(.invalidValue(argument: "--llm", value: text, expected: "an http or https URL"))
     }

@@ -8,9 +8,11 @@ public struct CommandConfiguration: Sendable {
   public var discussion: String
   /// A usage line to show instead of the generated one (without the tool name).
   public var usage: String?
-  /// Named options and flags.
+  /// Named options and flags. A ``Command`` leaves it empty: the tool fills it from the
+  /// command's ``Command/Options`` declarations.
   public var options: [OptionSpec]
-  /// Positional arguments, in order; only the last may repeat.
+  /// Positional arguments, in order; only the last may repeat. A ``Command`` leaves it empty,
+  /// as ``options``.
   public var positionals: [PositionalSpec]
 
   /// Creates a configuration.
@@ -27,15 +29,28 @@ public struct CommandConfiguration: Sendable {
   }
 }
 
-/// One subcommand of the tool: a type with a static configuration and a `run`.
+/// One subcommand of the tool: a type with a static configuration, typed options and a `run`.
 ///
 /// Adding a command is one type conforming to this protocol plus one line in the tool's list.
 public protocol Command: SendableMetatype {
-  /// The command's name, help and arguments.
+  /// The command's options, flags and positional arguments, declared as typed properties.
+  associatedtype Options: ParsableOptions
+
+  /// The command's name and help texts (its arguments come from ``Options``).
   static var configuration: CommandConfiguration { get }
 
-  /// Runs the command with parsed arguments and the process's streams.
+  /// Runs the command with its decoded options and the process's streams.
   /// - Throws: ``UsageError`` for a bad command line (exit 64), ``ExitCode`` to end with a
   ///   status, anything else to print `engram: <error>` and exit 1.
-  static func run(_ context: CommandContext) async throws
+  static func run(_ options: Options, context: CommandContext) async throws
+}
+
+extension Command {
+  /// The configuration with the arguments ``Options`` declares: what help and the parser use.
+  public static var declaredConfiguration: CommandConfiguration {
+    var declared = configuration
+    declared.options += Options.optionSpecs
+    declared.positionals += Options.positionalSpecs
+    return declared
+  }
 }

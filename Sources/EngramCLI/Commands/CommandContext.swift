@@ -1,14 +1,17 @@
 import Engram
 import Foundation
 
-/// Everything a running command may use: its arguments, the streams and the environment.
+/// Everything a running command may use besides its options: the memory it names, the
+/// streams and the environment.
 ///
 /// Commands write through the context rather than `print`, so tests can capture the output.
 public struct CommandContext: Sendable {
   /// The tool's name (`engram`), for messages.
   public var toolName: String
-  /// The parsed arguments.
-  public var arguments: ParsedArguments
+  /// `--db` as given (before `$ENGRAM_DB` and the default apply), for commands that take it.
+  public var database: String?
+  /// `--user` as given (before `$ENGRAM_USER` applies), for commands that take it.
+  public var userOption: String?
   /// Standard output (results, JSON lines).
   public var output: any TextOutput
   /// Standard error (progress, messages).
@@ -22,11 +25,12 @@ public struct CommandContext: Sendable {
 
   /// Creates a context.
   public init(
-    toolName: String, arguments: ParsedArguments, output: any TextOutput, error: any TextOutput,
-    input: LineReader, terminal: Terminal, environment: [String: String]
+    toolName: String, database: String? = nil, userOption: String? = nil, output: any TextOutput,
+    error: any TextOutput, input: LineReader, terminal: Terminal, environment: [String: String]
   ) {
     self.toolName = toolName
-    self.arguments = arguments
+    self.database = database
+    self.userOption = userOption
     self.output = output
     self.error = error
     self.input = input
@@ -36,7 +40,7 @@ public struct CommandContext: Sendable {
 
   /// The database path: `--db`, else `$ENGRAM_DB`, else the per-user default.
   public var databasePath: String {
-    DatabaseLocation.resolve(option: arguments.string("db"), environment: environment)
+    DatabaseLocation.resolve(option: database, environment: environment)
   }
 
   /// The user whose memory the command uses: `--user`, else `$ENGRAM_USER`, else the default
@@ -44,7 +48,7 @@ public struct CommandContext: Sendable {
   /// - Throws: `UsageError` for an id that is not 1...128 ASCII letters, digits, `.`, `_`,
   ///   `-` or `@`.
   public func user() throws -> String {
-    let given = arguments.string("user") ?? environment["ENGRAM_USER"].flatMap { $0.isEmpty ? nil : $0 }
+    let given = userOption ?? environment["ENGRAM_USER"].flatMap { $0.isEmpty ? nil : $0 }
     guard let given else { return StoreUser.defaultID }
     guard let user = try? StoreUser.validated(given) else {
       throw UsageError(

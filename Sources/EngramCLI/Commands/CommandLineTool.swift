@@ -139,12 +139,13 @@ public struct CommandLineTool: Sendable {
     guard let command = command(named: first) else {
       throw UsageError(.unknownCommand(first, suggestion: suggestion(for: first)))
     }
-    var configuration = command.configuration
+    var configuration = command.declaredConfiguration
     // Every command that opens a memory takes --user too (whose memory; docs/users.md).
-    if configuration.options.contains(where: { $0.name == "db" }),
-      !configuration.options.contains(where: { $0.name == "user" })
+    let userOptions = UserOptions.optionSpecs
+    if configuration.options.contains(where: { DatabaseOptions.optionSpecs.contains($0) }),
+      !configuration.options.contains(where: { option in userOptions.contains { $0.name == option.name } })
     {
-      configuration.options.append(.user)
+      configuration.options += userOptions
     }
     let parser = ArgumentParser(configuration: configuration, toolName: name)
     switch try parser.parse(globalOptions + Array(arguments.dropFirst())) {
@@ -152,15 +153,26 @@ public struct CommandLineTool: Sendable {
       streams.output.write(HelpFormatter.help(for: configuration, toolName: name))
     case .run(let parsed):
       let context = CommandContext(
-        toolName: name, arguments: parsed, output: streams.output, error: streams.error,
-        input: streams.input, terminal: streams.terminal, environment: streams.environment)
+        toolName: name, database: try DatabaseOptions.decode(parsed).db,
+        userOption: try UserOptions.decode(parsed).user,
+        output: streams.output, error: streams.error, input: streams.input, terminal: streams.terminal,
+        environment: streams.environment)
       do {
-        try await command.run(context)
+        try await Self.execute(command, parsed, context: context)
       } catch var error as UsageError {
         if error.usage.isEmpty { error.usage = parser.usage }
         throw error
       }
     }
+  }
+
+  /// Decodes `command`'s options from `parsed` and runs it.
+  private static func execute<C: Command>(
+    _ command: C.Type, _ parsed: ParsedArguments, context: CommandContext
+  )
+    async throws
+  {
+    try await command.run(try C.Options.decode(parsed), context: context)
   }
 
   private func showHelp(_ arguments: [String], streams: StandardStreams) throws(UsageError) {
@@ -178,7 +190,7 @@ public struct CommandLineTool: Sendable {
     guard let command = command(named: topic) else {
       throw UsageError(.unknownCommand(topic, suggestion: suggestion(for: topic)))
     }
-    streams.output.write(HelpFormatter.help(for: command.configuration, toolName: name))
+    streams.output.write(HelpFormatter.help(for: command.declaredConfiguration, toolName: name))
   }
 
   private func helpHint(for error: UsageError) -> String {

@@ -10,24 +10,26 @@ public enum CompactCommand: Command {
       Prints the plan first and asks before changing anything (--yes skips the question;
       without a terminal, --yes is required). Summaries stay searchable; kept turns' vectors
       are stored as int8.
-      """,
-    options: [
-      .database,
-      .flag("dry-run", help: "Print the plan; change nothing."),
-      OptionSpec(
-        "older-than", kind: .duration, valueName: "AGE", help: "Only conversation older than this.",
-        defaultDescription: "30d"),
-      .flag("yes", short: "y", help: "Do not ask for confirmation."),
-      .json,
-    ])
+      """)
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @Flag(help: "Print the plan; change nothing.") var dryRun = false
+    @Option(valueName: "AGE", help: "Only conversation older than this.") var olderThan = TimeSpan.days(30)
+    @Flag(short: "y", help: "Do not ask for confirmation.") var yes = false
+    @Flag(help: ArgumentHelp.json) var json = false
+
+    /// The defaults.
+    public init() {}
+  }
 
   /// Plans, confirms, compacts and reports.
-  public static func run(_ context: CommandContext) async throws {
-    let arguments = context.arguments
-    let olderThan = arguments.duration("older-than") ?? 30 * 86_400
-    let json = arguments.flag("json")
+  public static func run(_ options: Options, context: CommandContext) async throws {
+    let olderThan = options.olderThan.seconds
+    let json = options.json
     // A dry run only plans: it opens read-only and writes nothing.
-    let mode: EngineAccess.Mode = arguments.flag("dry-run") ? .readOnly : .readWrite
+    let mode: EngineAccess.Mode = options.dryRun ? .readOnly : .readWrite
     try await EngineAccess.withEngine(context, mode: mode) { engine in
       let plan = try await engine.compact(olderThan: olderThan, dryRun: true)
       if !json {
@@ -38,11 +40,11 @@ public enum CompactCommand: Command {
           context.output.write("plan:\n" + plan.plan.map { "  " + $0 + "\n" }.joined())
         }
       }
-      if arguments.flag("dry-run") {
+      if options.dryRun {
         if json { try context.jsonLines.write(reportJSON(plan)) }
         return
       }
-      if !plan.plan.isEmpty && !arguments.flag("yes") {
+      if !plan.plan.isEmpty && !options.yes {
         guard context.terminal.isInputTerminal else {
           throw CommandFailure("compact changes the memory; run it from a terminal or pass --yes")
         }

@@ -10,11 +10,16 @@ public enum DemoCommand: Command {
       Ingests a short two-person chat, remembers three things, runs three hybrid queries,
       builds a prompt context, compacts and prints stats. Needs all-MiniLM-L6-v2 (`make demo`
       installs it); --model hashing runs without it.
-      """,
-    options: [
-      OptionSpec("model", valueName: "SPEC", help: "The embedder.", defaultDescription: "minilm"),
-      .flag("keep", help: "Keep the temporary memory and print its path."),
-    ])
+      """)
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @Option(valueName: "SPEC", help: "The embedder.") var model = "minilm"
+    @Flag(help: "Keep the temporary memory and print its path.") var keep = false
+
+    /// The defaults.
+    public init() {}
+  }
 
   /// Two friends planning a trip, over two sessions in spring 2024.
   static let conversation = """
@@ -41,15 +46,15 @@ public enum DemoCommand: Command {
     """
 
   /// Runs the demo.
-  public static func run(_ context: CommandContext) async throws {
+  public static func run(_ options: Options, context: CommandContext) async throws {
     let spec: EmbedderSpec
-    switch EmbedderSpec.parseOption(context.arguments.string("model") ?? "minilm") {
+    switch EmbedderSpec.parseOption(options.model) {
     case .success(let parsed): spec = parsed
     case .failure(let error): throw UsageError(error.description)
     }
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
       "engram-demo-\(UUID().uuidString)")
-    let keep = context.arguments.flag("keep")
+    let keep = options.keep
     try await EngineAccess.mappingErrors {
       let embedder = try spec.makeEmbedder(environment: context.environment)
       try FileManager.default.createDirectory(

@@ -11,12 +11,21 @@ public enum DoctorCommand: Command {
       embedding and rebuilds the vector index with its snapshot. A file SQLite cannot read
       (truncated or damaged pages) cannot be repaired in place: doctor says so and how to
       recover (move it aside, then import an export or a backup into a new memory).
-      """,
-    options: [.database, .flag("repair", help: "Rebuild what can be rebuilt."), .json])
+      """)
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @Flag(help: "Rebuild what can be rebuilt.") var repair = false
+    @Flag(help: ArgumentHelp.json) var json = false
+
+    /// The defaults.
+    public init() {}
+  }
 
   /// Prints one line per check; exits 1 when unhealthy (after repair, when asked).
-  public static func run(_ context: CommandContext) async throws {
-    let repair = context.arguments.flag("repair")
+  public static func run(_ options: Options, context: CommandContext) async throws {
+    let repair = options.repair
     let engine: MemoryEngine
     do {
       engine = try EngineAccess.open(context, mode: repair ? .readWrite : .readOnly)
@@ -24,7 +33,7 @@ public enum DoctorCommand: Command {
       // SQLite cannot read the file: nothing here can repair it, so say what can (never
       // "run doctor --repair" again).
       let line = EngineAccess.describe(error)
-      if context.arguments.flag("json") {
+      if options.json {
         try context.jsonLines.write(
           ["check": "integrity", "ok": false, "detail": .string(line)] as JSONValue)
       } else {
@@ -39,7 +48,7 @@ public enum DoctorCommand: Command {
     }
     defer { engine.close() }
     let report = try await EngineAccess.mappingErrors { try await engine.doctor(repair: repair) }
-    if context.arguments.flag("json") {
+    if options.json {
       for check in report.checks {
         try context.jsonLines.write(
           ["check": .string(check.name), "ok": .bool(check.ok), "detail": .string(check.detail)] as JSONValue)
@@ -58,7 +67,7 @@ public enum DoctorCommand: Command {
     }
     if !report.healthy {
       context.error.write(
-        "\(context.toolName): the memory is not healthy\(context.arguments.flag("repair") ? "" : "; try --repair")\n"
+        "\(context.toolName): the memory is not healthy\(options.repair ? "" : "; try --repair")\n"
       )
       throw ExitCode.failure
     }

@@ -11,15 +11,20 @@ public enum ExportCommand: Command {
       (`end`) counts the lines before it and carries their checksum: `engram import` refuses
       a truncated or altered file. A FILE is written privately (mode 0600 from the start)
       beside its destination and renamed into place when complete.
-      """,
-    options: [.database],
-    positionals: [
-      PositionalSpec("file", optional: true, help: "The file to write; standard output when absent.")
-    ])
+      """)
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @Argument(help: "The file to write; standard output when absent.") var file: String?
+
+    /// The defaults.
+    public init() {}
+  }
 
   /// Exports.
-  public static func run(_ context: CommandContext) async throws {
-    let file = context.arguments.string("file")
+  public static func run(_ options: Options, context: CommandContext) async throws {
+    let file = options.file
     try await EngineAccess.mappingErrors {
       let path = try EngineAccess.requireExisting(context)
       let user = try context.user()

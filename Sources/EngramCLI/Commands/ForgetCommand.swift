@@ -17,18 +17,35 @@ public enum ForgetCommand: Command {
       line on piped input works too), unless --yes is given. --dry-run only lists (by id,
       it also lists the copies that would go).
       """,
-    usage: "ID | --query TEXT [--kind KIND] [--dry-run] [--yes] [--db PATH] [--json]",
-    options: [
-      .database,
-      OptionSpec("query", valueName: "TEXT", help: "Forget the memories this text matches."),
-      OptionSpec(
-        "kind", kind: .choice(["memory", "message", "summary"]), help: "What the id names.",
-        defaultDescription: "memory"),
-      .flag("dry-run", help: "List what would be forgotten; change nothing."),
-      .flag("yes", short: "y", help: "Do not ask for confirmation."),
-      .json,
-    ],
-    positionals: [PositionalSpec("id", kind: .integer, optional: true, help: "The id to forget.")])
+    usage: "ID | --query TEXT [--kind KIND] [--dry-run] [--yes] [--db PATH] [--json]")
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @Option(valueName: "TEXT", help: "Forget the memories this text matches.") var query: String?
+    @Option(help: "What the id names.") var kind = Target.memory
+    @Flag(help: "List what would be forgotten; change nothing.") var dryRun = false
+    @Flag(short: "y", help: "Do not ask for confirmation.") var yes = false
+    @Flag(help: ArgumentHelp.json) var json = false
+    @Argument(help: "The id to forget.") var id: Int?
+
+    /// The defaults.
+    public init() {}
+  }
+
+  /// What an id names (`--kind`), most likely first.
+  enum Target: String, CaseIterable, ExpressibleByArgument {
+    case memory, message, summary
+
+    /// The item kind.
+    var itemKind: ItemKind {
+      switch self {
+      case .memory: return .memory
+      case .message: return .message
+      case .summary: return .summary
+      }
+    }
+  }
 
   /// The copies a report lists, as `; also removed ...` (empty when none).
   static func removedText(_ report: ForgetReport, dryRun: Bool) -> String {
@@ -57,20 +74,19 @@ public enum ForgetCommand: Command {
   }
 
   /// Forgets and reports.
-  public static func run(_ context: CommandContext) async throws {
-    let arguments = context.arguments
-    let id = arguments.integer("id")
-    let query = arguments.string("query")
+  public static func run(_ options: Options, context: CommandContext) async throws {
+    let id = options.id
+    let query = options.query
     switch (id, query) {
     case (nil, nil): throw UsageError("give an ID or --query TEXT")
     case (.some, .some): throw UsageError("give either an ID or --query TEXT, not both")
     default: break
     }
-    let kind = ItemKind(rawValue: arguments.string("kind") ?? "memory") ?? .memory
-    let json = arguments.flag("json")
+    let kind = options.kind.itemKind
+    let json = options.json
     if let id {
       try await EngineAccess.withEngine(context) { engine in
-        let dryRun = arguments.flag("dry-run")
+        let dryRun = options.dryRun
         guard let report = try engine.forgetReporting(kind: kind, id: Int64(id), dryRun: dryRun) else {
           if dryRun {
             context.output.write("would forget \(kind.rawValue) #\(id) (not found)\n")
@@ -95,7 +111,7 @@ public enum ForgetCommand: Command {
     guard let query, !query.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
       throw UsageError("the query text is empty")
     }
-    let kinds: Set<ItemKind> = arguments.string("kind") == nil ? [.memory] : [kind]
+    let kinds: Set<ItemKind> = [kind]
     try await EngineAccess.withEngine(context) { engine in
       let matched = try await engine.forget(matching: query, kinds: kinds, limit: 20, dryRun: true)
       guard !matched.isEmpty else {
@@ -111,13 +127,13 @@ public enum ForgetCommand: Command {
           context.output.write(line + "\n")
         }
       }
-      if arguments.flag("dry-run") {
+      if options.dryRun {
         if json {
           try context.jsonLines.write(["would_forget": .array(matched.map { .int(Int($0.id)) })] as JSONValue)
         }
         return
       }
-      if !arguments.flag("yes") && !context.confirm("Forget \(matched.count) item(s)? [y/N] ") {
+      if !options.yes && !context.confirm("Forget \(matched.count) item(s)? [y/N] ") {
         context.error.write("nothing forgotten\n")
         throw ExitCode.failure
       }

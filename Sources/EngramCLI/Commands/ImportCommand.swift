@@ -11,20 +11,23 @@ public enum ImportCommand: Command {
       nothing, read line by line: a line that is not UTF-8 or not a row, a vector of the wrong
       dimension, with NaN, infinity or a component too large to score, or an export whose end
       line is missing or does not match (truncated or altered) stores nothing.
-      """,
-    options: [.database, InitCommand.modelOption],
-    positionals: [PositionalSpec("file", help: "The export file ('-' reads standard input).")])
+      """)
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var embedder: EmbedderOptions
+    @Argument(help: "The export file ('-' reads standard input).") var file: String
+
+    /// The defaults.
+    public init() {}
+  }
 
   /// Imports all of the file or nothing.
-  public static func run(_ context: CommandContext) async throws {
-    let file = context.arguments.string("file") ?? ""
+  public static func run(_ options: Options, context: CommandContext) async throws {
+    let file = options.file
     let path = context.databasePath
-    let requested = try context.arguments.string("model").map { text -> EmbedderSpec in
-      switch EmbedderSpec.parseOption(text) {
-      case .success(let spec): return spec
-      case .failure(let error): throw UsageError(error.description)
-      }
-    }
+    let requested = try options.embedder.spec()
     try await EngineAccess.mappingErrors {
       // No link, FIFO or empty file at the path (see DatabaseFile); an absent path is created.
       let existed = try DatabaseFile.inspect(path, toolName: context.toolName) != .absent

@@ -10,13 +10,21 @@ public enum IngestCommand: Command {
     discussion: """
       Each file is stored whole or not at all: a malformed line refuses the file with its
       line number. Ctrl-C stops between embedding batches and leaves the file unstored.
-      """,
-    options: [.database, .json],
-    positionals: [PositionalSpec("file", repeating: true, help: "Files to read; '-' reads standard input.")])
+      """)
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @Flag(help: ArgumentHelp.json) var json = false
+    @Argument(help: "Files to read; '-' reads standard input.") var file: [String]
+
+    /// The defaults.
+    public init() {}
+  }
 
   /// Ingests each file in turn.
-  public static func run(_ context: CommandContext) async throws {
-    let files = context.arguments.strings("file")
+  public static func run(_ options: Options, context: CommandContext) async throws {
+    let files = options.file
     guard !files.isEmpty else { throw UsageError(.missingArgument("FILE")) }
     if files.filter({ $0 == "-" }).count > 1 {
       throw UsageError("standard input ('-') can be read only once")
@@ -29,7 +37,7 @@ public enum IngestCommand: Command {
         try Interruption.check()
         let report = try await ingest(file, engine: engine, context: context)
         totalTurns += report.turns
-        if context.arguments.flag("json") {
+        if options.json {
           try context.jsonLines.write(
             [
               "file": .string(file), "format": .string(report.format.rawValue),
@@ -46,7 +54,7 @@ public enum IngestCommand: Command {
           context.output.write(line + "\n")
         }
       }
-      if files.count > 1 && !context.arguments.flag("json") {
+      if files.count > 1 && !options.json {
         context.output.write("ingested \(totalTurns) turns from \(files.count) files\n")
       }
     }

@@ -3,12 +3,6 @@ import Foundation
 
 /// `engram init`: creates a memory and records which embedder it uses.
 public enum InitCommand: Command {
-  /// The `--model` option shared by `init` and `reindex`.
-  static let modelOption = OptionSpec(
-    "model", valueName: "SPEC",
-    help: "The embedder: minilm, a model folder, hashing[:DIM], or http:URL#model=NAME&dim=N.",
-    defaultDescription: "minilm")
-
   /// The command's declaration.
   public static let configuration = CommandConfiguration(
     commandName: "init", abstract: "Create a memory (mode 0600) and choose its embedder.",
@@ -20,18 +14,21 @@ public enum InitCommand: Command {
       Without --model the memory uses all-MiniLM-L6-v2; when that model is not installed,
       it falls back to the hashing embedder and says so (install the model with `make demo`
       and switch with `engram reindex --model minilm`).
-      """,
-    options: [.database, modelOption])
+      """)
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var embedder: EmbedderOptions
+
+    /// The defaults.
+    public init() {}
+  }
 
   /// Creates the memory.
-  public static func run(_ context: CommandContext) async throws {
+  public static func run(_ options: Options, context: CommandContext) async throws {
     let path = context.databasePath
-    let requested = try context.arguments.string("model").map { text -> EmbedderSpec in
-      switch EmbedderSpec.parseOption(text) {
-      case .success(let spec): return spec
-      case .failure(let error): throw UsageError(error.description)
-      }
-    }
+    let requested = try options.embedder.spec()
     try await EngineAccess.mappingErrors {
       if try DatabaseFile.inspect(path, toolName: context.toolName) != .absent {
         let existing = try EngineAccess.spec(forDatabaseAt: path)
@@ -81,6 +78,29 @@ public enum InitCommand: Command {
       )
       let fallback = EmbedderSpec.hashing(dimension: 384)
       return (fallback, try fallback.makeEmbedder(environment: context.environment))
+    }
+  }
+}
+
+/// `--model SPEC`: the embedder, shared by `init`, `import` and `reindex`.
+public struct EmbedderOptions: ParsableOptions {
+  /// The spec given, if any (each command decides what its absence means).
+  @Option(
+    valueName: "SPEC",
+    help: "The embedder: minilm, a model folder, hashing[:DIM], or http:URL#model=NAME&dim=N.",
+    defaultDescription: "minilm")
+  public var model: String?
+
+  /// No embedder named.
+  public init() {}
+
+  /// The embedder `--model` names, or `nil` without it.
+  /// - Throws: ``UsageError`` for a spec that does not parse.
+  func spec() throws(UsageError) -> EmbedderSpec? {
+    guard let model else { return nil }
+    switch EmbedderSpec.parseOption(model) {
+    case .success(let spec): return spec
+    case .failure(let error): throw UsageError(error.description)
     }
   }
 }

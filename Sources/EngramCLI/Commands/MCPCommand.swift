@@ -16,8 +16,16 @@ public enum MCPCommand: Command {
       lock. A memory the user cannot write is served read-only (the write tools then fail).
       With --http, remote agents connect to http://HOST:PORT/mcp; put a TLS reverse proxy in
       front for anything beyond one machine (see docs/mcp.md).
-      """,
-    options: [.database] + MCPHTTPServing.options)
+      """)
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var serving: MCPHTTPServing.Options
+
+    /// The defaults.
+    public init() {}
+  }
 
   /// Read-write, unless the memory's file or folder cannot be written: then read-only.
   static func servingMode(_ context: CommandContext) throws -> EngineAccess.Mode {
@@ -32,10 +40,9 @@ public enum MCPCommand: Command {
   }
 
   /// Serves until standard input closes (with `--http`: until SIGINT or SIGTERM).
-  public static func run(_ context: CommandContext) async throws {
-    if context.arguments.flag("sse") || !context.arguments.strings("allow-origin").isEmpty,
-      context.arguments.string("http") == nil
-    {
+  public static func run(_ options: Options, context: CommandContext) async throws {
+    let serving = options.serving
+    if serving.sse || !serving.allowOrigin.isEmpty, serving.http == nil {
       throw UsageError("--sse and --allow-origin need --http HOST:PORT")
     }
     try await EngineAccess.withEngine(context, mode: try servingMode(context)) { engine in
@@ -44,8 +51,9 @@ public enum MCPCommand: Command {
         instructions:
           "Long-term memory of the user. Call memory_context (or memory_search) before answering questions "
           + "about the past; call memory_remember for durable facts and preferences.")
-      if let address = context.arguments.string("http") {
-        try await MCPHTTPServing.serve(context, engine: engine, address: address, info: info)
+      if let address = serving.http {
+        try await MCPHTTPServing.serve(
+          context, options: serving, engine: engine, address: address, info: info)
         return
       }
       let server = MCPServer(info: info, provider: EngineToolProvider(engine: engine))

@@ -6,17 +6,20 @@ import Synchronization
 public enum ReindexCommand: Command {
   /// The command's declaration.
   public static let configuration = CommandConfiguration(
-    commandName: "reindex", abstract: "Re-embed every item (with --model, switch the embedder).",
-    options: [.database, InitCommand.modelOption])
+    commandName: "reindex", abstract: "Re-embed every item (with --model, switch the embedder).")
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var embedder: EmbedderOptions
+
+    /// The defaults.
+    public init() {}
+  }
 
   /// Re-embeds all or nothing, with progress on standard error.
-  public static func run(_ context: CommandContext) async throws {
-    let requested = try context.arguments.string("model").map { text -> EmbedderSpec in
-      switch EmbedderSpec.parseOption(text) {
-      case .success(let spec): return spec
-      case .failure(let error): throw UsageError(error.description)
-      }
-    }
+  public static func run(_ options: Options, context: CommandContext) async throws {
+    let requested = try options.embedder.spec()
     Interruption.install()
     defer { Interruption.uninstall() }
     try await EngineAccess.mappingErrors {

@@ -5,37 +5,53 @@ import Foundation
 public enum RememberCommand: Command {
   /// The command's declaration.
   public static let configuration = CommandConfiguration(
-    commandName: "remember", abstract: "Store a memory (a fact, preference, note or event).",
-    options: [
-      .database,
-      OptionSpec(
-        "kind", kind: .choice(["fact", "preference", "note", "event"]), help: "What the memory is.",
-        defaultDescription: "fact"),
-      OptionSpec(
-        "importance", kind: .double, valueName: "0..1", help: "How much it matters.",
-        defaultDescription: "0.5"),
-      OptionSpec("tag", valueName: "TAG", repeating: true, help: "A tag to file it under."),
-      .json,
-    ],
-    positionals: [PositionalSpec("text", repeating: true, help: "What to remember (words are joined).")])
+    commandName: "remember", abstract: "Store a memory (a fact, preference, note or event).")
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @Option(help: "What the memory is.") var kind = Kind.fact
+    @Option(valueName: "0..1", help: "How much it matters.") var importance = 0.5
+    @Option(valueName: "TAG", help: "A tag to file it under.") var tag: [String] = []
+    @Flag(help: ArgumentHelp.json) var json = false
+    @Argument(help: "What to remember (words are joined).") var text: [String]
+
+    /// The defaults.
+    public init() {}
+  }
+
+  /// The kinds of memory a person stores (summaries are written by compaction).
+  enum Kind: String, CaseIterable, ExpressibleByArgument {
+    case fact, preference, note, event
+
+    /// The memory kind.
+    var memoryKind: MemoryKind {
+      switch self {
+      case .fact: return .fact
+      case .preference: return .preference
+      case .note: return .note
+      case .event: return .event
+      }
+    }
+  }
 
   /// Stores the memory and prints its id.
-  public static func run(_ context: CommandContext) async throws {
-    let text = context.arguments.strings("text").joined(separator: " ")
+  public static func run(_ options: Options, context: CommandContext) async throws {
+    let text = options.text.joined(separator: " ")
     guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
       throw UsageError("the text to remember is empty")
     }
-    let kind = MemoryKind(rawValue: context.arguments.string("kind") ?? "fact") ?? .fact
-    let importance = context.arguments.double("importance") ?? 0.5
+    let kind = options.kind.memoryKind
+    let importance = options.importance
     guard (0...1).contains(importance) else {
       throw UsageError(
         .invalidValue(argument: "--importance", value: String(importance), expected: "a number in 0...1"))
     }
-    let tags = context.arguments.strings("tag")
+    let tags = options.tag
     let (id, isNew) = try await EngineAccess.withEngine(context) { engine in
       try await engine.rememberReporting(text, kind: kind, importance: importance, tags: tags)
     }
-    if context.arguments.flag("json") {
+    if options.json {
       try context.jsonLines.write(
         ["id": .int(Int(id)), "kind": .string(kind.rawValue), "new": .bool(isNew)] as JSONValue)
     } else {

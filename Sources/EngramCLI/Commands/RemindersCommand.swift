@@ -20,34 +20,36 @@ public enum RemindersCommand: Command {
       watchers (or a watcher and `engram chat`) never show one twice, and a watcher stopped
       and started again shows the ones that came due meanwhile, once. Ctrl-C ends --watch.
       """,
-    usage: "reminders [--db PATH] [--due [--peek] | --watch [--exec CMD]] [--now ISO8601] [--json]",
-    options: [
-      .database,
-      .flag("due", help: "Only the reminders due and never delivered; marks them delivered."),
-      .flag("peek", help: "With --due: list them without marking them delivered."),
-      .flag("watch", help: "Keep running; print each reminder as it comes due."),
-      OptionSpec("exec", valueName: "CMD", help: "With --watch: run CMD (with /bin/sh) for each reminder."),
-      OptionSpec(
-        "now", valueName: "ISO8601", help: "The clock's instant and time zone (default: now, here)."),
-      .json,
-    ])
+    usage: "reminders [--db PATH] [--due [--peek] | --watch [--exec CMD]] [--now ISO8601] [--json]")
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @Flag(help: "Only the reminders due and never delivered; marks them delivered.") var due = false
+    @Flag(help: "With --due: list them without marking them delivered.") var peek = false
+    @Flag(help: "Keep running; print each reminder as it comes due.") var watch = false
+    @Option(valueName: "CMD", help: "With --watch: run CMD (with /bin/sh) for each reminder.") var exec:
+      String?
+    @Option(valueName: "ISO8601", help: ArgumentHelp.now) var now: String?
+    @Flag(help: ArgumentHelp.json) var json = false
+
+    /// The defaults.
+    public init() {}
+  }
 
   /// Lists, delivers or watches.
-  public static func run(_ context: CommandContext) async throws {
-    let arguments = context.arguments
-    let clock = try RouteCommand.clock(from: arguments.string("now"))
-    let (due, peek, watch, exec) = (
-      arguments.flag("due"), arguments.flag("peek"), arguments.flag("watch"), arguments.string("exec")
-    )
+  public static func run(_ options: Options, context: CommandContext) async throws {
+    let clock = try RouteCommand.clock(from: options.now)
+    let (due, peek, watch, exec) = (options.due, options.peek, options.watch, options.exec)
     if peek && !due { throw UsageError("--peek applies only with --due") }
     if exec != nil && !watch { throw UsageError("--exec applies only with --watch") }
     if watch && due {
       throw UsageError("--watch and --due do not go together (--watch delivers as they come due)")
     }
-    if watch && arguments.string("now") != nil {
+    if watch && options.now != nil {
       throw UsageError("--watch follows the real clock; --now would never let a reminder come due")
     }
-    let json = arguments.flag("json")
+    let json = options.json
     let writer = ReminderWriter(context: context, json: json, timeZone: clock.timeZone)
     if watch {
       Interruption.install()

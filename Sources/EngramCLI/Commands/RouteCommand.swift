@@ -17,28 +17,28 @@ public enum RouteCommand: Command {
       offset is the time zone dates are read and printed in. --file reads one request a line
       ('-' reads standard input; a FIFO or a pipe such as <(...) is read too).
       """,
-    usage: "route [--db PATH] [--now ISO8601] [--json] (TEXT... | --file FILE)",
-    options: [
-      .database,
-      OptionSpec(
-        "now", valueName: "ISO8601", help: "The clock's instant and time zone (default: now, here)."),
-      OptionSpec(
-        "file", valueName: "FILE",
-        help: "Route each line of FILE ('-': standard input; blank lines are skipped)."),
-      .json,
-    ],
-    positionals: [
-      PositionalSpec(
-        "text", optional: true, repeating: true, help: "A request (quote it; each argument is one request).")
-    ])
+    usage: "route [--db PATH] [--now ISO8601] [--json] (TEXT... | --file FILE)")
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @Option(valueName: "ISO8601", help: ArgumentHelp.now) var now: String?
+    @Option(
+      valueName: "FILE", help: "Route each line of FILE ('-': standard input; blank lines are skipped).")
+    var file: String?
+    @Flag(help: ArgumentHelp.json) var json = false
+    @Argument(help: "A request (quote it; each argument is one request).") var text: [String] = []
+
+    /// The defaults.
+    public init() {}
+  }
 
   /// Routes the requests and prints one line (or JSON object) each.
-  public static func run(_ context: CommandContext) async throws {
-    let arguments = context.arguments
-    let clock = try clock(from: arguments.string("now"))
+  public static func run(_ options: Options, context: CommandContext) async throws {
+    let clock = try clock(from: options.now)
     var requests: [String] = []
-    if let file = arguments.string("file") {
-      guard arguments.strings("text").isEmpty else {
+    if let file = options.file {
+      guard options.text.isEmpty else {
         throw UsageError("give either TEXT or --file, not both")
       }
       // `-` is standard input; FIFOs and pipes (`--file <(...)`) are read like files.
@@ -56,14 +56,14 @@ public enum RouteCommand: Command {
         !$0.trimmingCharacters(in: .whitespaces).isEmpty
       }
     } else {
-      requests = arguments.strings("text").filter {
+      requests = options.text.filter {
         !$0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
       }
       guard !requests.isEmpty else { throw UsageError("give the request TEXT or --file FILE") }
     }
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)
-    if arguments.string("db") != nil {
+    if options.database.db != nil {
       try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
         for skill in registry.allSkills {
           if let enabled = try engine.agentRecords.skillEnabled(id: skill.id) {
@@ -71,24 +71,26 @@ public enum RouteCommand: Command {
           }
         }
         let router = SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine))
-        try await route(requests, router: router, registry: registry, clock: clock, context: context)
+        try await route(
+          requests, router: router, registry: registry, clock: clock, json: options.json, context: context)
       }
     } else {
       let router = SkillRouter(registry: registry)
       try await EngineAccess.mappingErrors {
-        try await route(requests, router: router, registry: registry, clock: clock, context: context)
+        try await route(
+          requests, router: router, registry: registry, clock: clock, json: options.json, context: context)
       }
     }
   }
 
   private static func route(
-    _ requests: [String], router: SkillRouter, registry: SkillRegistry, clock: AgentClock,
+    _ requests: [String], router: SkillRouter, registry: SkillRegistry, clock: AgentClock, json asJSON: Bool,
     context: CommandContext
   ) async throws {
     for text in requests {
       let decision = try await router.route(text, clock: clock)
       let object = json(text: text, decision: decision, registry: registry, clock: clock)
-      if context.arguments.flag("json") {
+      if asJSON {
         try context.jsonLines.write(object)
       } else {
         let skill = decision?.skillID ?? "none"

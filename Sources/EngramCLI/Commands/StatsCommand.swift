@@ -5,13 +5,21 @@ import Foundation
 public enum StatsCommand: Command {
   /// The command's declaration.
   public static let configuration = CommandConfiguration(
-    commandName: "stats", abstract: "Show counts, size, embedder and the last compaction.",
-    options: [.database, .json])
+    commandName: "stats", abstract: "Show counts, size, embedder and the last compaction.")
+
+  /// The command's options.
+  public struct Options: ParsableOptions {
+    @OptionGroup var database: DatabaseOptions
+    @Flag(help: ArgumentHelp.json) var json = false
+
+    /// The defaults.
+    public init() {}
+  }
 
   /// Prints the statistics.
-  public static func run(_ context: CommandContext) async throws {
+  public static func run(_ options: Options, context: CommandContext) async throws {
     let stats = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in try collect(engine) }
-    if context.arguments.flag("json") {
+    if options.json {
       try context.jsonLines.write(stats)
     } else {
       for line in lines(stats) { context.output.write(line + "\n") }

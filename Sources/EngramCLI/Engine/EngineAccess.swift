@@ -41,7 +41,7 @@ public enum EngineAccess {
   public static func requireExisting(_ context: CommandContext) throws -> String {
     let path = context.databasePath
     guard try DatabaseFile.inspect(path, toolName: context.toolName) != .absent else {
-      let option = context.arguments.string("db").map { " --db \($0)" } ?? ""
+      let option = context.database.map { " --db \($0)" } ?? ""
       throw CommandFailure("no memory at \(path); create one with `\(context.toolName) init\(option)`")
     }
     return path

@@ -5,23 +5,27 @@ import Foundation
 /// `engram mcp --http HOST:PORT`: the Streamable HTTP transport around one engine.
 enum MCPHTTPServing {
   /// The options `engram mcp` adds for HTTP.
-  static let options: [OptionSpec] = [
-    OptionSpec(
-      "http", valueName: "HOST:PORT",
+  struct Options: ParsableOptions {
+    @Option(
+      valueName: "HOST:PORT",
       help:
         "Serve MCP over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any free port). "
-        + "A non-loopback HOST needs $ENGRAM_MCP_TOKEN (clients send Authorization: Bearer TOKEN)."),
-    .flag(
-      "sse", help: "With --http: answer each request as a Server-Sent Events stream instead of a JSON body."),
-    OptionSpec(
-      "allow-origin", valueName: "ORIGIN", repeating: true,
+        + "A non-loopback HOST needs $ENGRAM_MCP_TOKEN (clients send Authorization: Bearer TOKEN).")
+    var http: String?
+    @Flag(help: "With --http: answer each request as a Server-Sent Events stream instead of a JSON body.")
+    var sse = false
+    @Option(
+      valueName: "ORIGIN",
       help:
         "With --http: also accept browser requests from ORIGIN (scheme://host[:port]); loopback origins always are."
-    ),
-  ]
+    )
+    var allowOrigin: [String] = []
+  }
 
-  /// The transport's configuration from the arguments and `$ENGRAM_MCP_TOKEN`.
-  static func configuration(_ context: CommandContext, address: String) throws -> HTTPTransportConfiguration {
+  /// The transport's configuration from the options and `$ENGRAM_MCP_TOKEN`.
+  static func configuration(_ context: CommandContext, options: Options, address: String) throws
+    -> HTTPTransportConfiguration
+  {
     let parsed: (host: String, port: UInt16)
     do {
       parsed = try HTTPTransportConfiguration.parse(address: address)
@@ -30,16 +34,16 @@ enum MCPHTTPServing {
     }
     let token = context.environment["ENGRAM_MCP_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
     var configuration = HTTPTransportConfiguration(host: parsed.host, port: parsed.port, bearerToken: token)
-    configuration.responseMode = context.arguments.flag("sse") ? .eventStream : .json
-    configuration.allowedOrigins = Set(context.arguments.strings("allow-origin"))
+    configuration.responseMode = options.sse ? .eventStream : .json
+    configuration.allowedOrigins = Set(options.allowOrigin)
     return configuration
   }
 
   /// Serves `engine`'s tools until SIGINT or SIGTERM; every session gets its own protocol state.
-  static func serve(_ context: CommandContext, engine: MemoryEngine, address: String, info: ServerInfo)
-    async throws
-  {
-    let configuration = try configuration(context, address: address)
+  static func serve(
+    _ context: CommandContext, options: Options, engine: MemoryEngine, address: String, info: ServerInfo
+  ) async throws {
+    let configuration = try configuration(context, options: options, address: address)
     let provider = EngineToolProvider(engine: engine)
     let transport = try HTTPTransport(
       configuration: configuration, log: MCPServer.logToStandardError,
