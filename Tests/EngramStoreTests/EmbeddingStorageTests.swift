@@ -185,7 +185,7 @@ import Testing
     var random = SplitMix64(seed: 3)
     var old: [(Int64, [Float])] = []
     for index in 0..<10 {
-      let id = try connection.insert(Message(role: .user, content: "old \(index)", createdAt: t0))
+      let id = try connection.legacyInsert(Message(role: .user, content: "old \(index)", createdAt: t0))
       let vector = PackedFloat32Tests.gaussianUnitVector(Self.dimension, &random)
       try connection.insertEmbeddingBeforeMigration8(
         EmbeddingRow(ownerKind: .message, ownerID: id, model: Self.model, vector: vector, createdAt: t0))

@@ -1,0 +1,158 @@
+import EngramEmbeddings
+import EngramTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Engram
+
+/// Ingest adds each turn once: the same export twice adds nothing, a later cumulative export
+/// adds only its new turns, and an ingest that stopped part way is completed by the next.
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct IngestIdempotenceTests {
+  /// `count` turns in sessions of 40, a minute apart.
+  func conversation(_ count: Int, edit: [Int: String] = [:], ids: Bool = false) -> ConversationFile {
+    let start = Date(timeIntervalSince1970: 1_735_689_600)
+    var sessions: [ConversationSession] = []
+    for index in 0..<count {
+      if index % 40 == 0 {
+        sessions.append(ConversationSession(name: "s\(index / 40)", startedAt: start, turns: []))
+      }
+      let turn = ConversationTurn(
+        role: index % 2 == 0 ? "user" : "assistant", content: edit[index] ?? "turn \(index) about the lake",
+        speaker: index % 2 == 0 ? "Ann" : nil, timestamp: start.addingTimeInterval(Double(index) * 60),
+        sourceLine: index + 1, sourceID: ids ? "m\(index)" : nil)
+      sessions[sessions.count - 1].turns.append(turn)
+    }
+    return ConversationFile(sessions: sessions, format: .jsonl)
+  }
+
+  @Test func theSameExportTwiceAddsNothingAndALaterOneOnlyItsNewTurns() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let first = try await engine.ingest(conversation(100), path: "export-1")
+    #expect(first.turns == 100)
+    #expect(first.alreadyStored == 0)
+    let again = try await engine.ingest(conversation(100), path: "export-1")
+    #expect(again.turns == 0)
+    #expect(again.alreadyStored == 100)
+    let later = try await engine.ingest(conversation(150), path: "export-2")
+    #expect(later.turns == 50)
+    #expect(later.alreadyStored == 100)
+    #expect(try engine.tableCounts()["messages"] == 150)
+    #expect(try engine.tableCounts()["sessions"] == 4)
+    let census = try engine.resources.store.readTransaction {
+      try $0.embeddingCensus(model: engine.embedder.modelID, dimension: 256)
+    }
+    #expect(census.missing == 0)
+    #expect(census.stored == 150)
+  }
+
+  @Test func identicalTurnsInOneFileAreEachKeptOnce() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    // "ok" three times, no times: three turns, and a re-ingest adds none.
+    let turns = (0..<3).map { ConversationTurn(role: "user", content: "ok", sourceLine: $0 + 1) }
+    let file = ConversationFile(
+      sessions: [ConversationSession(name: "chat", startedAt: nil, turns: turns)], format: .jsonl)
+    #expect(try await engine.ingest(file, path: "a").turns == 3)
+    #expect(try await engine.ingest(file, path: "a").turns == 0)
+    #expect(try engine.tableCounts()["messages"] == 3)
+  }
+
+  @Test func aFormatsOwnIdsRecogniseEditedTurns() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    _ = try await engine.ingest(conversation(20, ids: true), path: "a")
+    let edited = try await engine.ingest(conversation(20, edit: [3: "turn 3, edited"], ids: true), path: "a")
+    #expect(edited.turns == 0)
+    #expect(try engine.tableCounts()["messages"] == 20)
+    // Without ids, an edited turn is another turn.
+    let folder2 = try TemporaryFolder()
+    let plain = try MemoryEngine(path: folder2.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { plain.close() }
+    _ = try await plain.ingest(conversation(20), path: "a")
+    #expect(try await plain.ingest(conversation(20, edit: [3: "turn 3, edited"]), path: "a").turns == 1)
+  }
+
+  @Test func anIngestStoppedWhileEmbeddingIsCompletedByTheNext() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.path("m.sqlite")
+    let failing = FailingEmbedder(base: try HashingEmbedder(dimension: 256), failAfter: 2 * 256)
+    do {
+      let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: failing))
+      defer { engine.close() }
+      await #expect(throws: FailingEmbedder.Stop.self) {
+        try await engine.ingest(conversation(1_000), path: "big")
+      }
+      // Every turn's text is stored (keyword-searchable); two batches of embeddings are.
+      #expect(try engine.tableCounts()["messages"] == 1_000)
+      let hits = try await engine.search("lake", k: 5, mode: .keyword, recordAccess: false)
+      #expect(hits.count == 5)
+      let census = try engine.resources.store.readTransaction {
+        try $0.embeddingCensus(model: failing.modelID, dimension: 256)
+      }
+      #expect(census.stored == 2 * 256)
+    }
+    let engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
+    defer { engine.close() }
+    let resumed = try await engine.ingest(conversation(1_000), path: "big")
+    #expect(resumed.turns == 0)
+    #expect(resumed.alreadyStored == 1_000)
+    #expect(resumed.completed == 1_000 - 2 * 256)
+    #expect(try engine.tableCounts()["messages"] == 1_000)
+    let census = try engine.resources.store.readTransaction {
+      try $0.embeddingCensus(model: engine.embedder.modelID, dimension: 256)
+    }
+    #expect(census.missing == 0)
+    #expect(census.stored == 1_000)
+    let vector = try await engine.search("turn 999 about the lake", k: 1, mode: .vector, recordAccess: false)
+    #expect(vector.first?.text == "turn 999 about the lake")
+  }
+
+  @Test func rememberingTheSameTextReturnsTheStoredMemory() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let first = try await engine.rememberReporting("Maya's wedding is on 21 June", kind: .event)
+    let again = try await engine.rememberReporting("Maya's wedding is on 21 June", kind: .event)
+    #expect(first.isNew && !again.isNew)
+    #expect(again.id == first.id)
+    // Another kind, or other text, is another memory.
+    #expect(try await engine.rememberReporting("Maya's wedding is on 21 June", kind: .fact).isNew)
+    #expect(try await engine.rememberReporting("Maya's wedding is on 22 June", kind: .event).isNew)
+    #expect(try engine.tableCounts()["memories"] == 3)
+    // Updating a memory to its own text changes nothing.
+    #expect(try await engine.updateMemory(first.id, content: "Maya's wedding is on 21 June") == first.id)
+    #expect(try engine.memory(first.id)?.supersededBy == nil)
+  }
+}
+
+/// An embedder that stops working once it has embedded `failAfter` texts (an ingest killed
+/// part way).
+final class FailingEmbedder: Embedder {
+  struct Stop: Error {}
+  let base: HashingEmbedder
+  let failAfter: Int
+  private let calls = Mutex(0)
+
+  init(base: HashingEmbedder, failAfter: Int) {
+    self.base = base
+    self.failAfter = failAfter
+  }
+
+  var modelID: String { base.modelID }
+  var dimension: Int { base.dimension }
+  var maxSequenceLength: Int { base.maxSequenceLength }
+
+  func embed(_ texts: [String]) async throws -> [[Float]] {
+    let done = calls.withLock { count -> Int in
+      count += texts.count
+      return count
+    }
+    if done > failAfter { throw Stop() }
+    return try await base.embed(texts)
+  }
+}
