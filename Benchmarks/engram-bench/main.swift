@@ -18,6 +18,7 @@ let usage = """
     agent     routing accuracy (rules, full router), date and calculator accuracy, agent turn latency
     answers   LoCoMo questions asked through the agent: replies that quote an evidence turn
     scale     each engram command on a memory of --n turns, one process per command
+    ingest    engram ingest of generated exports per format: turns/s, peak memory, re-ingest skip
     snapshot-open  open time with the vector snapshot against the embeddings table (--sizes)
   """
 
@@ -29,6 +30,7 @@ let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String
   "agent": AgentSuite.run,
   "answers": AnswersSuite.run,
   "scale": ScaleSuite.run,
+  "ingest": IngestSuite.run,
   "snapshot-open": SnapshotOpenSuite.run,
 ]
 

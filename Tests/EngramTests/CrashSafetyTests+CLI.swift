@@ -104,8 +104,6 @@ extension CrashSafetyTests {
           if words.count > 4 { acknowledged.append("ACK reindex \(round) \(words[4])") }
         }
       }
-      for path in files.keys { try? FileManager.default.removeItem(atPath: path) }
-
       let problems = try await Self.verify(
         mode: String(mode.dropFirst("cli-".count)), database: database, acknowledged: acknowledged,
         baseline: baseline, turnsPerFile: turnsPerFile)
@@ -118,6 +116,7 @@ extension CrashSafetyTests {
       outcome.lost += problems.lost
       outcome.problems.append(contentsOf: messages.map { "round \(round): \($0)" })
       if killed && messages.isEmpty { outcome.survived += 1 }
+      for path in files.keys { try? FileManager.default.removeItem(atPath: path) }
     }
     outcome.acknowledged = acknowledged.count
     let seconds = Int((ContinuousClock.now - clock) / .seconds(1))

@@ -127,6 +127,14 @@ struct Ingestor: EnginePart {
     // A key twice in one file (the same id in two places) is stored once.
     var firstSeen: Set<Int64> = []
     newPositions = newPositions.filter { firstSeen.insert(keys[$0]).inserted }
+    // The first embeddings are computed before any text is stored: an embedder that cannot
+    // embed (a broken model, NaN vectors) fails the ingest with nothing written.
+    let firstTexts = newPositions.prefix(Self.embeddingBatch).map { position -> String in
+      let (sessionIndex, turn) = flat[position]
+      let date = turn.timestamp ?? sessions[sessionIndex].startedAt ?? fallbackDate
+      return DocumentText.make(speaker: turn.speaker, content: turn.content, date: date)
+    }
+    let firstVectors = firstTexts.isEmpty ? [] : try await embed(firstTexts)
     for start in stride(from: 0, to: newPositions.count, by: Self.textBatch) {
       if Task.isCancelled { throw EngramError.cancelled }
       let positions = Array(newPositions[start..<min(start + Self.textBatch, newPositions.count)])
@@ -202,7 +210,10 @@ struct Ingestor: EnginePart {
     for start in stride(from: 0, to: toEmbed.count, by: Self.embeddingBatch) {
       if Task.isCancelled { throw EngramError.cancelled }
       let batch = Array(toEmbed[start..<min(start + Self.embeddingBatch, toEmbed.count)])
-      let vectors = try await embed(batch.map(\.text))
+      // The new turns come first in `toEmbed`: the first batch was embedded before storing.
+      let vectors =
+        start == 0 && !firstVectors.isEmpty && batch.map(\.text) == firstTexts
+        ? firstVectors : try await embed(batch.map(\.text))
       let kept = try await writeTrackedOffPool { connection -> [Int] in
         // A turn forgotten meanwhile stays forgotten.
         let present = try batch.indices.filter { try connection.fetch(Message.self, id: batch[$0].id) != nil }

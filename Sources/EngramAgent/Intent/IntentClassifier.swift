@@ -9,6 +9,10 @@ public struct IntentPrediction: Sendable, Hashable {
   public var confidence: Double
   /// Every label's probability, most probable first.
   public var ranked: [(label: String, probability: Double)]
+  /// The share of the request's words (and Chinese characters) the model was trained on:
+  /// "blorp the frobnicator" is 1 of 3. A request it barely understands may still get a
+  /// high probability from the few words it knows.
+  public var knownWordFraction: Double = 1
 
   public static func == (lhs: IntentPrediction, rhs: IntentPrediction) -> Bool {
     lhs.label == rhs.label && lhs.confidence == rhs.confidence
@@ -103,7 +107,19 @@ public struct IntentClassifier: Sendable {
     let ranked = zip(labels, probabilities.map(Double.init)).sorted {
       $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0
     }.map { (label: $0.0, probability: $0.1) }
-    return IntentPrediction(label: ranked[0].label, confidence: ranked[0].probability, ranked: ranked)
+    var prediction = IntentPrediction(
+      label: ranked[0].label, confidence: ranked[0].probability, ranked: ranked)
+    let words = IntentFeatures.wordFeatures(text)
+    if !words.isEmpty {
+      let known = weights.withUnsafeBufferPointer { w in
+        words.filter { feature in
+          let base = Int(feature) * labels.count
+          return (0..<labels.count).contains { w[base + $0] != 0 }
+        }.count
+      }
+      prediction.knownWordFraction = Double(known) / Double(words.count)
+    }
+    return prediction
   }
 
   private static func logits(

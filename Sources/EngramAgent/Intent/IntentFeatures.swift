@@ -53,6 +53,20 @@ enum IntentFeatures {
     return features.sorted()
   }
 
+  /// The word features of `text` (one per distinct word, and per distinct Chinese
+  /// character), for telling how much of a request the model knows.
+  static func wordFeatures(_ text: String) -> [Int32] {
+    var features = Set<Int32>()
+    for token in tokenize(text) {
+      switch token {
+      case .word(let word): features.insert(hash(["w", word]))
+      case .cjk(let run): for character in run { features.insert(hash(["z1", String(character)])) }
+      case .symbol: break
+      }
+    }
+    return features.sorted()
+  }
+
   /// One piece of a request.
   enum Token {
     /// A run of Latin letters, digits and apostrophes, lowercased; digit runs become `0`.

@@ -93,7 +93,9 @@ public final class SkillRouter: Sendable {
   ///   - destructiveIntentThreshold: a destructive skill below it is not picked by the
   ///     model: the decision is unsure and goes to the next label. 0.6 by default: the skill
   ///     must be clearly more likely than every other label together (odds of 3 to 2, not the
-  ///     coin toss of 0.5), and never less than `intentThreshold`.
+  ///     coin toss of 0.5), and never less than `intentThreshold`. The probability is
+  ///     weighed by the share of the request's words the model knows
+  ///     (`IntentPrediction.knownWordFraction`): words it never saw cannot ask to delete.
   public init(
     registry: SkillRegistry, embedding: (any PhraseEmbedding)? = nil, semanticThreshold: Float = 0.5,
     classifier: IntentClassifier? = IntentCorpus.classifier, intentThreshold: Double = 0.45,
@@ -193,7 +195,8 @@ public final class SkillRouter: Sendable {
       if let best = prediction.ranked.first(where: { label, probability in
         guard label != IntentClassifier.noneLabel else { return true }
         guard let skill = offered.first(where: { $0.id == label }) else { return false }
-        if skill.isDestructive && probability < destructiveIntentThreshold {
+        // Only the part of the request the model understands counts towards destroying.
+        if skill.isDestructive && probability * prediction.knownWordFraction < destructiveIntentThreshold {
           passedOver = true
           return false
         }
