@@ -351,36 +351,23 @@ extension Agent {
 
   // MARK: - Context
 
-  /// The engine's memory context within the budget the catalog leaves, plus all preferences.
+  /// The engine's memory context within the budget the catalog leaves, plus all preferences,
+  /// from one engine call: the retrieved items carry their kinds, so nothing is read again.
   func buildContext(for text: String) async throws -> PromptContext {
     let catalog = registry.catalog(for: configuration.scenario)
     let memoryBudget = max(
       configuration.minimumMemoryBudget, configuration.contextBudget - TokenEstimator.estimate(catalog))
-    let engine = self.engine
     let memoryContext = try await engine.context(
       for: text, budget: memoryBudget, memoryCount: configuration.memoryCount,
       recentCount: configuration.recentCount, session: sessionID,
-      filters: SearchFilters(excludedSessions: [sessionID]))
-    let (preferences, recalled) = try await Self.offMain {
-      () throws -> ([String: String], [RecalledMemory]) in
-      var preferences: [String: String] = [:]
-      for preference in try engine.preferences() { preferences[preference.key] = preference.value }
-      let recalled = try memoryContext.memories.map { item -> RecalledMemory in
-        var kind: MemoryKind
-        switch item.kind {
-        case .message: kind = .conversationTurn
-        case .summary: kind = .conversationSummary
-        case .memory:
-          kind = try engine.memory(item.id).map { MemoryKind(rawValue: $0.kind.rawValue) } ?? .fact
-        }
-        return RecalledMemory(
-          id: item.id, text: item.text, kind: kind, date: item.date, score: item.score, speaker: item.speaker,
-          cosine: item.cosine, bm25: item.bm25)
-      }
-      return (preferences, recalled)
+      filters: SearchFilters(excludedSessions: [sessionID]), timeZone: configuration.clock.timeZone)
+    let recalled = memoryContext.memories.map { item in
+      RecalledMemory(
+        id: item.id, text: item.text, kind: item.kind, memoryKind: item.memoryKind, date: item.date,
+        score: item.score, speaker: item.speaker, cosine: item.cosine, bm25: item.bm25)
     }
     return PromptContext(
-      memory: memoryContext, recalled: recalled, preferences: preferences, catalog: catalog,
+      memory: memoryContext, recalled: recalled, preferences: memoryContext.allPreferences, catalog: catalog,
       budget: configuration.contextBudget)
   }
 
@@ -388,12 +375,12 @@ extension Agent {
 
   func trace(
     _ execution: UUID, step: Int, skillID: String?, arguments: SkillArguments,
-    status: AgentTraceRecord.Status,
+    status: TraceStatus,
     result: String? = nil, error: (any Error)? = nil, startedAt: Date, since start: ContinuousClock.Instant
   ) async {
     let elapsed = ContinuousClock.now - start
     let (seconds, attoseconds) = elapsed.components
-    let record = AgentTraceRecord(
+    let record = Trace(
       executionID: execution.uuidString, step: step, skillID: skillID,
       arguments: ArgumentsJSON.encode(arguments),
       result: result, status: status, startedAt: startedAt,
@@ -445,7 +432,7 @@ extension Agent {
     return result
   }
 
-  static func status(for error: any Error) -> AgentTraceRecord.Status {
+  static func status(for error: any Error) -> TraceStatus {
     switch reason(for: error) {
     case .cancelled: return .cancelled
     case .skill(.timeout): return .timeout
