@@ -300,6 +300,16 @@ import Testing
     #expect(context.preferences["home_city"] == "Lisbon")
   }
 
+  @Test func aTurnPlanNamesItsRouteInTheTrace() {
+    let steps = [PlanStep(skill: "time.now"), PlanStep(skill: "note.create")]
+    #expect(TurnPlan.skills(steps).summary(source: .planner) == "planner: time.now -> note.create")
+    #expect(TurnPlan.skills(steps).steps == steps)
+    #expect(TurnPlan.answerFromMemory.summary(source: .intent) == "intent: no skill")
+    #expect(TurnPlan.answerFromMemory.steps.isEmpty)
+    #expect(TurnPlan.final("Hi").summary(source: .planner) == "planner: final")
+    #expect(TurnPlan.final("Hi").steps.isEmpty)
+  }
+
   @Test func recallAnswersWithDates() async throws {
     let harness = try AgentHarness()
     try await harness.engine.remember(
