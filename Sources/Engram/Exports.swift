@@ -3,20 +3,24 @@
 // embedders with `EmbedderSpec`, the settings and status of the approximate vector tier,
 // and the few store types the engine's API passes through unchanged: its two error types
 // (SQLite result codes with the path; what the store found wrong), the report of what
-// forgetting removed, the agent records' kinds and statuses, and where a memory lives
+// forgetting removed, the agent records (reminders, events and notes; traces; pending calls)
+// with their kinds and statuses, and where a memory lives
 // (`StoreLocation`: a SQLite path or a PostgreSQL URI) and whose it is (`StoreUser`). Nothing else of the
 // store or the vector index is visible to callers.
 @_exported import EngramCore
 @_exported import EngramEmbeddings
 
+@_exported import struct EngramStore.AgentItem
 @_exported import enum EngramStore.AgentItemKind
 @_exported import struct EngramStore.ForgetReport
 @_exported import struct EngramStore.Memory
+@_exported import struct EngramStore.PendingCall
 @_exported import enum EngramStore.PendingCallStatus
 @_exported import struct EngramStore.SQLiteError
 @_exported import enum EngramStore.StoreError
 @_exported import enum EngramStore.StoreLocation
 @_exported import enum EngramStore.StoreUser
+@_exported import struct EngramStore.Trace
 @_exported import enum EngramStore.TraceStatus
 @_exported import struct EngramVectors.ApproximateConfiguration
 @_exported import struct EngramVectors.ApproximateIndexStatus

@@ -243,7 +243,7 @@ import Testing
     #expect(try await confirm(moveState).contains("2025-06-17 10:00"))
     let items = try harness.engine.agentRecords.agenda(kind: .reminder)
     #expect(items.map(\.title) == ["call the bank", "call the dentist"])
-    #expect(items.last?.due == at(17, 10))
+    #expect(items.last?.dueAt == at(17, 10))
     // Ambiguous: both are calls.
     let which = reply(try await say("cancel the call reminder"))
     #expect(which.contains("Which one"))

@@ -75,7 +75,7 @@ import Testing
     let items = try harness.engine.agentRecords.items(kind: .reminder)
     #expect(items.count == 1)
     #expect(items.first?.title == "把报告发给王经理")
-    #expect(items.first?.due == wallClock(2025, 6, 12, 15, in: Zones.shanghai))
+    #expect(items.first?.dueAt == wallClock(2025, 6, 12, 15, in: Zones.shanghai))
     #expect(try harness.engine.agentRecords.pendingCall(action.id)?.status == .executed)
     let traces = try harness.engine.agentRecords.traces(executionID: action.executionID.uuidString)
     #expect(traces.map(\.status) == [.ok, .pending, .ok])
@@ -280,6 +280,36 @@ import Testing
     #expect(reply.text == "什么时候提醒你？")
   }
 
+  @Test func theTurnsContextShowsTheUsersDayAndKeepsKindsAndPreferences() async throws {
+    let harness = try AgentHarness()
+    try harness.engine.setPreference("home_city", "Lisbon")
+    // 07:00 on 2 June in Shanghai (the agent's zone) is still 1 June in UTC.
+    try await harness.engine.remember(
+      "The boiler was serviced by Mr Li", kind: .event, at: wallClock(2025, 6, 2, 7, in: Zones.shanghai))
+    let agent = try harness.agent()
+    guard case .finished(let reply) = try await agent.send("when was the boiler serviced?") else {
+      Issue.record("expected an answer")
+      return
+    }
+    let context = try #require(agent.lastContext)
+    #expect(context.rendered.contains("2025-06-02] The boiler was serviced by Mr Li"))
+    #expect(!context.rendered.contains("2025-06-01"))
+    #expect(reply.text.contains("(2025-06-02)"))
+    let recalled = try #require(context.recalled.first { $0.text.contains("boiler") })
+    #expect(recalled.kind == .memory && recalled.memoryKind == .event)
+    #expect(context.preferences["home_city"] == "Lisbon")
+  }
+
+  @Test func aTurnPlanNamesItsRouteInTheTrace() {
+    let steps = [PlanStep(skill: "time.now"), PlanStep(skill: "note.create")]
+    #expect(TurnPlan.skills(steps).summary(source: .planner) == "planner: time.now -> note.create")
+    #expect(TurnPlan.skills(steps).steps == steps)
+    #expect(TurnPlan.answerFromMemory.summary(source: .intent) == "intent: no skill")
+    #expect(TurnPlan.answerFromMemory.steps.isEmpty)
+    #expect(TurnPlan.final("Hi").summary(source: .planner) == "planner: final")
+    #expect(TurnPlan.final("Hi").steps.isEmpty)
+  }
+
   @Test func recallAnswersWithDates() async throws {
     let harness = try AgentHarness()
     try await harness.engine.remember(
@@ -296,7 +326,8 @@ import Testing
       Issue.record("expected memories, got \(reply.outputs)")
       return
     }
-    #expect(hits.first?.kind == .fact)
+    #expect(hits.first?.kind == .memory)
+    #expect(hits.first?.memoryKind == .fact)
     #expect(hits.first?.date == wallClock(2025, 6, 1, 12, in: Zones.shanghai))
     let context = try #require(agent.lastContext)
     #expect(context.rendered.contains("<memories>"))
@@ -382,7 +413,7 @@ import Testing
     _ = try await agent.confirm()
     let item = try #require(try harness.engine.agentRecords.items().first)
     #expect(item.title == "take an umbrella")
-    #expect(item.due == wallClock(2025, 6, 12, 8, in: Zones.shanghai))
+    #expect(item.dueAt == wallClock(2025, 6, 12, 8, in: Zones.shanghai))
   }
 
   @Test func plannerFinalAnswerAndNoSkillReply() async throws {

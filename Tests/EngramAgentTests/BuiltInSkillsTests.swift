@@ -76,7 +76,7 @@ import Testing
     let output = try await SkillExecutor.run(
       RememberSkill(), arguments: decision.arguments, context: context("记住", memory: memory))
     #expect(output.text == "好的，我记住了。")
-    #expect(memory.memories.map(\.kind) == [.preference])
+    #expect(memory.memories.map(\.memoryKind) == [.preference])
   }
 
   @Test func recallAnswersWithDates() async throws {
@@ -100,7 +100,7 @@ import Testing
   @Test func recallPrefersMemoriesAlreadyInContext() async throws {
     let memory = FakeMemory()
     var ctx = context("我的车停在哪？", memory: memory)
-    ctx.memories = [RecalledMemory(id: 9, text: "车停在B2层", kind: .fact)]
+    ctx.memories = [RecalledMemory(id: 9, text: "车停在B2层", memoryKind: .fact)]
     let output = try await RecallSkill().execute(arguments: ["query": .string("车停在哪")], context: ctx)
     #expect(output.text == "根据我记得的：\n- 车停在B2层")
     #expect(memory.searches.isEmpty)
@@ -118,7 +118,7 @@ import Testing
         == "Delete memory #3: “I like green tea”? This cannot be undone.")
     // A conversation turn that happens to have id 3 is never shown as memory #3.
     var turnOnly = ctx
-    turnOnly.memories = [RecalledMemory(id: 3, text: "let's meet at noon", kind: .conversationTurn)]
+    turnOnly.memories = [RecalledMemory(id: 3, text: "let's meet at noon", kind: .message)]
     #expect(
       ForgetSkill().confirmationText(arguments: byID.arguments, context: turnOnly)
         == "Delete memory #3? This cannot be undone.")

@@ -16,7 +16,8 @@ import Testing
     _ = try await engine.appendTurn(role: "user", content: "green tea is great")
     let hits = try await memory.search(query: "green tea", k: 5)
     #expect(hits.map(\.id) == [id])
-    #expect(hits.first?.kind == .preference)
+    #expect(hits.first?.kind == .memory)
+    #expect(hits.first?.memoryKind == .preference)
     #expect(hits.first?.date == testClock.now)
     try await memory.forget(id: id)
     #expect(try await memory.search(query: "green tea", k: 5).isEmpty)
@@ -33,9 +34,9 @@ import Testing
     let event = try await memory.storeEvent(title: "standup", date: due, body: "room 2")
     let note = try await memory.storeNote(title: "ideas", date: nil, body: "a, b")
     #expect(try engine.agentRecords.item(reminder)?.kind == .reminder)
-    #expect(try engine.agentRecords.item(reminder)?.due == due)
+    #expect(try engine.agentRecords.item(reminder)?.dueAt == due)
     #expect(try engine.agentRecords.item(event)?.body == "room 2")
-    #expect(try engine.agentRecords.item(note)?.due == nil)
+    #expect(try engine.agentRecords.item(note)?.dueAt == nil)
     await #expect(throws: AgentRecordError.emptyField("title")) {
       _ = try await memory.storeReminder(title: " ", date: due, body: nil)
     }
@@ -44,11 +45,12 @@ import Testing
     #expect(try await memory.preference(key: "missing") == nil)
   }
 
-  @Test func memoryKindsMapToTheEngine() {
-    #expect(EngineAgentMemory.engineKind(.fact) == .fact)
-    #expect(EngineAgentMemory.engineKind(.preference) == .preference)
-    #expect(EngineAgentMemory.engineKind(.reminder) == .event)
-    #expect(EngineAgentMemory.engineKind(MemoryKind(rawValue: "hobby")) == .fact)
+  @Test func kindNamesMapToTheEnginesMemoryKinds() {
+    #expect(RememberSkill.memoryKind(named: "fact") == .fact)
+    #expect(RememberSkill.memoryKind(named: "preference") == .preference)
+    #expect(RememberSkill.memoryKind(named: "reminder") == .event)
+    #expect(RememberSkill.memoryKind(named: "hobby") == .fact)
+    #expect(RememberSkill.memoryKind(named: nil) == .fact)
   }
 
   @Test func embedderAdapterFeedsTheRouter() async throws {

@@ -45,11 +45,11 @@ final class FakeMemory: AgentMemory {
     }
   }
 
-  func remember(content: String, kind: EngramAgent.MemoryKind) async throws -> Int64 {
+  func remember(content: String, kind: MemoryKind) async throws -> Int64 {
     state.withLock { state in
       let id = state.nextID
       state.nextID += 1
-      state.memories.append(RecalledMemory(id: id, text: content, kind: kind))
+      state.memories.append(RecalledMemory(id: id, text: content, memoryKind: kind))
       return id
     }
   }
@@ -82,29 +82,29 @@ final class FakeMemory: AgentMemory {
     store("note", title, date, body)
   }
 
-  func agenda(kind: AgentItemRecord.Kind, from: Date?, to: Date?) async throws -> [AgentItemRecord] {
+  func agenda(kind: AgentItemKind, from: Date?, to: Date?) async throws -> [AgentItem] {
     state.withLock { state in
-      state.stored.compactMap { id, item -> AgentItemRecord? in
+      state.stored.compactMap { id, item -> AgentItem? in
         guard item.kind == kind.rawValue, let date = item.date, from.map({ date >= $0 }) ?? true,
           to.map({ date < $0 }) ?? true
         else { return nil }
-        return AgentItemRecord(
-          id: id, kind: kind, title: item.title, body: item.body, due: date,
+        return AgentItem(
+          id: id, kind: kind, title: item.title, body: item.body, dueAt: date,
           createdAt: Date(timeIntervalSince1970: 0))
-      }.sorted { ($0.due!, $0.id) < ($1.due!, $1.id) }
+      }.sorted { ($0.dueAt!, $0.id!) < ($1.dueAt!, $1.id!) }
     }
   }
 
-  func updateItem(id: Int64, title: String?, date: Date?) async throws -> AgentItemRecord {
+  func updateItem(id: Int64, title: String?, date: Date?) async throws -> AgentItem {
     try state.withLock { state in
-      guard var item = state.stored[id], let kind = AgentItemRecord.Kind(rawValue: item.kind) else {
+      guard var item = state.stored[id], let kind = AgentItemKind(rawValue: item.kind) else {
         throw AgentRecordError.notFound(table: "agent_items", id: id)
       }
       if let title { item.title = title }
       if let date { item.date = date }
       state.stored[id] = item
-      return AgentItemRecord(
-        id: id, kind: kind, title: item.title, body: item.body, due: item.date,
+      return AgentItem(
+        id: id, kind: kind, title: item.title, body: item.body, dueAt: item.date,
         createdAt: Date(timeIntervalSince1970: 0))
     }
   }

@@ -87,7 +87,7 @@ import Testing
             var ids: [Int64] = []
             for second in stride(from: 0, through: 200, by: 5) {
               ids += try engine.agentRecords.deliverDueReminders(at: start.addingTimeInterval(Double(second)))
-                .map(\.id)
+                .compactMap(\.id)
             }
             return ids
           }

@@ -102,4 +102,38 @@ import Testing
     let large = try await engine.context(for: "meeting notes", budget: 100_000)
     #expect(large.memories.count == 8 && large.omitted == 0)
   }
+
+  @Test func contextCarriesEachMemorysKindAndEveryPreference() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    try engine.setPreference("language", "English", pinned: true)
+    try engine.setPreference("home_city", "Lisbon")
+    let tea = try await engine.remember("I prefer green tea in the morning", kind: .preference)
+    let context = try await engine.context(for: "green tea", budget: 1000)
+    let item = try #require(context.memories.first { $0.id == tea })
+    #expect(item.kind == .memory)
+    #expect(item.memoryKind == .preference)
+    // The prompt shows the pinned preferences; the turn reads all of them from the same call.
+    #expect(context.preferences.map(\.key) == ["language"])
+    #expect(context.allPreferences == ["language": "English", "home_city": "Lisbon"])
+    #expect(!context.rendered.contains("Lisbon"))
+  }
+
+  @Test func contextShowsTheDayInTheUsersZoneNotUTC() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let shanghai = try #require(TimeZone(identifier: "Asia/Shanghai"))
+    let utc = try #require(TimeZone(identifier: "UTC"))
+    // 2025-06-11 23:30 in UTC is already 2025-06-12 07:30 in Shanghai.
+    let late = Date(timeIntervalSince1970: 1_749_684_600)
+    let id = try await engine.remember("The boiler was serviced", kind: .event, at: late)
+    let local = try await engine.context(for: "boiler serviced", budget: 1000, timeZone: shanghai)
+    #expect(local.timeZone == shanghai)
+    #expect(local.rendered.contains("[memory #\(id) 2025-06-12] The boiler was serviced"))
+    #expect(!local.rendered.contains("2025-06-11"))
+    let inUTC = try await engine.context(for: "boiler serviced", budget: 1000, timeZone: utc)
+    #expect(inUTC.rendered.contains("[memory #\(id) 2025-06-11] The boiler was serviced"))
+  }
 }

@@ -12,7 +12,7 @@ import Testing
     let due = Date(timeIntervalSince1970: 1_750_000_000)
     let reminder = try engine.agentRecords.addItem(kind: .reminder, title: "send the minutes", due: due)
     let note = try engine.agentRecords.addItem(kind: .note, title: "ideas", body: "a, b")
-    #expect(try engine.agentRecords.item(reminder)?.due == due)
+    #expect(try engine.agentRecords.item(reminder)?.dueAt == due)
     #expect(try engine.agentRecords.item(reminder)?.kind == .reminder)
     #expect(try engine.agentRecords.item(note)?.body == "a, b")
     #expect(try engine.agentRecords.items(kind: .reminder).map(\.id) == [reminder])
@@ -40,13 +40,13 @@ import Testing
     defer { engine.close() }
     let start = Date(timeIntervalSince1970: 1_750_000_000)
     try engine.agentRecords.recordTrace(
-      AgentTraceRecord(
+      Trace(
         executionID: "e1", step: 1, skillID: "time.now", arguments: "{}", result: "It's noon", status: .ok,
         startedAt: start, durationMs: 1.5))
     try engine.agentRecords.recordTrace(
-      AgentTraceRecord(executionID: "e1", step: 0, result: "route", status: .ok, startedAt: start))
+      Trace(executionID: "e1", step: 0, result: "route", status: .ok, startedAt: start))
     try engine.agentRecords.recordTrace(
-      AgentTraceRecord(executionID: "e2", step: 1, status: .failed, startedAt: start))
+      Trace(executionID: "e2", step: 1, status: .failed, startedAt: start))
     let steps = try engine.agentRecords.traces(executionID: "e1")
     #expect(steps.map(\.step) == [0, 1])
     #expect(steps[1].skillID == "time.now")
@@ -55,19 +55,19 @@ import Testing
     #expect(try engine.agentRecords.recentTraces(limit: 1).first?.executionID == "e2")
     #expect(throws: AgentRecordError.invalidJSON(field: "arguments")) {
       try engine.agentRecords.recordTrace(
-        AgentTraceRecord(executionID: "e3", step: 1, arguments: "[1]", status: .ok, startedAt: start))
+        Trace(executionID: "e3", step: 1, arguments: "[1]", status: .ok, startedAt: start))
     }
     #expect(throws: AgentRecordError.invalidDuration(-1)) {
       try engine.agentRecords.recordTrace(
-        AgentTraceRecord(executionID: "e3", step: 1, status: .ok, startedAt: start, durationMs: -1))
+        Trace(executionID: "e3", step: 1, status: .ok, startedAt: start, durationMs: -1))
     }
     #expect(throws: AgentRecordError.invalidStep(-1)) {
       try engine.agentRecords.recordTrace(
-        AgentTraceRecord(executionID: "e3", step: -1, status: .ok, startedAt: start))
+        Trace(executionID: "e3", step: -1, status: .ok, startedAt: start))
     }
     #expect(throws: AgentRecordError.emptyField("executionID")) {
       try engine.agentRecords.recordTrace(
-        AgentTraceRecord(executionID: " ", step: 1, status: .ok, startedAt: start))
+        Trace(executionID: " ", step: 1, status: .ok, startedAt: start))
     }
     #expect(try engine.agentRecords.traces(executionID: "e3").isEmpty)
   }

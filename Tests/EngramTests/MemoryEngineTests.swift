@@ -119,7 +119,7 @@ func writeFile(_ text: String, to path: String) throws {
     let remembered = try await engine.search("ridge trail", k: 10, filters: SearchFilters(kinds: [.memory]))
     #expect(remembered.map(\.id) == [memory])
     #expect(remembered.first?.text == "Bob likes the ridge trail")
-    #expect(remembered.first?.metadata["memory_kind"] == "preference")
+    #expect(remembered.first?.memoryKind == .preference)
     try engine.flushAccessStatistics()
     #expect(try engine.memory(memory)?.accessCount == 1)
   }

@@ -13,7 +13,7 @@ public struct AgentRecords: EnginePart {
   /// - Throws: `AgentRecordError.emptyField("title")` for a blank title (nothing stored); store errors.
   @discardableResult
   public func addItem(
-    kind: AgentItemRecord.Kind, title: String, body: String? = nil, due: Date? = nil, at date: Date = Date()
+    kind: AgentItemKind, title: String, body: String? = nil, due: Date? = nil, at date: Date = Date()
   ) throws -> Int64 {
     try checkOpen()
     guard !TextChecks.isBlank(title) else { throw AgentRecordError.emptyField("title") }
@@ -24,41 +24,40 @@ public struct AgentRecords: EnginePart {
   }
 
   /// The agent item with `id`, or nil.
-  public func item(_ id: Int64) throws -> AgentItemRecord? {
+  public func item(_ id: Int64) throws -> AgentItem? {
     try checkOpen()
-    return try store.readTransaction { try $0.fetch(AgentItem.self, id: id) }.map(AgentItemRecord.init)
+    return try store.readTransaction { try $0.fetch(AgentItem.self, id: id) }
   }
 
   /// Agent items (of `kind` when given), in id order (oldest first), at most `limit`.
-  public func items(kind: AgentItemRecord.Kind? = nil, limit: Int = 100) throws -> [AgentItemRecord] {
+  public func items(kind: AgentItemKind? = nil, limit: Int = 100) throws -> [AgentItem] {
     try checkOpen()
     return try store.readTransaction {
       try $0.agentItems(kind: kind, limit: max(0, limit))
-    }.map(AgentItemRecord.init)
+    }
   }
 
   /// Reminders or events (`kind`) due in `from..<to` (either end open), soonest first, at most
   /// `limit`; with `undeliveredOnly`, reminders never delivered. Undated items are left out.
   public func agenda(
-    kind: AgentItemRecord.Kind, from: Date? = nil, to: Date? = nil, undeliveredOnly: Bool = false,
+    kind: AgentItemKind, from: Date? = nil, to: Date? = nil, undeliveredOnly: Bool = false,
     limit: Int = 1000
-  ) throws -> [AgentItemRecord] {
+  ) throws -> [AgentItem] {
     try checkOpen()
     return try store.readTransaction {
       try $0.agentItems(
         kind: kind, dueFrom: from, to: to, undeliveredOnly: undeliveredOnly, limit: max(0, limit))
-    }.map(AgentItemRecord.init)
+    }
   }
 
   /// Delivers the reminders due at or before `now` and never delivered: marks them delivered
   /// and returns them, soonest first. One write transaction claims them, so two processes
   /// (two watchers, a watcher and a chat) never deliver one reminder twice, and a process
   /// that stops after this call does not see them again.
-  public func deliverDueReminders(at now: Date = Date(), limit: Int = 1000) throws -> [AgentItemRecord] {
+  public func deliverDueReminders(at now: Date = Date(), limit: Int = 1000) throws -> [AgentItem] {
     try checkOpen()
     let time = now
-    return try store.writeTransaction { try $0.deliverDueReminders(at: time, limit: max(0, limit)) }.map(
-      AgentItemRecord.init)
+    return try store.writeTransaction { try $0.deliverDueReminders(at: time, limit: max(0, limit)) }
   }
 
   /// Changes an item's title and/or due time; a reminder moved to a new time is delivered
@@ -66,7 +65,7 @@ public struct AgentRecords: EnginePart {
   /// - Throws: `AgentRecordError.notFound` when no item has `id`, `.emptyField("title")` for a
   ///   blank title (nothing changes); store errors.
   @discardableResult
-  public func updateItem(_ id: Int64, title: String? = nil, due: Date? = nil) throws -> AgentItemRecord {
+  public func updateItem(_ id: Int64, title: String? = nil, due: Date? = nil) throws -> AgentItem {
     try checkOpen()
     if let title, TextChecks.isBlank(title) { throw AgentRecordError.emptyField("title") }
     return try store.writeTransaction { connection in
@@ -79,7 +78,7 @@ public struct AgentRecords: EnginePart {
         item.deliveredAt = nil
       }
       try connection.update(item)
-      return AgentItemRecord(item)
+      return item
     }
   }
 
@@ -113,7 +112,7 @@ public struct AgentRecords: EnginePart {
   /// - Throws: `AgentRecordError` for a blank execution id, a negative step, arguments that are
   ///   not a JSON object, or a negative or non-finite duration (nothing stored); store errors.
   @discardableResult
-  public func recordTrace(_ trace: AgentTraceRecord) throws -> Int64 {
+  public func recordTrace(_ trace: Trace) throws -> Int64 {
     try checkOpen()
     guard !TextChecks.isBlank(trace.executionID) else { throw AgentRecordError.emptyField("executionID") }
     guard trace.step >= 0 else { throw AgentRecordError.invalidStep(trace.step) }
@@ -121,23 +120,21 @@ public struct AgentRecords: EnginePart {
       throw AgentRecordError.invalidDuration(trace.durationMs)
     }
     try Self.checkJSONObject(trace.arguments, field: "arguments")
-    let row = Trace(
-      executionID: trace.executionID, step: trace.step, skillID: trace.skillID, arguments: trace.arguments,
-      result: trace.result, status: trace.status,
-      startedAt: trace.startedAt, durationMs: trace.durationMs, error: trace.error)
+    var row = trace
+    row.id = nil
     return try store.writeTransaction { try $0.insert(row) }
   }
 
   /// The steps of one execution, in step order.
-  public func traces(executionID: String) throws -> [AgentTraceRecord] {
+  public func traces(executionID: String) throws -> [Trace] {
     try checkOpen()
-    return try store.readTransaction { try $0.traces(executionID: executionID) }.map(AgentTraceRecord.init)
+    return try store.readTransaction { try $0.traces(executionID: executionID) }
   }
 
   /// The most recent trace rows, newest first.
-  public func recentTraces(limit: Int = 50) throws -> [AgentTraceRecord] {
+  public func recentTraces(limit: Int = 50) throws -> [Trace] {
     try checkOpen()
-    return try store.readTransaction { try $0.recentTraces(limit: max(0, limit)) }.map(AgentTraceRecord.init)
+    return try store.readTransaction { try $0.recentTraces(limit: max(0, limit)) }
   }
 
   // MARK: - Pending calls
@@ -164,22 +161,22 @@ public struct AgentRecords: EnginePart {
   }
 
   /// The pending call with `id`, or nil.
-  public func pendingCall(_ id: Int64) throws -> PendingCallRecord? {
+  public func pendingCall(_ id: Int64) throws -> PendingCall? {
     try checkOpen()
-    return try store.readTransaction { try $0.fetch(PendingCall.self, id: id) }.map(PendingCallRecord.init)
+    return try store.readTransaction { try $0.fetch(PendingCall.self, id: id) }
   }
 
   /// Pending calls with `status`, oldest first.
-  public func pendingCalls(status: PendingCallRecord.Status) throws -> [PendingCallRecord] {
+  public func pendingCalls(status: PendingCallStatus) throws -> [PendingCall] {
     try checkOpen()
     let stored = status
-    return try store.readTransaction { try $0.pendingCalls(status: stored) }.map(PendingCallRecord.init)
+    return try store.readTransaction { try $0.pendingCalls(status: stored) }
   }
 
   /// Moves pending call `id` to `status` (with `error` when it failed).
   /// - Throws: `AgentRecordError.notFound` when no call has `id`.
   public func setPendingCallStatus(
-    _ id: Int64, to status: PendingCallRecord.Status, error: String? = nil, at date: Date = Date()
+    _ id: Int64, to status: PendingCallStatus, error: String? = nil, at date: Date = Date()
   ) throws {
     try checkOpen()
     let stored = status
@@ -193,11 +190,10 @@ public struct AgentRecords: EnginePart {
 
   /// At agent start: cancels every call still `pending` or `confirmed` (a confirmed call whose
   /// outcome was never recorded is not re-run blindly) and returns them as they now are.
-  public func cancelUnfinishedPendingCalls(at date: Date = Date()) throws -> [PendingCallRecord] {
+  public func cancelUnfinishedPendingCalls(at date: Date = Date()) throws -> [PendingCall] {
     try checkOpen()
     let time = date
-    return try store.writeTransaction { try $0.markUnfinishedPendingCallsCancelled(at: time) }.map(
-      PendingCallRecord.init)
+    return try store.writeTransaction { try $0.markUnfinishedPendingCallsCancelled(at: time) }
   }
 
   /// Confirms pending call `id` if it still waits (`pending` → `confirmed`, atomically);
@@ -214,7 +210,7 @@ public struct AgentRecords: EnginePart {
   /// Cancels those of `ids` that are still `pending` or `confirmed`; returns them as they now are.
   /// - Throws: store errors; nothing changes then.
   public func cancelUnfinishedPendingCalls(_ ids: [Int64], at date: Date = Date()) throws
-    -> [PendingCallRecord]
+    -> [PendingCall]
   {
     try checkOpen()
     let time = date
@@ -225,7 +221,7 @@ public struct AgentRecords: EnginePart {
         if let call = try connection.fetch(PendingCall.self, id: id) { cancelled.append(call) }
       }
       return cancelled
-    }.map(PendingCallRecord.init)
+    }
   }
 
   // MARK: - Skill state

@@ -39,9 +39,16 @@ public struct StructuredSummary: Sendable, Equatable {
       "quoted_message_ids": .array(quotedMessageIDs.map { .int(Int($0)) }),
       "span": .object([
         "first_message_id": .int(Int(firstMessageID)), "last_message_id": .int(Int(lastMessageID)),
-        "start": .string(MemoryContext.isoDay(start)), "end": .string(MemoryContext.isoDay(end)),
+        "start": .string(Self.isoDay(start)), "end": .string(Self.isoDay(end)),
       ]),
     ])
+  }
+
+  /// The stored span's day in UTC (`2024-05-01`): stored data, independent of who reads it.
+  static func isoDay(_ date: Date) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withFullDate]
+    return formatter.string(from: date)
   }
 
   /// Plain text for full-text search, embedding and prompts.

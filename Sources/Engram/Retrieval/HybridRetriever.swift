@@ -125,7 +125,6 @@ struct HybridRetriever: EnginePart {
     if candidate.neighbour { provenance.append("neighbour") }
     if candidate.speaker { provenance.append("speaker") }
     var metadata = (try? JSONValue.parse(text.metadataJSON))?.objectValue ?? [:]
-    if let kind = text.memoryKind { metadata["memory_kind"] = .string(kind.rawValue) }
     if let covered = text.coveredTurns {
       if let first = covered.first { metadata["first_message_id"] = .int(Int(first)) }
       if let last = covered.last { metadata["last_message_id"] = .int(Int(last)) }
@@ -134,7 +133,7 @@ struct HybridRetriever: EnginePart {
     return SearchHit(
       kind: row.kind, id: row.id, text: text.text, sessionID: row.sessionID, speaker: row.speaker,
       timestamp: row.timestamp, bm25: candidate.bm25, cosine: candidate.cosine, score: candidate.score,
-      provenance: provenance, metadata: metadata)
+      provenance: provenance, metadata: metadata, memoryKind: row.kind == .memory ? text.memoryKind : nil)
   }
 
   /// The half-open millisecond range of `since..<until` (nil when neither is given).

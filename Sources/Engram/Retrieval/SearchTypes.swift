@@ -45,6 +45,8 @@ public struct SearchFilters: Sendable, Equatable {
 public struct SearchHit: Sendable, Equatable {
   /// The item's kind.
   public var kind: ItemKind
+  /// What a memory records (fact, preference, ...); nil for turns and summaries.
+  public var memoryKind: MemoryKind?
   /// The item's id in its table.
   public var id: Int64
   /// The item's text.
@@ -68,11 +70,14 @@ public struct SearchHit: Sendable, Equatable {
   /// The item's metadata (e.g. LoCoMo `dia_id`).
   public var metadata: [String: JSONValue]
 
+  /// Creates a hit.
   public init(
     kind: ItemKind, id: Int64, text: String, sessionID: Int64?, speaker: String?, timestamp: Date,
-    bm25: Double?, cosine: Double?, score: Double, provenance: [String], metadata: [String: JSONValue]
+    bm25: Double?, cosine: Double?, score: Double, provenance: [String], metadata: [String: JSONValue],
+    memoryKind: MemoryKind? = nil
   ) {
     self.kind = kind
+    self.memoryKind = memoryKind
     self.id = id
     self.text = text
     self.sessionID = sessionID

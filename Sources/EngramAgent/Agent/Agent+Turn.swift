@@ -44,63 +44,73 @@ extension Agent {
     }
     let routeStart = ContinuousClock.now
     let routeStartedAt = clock.now
-    var steps: [PlanStep] = []
-    var source = RouteSource.none
-    var directAnswer: String?
-    var answerFromMemory = false
+    let plan: TurnPlan
+    let source: RouteSource
     do {
-      // Only the user's text is routed: retrieved memories never choose a skill.
-      let decision = try await router.route(text, clock: clock, scenario: configuration.scenario)
-      // The language model, when there is one, takes what the earlier stages leave: an
-      // unsure decision, or a request for no skill (it answers with the memories in hand).
-      if let decision, planner == nil || (decision.isConfident && decision.skillID != nil) {
-        source = RouteSource(decision.method)
-        if let skill = decision.skillID {
-          steps = [PlanStep(skill: skill, arguments: decision.arguments)]
-        } else {
-          answerFromMemory = true
-        }
-      } else if let planner {
-        let planned = try await planner.plan(
-          request: text, context: prompt.rendered, scenario: configuration.scenario,
-          partial: streamingOutput(for: execution))
-        source = .planner
-        switch planned.action {
-        case .skill(let step): steps = [step]
-        case .plan(let plan): steps = plan
-        case .final(let answer): directAnswer = answer
-        }
-      } else {
-        answerFromMemory = true
-      }
+      (plan, source) = try await route(text, prompt: prompt, execution: execution)
     } catch {
       await trace(
         execution, step: 0, skillID: nil, arguments: SkillArguments(), status: Self.status(for: error),
         error: error, startedAt: routeStartedAt, since: routeStart)
       return await fail(execution, error, language: language, skillID: nil)
     }
-    let routeSummary =
-      "\(source.rawValue): " + (answerFromMemory ? "no skill" : steps.map(\.skill).joined(separator: " -> "))
+    let first = plan.steps.first
     await trace(
-      execution, step: 0, skillID: steps.first?.skill, arguments: steps.first?.arguments ?? SkillArguments(),
-      status: .ok, result: directAnswer.map { _ in "\(source.rawValue): final" } ?? routeSummary,
-      startedAt: routeStartedAt, since: routeStart)
+      execution, step: 0, skillID: first?.skill, arguments: first?.arguments ?? SkillArguments(), status: .ok,
+      result: plan.summary(source: source), startedAt: routeStartedAt, since: routeStart)
     guard isCurrent(execution) else { return state }
-    if answerFromMemory {
+    return await dispatch(plan, source: source, text: text, context: context, execution: execution)
+  }
+
+  /// Where this turn goes: the router's decision, or the planner's when the router leaves the
+  /// turn to it (an unsure decision, or a request for no skill, with a language model on hand).
+  func route(_ text: String, prompt: PromptContext, execution: UUID) async throws -> (TurnPlan, RouteSource) {
+    // Only the user's text is routed: retrieved memories never choose a skill.
+    let decision = try await router.route(text, clock: configuration.clock, scenario: configuration.scenario)
+    if let decision, planner == nil || (decision.isConfident && decision.skillID != nil) {
+      let plan = decision.skillID.map {
+        TurnPlan.skills([PlanStep(skill: $0, arguments: decision.arguments)])
+      }
+      return (plan ?? .answerFromMemory, RouteSource(decision.method))
+    }
+    // The language model takes what the earlier stages leave (it answers with the memories
+    // in hand); without one, the memories answer.
+    guard let planner else { return (.answerFromMemory, .none) }
+    let planned = try await planner.plan(
+      request: text, context: prompt.rendered, scenario: configuration.scenario,
+      partial: streamingOutput(for: execution))
+    switch planned.action {
+    case .skill(let step): return (.skills([step]), .planner)
+    case .plan(let steps): return (.skills(steps), .planner)
+    case .final(let answer): return (.final(answer), .planner)
+    }
+  }
+
+  /// Carries out a routed turn: runs its skills, answers from memory, or says the final answer.
+  func dispatch(
+    _ plan: TurnPlan, source: RouteSource, text: String, context: SkillContext, execution: UUID
+  ) async -> AgentState {
+    let language = context.language
+    switch plan {
+    case .answerFromMemory:
       let output = answerWithoutSkill(text, context: context)
       return await finish(
         AgentReply(
           executionID: execution, text: output.text, outputs: [output], language: language,
           route: output.isMemoryAnswer ? .memory : source))
-    }
-    if steps.isEmpty {
-      let answer = directAnswer ?? Self.noSkillMessage(language)
+    case .final(let answer):
       return await finish(
         AgentReply(executionID: execution, text: answer, outputs: [], language: language, route: source))
+    case .skills(let steps) where steps.isEmpty:
+      return await finish(
+        AgentReply(
+          executionID: execution, text: Self.noSkillMessage(language), outputs: [], language: language,
+          route: source))
+    case .skills(let steps):
+      let run = TurnRun(
+        executionID: execution, context: context, route: source, queue: steps, total: steps.count)
+      return await advance(run)
     }
-    let run = TurnRun(
-      executionID: execution, context: context, route: source, queue: steps, total: steps.count)
-    return await advance(run)
   }
 
   /// Runs the queued steps in order until one needs confirmation, one fails, or all are done.
@@ -351,36 +361,23 @@ extension Agent {
 
   // MARK: - Context
 
-  /// The engine's memory context within the budget the catalog leaves, plus all preferences.
+  /// The engine's memory context within the budget the catalog leaves, plus all preferences,
+  /// from one engine call: the retrieved items carry their kinds, so nothing is read again.
   func buildContext(for text: String) async throws -> PromptContext {
     let catalog = registry.catalog(for: configuration.scenario)
     let memoryBudget = max(
       configuration.minimumMemoryBudget, configuration.contextBudget - TokenEstimator.estimate(catalog))
-    let engine = self.engine
     let memoryContext = try await engine.context(
       for: text, budget: memoryBudget, memoryCount: configuration.memoryCount,
       recentCount: configuration.recentCount, session: sessionID,
-      filters: SearchFilters(excludedSessions: [sessionID]))
-    let (preferences, recalled) = try await Self.offMain {
-      () throws -> ([String: String], [RecalledMemory]) in
-      var preferences: [String: String] = [:]
-      for preference in try engine.preferences() { preferences[preference.key] = preference.value }
-      let recalled = try memoryContext.memories.map { item -> RecalledMemory in
-        var kind: MemoryKind
-        switch item.kind {
-        case .message: kind = .conversationTurn
-        case .summary: kind = .conversationSummary
-        case .memory:
-          kind = try engine.memory(item.id).map { MemoryKind(rawValue: $0.kind.rawValue) } ?? .fact
-        }
-        return RecalledMemory(
-          id: item.id, text: item.text, kind: kind, date: item.date, score: item.score, speaker: item.speaker,
-          cosine: item.cosine, bm25: item.bm25)
-      }
-      return (preferences, recalled)
+      filters: SearchFilters(excludedSessions: [sessionID]), timeZone: configuration.clock.timeZone)
+    let recalled = memoryContext.memories.map { item in
+      RecalledMemory(
+        id: item.id, text: item.text, kind: item.kind, memoryKind: item.memoryKind, date: item.date,
+        score: item.score, speaker: item.speaker, cosine: item.cosine, bm25: item.bm25)
     }
     return PromptContext(
-      memory: memoryContext, recalled: recalled, preferences: preferences, catalog: catalog,
+      memory: memoryContext, recalled: recalled, preferences: memoryContext.allPreferences, catalog: catalog,
       budget: configuration.contextBudget)
   }
 
@@ -388,12 +385,12 @@ extension Agent {
 
   func trace(
     _ execution: UUID, step: Int, skillID: String?, arguments: SkillArguments,
-    status: AgentTraceRecord.Status,
+    status: TraceStatus,
     result: String? = nil, error: (any Error)? = nil, startedAt: Date, since start: ContinuousClock.Instant
   ) async {
     let elapsed = ContinuousClock.now - start
     let (seconds, attoseconds) = elapsed.components
-    let record = AgentTraceRecord(
+    let record = Trace(
       executionID: execution.uuidString, step: step, skillID: skillID,
       arguments: ArgumentsJSON.encode(arguments),
       result: result, status: status, startedAt: startedAt,
@@ -445,7 +442,7 @@ extension Agent {
     return result
   }
 
-  static func status(for error: any Error) -> AgentTraceRecord.Status {
+  static func status(for error: any Error) -> TraceStatus {
     switch reason(for: error) {
     case .cancelled: return .cancelled
     case .skill(.timeout): return .timeout
@@ -532,5 +529,31 @@ enum ArgumentsJSON {
       return "{}"
     }
     return String(decoding: data, as: UTF8.self)
+  }
+}
+
+/// Where a routed turn goes: the skills to run in order, an answer from the memories in hand
+/// (no skill fits), or the planner's own final answer.
+enum TurnPlan: Sendable, Equatable {
+  /// Run these steps in order (none: the planner planned nothing).
+  case skills([PlanStep])
+  /// No skill: answer from the retrieved memories (or small talk, or say what the agent can do).
+  case answerFromMemory
+  /// The planner's final answer, said as it is.
+  case final(String)
+
+  /// The steps to run (none unless `.skills`).
+  var steps: [PlanStep] {
+    if case .skills(let steps) = self { return steps }
+    return []
+  }
+
+  /// The routing trace's result: `rules: reminder.create`, `intent: no skill`, `planner: final`.
+  func summary(source: RouteSource) -> String {
+    switch self {
+    case .skills(let steps): return "\(source.rawValue): " + steps.map(\.skill).joined(separator: " -> ")
+    case .answerFromMemory: return "\(source.rawValue): no skill"
+    case .final: return "\(source.rawValue): final"
+    }
   }
 }

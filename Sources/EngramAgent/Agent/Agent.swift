@@ -29,7 +29,7 @@ public final class Agent {
   /// last time that were cancelled), or nil.
   public private(set) var startupNotice: String?
   /// The pending calls cancelled at start.
-  public private(set) var cancelledAtStart: [PendingCallRecord] = []
+  public private(set) var cancelledAtStart: [PendingCall] = []
   /// The prompt context of the latest turn, for display and debugging.
   public internal(set) var lastContext: PromptContext?
   /// The question the agent asked for a missing argument, answered by the next `send`; nil
@@ -126,7 +126,7 @@ public final class Agent {
       ProcessOwner.owner(ofExecution: call.executionID).map { !ProcessOwner.isAlive($0) } ?? true
     }
     let cancelled = try engine.agentRecords.cancelUnfinishedPendingCalls(
-      abandoned.map(\.id), at: configuration.clock.now)
+      abandoned.compactMap(\.id), at: configuration.clock.now)
     cancelledAtStart = cancelled
     let language = MessageLanguage.resolve(
       text: "", preference: try engine.preference(MessageLanguage.preferenceKey))

@@ -31,30 +31,17 @@ public struct EngineAgentMemory: AgentMemory {
     return hits.map(Self.recalled)
   }
 
-  /// A search hit as a recalled memory; memories keep their stored kind (fact, preference, ...).
+  /// A search hit as a recalled item, with its item kind and, for memories, its memory kind.
   public static func recalled(_ hit: SearchHit) -> RecalledMemory {
-    let kind: MemoryKind
-    if hit.kind == .memory, case .string(let stored)? = hit.metadata["memory_kind"] {
-      kind = MemoryKind(rawValue: stored)
-    } else {
-      kind = MemoryKind(rawValue: hit.kind.rawValue)
-    }
-    return RecalledMemory(
-      id: hit.id, text: hit.text, kind: kind, date: hit.timestamp, score: hit.score, speaker: hit.speaker,
-      cosine: hit.cosine, bm25: hit.bm25)
+    RecalledMemory(
+      id: hit.id, text: hit.text, kind: hit.kind, memoryKind: hit.memoryKind, date: hit.timestamp,
+      score: hit.score, speaker: hit.speaker, cosine: hit.cosine, bm25: hit.bm25)
   }
 
-  /// Stores a memory. Kinds the engine lacks map to the nearest: `reminder` becomes `event`,
-  /// unknown names become `fact` (a planner may invent kinds; the content matters more).
+  /// Stores a memory of `kind`, created now by `clock`.
   /// - Throws: `EngramError.emptyText`, embedder and store errors.
   public func remember(content: String, kind: MemoryKind) async throws -> Int64 {
-    try await engine.remember(content, kind: Self.engineKind(kind), at: clock.now)
-  }
-
-  /// The engine's memory kind for an agent memory kind (see `remember`).
-  public static func engineKind(_ kind: MemoryKind) -> Engram.MemoryKind {
-    if kind == .reminder { return .event }
-    return Engram.MemoryKind(rawValue: kind.rawValue) ?? .fact
+    try await engine.remember(content, kind: kind, at: clock.now)
   }
 
   /// Deletes memory `id`.
@@ -85,14 +72,14 @@ public struct EngineAgentMemory: AgentMemory {
   }
 
   /// Reminders or events due in `from..<to`, soonest first.
-  public func agenda(kind: AgentItemRecord.Kind, from: Date?, to: Date?) async throws -> [AgentItemRecord] {
+  public func agenda(kind: AgentItemKind, from: Date?, to: Date?) async throws -> [AgentItem] {
     let engine = engine
     return try await BlockingWork.run { try engine.agentRecords.agenda(kind: kind, from: from, to: to) }
   }
 
   /// Changes an item's title and/or time.
   /// - Throws: `AgentRecordError.notFound` (deleted meanwhile) or `.emptyField`; store errors.
-  public func updateItem(id: Int64, title: String?, date: Date?) async throws -> AgentItemRecord {
+  public func updateItem(id: Int64, title: String?, date: Date?) async throws -> AgentItem {
     let engine = engine
     return try await BlockingWork.run { try engine.agentRecords.updateItem(id, title: title, due: date) }
   }

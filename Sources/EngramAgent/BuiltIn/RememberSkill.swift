@@ -1,3 +1,5 @@
+import Engram
+
 /// `memory.remember`: stores a fact or preference the user states. A statement of where the
 /// user lives ("my home city is Lisbon", 我住在北京) also sets the `home_city` preference
 /// `weather.current` uses.
@@ -64,11 +66,19 @@ public struct RememberSkill: Skill {
     }
   }
 
+  /// The memory kind a `kind` argument names. A planner may invent kinds, and the content
+  /// matters more: `reminder` becomes `event`, anything else unknown (or nothing) `fact`.
+  static func memoryKind(named name: String?) -> MemoryKind {
+    guard let name else { return .fact }
+    if name == "reminder" { return .event }
+    return MemoryKind(rawValue: name) ?? .fact
+  }
+
   public func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput {
     guard let content = arguments["content"]?.stringValue else {
       throw SkillError.missingArgument(name: "content")
     }
-    let kind = MemoryKind(rawValue: arguments["kind"]?.stringValue ?? "fact")
+    let kind = Self.memoryKind(named: arguments["kind"]?.stringValue)
     let id = try await context.memory.remember(content: content, kind: kind)
     let extractor = PlaceExtractor(clock: context.clock)
     let homeCity = extractor.homeCity(statedIn: content) ?? extractor.homeCity(statedIn: context.userText)

@@ -130,7 +130,7 @@ public final class ChatSession {
     remindersCheckedAt = .now
     let engine = agent.engine
     let now = agent.configuration.clock.now
-    let due: [AgentItemRecord]
+    let due: [AgentItem]
     do {
       due = try await BlockingWork.run { try engine.agentRecords.deliverDueReminders(at: now) }
     } catch {

@@ -62,14 +62,14 @@ public enum RemindersCommand: Command {
     let now = clock.now
     let items = try await EngineAccess.withEngine(context, mode: due && !peek ? .readWrite : .readOnly) {
       engine in
-      try await BlockingWork.run { () throws -> [AgentItemRecord] in
+      try await BlockingWork.run { () throws -> [AgentItem] in
         if due && !peek { return try engine.agentRecords.deliverDueReminders(at: now) }
         if due {
           return try engine.agentRecords.agenda(
             kind: .reminder, to: now.addingTimeInterval(0.001), undeliveredOnly: true)
         }
         return try engine.agentRecords.agenda(kind: .reminder).filter { item in
-          (item.due ?? .distantPast) >= now || item.deliveredAt == nil
+          (item.dueAt ?? .distantPast) >= now || item.deliveredAt == nil
         }
       }
     }
@@ -93,7 +93,7 @@ public enum RemindersCommand: Command {
           let status = try await ShellCommand.run(
             exec, environment: environment.merging(writer.environment(for: item)) { $1 })
           if status != 0 {
-            writer.context.error.write("--exec exited with status \(status) for reminder #\(item.id)\n")
+            writer.context.error.write("--exec exited with status \(status) for reminder #\(item.id ?? 0)\n")
           }
         }
       }
@@ -109,7 +109,7 @@ struct ReminderWriter {
   let timeZone: TimeZone
 
   /// One item: `#12  2025-06-17 09:00 (Tue)  call the dentist` or a JSON object.
-  func write(_ item: AgentItemRecord, now: Date) throws {
+  func write(_ item: AgentItem, now: Date) throws {
     if json {
       try context.jsonLines.write(Record(item, timeZone: timeZone))
     } else {
@@ -118,10 +118,10 @@ struct ReminderWriter {
   }
 
   /// The environment `--exec` sees for `item`.
-  func environment(for item: AgentItemRecord) -> [String: String] {
+  func environment(for item: AgentItem) -> [String: String] {
     [
-      "ENGRAM_REMINDER_ID": String(item.id), "ENGRAM_REMINDER_TITLE": item.title,
-      "ENGRAM_REMINDER_DUE": item.due.map { DateParser.iso8601($0, timeZone: timeZone) } ?? "",
+      "ENGRAM_REMINDER_ID": String(item.id ?? 0), "ENGRAM_REMINDER_TITLE": item.title,
+      "ENGRAM_REMINDER_DUE": item.dueAt.map { DateParser.iso8601($0, timeZone: timeZone) } ?? "",
       "ENGRAM_REMINDER_BODY": item.body ?? "",
     ]
   }
@@ -135,12 +135,12 @@ struct ReminderWriter {
     var due: String?
     var deliveredAt: String?
 
-    init(_ item: AgentItemRecord, timeZone: TimeZone) {
-      id = item.id
+    init(_ item: AgentItem, timeZone: TimeZone) {
+      id = item.id ?? 0
       kind = item.kind.rawValue
       title = item.title
       body = item.body
-      due = item.due.map { DateParser.iso8601($0, timeZone: timeZone) }
+      due = item.dueAt.map { DateParser.iso8601($0, timeZone: timeZone) }
       deliveredAt = item.deliveredAt.map { DateParser.iso8601($0, timeZone: timeZone) }
     }
 
@@ -155,11 +155,11 @@ struct ReminderWriter {
 enum ReminderRendering {
   /// `#12  2025-06-17 09:00 (Tue)  call the dentist` (with `(late 2h)` for one delivered well
   /// after it was due).
-  static func line(_ item: AgentItemRecord, timeZone: TimeZone, now: Date) -> String {
+  static func line(_ item: AgentItem, timeZone: TimeZone, now: Date) -> String {
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = timeZone
     let when =
-      item.due.map { due -> String in
+      item.dueAt.map { due -> String in
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .weekday], from: due)
         let weekday = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][parts.weekday! - 1]
         return String(
@@ -167,9 +167,9 @@ enum ReminderRendering {
           parts.minute!)
           + " (\(weekday))"
       } ?? "(no date)"
-    var line = "#\(item.id)  \(when)  \(item.title)"
+    var line = "#\(item.id ?? 0)  \(when)  \(item.title)"
     if let body = item.body, !body.isEmpty { line += " — \(body)" }
-    if let due = item.due, now.timeIntervalSince(due) >= 3600 {
+    if let due = item.dueAt, now.timeIntervalSince(due) >= 3600 {
       line += " (late \(Int(now.timeIntervalSince(due) / 3600))h)"
     }
     return line

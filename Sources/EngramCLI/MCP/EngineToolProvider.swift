@@ -283,22 +283,22 @@ public struct EngineToolProvider: ToolProvider {
     let to = try date(arguments["to"], field: "to")?.end
     if let to, to <= from { throw ToolError("'from' must come before 'to'") }
     let kinds = (arguments["kinds"]?.arrayValue ?? [.string("reminder"), .string("event")]).compactMap {
-      $0.stringValue.flatMap(AgentItemRecord.Kind.init(rawValue:))
+      $0.stringValue.flatMap(AgentItemKind.init(rawValue:))
     }
     let limit = arguments["limit"]?.intValue ?? 100
     let engine = engine
-    let items = try await BlockingWork.run { () throws -> [AgentItemRecord] in
+    let items = try await BlockingWork.run { () throws -> [AgentItem] in
       try Set(kinds).flatMap { kind in
         try engine.agentRecords.agenda(kind: kind, from: from, to: to, limit: limit)
       }
-    }.sorted { ($0.due ?? .distantPast, $0.id) < ($1.due ?? .distantPast, $1.id) }.prefix(limit)
+    }.sorted { ($0.dueAt ?? .distantPast, $0.id ?? 0) < ($1.dueAt ?? .distantPast, $1.id ?? 0) }.prefix(limit)
     func iso(_ date: Date) -> String { DateParser.iso8601(date, timeZone: .current) }
     let value: JSONValue = [
       "items": .array(
         items.map { item in
           [
-            "id": .int(Int(item.id)), "kind": .string(item.kind.rawValue), "title": .string(item.title),
-            "body": item.body.map(JSONValue.string) ?? .null, "due": .string(item.due.map(iso) ?? ""),
+            "id": .int(Int(item.id ?? 0)), "kind": .string(item.kind.rawValue), "title": .string(item.title),
+            "body": item.body.map(JSONValue.string) ?? .null, "due": .string(item.dueAt.map(iso) ?? ""),
             "delivered_at": item.deliveredAt.map { .string(iso($0)) } ?? .null,
           ]
         })
@@ -306,7 +306,7 @@ public struct EngineToolProvider: ToolProvider {
     let text =
       items.isEmpty
       ? "Nothing due in that range."
-      : items.map { "\($0.kind.rawValue) #\($0.id) \($0.due.map(iso) ?? ""): \($0.title)" }.joined(
+      : items.map { "\($0.kind.rawValue) #\($0.id ?? 0) \($0.dueAt.map(iso) ?? ""): \($0.title)" }.joined(
         separator: "\n")
     return .structured(value, text: text)
   }

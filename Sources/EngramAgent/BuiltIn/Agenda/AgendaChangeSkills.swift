@@ -6,10 +6,10 @@ import Foundation
 /// asking for confirmation; several candidates are listed and the next line picks one.
 public struct AgendaCancelSkill: Skill {
   /// What is cancelled.
-  public let kind: AgentItemRecord.Kind
+  public let kind: AgentItemKind
 
   /// Creates the skill cancelling `kind` (`.reminder` or `.event`).
-  public init(kind: AgentItemRecord.Kind) { self.kind = kind == .reminder ? .reminder : .event }
+  public init(kind: AgentItemKind) { self.kind = kind == .reminder ? .reminder : .event }
 
   public var id: String { kind == .reminder ? "reminder.cancel" : "calendar.cancel" }
   public var displayName: String { kind == .reminder ? "Cancel reminder" : "Cancel event" }
@@ -74,10 +74,10 @@ public struct AgendaCancelSkill: Skill {
 /// keeps its time of day; a day and a time before the new one say which item is meant.
 public struct AgendaUpdateSkill: Skill {
   /// What is changed.
-  public let kind: AgentItemRecord.Kind
+  public let kind: AgentItemKind
 
   /// Creates the skill changing `kind` (`.reminder` or `.event`).
-  public init(kind: AgentItemRecord.Kind) { self.kind = kind == .reminder ? .reminder : .event }
+  public init(kind: AgentItemKind) { self.kind = kind == .reminder ? .reminder : .event }
 
   public var id: String { kind == .reminder ? "reminder.update" : "calendar.update" }
   public var displayName: String { kind == .reminder ? "Change reminder" : "Reschedule event" }
@@ -196,15 +196,16 @@ public struct AgendaUpdateSkill: Skill {
     guard let id = arguments["id"]?.intValue else { throw SkillError.missingArgument(name: "id") }
     let updated = try await context.memory.updateItem(
       id: Int64(id), title: arguments["title"]?.stringValue, date: arguments["when"]?.dateValue)
-    let when = updated.due.map { TextCues.render($0, clock: context.clock, language: context.language) } ?? ""
+    let when =
+      updated.dueAt.map { TextCues.render($0, clock: context.clock, language: context.language) } ?? ""
     let noun = AgendaWords.noun(updated.kind, context.language)
     let message =
       context.language == .english
       ? "Done: the \(noun) “\(updated.title)” is now at \(when)." : "好的：\(noun)「\(updated.title)」已改到 \(when)。"
     return .changed(
       CreatedItem(
-        kind: updated.kind == .reminder ? .reminder : .event, id: updated.id, title: updated.title,
-        date: updated.due),
+        kind: updated.kind == .reminder ? .reminder : .event, id: updated.id ?? 0, title: updated.title,
+        date: updated.dueAt),
       message: message)
   }
 }
@@ -243,15 +244,15 @@ enum AgendaChange {
   }
 
   /// Whether `text` names the kind (or an item of it, by its usual nouns).
-  static func mentionsKind(_ kind: AgentItemRecord.Kind, _ text: String) -> Bool {
+  static func mentionsKind(_ kind: AgentItemKind, _ text: String) -> Bool {
     kind == .reminder
       ? TextCues.containsAny(text, ["reminder", "alarm", "提醒", "闹钟"])
       : TextCues.containsAny(
         text, ["meeting", "event", "appointment", "calendar", "会议", "日程", "开会", "预约", "活动", "约会", "聚餐", "面试"])
   }
 
-  static func kind(of arguments: SkillArguments, default kind: AgentItemRecord.Kind) -> AgentItemRecord.Kind {
-    arguments["kind"]?.stringValue.flatMap(AgentItemRecord.Kind.init(rawValue:)) ?? kind
+  static func kind(of arguments: SkillArguments, default kind: AgentItemKind) -> AgentItemKind {
+    arguments["kind"]?.stringValue.flatMap(AgentItemKind.init(rawValue:)) ?? kind
   }
 
   static func current(_ arguments: SkillArguments, context: SkillContext) -> (title: String, when: String) {
@@ -267,21 +268,22 @@ enum AgendaChange {
   /// Finds the item and fills `id`, `kind`, `current_title` and `current_when`; asks which
   /// one when several fit, or replies that none does.
   static func prepare(
-    _ arguments: SkillArguments, kind: AgentItemRecord.Kind, verb: AgendaTarget.Verb, context: SkillContext
+    _ arguments: SkillArguments, kind: AgentItemKind, verb: AgendaTarget.Verb, context: SkillContext
   ) async throws -> SkillPreparation {
     let finder = AgendaTarget(kind: kind, verb: verb)
     switch try await finder.resolve(arguments, context: context) {
     case .found(let item):
       var ready = arguments
-      ready["id"] = .int(Int(item.id))
+      ready["id"] = .int(Int(item.id ?? 0))
       ready["kind"] = .string(item.kind.rawValue)
       ready["current_title"] = .string(item.title)
-      if let due = item.due { ready["current_when"] = .date(due) }
+      if let due = item.dueAt { ready["current_when"] = .date(due) }
       ready["candidates"] = nil
       return .ready(ready)
     case .several(let items):
       var asking = arguments
-      asking["candidates"] = .string(items.prefix(10).map { String($0.id) }.joined(separator: ","))
+      asking["candidates"] = .string(
+        items.prefix(10).compactMap(\.id).map(String.init).joined(separator: ","))
       asking["target"] = nil
       asking["at"] = nil
       return .ask(

@@ -7,10 +7,10 @@ import Foundation
 /// due but not yet delivered). Events listings also show the reminders due in the stretch.
 public struct AgendaListSkill: Skill {
   /// What is listed.
-  public let kind: AgentItemRecord.Kind
+  public let kind: AgentItemKind
 
   /// Creates the skill listing `kind` (`.reminder` or `.event`).
-  public init(kind: AgentItemRecord.Kind) { self.kind = kind == .reminder ? .reminder : .event }
+  public init(kind: AgentItemKind) { self.kind = kind == .reminder ? .reminder : .event }
 
   public var id: String { kind == .reminder ? "reminder.list" : "calendar.list" }
   public var displayName: String { kind == .reminder ? "List reminders" : "Show calendar" }
@@ -60,17 +60,17 @@ public struct AgendaListSkill: Skill {
     let language = context.language
     let written = arguments["at"]?.stringValue
     let span = written.flatMap { AgendaWords.span(in: $0, clock: clock)?.span }
-    var items: [AgentItemRecord]
+    var items: [AgentItem]
     if let span {
       items = try await context.memory.agenda(kind: kind, from: span.lowerBound, to: span.upperBound)
       if kind == .event {
         items += try await context.memory.agenda(kind: .reminder, from: span.lowerBound, to: span.upperBound)
-        items.sort { ($0.due ?? .distantPast, $0.id) < ($1.due ?? .distantPast, $1.id) }
+        items.sort { ($0.dueAt ?? .distantPast, $0.id ?? 0) < ($1.dueAt ?? .distantPast, $1.id ?? 0) }
       }
     } else {
       // Upcoming; for reminders also those already due that were never delivered.
       items = try await context.memory.agenda(kind: kind, from: nil, to: nil).filter { item in
-        (item.due ?? .distantPast) >= clock.now || (kind == .reminder && item.deliveredAt == nil)
+        (item.dueAt ?? .distantPast) >= clock.now || (kind == .reminder && item.deliveredAt == nil)
       }
     }
     let limit = 50
@@ -86,7 +86,7 @@ public struct AgendaListSkill: Skill {
     if items.count > limit {
       title += language == .english ? " (the first \(limit))" : "（前 \(limit) 条）"
     }
-    return .agenda(title: title, ids: shown.map(\.id), lines: lines)
+    return .agenda(title: title, ids: shown.compactMap(\.id), lines: lines)
   }
 
   private func heading(stretch: String?, count: Int, language: MessageLanguage) -> String {

@@ -6,7 +6,7 @@ import Foundation
 /// conversation), or, after the agent listed several, a number or id picking one.
 struct AgendaTarget {
   /// The kind the skill acts on; the other kind is searched when none of this one fits.
-  var kind: AgentItemRecord.Kind
+  var kind: AgentItemKind
   /// The skill asking (for its question texts).
   var verb: Verb
 
@@ -14,8 +14,8 @@ struct AgendaTarget {
 
   /// The outcome of a search.
   enum Outcome {
-    case found(AgentItemRecord)
-    case several([AgentItemRecord])
+    case found(AgentItem)
+    case several([AgentItem])
     case none(said: String?)
   }
 
@@ -27,9 +27,9 @@ struct AgendaTarget {
     let clock = context.clock
     // Everything not yet past (from the start of today), and reminders not yet delivered.
     let startOfToday = clock.calendar.startOfDay(for: clock.now)
-    func items(_ kind: AgentItemRecord.Kind) async throws -> [AgentItemRecord] {
+    func items(_ kind: AgentItemKind) async throws -> [AgentItem] {
       try await memory.agenda(kind: kind, from: nil, to: nil).filter { item in
-        (item.due ?? .distantPast) >= startOfToday || (item.kind == .reminder && item.deliveredAt == nil)
+        (item.dueAt ?? .distantPast) >= startOfToday || (item.kind == .reminder && item.deliveredAt == nil)
       }
     }
     let own = try await items(kind)
@@ -83,33 +83,33 @@ struct AgendaTarget {
 
   /// The items at the time `at` names (to the minute, when it has a time and some are), else
   /// on its day.
-  static func narrow(_ items: [AgentItemRecord], to at: DateExpressionMatch, calendar: Calendar)
-    -> [AgentItemRecord]
+  static func narrow(_ items: [AgentItem], to at: DateExpressionMatch, calendar: Calendar)
+    -> [AgentItem]
   {
     guard at.hasDay else {
       // A time alone ("the 3pm one"): the items at that time of day, whatever the day.
       guard at.hasTime, at.periodHours == nil else { return items }
       let wanted = calendar.dateComponents([.hour, .minute], from: at.date)
       return items.filter { item in
-        item.due.map { calendar.dateComponents([.hour, .minute], from: $0) == wanted } ?? false
+        item.dueAt.map { calendar.dateComponents([.hour, .minute], from: $0) == wanted } ?? false
       }
     }
-    let sameDay = items.filter { $0.due.map { calendar.isDate($0, inSameDayAs: at.date) } ?? false }
+    let sameDay = items.filter { $0.dueAt.map { calendar.isDate($0, inSameDayAs: at.date) } ?? false }
     guard at.hasTime else { return sameDay }
     if let hours = at.periodHours {
       // "Saturday afternoon": the items of that day within the period.
       let inPeriod = sameDay.filter { item in
-        item.due.map { hours.contains(calendar.component(.hour, from: $0)) } ?? false
+        item.dueAt.map { hours.contains(calendar.component(.hour, from: $0)) } ?? false
       }
       return inPeriod.isEmpty ? sameDay : inPeriod
     }
-    let sameTime = sameDay.filter { abs(($0.due ?? .distantPast).timeIntervalSince(at.date)) < 60 }
+    let sameTime = sameDay.filter { abs(($0.dueAt ?? .distantPast).timeIntervalSince(at.date)) < 60 }
     return sameTime.isEmpty ? sameDay : sameTime
   }
 
   /// The candidate an answer picks: its number in the list (`2`, `the second`, 第二个), its
   /// id (`#12`), or title words only one of them has.
-  static func pick(_ answer: String, among candidates: [AgentItemRecord]) -> Outcome? {
+  static func pick(_ answer: String, among candidates: [AgentItem]) -> Outcome? {
     guard !candidates.isEmpty else { return nil }
     let trimmed = answer.lowercased().trimmingCharacters(in: .whitespacesAndNewlines)
     if trimmed.hasPrefix("#"), let id = Int64(trimmed.dropFirst()) {
@@ -175,7 +175,7 @@ struct AgendaTarget {
     }
   }
 
-  func whichQuestion(_ items: [AgentItemRecord], clock: AgentClock, language: MessageLanguage) -> String {
+  func whichQuestion(_ items: [AgentItem], clock: AgentClock, language: MessageLanguage) -> String {
     let lines = items.prefix(10).enumerated().map { offset, item in
       AgendaWords.line(item, clock: clock, language: language, number: offset + 1)
     }

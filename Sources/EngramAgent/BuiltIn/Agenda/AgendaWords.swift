@@ -261,23 +261,24 @@ enum AgendaWords {
 
   /// One line of a listing: `“call the dentist” 2025-06-17 09:00 (Tue) #12`.
   static func line(
-    _ item: AgentItemRecord, clock: AgentClock, language: MessageLanguage, number: Int? = nil,
+    _ item: AgentItem, clock: AgentClock, language: MessageLanguage, number: Int? = nil,
     marksReminders: Bool = false
   ) -> String {
-    let when = item.due.map { TextCues.render($0, clock: clock, language: language) } ?? ""
+    let when = item.dueAt.map { TextCues.render($0, clock: clock, language: language) } ?? ""
     let prefix = number.map { "\($0). " } ?? ""
+    let id = item.id.map(String.init) ?? "-"
     switch language {
     case .english:
       let kind = marksReminders && item.kind == .reminder ? " (reminder)" : ""
-      return "\(prefix)“\(item.title)” \(when)\(kind) #\(item.id)"
+      return "\(prefix)“\(item.title)” \(when)\(kind) #\(id)"
     case .chinese:
       let kind = marksReminders && item.kind == .reminder ? "（提醒）" : ""
-      return "\(prefix)「\(item.title)」\(when)\(kind) #\(item.id)"
+      return "\(prefix)「\(item.title)」\(when)\(kind) #\(id)"
     }
   }
 
   /// The noun of a kind.
-  static func noun(_ kind: AgentItemRecord.Kind, _ language: MessageLanguage) -> String {
+  static func noun(_ kind: AgentItemKind, _ language: MessageLanguage) -> String {
     switch (kind, language) {
     case (.reminder, .english): return "reminder"
     case (.reminder, .chinese): return "提醒"
