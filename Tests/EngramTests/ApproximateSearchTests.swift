@@ -8,11 +8,12 @@ import Testing
 /// `EngramConfiguration.approximate`, bypassed by `search(exact:)`, reported by
 /// `vectorIndexStatistics`, and close to the exact scan.
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct ApproximateSearchTests {
-  /// 600 turns about 60 topics; the lists are built inside the ingest that crosses 300 rows.
+  /// 600 turns about 60 topics; the lists are built over all of them, inside the last
+  /// embedding batch of the ingest (256 turns a batch: the third crosses 520 rows).
   func engine(in folder: TemporaryFolder) async throws -> MemoryEngine {
     var configuration = hashingConfiguration(dimension: 64)
     configuration.approximate = ApproximateConfiguration(
-      threshold: 300, targetRecall: 0.9, lists: 16, build: .inline, calibrationQueries: 64)
+      threshold: 520, targetRecall: 0.9, lists: 16, build: .inline, calibrationQueries: 64)
     let engine = try MemoryEngine(path: folder.path("ann.sqlite"), configuration: configuration)
     let start = Date(timeIntervalSince1970: 1_700_000_000)
     let turns = (0..<600).map { index in
