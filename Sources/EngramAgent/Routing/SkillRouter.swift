@@ -150,49 +150,129 @@ public final class SkillRouter: Sendable {
     registry.skills(in: scenario).first { $0.claims(text, clock: clock) }
   }
 
+  /// What the stages of one routing share: the request, and what earlier stages found.
+  public struct RoutingState: Sendable {
+    /// The request.
+    public var text: String
+    /// The clock dates resolve against.
+    public var clock: AgentClock
+    /// The skills that may be chosen.
+    public var scenario: SkillScenario
+    /// The rule candidates of skills the intent model does not know, best first.
+    public var candidates: [RouteCandidate]
+    /// The intent model's choice when it was unsure (a later stage may still decide).
+    public var unsureModelChoice: RouteDecision?
+  }
+
+  /// The stages `route` runs, in order: each returns a decision, or nil to let the next
+  /// stage decide.
+  public enum Stage: String, Sendable, CaseIterable {
+    /// A skill's high-precision pattern (an arithmetic expression, an explicit "remind me to
+    /// … at …").
+    case explicitPattern
+    /// One best rule candidate among the skills the intent model does not know (an
+    /// application's own).
+    case applicationRules
+    /// The intent model (a skill or no skill), when it is sure.
+    case intentModel
+    /// Embedding similarity among the tied rule candidates, or the skills the model does
+    /// not know, when the text is mostly words the embedder knows.
+    case similarity
+    /// What is left: the model's unsure choice, else the first tied rule candidate.
+    case fallback
+  }
+
+  /// The stages of the full router.
+  public static let stages = Stage.allCases
+  /// The stages of the rules-only baseline (`routeByRules`): patterns and rules, ties
+  /// broken by registration order.
+  public static let ruleStages: [Stage] = [.explicitPattern, .applicationRules, .fallback]
+
   /// The rule stages alone: a high-precision pattern, else the best rule candidate (ties
   /// broken by registration order), else nil.
   public func routeByRules(_ text: String, clock: AgentClock, scenario: SkillScenario = .all)
     -> RouteDecision?
   {
-    if let skill = claimingSkill(for: text, clock: clock, scenario: scenario) {
-      return RouteDecision(
-        skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules,
-        score: 1)
+    var state = RoutingState(
+      text: text, clock: clock, scenario: scenario,
+      candidates: ruleCandidates(for: text, clock: clock, scenario: scenario), unsureModelChoice: nil)
+    for stage in Self.ruleStages {
+      // Synchronous stages only: the rule stages never embed.
+      if let decision = decideByRules(stage, &state, tiesAllowed: true) { return decision }
     }
-    let candidates = ruleCandidates(for: text, clock: clock, scenario: scenario)
-    guard let best = candidates.first else { return nil }
-    let tied = candidates.count > 1 && candidates[1].score == best.score
-    return RouteDecision(
-      skillID: best.skillID, arguments: best.arguments, method: tied ? .tieBreak : .rules, score: best.score,
-      ruleCandidates: candidates)
+    return nil
   }
 
-  /// Routes `text` through the stages (see the type's summary).
+  /// Routes `text` through the stages (see the type's summary and `Stage`).
   /// - Throws: `RouterError` or the embedding's error.
   public func route(_ text: String, clock: AgentClock, scenario: SkillScenario = .all) async throws
     -> RouteDecision?
   {
-    if let skill = claimingSkill(for: text, clock: clock, scenario: scenario) {
+    var state = RoutingState(
+      text: text, clock: clock, scenario: scenario,
+      candidates: ruleCandidates(for: text, clock: clock, scenario: scenario), unsureModelChoice: nil)
+    for stage in Self.stages {
+      if let decision = try await decide(stage, &state) { return decision }
+    }
+    return nil
+  }
+
+  /// One stage's decision, or nil.
+  /// - Throws: `RouterError` or the embedding's error (similarity only).
+  public func decide(_ stage: Stage, _ state: inout RoutingState) async throws -> RouteDecision? {
+    switch stage {
+    case .explicitPattern, .applicationRules, .fallback:
+      return decideByRules(stage, &state, tiesAllowed: false)
+    case .intentModel:
+      return decideByModel(&state)
+    case .similarity:
+      return try await decideBySimilarity(state)
+    }
+  }
+
+  /// The synchronous stages. With `tiesAllowed` (the rules-only baseline) the best of tied
+  /// rule candidates wins at once, by registration order.
+  private func decideByRules(_ stage: Stage, _ state: inout RoutingState, tiesAllowed: Bool)
+    -> RouteDecision?
+  {
+    let (text, clock, candidates) = (state.text, state.clock, state.candidates)
+    switch stage {
+    case .explicitPattern:
+      guard let skill = claimingSkill(for: text, clock: clock, scenario: state.scenario) else { return nil }
       return RouteDecision(
         skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules,
         score: 1)
-    }
-    let candidates = ruleCandidates(for: text, clock: clock, scenario: scenario)
-    if let best = candidates.first, candidates.count == 1 || candidates[1].score < best.score {
+    case .applicationRules:
+      guard let best = candidates.first else { return nil }
+      let tied = candidates.count > 1 && candidates[1].score == best.score
+      if tied && !tiesAllowed { return nil }
       return RouteDecision(
-        skillID: best.skillID, arguments: best.arguments, method: .rules, score: best.score,
+        skillID: best.skillID, arguments: best.arguments, method: tied ? .tieBreak : .rules,
+        score: best.score,
         ruleCandidates: candidates)
+    case .fallback:
+      if let choice = state.unsureModelChoice { return choice }
+      guard let best = candidates.first else { return nil }
+      return RouteDecision(
+        skillID: best.skillID, arguments: best.arguments, method: .tieBreak, score: best.score,
+        ruleCandidates: candidates)
+    case .intentModel, .similarity:
+      return nil
     }
-    let offered = registry.skills(in: scenario)
-    var modelChoice: RouteDecision?
-    if let classifier, candidates.isEmpty {
-      let prediction = classifier.predict(text)
-      // The most probable label the scenario offers (a disabled skill cannot be chosen); a
-      // destructive skill only when the model is clearly sure of it, else the next label,
-      // and the decision is unsure (a language model, when there is one, decides).
-      var passedOver = false
-      if let best = prediction.ranked.first(where: { label, probability in
+  }
+
+  /// The intent model, when no rule candidate competes: its most probable label the
+  /// scenario offers (a disabled skill cannot be chosen); a destructive skill only when the
+  /// model is clearly sure of it, else the next label, and the decision is unsure. An unsure
+  /// decision is kept for the fallback stage.
+  private func decideByModel(_ state: inout RoutingState) -> RouteDecision? {
+    guard let classifier, state.candidates.isEmpty else { return nil }
+    let (text, clock) = (state.text, state.clock)
+    let offered = registry.skills(in: state.scenario)
+    let prediction = classifier.predict(text)
+    var passedOver = false
+    guard
+      let best = prediction.ranked.first(where: { label, probability in
         guard label != IntentClassifier.noneLabel else { return true }
         guard let skill = offered.first(where: { $0.id == label }) else { return false }
         // Only the part of the request the model understands counts towards destroying.
@@ -201,36 +281,36 @@ public final class SkillRouter: Sendable {
           return false
         }
         return true
-      }) {
-        let skill = offered.first { $0.id == best.label }
-        let decision = RouteDecision(
-          skillID: skill?.id,
-          arguments: skill?.extractArguments(from: text, clock: clock) ?? SkillArguments(),
-          method: .intent, score: best.probability,
-          isConfident: !passedOver && best.probability >= intentThreshold, intent: prediction,
-          ruleCandidates: candidates)
-        if decision.isConfident { return decision }
-        modelChoice = decision
-      }
-    }
+      })
+    else { return nil }
+    let skill = offered.first { $0.id == best.label }
+    let decision = RouteDecision(
+      skillID: skill?.id, arguments: skill?.extractArguments(from: text, clock: clock) ?? SkillArguments(),
+      method: .intent, score: best.probability,
+      isConfident: !passedOver && best.probability >= intentThreshold, intent: prediction,
+      ruleCandidates: state.candidates)
+    if decision.isConfident { return decision }
+    state.unsureModelChoice = decision
+    return nil
+  }
+
+  /// Similarity only chooses among the tied rule candidates or the skills the intent model
+  /// does not know: measured on the training corpus, it is right less often than the model's
+  /// own unsure guess for the skills the model does know (`engram-bench agent
+  /// --cross-validate`).
+  private func decideBySimilarity(_ state: RoutingState) async throws -> RouteDecision? {
+    let candidates = state.candidates
     let tiedIDs = candidates.filter { $0.score == candidates.first?.score }.map(\.skillID)
-    // Similarity only chooses among skills the intent model does not know: measured on the
-    // training corpus, it is right less often than the model's own unsure guess for the
-    // skills the model does know (`engram-bench agent --cross-validate`).
-    let pool = tiedIDs.isEmpty ? offered.filter { !isModelled($0) }.map(\.id) : tiedIDs
-    if !pool.isEmpty, try await knownFraction(text) >= minimumKnownFraction,
-      let (id, cosine) = try await bestSemanticMatch(for: text, among: pool), cosine > semanticThreshold,
+    let pool =
+      tiedIDs.isEmpty ? registry.skills(in: state.scenario).filter { !isModelled($0) }.map(\.id) : tiedIDs
+    guard !pool.isEmpty, try await knownFraction(state.text) >= minimumKnownFraction,
+      let (id, cosine) = try await bestSemanticMatch(for: state.text, among: pool),
+      cosine > semanticThreshold,
       let skill = registry.skill(id: id)
-    {
-      return RouteDecision(
-        skillID: id, arguments: skill.extractArguments(from: text, clock: clock), method: .semantic,
-        score: Double(cosine), intent: modelChoice?.intent, ruleCandidates: candidates)
-    }
-    if let modelChoice { return modelChoice }
-    guard let best = candidates.first else { return nil }
+    else { return nil }
     return RouteDecision(
-      skillID: best.skillID, arguments: best.arguments, method: .tieBreak, score: best.score,
-      ruleCandidates: candidates)
+      skillID: id, arguments: skill.extractArguments(from: state.text, clock: state.clock), method: .semantic,
+      score: Double(cosine), intent: state.unsureModelChoice?.intent, ruleCandidates: candidates)
   }
 
   /// The share of `text`'s word pieces the embedding knows (1 when it cannot tell).
