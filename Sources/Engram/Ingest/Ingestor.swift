@@ -90,36 +90,56 @@ struct Ingestor: EnginePart {
   ) async throws -> IngestReport {
     try checkOpen()
     progress?(EngramProgress(phase: "parsing", done: 0, total: 1))
+    switch try Self.read(path: path, options: options) {
+    case .notes(let notes):
+      return try await store(notes, path: path, progress: progress)
+    case .conversations(let file):
+      let prefix =
+        file.format == .locomo
+        ? URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent + "/" : ""
+      return try await ingest(file, path: path, sessionPrefix: prefix, progress: progress)
+    }
+  }
+
+  /// What a path holds once parsed.
+  enum Parsed {
+    case conversations(ConversationFile)
+    case notes([NoteFile])
+  }
+
+  /// Reads and parses `path` (a file, or a folder of notes). The file's bytes are released
+  /// when this returns, before anything is stored: only the parsed turns stay in memory.
+  static func read(path: String, options: IngestOptions) throws(ImportError) -> Parsed {
     if InputFile.isFolder(path) {
       guard options.format == nil || options.format == .markdown else {
-        throw ImportError.unreadable(
-          path: path, reason: "it is a folder; only Markdown notes are read from a folder")
+        throw .unreadable(path: path, reason: "it is a folder; only Markdown notes are read from a folder")
       }
       let files = NoteFolder.files(in: path)
       guard !files.isEmpty else {
-        throw ImportError.unreadable(path: path, reason: "it is a folder without Markdown notes (.md)")
+        throw .unreadable(path: path, reason: "it is a folder without Markdown notes (.md)")
       }
-      var notes: [NoteFile] = []
       // Every note is read before anything is stored: a malformed one refuses the folder.
-      for file in files {
-        notes.append(try NoteFile.read(path: file))
-      }
-      return try await store(notes, path: path, progress: progress)
+      var notes: [NoteFile] = []
+      for file in files { notes.append(try NoteFile.read(path: file)) }
+      return .notes(notes)
     }
     let data = try InputFile.readAll(path)
     var options = options
-    let format = try options.format ?? ConversationFile.format(of: data, path: path)
+    let format: ConversationFile.Format
+    if let forced = options.format {
+      format = forced
+    } else {
+      format = try ConversationFile.format(of: data, path: path)
+    }
     if format == .markdown {
       let note = try NoteFile.parse(data, path: path)
-      guard !note.memories.isEmpty else { throw ImportError.empty(path: path) }
-      return try await store([note], path: path, progress: progress)
+      guard !note.memories.isEmpty else { throw .empty(path: path) }
+      return .notes([note])
     }
     options.format = format
-    let file = try ConversationFile.parse(
-      data, path: path, defaultSession: ConversationFile.defaultSession(path), options: options)
-    let prefix =
-      file.format == .locomo ? URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent + "/" : ""
-    return try await ingest(file, path: path, sessionPrefix: prefix, progress: progress)
+    return .conversations(
+      try ConversationFile.parse(
+        data, path: path, defaultSession: ConversationFile.defaultSession(path), options: options))
   }
 
   /// Stores the memories of notes, skipping those stored already (identical text).

@@ -122,9 +122,10 @@ extension ConversationFile {
   /// (`<Media omitted>`, `<attached: …>`, `image omitted`, and iOS's notes, which start with a
   /// left-to-right mark) are skipped; a trailing
   /// `<This message was edited>` is removed and kept as `edited` in the metadata. Dates are
-  /// read day first or month first as the file shows (a first number above 12 is a day, a
-  /// second one a month), else as `dateOrder` says, else day first; times carry no zone and
-  /// are read as UTC, like every zone-less date in an import file.
+  /// read as `dateOrder` says, else as the file shows (a first number above 12 is a day, a
+  /// second one a month), else day first; a date that contradicts the order refuses the
+  /// file. Times carry no zone and are read as UTC, like every zone-less date in an import
+  /// file.
   static func parseWhatsApp(
     _ bytes: UnsafeBufferPointer<UInt8>, path: String, defaultSession: String, dateOrder: DateOrder?
   ) throws(ImportError) -> ConversationFile {
