@@ -81,7 +81,8 @@ let package = Package(
       resources: [.copy("Fixtures")]
     ),
     .testTarget(
-      name: "EngramTests", dependencies: ["Engram", "EngramCore", "EngramStore", "EngramTestSupport"]),
+      name: "EngramTests", dependencies: ["Engram", "EngramCore", "EngramStore", "EngramTestSupport"],
+      resources: [.copy("Fixtures")]),
     .testTarget(
       name: "EngramAgentTests",
       dependencies: ["EngramAgent", "EngramTestSupport"],

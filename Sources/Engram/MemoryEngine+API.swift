@@ -208,21 +208,28 @@ extension MemoryEngine {
 
   // MARK: - Ingest (Ingestor)
 
-  /// Reads a conversation file and stores all of it, or nothing.
+  /// Reads a conversation export, or Markdown notes, and stores what is not stored yet.
   ///
-  /// Ingest is all-or-nothing per file: the file is parsed and embedded first, then every
-  /// session, turn and embedding is written in one transaction. A malformed line refuses
-  /// the file with its line number; cancellation (`Task.cancel()`) between embedding
-  /// batches stops before anything is written. Nothing already stored is touched.
+  /// The format is detected from the content unless `options.format` names it (see
+  /// `ConversationFile.Format` and `docs/ingest.md`). Ingest is idempotent and resumable:
+  /// every turn has a stable key (the format's message id, else a hash of session, time,
+  /// speaker and text) and a stored turn is skipped; turns are committed in batches, so a
+  /// stopped ingest keeps a prefix and running it again completes it. A malformed line or
+  /// record refuses the file with its line number before anything is stored. Markdown notes
+  /// (a `.md` file, or a folder of them, read recursively) become memories of kind `note`,
+  /// one per note or per heading section of a long note; an identical memory is not stored twice.
   ///
   /// - Parameters:
-  ///   - path: a JSONL or LoCoMo JSON file; `-` reads standard input.
+  ///   - path: a file (`-` reads standard input) or a folder of Markdown notes.
+  ///   - options: the format to force, and the order of day and month for WhatsApp dates.
   ///   - progress: called with the phase and counts as the work advances.
+  /// - Throws: `ImportError` for a file that cannot be read or parsed, `EngramError.cancelled`.
   @discardableResult
-  public func ingest(path: String, progress: (@Sendable (EngramProgress) -> Void)? = nil) async throws
-    -> IngestReport
-  {
-    try await ingestor.ingest(path: path, progress: progress)
+  public func ingest(
+    path: String, options: IngestOptions = IngestOptions(),
+    progress: (@Sendable (EngramProgress) -> Void)? = nil
+  ) async throws -> IngestReport {
+    try await ingestor.ingest(path: path, options: options, progress: progress)
   }
 
   /// Stores a parsed conversation file (see `ingest(path:progress:)`).

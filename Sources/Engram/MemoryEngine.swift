@@ -96,7 +96,7 @@ public final class MemoryEngine: EnginePart {
     access = AccessRecorder(store: store)
     retriever = HybridRetriever(resources: resources, access: access)
     writer = Writer(resources: resources)
-    ingestor = Ingestor(resources: resources)
+    ingestor = Ingestor(resources: resources, writer: writer)
     exporter = Exporter(resources: resources)
     importer = Importer(resources: resources)
     compactor = Compactor(resources: resources)

@@ -1,25 +1,41 @@
 import Foundation
 
-/// A conversation file parsed into sessions of turns, ready to be stored in one transaction.
+/// A conversation file parsed into sessions of turns, ready to be stored.
 ///
-/// Two formats are read:
+/// The formats read (see `docs/ingest.md` for each one's mapping):
 /// - JSONL per `schemas/conversation-import.schema.json`: one OpenAI-style message per line,
 ///   `{"role", "content", "session"?, "speaker"?, "timestamp"?, "metadata"?}`. Blank lines
 ///   are skipped. Turns without a `session` go to one session named after the file.
 /// - LoCoMo JSON: `speaker_a`, `speaker_b`, `session_N` lists of `{speaker, dia_id, text}`
 ///   and `session_N_date_time` (e.g. `1:56 pm on 8 May, 2023`).
+/// - ChatGPT's and Claude's data exports (`conversations.json`), WhatsApp's "Export chat"
+///   text and Telegram Desktop's JSON export (`result.json`).
 ///
-/// Parsing is all-or-nothing: the first malformed line refuses the whole file, with its
-/// line number, and nothing is stored.
+/// Markdown notes are not conversations: `NoteFile` reads them.
+///
+/// Parsing is all-or-nothing: the first malformed line or record refuses the whole file,
+/// with its line number, and nothing is stored.
 public struct ConversationFile: Sendable, Equatable {
   /// The sessions, in file order.
   public var sessions: [ConversationSession]
   /// The format the file was read as.
   public var format: Format
 
-  /// The formats a conversation file can have.
-  public enum Format: String, Sendable {
+  /// The formats `ingest` reads.
+  public enum Format: String, Sendable, CaseIterable {
+    /// ChatGPT's data export, `conversations.json`.
+    case chatgpt
+    /// Claude's data export, `conversations.json`.
+    case claude
+    /// WhatsApp's "Export chat" text file.
+    case whatsapp
+    /// Telegram Desktop's JSON export, `result.json` (one chat or all chats).
+    case telegram
+    /// Markdown notes (a file or a folder of them), stored as memories.
+    case markdown
+    /// One JSON message per line (`schemas/conversation-import.schema.json`).
     case jsonl
+    /// The LoCoMo benchmark's conversation JSON.
     case locomo
   }
 
@@ -37,31 +53,131 @@ public struct ConversationFile: Sendable, Equatable {
   /// Reads and parses a file; `-` reads standard input.
   ///
   /// - Throws: `ImportError` naming the path and line.
-  public static func read(path: String) throws(ImportError) -> ConversationFile {
-    // Standard input, FIFOs and pipes are read to their end like files; a folder is refused.
-    let data = try InputFile.readAll(path)
-    let defaultSession = path == "-" ? "stdin" : URL(fileURLWithPath: path).lastPathComponent
-    return try parse(data, path: path, defaultSession: defaultSession)
-  }
-
-  /// Parses file contents, detecting the format from the first non-blank character and keys.
-  public static func parse(_ data: Data, path: String, defaultSession: String) throws(ImportError)
+  public static func read(path: String, options: IngestOptions = IngestOptions()) throws(ImportError)
     -> ConversationFile
   {
-    guard String(data: data, encoding: .utf8) != nil else {
-      throw .invalidUTF8(path: path, line: firstInvalidUTF8Line(data))
-    }
-    let firstByte = data.first { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
-    guard let firstByte else { throw .empty(path: path) }
-    if firstByte == UInt8(ascii: "{"), let whole = try? JSONValue.parse(data),
-      let object = whole.objectValue, object["role"] == nil
-    {
-      guard object.keys.contains(where: { $0.hasPrefix("session_") }) else {
-        throw .unknownFormat(path: path)
+    // Standard input, FIFOs and pipes are read to their end like files; a folder is refused.
+    let data = try InputFile.readAll(path)
+    return try parse(data, path: path, defaultSession: defaultSession(path), options: options)
+  }
+
+  /// The session name of a file's turns that name none: the file's name.
+  static func defaultSession(_ path: String) -> String {
+    path == "-" ? "stdin" : URL(fileURLWithPath: path).lastPathComponent
+  }
+
+  /// Parses file contents in `options.format`, or the format detected from the content.
+  ///
+  /// - Throws: `ImportError`: `.malformed` with the line (and the record in the reason),
+  ///   `.invalidUTF8`, `.empty`, `.unknownFormat` (also for Markdown, which holds notes).
+  public static func parse(
+    _ data: Data, path: String, defaultSession: String, options: IngestOptions = IngestOptions()
+  ) throws(ImportError) -> ConversationFile {
+    let result: Result<ConversationFile, ImportError> = data.withUnsafeBytes { raw in
+      let bytes = raw.bindMemory(to: UInt8.self)
+      do throws(ImportError) {
+        try checkUTF8(bytes, path: path)
+        var format = options.format
+        if format == nil { format = try detect(bytes, path: path) }
+        switch format ?? .jsonl {
+        case .jsonl: return .success(try parseJSONL(data, path: path, defaultSession: defaultSession))
+        case .locomo: return .success(try parseLoCoMo(bytes, path: path))
+        case .chatgpt: return .success(try parseChatGPT(bytes, path: path))
+        case .claude: return .success(try parseClaude(bytes, path: path))
+        case .telegram: return .success(try parseTelegram(bytes, path: path))
+        case .whatsapp:
+          return .success(
+            try parseWhatsApp(bytes, path: path, defaultSession: defaultSession, dateOrder: options.dateOrder)
+          )
+        case .markdown: return .failure(.unknownFormat(path: path))
+        }
+      } catch {
+        return .failure(error)
       }
-      return try parseLoCoMo(object, path: path)
     }
-    return try parseJSONL(data, path: path, defaultSession: defaultSession)
+    return try result.get()
+  }
+
+  /// The format of file contents, detected as `parse` does.
+  /// - Throws: `ImportError`: `.invalidUTF8`, `.empty`, `.unknownFormat`.
+  public static func format(of data: Data, path: String) throws(ImportError) -> Format {
+    let result: Result<Format, ImportError> = data.withUnsafeBytes { raw in
+      let bytes = raw.bindMemory(to: UInt8.self)
+      do throws(ImportError) {
+        try checkUTF8(bytes, path: path)
+        return .success(try detect(bytes, path: path))
+      } catch {
+        return .failure(error)
+      }
+    }
+    return try result.get()
+  }
+
+  /// Refuses bytes that are not UTF-8, naming the first bad line.
+  static func checkUTF8(_ bytes: UnsafeBufferPointer<UInt8>, path: String) throws(ImportError) {
+    var iterator = bytes.makeIterator()
+    var decoder = UTF8()
+    while true {
+      switch decoder.decode(&iterator) {
+      case .scalarValue: continue
+      case .emptyInput: return
+      case .error: throw .invalidUTF8(path: path, line: firstInvalidUTF8Line(Data(bytes)))
+      }
+    }
+  }
+
+  /// The format of a file, from its content (and, for Markdown, its name).
+  ///
+  /// A JSON array of objects with `mapping` is ChatGPT's, with `chat_messages` Claude's; a
+  /// JSON object with `messages` or `chats` is Telegram's, with `session_N` keys LoCoMo's;
+  /// text whose first line starts like a WhatsApp message is WhatsApp's; front matter, a
+  /// heading or a `.md` name is Markdown; everything else is read as JSONL.
+  /// - Throws: `.empty` for a file with nothing in it, `.unknownFormat` for JSON of another kind.
+  static func detect(_ bytes: UnsafeBufferPointer<UInt8>, path: String) throws(ImportError) -> Format {
+    var scanner = JSONScanner(bytes)
+    var start = 0
+    if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { start = 3 }
+    start = scanner.skipWhitespace(start)
+    guard start < bytes.count else { throw .empty(path: path) }
+    let lineEnd = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+    let firstLine = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<lineEnd]), as: UTF8.self)
+    // WhatsApp's bracketed lines start with '[' too.
+    if WhatsAppLine(firstLine) != nil { return .whatsapp }
+    guard bytes[start] == UInt8(ascii: "[") || bytes[start] == UInt8(ascii: "{") else {
+      return NoteFile.looksLikeMarkdown(firstLine: firstLine, path: path) ? .markdown : .jsonl
+    }
+    let document: Range<Int>
+    do {
+      document = try scanner.document()
+    } catch {
+      // Several values, one per line, are JSONL; a first line that is no whole value is a
+      // document cut short or damaged.
+      if (try? JSONValue.parse(firstLine)) != nil { return .jsonl }
+      throw malformed(error, scanner: &scanner, path: path)
+    }
+    if bytes[start] == UInt8(ascii: "[") {
+      guard let elements = try? scanner.elements(of: document) else { return .jsonl }
+      guard let first = elements.first else { throw .empty(path: path) }
+      guard bytes[first.lowerBound] == UInt8(ascii: "{"),
+        let keys = try? scanner.members(of: first).map(\.key)
+      else { return .jsonl }
+      if keys.contains("mapping") { return .chatgpt }
+      if keys.contains("chat_messages") { return .claude }
+      throw .unknownFormat(path: path)
+    }
+    guard let keys = try? scanner.members(of: document).map(\.key) else { return .jsonl }
+    if keys.contains("role") { return .jsonl }
+    if keys.contains("messages") || keys.contains("chats") { return .telegram }
+    if keys.contains(where: { $0.hasPrefix("session_") }) { return .locomo }
+    throw .unknownFormat(path: path)
+  }
+
+  /// The line of the byte at `offset`.
+  static func malformed(
+    _ failure: JSONScanner.Failure, scanner: inout JSONScanner, path: String, record: String? = nil
+  ) -> ImportError {
+    let reason = record.map { "\($0): \(failure.reason)" } ?? failure.reason
+    return .malformed(path: path, line: scanner.line(at: failure.offset), reason: reason)
   }
 
   static func firstInvalidUTF8Line(_ data: Data) -> Int {
@@ -162,8 +278,18 @@ public struct ConversationFile: Sendable, Equatable {
       metadata: metadata, sourceLine: line)
   }
 
-  static func parseLoCoMo(_ object: [String: JSONValue], path: String) throws(ImportError) -> ConversationFile
+  static func parseLoCoMo(_ bytes: UnsafeBufferPointer<UInt8>, path: String) throws(ImportError)
+    -> ConversationFile
   {
+    let parsed: JSONValue
+    do {
+      parsed = try JSONValue.parse(Data(bytes))
+    } catch {
+      throw .malformed(path: path, line: 0, reason: "invalid JSON: \(error.reason)")
+    }
+    guard let object = parsed.objectValue else {
+      throw .malformed(path: path, line: 1, reason: "expected a JSON object")
+    }
     let speakerA = object["speaker_a"]?.stringValue
     var sessions: [ConversationSession] = []
     var number = 1

@@ -39,13 +39,16 @@ public struct ConversationTurn: Sendable, Equatable {
 public struct ConversationSession: Sendable, Equatable {
   /// The session's external name, unique within the file.
   public var name: String
+  /// A title for people (a conversation's or chat's name), when the format has one.
+  public var title: String?
   /// When the session started, when known.
   public var startedAt: Date?
   /// The turns, in order.
   public var turns: [ConversationTurn]
 
-  public init(name: String, startedAt: Date?, turns: [ConversationTurn]) {
+  public init(name: String, title: String? = nil, startedAt: Date?, turns: [ConversationTurn]) {
     self.name = name
+    self.title = title
     self.startedAt = startedAt
     self.turns = turns
   }

@@ -10,8 +10,19 @@ public enum ImportError: Error, Equatable, Sendable {
   case malformed(path: String, line: Int, reason: String)
   /// The file holds no turns.
   case empty(path: String)
-  /// The format could not be recognised (neither JSONL messages nor LoCoMo JSON).
+  /// The format could not be recognised (JSON that is none of the formats `ingest` reads).
   case unknownFormat(path: String)
+}
+
+extension ImportError {
+  /// Whether the file is simply not something `ingest` reads (an unknown format, or no
+  /// turns), rather than a damaged export: what a folder's other files are.
+  public var isNotAnExport: Bool {
+    switch self {
+    case .unknownFormat, .empty: return true
+    default: return false
+    }
+  }
 }
 
 extension ImportError: CustomStringConvertible {
@@ -23,7 +34,9 @@ extension ImportError: CustomStringConvertible {
       return line > 0 ? "\(path):\(line): \(reason)" : "\(path): \(reason)"
     case .empty(let path): return "\(path): no conversation turns found"
     case .unknownFormat(let path):
-      return "\(path): not a conversation file (expected JSONL messages or LoCoMo JSON)"
+      return
+        "\(path): not a conversation file (expected a ChatGPT, Claude, WhatsApp or Telegram export, "
+        + "Markdown notes, JSONL messages or LoCoMo JSON)"
     }
   }
 }

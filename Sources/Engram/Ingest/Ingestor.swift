@@ -34,6 +34,10 @@ public struct IngestReport: Sendable, Equatable {
   public var alreadyStored: Int = 0
   /// Turns an earlier, interrupted ingest stored without their embedding, embedded now.
   public var completed: Int = 0
+  /// Memories stored by this ingest (Markdown notes; conversations store turns).
+  public var memories: Int = 0
+  /// Memories of the notes stored already (identical text), not stored again.
+  public var memoriesAlreadyStored: Int = 0
 }
 
 /// The stable key of an ingested turn (see migration 10): FNV-1a over the format's message id,
@@ -70,22 +74,91 @@ enum TurnKey {
 
 struct Ingestor: EnginePart {
   let resources: EngineResources
+  /// Stores the memories Markdown notes give.
+  let writer: Writer
 
   /// How many turns one write transaction stores, and one embedding step embeds.
   static let textBatch = 2_000
   static let embeddingBatch = 256
 
-  /// Reads a conversation file and stores the turns not stored before.
+  /// Reads a conversation file (or Markdown notes: a note file, or a folder of them) and
+  /// stores the turns (or memories) not stored before.
   @discardableResult
-  func ingest(path: String, progress: (@Sendable (EngramProgress) -> Void)? = nil) async throws
-    -> IngestReport
-  {
+  func ingest(
+    path: String, options: IngestOptions = IngestOptions(),
+    progress: (@Sendable (EngramProgress) -> Void)? = nil
+  ) async throws -> IngestReport {
     try checkOpen()
     progress?(EngramProgress(phase: "parsing", done: 0, total: 1))
-    let file = try ConversationFile.read(path: path)
-    let prefix =
-      file.format == .locomo ? URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent + "/" : ""
-    return try await ingest(file, path: path, sessionPrefix: prefix, progress: progress)
+    switch try Self.read(path: path, options: options) {
+    case .notes(let notes):
+      return try await store(notes, path: path, progress: progress)
+    case .conversations(let file):
+      let prefix =
+        file.format == .locomo
+        ? URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent + "/" : ""
+      return try await ingest(file, path: path, sessionPrefix: prefix, progress: progress)
+    }
+  }
+
+  /// What a path holds once parsed.
+  enum Parsed {
+    case conversations(ConversationFile)
+    case notes([NoteFile])
+  }
+
+  /// Reads and parses `path` (a file, or a folder of notes). The file's bytes are released
+  /// when this returns, before anything is stored: only the parsed turns stay in memory.
+  static func read(path: String, options: IngestOptions) throws(ImportError) -> Parsed {
+    if InputFile.isFolder(path) {
+      guard options.format == nil || options.format == .markdown else {
+        throw .unreadable(path: path, reason: "it is a folder; only Markdown notes are read from a folder")
+      }
+      let files = NoteFolder.files(in: path)
+      guard !files.isEmpty else {
+        throw .unreadable(path: path, reason: "it is a folder without Markdown notes (.md)")
+      }
+      // Every note is read before anything is stored: a malformed one refuses the folder.
+      var notes: [NoteFile] = []
+      for file in files { notes.append(try NoteFile.read(path: file)) }
+      return .notes(notes)
+    }
+    let data = try InputFile.readAll(path)
+    var options = options
+    let format: ConversationFile.Format
+    if let forced = options.format {
+      format = forced
+    } else {
+      format = try ConversationFile.format(of: data, path: path)
+    }
+    if format == .markdown {
+      let note = try NoteFile.parse(data, path: path)
+      guard !note.memories.isEmpty else { throw .empty(path: path) }
+      return .notes([note])
+    }
+    options.format = format
+    return .conversations(
+      try ConversationFile.parse(
+        data, path: path, defaultSession: ConversationFile.defaultSession(path), options: options))
+  }
+
+  /// Stores the memories of notes, skipping those stored already (identical text).
+  func store(_ notes: [NoteFile], path: String, progress: (@Sendable (EngramProgress) -> Void)?)
+    async throws -> IngestReport
+  {
+    let memories = notes.flatMap(\.memories)
+    let fallbackDate = Date()
+    var report = IngestReport(path: path, format: .markdown, sessions: 0, turns: 0)
+    for (index, memory) in memories.enumerated() {
+      if Task.isCancelled { throw EngramError.cancelled }
+      let isNew = try await writer.remember(
+        memory.text, kind: .note, tags: memory.tags, at: memory.date ?? fallbackDate
+      ).isNew
+      if isNew { report.memories += 1 } else { report.memoriesAlreadyStored += 1 }
+      progress?(EngramProgress(phase: "embedding", done: index + 1, total: memories.count))
+    }
+    progress?(EngramProgress(phase: "done", done: memories.count, total: memories.count))
+    return report
   }
 
   /// Stores a parsed conversation file, idempotently and resumably: every turn has a stable
@@ -160,7 +233,8 @@ struct Ingestor: EnginePart {
             resolved[sessionIndex] = id
           } else {
             let started = session.startedAt ?? session.turns.first?.timestamp ?? fallbackDate
-            resolved[sessionIndex] = try connection.insert(Session(externalID: name, startedAt: started))
+            resolved[sessionIndex] = try connection.insert(
+              Session(externalID: name, title: session.title, startedAt: started))
           }
         }
         let messages = batch.map { sessionIndex, message -> Message in

@@ -45,6 +45,12 @@ public enum InputFile {
     }
   }
 
+  /// Whether `path` is a folder.
+  public static func isFolder(_ path: String) -> Bool {
+    var status = stat()
+    return path != "-" && stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+  }
+
   /// Whether `path` is a regular file (not standard input, a FIFO, a pipe or a device), so it
   /// can be read twice.
   public static func isRegularFile(_ path: String) -> Bool {

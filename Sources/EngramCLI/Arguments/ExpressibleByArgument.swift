@@ -87,6 +87,8 @@ extension ExpressibleByArgument where Self: CaseIterable & RawRepresentable, Raw
 
 extension SearchMode: ExpressibleByArgument {}
 extension ItemKind: ExpressibleByArgument {}
+extension ConversationFile.Format: ExpressibleByArgument {}
+extension DateOrder: ExpressibleByArgument {}
 
 /// A length of time given as `30d`, `12h` or `1h30m` (see ``DurationParser``).
 public struct TimeSpan: ExpressibleByArgument, Hashable {

@@ -2,72 +2,138 @@ import Engram
 import Foundation
 import Synchronization
 
-/// `engram ingest FILE...`: stores conversation logs (JSONL messages or LoCoMo JSON).
+/// `engram ingest [--format NAME] FILE|DIR...`: stores conversation exports and notes.
 public enum IngestCommand: Command {
   /// The command's declaration.
   public static let configuration = CommandConfiguration(
-    commandName: "ingest", abstract: "Store conversation files (JSONL messages or LoCoMo JSON).",
+    commandName: "ingest",
+    abstract:
+      "Store conversation exports (ChatGPT, Claude, WhatsApp, Telegram, JSONL, LoCoMo) and Markdown notes.",
     discussion: """
-      Each file is stored whole or not at all: a malformed line refuses the file with its
-      line number. Ctrl-C stops between embedding batches and leaves the file unstored.
+      The format is detected from each file's content; --format forces one. A folder is read
+      as its Markdown notes (at any depth) and each .json, .jsonl and .txt export in it.
+      Ingest is idempotent: a turn or note stored before is skipped, so a later export adds
+      only what is new. It is resumable: turns are stored in batches, and a stopped ingest is
+      completed by running it again. A malformed line or record refuses its file, with the
+      line number, before anything of it is stored. See docs/ingest.md.
       """)
 
   /// The command's options.
   public struct Options: ParsableOptions {
     @OptionGroup var database: DatabaseOptions
+    @Option(help: "Read the files as this format.", defaultDescription: "detected from the content")
+    var format: ConversationFile.Format?
+    @Option(
+      help: "The order of day and month in WhatsApp dates.",
+      defaultDescription: "as the file shows, else dmy")
+    var dateOrder: DateOrder?
     @Flag(help: ArgumentHelp.json) var json = false
-    @Argument(help: "Files to read; '-' reads standard input.") var file: [String]
+    @Argument(help: "Files or folders to read; '-' reads standard input.") var file: [String]
 
     /// The defaults.
     public init() {}
   }
 
-  /// Ingests each file in turn.
+  /// Ingests each file (and each entry of each folder) in turn.
   public static func run(_ options: Options, context: CommandContext) async throws {
     let files = options.file
     guard !files.isEmpty else { throw UsageError(.missingArgument("FILE")) }
     if files.filter({ $0 == "-" }).count > 1 {
       throw UsageError("standard input ('-') can be read only once")
     }
+    // A folder stands for its notes and exports; a folder with neither is refused now.
+    var entries: [(path: String, inFolder: Bool)] = []
+    for file in files {
+      guard InputFile.isFolder(file) else {
+        entries.append((file, false))
+        continue
+      }
+      let inside = IngestFolder.entries(file, format: options.format)
+      guard !inside.isEmpty else {
+        throw ImportError.unreadable(
+          path: file, reason: "the folder holds no Markdown notes and no .json, .jsonl or .txt exports")
+      }
+      entries += inside.map { ($0, $0 != file) }
+    }
+    let ingestOptions = IngestOptions(format: options.format, dateOrder: options.dateOrder)
     Interruption.install()
     defer { Interruption.uninstall() }
     try await EngineAccess.withEngine(context) { engine in
       var totalTurns = 0
-      for file in files {
+      var totalMemories = 0
+      for entry in entries {
         try Interruption.check()
-        let report = try await ingest(file, engine: engine, context: context)
+        let report: IngestReport
+        do {
+          report = try await ingest(entry.path, options: ingestOptions, engine: engine, context: context)
+        } catch let error as ImportError where entry.inFolder && error.isNotAnExport {
+          // A folder's other files (an export's account.json, a chat.html) are not exports.
+          if options.json {
+            try context.jsonLines.write(
+              ["file": .string(entry.path), "skipped": .string(error.description)] as JSONValue)
+          } else {
+            context.output.write("skipped \(entry.path): \(skipReason(error))\n")
+          }
+          continue
+        }
         totalTurns += report.turns
+        totalMemories += report.memories
         if options.json {
-          try context.jsonLines.write(
-            [
-              "file": .string(file), "format": .string(report.format.rawValue),
-              "sessions": .int(report.sessions),
-              "turns": .int(report.turns), "already_stored": .int(report.alreadyStored),
-              "completed": .int(report.completed),
-            ] as JSONValue)
+          var object: [String: JSONValue] = [
+            "file": .string(entry.path), "format": .string(report.format.rawValue),
+            "sessions": .int(report.sessions),
+            "turns": .int(report.turns), "already_stored": .int(report.alreadyStored),
+            "completed": .int(report.completed),
+          ]
+          if report.format == .markdown {
+            object["memories"] = .int(report.memories)
+            object["already_stored"] = .int(report.memoriesAlreadyStored)
+          }
+          try context.jsonLines.write(JSONValue.object(object))
         } else {
-          var line =
-            "ingested \(report.turns) turns in \(report.sessions) session\(report.sessions == 1 ? "" : "s") "
-            + "from \(file) (\(report.format.rawValue))"
-          if report.alreadyStored > 0 { line += "; \(report.alreadyStored) already stored, skipped" }
-          if report.completed > 0 { line += "; embedded \(report.completed) an interrupted ingest left" }
-          context.output.write(line + "\n")
+          context.output.write(line(for: report, file: entry.path) + "\n")
         }
       }
-      if files.count > 1 && !options.json {
-        context.output.write("ingested \(totalTurns) turns from \(files.count) files\n")
+      if entries.count > 1 && !options.json {
+        let memories =
+          totalMemories > 0 ? " and \(totalMemories) memor\(totalMemories == 1 ? "y" : "ies")" : ""
+        context.output.write("ingested \(totalTurns) turns\(memories) from \(entries.count) files\n")
       }
     }
   }
 
+  /// The summary line of one file's ingest.
+  static func line(for report: IngestReport, file: String) -> String {
+    if report.format == .markdown {
+      var line =
+        "ingested \(report.memories) memor\(report.memories == 1 ? "y" : "ies") from \(file) (markdown)"
+      if report.memoriesAlreadyStored > 0 {
+        line += "; \(report.memoriesAlreadyStored) already stored, skipped"
+      }
+      return line
+    }
+    var line =
+      "ingested \(report.turns) turns in \(report.sessions) session\(report.sessions == 1 ? "" : "s") "
+      + "from \(file) (\(report.format.rawValue))"
+    if report.alreadyStored > 0 { line += "; \(report.alreadyStored) already stored, skipped" }
+    if report.completed > 0 { line += "; embedded \(report.completed) an interrupted ingest left" }
+    return line
+  }
+
+  /// Why a folder's file was skipped, as the end of a sentence.
+  static func skipReason(_ error: ImportError) -> String {
+    if case .empty = error { return "no conversation turns in it" }
+    return "not a conversation export or note"
+  }
+
   /// Runs one file's ingest in a task that Ctrl-C cancels between embedding batches.
-  static func ingest(_ file: String, engine: MemoryEngine, context: CommandContext) async throws
-    -> IngestReport
+  static func ingest(_ file: String, options: IngestOptions, engine: MemoryEngine, context: CommandContext)
+    async throws -> IngestReport
   {
     let bar = Mutex<ProgressBar?>(nil)
     let label = file == "-" ? "ingest" : "ingest " + URL(fileURLWithPath: file).lastPathComponent
     let task = Task {
-      try await engine.ingest(path: file) { progress in
+      try await engine.ingest(path: file, options: options) { progress in
         guard progress.phase == "embedding" else { return }
         let current = bar.withLock { bar in
           if bar == nil { bar = ProgressBar(label: label, total: progress.total, context: context) }
