@@ -143,6 +143,14 @@ public final class MemoryEngine: EnginePart {
   /// How the vector index was loaded when the engine opened.
   public var indexSource: IndexSource { vectors.source }
 
+  /// Whether this memory should keep a vector snapshot and has no current one: the open
+  /// read every vector from the database, as every open will until a writer saves one
+  /// (`doctor(repair: true)` or any write). Read-only opens never do.
+  public var isMissingSnapshot: Bool {
+    vectors.snapshotURL != nil && vectors.source == .database
+      && vectors.keepsSnapshot(rows: vectors.index.count)
+  }
+
   /// Waits for a background build of the approximate lists this process started (seconds at
   /// 100,000 rows, minutes at a million), writes pending access statistics and, when this
   /// process changed the vector index and it still matches the database, its snapshot and

@@ -57,6 +57,36 @@ import Testing
     #expect(repaired.status == 0 && repaired.standardOutput.contains("tunes pianos"), "\(repaired)")
   }
 
+  /// Finding 3: a memory that lost its vector snapshot is slow to open for every read
+  /// command, which writes nothing; `query` says how to get the fast open back, `doctor`
+  /// fails naming it, and `doctor --repair` saves one.
+  @Test func aMissingSnapshotIsReportedAndRepaired() async throws {
+    let scratch = try ScratchFolder()
+    let path = try await scratch.initializedDatabase()
+    let lines = (0..<1_200).map { #"{"role":"user","content":"turn \#($0) about hiking"}"# }
+    let file = try scratch.write("turns.jsonl", lines.joined(separator: "\n"))
+    #expect(try await engram("ingest", "--db", path, file).status == 0)
+    let snapshot = path + ".vectors"
+    #expect(FileManager.default.fileExists(atPath: snapshot))
+    let quiet = try await engram("query", "--db", path, "hiking", "--mode", "keyword", "-k", "1")
+    #expect(!quiet.standardError.contains("snapshot"), "\(quiet.standardError)")
+    try FileManager.default.removeItem(atPath: snapshot)
+
+    let slow = try await engram("query", "--db", path, "hiking", "--mode", "keyword", "-k", "1")
+    #expect(slow.status == 0)
+    #expect(slow.standardError.contains("no current vector snapshot"), "\(slow.standardError)")
+    #expect(slow.standardError.contains("engram doctor --repair"))
+    #expect(!FileManager.default.fileExists(atPath: snapshot), "a read command wrote a file")
+    let doctor = try await engram("doctor", "--db", path)
+    #expect(doctor.status != 0)
+    #expect(doctor.standardOutput.contains("snapshot: missing"), "\(doctor.standardOutput)")
+    #expect(try await engram("doctor", "--db", path, "--repair").status == 0)
+    #expect(FileManager.default.fileExists(atPath: snapshot))
+    let fast = try await engram("query", "--db", path, "hiking", "--mode", "keyword", "-k", "1")
+    #expect(!fast.standardError.contains("snapshot"), "\(fast.standardError)")
+    #expect(try await engram("doctor", "--db", path).status == 0)
+  }
+
   /// Finding 6's help text: the usage line names the command once.
   @Test func helpNamesTheCommandOnce() async throws {
     let help = try await engram("help", "route")

@@ -129,6 +129,16 @@ struct Doctor: EnginePart {
   func snapshotCheck() throws -> DoctorReport.Check {
     let inUse = vectors.isFromSnapshot
     guard let url = vectors.snapshotURL, FileManager.default.fileExists(atPath: url.path) else {
+      let rows = vectors.index.count
+      if vectors.snapshotURL != nil, vectors.keepsSnapshot(rows: rows) {
+        // Every open then reads every vector from the table (seconds on a large memory),
+        // and read-only commands never write one.
+        return DoctorReport.Check(
+          name: "snapshot", ok: false,
+          detail:
+            "missing: every open reads the \(rows) vectors from the database; a repair (or any write) saves one"
+        )
+      }
       return DoctorReport.Check(
         name: "snapshot", ok: true, detail: "none (the index is built from the database)")
     }

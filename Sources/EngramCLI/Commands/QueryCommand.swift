@@ -42,8 +42,17 @@ public enum QueryCommand: Command {
     if let since = filters.since, let until = filters.until, since >= until {
       throw UsageError("--since must come before --until")
     }
-    let hits = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
-      try await engine.search(text, k: k, mode: mode, filters: filters, exact: options.exact)
+    let (hits, missingSnapshot) = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
+      (
+        try await engine.search(text, k: k, mode: mode, filters: filters, exact: options.exact),
+        engine.isMissingSnapshot
+      )
+    }
+    if missingSnapshot {
+      // A read command writes nothing: say once per query how to get the fast open back.
+      context.error.write(
+        "note: this memory has no current vector snapshot, so every open reads all its vectors; "
+          + "`engram doctor --repair` (or any write) saves one\n")
     }
     if options.json {
       for hit in hits { try context.jsonLines.write(HitRendering.json(hit)) }
