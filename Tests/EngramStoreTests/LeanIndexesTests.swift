@@ -135,7 +135,8 @@ import Testing
     let connection = try makeMigratedConnection(directory)
     #expect(
       try Self.objects(connection, type: "index") == [
-        "embeddings_user", "memories_superseded", "memories_user", "messages_session_time",
+        "embeddings_user", "memories_content_prefix", "memories_superseded", "memories_user",
+        "messages_session_time",
         "messages_source_key", "messages_user", "summaries_user", "traces_user",
       ])
   }

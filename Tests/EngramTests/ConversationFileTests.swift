@@ -1,3 +1,4 @@
+import EngramCore
 import EngramTestSupport
 import Foundation
 import Testing
@@ -99,5 +100,28 @@ import Testing
 
   @Test func jsonObjectThatIsNeitherFormatIsUnknown() {
     #expect(throws: ImportError.unknownFormat(path: "t.jsonl")) { try parse(#"{"hello": 1}"#) }
+  }
+
+  /// The formatter-free reading of ISO 8601 gives the formatter's instant for every shape it
+  /// takes, and leaves every other shape (and impossible days) to the formatter.
+  @Test func fastISO8601AgreesWithTheFormatter() throws {
+    var generator = SplitMix64(seed: 41)
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    for _ in 0..<2_000 {
+      let seconds = Double(generator.next() % 4_000_000_000) - 500_000_000
+      let date = Date(timeIntervalSince1970: seconds)
+      let offsetMinutes = Int(generator.next() % 1_500) - 750
+      formatter.timeZone = TimeZone(secondsFromGMT: offsetMinutes / 15 * 15 * 60)!
+      let text = formatter.string(from: date)
+      #expect(DateParsing.fastISO8601(text) == date, "\(text)")
+      let fractional = text.replacingOccurrences(of: "Z", with: ".250Z")
+      if fractional != text { #expect(DateParsing.fastISO8601(fractional) == date.addingTimeInterval(0.25)) }
+    }
+    for text in ["2025-02-30T10:00:00Z", "2025-13-01T10:00:00Z", "2025-06-11", "2025-06-11T10:00Z", "2025-06-11T10:00:00+0800", "2025-06-11T25:00:00Z", "2025-06-11T10:00:00"] {
+      #expect(DateParsing.fastISO8601(text) == nil, "\(text)")
+    }
+    #expect(DateParsing.iso8601("2025-06-11T10:00:00+08:00") == Date(timeIntervalSince1970: 1_749_607_200))
+    #expect(DateParsing.iso8601("2025-02-30T10:00:00Z") == nil)
   }
 }

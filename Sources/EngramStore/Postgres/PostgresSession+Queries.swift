@@ -470,7 +470,8 @@ extension PostgresSession {
   public func identicalMemory(content: String, kind: MemoryKind, scopeUser: String?) throws -> Int64? {
     try connection.execute(
       """
-      SELECT id FROM memories WHERE user_scope = $1 AND kind = $2 AND content = $3 AND superseded_by IS NULL
+      SELECT id FROM memories WHERE user_scope = $1 AND left(content, 64) = left($3, 64) AND kind = $2
+        AND content = $3 AND superseded_by IS NULL
         AND scope_user IS NOT DISTINCT FROM $4 ORDER BY id LIMIT 1
       """, [scope, .text(kind.rawValue), .text(content), scopeUser.map(PostgresValue.text) ?? .null]
     ).rows.first.flatMap { try $0.int64(0) }

@@ -39,8 +39,8 @@ extension Connection {
   public func identicalMemory(content: String, kind: MemoryKind, scopeUser: String?) throws -> Int64? {
     let statement = try cachedStatement(
       """
-      SELECT id FROM memories WHERE user_id = ?1 AND kind = ?2 AND content = ?3 AND superseded_by IS NULL
-        AND scope_user IS ?4 ORDER BY id LIMIT 1
+      SELECT id FROM memories WHERE user_id = ?1 AND substr(content, 1, 64) = substr(?3, 1, 64)
+        AND kind = ?2 AND content = ?3 AND superseded_by IS NULL AND scope_user IS ?4 ORDER BY id LIMIT 1
       """)
     try statement.bind(user, at: 1)
     try statement.bind(kind.rawValue, at: 2)
