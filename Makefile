@@ -29,12 +29,14 @@ demo: release
 	$$($(SWIFT) build -c release --show-bin-path)/engram demo
 
 # The PostgreSQL tests run against a throwaway cluster (scripts/postgres.sh), removed afterwards.
+# ENGRAM_REQUIRE_ICALENDAR=1: the iCalendar export's check by Python's icalendar package
+# (scripts/check-ics.py, in .venv-mcp, installed by `make setup`) fails instead of skipping.
 # Nothing can hang the run (docs/concurrency.md): every suite has a time limit and the
 # in-process watchdog, and each step runs under scripts/watchdog.sh, which names what was
 # still running and stops it past the step's limit (seconds).
 test: setup
 	$(SWIFT) build $(SWIFT_FLAGS) $(IMPORT_CHECK) --build-tests
-	ENGRAM_TEST_TIMEOUT=1200 ./scripts/postgres.sh run $(SWIFT) test $(SWIFT_FLAGS) --skip-build
+	ENGRAM_TEST_TIMEOUT=1200 ENGRAM_REQUIRE_ICALENDAR=1 ./scripts/postgres.sh run $(SWIFT) test $(SWIFT_FLAGS) --skip-build
 	./scripts/watchdog.sh 600 mcp-e2e ./scripts/mcp-e2e.sh
 	./scripts/watchdog.sh 900 kernels-test ./scripts/kernels-test.sh
 	./scripts/watchdog.sh 1200 example-test ./scripts/example-test.sh

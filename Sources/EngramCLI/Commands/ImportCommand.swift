@@ -1,7 +1,8 @@
 import Engram
 import Foundation
 
-/// `engram import FILE`: loads an export into a new or empty memory.
+/// `engram import FILE`: loads an export into a new or empty memory, or the reminders and
+/// events of an iCalendar file into any memory.
 public enum ImportCommand: Command {
   /// The command's declaration.
   public static let configuration = CommandConfiguration(
@@ -11,12 +12,21 @@ public enum ImportCommand: Command {
       nothing, read line by line: a line that is not UTF-8 or not a row, a vector of the wrong
       dimension, with NaN, infinity or a component too large to score, or an export whose end
       line is missing or does not match (truncated or altered) stores nothing.
+
+      An iCalendar file (it begins with BEGIN:VCALENDAR; --format ics for standard input)
+      adds its events (VEVENT) and reminders (VTODO) to the memory, new or not. Importing it
+      again adds nothing: an item whose UID is stored is updated when the file changes it.
+      Floating times and all-day items (at 09:00) are read in the local time zone ($TZ). A
+      line that cannot be read, a bad date or an unknown time zone stores nothing and names
+      the line (docs/icalendar.md).
       """)
 
   /// The command's options.
   public struct Options: ParsableOptions {
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var embedder: EmbedderOptions
+    @Option(help: "What the file is (default: read from its content; standard input: jsonl).") var format:
+      ExchangeFormat?
     @Argument(help: "The export file ('-' reads standard input).") var file: String
 
     /// The defaults.
@@ -28,6 +38,10 @@ public enum ImportCommand: Command {
     let file = options.file
     let path = context.databasePath
     let requested = try options.embedder.spec()
+    if try (options.format ?? detectFormat(file)) == .ics {
+      try await importCalendar(file, requested: requested, context: context)
+      return
+    }
     try await EngineAccess.mappingErrors {
       // No link, FIFO or empty file at the path (see DatabaseFile); an absent path is created.
       let existed = try DatabaseFile.inspect(path, toolName: context.toolName) != .absent
@@ -63,6 +77,64 @@ public enum ImportCommand: Command {
         }
         throw error
       }
+    }
+  }
+
+  /// `.ics` for a regular file that begins with `BEGIN:VCALENDAR`, else `.jsonl` (standard
+  /// input and pipes are read once, by the import itself: `--format ics` names them).
+  static func detectFormat(_ file: String) throws -> ExchangeFormat {
+    guard file != "-", InputFile.isRegularFile(file), let handle = FileHandle(forReadingAtPath: file) else {
+      return .jsonl
+    }
+    defer { try? handle.close() }
+    let head = (try? handle.read(upToCount: 4096)) ?? Data()
+    return MemoryEngine.isICalendar(head) ? .ics : .jsonl
+  }
+
+  /// Adds the events and reminders of an iCalendar file to the memory (created when absent),
+  /// all or nothing.
+  static func importCalendar(_ file: String, requested: EmbedderSpec?, context: CommandContext) async throws {
+    let path = context.databasePath
+    let shown = file == "-" ? "standard input" : file
+    try await EngineAccess.mappingErrors {
+      // Standard input may wait for its writer: read off the cooperative pool.
+      let data = try await BlockingWork.run { () throws -> Data in
+        if file == "-" { return try FileHandle.standardInput.readToEnd() ?? Data() }
+        try InputFile.refuseFolder(file)
+        guard let contents = FileManager.default.contents(atPath: file) else {
+          throw ImportError.unreadable(path: file, reason: "no such file or not readable")
+        }
+        return contents
+      }
+      let existed = try DatabaseFile.inspect(path, toolName: context.toolName) != .absent
+      let spec = existed ? try EngineAccess.spec(forDatabaseAt: path) : requested ?? .default
+      let embedder = try spec.makeEmbedder(environment: context.environment)
+      if !existed { try DatabaseFile.createExclusively(path) }
+      let summary: CalendarImportSummary
+      do {
+        var configuration = EngramConfiguration(embedder: embedder)
+        configuration.user = try context.user()
+        let engine = try MemoryEngine(path: path, configuration: configuration)
+        defer { engine.close() }
+        do {
+          summary = try await BlockingWork.run { try engine.importCalendar(data) }
+        } catch let error as ICalendarError {
+          throw CommandFailure("\(shown):\(error.line): \(error.reason); nothing was imported")
+        }
+        if !existed { try engine.setEmbedderSpec(spec.text) }
+      } catch {
+        if !existed {
+          for suffix in ["", "-wal", "-shm", ".vectors"] {
+            try? FileManager.default.removeItem(atPath: path + suffix)
+          }
+        }
+        throw error
+      }
+      var line = "imported \(shown) into \(path): \(summary.added) added"
+      if summary.updated > 0 { line += ", \(summary.updated) updated" }
+      line += ", \(summary.unchanged) already there"
+      if summary.skipped > 0 { line += ", \(summary.skipped) skipped (cancelled, or one changed occurrence)" }
+      context.output.write(line + "\n")
     }
   }
 

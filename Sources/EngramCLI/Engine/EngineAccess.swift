@@ -147,6 +147,7 @@ public enum EngineAccess {
         + "\(configured) (\(configuredDimension)-d); run `engram reindex` to switch models"
     case let error as EngramError: return error.description
     case let error as ImportError: return error.description
+    case let error as ICalendarError: return error.description
     case let error as EmbedderSpec.SpecError: return error.description
     default: return describeFileError(error) ?? CommandLineTool.describe(error)
     }

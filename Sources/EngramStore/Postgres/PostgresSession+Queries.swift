@@ -434,6 +434,16 @@ extension PostgresSession {
     ) { try AgentItem(row: $0) }
   }
 
+  /// The user's item imported with the iCalendar UID `uid`, or nil.
+  public func agentItem(calendarUID uid: String) throws -> AgentItem? {
+    try records(
+      """
+      SELECT \(Self.selectList(AgentItem.self)) FROM agent_items
+      WHERE user_scope = $1 AND calendar_uid = $2
+      """, [.text(uid)]
+    ) { try AgentItem(row: $0) }.first
+  }
+
   /// Claims the user's due, undelivered reminders (UPDATE ... RETURNING: a row is claimed once).
   public func deliverDueReminders(at now: Date, limit: Int) throws -> [AgentItem] {
     try records(

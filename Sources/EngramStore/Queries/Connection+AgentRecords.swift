@@ -39,6 +39,15 @@ extension Connection {
     return try statement.map { try AgentItem(row: $0) }
   }
 
+  /// The user's item imported with the iCalendar UID `uid`, or nil.
+  public func agentItem(calendarUID uid: String) throws -> AgentItem? {
+    let statement = try cachedStatement(
+      "SELECT \(AgentItem.selectList) FROM agent_items WHERE user_id = ?1 AND calendar_uid = ?2")
+    try statement.bind(user, at: 1)
+    try statement.bind(uid, at: 2)
+    return try statement.first { try AgentItem(row: $0) }
+  }
+
   /// Marks the reminders due at or before `now` and never delivered as delivered at `now`;
   /// returns them (soonest first). Run inside a write transaction, so two processes never
   /// deliver one reminder twice.

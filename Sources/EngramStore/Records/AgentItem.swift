@@ -28,11 +28,18 @@ public struct AgentItem: StoredRecord, Hashable {
   public var done: Bool
   /// When a reminder was delivered (shown after it came due); nil until then.
   public var deliveredAt: Date?
+  /// When an event ends, when known (nil: one hour after `dueAt`).
+  public var endsAt: Date?
+  /// The iCalendar UID the item was imported with (nil for items made here).
+  public var calendarUID: String?
+  /// An imported iCalendar recurrence rule (the RRULE value), kept as text; never expanded.
+  public var recurrence: String?
 
   /// Creates an item.
   public init(
     id: Int64? = nil, kind: AgentItemKind, title: String, body: String? = nil, dueAt: Date? = nil,
-    createdAt: Date, done: Bool = false, deliveredAt: Date? = nil
+    createdAt: Date, done: Bool = false, deliveredAt: Date? = nil, endsAt: Date? = nil,
+    calendarUID: String? = nil, recurrence: String? = nil
   ) {
     self.id = id
     self.kind = kind
@@ -42,12 +49,18 @@ public struct AgentItem: StoredRecord, Hashable {
     self.createdAt = createdAt
     self.done = done
     self.deliveredAt = deliveredAt
+    self.endsAt = endsAt
+    self.calendarUID = calendarUID
+    self.recurrence = recurrence
   }
 
   /// The table.
   public static let tableName = "agent_items"
   /// The non-id columns, in binding order.
-  public static let columns = ["kind", "title", "body", "due_at", "created_at", "done", "delivered_at"]
+  public static let columns = [
+    "kind", "title", "body", "due_at", "created_at", "done", "delivered_at", "ends_at", "calendar_uid",
+    "recurrence",
+  ]
   /// The column time filters apply to (the due time).
   public static var timeColumn: String? { "due_at" }
 
@@ -60,6 +73,9 @@ public struct AgentItem: StoredRecord, Hashable {
     try statement.bind(createdAt, at: 5)
     try statement.bind(done, at: 6)
     try statement.bind(deliveredAt, at: 7)
+    try statement.bind(endsAt, at: 8)
+    try statement.bind(calendarUID, at: 9)
+    try statement.bind(recurrence, at: 10)
   }
 
   /// Reads a row (id first).
@@ -72,5 +88,8 @@ public struct AgentItem: StoredRecord, Hashable {
     createdAt = row.date(at: 5)
     done = row.bool(at: 6)
     deliveredAt = row.optionalDate(at: 7)
+    endsAt = row.optionalDate(at: 8)
+    calendarUID = row.optionalString(at: 9)
+    recurrence = row.optionalString(at: 10)
   }
 }

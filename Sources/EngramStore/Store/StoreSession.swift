@@ -221,6 +221,8 @@ public protocol StoreSession: AnyObject {
   func identicalMemory(content: String, kind: MemoryKind, scopeUser: String?) throws -> Int64?
   /// Marks the reminders due by `now` and never delivered as delivered; returns them.
   func deliverDueReminders(at now: Date, limit: Int) throws -> [AgentItem]
+  /// The item imported with the iCalendar UID `uid`, or nil.
+  func agentItem(calendarUID uid: String) throws -> AgentItem?
 }
 
 extension StoreSession {
