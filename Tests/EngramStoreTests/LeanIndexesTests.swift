@@ -129,13 +129,15 @@ import Testing
     }
   }
 
-  /// The indexes migration 7 leaves: one page each at least, so only those a query reads.
+  /// The indexes migration 7 leaves, and those later ones add (ingest keys, identical
+  /// memories, calendar UIDs): one page each at least, so only those a query reads.
   @Test func onlyTheIndexesQueriesReadRemain() throws {
     let directory = try TemporaryDirectory()
     let connection = try makeMigratedConnection(directory)
     #expect(
       try Self.objects(connection, type: "index") == [
-        "embeddings_user", "memories_content_prefix", "memories_superseded", "memories_user",
+        "agent_items_calendar_uid", "embeddings_user", "memories_content_prefix", "memories_superseded",
+        "memories_user",
         "messages_session_time",
         "messages_source_key", "messages_user", "summaries_user", "traces_user",
       ])

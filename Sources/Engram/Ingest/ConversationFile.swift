@@ -364,7 +364,8 @@ public enum DateParsing {
       return value
     }
     guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
-      let minute = number(14, 2), let second = number(17, 2), (1...12).contains(month), (1...31).contains(day),
+      let minute = number(14, 2), let second = number(17, 2), (1...12).contains(month),
+      (1...31).contains(day),
       hour < 24, minute < 60, second < 61
     else { return nil }
     var position = 19
@@ -403,7 +404,10 @@ public enum DateParsing {
     let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
     let days = era * 146_097 + dayOfEra - 719_468
     // A day the month does not have (2025-02-30) is left to the formatter, which refuses it.
-    let daysInMonth = [31, (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+    let daysInMonth = [
+      31, (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30,
+      31,
+    ]
     guard day <= daysInMonth[month - 1], second < 60 else { return nil }
     let seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset) + fraction
     return Date(timeIntervalSince1970: seconds)

@@ -130,9 +130,9 @@ struct Doctor: EnginePart {
     let inUse = vectors.isFromSnapshot
     guard let url = vectors.snapshotURL, FileManager.default.fileExists(atPath: url.path) else {
       let rows = vectors.index.count
-      if vectors.snapshotURL != nil, vectors.keepsSnapshot(rows: rows) {
+      if configuration.readOnly, vectors.snapshotURL != nil, vectors.keepsSnapshot(rows: rows) {
         // Every open then reads every vector from the table (seconds on a large memory),
-        // and read-only commands never write one.
+        // and read-only commands never write one (a writable engine saves it as it closes).
         return DoctorReport.Check(
           name: "snapshot", ok: false,
           detail:
