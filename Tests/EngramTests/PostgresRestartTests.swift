@@ -135,6 +135,13 @@ struct PostgresRestartTests {
           #expect(stored == turns, "round \(round): acknowledged \(name) has \(stored) turns")
         }
       }
+      // An ingest the restart stopped between a file's text and its embeddings is completed
+      // by running it again.
+      if status != 0 {
+        let resumed = try await PostgresKillTests.run(
+          ["ingest", "--db", url] + files.keys.sorted(), in: folder)
+        #expect(resumed.status == 0, "round \(round): the ingest run again: \(resumed.error)")
+      }
       let unembedded = try PostgresKillTests.count(
         url,
         "SELECT count(*) FROM messages m WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.user_scope = m.user_scope AND e.owner_kind = 'message' AND e.owner_id = m.id)"
