@@ -146,6 +146,19 @@ public final class MemoryEngine: EnginePart {
   /// How the vector index was loaded when the engine opened.
   public var indexSource: IndexSource { vectors.source }
 
+  /// Checks that the memory is still embedded with this engine's model.
+  /// - Throws: `EngramError.embedderChangedElsewhere` when another process re-embedded it
+  ///   with another model since this engine opened (it can no longer search or count its
+  ///   vectors: restart it).
+  public func checkEmbedderCurrent() throws {
+    let (name, dimension) = (embedder.modelID, embedder.dimension)
+    if let model = try resources.store.readTransaction({ try $0.embeddingModel() }),
+      model.name != name || model.dimension != dimension
+    {
+      throw EngramError.embedderChangedElsewhere(model: model.name, dimension: model.dimension)
+    }
+  }
+
   /// Whether this memory should keep a vector snapshot and has no current one: the open
   /// read every vector from the database, as every open will until a writer saves one
   /// (`doctor(repair: true)` or any write). Read-only opens never do.

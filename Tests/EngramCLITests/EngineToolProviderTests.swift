@@ -165,4 +165,19 @@ import Testing
     }
     #expect(errors > 50)
   }
+
+  /// Issue 37, finding 5: after another process re-embeds the memory with another model,
+  /// `memory_stats` says to restart instead of reporting the old model with no index rows.
+  @Test func statsAfterAReindexElsewhereSayToRestart() async throws {
+    _ = try await call("memory_remember", ["content": "Ann tunes pianos"])
+    let other = try await MemoryEngine.reindex(
+      path: engine.path, configuration: EngramConfiguration(embedder: try HashingEmbedder(dimension: 32)),
+      embedderSpec: "hashing:32")
+    await other.close()
+    let stats = try await call("memory_stats", [:])
+    #expect(stats["isError"] == true)
+    let text = stats["content"]?[0]?["text"]?.stringValue ?? ""
+    #expect(text.contains("restart"), "\(text)")
+    #expect(SwiftInternals.find(in: text).isEmpty)
+  }
 }

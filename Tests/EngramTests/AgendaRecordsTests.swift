@@ -100,4 +100,35 @@ import Testing
     #expect(all.count == 200)
     #expect(Set(all).count == 200)
   }
+
+  /// A repeating event (an imported RRULE) is listed at each of its occurrences in a range,
+  /// those of a series that began before the range too, and not past COUNT or UNTIL.
+  @Test func repeatingEventsAreListedAtEachOccurrence() throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let ics = [
+      "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//test//EN",
+      "BEGIN:VEVENT", "UID:standup@test", "DTSTAMP:20250601T000000Z", "DTSTART:20250602T013000Z",
+      "DTEND:20250602T014500Z", "SUMMARY:standup", "RRULE:FREQ=WEEKLY;BYDAY=MO,WE", "END:VEVENT",
+      "BEGIN:VEVENT", "UID:review@test", "DTSTAMP:20250601T000000Z", "DTSTART:20250605T060000Z",
+      "SUMMARY:review", "RRULE:FREQ=DAILY;INTERVAL=2;COUNT=3", "END:VEVENT",
+      "END:VCALENDAR", "",
+    ].joined(separator: "\r\n")
+    _ = try engine.importCalendar(Data(ics.utf8), timeZone: TimeZone(identifier: "UTC")!)
+    let from = try #require(DateParsing.iso8601("2025-06-09T00:00:00Z"))
+    let to = try #require(DateParsing.iso8601("2025-06-16T00:00:00Z"))
+    let week = try engine.agentRecords.agenda(kind: .event, from: from, to: to)
+    // Monday 9th and Wednesday 11th; the review (5th, 7th, 9th) has its last on the 9th.
+    #expect(
+      week.map { "\($0.title) \(DateParser.iso8601($0.dueAt!, timeZone: TimeZone(identifier: "UTC")!))" } == [
+        "standup 2025-06-09T01:30:00Z", "review 2025-06-09T06:00:00Z", "standup 2025-06-11T01:30:00Z",
+      ])
+    #expect(week.first?.endsAt == week.first?.dueAt.map { $0.addingTimeInterval(15 * 60) })
+    #expect(Set(week.compactMap(\.id)).count == 2)
+    // Rules this cannot honour are not expanded.
+    #expect(Recurrence("FREQ=MONTHLY;BYDAY=2MO") == nil)
+    #expect(Recurrence("FREQ=HOURLY") == nil)
+    #expect(Recurrence("FREQ=MONTHLY;INTERVAL=2;UNTIL=20251231")?.interval == 2)
+  }
 }

@@ -31,6 +31,13 @@ import Testing
         return String(describing: error).contains("restart")
       }
     }
+    // What the engine reports of its vectors would be stale: asking says so too.
+    #expect {
+      try server.checkEmbedderCurrent()
+    } throws: { error in
+      guard case .embedderChangedElsewhere(_, 64)? = error as? EngramError else { return false }
+      return String(describing: error).contains("restart")
+    }
     // A keyword search needs no vectors and still answers.
     #expect(try await server.search("pianos", k: 1, mode: .keyword, recordAccess: false).first?.id == id)
   }

@@ -39,15 +39,44 @@ public struct AgentRecords: EnginePart {
 
   /// Reminders or events (`kind`) due in `from..<to` (either end open), soonest first, at most
   /// `limit`; with `undeliveredOnly`, reminders never delivered. Undated items are left out.
+  /// A repeating item (`recurrence`, an RRULE) appears at each occurrence in the range (from
+  /// a day ago when `from` is nil, for a year when `to` is).
   public func agenda(
     kind: AgentItemKind, from: Date? = nil, to: Date? = nil, undeliveredOnly: Bool = false,
     limit: Int = 1000
   ) throws -> [AgentItem] {
     try checkOpen()
-    return try store.readTransaction {
+    let items = try store.readTransaction {
       try $0.agentItems(
         kind: kind, dueFrom: from, to: to, undeliveredOnly: undeliveredOnly, limit: max(0, limit))
     }
+    guard !undeliveredOnly else { return items }
+    // Repeating items (an imported RRULE) are listed at each occurrence in the range, those
+    // that began before it too; each occurrence is the item (its id) at that time.
+    let repeating = try store.readTransaction {
+      try $0.agentItems(kind: kind, dueFrom: nil, to: to, undeliveredOnly: false, limit: 100_000)
+    }.filter { $0.recurrence != nil }
+    guard !repeating.isEmpty else { return items }
+    let repeatingIDs = Set(repeating.compactMap(\.id))
+    var listed = items.filter { !repeatingIDs.contains($0.id ?? -1) }
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = .current
+    let lower = from ?? Date().addingTimeInterval(-86_400)
+    let window = lower..<max(to ?? lower.addingTimeInterval(366 * 86_400), lower)
+    for item in repeating {
+      guard let start = item.dueAt, let rule = item.recurrence.flatMap(Recurrence.init) else {
+        if let due = item.dueAt, from.map({ due >= $0 }) ?? true { listed.append(item) }
+        continue
+      }
+      for date in rule.occurrences(from: start, in: window, calendar: calendar, limit: max(0, limit)) {
+        var occurrence = item
+        occurrence.dueAt = date
+        occurrence.endsAt = item.endsAt.map { date.addingTimeInterval($0.timeIntervalSince(start)) }
+        listed.append(occurrence)
+      }
+    }
+    listed.sort { ($0.dueAt ?? .distantPast, $0.id ?? 0) < ($1.dueAt ?? .distantPast, $1.id ?? 0) }
+    return Array(listed.prefix(max(0, limit)))
   }
 
   /// Delivers the reminders due at or before `now` and never delivered: marks them delivered

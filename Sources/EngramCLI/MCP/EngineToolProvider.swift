@@ -229,7 +229,10 @@ public struct EngineToolProvider: ToolProvider {
       case "memory_forget": return try forget(arguments)
       case "memory_context": return try await context(arguments)
       case "conversation_append": return try await append(arguments)
-      case "memory_stats": return .structured(try StatsCommand.collect(engine))
+      case "memory_stats":
+        // Counts and the index of another model would be stale: say so (finding 5).
+        try engine.checkEmbedderCurrent()
+        return .structured(try StatsCommand.collect(engine))
       case "memory_agenda": return try await agenda(arguments)
       default: throw ToolError("unknown tool '\(name)'")
       }
