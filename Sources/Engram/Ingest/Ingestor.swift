@@ -149,13 +149,15 @@ struct Ingestor: EnginePart {
     let memories = notes.flatMap(\.memories)
     let fallbackDate = Date()
     var report = IngestReport(path: path, format: .markdown, sessions: 0, turns: 0)
-    for (index, memory) in memories.enumerated() {
+    // In batches: one identical-text check, one embedding call and one transaction each.
+    for start in stride(from: 0, to: memories.count, by: Self.embeddingBatch) {
       if Task.isCancelled { throw EngramError.cancelled }
-      let isNew = try await writer.remember(
-        memory.text, kind: .note, tags: memory.tags, at: memory.date ?? fallbackDate
-      ).isNew
-      if isNew { report.memories += 1 } else { report.memoriesAlreadyStored += 1 }
-      progress?(EngramProgress(phase: "embedding", done: index + 1, total: memories.count))
+      let batch = memories[start..<min(start + Self.embeddingBatch, memories.count)]
+      let added = try await writer.rememberNotes(
+        batch.map { ($0.text, $0.tags, $0.date ?? fallbackDate) }, kind: .note)
+      report.memories += added.filter { $0 }.count
+      report.memoriesAlreadyStored += added.filter { !$0 }.count
+      progress?(EngramProgress(phase: "embedding", done: start + batch.count, total: memories.count))
     }
     progress?(EngramProgress(phase: "done", done: memories.count, total: memories.count))
     return report

@@ -202,6 +202,57 @@ final class Writer: EnginePart {
     return (id, true)
   }
 
+  /// Stores notes (`kind`, text, tags, time) as memories in one check, one embedding call
+  /// and one transaction; a text stored already (or twice in `notes`) is not stored again.
+  /// Returns, for each note, whether it was new.
+  func rememberNotes(_ notes: [(text: String, tags: [String], date: Date)], kind: MemoryKind) async throws
+    -> [Bool]
+  {
+    try checkOpen()
+    guard !notes.isEmpty else { return [] }
+    guard !notes.contains(where: { TextChecks.isBlank($0.text) }) else { throw EngramError.emptyText }
+    let texts = notes.map(\.text)
+    let stored = try await BlockingWork.run { [store] in
+      try store.readTransaction { connection in
+        try texts.map { try connection.identicalMemory(content: $0, kind: kind, scopeUser: nil) != nil }
+      }
+    }
+    var seen: Set<String> = []
+    let fresh = notes.indices.filter { !stored[$0] && seen.insert(notes[$0].text).inserted }
+    guard !fresh.isEmpty else { return notes.map { _ in false } }
+    let vectors = try await embed(fresh.map { notes[$0].text })
+    let model = embedder.modelID
+    let memories = fresh.map { index in
+      Memory(
+        kind: kind, content: notes[index].text, importance: 0.5, createdAt: notes[index].date,
+        updatedAt: notes[index].date, tags: notes[index].tags)
+    }
+    let ids = try await writeTrackedOffPool { connection -> [Int64] in
+      var ids: [Int64] = []
+      for (position, memory) in memories.enumerated() {
+        let id = try connection.insert(memory)
+        try connection.upsertEmbedding(
+          EmbeddingRow(
+            ownerKind: .memory, ownerID: id, model: model, vector: vectors[position],
+            createdAt: memory.createdAt))
+        ids.append(id)
+      }
+      return ids
+    }
+    try indexVectors(
+      ids.enumerated().map { position, id in
+        (
+          .memory, id,
+          VectorMetadata(
+            kind: ItemKind.memory.code, session: 0, scope: ScopeKey.make(nil),
+            timestamp: Timestamp.milliseconds(memories[position].createdAt)),
+          vectors[position]
+        )
+      })
+    let freshSet = Set(fresh)
+    return notes.indices.map { freshSet.contains($0) }
+  }
+
   /// Replaces a memory's content with history kept: a new memory is stored and the old one
   @discardableResult
   func updateMemory(_ id: Int64, content: String, importance: Double? = nil, at date: Date = Date())
