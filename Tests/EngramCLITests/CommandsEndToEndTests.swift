@@ -183,7 +183,7 @@ import Testing
     #expect(doctor.standardOutput.split(separator: "\n").allSatisfy { $0.hasPrefix("ok") })
   }
 
-  @Test func exportImportRoundTripsAndImportRefusesANonEmptyMemory() async throws {
+  @Test func exportImportRoundTripsAndImportIsIdempotent() async throws {
     let scratch = try ScratchFolder()
     let db = try await scratch.initializedDatabase()
     #expect(try await engram("ingest", "--db", db, try scratch.write("chat.jsonl", sampleChat)).status == 0)
@@ -201,9 +201,20 @@ import Testing
     let stats = try jsonObject(try await engram("stats", "--db", copy, "--json").standardOutput)
     #expect(stats["messages"] as? Int == 5 && stats["memories"] as? Int == 1)
     #expect(stats["embedder_spec"] as? String == "hashing")
+    // The same export again: nothing to import, nothing changed (issue 32).
     let again = try await engram("import", "--db", copy, file)
-    #expect(again.status == 1)
-    #expect(again.standardError.contains("\(copy) already holds a memory"))
+    #expect(again.status == 0)
+    #expect(again.standardOutput.contains("\(copy) already holds every row of this export"))
+    let statsAgain = try jsonObject(try await engram("stats", "--db", copy, "--json").standardOutput)
+    #expect(statsAgain["messages"] as? Int == 5 && statsAgain["memories"] as? Int == 1)
+    // Another memory's export is refused.
+    let otherDatabase = try await scratch.initializedDatabase("other-source.sqlite")
+    #expect(try await engram("remember", "--db", otherDatabase, "a different memory").status == 0)
+    let otherExport = scratch.path("other.jsonl")
+    #expect(try await engram("export", "--db", otherDatabase, otherExport).status == 0)
+    let refused = try await engram("import", "--db", copy, otherExport)
+    #expect(refused.status == 1)
+    #expect(refused.standardError.contains("\(copy) already holds a memory"))
 
     let broken = try scratch.write("broken.jsonl", "not json\n")
     let failed = try await engram("import", "--db", scratch.path("other.sqlite"), broken)

@@ -112,6 +112,34 @@ import Testing
     #expect(vector.first?.text == "turn 999 about the lake")
   }
 
+  @Test func importingTheSameExportAgainAddsNothingAndAnotherIsRefused() async throws {
+    let folder = try TemporaryFolder()
+    let source = try MemoryEngine(path: folder.path("a.sqlite"), configuration: hashingConfiguration())
+    _ = try await source.ingest(conversation(60), path: "a")
+    _ = try await source.remember("Maya's wedding is on 21 June", kind: .event)
+    let exported = folder.path("a.jsonl")
+    _ = try source.export(to: exported)
+    await source.close()
+
+    let target = try MemoryEngine(path: folder.path("b.sqlite"), configuration: hashingConfiguration())
+    defer { target.close() }
+    let imported = try target.importExport(from: exported)
+    #expect(imported > 60)
+    let counts = try target.tableCounts()
+    #expect(try target.importExport(from: exported) == 0)
+    #expect(try target.tableCounts() == counts)
+    // An export of another memory into this one is still refused, with nothing written.
+    let other = try MemoryEngine(path: folder.path("c.sqlite"), configuration: hashingConfiguration())
+    _ = try await other.remember("something else entirely", kind: .fact)
+    let otherExport = folder.path("c.jsonl")
+    _ = try other.export(to: otherExport)
+    await other.close()
+    #expect(throws: EngramError.importTargetNotEmpty(path: folder.path("b.sqlite"))) {
+      try target.importExport(from: otherExport)
+    }
+    #expect(try target.tableCounts() == counts)
+  }
+
   @Test func rememberingTheSameTextReturnsTheStoredMemory() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())

@@ -24,7 +24,8 @@ struct Importer: EnginePart {
     }
   }
 
-  /// Imports an export into this memory, which must be empty; all or nothing.
+  /// Imports an export into this memory, which must be empty, or already hold exactly this
+  /// export's rows (then nothing is imported and 0 returned); all or nothing.
   @discardableResult
   func importExport(from path: String) throws -> Int {
     try checkOpen()
@@ -83,7 +84,9 @@ struct Importer: EnginePart {
     let dbPath = resources.path
     let dimension = embedder.dimension
     let count = try writeTracked { connection -> Int in
-      if try connection.holdsItems() { throw EngramError.importTargetNotEmpty(path: dbPath) }
+      // A memory that already holds items takes only the export it holds already (a re-run
+      // of the same import): every row is found as it is and nothing is written.
+      let reimport = try connection.holdsItems()
       try connection.deferForeignKeys()
       var count = 0
       var sawEnd = false
@@ -120,6 +123,14 @@ struct Importer: EnginePart {
         if table == "embeddings" {
           try Self.checkImportedVector(columns: columns, values: values, dimension: dimension, line: line)
         }
+        if reimport {
+          // Settings (meta, preferences, skill state) may have changed since; rows may not.
+          if table == "meta" || table == "preferences" || table == "skill_state" { continue }
+          guard try connection.exportedRowExists(in: table, columns: columns, values: values) else {
+            throw EngramError.importTargetNotEmpty(path: dbPath)
+          }
+          continue
+        }
         do {
           try connection.insertExportedRow(
             into: table, columns: columns, values: values,
@@ -134,6 +145,7 @@ struct Importer: EnginePart {
         throw EngramError.malformedExport(
           line: reader.lineNumber + 1, reason: "the file ends without its end line (truncated)")
       }
+      if reimport { return 0 }
       // References are checked at commit (they may point forward); a dangling one is named by
       // its line here, before the commit would fail with SQLite's bare constraint error.
       if let dangling = try connection.firstDanglingReference() {

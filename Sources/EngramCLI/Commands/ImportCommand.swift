@@ -67,7 +67,11 @@ public enum ImportCommand: Command {
           throw CommandFailure("\(path) already holds a memory; import into a new file")
         }
         try engine.setEmbedderSpec(spec.text)
-        context.output.write("imported \(rows) rows into \(path)\n")
+        if existed && rows == 0 {
+          context.output.write("\(path) already holds every row of this export; nothing was imported\n")
+        } else {
+          context.output.write("imported \(rows) rows into \(path)\n")
+        }
       } catch {
         // A file this command created holds nothing useful after a failed import.
         if !existed {

@@ -125,6 +125,12 @@ extension PostgresSession: StoreSession {
 
   /// Inserts one exported row for this user (its keyword terms computed from its text; an
   /// explicit id moves the table's sequence past it).
+  /// Not told apart on PostgreSQL (its `json` columns have no equality): a non-empty memory
+  /// is refused as an import target, as before.
+  public func exportedRowExists(in table: String, columns: [String], values: [SQLValue]) throws -> Bool {
+    false
+  }
+
   public func insertExportedRow(into table: String, columns: [String], values: [SQLValue], replacing: Bool)
     throws
   {

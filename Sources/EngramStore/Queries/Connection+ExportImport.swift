@@ -98,6 +98,21 @@ extension Connection {
     try run("\(verb) INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))", values)
   }
 
+  /// Whether this user's `table` holds a row exactly as `insertExportedRow` would store
+  /// these values (a re-import of an export already imported).
+  public func exportedRowExists(in table: String, columns: [String], values: [SQLValue]) throws -> Bool {
+    var columns = columns
+    var values = values
+    if perUserTables.contains(table) {
+      columns.append("user_id")
+      values.append(.text(user))
+    }
+    if table == "embeddings" { try storeSmaller(embeddingColumns: columns, values: &values) }
+    let conditions = columns.enumerated().map { "\($0.element) IS ?\($0.offset + 1)" }.joined(
+      separator: " AND ")
+    return try scalarInt("SELECT EXISTS (SELECT 1 FROM \(table) WHERE \(conditions))", values) == 1
+  }
+
   /// An imported embedding row as `EmbeddingRow.bindStored(to:)` writes one: a plain float32
   /// vector packed when smaller, the database's model as NULL. Anything else is left for the
   /// table's checks to judge.

@@ -175,6 +175,8 @@ public protocol StoreSession: AnyObject {
   /// Inserts one row of `table` from exported columns (names checked by the caller);
   /// `replacing` replaces a row with the same key. Per-user tables get the session's user.
   func insertExportedRow(into table: String, columns: [String], values: [SQLValue], replacing: Bool) throws
+  /// Whether the table holds a row exactly as `insertExportedRow` would store these values.
+  func exportedRowExists(in table: String, columns: [String], values: [SQLValue]) throws -> Bool
   /// The first imported row whose reference points at no row, checked before commit (nil
   /// when none, or when the store reports references only at commit).
   func firstDanglingReference() throws -> DanglingReference?
