@@ -147,6 +147,13 @@ import Testing
   /// the speakers, a session's turns in time order.
   @Test(arguments: [
     (
+      """
+      SELECT id FROM memories WHERE user_id = ?1 AND substr(content, 1, 64) = substr(?3, 1, 64)
+        AND kind = ?2 AND +content = ?3 AND superseded_by IS NULL AND scope_user IS ?4 ORDER BY id LIMIT 1
+      """,
+      "memories_content_prefix (user_id=? AND <expr>=?)"
+    ),
+    (
       "SELECT id, content FROM messages WHERE id IN (SELECT value FROM json_each(?1)) AND user_id = ?2",
       "messages_user (user_id=? AND id=? AND rowid=?)"
     ),

@@ -35,12 +35,15 @@ extension Connection {
   }
 
   /// This user's current (not superseded) memory of `kind` whose text is exactly `content`
-  /// (for the same `scopeUser`), if any.
+  /// (for the same `scopeUser`), if any, found through `memories_content_prefix`. The `+` keeps
+  /// SQLite from propagating `content = ?3` into the prefix test (which then always holds and
+  /// no longer selects the index: every memory's text was compared).
   public func identicalMemory(content: String, kind: MemoryKind, scopeUser: String?) throws -> Int64? {
     let statement = try cachedStatement(
       """
-      SELECT id FROM memories WHERE user_id = ?1 AND substr(content, 1, 64) = substr(?3, 1, 64)
-        AND kind = ?2 AND content = ?3 AND superseded_by IS NULL AND scope_user IS ?4 ORDER BY id LIMIT 1
+      SELECT id FROM memories
+      WHERE user_id = ?1 AND substr(content, 1, 64) = substr(?3, 1, 64)
+        AND kind = ?2 AND +content = ?3 AND superseded_by IS NULL AND scope_user IS ?4 ORDER BY id LIMIT 1
       """)
     try statement.bind(user, at: 1)
     try statement.bind(kind.rawValue, at: 2)
