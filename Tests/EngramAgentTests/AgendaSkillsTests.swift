@@ -62,7 +62,7 @@ import Testing
         == .int(Int(ids["dentist"]!)))
     #expect(ready(try await prepare(cancel, "不用提醒我交房租了", memory))?["id"] == .int(Int(ids["rent"]!)))
     #expect(
-      ready(try await prepare(cancel, "cancel the reminder for tomorrow at 11", memory))?["id"]
+      ready(try await prepare(cancel, "drop my reminder tomorrow at 11", memory))?["id"]
         == .int(Int(ids["bank"]!)))
     #expect(
       ready(try await prepare(cancel, "delete that reminder", memory, recent: [ids["rent"]!]))?["id"]
@@ -88,7 +88,7 @@ import Testing
     let cancel = AgendaCancelSkill(kind: .reminder)
     guard
       case .ask(let parameter, let question, let arguments) = try await prepare(
-        cancel, "cancel the call reminder", memory)
+        cancel, "delete the call reminder", memory)
     else {
       Issue.record("expected a question")
       return
@@ -136,7 +136,7 @@ import Testing
     let (memory, ids) = try await seeded()
     let update = AgendaUpdateSkill(kind: .reminder)
     let cases: [(String, [Int64], Date)] = [
-      ("move it to 10", [ids["dentist"]!], at(17, 10)),  // keeps Tuesday
+      ("shift it to 10", [ids["dentist"]!], at(17, 10)),  // keeps Tuesday
       ("move the dentist reminder to 3", [], at(17, 15)),  // 3 on another day is the afternoon
       ("把交房租的提醒改到周五晚上八点", [ids["rent"]!], at(13, 20)),
       ("把交房租的提醒挪到下周一", [], at(16, 9)),  // keeps 9:00
@@ -200,7 +200,7 @@ import Testing
     #expect(morning.contains("free"))
     guard
       case .agenda(_, let upcoming, _) = try await run(
-        AgendaListSkill(kind: .reminder), "what reminders do I have?")
+        AgendaListSkill(kind: .reminder), "list all my reminders")
     else {
       Issue.record("expected reminders")
       return
@@ -235,7 +235,7 @@ import Testing
     }
     _ = try await confirm(try await say("remind me to call the dentist next Tuesday at 9"))
     _ = try await confirm(try await say("remind me to call the bank tomorrow at 11"))
-    let listed = reply(try await say("what reminders do I have?"))
+    let listed = reply(try await say("list all my reminders"))
     #expect(listed.contains("call the dentist") && listed.contains("call the bank"))
     // "it" is now ambiguous between the two listed: the agent asks.
     let moveState = try await say("move the dentist reminder to 10")
@@ -245,7 +245,7 @@ import Testing
     #expect(items.map(\.title) == ["call the bank", "call the dentist"])
     #expect(items.last?.dueAt == at(17, 10))
     // Ambiguous: both are calls.
-    let which = reply(try await say("cancel the call reminder"))
+    let which = reply(try await say("delete the call reminder"))
     #expect(which.contains("Which one"))
     let picked = try await say("2")
     #expect(reply(picked).contains("Cancel the reminder “call the dentist”"))

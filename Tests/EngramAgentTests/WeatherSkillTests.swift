@@ -149,7 +149,7 @@ final class WeatherStub: Sendable {
 
   @Test func tomorrowGivesTheDaysRangeAndChanceOfRain() async throws {
     let stub = try WeatherStub()
-    let reply = try await run("will it rain in Lisbon tomorrow", service: stub.service())
+    let reply = try await run("is rain expected in Lisbon tomorrow", service: stub.service())
     #expect(reply == "Tomorrow (Thu 2025-06-12) in Lisbon: light rain, 14 to 21°C, 80% chance of rain.")
     let friday = try await run("Lisbon weather on Friday", service: stub.service())
     #expect(friday == "On (Fri 2025-06-13) in Lisbon: clear sky, 16 to 24°C.")
@@ -277,7 +277,7 @@ final class WeatherStub: Sendable {
 
   @Test func extractsCityAndDay() {
     let skill = WeatherSkill(service: UnusedWeatherService())
-    let arguments = skill.extractArguments(from: "will it rain in Lisbon tomorrow", clock: clock)
+    let arguments = skill.extractArguments(from: "is rain expected in Lisbon tomorrow", clock: clock)
     #expect(arguments["city"] == .string("Lisbon"))
     #expect(arguments["day"] == .date(wallClock(2025, 6, 12, 9, in: Zones.shanghai)))
     #expect(skill.extractArguments(from: "北京明天多少度", clock: clock)["city"] == .string("北京"))
@@ -287,7 +287,7 @@ final class WeatherStub: Sendable {
   }
 
   @Test(arguments: [
-    "will it rain in Lisbon tomorrow", "北京明天多少度", "do I need an umbrella", "how hot is it outside",
+    "is rain expected in Lisbon tomorrow", "北京明天多少度", "do I need an umbrella", "how hot is it outside",
     "what's the weather like", "Lisbon weather", "is it going to snow this weekend", "东京明天天气怎么样",
     "外面冷不冷", "should I bring a jacket tonight", "明天要带伞吗", "what's the forecast for Friday",
   ])
@@ -313,7 +313,7 @@ final class WeatherStub: Sendable {
     try BuiltInSkills.register(in: registry, weather: UnusedWeatherService())
     let router = SkillRouter(registry: registry)
     for text in [
-      "will it rain in Lisbon tomorrow", "北京明天多少度", "do I need an umbrella", "how hot is it outside",
+      "is rain expected in Lisbon tomorrow", "北京明天多少度", "do I need an umbrella", "how hot is it outside",
     ] {
       let decision = try await router.route(text, clock: clock)
       #expect(decision?.skillID == "weather.current", "\(text)")

@@ -69,7 +69,7 @@ public struct AgendaCancelSkill: Skill {
 }
 
 /// `reminder.update` and `calendar.update`: moves a stored reminder or event to a new time
-/// ("move it to 10", "把交房租的提醒改到周五", "push the standup back an hour"), after showing
+/// ("make it 4 instead", 把体检挪到周一, "push the standup back an hour"), after showing
 /// the change and asking for confirmation. A time alone keeps the item's day; a day alone
 /// keeps its time of day; a day and a time before the new one say which item is meant.
 public struct AgendaUpdateSkill: Skill {

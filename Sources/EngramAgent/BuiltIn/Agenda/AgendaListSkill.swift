@@ -2,7 +2,7 @@ import Engram
 import Foundation
 
 /// `reminder.list` and `calendar.list`: the user's reminders or events in a stretch of time
-/// ("what reminders do I have?", "what's on tomorrow", "am I free Saturday afternoon",
+/// ("which reminders are set?", "anything on my calendar Friday", "free on Sunday evening?",
 /// 这周的日程). Read-only. Without a named stretch, everything upcoming (reminders also those
 /// due but not yet delivered). Events listings also show the reminders due in the stretch.
 public struct AgendaListSkill: Skill {
@@ -21,9 +21,9 @@ public struct AgendaListSkill: Skill {
   }
   public var samplePhrases: [String] {
     kind == .reminder
-      ? ["what reminders do I have", "list my reminders", "show reminders", "我有哪些提醒", "我的提醒"]
+      ? ["which reminders are set", "list my reminders", "show reminders", "我有哪些提醒", "我的提醒"]
       : [
-        "what's on my calendar", "what's on tomorrow", "am I free", "my schedule", "这周的日程", "明天有什么安排", "我有空吗",
+        "what's on my calendar", "anything on friday", "am I free", "my schedule", "这周的日程", "明天有什么安排", "我有空吗",
       ]
   }
   public var inputSchema: SkillInputSchema {

@@ -13,7 +13,7 @@ enum AgendaWords {
     "do not need",
     "no longer need", "get rid of", "take off", "knock off", "bring forward", "bring it forward", "push back",
     "push it back", "move up", "move it up", "cross off", "what's on", "whats on", "what is on", "coming up",
-    "cancel", "cancelled", "delete", "remove", "drop", "scrap", "scratch", "clear", "kill", "nix", "ditch",
+    "cancel", "cancelled", "delete", "remove", "drop", "scrap", "scratch", "clear", "kill", "ditch",
     "forget", "erase", "undo", "move", "moved", "push", "postpone", "reschedule", "change", "changed",
     "shift",
     "bump", "delay", "switch", "make", "set", "put", "update", "later", "earlier", "instead", "back",
