@@ -86,6 +86,15 @@ public struct AgentRecords: EnginePart {
   public func deliverDueReminders(at now: Date = Date(), limit: Int = 1000) throws -> [AgentItem] {
     try checkOpen()
     let time = now
+    // Looked for on a reader first: a chat asks after every reply, and most times nothing is
+    // due, so the write lock is taken only when something is.
+    let anyDue = try store.readTransaction {
+      !(try $0.agentItems(
+        kind: .reminder, dueFrom: nil, to: time.addingTimeInterval(0.001), undeliveredOnly: true, limit: 1
+      )
+      .isEmpty)
+    }
+    guard anyDue else { return [] }
     return try store.writeTransaction { try $0.deliverDueReminders(at: time, limit: max(0, limit)) }
   }
 

@@ -286,10 +286,11 @@ struct Ingestor: EnginePart {
     for start in stride(from: 0, to: toEmbed.count, by: Self.embeddingBatch) {
       if Task.isCancelled { throw EngramError.cancelled }
       let batch = Array(toEmbed[start..<min(start + Self.embeddingBatch, toEmbed.count)])
-      // The new turns come first in `toEmbed`: the first batch was embedded before storing.
+      // The new turns come first in `toEmbed`: the first of them were embedded before storing.
+      let reused = start == 0 ? firstVectors : []
       let vectors =
-        start == 0 && !firstVectors.isEmpty && batch.map(\.text) == firstTexts
-        ? firstVectors : try await embed(batch.map(\.text))
+        batch.count > reused.count
+        ? reused + (try await embed(batch.dropFirst(reused.count).map(\.text))) : reused
       let kept = try await writeTrackedOffPool { connection -> [Int] in
         // A turn forgotten meanwhile stays forgotten.
         let present = try batch.indices.filter { try connection.fetch(Message.self, id: batch[$0].id) != nil }

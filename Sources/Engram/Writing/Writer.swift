@@ -182,23 +182,7 @@ final class Writer: EnginePart {
       validFrom: validFrom, validUntil: validUntil,
       sourceMessageIDs: sourceMessageIDs, scopeUser: scopeUser, scopeAgent: scopeAgent, sessionID: session,
       tags: tags)
-    let model = embedder.modelID
-    let id = try await writeTrackedOffPool { connection in
-      let id = try connection.insert(memory)
-      try connection.upsertEmbedding(
-        EmbeddingRow(
-          ownerKind: .memory, ownerID: id, model: model, vector: vector, createdAt: now))
-      return id
-    }
-    try indexVectors([
-      (
-        .memory, id,
-        VectorMetadata(
-          kind: ItemKind.memory.code, session: session ?? 0, scope: ScopeKey.make(scopeUser),
-          timestamp: Timestamp.milliseconds(now)),
-        vector
-      )
-    ])
+    let id = try await store([memory], vectors: [vector])[0]
     return (id, true)
   }
 
@@ -221,36 +205,43 @@ final class Writer: EnginePart {
     let fresh = notes.indices.filter { !stored[$0] && seen.insert(notes[$0].text).inserted }
     guard !fresh.isEmpty else { return notes.map { _ in false } }
     let vectors = try await embed(fresh.map { notes[$0].text })
-    let model = embedder.modelID
     let memories = fresh.map { index in
       Memory(
         kind: kind, content: notes[index].text, importance: 0.5, createdAt: notes[index].date,
         updatedAt: notes[index].date, tags: notes[index].tags)
     }
+    _ = try await store(memories, vectors: vectors)
+    let freshSet = Set(fresh)
+    return notes.indices.map { freshSet.contains($0) }
+  }
+
+  /// Stores `memories` with their embeddings in one transaction and adds them to the vector
+  /// index; returns their ids (what `remember` and `rememberNotes` share).
+  private func store(_ memories: [Memory], vectors: [[Float]]) async throws -> [Int64] {
+    let model = embedder.modelID
     let ids = try await writeTrackedOffPool { connection -> [Int64] in
-      var ids: [Int64] = []
-      for (position, memory) in memories.enumerated() {
+      try memories.enumerated().map { position, memory in
         let id = try connection.insert(memory)
         try connection.upsertEmbedding(
           EmbeddingRow(
             ownerKind: .memory, ownerID: id, model: model, vector: vectors[position],
             createdAt: memory.createdAt))
-        ids.append(id)
+        return id
       }
-      return ids
     }
     try indexVectors(
       ids.enumerated().map { position, id in
-        (
+        let memory = memories[position]
+        return (
           .memory, id,
           VectorMetadata(
-            kind: ItemKind.memory.code, session: 0, scope: ScopeKey.make(nil),
-            timestamp: Timestamp.milliseconds(memories[position].createdAt)),
+            kind: ItemKind.memory.code, session: memory.sessionID ?? 0,
+            scope: ScopeKey.make(memory.scopeUser),
+            timestamp: Timestamp.milliseconds(memory.createdAt)),
           vectors[position]
         )
       })
-    let freshSet = Set(fresh)
-    return notes.indices.map { freshSet.contains($0) }
+    return ids
   }
 
   /// Replaces a memory's content with history kept: a new memory is stored and the old one

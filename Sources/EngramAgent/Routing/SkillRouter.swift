@@ -194,9 +194,11 @@ public final class SkillRouter: Sendable {
     -> RouteDecision?
   {
     var state = RoutingState(
-      text: text, clock: clock, scenario: scenario,
-      candidates: ruleCandidates(for: text, clock: clock, scenario: scenario), unsureModelChoice: nil)
+      text: text, clock: clock, scenario: scenario, candidates: [], unsureModelChoice: nil)
     for stage in Self.ruleStages {
+      if stage == .applicationRules {
+        state.candidates = ruleCandidates(for: text, clock: clock, scenario: scenario)
+      }
       // Synchronous stages only: the rule stages never embed.
       if let decision = decideByRules(stage, &state, tiesAllowed: true) { return decision }
     }
@@ -209,9 +211,12 @@ public final class SkillRouter: Sendable {
     -> RouteDecision?
   {
     var state = RoutingState(
-      text: text, clock: clock, scenario: scenario,
-      candidates: ruleCandidates(for: text, clock: clock, scenario: scenario), unsureModelChoice: nil)
+      text: text, clock: clock, scenario: scenario, candidates: [], unsureModelChoice: nil)
     for stage in Self.stages {
+      // The rule candidates only once a high-precision pattern has not taken the request.
+      if stage == .applicationRules {
+        state.candidates = ruleCandidates(for: text, clock: clock, scenario: scenario)
+      }
       if let decision = try await decide(stage, &state) { return decision }
     }
     return nil

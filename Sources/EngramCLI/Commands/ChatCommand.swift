@@ -64,26 +64,27 @@ public enum ChatCommand: Command {
     _ context: CommandContext, languageModel: LanguageModelConfiguration?, session: String, clock: AgentClock
   ) async throws {
     let engine = try EngineAccess.open(context)
-    defer { engine.close() }
-    let registry = SkillRegistry(store: EngineSkillStateStore(engine: engine))
-    try BuiltInSkills.register(in: registry)
-    let planner = try languageModel.map { configuration in
-      Planner(
-        model: try OpenAIChatClient(configuration: configuration, environment: context.environment),
-        registry: registry)
-    }
-    let agent = try Agent(
-      engine: engine, registry: registry, planner: planner,
-      configuration: AgentConfiguration(sessionName: session, clock: clock))
-    // The last replies' turns are still being embedded in the background: finish before the
-    // engine closes (and before exit, which must not find OpenBLAS mid-computation).
-    do {
-      try await ChatSession(agent: agent, context: context).run()
-    } catch {
+    try await EngineAccess.closing(engine) { engine in
+      let registry = SkillRegistry(store: EngineSkillStateStore(engine: engine))
+      try BuiltInSkills.register(in: registry)
+      let planner = try languageModel.map { configuration in
+        Planner(
+          model: try OpenAIChatClient(configuration: configuration, environment: context.environment),
+          registry: registry)
+      }
+      let agent = try Agent(
+        engine: engine, registry: registry, planner: planner,
+        configuration: AgentConfiguration(sessionName: session, clock: clock))
+      // The last replies' turns are still being embedded in the background: finish before the
+      // engine closes (and before exit, which must not find OpenBLAS mid-computation).
+      do {
+        try await ChatSession(agent: agent, context: context).run()
+      } catch {
+        await agent.waitForBackgroundWork()
+        throw error
+      }
       await agent.waitForBackgroundWork()
-      throw error
     }
-    await agent.waitForBackgroundWork()
   }
 
   /// The planner's server from `--llm`, `--llm-model` and `--allow-insecure`, or nil without `--llm`.

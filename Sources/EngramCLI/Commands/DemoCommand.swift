@@ -62,10 +62,11 @@ public enum DemoCommand: Command {
       defer { if !keep { try? FileManager.default.removeItem(at: folder) } }
       let path = folder.appendingPathComponent("memory.sqlite").path
       let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
-      defer { engine.close() }
-      try engine.setEmbedderSpec(spec.text)
-      try await demo(engine, embedder: embedder, context: context)
-      if keep { context.output.write("\nthe memory is kept at \(path)\n") }
+      try await EngineAccess.closing(engine) { engine in
+        try engine.setEmbedderSpec(spec.text)
+        try await demo(engine, embedder: embedder, context: context)
+        if keep { context.output.write("\nthe memory is kept at \(path)\n") }
+      }
     }
   }
 

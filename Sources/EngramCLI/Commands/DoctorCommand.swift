@@ -46,8 +46,9 @@ public enum DoctorCommand: Command {
     } catch {
       throw CommandFailure(EngineAccess.describe(error))
     }
-    defer { engine.close() }
-    let report = try await EngineAccess.mappingErrors { try await engine.doctor(repair: repair) }
+    let report = try await EngineAccess.mappingErrors {
+      try await EngineAccess.closing(engine) { engine in try await engine.doctor(repair: repair) }
+    }
     if options.json {
       for check in report.checks {
         try context.jsonLines.write(

@@ -59,18 +59,19 @@ public enum ImportCommand: Command {
         var configuration = EngramConfiguration(embedder: embedder)
         configuration.user = try context.user()
         let engine = try MemoryEngine(path: path, configuration: configuration)
-        defer { engine.close() }
-        let rows: Int
-        do {
-          rows = try engine.importExport(from: file)
-        } catch EngramError.importTargetNotEmpty {
-          throw CommandFailure("\(path) already holds a memory; import into a new file")
-        }
-        try engine.setEmbedderSpec(spec.text)
-        if existed && rows == 0 {
-          context.output.write("\(path) already holds every row of this export; nothing was imported\n")
-        } else {
-          context.output.write("imported \(rows) rows into \(path)\n")
+        try await EngineAccess.closing(engine) { engine in
+          let rows: Int
+          do {
+            rows = try engine.importExport(from: file)
+          } catch EngramError.importTargetNotEmpty {
+            throw CommandFailure("\(path) already holds a memory; import into a new file")
+          }
+          try engine.setEmbedderSpec(spec.text)
+          if existed && rows == 0 {
+            context.output.write("\(path) already holds every row of this export; nothing was imported\n")
+          } else {
+            context.output.write("imported \(rows) rows into \(path)\n")
+          }
         }
       } catch {
         // A file this command created holds nothing useful after a failed import.
@@ -119,13 +120,16 @@ public enum ImportCommand: Command {
         var configuration = EngramConfiguration(embedder: embedder)
         configuration.user = try context.user()
         let engine = try MemoryEngine(path: path, configuration: configuration)
-        defer { engine.close() }
-        do {
-          summary = try await BlockingWork.run { try engine.importCalendar(data) }
-        } catch let error as ICalendarError {
-          throw CommandFailure("\(shown):\(error.line): \(error.reason); nothing was imported")
+        summary = try await EngineAccess.closing(engine) { engine in
+          let summary: CalendarImportSummary
+          do {
+            summary = try await BlockingWork.run { try engine.importCalendar(data) }
+          } catch let error as ICalendarError {
+            throw CommandFailure("\(shown):\(error.line): \(error.reason); nothing was imported")
+          }
+          if !existed { try engine.setEmbedderSpec(spec.text) }
+          return summary
         }
-        if !existed { try engine.setEmbedderSpec(spec.text) }
       } catch {
         if !existed {
           for suffix in ["", "-wal", "-shm", ".vectors"] {

@@ -57,10 +57,11 @@ public enum InitCommand: Command {
         try? FileManager.default.removeItem(atPath: path)
         throw error
       }
-      defer { engine.close() }
-      try engine.setEmbedderSpec(spec.text)
-      context.output.write(
-        "created memory \(path) (embedder \(spec.text): \(embedder.modelID), \(embedder.dimension)-d)\n")
+      try await EngineAccess.closing(engine) { engine in
+        try engine.setEmbedderSpec(spec.text)
+        context.output.write(
+          "created memory \(path) (embedder \(spec.text): \(embedder.modelID), \(embedder.dimension)-d)\n")
+      }
     }
   }
 

@@ -51,10 +51,11 @@ public enum ReindexCommand: Command {
       }
       defer { watcher.cancel() }
       let engine = try await task.value
-      defer { engine.close() }
-      bar.withLock { $0 }?.finish()
-      let count = try engine.tableCounts()["embeddings"] ?? 0
-      context.output.write("reindexed \(count) items with \(embedder.modelID) (\(embedder.dimension)-d)\n")
+      try await EngineAccess.closing(engine) { engine in
+        bar.withLock { $0 }?.finish()
+        let count = try engine.tableCounts()["embeddings"] ?? 0
+        context.output.write("reindexed \(count) items with \(embedder.modelID) (\(embedder.dimension)-d)\n")
+      }
     }
   }
 }

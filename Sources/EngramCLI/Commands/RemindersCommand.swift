@@ -187,6 +187,7 @@ enum ShellCommand {
     process.arguments = ["-c", command]
     process.environment = environment
     try process.run()
+    // The wait runs on a BlockingWork thread of its own, never a cooperative one.
     return await BlockingWork.run {
       process.waitUntilExit()
       return process.terminationReason == .uncaughtSignal

@@ -102,10 +102,25 @@ public enum EngineAccess {
     _ context: CommandContext, mode: Mode = .readWrite, _ body: (MemoryEngine) async throws -> T
   ) async throws -> T {
     try await mappingErrors {
-      let engine = try open(context, mode: mode)
-      defer { engine.close() }
-      return try await body(engine)
+      try await closing(try open(context, mode: mode), body)
     }
+  }
+
+  /// Runs `body` with `engine`, then closes it awaited (its background build, snapshot and
+  /// statistics are finished off the cooperative pool), on success and on failure alike.
+  public static func closing<T: Sendable>(
+    _ engine: MemoryEngine, isolation: isolated (any Actor)? = #isolation,
+    _ body: (MemoryEngine) async throws -> T
+  ) async throws -> T {
+    let result: T
+    do {
+      result = try await body(engine)
+    } catch {
+      await engine.close()
+      throw error
+    }
+    await engine.close()
+    return result
   }
 
   /// Runs `body`, mapping failures as ``withEngine(_:_:)`` does.
