@@ -44,8 +44,7 @@ extension HybridRetriever {
       let vectors = self.vectors
       let vectorFilter = filter.isEmpty ? nil : filter
       let found = try await BlockingWork.run {
-        try vectors.refreshIfStale()
-        return try vectors.index.search(vector, k: candidates, filter: vectorFilter, exact: exact)
+        try vectors.search(vector, k: candidates, filter: vectorFilter, exact: exact)
       }
       approximate = !found.isExact
       cosine.reserveCapacity(found.hits.count)

@@ -69,8 +69,7 @@ struct HybridRetriever: EnginePart {
       let vectors = self.vectors
       let vectorFilter = filter.isEmpty ? nil : filter
       let found = try await BlockingWork.run {
-        try vectors.refreshIfStale()
-        return try vectors.index.search(vector, k: candidates, filter: vectorFilter, exact: exact)
+        try vectors.search(vector, k: candidates, filter: vectorFilter, exact: exact)
       }
       approximate = !found.isExact
       cosine.reserveCapacity(found.hits.count)
