@@ -60,15 +60,23 @@ enum TurnKey {
 
   /// The keys of `turns` (with their session names), in order.
   static func keys(_ turns: [(session: String, turn: ConversationTurn)]) -> [Int64] {
-    var seen: [Int64: Int] = [:]
-    return turns.map { session, turn in
-      if let id = turn.sourceID, !id.isEmpty { return fnv1a(["id", session, id]) }
-      let time = turn.timestamp.map { String(Timestamp.milliseconds($0)) } ?? "-"
-      let base = fnv1a([session, time, turn.speaker ?? "", turn.role, turn.content])
-      let occurrence = seen[base, default: 0]
-      seen[base] = occurrence + 1
-      return occurrence == 0 ? base : fnv1a([String(base), String(occurrence)])
-    }
+    var keys = TurnKeys()
+    return turns.map { keys.next(session: $0.session, turn: $0.turn) }
+  }
+}
+
+/// The keys of a file's turns, one at a time in file order (a text repeated with the same
+/// session, time and speaker is told apart by its occurrence).
+struct TurnKeys {
+  private var seen: [Int64: Int] = [:]
+
+  mutating func next(session: String, turn: ConversationTurn) -> Int64 {
+    if let id = turn.sourceID, !id.isEmpty { return TurnKey.fnv1a(["id", session, id]) }
+    let time = turn.timestamp.map { String(Timestamp.milliseconds($0)) } ?? "-"
+    let base = TurnKey.fnv1a([session, time, turn.speaker ?? "", turn.role, turn.content])
+    let occurrence = seen[base, default: 0]
+    seen[base] = occurrence + 1
+    return occurrence == 0 ? base : TurnKey.fnv1a([String(base), String(occurrence)])
   }
 }
 
@@ -82,7 +90,9 @@ struct Ingestor: EnginePart {
   static let embeddingBatch = 256
 
   /// Reads a conversation file (or Markdown notes: a note file, or a folder of them) and
-  /// stores the turns (or memories) not stored before.
+  /// stores the turns (or memories) not stored before. A regular file is read one
+  /// conversation at a time (`ConversationStream`), twice: once to check all of it (nothing is
+  /// stored from a malformed file) and count its turns, once to store them.
   @discardableResult
   func ingest(
     path: String, options: IngestOptions = IngestOptions(),
@@ -90,15 +100,37 @@ struct Ingestor: EnginePart {
   ) async throws -> IngestReport {
     try checkOpen()
     progress?(EngramProgress(phase: "parsing", done: 0, total: 1))
-    switch try Self.read(path: path, options: options) {
-    case .notes(let notes):
-      return try await store(notes, path: path, progress: progress)
-    case .conversations(let file):
-      let prefix =
-        file.format == .locomo
-        ? URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent + "/" : ""
-      return try await ingest(file, path: path, sessionPrefix: prefix, progress: progress)
+    let format = try await BlockingWork.run { () throws(ImportError) -> ConversationFile.Format? in
+      guard options.format == nil, InputFile.isRegularFile(path) else { return options.format }
+      return try ConversationStream.detect(path: path)
     }
+    if InputFile.isFolder(path) || format == .markdown || !InputFile.isRegularFile(path) {
+      switch try await BlockingWork.run({ () throws(ImportError) in
+        try Self.read(path: path, options: options)
+      }) {
+      case .notes(let notes):
+        return try await store(notes, path: path, progress: progress)
+      case .conversations(let file):
+        return try await ingest(
+          file, path: path, sessionPrefix: Self.sessionPrefix(file.format, path), progress: progress)
+      }
+    }
+    var streamOptions = options
+    streamOptions.format = format
+    let opened = streamOptions
+    let source = try await BlockingWork.run { () throws(ImportError) in
+      try ConversationStream(path: path, options: opened)
+    }
+    return try await ingest(
+      streams: { () throws(ImportError) in
+        try ConversationStream(path: path, options: opened)
+      }, first: source, path: path, sessionPrefix: Self.sessionPrefix(source.format, path), progress: progress
+    )
+  }
+
+  /// LoCoMo's sessions are named after their file (its sessions are `session_1`, ...).
+  static func sessionPrefix(_ format: ConversationFile.Format, _ path: String) -> String {
+    format == .locomo ? URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent + "/" : ""
   }
 
   /// What a path holds once parsed.
@@ -107,8 +139,7 @@ struct Ingestor: EnginePart {
     case notes([NoteFile])
   }
 
-  /// Reads and parses `path` (a file, or a folder of notes). The file's bytes are released
-  /// when this returns, before anything is stored: only the parsed turns stay in memory.
+  /// Reads and parses `path` whole (a folder of notes, a note, standard input or a pipe).
   static func read(path: String, options: IngestOptions) throws(ImportError) -> Parsed {
     if InputFile.isFolder(path) {
       guard options.format == nil || options.format == .markdown else {
@@ -163,162 +194,209 @@ struct Ingestor: EnginePart {
     return report
   }
 
-  /// Stores a parsed conversation file, idempotently and resumably: every turn has a stable
-  /// key (`TurnKey`); turns already stored are skipped; the text of the new ones is committed
-  /// in batches (searchable by keyword at once), then they are embedded in batches, each
-  /// committed and indexed as it is computed. A stopped ingest keeps what it committed, and
-  /// the next one of the same file stores the rest and embeds what was left unembedded.
+  /// Stores a parsed conversation file (see `ingest(streams:first:path:sessionPrefix:progress:)`).
   func ingest(
     _ file: ConversationFile, path: String, sessionPrefix: String = "",
     progress: (@Sendable (EngramProgress) -> Void)? = nil
   ) async throws -> IngestReport {
+    try await ingest(
+      streams: { () throws(ImportError) in ConversationStream(file, path: path) },
+      first: ConversationStream(file, path: path), path: path, sessionPrefix: sessionPrefix,
+      progress: progress)
+  }
+
+  /// What the checking pass learns of a file's sessions, by name.
+  struct SessionFacts {
+    /// The sessions' names.
+    var names: Set<String> = []
+    var starts: [String: Date] = [:]
+    var firstTimes: [String: Date] = [:]
+    var titles: [String: String] = [:]
+    var turns = 0
+
+    mutating func add(_ session: ConversationSession) {
+      if names.insert(session.name).inserted {
+        if let title = session.title { titles[session.name] = title }
+        if let first = session.turns.first?.timestamp { firstTimes[session.name] = first }
+      }
+      if let start = session.startedAt { starts[session.name] = min(starts[session.name] ?? start, start) }
+      turns += session.turns.count
+    }
+  }
+
+  /// Stores a conversation file read as a stream of sessions, idempotently and resumably:
+  /// every turn has a stable key (`TurnKey`); turns already stored are skipped; the text of
+  /// the new ones is committed in batches (searchable by keyword at once), then they are
+  /// embedded in batches, each committed and indexed as it is computed. A stopped ingest
+  /// keeps what it committed, and the next one of the same file stores the rest and embeds
+  /// what was left unembedded.
+  ///
+  /// The file is read twice (`streams` opens it again): first whole, to check it (a malformed
+  /// file stores nothing), count its turns and learn each session's start; then to store.
+  /// Memory holds one conversation and one batch of turns, plus the row ids to embed.
+  func ingest(
+    streams: @escaping @Sendable () throws(ImportError) -> ConversationStream, first: ConversationStream,
+    path: String, sessionPrefix: String, progress: (@Sendable (EngramProgress) -> Void)?
+  ) async throws -> IngestReport {
     try checkOpen()
     let fallbackDate = Date()
-    var flat: [(sessionIndex: Int, turn: ConversationTurn)] = []
-    for (sessionIndex, session) in file.sessions.enumerated() {
-      for turn in session.turns { flat.append((sessionIndex, turn)) }
-    }
-    let keys = TurnKey.keys(flat.map { (sessionPrefix + file.sessions[$0.sessionIndex].name, $0.turn) })
-    let total = flat.count
+    let format = first.format
 
-    // 1. Which turns are stored already (and which of those still lack their embedding).
-    progress?(EngramProgress(phase: "checking", done: 0, total: total))
-    var stored: [Int64: IngestedTurn] = [:]
-    for start in stride(from: 0, to: keys.count, by: Self.textBatch) {
-      let slice = Array(keys[start..<min(start + Self.textBatch, keys.count)])
-      let found = try await BlockingWork.run { [store] in
-        try store.readTransaction { try $0.ingestedTurns(sourceKeys: slice) }
-      }
-      stored.merge(found) { first, _ in first }
-      progress?(EngramProgress(phase: "checking", done: min(start + Self.textBatch, total), total: total))
+    // 1. Check the whole file and learn its sessions.
+    let facts = try await BlockingWork.run { () throws(ImportError) -> SessionFacts in
+      var facts = SessionFacts()
+      while let session = try first.next() { facts.add(session) }
+      return facts
     }
+    guard facts.turns > 0 || !facts.names.isEmpty || !first.isFromFile else {
+      // A file without a turn (an empty JSONL file, an export of empty conversations).
+      throw ImportError.empty(path: path)
+    }
+    let total = facts.turns
 
-    // 2. The new turns' text, committed in batches.
-    let sessions = file.sessions
-    var sessionIDs: [Int64?] = Array(repeating: nil, count: sessions.count)
-    var toEmbed: [(id: Int64, text: String, sessionID: Int64, createdAt: Date)] = []
+    // 2. Read it again: each batch's new turns stored, keys of stored ones skipped.
+    let stream = try await BlockingWork.run { () throws(ImportError) in try streams() }
+    var sessionIDs: [String: Int64] = [:]
+    var keys = TurnKeys()
+    var seen: Set<Int64> = []
+    var newIDs: [Int64] = []
+    var unembedded: [Int64] = []
+    var firstVectors: [[Float]]?
+    var pending: [(session: String, turn: ConversationTurn)] = []
+    var checked = 0
     var written = 0
-    var newPositions = flat.indices.filter { stored[keys[$0]] == nil }
-    // A key twice in one file (the same id in two places) is stored once.
-    var firstSeen: Set<Int64> = []
-    newPositions = newPositions.filter { firstSeen.insert(keys[$0]).inserted }
-    // The first embeddings are computed before any text is stored: an embedder that cannot
-    // embed (a broken model, NaN vectors) fails the ingest with nothing written.
-    let firstTexts = newPositions.prefix(Self.embeddingBatch).map { position -> String in
-      let (sessionIndex, turn) = flat[position]
-      let date = turn.timestamp ?? sessions[sessionIndex].startedAt ?? fallbackDate
-      return DocumentText.make(speaker: turn.speaker, content: turn.content, date: date)
-    }
-    let firstVectors = firstTexts.isEmpty ? [] : try await embed(firstTexts)
-    for start in stride(from: 0, to: newPositions.count, by: Self.textBatch) {
+    var exhausted = false
+    progress?(EngramProgress(phase: "storing", done: 0, total: total))
+    while !exhausted {
       if Task.isCancelled { throw EngramError.cancelled }
-      let positions = Array(newPositions[start..<min(start + Self.textBatch, newPositions.count)])
-      let knownSessions = sessionIDs
-      let batch = positions.map { position -> (Int, Message) in
-        let (sessionIndex, turn) = flat[position]
-        let session = sessions[sessionIndex]
-        let date = turn.timestamp ?? session.startedAt ?? fallbackDate
+      while pending.count < Self.textBatch {
+        guard let session = try await BlockingWork.run({ () throws(ImportError) in try stream.next() }) else {
+          exhausted = true
+          break
+        }
+        pending += session.turns.map { (sessionPrefix + session.name, $0) }
+      }
+      let batch = pending.prefix(Self.textBatch)
+      pending.removeFirst(batch.count)
+      guard !batch.isEmpty else { break }
+      checked += batch.count
+      // Keys seen earlier in this file are the same turn again: stored once.
+      let batchKeys = batch.map { keys.next(session: $0.session, turn: $0.turn) }
+      let fresh = batchKeys.indices.filter { seen.insert(batchKeys[$0]).inserted }
+      let lookup = fresh.map { batchKeys[$0] }
+      let stored = try await BlockingWork.run { [store] in
+        try store.readTransaction { try $0.ingestedTurns(sourceKeys: lookup) }
+      }
+      unembedded += stored.values.filter { !$0.embedded }.map(\.id)
+      let positions = fresh.filter { stored[batchKeys[$0]] == nil }
+      let turns = positions.map { position -> (session: String, message: Message) in
+        let (session, turn) = batch[batch.startIndex + position]
+        let name = String(session.dropFirst(sessionPrefix.count))
+        let date = turn.timestamp ?? facts.starts[name] ?? fallbackDate
         return (
-          sessionIndex,
+          session,
           Message(
             role: MessageRole(rawValue: turn.role) ?? .user, speaker: turn.speaker, content: turn.content,
             createdAt: date, tokenCount: TokenEstimator.estimate(turn.content),
-            metadata: JSONValue.object(turn.metadata).jsonText, sourceKey: keys[position])
+            metadata: JSONValue.object(turn.metadata).jsonText, sourceKey: batchKeys[position])
         )
       }
-      let (ids, resolvedSessions) = try await writeTrackedOffPool { connection -> ([Int64], [Int64?]) in
-        var resolved = knownSessions
-        for (sessionIndex, _) in batch where resolved[sessionIndex] == nil {
-          let session = sessions[sessionIndex]
-          let name = sessionPrefix + session.name
-          if let existing = try connection.session(externalID: name), let id = existing.id {
-            resolved[sessionIndex] = id
-          } else {
-            let started = session.startedAt ?? session.turns.first?.timestamp ?? fallbackDate
-            resolved[sessionIndex] = try connection.insert(
-              Session(externalID: name, title: session.title, startedAt: started))
+      if firstVectors == nil, !turns.isEmpty {
+        // The first embeddings are computed before any text is stored: an embedder that
+        // cannot embed (a broken model, NaN vectors) fails the ingest with nothing written.
+        firstVectors = try await embed(
+          turns.prefix(Self.embeddingBatch).map {
+            DocumentText.make(
+              speaker: $0.message.speaker, content: $0.message.content, date: $0.message.createdAt)
+          })
+      }
+      if !turns.isEmpty {
+        let known = sessionIDs
+        let (ids, resolved) = try await writeTrackedOffPool { connection -> ([Int64], [String: Int64]) in
+          var resolved = known
+          for (session, _) in turns where resolved[session] == nil {
+            let name = String(session.dropFirst(sessionPrefix.count))
+            if let existing = try connection.session(externalID: session), let id = existing.id {
+              resolved[session] = id
+            } else {
+              let started = facts.starts[name] ?? facts.firstTimes[name] ?? fallbackDate
+              resolved[session] = try connection.insert(
+                Session(externalID: session, title: facts.titles[name], startedAt: started))
+            }
           }
+          let messages = turns.map { session, message -> Message in
+            var message = message
+            message.sessionID = resolved[session]
+            return message
+          }
+          // One INSERT ... SELECT per batch: FTS5 flushes once per batch, not once per turn.
+          return (try connection.insert(contentsOf: messages), resolved)
         }
-        let messages = batch.map { sessionIndex, message -> Message in
-          var message = message
-          message.sessionID = resolved[sessionIndex]
-          return message
-        }
-        // One INSERT ... SELECT per batch: FTS5 flushes once per batch, not once per turn.
-        return (try connection.insert(contentsOf: messages), resolved)
+        sessionIDs = resolved
+        newIDs += ids
+        written += ids.count
       }
-      sessionIDs = resolvedSessions
-      for (offset, (sessionIndex, message)) in batch.enumerated() {
-        toEmbed.append(
-          (
-            ids[offset],
-            DocumentText.make(speaker: message.speaker, content: message.content, date: message.createdAt),
-            resolvedSessions[sessionIndex] ?? 0, message.createdAt
-          ))
-      }
-      written += batch.count
-      progress?(EngramProgress(phase: "storing", done: written, total: newPositions.count))
+      progress?(EngramProgress(phase: "storing", done: checked, total: total))
     }
     resources.speakers.invalidate()
 
-    // 3. Turns an interrupted ingest stored without their embedding are embedded too.
-    let unembedded = stored.values.filter { !$0.embedded }.map(\.id)
-    if !unembedded.isEmpty {
-      let rows = try await BlockingWork.run { [store] in
-        try store.readTransaction { connection in
-          try unembedded.compactMap { try connection.fetch(Message.self, id: $0) }
-        }
-      }
-      for message in rows {
-        guard let id = message.id else { continue }
-        toEmbed.append(
-          (
-            id,
-            DocumentText.make(speaker: message.speaker, content: message.content, date: message.createdAt),
-            message.sessionID ?? 0, message.createdAt
-          ))
-      }
-    }
-
-    // 4. Embeddings, committed and indexed batch by batch.
+    // 3. Embeddings of the new turns, then of turns an interrupted ingest stored without
+    // theirs, committed and indexed batch by batch (rows read back by id).
+    let toEmbed = newIDs + unembedded
     let model = embedder.modelID
     var embedded = 0
     for start in stride(from: 0, to: toEmbed.count, by: Self.embeddingBatch) {
       if Task.isCancelled { throw EngramError.cancelled }
-      let batch = Array(toEmbed[start..<min(start + Self.embeddingBatch, toEmbed.count)])
-      // The new turns come first in `toEmbed`: the first of them were embedded before storing.
-      let reused = start == 0 ? firstVectors : []
-      let vectors =
-        batch.count > reused.count
-        ? reused + (try await embed(batch.dropFirst(reused.count).map(\.text))) : reused
+      let ids = Array(toEmbed[start..<min(start + Self.embeddingBatch, toEmbed.count)])
+      let rows = try await BlockingWork.run { [store] in
+        try store.readTransaction { connection in try ids.map { try connection.fetch(Message.self, id: $0) } }
+      }
+      // The new turns come first: the first of them were embedded before storing.
+      let reused = start == 0 && newIDs.count > 0 ? firstVectors ?? [] : []
+      let texts = rows.map { message in
+        message.map { DocumentText.make(speaker: $0.speaker, content: $0.content, date: $0.createdAt) } ?? ""
+      }
+      // A turn forgotten meanwhile (no row now) stays forgotten.
+      let missing = Set(rows.indices.filter { rows[$0] == nil })
+      let remaining = texts.indices.dropFirst(reused.count).filter { !missing.contains($0) }
+      let computed = remaining.isEmpty ? [] : try await embed(remaining.map { texts[$0] })
+      var vectors: [[Float]?] = Array(repeating: nil, count: ids.count)
+      for (offset, vector) in reused.prefix(ids.count).enumerated() { vectors[offset] = vector }
+      for (offset, index) in remaining.enumerated() { vectors[index] = computed[offset] }
+      let entries = ids.indices.compactMap { index -> (Message, [Float])? in
+        guard let message = rows[index], let vector = vectors[index] else { return nil }
+        return (message, vector)
+      }
       let kept = try await writeTrackedOffPool { connection -> [Int] in
-        // A turn forgotten meanwhile stays forgotten.
-        let present = try batch.indices.filter { try connection.fetch(Message.self, id: batch[$0].id) != nil }
+        let present = try entries.indices.filter {
+          try connection.fetch(Message.self, id: entries[$0].0.id!) != nil
+        }
         try connection.upsertEmbeddings(
           present.map { position in
             EmbeddingRow(
-              ownerKind: .message, ownerID: batch[position].id, model: model, vector: vectors[position],
-              createdAt: batch[position].createdAt)
+              ownerKind: .message, ownerID: entries[position].0.id!, model: model,
+              vector: entries[position].1,
+              createdAt: entries[position].0.createdAt)
           })
         return present
       }
       try indexVectors(
         kept.map { position in
-          let item = batch[position]
+          let (message, vector) = entries[position]
           return (
-            .message, item.id,
+            .message, message.id!,
             VectorMetadata(
-              kind: ItemKind.message.code, session: item.sessionID, scope: 0,
-              timestamp: Timestamp.milliseconds(item.createdAt)),
-            vectors[position]
+              kind: ItemKind.message.code, session: message.sessionID ?? 0, scope: 0,
+              timestamp: Timestamp.milliseconds(message.createdAt)),
+            vector
           )
         })
-      embedded += batch.count
+      embedded += ids.count
       progress?(EngramProgress(phase: "embedding", done: embedded, total: toEmbed.count))
     }
     progress?(EngramProgress(phase: "done", done: total, total: total))
     return IngestReport(
-      path: path, format: file.format, sessions: file.sessions.count, turns: written,
+      path: path, format: format, sessions: facts.names.count, turns: written,
       alreadyStored: total - written, completed: unembedded.count)
   }
 }

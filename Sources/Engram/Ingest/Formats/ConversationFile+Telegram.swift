@@ -29,38 +29,11 @@ extension ConversationFile {
         isList = true
       }
       for (chatIndex, chatRange) in chats.enumerated() {
-        let chatLabel = isList ? "chat \(chatIndex + 1)" : ""
-        record = chatLabel
-        let chat = try scanner.members(of: chatRange)
-        func field(_ key: String) throws(JSONScanner.Failure) -> JSONValue? {
-          guard let range = chat.first(where: { $0.key == key })?.value else { return nil }
-          return try scanner.value(range)
-        }
-        guard let messages = chat.first(where: { $0.key == "messages" })?.value else {
-          throw JSONScanner.Failure(offset: chatRange.lowerBound, reason: "no 'messages' list")
-        }
-        let title = try field("name")?.stringValue
-        let id: String? =
-          switch try field("id") {
-          case .int(let number)?: String(number)
-          case .string(let text)?: text
-          default: nil
-          }
-        let name = "telegram/" + (id ?? title ?? "chat-\(chatIndex + 1)")
-        var turns: [ConversationTurn] = []
-        for (index, range) in try scanner.elements(of: messages).enumerated() {
-          record = (isList ? chatLabel + ", " : "") + "message \(index + 1)"
-          let line = scanner.line(at: range.lowerBound)
-          if let turn = try telegramTurn(
-            try scanner.value(range), session: name, line: line, offset: range.lowerBound)
-          {
-            turns.append(turn)
-          }
-        }
-        if !turns.isEmpty {
-          sessions.append(
-            ConversationSession(
-              name: name, title: title, startedAt: turns.compactMap(\.timestamp).min(), turns: turns))
+        if let session = try telegramChat(
+          &scanner, chatRange, label: isList ? "chat \(chatIndex + 1)" : "", number: chatIndex + 1,
+          record: &record)
+        {
+          sessions.append(session)
         }
       }
     } catch {
@@ -68,6 +41,46 @@ extension ConversationFile {
     }
     guard !sessions.isEmpty else { throw .empty(path: path) }
     return ConversationFile(sessions: sessions, format: .telegram)
+  }
+
+  /// The session of one chat (`chatRange` in the scanner's bytes), nil for a chat without
+  /// text messages; `record` names the chat and message being read, for errors; the chat's
+  /// bytes start on `firstLine` of the file.
+  static func telegramChat(
+    _ scanner: inout JSONScanner, _ chatRange: Range<Int>, label chatLabel: String, number: Int,
+    record: inout String, firstLine: Int = 1
+  ) throws(JSONScanner.Failure) -> ConversationSession? {
+    let isList = !chatLabel.isEmpty
+    record = chatLabel
+    let chat = try scanner.members(of: chatRange)
+    func field(_ key: String) throws(JSONScanner.Failure) -> JSONValue? {
+      guard let range = chat.first(where: { $0.key == key })?.value else { return nil }
+      return try scanner.value(range)
+    }
+    guard let messages = chat.first(where: { $0.key == "messages" })?.value else {
+      throw JSONScanner.Failure(offset: chatRange.lowerBound, reason: "no 'messages' list")
+    }
+    let title = try field("name")?.stringValue
+    let id: String? =
+      switch try field("id") {
+      case .int(let number)?: String(number)
+      case .string(let text)?: text
+      default: nil
+      }
+    let name = "telegram/" + (id ?? title ?? "chat-\(number)")
+    var turns: [ConversationTurn] = []
+    for (index, range) in try scanner.elements(of: messages).enumerated() {
+      record = (isList ? chatLabel + ", " : "") + "message \(index + 1)"
+      let line = scanner.line(at: range.lowerBound) + firstLine - 1
+      if let turn = try telegramTurn(
+        try scanner.value(range), session: name, line: line, offset: range.lowerBound)
+      {
+        turns.append(turn)
+      }
+    }
+    guard !turns.isEmpty else { return nil }
+    return ConversationSession(
+      name: name, title: title, startedAt: turns.compactMap(\.timestamp).min(), turns: turns)
   }
 
   /// The turn of one message, or nil for a message that is not one.
