@@ -29,18 +29,19 @@ public struct CalendarExportSummary: Equatable, Sendable {
 }
 
 /// Reminders and events in and out as iCalendar (RFC 5545): see `docs/icalendar.md`.
-struct CalendarExchange: EnginePart {
-  let resources: EngineResources
+struct CalendarExchange: Sendable {
+  let open: OpenState
+  let store: any MemoryStore
 
   /// The memory's calendar text.
   func calendarText(stamp: Date) throws -> (text: String, summary: CalendarExportSummary) {
-    try checkOpen()
+    try open.check()
     return try Self.calendarText(store: store, stamp: stamp)
   }
 
   /// Reads `data` (an iCalendar file) and stores its events and reminders, all or nothing.
   func importCalendar(_ data: Data, timeZone: TimeZone, at now: Date) throws -> CalendarImportSummary {
-    try checkOpen()
+    try open.check()
     let calendars = try ICalendarSyntax.parse(data)
     let (entries, skipped) = try ICalendarReader(timeZone: timeZone).entries(of: calendars)
     var summary = CalendarImportSummary()

@@ -72,10 +72,17 @@ enum TurnKey {
   }
 }
 
-struct Ingestor: EnginePart {
-  let resources: EngineResources
+/// Stores conversation files (turns, by stable key) and Markdown notes (memories).
+struct Ingestor: Sendable {
+  let open: OpenState
+  let store: any MemoryStore
+  /// Stores the turns' embeddings and keeps the vector index in step.
+  let vectors: VectorIndexKeeper
+  let embedding: EmbeddingRunner
+  /// Forgotten after an ingest (new speakers).
+  let speakers: SpeakerDirectory
   /// Stores the memories Markdown notes give.
-  let writer: Writer
+  let memories: Memories
 
   /// How many turns one write transaction stores, and one embedding step embeds.
   static let textBatch = 2_000
@@ -88,7 +95,7 @@ struct Ingestor: EnginePart {
     path: String, options: IngestOptions = IngestOptions(),
     progress: (@Sendable (EngramProgress) -> Void)? = nil
   ) async throws -> IngestReport {
-    try checkOpen()
+    try open.check()
     progress?(EngramProgress(phase: "parsing", done: 0, total: 1))
     switch try Self.read(path: path, options: options) {
     case .notes(let notes):
@@ -153,7 +160,7 @@ struct Ingestor: EnginePart {
     for start in stride(from: 0, to: memories.count, by: Self.embeddingBatch) {
       if Task.isCancelled { throw EngramError.cancelled }
       let batch = memories[start..<min(start + Self.embeddingBatch, memories.count)]
-      let added = try await writer.rememberNotes(
+      let added = try await self.memories.rememberNotes(
         batch.map { ($0.text, $0.tags, $0.date ?? fallbackDate) }, kind: .note)
       report.memories += added.filter { $0 }.count
       report.memoriesAlreadyStored += added.filter { !$0 }.count
@@ -172,7 +179,7 @@ struct Ingestor: EnginePart {
     _ file: ConversationFile, path: String, sessionPrefix: String = "",
     progress: (@Sendable (EngramProgress) -> Void)? = nil
   ) async throws -> IngestReport {
-    try checkOpen()
+    try open.check()
     let fallbackDate = Date()
     var flat: [(sessionIndex: Int, turn: ConversationTurn)] = []
     for (sessionIndex, session) in file.sessions.enumerated() {
@@ -209,7 +216,7 @@ struct Ingestor: EnginePart {
       let date = turn.timestamp ?? sessions[sessionIndex].startedAt ?? fallbackDate
       return DocumentText.make(speaker: turn.speaker, content: turn.content, date: date)
     }
-    let firstVectors = firstTexts.isEmpty ? [] : try await embed(firstTexts)
+    let firstVectors = firstTexts.isEmpty ? [] : try await embedding.embed(firstTexts)
     for start in stride(from: 0, to: newPositions.count, by: Self.textBatch) {
       if Task.isCancelled { throw EngramError.cancelled }
       let positions = Array(newPositions[start..<min(start + Self.textBatch, newPositions.count)])
@@ -226,7 +233,8 @@ struct Ingestor: EnginePart {
             metadata: JSONValue.object(turn.metadata).jsonText, sourceKey: keys[position])
         )
       }
-      let (ids, resolvedSessions) = try await writeTrackedOffPool { connection -> ([Int64], [Int64?]) in
+      let (ids, resolvedSessions) = try await vectors.writeTrackedOffPool {
+        connection -> ([Int64], [Int64?]) in
         var resolved = knownSessions
         for (sessionIndex, _) in batch where resolved[sessionIndex] == nil {
           let session = sessions[sessionIndex]
@@ -259,7 +267,7 @@ struct Ingestor: EnginePart {
       written += batch.count
       progress?(EngramProgress(phase: "storing", done: written, total: newPositions.count))
     }
-    resources.speakers.invalidate()
+    speakers.invalidate()
 
     // 3. Turns an interrupted ingest stored without their embedding are embedded too.
     let unembedded = stored.values.filter { !$0.embedded }.map(\.id)
@@ -281,7 +289,7 @@ struct Ingestor: EnginePart {
     }
 
     // 4. Embeddings, committed and indexed batch by batch.
-    let model = embedder.modelID
+    let model = embedding.embedder.modelID
     var embedded = 0
     for start in stride(from: 0, to: toEmbed.count, by: Self.embeddingBatch) {
       if Task.isCancelled { throw EngramError.cancelled }
@@ -290,8 +298,8 @@ struct Ingestor: EnginePart {
       let reused = start == 0 ? firstVectors : []
       let vectors =
         batch.count > reused.count
-        ? reused + (try await embed(batch.dropFirst(reused.count).map(\.text))) : reused
-      let kept = try await writeTrackedOffPool { connection -> [Int] in
+        ? reused + (try await embedding.embed(batch.dropFirst(reused.count).map(\.text))) : reused
+      let kept = try await self.vectors.writeTrackedOffPool { connection -> [Int] in
         // A turn forgotten meanwhile stays forgotten.
         let present = try batch.indices.filter { try connection.fetch(Message.self, id: batch[$0].id) != nil }
         try connection.upsertEmbeddings(
@@ -302,7 +310,7 @@ struct Ingestor: EnginePart {
           })
         return present
       }
-      try indexVectors(
+      try self.vectors.add(
         kept.map { position in
           let item = batch[position]
           return (

@@ -1,3 +1,4 @@
+import EngramCore
 import EngramStore
 import Foundation
 
@@ -14,25 +15,56 @@ public struct VectorIndexStatistics: Sendable, Equatable {
   public var approximate: ApproximateIndexStatus?
 }
 
-extension MemoryEngine {
+/// The memory's housekeeping: what it holds (rows per table, memories per kind, the vector
+/// index's size), how large the store is, its `meta` values, and the WAL checkpoint
+/// (`engine.maintenance`; the engine's own methods of the same names forward here).
+public struct Maintenance: Sendable {
+  let open: OpenState
+  let store: any MemoryStore
+  /// The vector index, for its statistics.
+  let vectors: VectorIndexKeeper
+
+  /// Rows per table.
+  public func tableCounts() throws -> [String: Int] {
+    try store.readTransaction { try $0.rowCounts() }
+  }
+
+  /// The store's size: for SQLite the file and its WAL on disk.
+  public func databaseBytes() -> Int {
+    store.storageBytes()
+  }
+
+  /// Moves the WAL's pages into the database file and truncates the WAL.
+  /// - Throws: `StoreError.unsupported` on a store without a WAL of its own (PostgreSQL).
+  public func checkpoint() throws {
+    try open.check()
+    try store.maintain(.checkpoint)
+  }
+
   /// A value of the `meta` table (`last_compaction`, `created_at`, ...), or nil.
   public func metaValue(_ key: String) throws -> String? {
-    try checkOpen()
+    try open.check()
     return try store.readTransaction { try $0.meta(key) }
   }
 
   /// How many memories of each kind are stored (superseded ones included); kinds with
   /// none are absent.
   public func memoryCountsByKind() throws -> [MemoryKind: Int] {
-    try checkOpen()
+    try open.check()
     return try store.readTransaction { try $0.memoryCountsByKind() }
   }
 
   /// Rows and bytes of the in-memory vector index.
   public var vectorIndexStatistics: VectorIndexStatistics {
-    let index = self.index
+    let index = vectors.index
     return VectorIndexStatistics(
       rows: index.count, tombstones: index.tombstoneCount, bytes: index.memoryBytes,
       approximate: index.approximateStatus)
+  }
+
+  /// Runs a maintenance step when the store has it (a shared server keeps its own).
+  func maintainIfSupported(_ operation: StoreMaintenance) throws {
+    guard store.capabilities.contains(operation.capability) else { return }
+    try store.maintain(operation)
   }
 }

@@ -1,29 +1,12 @@
 import EngramCore
-import EngramEmbeddings
 import EngramStore
-import EngramVectors
 import Foundation
 import Synchronization
 
-/// What every part of the engine shares: the store, the vector index keeper, the embedder
-/// and the configuration, plus whether the engine is still open.
-final class EngineResources: Sendable {
-  let path: String
-  let configuration: EngramConfiguration
-  let store: any MemoryStore
-  let vectors: VectorIndexKeeper
-  let embedding: EmbeddingRunner
-  let speakers = SpeakerDirectory()
+/// Whether the engine is still open: the one thing every part of it shares. A part checks it
+/// before it works; `MemoryEngine.close()` marks it closed.
+final class OpenState: Sendable {
   private let closed = Mutex(false)
-
-  init(path: String, configuration: EngramConfiguration, store: any MemoryStore, vectors: VectorIndexKeeper) {
-    self.path = path
-    self.configuration = configuration
-    self.store = store
-    self.vectors = vectors
-    embedding = EmbeddingRunner(
-      embedder: configuration.embedder, batchSize: configuration.embeddingBatchSize)
-  }
 
   /// Marks the engine closed; returns whether it already was.
   func markClosed() -> Bool {
@@ -33,54 +16,12 @@ final class EngineResources: Sendable {
     }
   }
 
+  /// Whether the engine was closed.
   var isClosed: Bool { closed.withLock { $0 } }
-}
 
-/// A part of the engine: it reaches the shared resources by the names the engine's code
-/// has always used.
-protocol EnginePart: Sendable {
-  var resources: EngineResources { get }
-}
-
-extension EnginePart {
-  var store: any MemoryStore { resources.store }
-  var configuration: EngramConfiguration { resources.configuration }
-  var embedder: any Embedder { resources.configuration.embedder }
-  var vectors: VectorIndexKeeper { resources.vectors }
-  var index: VectorIndex { resources.vectors.index }
-
-  func checkOpen() throws(EngramError) {
-    if resources.isClosed { throw .closed }
-  }
-
-  func embed(_ texts: [String], progress: ((Int) -> Void)? = nil) async throws -> [[Float]] {
-    try await resources.embedding.embed(texts, progress: progress)
-  }
-
-  /// Runs a write that may change embeddings, tracking the index's generation.
-  func writeTracked<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T {
-    try vectors.writeTracked(body)
-  }
-
-  /// `writeTracked` run off the cooperative pool, for async operations.
-  func writeTrackedOffPool<T: Sendable>(_ body: @escaping @Sendable (any StoreSession) throws -> T)
-    async throws
-    -> T
-  {
-    let vectors = self.vectors
-    return try await BlockingWork.run { try vectors.writeTracked(body) }
-  }
-
-  /// Adds stored embeddings to the index after their transaction committed.
-  func indexVectors(_ entries: [(kind: ItemKind, id: Int64, metadata: VectorMetadata, vector: [Float])])
-    throws
-  {
-    try vectors.add(entries)
-  }
-
-  /// Reloads the index when another process changed the embeddings.
-  func refreshIndexIfStale() throws {
-    try vectors.refreshIfStale()
+  /// - Throws: `EngramError.closed` once the engine is closed.
+  func check() throws(EngramError) {
+    if isClosed { throw .closed }
   }
 }
 
@@ -100,8 +41,13 @@ enum TextChecks {
 /// The speakers of the conversation log, read once and kept until a write may change them
 /// (hybrid search boosts turns of the one speaker a query names).
 final class SpeakerDirectory: Sendable {
+  let store: any MemoryStore
   /// Lowercased name -> name as written; nil until read, or after a write.
   private let names = Mutex<[String: String]?>(nil)
+
+  init(store: any MemoryStore) {
+    self.store = store
+  }
 
   /// Forgets the cached names (a turn with a speaker was added or removed).
   func invalidate() {
@@ -109,7 +55,7 @@ final class SpeakerDirectory: Sendable {
   }
 
   /// The known single-word speaker names, read from the store when not cached.
-  func known(in store: any MemoryStore) throws -> [String: String] {
+  func known() throws -> [String: String] {
     if let cached = names.withLock({ $0 }) { return cached }
     let all = try store.readTransaction { try $0.distinctSpeakers() }
     var map: [String: String] = [:]
