@@ -70,7 +70,9 @@ struct CalendarExchange: Sendable {
 
   /// The stored item `entry` is: the one imported with its UID, or (an Engram UID of this
   /// memory) the item it was exported from.
-  static func existing(_ entry: CalendarEntry, session: any StoreSession, calendarID: String) throws
+  static func existing(
+    _ entry: CalendarEntry, session: any AgentRecordQueries & RecordQueries, calendarID: String
+  ) throws
     -> AgentItem?
   {
     if let item = try session.agentItem(calendarUID: entry.uid) { return item }
@@ -119,7 +121,7 @@ struct CalendarExchange: Sendable {
   }
 
   /// The memory's calendar id (its `database_id`, lower-cased), the domain of Engram's UIDs.
-  static func calendarID(_ session: any StoreSession) throws -> String {
+  static func calendarID(_ session: any MetaQueries) throws -> String {
     let id = try session.meta(StoreMetaKey.databaseID)?.lowercased() ?? ""
     return id.isEmpty ? "engram.local" : id
   }

@@ -100,6 +100,7 @@ final class Conversation: Sendable {
   }
 
   /// Embeds the turns this engine stored with `embedNow: false` (up to `limit` of them);
+  /// returns how many.
   @discardableResult
   func embedPendingTurns(limit: Int = 1024) async throws -> Int {
     try open.check()

@@ -14,12 +14,14 @@ struct Forgetting: Sendable {
   let retriever: HybridRetriever
 
   /// Deletes an item and every copy of it (see ``forgetReporting(kind:id:dryRun:)``);
+  /// returns whether it existed.
   @discardableResult
   func forget(kind: ItemKind = .memory, id: Int64) throws -> Bool {
     try forgetReporting(kind: kind, id: id) != nil
   }
 
   /// Deletes an item with its embedding and full-text entry, and every copy of it the
+  /// memory holds, in one transaction (see `MemoryEngine.forgetReporting(kind:id:dryRun:)`).
   @discardableResult
   func forgetReporting(kind: ItemKind, id: Int64, dryRun: Bool = false) throws -> ForgetReport? {
     try open.check()

@@ -99,6 +99,7 @@ struct Memories: Sendable {
   }
 
   /// Replaces a memory's content with history kept: a new memory is stored and the old one
+  /// is marked superseded by it; returns the new memory's id.
   @discardableResult
   func updateMemory(_ id: Int64, content: String, importance: Double? = nil, at date: Date = Date())
     async throws -> Int64
