@@ -118,7 +118,8 @@ public final class MemoryEngine: Sendable {
       open: open, candidates: store.candidateSource, vectors: vectors, embedding: embedding,
       speakers: speakers, access: configuration.readOnly ? nil : access, weights: configuration.retrieval)
     let memories = Memories(open: open, store: store, vectors: vectors, embedding: embedding)
-    let maintenance = Maintenance(open: open, store: store, vectors: vectors)
+    let maintenance = Maintenance(
+      open: open, store: store, vectors: vectors, embedder: configuration.embedder)
     self.open = open
     self.embedding = embedding
     self.access = access
@@ -188,12 +189,7 @@ public final class MemoryEngine: Sendable {
   ///   with another model since this engine opened (it can no longer search or count its
   ///   vectors: restart it).
   public func checkEmbedderCurrent() throws {
-    let (name, dimension) = (embedder.modelID, embedder.dimension)
-    if let model = try store.readTransaction({ try $0.embeddingModel() }),
-      model.name != name || model.dimension != dimension
-    {
-      throw EngramError.embedderChangedElsewhere(model: model.name, dimension: model.dimension)
-    }
+    try maintenance.checkEmbedderCurrent()
   }
 
   /// Whether this memory should keep a vector snapshot and has no current one: the open

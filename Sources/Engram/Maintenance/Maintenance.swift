@@ -1,4 +1,5 @@
 import EngramCore
+import EngramEmbeddings
 import EngramStore
 import Foundation
 
@@ -16,13 +17,16 @@ public struct VectorIndexStatistics: Sendable, Equatable {
 }
 
 /// The memory's housekeeping: what it holds (rows per table, memories per kind, the vector
-/// index's size), how large the store is, its `meta` values, and the WAL checkpoint
+/// index's size), how large the store is, its `meta` values (the embedder spec among them),
+/// whether its embedder is still this engine's, and the WAL checkpoint
 /// (`engine.maintenance`; the engine's own methods of the same names forward here).
 public struct Maintenance: Sendable {
   let open: OpenState
   let store: any MemoryStore
   /// The vector index, for its statistics.
   let vectors: VectorIndexKeeper
+  /// The engine's embedder, compared with the store's model.
+  let embedder: any Embedder
 
   /// Rows per table.
   public func tableCounts() throws -> [String: Int] {
@@ -60,6 +64,27 @@ public struct Maintenance: Sendable {
     return VectorIndexStatistics(
       rows: index.count, tombstones: index.tombstoneCount, bytes: index.memoryBytes,
       approximate: index.approximateStatus)
+  }
+
+  /// Records how this database's embedder is built (`meta.embedder_spec`).
+  /// - Throws: `EngramError.emptyText` for a blank spec; store errors.
+  public func setEmbedderSpec(_ spec: String) throws {
+    try open.check()
+    guard !TextChecks.isBlank(spec) else { throw EngramError.emptyText }
+    try store.writeTransaction { try $0.setMeta(EmbedderSpec.metaKey, spec) }
+  }
+
+  /// Checks that the memory is still embedded with this engine's model.
+  /// - Throws: `EngramError.embedderChangedElsewhere` when another process re-embedded it
+  ///   with another model since this engine opened (it can no longer search or count its
+  ///   vectors: restart it).
+  public func checkEmbedderCurrent() throws {
+    let (name, dimension) = (embedder.modelID, embedder.dimension)
+    if let model = try store.readTransaction({ try $0.embeddingModel() }),
+      model.name != name || model.dimension != dimension
+    {
+      throw EngramError.embedderChangedElsewhere(model: model.name, dimension: model.dimension)
+    }
   }
 
   /// Runs a maintenance step when the store has it (a shared server keeps its own).
