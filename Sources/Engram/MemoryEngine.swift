@@ -200,6 +200,11 @@ public final class MemoryEngine: Sendable {
       && vectors.keepsSnapshot(rows: vectors.index.count)
   }
 
+  /// Whether a search found the vectors of this memory's snapshot file damaged: the index was
+  /// then rebuilt from the embeddings table and answered from it (`doctor` reports the
+  /// file; a writer, or `doctor(repair: true)`, saves a sound one).
+  public var foundDamagedSnapshot: Bool { vectors.foundDamagedSnapshot }
+
   /// Waits for a background build of the approximate lists this process started (seconds at
   /// 100,000 rows, minutes at a million), writes pending access statistics and, when this
   /// process changed the vector index and it still matches the database, its snapshot and

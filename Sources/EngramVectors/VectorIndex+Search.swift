@@ -60,7 +60,7 @@ extension VectorIndex {
       flat.append(contentsOf: query)
     }
     let unit = try normalizedQueries(flat, count: queries.count)
-    let version = snapshot()
+    let version = try trustedSnapshot()
     // A floatless index has no float32 rows to multiply: one int8 search per query.
     if version.rows.floatless > 0 || !(filter?.isEmpty ?? true) {
       var results: [[VectorHit]] = []

@@ -27,7 +27,9 @@ import Foundation
 /// binary search and needs no id map. The file is memory-mapped read-only, not read: an
 /// open checks the header, the token and the row table (ids, metadata: 33 bytes a row), and
 /// costs milliseconds whatever the size; the pages are shared by every process that maps
-/// it. The vectors' checksum is checked on demand (`verifySnapshot`, run by `doctor`).
+/// it. The payload's checksum (vectors, or codes, scales and sums) is checked before the
+/// first read that trusts it (`SnapshotPayloadCheck`: the first search or snapshot write),
+/// or at once by `verifySnapshot` (run by `doctor`).
 /// Version 2 holds no codes: an int8 index opened from it quantizes the rows.
 /// The approximate tier's lists live beside the snapshot (`ListsFormat`), so this format and
 /// its readers are unchanged.
@@ -95,7 +97,12 @@ enum SnapshotFormat {
   {
     var checksum = seed
     for (index, column) in payload(layout, dimension: dimension).enumerated() {
-      let chunk = index == 0 ? vectorChunkRows : max(n, 1)
+      guard index == 0 else {
+        // Whole, as the writer checksums them (an empty column too).
+        checksum = engram_checksum64(base + column.offset, n * column.width, checksum)
+        continue
+      }
+      let chunk = vectorChunkRows
       var start = 0
       while start < n {
         let count = min(chunk, n - start)
@@ -164,12 +171,14 @@ extension VectorIndex {
   /// whether it is stale.
   /// - Parameter content: float32 rows (the default) or int8 codes only; an index that
   ///   reads its float32 rows from a source (`readsFloatRowsFromSource`) writes codes.
-  /// - Throws: `.snapshotIO` with the path and errno.
+  /// - Throws: `.snapshotIO` with the path and errno; `.snapshotCorrupt` when the index was
+  ///   opened from a snapshot whose payload is damaged (its rows are not written again).
   /// - Complexity: O(live · dimension + live · log live) (rows are written in id order).
   public func write(snapshotTo url: URL, token: UInt64, content: SnapshotContent = .vectors)
     throws(VectorIndexError)
   {
-    let version = snapshot()
+    // Never re-stamps a damaged file's rows with a fresh checksum.
+    let version = try trustedSnapshot()
     let rows = version.rows
     let dimension = self.dimension
     let codesOnly = content == .codes || rows.floatless > 0
@@ -454,7 +463,9 @@ extension VectorIndex {
     }
     computed = engram_checksum64(base + layout.kinds, n, computed)
     guard computed == rowChecksum else { throw .snapshotCorrupt(path: path, reason: .checksumMismatch) }
-    if verification == .full {
+    // An int8 index over float32 rows quantizes every row now: it checks them first.
+    let copiesRows = configuration.precision == .int8 && !codesOnly
+    if verification == .full || copiesRows {
       let payload = SnapshotFormat.payloadChecksum(
         base, layout, count: n, dimension: dimension, seed: computed)
       guard payload == payloadChecksum else { throw .snapshotCorrupt(path: path, reason: .checksumMismatch) }
@@ -485,14 +496,30 @@ extension VectorIndex {
     }
     configuration.initialCapacity = max(configuration.initialCapacity, n)
     var version = IndexVersion(sortedRows: rows, count: n)
-    if configuration.approximate.enabled {
-      version.ivf = openLists(
+    let checksLater = verification != .full && !copiesRows
+    var parts: [SnapshotPayloadCheck.Part] = []
+    if checksLater {
+      let seed = computed
+      parts.append(
+        SnapshotPayloadCheck.Part(mapping: mapping, expected: payloadChecksum) { base in
+          SnapshotFormat.payloadChecksum(base, layout, count: n, dimension: dimension, seed: seed)
+        })
+    }
+    if configuration.approximate.enabled,
+      let (lists, listCodes) = openLists(
         snapshot: url, token: token, rowChecksum: rowChecksum, rows: n, dimension: dimension,
-        full: verification == .full)
+        full: !checksLater)
+    {
+      version.ivf = lists
+      if let listCodes { parts.append(listCodes) }
     }
     // Without lists (or with another snapshot's) the next write builds them: an open alone
     // starts no work, since a short-lived reader would pay for a build it never uses.
-    return VectorIndex(configuration: configuration, version: version, rowSource: codesOnly ? rowSource : nil)
+    // The payload stays mapped and unread: checked before the first read that trusts it.
+    let payloadCheck = parts.isEmpty ? nil : SnapshotPayloadCheck(path: path, parts: parts)
+    return VectorIndex(
+      configuration: configuration, version: version, rowSource: codesOnly ? rowSource : nil,
+      payloadCheck: payloadCheck)
   }
 
   /// Checks every byte of a snapshot (header, token, row table and vectors), as `doctor`

@@ -77,6 +77,9 @@ public final class VectorIndex: Sendable {
   /// Where float32 rows the index does not hold are read (an index opened from a snapshot
   /// of int8 codes); nil for an index that holds all its rows.
   let rowSource: (any FloatRowSource)?
+  /// For an index opened from a snapshot file: the check of the file's payload, made before
+  /// the first read that trusts it (see `trustedSnapshot()`).
+  let payloadCheck: SnapshotPayloadCheck?
 
   let current: Mutex<IndexVersion>
   /// Serializes writers; the value counts published versions.
@@ -92,6 +95,7 @@ public final class VectorIndex: Sendable {
     try configuration.validate()
     self.configuration = configuration
     rowSource = nil
+    payloadCheck = nil
     let rows = RowStore(
       dimension: configuration.dimension, capacity: configuration.initialCapacity,
       quantized: configuration.precision == .int8)
@@ -115,10 +119,30 @@ public final class VectorIndex: Sendable {
     try add(ids: ids, metadata: metadata, vectors: vectors)
   }
 
-  init(configuration: Configuration, version: IndexVersion, rowSource: (any FloatRowSource)? = nil) {
+  init(
+    configuration: Configuration, version: IndexVersion, rowSource: (any FloatRowSource)? = nil,
+    payloadCheck: SnapshotPayloadCheck? = nil
+  ) {
     self.configuration = configuration
     self.rowSource = rowSource
+    self.payloadCheck = payloadCheck
     current = Mutex(version)
+  }
+
+  /// The current version, once the payload of the snapshot this index was opened from (if
+  /// any) is known to be the one its writer wrote: what every read of rows uses.
+  /// - Throws: `.snapshotCorrupt` when the file's vectors or codes were damaged.
+  func trustedSnapshot() throws(VectorIndexError) -> IndexVersion {
+    try payloadCheck?.verify()
+    return snapshot()
+  }
+
+  /// Checks now what the first search would (the payload of the snapshot file this index was
+  /// opened from); nothing for an index that holds no mapped file. A server may call it
+  /// right after an open, so its first query does not pay for the check.
+  /// - Throws: `.snapshotCorrupt` when the file's vectors or codes were damaged.
+  public func verifyMappedPayload() throws(VectorIndexError) {
+    try payloadCheck?.verify()
   }
 
   /// The version searches read now.
@@ -169,9 +193,11 @@ public final class VectorIndex: Sendable {
   }
 
   /// The stored unit vector and metadata of `id`, or nil (also when the index reads the
-  /// row from its `FloatRowSource` and the source does not give it).
+  /// row from its `FloatRowSource` and the source does not give it, or when the payload of
+  /// the snapshot file it came from is damaged).
   public func entry(for id: Int64) -> (vector: [Float], metadata: VectorMetadata)? {
-    let version = snapshot()
+    // Nil too when the snapshot file's vectors are damaged (`trustedSnapshot()`).
+    guard let version = try? trustedSnapshot() else { return nil }
     guard let row32 = version.row(of: id) else { return nil }
     let row = Int(row32)
     let vector: [Float]

@@ -1,3 +1,4 @@
+import EngramCore
 import EngramStore
 import EngramTestSupport
 import Foundation
@@ -84,6 +85,62 @@ import Testing
     #expect(FileManager.default.fileExists(atPath: snapshot))
     let fast = try await engram("query", "--db", path, "hiking", "--mode", "keyword", "-k", "1")
     #expect(!fast.standardError.contains("snapshot"), "\(fast.standardError)")
+    #expect(try await engram("doctor", "--db", path).status == 0)
+  }
+
+  /// Finding 2: with every vector code of the snapshot overwritten, a vector query for a
+  /// turn's exact text still finds it first (the damage is found before the first search and
+  /// the index rebuilt from the table), the query says so, and the next write saves a sound
+  /// file.
+  @Test func aDamagedSnapshotIsNeverServed() async throws {
+    let scratch = try ScratchFolder()
+    let path = try await scratch.initializedDatabase()
+    let topics = ["hiking", "cooking", "chess", "sailing", "piano", "gardening"]
+    let texts = (0..<1_200).map { "turn \($0) about \(topics[$0 % topics.count]) with friend \($0 % 37)" }
+    let lines = texts.map { #"{"role":"user","content":"\#($0)"}"# }
+    let file = try scratch.write("turns.jsonl", lines.joined(separator: "\n"))
+    #expect(try await engram("ingest", "--db", path, file).status == 0)
+    let target = texts[611]
+    func topHit() async throws -> (text: String?, standardError: String) {
+      let query = try await engram("query", "--db", path, target, "--mode", "vector", "-k", "1", "--json")
+      #expect(query.status == 0, "\(query.standardError)")
+      return (try jsonLines(query.standardOutput).first?["text"] as? String, query.standardError)
+    }
+    let before = try await topHit()
+    #expect(before.text == target)
+    #expect(!before.standardError.contains("snapshot"), "\(before.standardError)")
+
+    // Every code of the snapshot (format 3: codes after the row table) overwritten.
+    let snapshot = URL(fileURLWithPath: path + ".vectors")
+    var bytes = try Data(contentsOf: snapshot)
+    let rows = bytes[16..<24].withUnsafeBytes { Int(UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))) }
+    let dimension = bytes[12..<16].withUnsafeBytes {
+      Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)))
+    }
+    #expect(rows == texts.count)
+    func align(_ offset: Int) -> Int { (offset + 4095) / 4096 * 4096 }
+    var offset = 4096
+    for width in [8, 8, 8, 8] { offset = align(offset + rows * width) }
+    let codes = align(offset + rows)
+    var random = SplitMix64(seed: 37)
+    for index in codes..<(codes + rows * dimension) {
+      bytes[index] = UInt8(truncatingIfNeeded: random.next())
+    }
+    try bytes.write(to: snapshot)
+
+    let damaged = try await topHit()
+    #expect(damaged.text == target, "a damaged snapshot answered the query")
+    #expect(damaged.standardError.contains("vector snapshot is damaged"), "\(damaged.standardError)")
+    #expect(try Data(contentsOf: snapshot) == bytes, "a read command wrote the file")
+    let doctor = try await engram("doctor", "--db", path)
+    #expect(doctor.status != 0, "\(doctor.standardOutput)")
+
+    // Any write saves a sound file (its rows from the table, never the damaged codes).
+    #expect(try await engram("remember", "--db", path, "Ann tunes pianos on Saturdays").status == 0)
+    #expect(try Data(contentsOf: snapshot) != bytes)
+    let repaired = try await topHit()
+    #expect(repaired.text == target)
+    #expect(!repaired.standardError.contains("snapshot"), "\(repaired.standardError)")
     #expect(try await engram("doctor", "--db", path).status == 0)
   }
 

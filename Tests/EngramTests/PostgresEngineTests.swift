@@ -149,6 +149,22 @@ struct PostgresEngineTests {
       #expect(
         try await dave.search("pier", k: 1, mode: .vector, recordAccess: false).first?.text
           == "The boat leaves from pier 7 at dawn")
+
+      // The same export again adds nothing and changes nothing (issue 32), whichever store
+      // wrote it; another memory's export is still refused, with nothing written.
+      let counts = try dave.tableCounts()
+      #expect(try dave.importExport(from: back) == 0)
+      #expect(try carol.importExport(from: file) == 0)
+      #expect(try dave.tableCounts() == counts)
+      let erin = try engine(url, user: "erin")
+      defer { erin.close() }
+      _ = try await erin.remember("The boat leaves from pier 9 at noon", kind: .event)
+      let other = folder.path("erin.jsonl")
+      #expect(try erin.export(to: other) > 0)
+      #expect(throws: EngramError.importTargetNotEmpty(path: dave.path)) {
+        try dave.importExport(from: other)
+      }
+      #expect(try dave.tableCounts() == counts)
     }
   }
 

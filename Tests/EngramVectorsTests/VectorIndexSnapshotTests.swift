@@ -128,6 +128,59 @@ struct VectorIndexSnapshotTests {
     }
   }
 
+  /// Issue 37, finding 2: an open checks the row table only, so damaged vectors or codes are
+  /// found before the first read that trusts them: every search, a snapshot write and an
+  /// entry read fail typed (the engine rebuilds from its table), and nothing is re-stamped.
+  @Test(arguments: [SnapshotContent.vectors, .codes])
+  func damagedPayloadIsFoundBeforeTheFirstSearch(_ content: SnapshotContent) throws {
+    var rows = SplitMix64(seed: 31)
+    let ids = (0..<500).map { Int64($0) * 3 }
+    let vectors = rows.vectors(ids.count, 10)
+    let index = try VectorIndex(
+      configuration: .init(dimension: 10), ids: ids, metadata: sampleMetadata(ids.count), vectors: vectors)
+    let url = Self.temporaryURL("payload")
+    let copy = Self.temporaryURL("payload-copy")
+    defer {
+      try? FileManager.default.removeItem(at: url)
+      try? FileManager.default.removeItem(at: copy)
+    }
+    try index.write(snapshotTo: url, token: 5, content: content)
+    let source = TableRowSource(ids: ids, vectors: vectors, dimension: 10)
+    let sound = try VectorIndex.open(snapshot: url, expectedToken: 5, rowSource: source)
+    var random = SplitMix64(seed: 9)
+    let query = random.vector(10)
+    #expect(try sound.search(query, k: 5).map(\.id) == index.search(query, k: 5).map(\.id))
+    #expect(sound.payloadCheck?.isSound == true)
+
+    // Every payload byte after the row table scrambled, as in the hostile probe.
+    var file = try Data(contentsOf: url)
+    let payload = SnapshotFormat.payload(
+      SnapshotFormat.layout(count: index.count, dimension: 10, codesOnly: content == .codes), dimension: 10)
+    var scramble = SplitMix64(seed: 77)
+    for column in payload {
+      for offset in column.offset..<(column.offset + index.count * column.width) {
+        file[offset] = UInt8(truncatingIfNeeded: scramble.next())
+      }
+    }
+    try file.write(to: url)
+
+    let damaged = try VectorIndex.open(snapshot: url, expectedToken: 5, rowSource: source)
+    #expect(damaged.count == index.count, "the open reads no payload")
+    let corrupt = VectorIndexError.snapshotCorrupt(path: url.path, reason: .checksumMismatch)
+    #expect(throws: corrupt) { try damaged.search(query, k: 5) }
+    #expect(throws: corrupt) { try damaged.search(query, k: 5, filter: VectorFilter(kinds: [2])) }
+    #expect(throws: corrupt) { try damaged.search(query, k: 5, exact: true) }
+    #expect(throws: corrupt) { try damaged.search(batch: [query], k: 5) }
+    #expect(throws: corrupt) { try damaged.verifyMappedPayload() }
+    #expect(damaged.entry(for: 9) == nil)
+    // Writes still land (they append), but the damaged rows are never written again.
+    try damaged.add(id: -5, vector: [Float](repeating: 1, count: 10), metadata: .init(kind: 1))
+    #expect(throws: corrupt) { try damaged.write(snapshotTo: copy, token: 6, content: content) }
+    #expect(!FileManager.default.fileExists(atPath: copy.path))
+    // The full check (doctor) agrees.
+    #expect(throws: corrupt) { try VectorIndex.verifySnapshot(url, expectedToken: 5, dimension: 10) }
+  }
+
   /// An opened snapshot finds its rows by binary search (no id map): removing, replacing
   /// and re-adding them, and filters over them, behave as on the original index.
   @Test func mappedRowsTakeRemovalsReplacementsAndFilters() throws {

@@ -248,6 +248,8 @@ struct Compactor: Sendable {
 
   /// Pairs of live memories of the same kind whose cosine is at least `threshold`.
   func duplicateMemories(threshold: Float) throws -> [MemoryMerge] {
+    // Vectors read from a damaged snapshot would pair the wrong memories (or none).
+    try vectors.rebuildIfSnapshotDamaged()
     let memories = try store.readTransaction { connection in
       try connection.liveMemoryKinds().map { ($0.id, $0.kind) }
     }

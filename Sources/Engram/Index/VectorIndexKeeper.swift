@@ -44,6 +44,8 @@ final class VectorIndexKeeper: Sendable {
     /// Own writes between their start and the generation update after commit; while one
     /// is in flight a moved generation is ours, not another process's.
     var writesInFlight = 0
+    /// The snapshot file's vectors were found damaged and the index rebuilt from the table.
+    var damagedSnapshot = false
   }
 
   /// Loads the index of `database` (dimension `dimension`).
@@ -99,7 +101,7 @@ final class VectorIndexKeeper: Sendable {
       // Own writes in flight keep counting: they update the generation after their commit.
       state = State(
         generation: generation, stale: false, unsaved: true, baselineChanges: index.changeCount,
-        writesInFlight: state.writesInFlight)
+        writesInFlight: state.writesInFlight, damagedSnapshot: state.damagedSnapshot)
     }
   }
 
@@ -131,6 +133,7 @@ final class VectorIndexKeeper: Sendable {
   /// stamped with a newer token (another process's writes make it stale), never a rewrite
   /// of an unchanged index.
   func writeSnapshot() throws {
+    try rebuildIfSnapshotDamaged()
     let index = self.index
     let (token, generation, stored, maxID) = try store.readTransaction { connection in
       let (token, generation) = try Self.snapshotToken(connection)

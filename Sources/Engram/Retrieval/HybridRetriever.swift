@@ -80,8 +80,7 @@ struct HybridRetriever: Sendable {
       let vectors = self.vectors
       let vectorFilter = filter.isEmpty ? nil : filter
       let found = try await BlockingWork.run {
-        try vectors.refreshIfStale()
-        return try vectors.index.search(vector, k: limit, filter: vectorFilter, exact: exact)
+        try vectors.search(vector, k: limit, filter: vectorFilter, exact: exact)
       }
       approximate = !found.isExact
       cosine.reserveCapacity(found.hits.count)

@@ -42,13 +42,20 @@ public enum QueryCommand: Command {
     if let since = filters.since, let until = filters.until, since >= until {
       throw UsageError("--since must come before --until")
     }
-    let (hits, missingSnapshot) = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
+    let (hits, missingSnapshot, damagedSnapshot) = try await EngineAccess.withEngine(context, mode: .readOnly)
+    {
+      engine in
       (
         try await engine.search(text, k: k, mode: mode, filters: filters, exact: options.exact),
-        engine.isMissingSnapshot
+        engine.isMissingSnapshot, engine.foundDamagedSnapshot
       )
     }
-    if missingSnapshot {
+    if damagedSnapshot {
+      // Answered from the table; the file stays as it is until a writer replaces it.
+      context.error.write(
+        "note: this memory's vector snapshot is damaged, so this search read every vector from the "
+          + "database; `engram doctor --repair` (or any write) saves a sound one\n")
+    } else if missingSnapshot {
       // A read command writes nothing: say once per query how to get the fast open back.
       context.error.write(
         "note: this memory has no current vector snapshot, so every open reads all its vectors; "

@@ -125,10 +125,23 @@ extension PostgresSession: StoreSession {
 
   /// Inserts one exported row for this user (its keyword terms computed from its text; an
   /// explicit id moves the table's sequence past it).
-  /// Not told apart on PostgreSQL (its `json` columns have no equality): a non-empty memory
-  /// is refused as an import target, as before.
+  /// Whether this user holds exactly this exported row (a re-run of the same import).
+  ///
+  /// The row is found by its id (the key's index); every other column is compared as text:
+  /// `json` has no equality operator but keeps its text exactly as written, and a value
+  /// cast to text compares as the column's own type does (bytea as hex, numbers in their
+  /// shortest form).
   public func exportedRowExists(in table: String, columns: [String], values: [SQLValue]) throws -> Bool {
-    false
+    var conditions = ["user_scope = $1"]
+    var parameters: [PostgresValue] = [scope]
+    for (column, value) in zip(columns, values) {
+      parameters.append(value.postgres)
+      let parameter = "$\(parameters.count)"
+      conditions.append(
+        column == "id" ? "id = \(parameter)" : "\(column)::text IS NOT DISTINCT FROM \(parameter)::text")
+    }
+    let sql = "SELECT EXISTS (SELECT 1 FROM \(table) WHERE \(conditions.joined(separator: " AND ")))"
+    return try connection.execute(sql, parameters)[0].bool(0) == true
   }
 
   public func insertExportedRow(into table: String, columns: [String], values: [SQLValue], replacing: Bool)

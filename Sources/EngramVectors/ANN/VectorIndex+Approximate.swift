@@ -22,7 +22,7 @@ extension VectorIndex {
   {
     guard k >= 1 else { throw .invalidK(k) }
     let unit = try normalizedQueries(query, count: 1)
-    let version = snapshot()
+    let version = try trustedSnapshot()
     return try unit.withUnsafeBufferPointer { pointer throws(VectorIndexError) in
       let query = pointer.baseAddress!
       if !exact, let ivf = version.ivf, servesApproximately(version) {
@@ -52,7 +52,9 @@ extension VectorIndex {
   /// (see `ApproximateConfiguration.build`); callers may also call it directly.
   /// - Complexity: see `IVFState.build`: seconds for a million rows of 384 components.
   public func rebuildApproximateIndex() {
-    let base = snapshot()
+    // Lists are never clustered from a snapshot's damaged rows (the engine rebuilds the
+    // index from its table when a search finds them).
+    guard let base = try? trustedSnapshot() else { return }
     // Clustering reads every row: a floatless index reads its rows from the source first.
     guard hydrate(base), let built = IVFState.build(base, settings: configuration.approximate) else { return }
     _ = try? write { version throws(VectorIndexError) in

@@ -23,7 +23,8 @@ import Foundation
 /// and names the snapshot's token and row checksum, so lists left from another snapshot
 /// (a crash between the two renames) are recognised and ignored; the index then rebuilds
 /// its lists. Opening maps the file and checks the header, offsets and row numbers (4 bytes
-/// a row); the codes are checked with `.full` verification.
+/// a row); the codes are checked with `.full` verification, else before the first search
+/// (`SnapshotPayloadCheck`).
 enum ListsFormat {
   static let magic: [UInt8] = Array("ENGRIVF".utf8) + [0]
   static let version: UInt32 = 1
@@ -175,9 +176,11 @@ extension VectorIndex {
 
   /// The lists beside `snapshot` if they belong to it (same token and row checksum, `n`
   /// rows, `dimension`) and pass their checks; nil otherwise (the index rebuilds them).
+  /// Unless `full`, their codes are not read: the check of them to run before the first
+  /// search comes back with the lists.
   static func openLists(
     snapshot: URL, token: UInt64, rowChecksum: UInt64, rows n: Int, dimension: Int, full: Bool
-  ) -> IVFState? {
+  ) -> (IVFState, SnapshotPayloadCheck.Part?)? {
     let path = ListsFormat.path(snapshot)
     let descriptor = SnapshotIO.openFile(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { return nil }
@@ -216,11 +219,14 @@ extension VectorIndex {
     checksum = engram_checksum64(base + layout.offsets, (listCount + 1) * 8, checksum)
     checksum = engram_checksum64(base + layout.rows, n * 4, checksum)
     guard checksum == get(UInt64.self, at: 88) else { return nil }
-    if full {
-      var codes = engram_checksum64(base + layout.codes, n * dimension, checksum)
+    let tableChecksum = checksum
+    let codeCheck = SnapshotPayloadCheck.Part(mapping: mapping, expected: get(UInt64.self, at: 96)) { base in
+      var codes = engram_checksum64(base + layout.codes, n * dimension, tableChecksum)
       codes = engram_checksum64(base + layout.scales, n * 4, codes)
-      codes = engram_checksum64(base + layout.sums, n * 4, codes)
-      guard codes == get(UInt64.self, at: 96) else { return nil }
+      return engram_checksum64(base + layout.sums, n * 4, codes)
+    }
+    if full {
+      guard codeCheck.checksum(base) == codeCheck.expected else { return nil }
     }
     // Offsets ascending from 0 to n, row numbers in range: what the search relies on.
     let offsets = (base + layout.offsets).assumingMemoryBound(to: Int64.self)
@@ -243,7 +249,7 @@ extension VectorIndex {
         sums: layout.sums + start * 4)
       return IVFList(storage: storage, count: count)
     }
-    return IVFState(
+    let state = IVFState(
       dimension: dimension, centroids: centroids,
       centroidCodes: CentroidCodes(centroids, lists: listCount, dimension: dimension), lists: lists,
       radii: radii,
@@ -251,5 +257,6 @@ extension VectorIndex {
       clusteredRows: Int(get(UInt64.self, at: 56)), appendedRows: 0, probes: probes,
       calibratedRecall: Double(bitPattern: get(UInt64.self, at: 72)),
       targetRecall: Double(bitPattern: get(UInt64.self, at: 64)))
+    return (state, full ? nil : codeCheck)
   }
 }
