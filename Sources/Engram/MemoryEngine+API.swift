@@ -44,25 +44,25 @@ extension MemoryEngine {
 
   /// The embedding of a query text, from the cache when the same text was embedded lately.
   public func embedQuery(_ text: String) async throws -> [Float] {
-    try await resources.embedding.embedQuery(text)
+    try await embedding.embedQuery(text)
   }
 
   /// Embeddings of several query texts (cached ones are reused; the rest in one batch).
   public func embedQueries(_ texts: [String]) async throws -> [[Float]] {
-    try await resources.embedding.embedQueries(texts)
+    try await embedding.embedQueries(texts)
   }
 
-  // MARK: - Writing (Writer)
+  // MARK: - Conversation (Conversation)
 
   /// Starts a session; returns its id. An existing session with the same name is reused.
   public func startSession(name: String? = nil, title: String? = nil, at date: Date = Date()) throws -> Int64
   {
-    try writer.startSession(name: name, title: title, at: date)
+    try conversation.startSession(name: name, title: title, at: date)
   }
 
   /// Marks a session ended.
   public func endSession(_ id: Int64, at date: Date = Date()) throws {
-    try writer.endSession(id, at: date)
+    try conversation.endSession(id, at: date)
   }
 
   /// Appends one conversation turn (stored and embedded in one transaction); returns its id.
@@ -77,7 +77,7 @@ extension MemoryEngine {
     role: String, content: String, speaker: String? = nil, session: Int64? = nil, at date: Date = Date(),
     metadata: [String: JSONValue] = [:], embedNow: Bool = true
   ) async throws -> Int64 {
-    try await writer.appendTurn(
+    try await conversation.appendTurn(
       role: role, content: content, speaker: speaker, session: session, at: date, metadata: metadata,
       embedNow: embedNow)
   }
@@ -87,13 +87,15 @@ extension MemoryEngine {
   /// turns left unembedded by a process that stopped first are found by `doctor(repair:)`.
   @discardableResult
   public func embedPendingTurns(limit: Int = 1024) async throws -> Int {
-    try await writer.embedPendingTurns(limit: limit)
+    try await conversation.embedPendingTurns(limit: limit)
   }
 
   /// The most recent turns, oldest first.
   public func recentTurns(limit: Int, session: Int64? = nil) throws -> [SearchHit] {
-    try writer.recentTurns(limit: limit, session: session)
+    try conversation.recentTurns(limit: limit, session: session)
   }
+
+  // MARK: - Memories (Memories)
 
   /// Stores a memory and its embedding; returns its id. A current memory of the same kind
   /// (and `scopeUser`) with exactly this text is not stored again: its id is returned
@@ -120,7 +122,7 @@ extension MemoryEngine {
     scopeAgent: String? = nil, tags: [String] = [], validFrom: Date? = nil, validUntil: Date? = nil,
     session: Int64? = nil, sourceMessageIDs: [Int64] = [], at date: Date = Date()
   ) async throws -> (id: Int64, isNew: Bool) {
-    try await writer.remember(
+    try await memoryRecords.remember(
       content, kind: kind, importance: importance, scopeUser: scopeUser, scopeAgent: scopeAgent, tags: tags,
       validFrom: validFrom, validUntil: validUntil, session: session, sourceMessageIDs: sourceMessageIDs,
       at: date)
@@ -133,26 +135,28 @@ extension MemoryEngine {
   public func updateMemory(_ id: Int64, content: String, importance: Double? = nil, at date: Date = Date())
     async throws -> Int64
   {
-    try await writer.updateMemory(id, content: content, importance: importance, at: date)
+    try await memoryRecords.updateMemory(id, content: content, importance: importance, at: date)
   }
 
   /// The memory with this id, or nil.
   public func memory(_ id: Int64) throws -> MemoryItem? {
-    try writer.memory(id)
+    try memoryRecords.memory(id)
   }
 
   /// Memories, newest first.
   public func memories(kind: MemoryKind? = nil, limit: Int = 100, includeSuperseded: Bool = false) throws
     -> [MemoryItem]
   {
-    try writer.memories(kind: kind, limit: limit, includeSuperseded: includeSuperseded)
+    try memoryRecords.memories(kind: kind, limit: limit, includeSuperseded: includeSuperseded)
   }
+
+  // MARK: - Forgetting (Forgetting)
 
   /// Deletes an item and every copy of it (see ``forgetReporting(kind:id:dryRun:)``);
   /// returns whether it existed.
   @discardableResult
   public func forget(kind: ItemKind = .memory, id: Int64) throws -> Bool {
-    try writer.forget(kind: kind, id: id)
+    try forgetting.forget(kind: kind, id: id)
   }
 
   /// Deletes an item with its embedding and full-text entry, and every copy of it the
@@ -171,39 +175,33 @@ extension MemoryEngine {
   /// - Parameter dryRun: compute the report inside the transaction, then roll it back.
   @discardableResult
   public func forgetReporting(kind: ItemKind, id: Int64, dryRun: Bool = false) throws -> ForgetReport? {
-    try writer.forgetReporting(kind: kind, id: id, dryRun: dryRun)
+    try forgetting.forgetReporting(kind: kind, id: id, dryRun: dryRun)
   }
+
+  // MARK: - Preferences (Preferences)
 
   /// Sets a key-value preference (pinned ones go into every prompt context).
   public func setPreference(_ key: String, _ value: String, pinned: Bool = false) throws {
-    try writer.setPreference(key, value, pinned: pinned)
+    try preferenceRecords.setPreference(key, value, pinned: pinned)
   }
 
   /// A preference's value, or nil.
   public func preference(_ key: String) throws -> String? {
-    try writer.preference(key)
+    try preferenceRecords.preference(key)
   }
 
   /// All preferences as (key, value, pinned), by key.
   public func preferences() throws -> [(key: String, value: String, pinned: Bool)] {
-    try writer.preferences()
+    try preferenceRecords.preferences()
   }
 
-  /// Forgets the memories matching a query (keyword and vector, fused) whose fused score is
-  /// at least `minimumScore`; with `dryRun` nothing is deleted. Returns what matched.
+  /// Forgets the memories matching a query (keyword and vector, fused) that the query
+  /// actually names (both retrievers agree, or the text contains it); with `dryRun` nothing
+  /// is deleted. Returns what matched.
   public func forget(matching query: String, kinds: Set<ItemKind> = [.memory], limit: Int = 10, dryRun: Bool)
     async throws -> [SearchHit]
   {
-    let hits = try await search(query, k: limit, mode: .hybrid, filters: SearchFilters(kinds: kinds))
-    // Only items the query actually names: both retrievers agree, or the text contains it.
-    let needle = query.lowercased()
-    let matched = hits.filter { hit in
-      (hit.bm25 != nil && (hit.cosine ?? 0) >= 0.5) || hit.text.lowercased().contains(needle)
-    }
-    if !dryRun {
-      for hit in matched { try forget(kind: hit.kind, id: hit.id) }
-    }
-    return matched
+    try await forgetting.forget(matching: query, kinds: kinds, limit: limit, dryRun: dryRun)
   }
 
   // MARK: - Ingest (Ingestor)
@@ -396,21 +394,25 @@ extension MemoryEngine {
     try await compactor.compact(olderThan: olderThan, now: now, dryRun: dryRun, progress: progress)
   }
 
+  // MARK: - Maintenance (Maintenance, also `maintenance`)
+
   /// Rows per table.
   public func tableCounts() throws -> [String: Int] {
-    try compactor.tableCounts()
+    try maintenance.tableCounts()
   }
 
   /// The store's size: for SQLite the file and its WAL on disk.
   public func databaseBytes() -> Int {
-    compactor.databaseBytes()
+    maintenance.databaseBytes()
   }
 
   /// Moves the WAL's pages into the database file and truncates the WAL.
   /// - Throws: `StoreError.unsupported` on a store without a WAL of its own (PostgreSQL).
   public func checkpoint() throws {
-    try compactor.checkpoint()
+    try maintenance.checkpoint()
   }
+
+  // MARK: - Compaction, continued
 
   /// The turns a summary quotes verbatim (from its structured JSON).
   public func quotedMessageIDs(ofSummary id: Int64) throws -> [Int64] {
@@ -448,5 +450,24 @@ extension MemoryEngine {
   ) async throws -> MemoryEngine {
     try await Reindexer.reindex(
       path: path, configuration: configuration, embedderSpec: embedderSpec, progress: progress)
+  }
+}
+
+// The engine's housekeeping reads, forwarded to `maintenance`.
+extension MemoryEngine {
+  /// A value of the `meta` table (`last_compaction`, `created_at`, ...), or nil.
+  public func metaValue(_ key: String) throws -> String? {
+    try maintenance.metaValue(key)
+  }
+
+  /// How many memories of each kind are stored (superseded ones included); kinds with
+  /// none are absent.
+  public func memoryCountsByKind() throws -> [MemoryKind: Int] {
+    try maintenance.memoryCountsByKind()
+  }
+
+  /// Rows and bytes of the in-memory vector index.
+  public var vectorIndexStatistics: VectorIndexStatistics {
+    maintenance.vectorIndexStatistics
   }
 }

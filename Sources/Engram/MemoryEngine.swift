@@ -7,37 +7,51 @@ import Foundation
 /// The one front door to a person's memory: one SQLite file, its vector index and its
 /// embedder, kept in step.
 ///
-/// A thin facade over parts with one job each: `HybridRetriever` (search) and `Fusion`
-/// (ranking), `Writer`, `Ingestor`, `Exporter` and `Importer`, `Compactor`, `Doctor` and
-/// `Reindexer`, `AgentRecords` for the agent's own records (`agentRecords`), and
-/// `CalendarExchange` (reminders and events as iCalendar). They share
-/// the store, the `VectorIndexKeeper` and the embedder through `EngineResources`.
+/// A thin facade over parts with one job each, each built with only the collaborators it
+/// uses: `HybridRetriever` (search, through the store's `CandidateSource`) and `Fusion`
+/// (ranking), `Conversation` (sessions and turns), `Memories`, `Preferences`, `Forgetting`,
+/// `Ingestor`, `Exporter` and `Importer`, `Compactor`, `Maintenance` (counts, sizes,
+/// checkpoint: `maintenance`), `Doctor` and `Reindexer`, `AgentRecords` for the agent's
+/// own records (`agentRecords`), and `CalendarExchange` (reminders and events as
+/// iCalendar). The facade forwards; it neither queries nor ranks.
 ///
 /// Safe to share between tasks: writes are serialized by the store's single writer,
 /// searches run concurrently on reader connections and on the lock-free index, and
 /// blocking SQLite and BLAS work runs off the cooperative thread pool. SQLite is the source
 /// of truth; the vector index is rebuilt from it whenever its snapshot file is missing or
 /// stale (for example after a crash).
-public final class MemoryEngine: EnginePart {
+public final class MemoryEngine: Sendable {
   /// Where the memory lives: the database file, or the PostgreSQL URI without its password.
   public let path: String
   /// The configuration the engine was opened with.
-  public var configuration: EngramConfiguration { resources.configuration }
+  public let configuration: EngramConfiguration
   /// The embedder (its model id and dimension match the database's).
-  public var embedder: any Embedder { resources.configuration.embedder }
+  public var embedder: any Embedder { configuration.embedder }
   /// The agent's own records: reminders and notes, traces, pending calls, skill state.
   public let agentRecords: AgentRecords
+  /// Housekeeping: rows per table, memories per kind, sizes, `meta` values, checkpoint.
+  public let maintenance: Maintenance
 
-  let resources: EngineResources
-  let retriever: HybridRetriever
+  /// Whether the engine is open (shared by every part).
+  let open: OpenState
+  let store: any MemoryStore
+  let vectors: VectorIndexKeeper
+  let embedding: EmbeddingRunner
   let access: AccessRecorder
-  let writer: Writer
+  let retriever: HybridRetriever
+  let conversation: Conversation
+  let memoryRecords: Memories
+  let preferenceRecords: Preferences
+  let forgetting: Forgetting
   let ingestor: Ingestor
   let exporter: Exporter
   let importer: Importer
   let compactor: Compactor
   let doctor: Doctor
   let calendar: CalendarExchange
+
+  /// The vector index as it is now.
+  var index: VectorIndex { vectors.index }
 
   /// Where the vector index came from when the engine opened.
   public enum IndexSource: String, Sendable {
@@ -92,19 +106,43 @@ public final class MemoryEngine: EnginePart {
       store.close()
       throw error
     }
-    let resources = EngineResources(
-      path: path, configuration: configuration, store: store, vectors: vectors)
-    self.resources = resources
-    access = AccessRecorder(store: store)
-    retriever = HybridRetriever(resources: resources, access: access)
-    writer = Writer(resources: resources)
-    ingestor = Ingestor(resources: resources, writer: writer)
-    exporter = Exporter(resources: resources)
-    importer = Importer(resources: resources)
-    compactor = Compactor(resources: resources)
-    doctor = Doctor(resources: resources)
-    agentRecords = AgentRecords(resources: resources)
-    calendar = CalendarExchange(resources: resources)
+    self.configuration = configuration
+    self.store = store
+    self.vectors = vectors
+    let open = OpenState()
+    let embedding = EmbeddingRunner(
+      embedder: configuration.embedder, batchSize: configuration.embeddingBatchSize)
+    let speakers = SpeakerDirectory(store: store)
+    let access = AccessRecorder(store: store)
+    let retriever = HybridRetriever(
+      open: open, candidates: store.candidateSource, vectors: vectors, embedding: embedding,
+      speakers: speakers, access: configuration.readOnly ? nil : access, weights: configuration.retrieval)
+    let memories = Memories(open: open, store: store, vectors: vectors, embedding: embedding)
+    let maintenance = Maintenance(
+      open: open, store: store, vectors: vectors, embedder: configuration.embedder)
+    self.open = open
+    self.embedding = embedding
+    self.access = access
+    self.retriever = retriever
+    memoryRecords = memories
+    self.maintenance = maintenance
+    conversation = Conversation(
+      open: open, store: store, vectors: vectors, embedding: embedding, speakers: speakers)
+    preferenceRecords = Preferences(open: open, store: store)
+    forgetting = Forgetting(open: open, vectors: vectors, speakers: speakers, retriever: retriever)
+    ingestor = Ingestor(
+      open: open, store: store, vectors: vectors, embedding: embedding, speakers: speakers, memories: memories
+    )
+    exporter = Exporter(open: open, store: store)
+    importer = Importer(
+      open: open, location: path, embedder: configuration.embedder, vectors: vectors, speakers: speakers)
+    compactor = Compactor(
+      open: open, store: store, vectors: vectors, embedding: embedding, speakers: speakers,
+      maintenance: maintenance, policy: configuration.compaction)
+    doctor = Doctor(
+      open: open, store: store, vectors: vectors, embedding: embedding, readOnly: configuration.readOnly)
+    agentRecords = AgentRecords(open: open, store: store)
+    calendar = CalendarExchange(open: open, store: store)
   }
 
   /// Opens the memory at `location` (see `init(location:configuration:)`): a SQLite path
@@ -151,12 +189,7 @@ public final class MemoryEngine: EnginePart {
   ///   with another model since this engine opened (it can no longer search or count its
   ///   vectors: restart it).
   public func checkEmbedderCurrent() throws {
-    let (name, dimension) = (embedder.modelID, embedder.dimension)
-    if let model = try resources.store.readTransaction({ try $0.embeddingModel() }),
-      model.name != name || model.dimension != dimension
-    {
-      throw EngramError.embedderChangedElsewhere(model: model.name, dimension: model.dimension)
-    }
+    try maintenance.checkEmbedderCurrent()
   }
 
   /// Whether this memory should keep a vector snapshot and has no current one: the open
@@ -181,7 +214,7 @@ public final class MemoryEngine: EnginePart {
   /// once are skipped (the next writer records its own). Further calls fail with
   /// `EngramError.closed`.
   public func close() {
-    guard !resources.markClosed() else { return }
+    guard !open.markClosed() else { return }
     // A build of the approximate lists started by this process's writes ends first: its
     // lists are then saved with the snapshot, and no BLAS thread outlives the engine.
     vectors.index.waitForApproximateBuild()
@@ -203,6 +236,11 @@ public final class MemoryEngine: EnginePart {
 
   deinit {
     close()
+  }
+
+  /// - Throws: `EngramError.closed` once the engine is closed.
+  func checkOpen() throws(EngramError) {
+    try open.check()
   }
 
   /// Writes the vector index snapshot for the database's current generation.

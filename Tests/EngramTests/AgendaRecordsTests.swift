@@ -116,8 +116,8 @@ import Testing
       "END:VCALENDAR", "",
     ].joined(separator: "\r\n")
     _ = try engine.importCalendar(Data(ics.utf8), timeZone: TimeZone(identifier: "UTC")!)
-    let from = try #require(DateParsing.iso8601("2025-06-09T00:00:00Z"))
-    let to = try #require(DateParsing.iso8601("2025-06-16T00:00:00Z"))
+    let from = try #require(DateParser.fileTimestamp("2025-06-09T00:00:00Z"))
+    let to = try #require(DateParser.fileTimestamp("2025-06-16T00:00:00Z"))
     let week = try engine.agentRecords.agenda(kind: .event, from: from, to: to)
     // Monday 9th and Wednesday 11th; the review (5th, 7th, 9th) has its last on the 9th.
     #expect(

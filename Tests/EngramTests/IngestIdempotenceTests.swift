@@ -41,7 +41,7 @@ import Testing
     #expect(later.alreadyStored == 100)
     #expect(try engine.tableCounts()["messages"] == 150)
     #expect(try engine.tableCounts()["sessions"] == 4)
-    let census = try engine.resources.store.readTransaction {
+    let census = try engine.store.readTransaction {
       try $0.embeddingCensus(model: engine.embedder.modelID, dimension: 256)
     }
     #expect(census.missing == 0)
@@ -91,7 +91,7 @@ import Testing
       #expect(try engine.tableCounts()["messages"] == 1_000)
       let hits = try await engine.search("lake", k: 5, mode: .keyword, recordAccess: false)
       #expect(hits.count == 5)
-      let census = try engine.resources.store.readTransaction {
+      let census = try engine.store.readTransaction {
         try $0.embeddingCensus(model: failing.modelID, dimension: 256)
       }
       #expect(census.stored == 2 * 256)
@@ -103,7 +103,7 @@ import Testing
     #expect(resumed.alreadyStored == 1_000)
     #expect(resumed.completed == 1_000 - 2 * 256)
     #expect(try engine.tableCounts()["messages"] == 1_000)
-    let census = try engine.resources.store.readTransaction {
+    let census = try engine.store.readTransaction {
       try $0.embeddingCensus(model: engine.embedder.modelID, dimension: 256)
     }
     #expect(census.missing == 0)

@@ -161,7 +161,7 @@ struct PostgresEngineTests {
       _ = try await erin.remember("The boat leaves from pier 9 at noon", kind: .event)
       let other = folder.path("erin.jsonl")
       #expect(try erin.export(to: other) > 0)
-      #expect(throws: EngramError.importTargetNotEmpty(path: dave.resources.path)) {
+      #expect(throws: EngramError.importTargetNotEmpty(path: dave.path)) {
         try dave.importExport(from: other)
       }
       #expect(try dave.tableCounts() == counts)

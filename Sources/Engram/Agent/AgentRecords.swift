@@ -4,8 +4,9 @@ import Foundation
 
 /// The agent's own records (reminders and notes, traces, pending calls, skill state),
 /// behind a small facade of their own: `engine.agentRecords`.
-public struct AgentRecords: EnginePart {
-  let resources: EngineResources
+public struct AgentRecords: Sendable {
+  let open: OpenState
+  let store: any MemoryStore
 
   // MARK: - Agent items
 
@@ -15,7 +16,7 @@ public struct AgentRecords: EnginePart {
   public func addItem(
     kind: AgentItemKind, title: String, body: String? = nil, due: Date? = nil, at date: Date = Date()
   ) throws -> Int64 {
-    try checkOpen()
+    try open.check()
     guard !TextChecks.isBlank(title) else { throw AgentRecordError.emptyField("title") }
     let item = AgentItem(
       kind: kind, title: title, body: body,
@@ -25,13 +26,13 @@ public struct AgentRecords: EnginePart {
 
   /// The agent item with `id`, or nil.
   public func item(_ id: Int64) throws -> AgentItem? {
-    try checkOpen()
+    try open.check()
     return try store.readTransaction { try $0.fetch(AgentItem.self, id: id) }
   }
 
   /// Agent items (of `kind` when given), in id order (oldest first), at most `limit`.
   public func items(kind: AgentItemKind? = nil, limit: Int = 100) throws -> [AgentItem] {
-    try checkOpen()
+    try open.check()
     return try store.readTransaction {
       try $0.agentItems(kind: kind, limit: max(0, limit))
     }
@@ -45,7 +46,7 @@ public struct AgentRecords: EnginePart {
     kind: AgentItemKind, from: Date? = nil, to: Date? = nil, undeliveredOnly: Bool = false,
     limit: Int = 1000
   ) throws -> [AgentItem] {
-    try checkOpen()
+    try open.check()
     let items = try store.readTransaction {
       try $0.agentItems(
         kind: kind, dueFrom: from, to: to, undeliveredOnly: undeliveredOnly, limit: max(0, limit))
@@ -84,7 +85,7 @@ public struct AgentRecords: EnginePart {
   /// (two watchers, a watcher and a chat) never deliver one reminder twice, and a process
   /// that stops after this call does not see them again.
   public func deliverDueReminders(at now: Date = Date(), limit: Int = 1000) throws -> [AgentItem] {
-    try checkOpen()
+    try open.check()
     let time = now
     // Looked for on a reader first: a chat asks after every reply, and most times nothing is
     // due, so the write lock is taken only when something is.
@@ -104,7 +105,7 @@ public struct AgentRecords: EnginePart {
   ///   blank title (nothing changes); store errors.
   @discardableResult
   public func updateItem(_ id: Int64, title: String? = nil, due: Date? = nil) throws -> AgentItem {
-    try checkOpen()
+    try open.check()
     if let title, TextChecks.isBlank(title) { throw AgentRecordError.emptyField("title") }
     return try store.writeTransaction { connection in
       guard var item = try connection.fetch(AgentItem.self, id: id) else {
@@ -123,7 +124,7 @@ public struct AgentRecords: EnginePart {
   /// Deletes the item with `id` (a cancelled reminder or event).
   /// - Throws: `AgentRecordError.notFound` when no item has `id`; store errors.
   public func deleteItem(_ id: Int64) throws {
-    try checkOpen()
+    try open.check()
     try store.writeTransaction { connection in
       guard try connection.delete(AgentItem.self, id: id) else {
         throw AgentRecordError.notFound(table: AgentItem.tableName, id: id)
@@ -134,7 +135,7 @@ public struct AgentRecords: EnginePart {
   /// Marks an agent item done or not done.
   /// - Throws: `AgentRecordError.notFound` when no item has `id`.
   public func setItemDone(_ id: Int64, _ done: Bool = true) throws {
-    try checkOpen()
+    try open.check()
     try store.writeTransaction { connection in
       guard var item = try connection.fetch(AgentItem.self, id: id) else {
         throw AgentRecordError.notFound(table: AgentItem.tableName, id: id)
@@ -151,7 +152,7 @@ public struct AgentRecords: EnginePart {
   ///   not a JSON object, or a negative or non-finite duration (nothing stored); store errors.
   @discardableResult
   public func recordTrace(_ trace: Trace) throws -> Int64 {
-    try checkOpen()
+    try open.check()
     guard !TextChecks.isBlank(trace.executionID) else { throw AgentRecordError.emptyField("executionID") }
     guard trace.step >= 0 else { throw AgentRecordError.invalidStep(trace.step) }
     guard trace.durationMs.isFinite, trace.durationMs >= 0 else {
@@ -165,13 +166,13 @@ public struct AgentRecords: EnginePart {
 
   /// The steps of one execution, in step order.
   public func traces(executionID: String) throws -> [Trace] {
-    try checkOpen()
+    try open.check()
     return try store.readTransaction { try $0.traces(executionID: executionID) }
   }
 
   /// The most recent trace rows, newest first.
   public func recentTraces(limit: Int = 50) throws -> [Trace] {
-    try checkOpen()
+    try open.check()
     return try store.readTransaction { try $0.recentTraces(limit: max(0, limit)) }
   }
 
@@ -185,7 +186,7 @@ public struct AgentRecords: EnginePart {
     executionID: String, step: Int, skillID: String, arguments: String, summary: String,
     at date: Date = Date()
   ) throws -> Int64 {
-    try checkOpen()
+    try open.check()
     for (field, value) in [("executionID", executionID), ("skillID", skillID), ("summary", summary)]
     where TextChecks.isBlank(value) {
       throw AgentRecordError.emptyField(field)
@@ -200,13 +201,13 @@ public struct AgentRecords: EnginePart {
 
   /// The pending call with `id`, or nil.
   public func pendingCall(_ id: Int64) throws -> PendingCall? {
-    try checkOpen()
+    try open.check()
     return try store.readTransaction { try $0.fetch(PendingCall.self, id: id) }
   }
 
   /// Pending calls with `status`, oldest first.
   public func pendingCalls(status: PendingCallStatus) throws -> [PendingCall] {
-    try checkOpen()
+    try open.check()
     let stored = status
     return try store.readTransaction { try $0.pendingCalls(status: stored) }
   }
@@ -216,7 +217,7 @@ public struct AgentRecords: EnginePart {
   public func setPendingCallStatus(
     _ id: Int64, to status: PendingCallStatus, error: String? = nil, at date: Date = Date()
   ) throws {
-    try checkOpen()
+    try open.check()
     let stored = status
     try store.writeTransaction { connection in
       guard try connection.fetch(PendingCall.self, id: id) != nil else {
@@ -229,7 +230,7 @@ public struct AgentRecords: EnginePart {
   /// At agent start: cancels every call still `pending` or `confirmed` (a confirmed call whose
   /// outcome was never recorded is not re-run blindly) and returns them as they now are.
   public func cancelUnfinishedPendingCalls(at date: Date = Date()) throws -> [PendingCall] {
-    try checkOpen()
+    try open.check()
     let time = date
     return try store.writeTransaction { try $0.markUnfinishedPendingCallsCancelled(at: time) }
   }
@@ -238,7 +239,7 @@ public struct AgentRecords: EnginePart {
   /// false when it was decided meanwhile (cancelled by another process, say).
   /// - Throws: store errors.
   public func claimPendingCall(_ id: Int64, at date: Date = Date()) throws -> Bool {
-    try checkOpen()
+    try open.check()
     let time = date
     return try store.writeTransaction {
       try $0.transitionPendingCall(id, from: [.pending], to: .confirmed, at: time)
@@ -250,7 +251,7 @@ public struct AgentRecords: EnginePart {
   public func cancelUnfinishedPendingCalls(_ ids: [Int64], at date: Date = Date()) throws
     -> [PendingCall]
   {
-    try checkOpen()
+    try open.check()
     let time = date
     return try store.writeTransaction { connection in
       var cancelled: [PendingCall] = []
@@ -266,13 +267,13 @@ public struct AgentRecords: EnginePart {
 
   /// The stored enabled flag of a skill (`skill_state`), or nil when never set.
   public func skillEnabled(id: String) throws -> Bool? {
-    try checkOpen()
+    try open.check()
     return try store.readTransaction { try $0.skillState(skillID: id)?.enabled }
   }
 
   /// Stores whether a skill is enabled.
   public func setSkillEnabled(_ enabled: Bool, id: String, at date: Date = Date()) throws {
-    try checkOpen()
+    try open.check()
     try store.writeTransaction {
       try $0.setSkillState(SkillState(skillID: id, enabled: enabled, updatedAt: date))
     }

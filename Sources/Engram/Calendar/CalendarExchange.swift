@@ -29,18 +29,19 @@ public struct CalendarExportSummary: Equatable, Sendable {
 }
 
 /// Reminders and events in and out as iCalendar (RFC 5545): see `docs/icalendar.md`.
-struct CalendarExchange: EnginePart {
-  let resources: EngineResources
+struct CalendarExchange: Sendable {
+  let open: OpenState
+  let store: any MemoryStore
 
   /// The memory's calendar text.
   func calendarText(stamp: Date) throws -> (text: String, summary: CalendarExportSummary) {
-    try checkOpen()
+    try open.check()
     return try Self.calendarText(store: store, stamp: stamp)
   }
 
   /// Reads `data` (an iCalendar file) and stores its events and reminders, all or nothing.
   func importCalendar(_ data: Data, timeZone: TimeZone, at now: Date) throws -> CalendarImportSummary {
-    try checkOpen()
+    try open.check()
     let calendars = try ICalendarSyntax.parse(data)
     let (entries, skipped) = try ICalendarReader(timeZone: timeZone).entries(of: calendars)
     var summary = CalendarImportSummary()
@@ -69,7 +70,9 @@ struct CalendarExchange: EnginePart {
 
   /// The stored item `entry` is: the one imported with its UID, or (an Engram UID of this
   /// memory) the item it was exported from.
-  static func existing(_ entry: CalendarEntry, session: any StoreSession, calendarID: String) throws
+  static func existing(
+    _ entry: CalendarEntry, session: any AgentRecordQueries & RecordQueries, calendarID: String
+  ) throws
     -> AgentItem?
   {
     if let item = try session.agentItem(calendarUID: entry.uid) { return item }
@@ -118,7 +121,7 @@ struct CalendarExchange: EnginePart {
   }
 
   /// The memory's calendar id (its `database_id`, lower-cased), the domain of Engram's UIDs.
-  static func calendarID(_ session: any StoreSession) throws -> String {
+  static func calendarID(_ session: any MetaQueries) throws -> String {
     let id = try session.meta(StoreMetaKey.databaseID)?.lowercased() ?? ""
     return id.isEmpty ? "engram.local" : id
   }

@@ -28,8 +28,18 @@ public struct CompactionReport: Sendable, Equatable {
   public var plan: [String]
 }
 
-struct Compactor: EnginePart {
-  let resources: EngineResources
+/// Compacts old conversation into structured summaries and merges near-duplicate memories.
+struct Compactor: Sendable {
+  let open: OpenState
+  let store: any MemoryStore
+  /// Stores the summaries' embeddings and keeps the vector index in step.
+  let vectors: VectorIndexKeeper
+  let embedding: EmbeddingRunner
+  /// Forgotten after compaction (turns may go).
+  let speakers: SpeakerDirectory
+  /// Counts, sizes and the store's own maintenance steps.
+  let maintenance: Maintenance
+  let policy: CompactionPolicy
 
   /// Most turns one compaction transaction covers (whole sessions; a longer session goes alone).
   static let turnsPerTransaction = 2_048
@@ -41,12 +51,11 @@ struct Compactor: EnginePart {
     olderThan: TimeInterval? = nil, now: Date = Date(), dryRun: Bool = false,
     progress: (@Sendable (EngramProgress) -> Void)? = nil
   ) async throws -> CompactionReport {
-    try checkOpen()
-    let policy = configuration.compaction
+    try open.check()
     let cutoff = Timestamp.milliseconds(now.addingTimeInterval(-(olderThan ?? policy.olderThan)))
-    let rowsBefore = try tableCounts()
-    if !dryRun { try maintain(.checkpoint) }
-    let bytesBefore = databaseBytes()
+    let rowsBefore = try maintenance.tableCounts()
+    if !dryRun { try maintenance.maintainIfSupported(.checkpoint) }
+    let bytesBefore = maintenance.databaseBytes()
     var report = CompactionReport(
       dryRun: dryRun, sessionsSummarized: 0, summariesCreated: 0, turnsDeleted: 0, embeddingsQuantized: 0,
       memoriesMerged: 0, indexRowsReclaimed: 0, rowsBefore: rowsBefore, rowsAfter: rowsBefore,
@@ -93,16 +102,16 @@ struct Compactor: EnginePart {
         }
         try connection.setMeta("last_compaction", String(Timestamp.milliseconds(now)))
       }
-      report.indexRowsReclaimed = index.compact()
-      try maintain(.optimizeFullText)
-      try maintain(.checkpoint)
-      try maintain(.vacuum)
-      try maintain(.checkpoint)
-      report.rowsAfter = try tableCounts()
-      report.bytesAfter = databaseBytes()
+      report.indexRowsReclaimed = vectors.index.compact()
+      try maintenance.maintainIfSupported(.optimizeFullText)
+      try maintenance.maintainIfSupported(.checkpoint)
+      try maintenance.maintainIfSupported(.vacuum)
+      try maintenance.maintainIfSupported(.checkpoint)
+      report.rowsAfter = try maintenance.tableCounts()
+      report.bytesAfter = maintenance.databaseBytes()
       try? vectors.writeSnapshot()
     }
-    resources.speakers.invalidate()
+    speakers.invalidate()
     progress?(EngramProgress(phase: "done", done: plans.count, total: plans.count))
     return report
   }
@@ -145,7 +154,7 @@ struct Compactor: EnginePart {
 
   /// Summarizes the given sessions in one transaction, then brings the index in step.
   func compactSessions(_ plans: ArraySlice<SessionPlan>, now: Date) async throws {
-    let model = embedder.modelID
+    let model = embedding.embedder.modelID
     struct Prepared {
       var sessionID: Int64
       var summary: StructuredSummary
@@ -168,12 +177,12 @@ struct Compactor: EnginePart {
           kept: turns.map(\.id).filter { !deletable.contains($0) }))
     }
     guard !prepared.isEmpty else { return }
-    let vectors = try await embed(
+    let summaryVectors = try await embedding.embed(
       prepared.map { DocumentText.make(speaker: nil, content: $0.summary.text, date: $0.summary.start) })
     let batch = prepared
-    let summaryIDs = try await writeTrackedOffPool { connection -> [Int64] in
+    let summaryIDs = try await vectors.writeTrackedOffPool { connection -> [Int64] in
       var ids: [Int64] = []
-      for (item, vector) in zip(batch, vectors) {
+      for (item, vector) in zip(batch, summaryVectors) {
         let summary = item.summary
         let summaryID = try connection.insert(
           Summary(
@@ -194,7 +203,7 @@ struct Compactor: EnginePart {
       }
       return ids
     }
-    index.remove(ids: prepared.flatMap { $0.deletable.map { VectorKey.make(.message, $0) } })
+    vectors.index.remove(ids: prepared.flatMap { $0.deletable.map { VectorKey.make(.message, $0) } })
     // The index holds what the store holds: the int8 vectors, decoded.
     let stored = try store.readTransaction { connection in
       var rows: [(kind: ItemKind, id: Int64, vector: [Float])] = []
@@ -221,12 +230,12 @@ struct Compactor: EnginePart {
             timestamp: Timestamp.milliseconds(item.summary.start))
         )
       })
-    try indexVectors(
+    try vectors.add(
       stored.compactMap { row in
         if row.kind == .summary, let metadata = summaryMetadata[row.id] {
           return (.summary, row.id, metadata, row.vector)
         }
-        guard let metadata = index.metadata(for: VectorKey.make(.message, row.id)) else { return nil }
+        guard let metadata = vectors.index.metadata(for: VectorKey.make(.message, row.id)) else { return nil }
         return (.message, row.id, metadata, row.vector)
       })
   }
@@ -245,6 +254,7 @@ struct Compactor: EnginePart {
       try connection.liveMemoryKinds().map { ($0.id, $0.kind) }
     }
     let kinds = Dictionary(uniqueKeysWithValues: memories)
+    let index = vectors.index
     var merged = Set<Int64>()
     var merges: [MemoryMerge] = []
     for (id, kind) in memories where !merged.contains(id) {
@@ -263,7 +273,7 @@ struct Compactor: EnginePart {
 
   func sessionTurns(_ sessionID: Int64) throws -> [ExtractiveSummarizer.Turn] {
     let messages = try store.readTransaction { try $0.messages(inSession: sessionID) }
-    let index = self.index
+    let index = vectors.index
     return messages.map { message in
       let id = message.id ?? 0
       return ExtractiveSummarizer.Turn(
@@ -271,34 +281,12 @@ struct Compactor: EnginePart {
         vector: index.entry(for: VectorKey.make(.message, id))?.vector ?? [])
     }
   }
-
-  /// Rows per table.
-  func tableCounts() throws -> [String: Int] {
-    try store.readTransaction { try $0.rowCounts() }
-  }
-
-  /// The store's size (SQLite: the file and its WAL on disk).
-  func databaseBytes() -> Int {
-    store.storageBytes()
-  }
-
-  /// Runs a maintenance step when the store has it (a shared server keeps its own).
-  private func maintain(_ operation: StoreMaintenance) throws {
-    guard store.capabilities.contains(operation.capability) else { return }
-    try store.maintain(operation)
-  }
-
-  /// Moves the WAL's pages into the database file and truncates the WAL.
-  func checkpoint() throws {
-    try checkOpen()
-    try store.maintain(.checkpoint)
-  }
 }
 
 extension Compactor {
   /// The turns a summary quotes verbatim (from its structured JSON).
   func quotedMessageIDs(ofSummary id: Int64) throws -> [Int64] {
-    try checkOpen()
+    try open.check()
     guard let summary = try store.readTransaction({ try $0.fetch(Summary.self, id: id) }) else {
       throw EngramError.notFound(kind: .summary, id: id)
     }

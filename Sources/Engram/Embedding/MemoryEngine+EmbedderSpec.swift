@@ -38,8 +38,6 @@ extension MemoryEngine {
   /// Records how this database's embedder is built (`meta.embedder_spec`).
   /// - Throws: `EngramError.emptyText` for a blank spec; store errors.
   public func setEmbedderSpec(_ spec: String) throws {
-    try checkOpen()
-    guard !TextChecks.isBlank(spec) else { throw EngramError.emptyText }
-    try store.writeTransaction { try $0.setMeta(EmbedderSpec.metaKey, spec) }
+    try maintenance.setEmbedderSpec(spec)
   }
 }

@@ -10,8 +10,10 @@ public enum ExportDestination: Sendable {
   case standardOutput
 }
 
-struct Exporter: EnginePart {
-  let resources: EngineResources
+/// Writes the memory as JSONL (see `MemoryEngine.export(to:)`).
+struct Exporter: Sendable {
+  let open: OpenState
+  let store: any MemoryStore
 
   /// Tables in export order (referenced rows before the rows that reference them) and the
   /// line `type` of each, per `schemas/memory-export.schema.json`. Columns are read from
@@ -38,14 +40,14 @@ struct Exporter: EnginePart {
   /// Writes the whole memory as JSONL: a header line, one line per row of every table
   @discardableResult
   func export(to path: String) throws -> Int {
-    try checkOpen()
+    try open.check()
     return try Self.export(store: store, to: path == "-" ? .standardOutput : .file(path))
   }
 
   /// Streams the export to `sink` in chunks of whole lines (each chunk is valid UTF-8 on
   @discardableResult
   func export(into sink: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
-    try checkOpen()
+    try open.check()
     return try Self.writeExport(store: store, into: sink)
   }
 

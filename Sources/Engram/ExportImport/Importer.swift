@@ -1,10 +1,19 @@
 import EngramCore
+import EngramEmbeddings
 import EngramStore
 import Foundation
 
 /// Imports an export into an empty memory, all or nothing, line by line.
-struct Importer: EnginePart {
-  let resources: EngineResources
+struct Importer: Sendable {
+  let open: OpenState
+  /// Where the memory lives (the database file, or the URI without its password).
+  let location: String
+  /// The vectors imported must be this embedder's.
+  let embedder: any Embedder
+  /// Writes tracked by the vector index, marked stale after the import.
+  let vectors: VectorIndexKeeper
+  /// Forgotten after an import.
+  let speakers: SpeakerDirectory
 
   static func importValue(_ value: JSONValue, line: Int) throws -> SQLValue {
     switch value {
@@ -28,7 +37,7 @@ struct Importer: EnginePart {
   /// export's rows (then nothing is imported and 0 returned); all or nothing.
   @discardableResult
   func importExport(from path: String) throws -> Int {
-    try checkOpen()
+    try open.check()
     let reader = try ExportLineReader(path: path)
     var checksum = ExportChecksum()
     let shown = path == "-" ? "standard input" : path
@@ -81,9 +90,9 @@ struct Importer: EnginePart {
         configuredDimension: embedder.dimension)
     }
     let tableOf = Dictionary(uniqueKeysWithValues: Exporter.exportTables.map { ($0.type, $0.table) })
-    let dbPath = resources.path
+    let dbPath = location
     let dimension = embedder.dimension
-    let count = try writeTracked { connection -> Int in
+    let count = try vectors.writeTracked { connection -> Int in
       // A memory that already holds items takes only the export it holds already (a re-run
       // of the same import): every row is found as it is and nothing is written.
       let reimport = try connection.holdsItems()
@@ -162,7 +171,7 @@ struct Importer: EnginePart {
     // The index is rebuilt from the imported rows when next needed; building it here would
     // hold every vector in memory at once.
     vectors.markStale()
-    resources.speakers.invalidate()
+    speakers.invalidate()
     return count
   }
 

@@ -6,7 +6,7 @@ extension VectorIndexKeeper {
   /// reconnection and every second) rather than from the database: then no statement is
   /// spent on it, and the generation may lag this process's own writes by a notification.
   func newestGeneration() throws -> (generation: Int64, followed: Bool) {
-    if let postgres = store as? PostgresStore, let followed = postgres.followedEmbeddingGeneration() {
+    if let followed = store.followedEmbeddingGeneration() {
       return (followed, true)
     }
     return (try store.readTransaction { try $0.embeddingGeneration() }, false)

@@ -254,7 +254,7 @@ public struct ConversationFile: Sendable, Equatable {
     switch object["timestamp"] {
     case nil, .null?: timestamp = nil
     case .string(let text)?:
-      guard let date = DateParsing.iso8601(text) else {
+      guard let date = DateParser.fileTimestamp(text) else {
         throw .malformed(path: path, line: line, reason: "'timestamp' is not an ISO 8601 date: \(text)")
       }
       timestamp = date
@@ -300,7 +300,7 @@ public struct ConversationFile: Sendable, Equatable {
       }
       var startedAt: Date?
       if let dateText = object["session_\(number)_date_time"]?.stringValue {
-        guard let date = DateParsing.locomo(dateText) else {
+        guard let date = DateParser.spelledOut(dateText) else {
           throw .malformed(
             path: path, line: 0, reason: "session_\(number)_date_time is not a date: \(dateText)")
         }
@@ -330,98 +330,5 @@ public struct ConversationFile: Sendable, Equatable {
     }
     guard !sessions.isEmpty, sessions.contains(where: { !$0.turns.isEmpty }) else { throw .empty(path: path) }
     return ConversationFile(sessions: sessions, format: .locomo)
-  }
-}
-
-/// Date formats read by the importers and the CLI.
-public enum DateParsing {
-  /// Parses ISO 8601 with or without fractional seconds, or a plain `YYYY-MM-DD` (UTC).
-  public static func iso8601(_ text: String) -> Date? {
-    if let date = fastISO8601(text) { return date }
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    if let date = formatter.date(from: text) { return date }
-    formatter.formatOptions = [.withInternetDateTime]
-    if let date = formatter.date(from: text) { return date }
-    formatter.formatOptions = [.withFullDate]
-    return formatter.date(from: text)
-  }
-
-  /// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` without a formatter (creating one costs
-  /// more than reading a whole line of an import file); nil for any other shape.
-  static func fastISO8601(_ text: String) -> Date? {
-    let bytes = Array(text.utf8)
-    guard bytes.count >= 20, bytes[4] == 0x2D, bytes[7] == 0x2D, bytes[10] == 0x54 || bytes[10] == 0x20,
-      bytes[13] == 0x3A, bytes[16] == 0x3A
-    else { return nil }
-    func number(_ start: Int, _ count: Int) -> Int? {
-      var value = 0
-      for index in start..<start + count {
-        let byte = bytes[index]
-        guard byte >= 0x30, byte <= 0x39 else { return nil }
-        value = value * 10 + Int(byte - 0x30)
-      }
-      return value
-    }
-    guard let year = number(0, 4), let month = number(5, 2), let day = number(8, 2), let hour = number(11, 2),
-      let minute = number(14, 2), let second = number(17, 2), (1...12).contains(month),
-      (1...31).contains(day),
-      hour < 24, minute < 60, second < 61
-    else { return nil }
-    var position = 19
-    var fraction = 0.0
-    if position < bytes.count, bytes[position] == 0x2E {
-      position += 1
-      var scale = 0.1
-      let start = position
-      while position < bytes.count, bytes[position] >= 0x30, bytes[position] <= 0x39 {
-        fraction += Double(bytes[position] - 0x30) * scale
-        scale /= 10
-        position += 1
-      }
-      guard position > start else { return nil }
-    }
-    guard position < bytes.count else { return nil }
-    var offset = 0
-    switch bytes[position] {
-    case 0x5A, 0x7A:
-      position += 1
-    case 0x2B, 0x2D:
-      guard position + 6 == bytes.count, bytes[position + 3] == 0x3A, let hours = number(position + 1, 2),
-        let minutes = number(position + 4, 2), hours < 24, minutes < 60
-      else { return nil }
-      offset = (hours * 60 + minutes) * 60 * (bytes[position] == 0x2D ? -1 : 1)
-      position += 6
-    default:
-      return nil
-    }
-    guard position == bytes.count else { return nil }
-    // Days from 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    let shiftedYear = month <= 2 ? year - 1 : year
-    let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
-    let yearOfEra = shiftedYear - era * 400
-    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-    let days = era * 146_097 + dayOfEra - 719_468
-    // A day the month does not have (2025-02-30) is left to the formatter, which refuses it.
-    let daysInMonth = [
-      31, (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30,
-      31,
-    ]
-    guard day <= daysInMonth[month - 1], second < 60 else { return nil }
-    let seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset) + fraction
-    return Date(timeIntervalSince1970: seconds)
-  }
-
-  /// Parses LoCoMo's session dates, e.g. `1:56 pm on 8 May, 2023` (taken as UTC).
-  public static func locomo(_ text: String) -> Date? {
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = TimeZone(identifier: "UTC")
-    for format in ["h:mm a 'on' d MMMM, yyyy", "h:mm a 'on' d MMM, yyyy", "h:mm a 'on' MMMM d, yyyy"] {
-      formatter.dateFormat = format
-      if let date = formatter.date(from: text) { return date }
-    }
-    return nil
   }
 }

@@ -80,10 +80,17 @@ struct TurnKeys {
   }
 }
 
-struct Ingestor: EnginePart {
-  let resources: EngineResources
+/// Stores conversation files (turns, by stable key) and Markdown notes (memories).
+struct Ingestor: Sendable {
+  let open: OpenState
+  let store: any MemoryStore
+  /// Stores the turns' embeddings and keeps the vector index in step.
+  let vectors: VectorIndexKeeper
+  let embedding: EmbeddingRunner
+  /// Forgotten after an ingest (new speakers).
+  let speakers: SpeakerDirectory
   /// Stores the memories Markdown notes give.
-  let writer: Writer
+  let memories: Memories
 
   /// How many turns one write transaction stores, and one embedding step embeds.
   static let textBatch = 2_000
@@ -98,7 +105,7 @@ struct Ingestor: EnginePart {
     path: String, options: IngestOptions = IngestOptions(),
     progress: (@Sendable (EngramProgress) -> Void)? = nil
   ) async throws -> IngestReport {
-    try checkOpen()
+    try open.check()
     progress?(EngramProgress(phase: "parsing", done: 0, total: 1))
     let format = try await BlockingWork.run { () throws(ImportError) -> ConversationFile.Format? in
       guard options.format == nil, InputFile.isRegularFile(path) else { return options.format }
@@ -184,7 +191,7 @@ struct Ingestor: EnginePart {
     for start in stride(from: 0, to: memories.count, by: Self.embeddingBatch) {
       if Task.isCancelled { throw EngramError.cancelled }
       let batch = memories[start..<min(start + Self.embeddingBatch, memories.count)]
-      let added = try await writer.rememberNotes(
+      let added = try await self.memories.rememberNotes(
         batch.map { ($0.text, $0.tags, $0.date ?? fallbackDate) }, kind: .note)
       report.memories += added.filter { $0 }.count
       report.memoriesAlreadyStored += added.filter { !$0 }.count
@@ -238,7 +245,7 @@ struct Ingestor: EnginePart {
     streams: @escaping @Sendable () throws(ImportError) -> ConversationStream, first: ConversationStream,
     path: String, sessionPrefix: String, progress: (@Sendable (EngramProgress) -> Void)?
   ) async throws -> IngestReport {
-    try checkOpen()
+    try open.check()
     let fallbackDate = Date()
     let format = first.format
 
@@ -304,7 +311,7 @@ struct Ingestor: EnginePart {
       if firstVectors == nil, !turns.isEmpty {
         // The first embeddings are computed before any text is stored: an embedder that
         // cannot embed (a broken model, NaN vectors) fails the ingest with nothing written.
-        firstVectors = try await embed(
+        firstVectors = try await embedding.embed(
           turns.prefix(Self.embeddingBatch).map {
             DocumentText.make(
               speaker: $0.message.speaker, content: $0.message.content, date: $0.message.createdAt)
@@ -312,7 +319,8 @@ struct Ingestor: EnginePart {
       }
       if !turns.isEmpty {
         let known = sessionIDs
-        let (ids, resolved) = try await writeTrackedOffPool { connection -> ([Int64], [String: Int64]) in
+        let (ids, resolved) = try await vectors.writeTrackedOffPool {
+          connection -> ([Int64], [String: Int64]) in
           var resolved = known
           for (session, _) in turns where resolved[session] == nil {
             let name = String(session.dropFirst(sessionPrefix.count))
@@ -338,12 +346,12 @@ struct Ingestor: EnginePart {
       }
       progress?(EngramProgress(phase: "storing", done: checked, total: total))
     }
-    resources.speakers.invalidate()
+    speakers.invalidate()
 
     // 3. Embeddings of the new turns, then of turns an interrupted ingest stored without
     // theirs, committed and indexed batch by batch (rows read back by id).
     let toEmbed = newIDs + unembedded
-    let model = embedder.modelID
+    let model = embedding.embedder.modelID
     var embedded = 0
     for start in stride(from: 0, to: toEmbed.count, by: Self.embeddingBatch) {
       if Task.isCancelled { throw EngramError.cancelled }
@@ -359,15 +367,15 @@ struct Ingestor: EnginePart {
       // A turn forgotten meanwhile (no row now) stays forgotten.
       let missing = Set(rows.indices.filter { rows[$0] == nil })
       let remaining = texts.indices.dropFirst(reused.count).filter { !missing.contains($0) }
-      let computed = remaining.isEmpty ? [] : try await embed(remaining.map { texts[$0] })
-      var vectors: [[Float]?] = Array(repeating: nil, count: ids.count)
-      for (offset, vector) in reused.prefix(ids.count).enumerated() { vectors[offset] = vector }
-      for (offset, index) in remaining.enumerated() { vectors[index] = computed[offset] }
+      let computed = remaining.isEmpty ? [] : try await embedding.embed(remaining.map { texts[$0] })
+      var found: [[Float]?] = Array(repeating: nil, count: ids.count)
+      for (offset, vector) in reused.prefix(ids.count).enumerated() { found[offset] = vector }
+      for (offset, index) in remaining.enumerated() { found[index] = computed[offset] }
       let entries = ids.indices.compactMap { index -> (Message, [Float])? in
-        guard let message = rows[index], let vector = vectors[index] else { return nil }
+        guard let message = rows[index], let vector = found[index] else { return nil }
         return (message, vector)
       }
-      let kept = try await writeTrackedOffPool { connection -> [Int] in
+      let kept = try await vectors.writeTrackedOffPool { connection -> [Int] in
         let present = try entries.indices.filter {
           try connection.fetch(Message.self, id: entries[$0].0.id!) != nil
         }
@@ -380,7 +388,7 @@ struct Ingestor: EnginePart {
           })
         return present
       }
-      try indexVectors(
+      try self.vectors.add(
         kept.map { position in
           let (message, vector) = entries[position]
           return (

@@ -19,14 +19,26 @@ public struct DoctorReport: Sendable, Equatable {
   public var healthy: Bool { checks.allSatisfy(\.ok) }
 }
 
-struct Doctor: EnginePart {
-  let resources: EngineResources
+/// Checks that the store, its full-text indexes and the vector index agree, and repairs
+/// what can be rebuilt.
+struct Doctor: Sendable {
+  let open: OpenState
+  let store: any MemoryStore
+  /// The vector index and its snapshot, checked against the store.
+  let vectors: VectorIndexKeeper
+  /// Embeds what has no embedding (and says which model the vectors must be).
+  let embedding: EmbeddingRunner
+  /// A read-only engine reports a missing snapshot as a fault it cannot repair.
+  let readOnly: Bool
+
+  var embedder: any Embedder { embedding.embedder }
+  var index: VectorIndex { vectors.index }
 
   /// Checks that store, full-text indexes and vector index agree: SQLite's integrity check,
   func doctor(repair: Bool = false) async throws -> DoctorReport {
-    try checkOpen()
+    try open.check()
     // Another process's writes are not disagreement: pick them up first.
-    try refreshIndexIfStale()
+    try vectors.refreshIfStale()
     var report = try diagnose()
     guard repair, !report.healthy else { return report }
     var repairs: [String] = []
@@ -130,7 +142,7 @@ struct Doctor: EnginePart {
     let inUse = vectors.isFromSnapshot
     guard let url = vectors.snapshotURL, FileManager.default.fileExists(atPath: url.path) else {
       let rows = vectors.index.count
-      if configuration.readOnly, vectors.snapshotURL != nil, vectors.keepsSnapshot(rows: rows) {
+      if readOnly, vectors.snapshotURL != nil, vectors.keepsSnapshot(rows: rows) {
         // Every open then reads every vector from the table (seconds on a large memory),
         // and read-only commands never write one (a writable engine saves it as it closes).
         return DoctorReport.Check(
@@ -181,7 +193,7 @@ struct Doctor: EnginePart {
           }
         }
         if batch.isEmpty { break }
-        let vectors = try await embed(batch.map(\.1))
+        let vectors = try await embedding.embed(batch.map(\.1))
         try store.writeTransaction { connection in
           for (position, (id, _)) in batch.enumerated() {
             try connection.upsertEmbedding(

@@ -101,7 +101,7 @@ enum Reindexer {
   }
 
   /// Every message, memory and summary with the text its embedding is made from.
-  static func reindexItems(_ connection: any StoreSession) throws -> [(ItemKind, Int64, String)] {
+  static func reindexItems(_ connection: any MaintenanceQueries) throws -> [(ItemKind, Int64, String)] {
     try connection.embeddableItems().map { ($0.kind, $0.id, DocumentText.make($0)) }
   }
 }

@@ -3,40 +3,53 @@ import EngramStore
 import EngramVectors
 import Foundation
 
-/// Finds candidates with both retrievers, at the same time (FTS5 BM25 on a reader
-/// connection while the query is embedded and the vector index scanned), reads the
-/// candidates' rows and ranks them with `Fusion`.
-struct HybridRetriever: EnginePart {
-  let resources: EngineResources
-  /// Counts retrievals of memories off the read path.
-  let access: AccessRecorder
+/// Finds candidates with both retrievers, at the same time where the store allows it (FTS5
+/// BM25 on a reader connection while the query is embedded and the vector index scanned),
+/// reads the candidates' rows through the store's `CandidateSource` and ranks them with
+/// `Fusion`.
+struct HybridRetriever: Sendable {
+  /// Whether the engine is open.
+  let open: OpenState
+  /// The store's way of finding keyword candidates and reading rows and texts.
+  let candidates: any CandidateSource
+  /// The vector index (refreshed when another process changed the embeddings).
+  let vectors: VectorIndexKeeper
+  /// Embeds the query (cached).
+  let embedding: EmbeddingRunner
+  /// The speakers a query may name.
+  let speakers: SpeakerDirectory
+  /// Counts retrievals of memories off the read path (nil: never, a read-only engine).
+  let access: AccessRecorder?
+  /// The weights of fusion and the candidates per retriever.
+  let weights: RetrievalWeights
 
   /// Searches the memory (see `MemoryEngine.search(_:k:mode:filters:recordAccess:)`).
+  ///
+  /// One flow for every store: the session a filter names, then the keyword candidates the
+  /// store reads on their own (SQLite) and the speaker the query names, concurrently with
+  /// the query's embedding and the vector scan; then the candidates' rows (with the keyword
+  /// candidates when the store reads them together: PostgreSQL), ranked, and their texts.
   func search(
     _ query: String, k: Int, mode: SearchMode, filters: SearchFilters, recordAccess: Bool, exact: Bool
   ) async throws -> [SearchHit] {
-    try checkOpen()
+    try open.check()
     guard k >= 1 else { throw EngramError.invalidK(k) }
     guard !TextChecks.isBlank(query) else { throw EngramError.emptyText }
-    if let postgres = store as? PostgresStore {
-      return try await searchOnPostgres(
-        postgres, query: query, k: k, mode: mode, filters: filters, recordAccess: recordAccess, exact: exact)
-    }
-    let weights = configuration.retrieval
-    let candidates = max(weights.candidatesPerRetriever, k)
+    let weights = self.weights
+    let limit = max(weights.candidatesPerRetriever, k)
     let kinds = filters.kinds.isEmpty ? Set(ItemKind.allCases) : filters.kinds
-    let store = self.store
-    let speakers = resources.speakers
+    let source = candidates
+    let speakers = self.speakers
     let wantsSpeaker = mode == .hybrid && weights.speakerWeight > 0
     var resolvedSession: Int64?
     if let name = filters.session {
-      resolvedSession = try await BlockingWork.run {
-        try store.readTransaction { try $0.sessionID(named: name) }
-      }
+      resolvedSession = try await BlockingWork.run { try source.sessionID(named: name) }
       if resolvedSession == nil { return [] }
     }
     let sessionID = resolvedSession
     let range = Self.timeRange(since: filters.since, until: filters.until)
+    let keywordQuery = KeywordQuery(
+      text: query, kinds: kinds, limit: limit, sessionID: sessionID, timeRange: range)
     // The speakers (read once per engine) and the keyword candidates, on a reader
     // connection off the cooperative pool, while the query is embedded and the vectors
     // scanned: on a 2-core machine that hides most of the FTS time.
@@ -44,12 +57,10 @@ struct HybridRetriever: EnginePart {
       try await BlockingWork.run { () throws -> KeywordSide in
         var side = KeywordSide()
         if wantsSpeaker {
-          side.namedSpeaker = Fusion.namedSpeaker(in: query, known: try speakers.known(in: store))
+          side.namedSpeaker = Fusion.namedSpeaker(in: query, known: try speakers.known())
         }
         if mode != .vector {
-          side.hits = try store.readTransaction {
-            try $0.searchText(query, kinds: kinds, limit: candidates, sessionID: sessionID, timeRange: range)
-          }
+          side.hits = try source.keywordCandidates(keywordQuery)
         }
         return side
       }
@@ -60,7 +71,7 @@ struct HybridRetriever: EnginePart {
     var cosine: [Int64: Double] = [:]
     var approximate = false
     if mode != .keyword {
-      let vector = try await resources.embedding.embedQuery(query)
+      let vector = try await embedding.embedQuery(query)
       var filter = VectorFilter()
       if kinds.count < ItemKind.allCases.count { filter.kinds = Set(kinds.map(\.code)) }
       if let sessionID { filter.sessions = [sessionID] }
@@ -69,39 +80,41 @@ struct HybridRetriever: EnginePart {
       let vectors = self.vectors
       let vectorFilter = filter.isEmpty ? nil : filter
       let found = try await BlockingWork.run {
-        try vectors.search(vector, k: candidates, filter: vectorFilter, exact: exact)
+        try vectors.search(vector, k: limit, filter: vectorFilter, exact: exact)
       }
       approximate = !found.isExact
       cosine.reserveCapacity(found.hits.count)
       for hit in found.hits { cosine[hit.id] = Double(hit.score) }
     }
     let side = try await keywordTask.value
-    var bm25: [Int64: Double] = [:]
-    bm25.reserveCapacity(side.hits.count)
-    for hit in side.hits { bm25[VectorKey.make(hit.ownerKind, hit.ownerID)] = hit.bm25 }
-
+    // Keyword candidates the store did not read ahead are read with the rows.
+    let searchingKeywords = mode != .vector && side.hits == nil
+    var known = Set(cosine.keys)
+    for hit in side.hits ?? [] { known.insert(VectorKey.make(hit.ownerKind, hit.ownerID)) }
     let request = Fusion.Request(
       mode: mode, weights: weights, namedSpeaker: side.namedSpeaker, filters: filters, k: k, now: Date())
     let vectorScores = cosine
-    let vectorsApproximate = approximate
-    let keywordScores = bm25
-    // The candidates' rows, ranking and the hits' texts in one read transaction: one
-    // snapshot, one BEGIN/COMMIT (a row deleted since the candidates were found is simply
-    // not found).
-    let hits = try await BlockingWork.run {
-      try store.readTransaction { connection -> [SearchHit] in
-        let keys = Set(vectorScores.keys).union(keywordScores.keys)
-        guard !keys.isEmpty else { return [] }
-        let rows = try connection.candidateRows(Self.idsByKind(keys))
-        let ranked = Fusion.rank(rows: rows, cosine: vectorScores, bm25: keywordScores, request: request)
-        let texts = try connection.itemTexts(Self.idsByKind(ranked.map(\.key)))
-        return ranked.compactMap { candidate in
-          guard let text = texts[candidate.row.kind]?[candidate.row.id] else { return nil }
-          return Self.hit(candidate, text: text, approximate: vectorsApproximate)
+    let aheadHits = side.hits ?? []
+    let ids = Self.idsByKind(known)
+    // The candidates' rows, ranking and the hits' texts in one read: one snapshot (a row
+    // deleted since the candidates were found is simply not found).
+    let found = try await BlockingWork.run {
+      try source.rankedCandidates(ids: ids, query: keywordQuery, searchingKeywords: searchingKeywords) {
+        keywordHits, rows in
+        var bm25: [Int64: Double] = [:]
+        bm25.reserveCapacity(aheadHits.count + keywordHits.count)
+        for hit in aheadHits { bm25[VectorKey.make(hit.ownerKind, hit.ownerID)] = hit.bm25 }
+        for hit in keywordHits { bm25[VectorKey.make(hit.ownerKind, hit.ownerID)] = hit.bm25 }
+        return Fusion.rank(rows: rows, cosine: vectorScores, bm25: bm25, request: request).map {
+          ($0, $0.row.kind, $0.row.id)
         }
       }
     }
-    if recordAccess && !configuration.readOnly {
+    let hits = found.ranked.compactMap { candidate -> SearchHit? in
+      guard let text = found.texts[candidate.row.kind]?[candidate.row.id] else { return nil }
+      return Self.hit(candidate, text: text, approximate: approximate)
+    }
+    if recordAccess, let access {
       access.note(hits.filter { $0.kind == .memory }.map(\.id))
     }
     return hits
@@ -110,7 +123,8 @@ struct HybridRetriever: EnginePart {
   /// What the keyword side found: the speaker the query names, BM25 hits.
   struct KeywordSide: Sendable {
     var namedSpeaker: String?
-    var hits: [TextHit] = []
+    /// Nil when the store reads its keyword candidates with the rows.
+    var hits: [TextHit]?
   }
 
   /// A ranked candidate and its text as a search hit.

@@ -32,7 +32,9 @@ public struct ParsedDate: Sendable, Hashable {
 /// reader's time zone (the user's, unless the caller says otherwise); dates are shown in
 /// that same zone (`display`, `iso8601`), so a day typed and a day shown are the same day.
 /// Relative expressions ("tomorrow at 9") belong to the agent's own parser. Files that
-/// carry dates (conversation imports) are data, not typing: their zone-less times are UTC.
+/// carry dates (conversation imports) are data, not typing: their zone-less times are UTC
+/// (`fileTimestamp`). A time at a fixed offset (its own, or UTC) is computed by arithmetic,
+/// without a `Calendar`, so reading a large import stays cheap.
 public enum DateParser {
   /// The parsed date, or `nil` when the text is not one of the accepted forms or names no real day.
   public static func parse(_ text: String, timeZone: TimeZone = .current) -> ParsedDate? {
@@ -86,6 +88,18 @@ public enum DateParser {
     guard (1...12).contains(month), (1...31).contains(day), components.hour! < 24,
       components.minute! < 60, components.second! < 61
     else { return nil }
+    if ownOffset || zone.identifier == "GMT" || zone.identifier == "UTC",
+      let instant = fixedOffsetInstant(
+        year: year, month: month, day: day, hour: components.hour!, minute: components.minute!,
+        second: components.second!, offset: zone.secondsFromGMT())
+    {
+      return (
+        ParsedDate(
+          date: Date(timeIntervalSince1970: instant).addingTimeInterval(fraction), isWholeDay: isWholeDay,
+          timeZone: zone),
+        ownOffset
+      )
+    }
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = zone
     components.timeZone = zone
@@ -95,6 +109,47 @@ public enum DateParser {
     return (
       ParsedDate(date: date.addingTimeInterval(fraction), isWholeDay: isWholeDay, timeZone: zone), ownOffset
     )
+  }
+
+  /// The seconds since 1970 of a civil time at a fixed offset from UTC, by arithmetic on the
+  /// Gregorian calendar (no `Calendar`: reading every line of an import file through one
+  /// cost more than reading the line); nil for a day the month does not have, a leap second
+  /// or a year outside 1583...9999 (left to `Calendar`, which refuses or places them).
+  static func fixedOffsetInstant(
+    year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, offset: Int
+  ) -> Double? {
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+    let daysInMonth = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+    guard (1583...9999).contains(year), day <= daysInMonth[month - 1], second < 60 else { return nil }
+    // Days from 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    let shiftedYear = month <= 2 ? year - 1 : year
+    let era = shiftedYear / 400
+    let yearOfEra = shiftedYear - era * 400
+    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+    let days = era * 146_097 + dayOfEra - 719_468
+    return Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset)
+  }
+
+  /// A time as a data file carries it (a conversation import, a note's front matter): read
+  /// as `parse` reads it, with UTC as the reader's zone (a file is data, not typing: its
+  /// zone-less times are UTC, whoever imports it).
+  public static func fileTimestamp(_ text: String) -> Date? {
+    parse(text, timeZone: TimeZone(secondsFromGMT: 0)!)?.date
+  }
+
+  /// A date and time spelled out in English as LoCoMo's sessions carry them
+  /// (`1:56 pm on 8 May, 2023`, also with a short month or month first), in UTC as
+  /// `fileTimestamp` reads a zone-less time; nil for anything else.
+  public static func spelledOut(_ text: String) -> Date? {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "UTC")
+    for format in ["h:mm a 'on' d MMMM, yyyy", "h:mm a 'on' d MMM, yyyy", "h:mm a 'on' MMMM d, yyyy"] {
+      formatter.dateFormat = format
+      if let date = formatter.date(from: text) { return date }
+    }
+    return nil
   }
 
   /// An instant written with its offset (`2025-06-11T10:00:00+08:00`, or `Z`) and the

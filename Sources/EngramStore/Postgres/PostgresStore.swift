@@ -129,6 +129,9 @@ public final class PostgresStore: MemoryStore {
     return nil
   }
 
+  /// Keyword candidates, rows and texts in one statement (one round trip).
+  public var candidateSource: any CandidateSource { PostgresCandidateSource(store: self) }
+
   /// Runs `body` in a write transaction: all of it or nothing.
   public func writeTransaction<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T {
     try checkOpen()

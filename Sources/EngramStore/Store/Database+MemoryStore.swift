@@ -51,6 +51,9 @@ extension Database: MemoryStore {
     return try read { try $0.ftsConsistency(deep: deep) }
   }
 
+  /// FTS5 on a reader while the vectors are scanned, then rows and texts in one transaction.
+  public var candidateSource: any CandidateSource { SQLiteCandidateSource(database: self) }
+
   /// The file and its WAL, in bytes.
   public func storageBytes() -> Int {
     var total = 0

@@ -46,6 +46,12 @@ public protocol MemoryStore: AnyObject, Sendable {
   /// beside its data (`capabilities.contains(.vectorSnapshotFile)`), else nil. One file per
   /// user.
   var vectorSnapshotURL: URL? { get }
+  /// How searches find their candidates in this store (see `CandidateSource`).
+  var candidateSource: any CandidateSource { get }
+  /// The newest embedding generation of the store's user as a feed following it knows it,
+  /// without asking the database (PostgreSQL's `LISTEN/NOTIFY`); nil when no feed follows it
+  /// (every SQLite store: the caller reads `StoreSession.embeddingGeneration()` itself).
+  func followedEmbeddingGeneration() -> Int64?
   /// The bytes the store occupies (SQLite: the file and its WAL; a shared server: an
   /// estimate of this user's rows), for compaction reports. 0 when unknown.
   func storageBytes() -> Int
@@ -61,6 +67,9 @@ extension MemoryStore {
   {
     try writeTransaction(body)
   }
+
+  /// No feed: the generation is read from the database.
+  public func followedEmbeddingGeneration() -> Int64? { nil }
 }
 
 /// What a store can do beyond the operations of `StoreSession`.

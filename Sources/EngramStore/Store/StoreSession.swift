@@ -5,6 +5,11 @@ import Foundation
 /// (all or nothing) of a `MemoryStore`: the store's named operations, by the names and
 /// record types the SQLite `Connection` has always had.
 ///
+/// It is the composition of role protocols, one per group of queries (`RecordQueries`,
+/// `MetaQueries`, `ItemQueries`, `SearchQueries`, `EmbeddingQueries`, `ForgettingQueries`,
+/// `MaintenanceQueries`, `ExportImportQueries`, `AgentRecordQueries`, `IngestQueries`):
+/// code that needs one role can take that role alone.
+///
 /// A session belongs to the store's user (`MemoryStore.user`): every operation reads and
 /// touches only that user's rows (sessions, turns, memories, summaries, embeddings and their
 /// full-text and vector entries); rows written through it belong to that user. Meta keys are
@@ -14,9 +19,13 @@ import Foundation
 /// A session is used by one thread for the duration of the closure it is passed to; it is
 /// never kept beyond it. Errors are `StoreError` (the store's rules) or the backend's own
 /// error type (`SQLiteError`, the PostgreSQL store's error).
-public protocol StoreSession: AnyObject {
-  // MARK: Records (StoredRecord.swift, Connection+BatchInsert.swift)
+public protocol StoreSession: RecordQueries, MetaQueries, ItemQueries, SearchQueries, EmbeddingQueries,
+  ForgettingQueries, MaintenanceQueries, ExportImportQueries, AgentRecordQueries, IngestQueries
+{}
 
+/// Rows as typed records (`StoredRecord.swift`, `Connection+BatchInsert.swift`): insert,
+/// update, delete, fetch, list and count any table's rows.
+public protocol RecordQueries: AnyObject {
   /// Inserts `record` (its `id` is used when set, else assigned) and returns the row id.
   func insert<R: StoredRecord>(_ record: R) throws -> Int64
   /// Inserts `records` in order, all or nothing, and returns their row ids.
@@ -31,9 +40,10 @@ public protocol StoreSession: AnyObject {
   func list<R: StoredRecord>(_ type: R.Type, filter: RecordFilter, page: Page) throws -> [R]
   /// The number of `type`'s rows matching `filter`.
   func count<R: StoredRecord>(_ type: R.Type, filter: RecordFilter) throws -> Int
+}
 
-  // MARK: Meta (Meta.swift)
-
+/// The store's `meta` keys and schema version (`Meta.swift`).
+public protocol MetaQueries: AnyObject {
   /// The value of `key` in the store's meta, or nil.
   func meta(_ key: String) throws -> String?
   /// Sets `key` to `value`.
@@ -42,9 +52,12 @@ public protocol StoreSession: AnyObject {
   @discardableResult func deleteMeta(_ key: String) throws -> Bool
   /// The number of migrations applied to the store's schema.
   func userVersion() throws -> Int
+}
 
-  // MARK: Sessions, turns, memories, summaries
-
+/// Sessions, turns, memories and summaries by the engine's names for them (`Session.swift`,
+/// `Message.swift`, `Connection+Retrieval.swift`): what writing and reading them needs beyond
+/// `RecordQueries`.
+public protocol ItemQueries: AnyObject {
   /// The session with `externalID`, or nil.
   func session(externalID: String) throws -> Session?
   /// The id of the session whose external id or title is `name`, or nil.
@@ -67,9 +80,11 @@ public protocol StoreSession: AnyObject {
   /// in binary order: the one operation that looks across users (`reindex` changes the
   /// store-wide embedding model, so it must know whether other users' vectors exist).
   func storedUsers() throws -> [String]
+}
 
-  // MARK: Retrieval (Connection+Retrieval.swift, FTS/Connection+Search.swift)
-
+/// Retrieval (`Connection+Retrieval.swift`, `FTS/Connection+Search.swift`): keyword
+/// candidates, the ranking facts of candidates and their texts.
+public protocol SearchQueries: AnyObject {
   /// Full-text search over the normalized text (`FTSText`), best first.
   func searchText(
     _ query: String, kinds: Set<ItemKind>, limit: Int, sessionID: Int64?, timeRange: Range<Int64>?
@@ -78,9 +93,11 @@ public protocol StoreSession: AnyObject {
   func candidateRows(_ ids: [ItemKind: [Int64]]) throws -> [CandidateRow]
   /// The texts of items, by kind and id.
   func itemTexts(_ ids: [ItemKind: [Int64]]) throws -> [ItemKind: [Int64: ItemText]]
+}
 
-  // MARK: Embeddings (EmbeddingRow.swift, EmbeddingCodec.swift, Connection+VectorSnapshot.swift)
-
+/// Embeddings, their model, generation and change log, and the vector snapshot's stamp
+/// (`EmbeddingRow.swift`, `EmbeddingCodec.swift`, `Connection+VectorSnapshot.swift`).
+public protocol EmbeddingQueries: AnyObject {
   /// The configured embedding model, or nil.
   func embeddingModel() throws -> EmbeddingModel?
   /// Configures the embedding model (`replace` allows a change; the caller re-embeds).
@@ -124,44 +141,65 @@ public protocol StoreSession: AnyObject {
   func recordVectorSnapshot(_ stamp: VectorSnapshotStamp) throws
   /// The non-append embedding changes after `generation`, or nil when no longer logged.
   func embeddingChanges(after generation: Int64) throws -> EmbeddingChanges?
+}
 
-  // MARK: Forgetting, compaction, maintenance (Queries/)
-
+/// Forgetting an item with every copy of its text (`Connection+Forgetting.swift`).
+public protocol ForgettingQueries: AnyObject {
   /// Deletes an item and every copy of its text; nil when it does not exist.
   func forgetItem(kind: ItemKind, id: Int64) throws -> ForgetReport?
+}
+
+/// Compaction, counts and the store's health: candidates and turns to compact, row counts,
+/// the embedding census, orphans, integrity and full-text checks (`Connection+Maintenance.swift`).
+public protocol MaintenanceQueries: AnyObject {
   /// Sessions with turns older than `cutoff` not yet covered by a summary.
   func compactionCandidates(before cutoff: Int64) throws -> [CompactionCandidate]
+
   /// Calls `body` with the content of each turn of a session, in order.
   func forEachMessageContent(inSession sessionID: Int64, _ body: (String) throws -> Void) throws
+
   /// The turns of a session, in order.
   func messages(inSession sessionID: Int64) throws -> [Message]
+
   /// Marks a session's uncovered turns as covered by `summaryID`.
   func coverUncoveredMessages(inSession sessionID: Int64, bySummary summaryID: Int64) throws
+
   /// The ids and kinds of the memories not superseded.
   func liveMemoryKinds() throws -> [(id: Int64, kind: String)]
+
   /// Rows per table of `reportedTables`.
   func rowCounts() throws -> [String: Int]
+
   /// Live memories per kind.
   func memoryCountsByKind() throws -> [MemoryKind: Int]
+
   /// How the stored embeddings relate to their owners and the configured model.
   func embeddingCensus(model: String, dimension: Int) throws -> EmbeddingCensus
+
   /// Deletes embeddings whose owner is gone; returns how many.
   func deleteOrphanEmbeddings() throws -> Int
+
   /// Deletes every embedding.
   func deleteAllEmbeddings() throws
+
   /// Every item that has text to embed.
   func embeddableItems() throws -> [EmbeddableItem]
+
   /// One item's text to embed, or nil.
   func embeddableItem(_ kind: ItemKind, id: Int64) throws -> EmbeddableItem?
+
   /// Problems the store's integrity check finds (empty when none).
   func integrityCheck() throws -> [String]
+
   /// Rebuilds the full-text indexes from their source rows.
   func rebuildFTS() throws
+
   /// Whether each full-text index agrees with its source rows (`deep`: check every entry).
   func ftsConsistency(deep: Bool) throws -> [FTSConsistency]
+}
 
-  // MARK: Export and import (Connection+ExportImport.swift)
-
+/// Export and import, row by row (`Connection+ExportImport.swift`).
+public protocol ExportImportQueries: AnyObject {
   /// Calls `columns` once with the column names of `table`, then `body` for each of its
   /// rows (this user's rows where the table is per user) ordered by `order`. `table` and
   /// `order` are schema names, never user text. Per-user columns are left out.
@@ -182,49 +220,74 @@ public protocol StoreSession: AnyObject {
   func firstDanglingReference() throws -> DanglingReference?
   /// How many of this user's rows of `table` have a rowid below `rowid` (nil when unknown).
   func userRows(in table: String, before rowid: Int64) throws -> Int?
+}
 
-  // MARK: The agent's records (Preference, SkillState, PendingCall, Trace, AgentItem)
-
+/// The agent's own records: preferences, skill state, pending calls, traces, reminders and
+/// notes (`Preference.swift`, `SkillState.swift`, `PendingCall.swift`, `Trace.swift`,
+/// `AgentItem.swift`, `Connection+AgentRecords.swift`).
+public protocol AgentRecordQueries: AnyObject {
   /// The preference `key`, or nil.
   func preference(key: String) throws -> Preference?
+
   /// Preferences (pinned only when asked), by key.
   func preferences(pinnedOnly: Bool, page: Page) throws -> [Preference]
+
   /// Inserts or replaces a preference.
   func setPreference(_ preference: Preference) throws
+
   /// Deletes a preference; returns whether it existed.
   @discardableResult func deletePreference(key: String) throws -> Bool
+
   /// The state of a skill, or nil.
   func skillState(skillID: String) throws -> SkillState?
+
   /// Inserts or replaces a skill's state.
   func setSkillState(_ state: SkillState) throws
+
   /// Pending calls with `status`, oldest first.
   func pendingCalls(status: PendingCallStatus) throws -> [PendingCall]
+
   /// Sets a pending call's status (`StoreError.notFound`).
   func setPendingCallStatus(_ id: Int64, to status: PendingCallStatus, error: String?, at time: Date) throws
+
   /// Moves a pending call from one of `allowed` to `status`; false when it was not in one.
   func transitionPendingCall(
     _ id: Int64, from allowed: Set<PendingCallStatus>, to status: PendingCallStatus, at time: Date
   ) throws -> Bool
+
   /// Marks every unfinished pending call cancelled; returns them.
   func markUnfinishedPendingCallsCancelled(at time: Date) throws -> [PendingCall]
+
   /// The traces of one execution, by step.
   func traces(executionID: String) throws -> [Trace]
+
   /// The latest traces.
   func recentTraces(limit: Int) throws -> [Trace]
+
   /// Reminders and notes (of `kind` when given), newest first.
   func agentItems(kind: AgentItemKind?, limit: Int) throws -> [AgentItem]
+
   /// Items of `kind` due in `from..<to` (either end open), soonest first; with
+
   /// `undeliveredOnly`, only those never delivered.
   func agentItems(kind: AgentItemKind, dueFrom from: Date?, to: Date?, undeliveredOnly: Bool, limit: Int)
     throws -> [AgentItem]
-  /// The stored turns among `keys` (this user's ingest `source_key`s), by key.
-  func ingestedTurns(sourceKeys keys: [Int64]) throws -> [Int64: IngestedTurn]
-  /// The current memory of `kind` whose text is exactly `content` (same `scopeUser`), if any.
-  func identicalMemory(content: String, kind: MemoryKind, scopeUser: String?) throws -> Int64?
+
   /// Marks the reminders due by `now` and never delivered as delivered; returns them.
   func deliverDueReminders(at now: Date, limit: Int) throws -> [AgentItem]
+
   /// The item imported with the iCalendar UID `uid`, or nil.
   func agentItem(calendarUID uid: String) throws -> AgentItem?
+}
+
+/// What ingest asks before it stores (`Connection+Ingest.swift`): the turns stored already
+/// by key, and a memory with the same text.
+public protocol IngestQueries: AnyObject {
+  /// The stored turns among `keys` (this user's ingest `source_key`s), by key.
+  func ingestedTurns(sourceKeys keys: [Int64]) throws -> [Int64: IngestedTurn]
+
+  /// The current memory of `kind` whose text is exactly `content` (same `scopeUser`), if any.
+  func identicalMemory(content: String, kind: MemoryKind, scopeUser: String?) throws -> Int64?
 }
 
 extension StoreSession {
@@ -313,7 +376,7 @@ public struct DanglingReference: Sendable, Hashable {
   }
 }
 
-extension StoreSession {
+extension ExportImportQueries {
   /// None known before commit (PostgreSQL reports a broken reference at commit).
   public func firstDanglingReference() throws -> DanglingReference? { nil }
   /// Unknown.

@@ -55,10 +55,8 @@ extension ConversationFile {
     switch value {
     case nil, .null?: return nil
     case .string(let text)?:
-      guard let parsed = DateParser.parse(text, timeZone: TimeZone(secondsFromGMT: 0)!) else {
-        throw failure()
-      }
-      return parsed.date
+      guard let date = DateParser.fileTimestamp(text) else { throw failure() }
+      return date
     default: throw failure()
     }
   }

@@ -138,12 +138,12 @@ public struct NoteFile: Sendable, Equatable {
       switch key {
       case "date", "created":
         guard date == nil || key == "date", !value.isEmpty else { continue }
-        guard let parsed = DateParser.parse(value, timeZone: TimeZone(secondsFromGMT: 0)!) else {
+        guard let parsed = DateParser.fileTimestamp(value) else {
           throw .malformed(
             path: path, line: index + 1,
             reason: "front matter '\(key)' is not a date (YYYY-MM-DD or ISO 8601): \(value)")
         }
-        date = parsed.date
+        date = parsed
       case "tags", "tag":
         tags.append(contentsOf: tagList(value))
       default: break

@@ -1,0 +1,171 @@
+import EngramCore
+import EngramStore
+import EngramVectors
+import Foundation
+import Synchronization
+
+/// The conversation log: sessions and turns, each turn stored with its embedding in one
+/// transaction (or embedded later, off the caller's path), and the latest turns read back.
+final class Conversation: Sendable {
+  let open: OpenState
+  let store: any MemoryStore
+  /// Stores embeddings and keeps the vector index in step.
+  let vectors: VectorIndexKeeper
+  let embedding: EmbeddingRunner
+  /// Forgotten when a turn names a speaker.
+  let speakers: SpeakerDirectory
+  /// Turns stored with `embedNow: false` and not embedded yet, oldest first.
+  let deferredTurns = Mutex<[Int64]>([])
+
+  init(
+    open: OpenState, store: any MemoryStore, vectors: VectorIndexKeeper, embedding: EmbeddingRunner,
+    speakers: SpeakerDirectory
+  ) {
+    self.open = open
+    self.store = store
+    self.vectors = vectors
+    self.embedding = embedding
+    self.speakers = speakers
+  }
+
+  /// Starts a session; returns its id. An existing session with the same name is reused.
+  func startSession(name: String? = nil, title: String? = nil, at date: Date = Date()) throws -> Int64 {
+    try open.check()
+    return try store.writeTransaction { connection in
+      if let name, let existing = try connection.session(externalID: name), let id = existing.id {
+        return id
+      }
+      return try connection.insert(
+        Session(externalID: name, title: title, startedAt: date))
+    }
+  }
+
+  /// Marks a session ended.
+  func endSession(_ id: Int64, at date: Date = Date()) throws {
+    try open.check()
+    try store.writeTransaction { connection in
+      guard var session = try connection.fetch(Session.self, id: id) else {
+        throw StoreError.notFound(table: "sessions", id: id)
+      }
+      session.endedAt = date
+      try connection.update(session)
+    }
+  }
+
+  /// Appends one conversation turn (stored and embedded in one transaction); returns its id.
+  @discardableResult
+  func appendTurn(
+    role: String, content: String, speaker: String? = nil, session: Int64? = nil, at date: Date = Date(),
+    metadata: [String: JSONValue] = [:], embedNow: Bool = true
+  ) async throws -> Int64 {
+    try open.check()
+    guard let role = MessageRole(rawValue: role) else {
+      throw EngramError.invalidConfiguration(
+        field: "role", reason: "'\(role)' is not system, user, assistant or tool")
+    }
+    guard !TextChecks.isBlank(content) else {
+      throw EngramError.emptyText
+    }
+    let message = Message(
+      sessionID: session, role: role, speaker: speaker, content: content,
+      createdAt: date, tokenCount: TokenEstimator.estimate(content),
+      metadata: JSONValue.object(metadata).jsonText)
+    guard embedNow else {
+      let id = try store.writeTransaction { try $0.insert(message) }
+      deferredTurns.withLock { $0.append(id) }
+      if speaker != nil { speakers.invalidate() }
+      return id
+    }
+    let vector = try await embedding.embed([DocumentText.make(speaker: speaker, content: content, date: date)]
+    )[0]
+    let model = embedding.embedder.modelID
+    let id = try await vectors.writeTrackedOffPool { connection in
+      let id = try connection.insert(message)
+      try connection.upsertEmbedding(
+        EmbeddingRow(
+          ownerKind: .message, ownerID: id, model: model, vector: vector,
+          createdAt: message.createdAt))
+      return id
+    }
+    if speaker != nil { speakers.invalidate() }
+    try vectors.add([
+      (
+        .message, id,
+        VectorMetadata(
+          kind: ItemKind.message.code, session: session ?? 0, scope: 0,
+          timestamp: Timestamp.milliseconds(message.createdAt)), vector
+      )
+    ])
+    return id
+  }
+
+  /// Embeds the turns this engine stored with `embedNow: false` (up to `limit` of them);
+  /// returns how many.
+  @discardableResult
+  func embedPendingTurns(limit: Int = 1024) async throws -> Int {
+    try open.check()
+    let ids = deferredTurns.withLock { ids in
+      let taken = Array(ids.prefix(max(0, limit)))
+      ids.removeFirst(taken.count)
+      return taken
+    }
+    guard !ids.isEmpty else { return 0 }
+    do {
+      return try await embedTurns(ids)
+    } catch {
+      // Nothing was stored: keep them for the next call.
+      deferredTurns.withLock { $0.insert(contentsOf: ids, at: 0) }
+      throw error
+    }
+  }
+
+  private func embedTurns(_ ids: [Int64]) async throws -> Int {
+    let pending = try store.readTransaction { connection in
+      try ids.compactMap { try connection.fetch(Message.self, id: $0) }
+    }
+    guard !pending.isEmpty else { return 0 }
+    let vectors = try await embedding.embed(
+      pending.map {
+        DocumentText.make(speaker: $0.speaker, content: $0.content, date: $0.createdAt)
+      })
+    let model = embedding.embedder.modelID
+    let stored = try await self.vectors.writeTrackedOffPool { connection -> [Int] in
+      var stored: [Int] = []
+      for (position, message) in pending.enumerated() {
+        // A turn forgotten in the meantime stays forgotten.
+        guard let id = message.id, try connection.fetch(Message.self, id: id) != nil else { continue }
+        try connection.upsertEmbedding(
+          EmbeddingRow(
+            ownerKind: .message, ownerID: id, model: model, vector: vectors[position],
+            createdAt: message.createdAt))
+        stored.append(position)
+      }
+      return stored
+    }
+    try self.vectors.add(
+      stored.map { position in
+        let message = pending[position]
+        return (
+          .message, message.id ?? 0,
+          VectorMetadata(
+            kind: ItemKind.message.code, session: message.sessionID ?? 0, scope: 0,
+            timestamp: Timestamp.milliseconds(message.createdAt)),
+          vectors[position]
+        )
+      })
+    return stored.count
+  }
+
+  /// The most recent turns, oldest first.
+  func recentTurns(limit: Int, session: Int64? = nil) throws -> [SearchHit] {
+    try open.check()
+    return try store.readTransaction { try $0.recentMessages(limit: limit, sessionID: session) }.map {
+      message in
+      SearchHit(
+        kind: .message, id: message.id ?? 0, text: message.content, sessionID: message.sessionID,
+        speaker: message.speaker ?? message.role.rawValue, timestamp: message.createdAt,
+        bm25: nil, cosine: nil, score: 0, provenance: ["recent"],
+        metadata: (try? JSONValue.parse(message.metadata))?.objectValue ?? [:])
+    }
+  }
+}

@@ -1,0 +1,67 @@
+import EngramCore
+import EngramStore
+import EngramVectors
+import Foundation
+
+/// Forgets items with every copy of them, and the memories a query names.
+struct Forgetting: Sendable {
+  let open: OpenState
+  /// Deletes in a tracked write and drops the index's rows.
+  let vectors: VectorIndexKeeper
+  /// Forgotten when a turn goes.
+  let speakers: SpeakerDirectory
+  /// Finds what a query names.
+  let retriever: HybridRetriever
+
+  /// Deletes an item and every copy of it (see ``forgetReporting(kind:id:dryRun:)``);
+  /// returns whether it existed.
+  @discardableResult
+  func forget(kind: ItemKind = .memory, id: Int64) throws -> Bool {
+    try forgetReporting(kind: kind, id: id) != nil
+  }
+
+  /// Deletes an item with its embedding and full-text entry, and every copy of it the
+  /// memory holds, in one transaction (see `MemoryEngine.forgetReporting(kind:id:dryRun:)`).
+  @discardableResult
+  func forgetReporting(kind: ItemKind, id: Int64, dryRun: Bool = false) throws -> ForgetReport? {
+    try open.check()
+    let report: ForgetReport?
+    do {
+      report = try vectors.writeTracked { connection -> ForgetReport? in
+        guard let report = try connection.forgetItem(kind: kind, id: id) else { return nil }
+        if dryRun { throw ForgetDryRun(report: report) }
+        return report
+      }
+    } catch let preview as ForgetDryRun {
+      return preview.report
+    }
+    guard let report else { return nil }
+    _ = vectors.index.remove(id: VectorKey.make(kind, id))
+    for turn in report.turns { _ = vectors.index.remove(id: VectorKey.make(.message, turn)) }
+    for summary in report.summaries { _ = vectors.index.remove(id: VectorKey.make(.summary, summary)) }
+    if kind == .message || !report.turns.isEmpty { speakers.invalidate() }
+    return report
+  }
+
+  private struct ForgetDryRun: Error {
+    var report: ForgetReport
+  }
+
+  /// Forgets the memories matching a query (keyword and vector, fused) that the query
+  /// actually names; with `dryRun` nothing is deleted. Returns what matched.
+  func forget(matching query: String, kinds: Set<ItemKind>, limit: Int, dryRun: Bool) async throws
+    -> [SearchHit]
+  {
+    let hits = try await retriever.search(
+      query, k: limit, mode: .hybrid, filters: SearchFilters(kinds: kinds), recordAccess: true, exact: false)
+    // Only items the query actually names: both retrievers agree, or the text contains it.
+    let needle = query.lowercased()
+    let matched = hits.filter { hit in
+      (hit.bm25 != nil && (hit.cosine ?? 0) >= 0.5) || hit.text.lowercased().contains(needle)
+    }
+    if !dryRun {
+      for hit in matched { try forget(kind: hit.kind, id: hit.id) }
+    }
+    return matched
+  }
+}
