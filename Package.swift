@@ -89,8 +89,12 @@ let package = Package(
       resources: [.copy("Fixtures")]
     ),
     .testTarget(name: "EngramMCPTests", dependencies: ["EngramCore", "EngramMCP", "EngramTestSupport"]),
+    // Unit tests of the CLI's parts; the end-to-end tests run the built `engram` binary.
     .testTarget(
       name: "EngramCLITests", dependencies: ["Engram", "EngramCLI", "EngramStore", "EngramTestSupport"]),
+    .testTarget(
+      name: "EngramCLIEndToEndTests",
+      dependencies: ["Engram", "EngramCLI", "EngramStore", "EngramTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )
