@@ -28,6 +28,9 @@ public struct RouteDecision: Sendable, Hashable {
   /// The chosen skill id, or nil when the request is for no skill (small talk, thanks, a
   /// question answered from memory, something no skill does).
   public var skillID: String?
+  /// The kind of no-skill request the intent model recognised (small talk, a retraction),
+  /// when it decided one; `skillID` is then nil.
+  public var conversation: ConversationIntent?
   /// Arguments extracted by the chosen skill's rules (not yet validated).
   public var arguments: SkillArguments
   /// How the choice was made.
@@ -48,9 +51,11 @@ public struct RouteDecision: Sendable, Hashable {
   /// Creates a decision.
   public init(
     skillID: String?, arguments: SkillArguments = SkillArguments(), method: Method, score: Double,
-    isConfident: Bool = true, intent: IntentPrediction? = nil, ruleCandidates: [RouteCandidate] = []
+    isConfident: Bool = true, intent: IntentPrediction? = nil, ruleCandidates: [RouteCandidate] = [],
+    conversation: ConversationIntent? = nil
   ) {
     self.skillID = skillID
+    self.conversation = conversation
     self.arguments = arguments
     self.method = method
     self.score = score
@@ -112,6 +117,15 @@ public final class SkillRouter: Sendable {
 
   /// The intent model's prediction for `text`, or nil without a model.
   public func intent(of text: String) -> IntentPrediction? { classifier?.predict(text) }
+
+  /// Whether `text` retracts the exchange ("cancel", "never mind", 算了): the intent model's
+  /// `ConversationIntent.cancellation` when it is sure (at least `intentThreshold`), else,
+  /// without a model, the plainest retractions only (`ConversationIntent.fallback`).
+  public func isRetraction(_ text: String) -> Bool {
+    guard let classifier else { return ConversationIntent.fallback(for: text) == .cancellation }
+    return ConversationIntent.predicted(by: classifier.predict(text), threshold: intentThreshold)
+      == .cancellation
+  }
 
   /// The skills the intent model has a label for: their own phrase rules are not used.
   private func isModelled(_ skill: any Skill) -> Bool {
@@ -267,7 +281,8 @@ public final class SkillRouter: Sendable {
   }
 
   /// The intent model, when no rule candidate competes: its most probable label the
-  /// scenario offers (a disabled skill cannot be chosen); a destructive skill only when the
+  /// scenario offers (a disabled skill cannot be chosen), or a label for no skill (`none`,
+  /// small talk, a retraction: `ConversationIntent`); a destructive skill only when the
   /// model is clearly sure of it, else the next label, and the decision is unsure. An unsure
   /// decision is kept for the fallback stage.
   private func decideByModel(_ state: inout RoutingState) -> RouteDecision? {
@@ -278,7 +293,9 @@ public final class SkillRouter: Sendable {
     var passedOver = false
     guard
       let best = prediction.ranked.first(where: { label, probability in
-        guard label != IntentClassifier.noneLabel else { return true }
+        guard label != IntentClassifier.noneLabel, ConversationIntent(label: label) == nil else {
+          return true
+        }
         guard let skill = offered.first(where: { $0.id == label }) else { return false }
         // Only the part of the request the model understands counts towards destroying.
         if skill.isDestructive && probability * prediction.knownWordFraction < destructiveIntentThreshold {
@@ -293,7 +310,7 @@ public final class SkillRouter: Sendable {
       skillID: skill?.id, arguments: skill?.extractArguments(from: text, clock: clock) ?? SkillArguments(),
       method: .intent, score: best.probability,
       isConfident: !passedOver && best.probability >= intentThreshold, intent: prediction,
-      ruleCandidates: state.candidates)
+      ruleCandidates: state.candidates, conversation: ConversationIntent(label: best.label))
     if decision.isConfident { return decision }
     state.unsureModelChoice = decision
     return nil
