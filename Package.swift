@@ -49,7 +49,8 @@ let package = Package(
     .target(
       name: "Engram", dependencies: ["EngramCore", "EngramStore", "EngramVectors", "EngramEmbeddings"]),
     .target(
-      name: "EngramAgent", dependencies: ["Engram", "EngramCore"], exclude: ["Intent/intent-corpus.jsonl"]),
+      name: "EngramAgent", dependencies: ["Engram", "EngramCore"],
+      exclude: ["Intent/intent-corpus.jsonl", "Intent/skill-words.json"]),
 
     // Executables.
     .target(name: "EngramMCP", dependencies: ["EngramCore"]),

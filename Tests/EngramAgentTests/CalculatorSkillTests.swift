@@ -87,9 +87,9 @@ import Testing
       skill.extractArguments(from: "what's 17% of 2350?", clock: clock)["expression"]
         == .string("17% of 2350"))
     #expect(skill.extractArguments(from: "帮我算一下两万五减五千", clock: clock)["expression"] == .string("两万五减五千"))
-    #expect(skill.canHandle("两万五减五千等于多少"))
-    #expect(skill.canHandle("what's 100 divided by 8"))
-    #expect(!skill.canHandle("it's 20% off today"))
+    #expect(skill.claims("两万五减五千等于多少", clock: clock))
+    #expect(skill.claims("what's 100 divided by 8", clock: clock))
+    #expect(!skill.claims("it's 20% off today", clock: clock))
   }
 
   /// Long or hostile input answers (or not) without trapping.

@@ -132,8 +132,8 @@ public final class SkillRouter: Sendable {
     classifier?.labels.contains(skill.id) ?? false
   }
 
-  /// Scores every enabled skill of `scenario` that the intent model does not know and whose
-  /// `canHandle` accepts `text`, best first.
+  /// Scores every enabled phrase-ruled skill of `scenario` (`PhraseRuledSkill`) that the
+  /// intent model does not know and whose `canHandle` accepts `text`, best first.
   ///
   /// Ties keep registration order, so the first candidate is the deterministic winner.
   /// - Complexity: O(skills × sample phrases × phrase length).
@@ -142,7 +142,8 @@ public final class SkillRouter: Sendable {
   {
     let textTokens = Set(RoutingTokenizer.tokens(text))
     var candidates: [RouteCandidate] = []
-    for skill in registry.skills(in: scenario) where !isModelled(skill) && skill.canHandle(text) {
+    for case let skill as any PhraseRuledSkill in registry.skills(in: scenario)
+    where !isModelled(skill) && skill.canHandle(text) {
       let arguments = skill.extractArguments(from: text, clock: clock)
       var score = 0.0
       for phrase in skill.samplePhrases where RoutingTokenizer.phrase(phrase, matches: textTokens) {
@@ -161,7 +162,9 @@ public final class SkillRouter: Sendable {
   public func claimingSkill(for text: String, clock: AgentClock, scenario: SkillScenario = .all) -> (
     any Skill
   )? {
-    registry.skills(in: scenario).first { $0.claims(text, clock: clock) }
+    registry.skills(in: scenario).first {
+      ($0 as? any PatternClaimingSkill)?.claims(text, clock: clock) == true
+    }
   }
 
   /// What the stages of one routing share: the request, and what earlier stages found.
@@ -341,8 +344,8 @@ public final class SkillRouter: Sendable {
     return embedding.knownFraction(of: text) ?? 1
   }
 
-  /// Cosine similarity of `text` to each skill in `pool` (the best over its sample phrases and
-  /// description), highest first; empty without an embedding.
+  /// Cosine similarity of `text` to each skill in `pool` (the best over its sample phrases,
+  /// for a `PhraseRuledSkill`, and its description), highest first; empty without an embedding.
   /// - Throws: `RouterError` or the embedding's error.
   public func semanticScores(for text: String, among pool: [String]) async throws -> [(String, Float)] {
     guard let embedding else { return [] }
@@ -372,7 +375,8 @@ public final class SkillRouter: Sendable {
     }.map(\.element)
   }
 
-  /// Embeds the sample phrases and description of every registered skill not yet indexed.
+  /// Embeds the sample phrases (of a `PhraseRuledSkill`) and the description of every
+  /// registered skill not yet indexed.
   ///
   /// Called lazily by `route`; call it up front to pay the cost at start-up.
   /// - Throws: `RouterError` or the embedding's error; the index is unchanged on failure.
@@ -385,7 +389,7 @@ public final class SkillRouter: Sendable {
     var owners: [(String, Range<Int>)] = []
     for skill in missing {
       let start = texts.count
-      texts.append(contentsOf: skill.samplePhrases)
+      texts.append(contentsOf: (skill as? any PhraseRuledSkill)?.samplePhrases ?? [])
       texts.append(skill.description)
       owners.append((skill.id, start..<texts.count))
     }
