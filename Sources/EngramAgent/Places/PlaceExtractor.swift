@@ -169,27 +169,12 @@ public struct PlaceExtractor: Sendable {
   }
 
   /// Words that end a place name in the words after a preposition.
-  private static let connectors: Set<String> = [
-    "and", "or", "with", "because", "so", "if", "when", "while", "but", "to", "like", "than", "is", "will",
-    "do", "does", "should", "right", "please",
-  ]
+  private static let connectors = Set(SkillWords.list("place.english_connectors"))
   /// Words dropped from the end of an unknown place.
-  private static let trailingFillers: Set<String> = [
-    "please", "today", "outside", "then", "too", "now", "time", "weather", "forecast", "local", "currently",
-  ]
+  private static let trailingFillers = Set(SkillWords.list("place.english_trailing_fillers"))
   /// An unknown place never starts with these ("in the office", "at home", "for my trip").
-  private static let leadingStopWords: Set<String> = [
-    "the", "a", "an", "my", "your", "our", "his", "her", "their", "its", "this", "that", "these", "those",
-    "here", "there", "home", "outside", "inside", "it", "which", "what", "general", "all", "any", "some",
-    "bed", "work", "school", "office", "town", "least", "most", "once", "case", "order", "time", "total",
-    "advance", "person", "public", "front", "mind", "fact", "addition", "particular", "me", "you", "us",
-    "him", "them", "now", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "night",
-    "noon", "midnight", "lunch", "dinner", "breakfast", "weather", "rain", "snow", "sure", "real",
-  ]
-  private static let timeUnits: Set<String> = [
-    "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks", "weekend", "month", "months",
-    "year", "years", "morning", "afternoon", "evening", "night",
-  ]
+  private static let leadingStopWords = Set(SkillWords.list("place.english_leading_stop_words"))
+  private static let timeUnits = Set(SkillWords.list("place.english_time_units"))
 
   /// Words before which a Chinese request names its place (纽约几点, 北京天气).
   private static let chineseCues = SkillWords.list("place.chinese_cues")
