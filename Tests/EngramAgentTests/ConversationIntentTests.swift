@@ -44,6 +44,13 @@ import Testing
     #expect(SkillRouter(registry: registry, classifier: nil).isRetraction(text))
   }
 
+  /// Beyond the plain words, the model recognises a retraction.
+  @Test(arguments: ["ah no, never mind", "nah, forget it", "算了算了，不用了", "还是算了吧"])
+  func theModelRecognisesOtherRetractions(_ text: String) throws {
+    #expect(!ConversationIntent.isPlainRetraction(text))
+    #expect(try router().isRetraction(text))
+  }
+
   @Test(arguments: ["tomorrow at 9", "call mom", "明天上午九点", "给妈妈打电话"])
   func anAnswerIsNotARetraction(_ text: String) throws {
     #expect(try !router().isRetraction(text))

@@ -28,14 +28,14 @@ public enum ConversationIntent: String, Sendable, Hashable, CaseIterable {
     return ConversationIntent(label: prediction.label)
   }
 
-  /// What `text` asks without an intent model: only the plainest retractions ("cancel",
-  /// "never mind", 算了), so that a question the agent asked can always be dropped. Small
-  /// talk needs the model.
-  static func fallback(for text: String) -> ConversationIntent? {
+  /// The plainest retractions ("cancel", "never mind", 算了), read by rule as a reply to the
+  /// agent's own question (as y/n answers a confirmation), with or without an intent model:
+  /// a question can always be dropped. Everything else, small talk included, is the model's.
+  static func isPlainRetraction(_ text: String) -> Bool {
     let normalized = text.lowercased().trimmingCharacters(
       in: .whitespacesAndNewlines.union(.punctuationCharacters).union(.symbols))
     return ["cancel", "never mind", "nevermind", "forget it", "stop", "no", "算了", "取消", "不用了"].contains(
-      normalized) ? .cancellation : nil
+      normalized)
   }
 
   /// The agent's reply when no skill runs.

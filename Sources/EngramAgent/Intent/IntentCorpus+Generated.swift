@@ -3620,22 +3620,13 @@ extension IntentCorpus {
     nope	dialogue.cancel
     skip	dialogue.cancel
     abort	dialogue.cancel
-    skip it	dialogue.cancel
-    no, stop	dialogue.cancel
-    stop that	dialogue.cancel
     nah	dialogue.cancel
-    no need	dialogue.cancel
-    don't bother	dialogue.cancel
-    leave it	dialogue.cancel
-    forget about it	dialogue.cancel
     nope, never mind	dialogue.cancel
-    cancel, cancel	dialogue.cancel
     actually no	dialogue.cancel
     no wait, never mind	dialogue.cancel
     on second thought, no	dialogue.cancel
     ignore that	dialogue.cancel
     ignore what I just said	dialogue.cancel
-    drop it	dialogue.cancel
     no no no	dialogue.cancel
     不用了	dialogue.cancel
     不要了	dialogue.cancel
@@ -3643,19 +3634,47 @@ extension IntentCorpus {
     不了	dialogue.cancel
     别了	dialogue.cancel
     算了	dialogue.cancel
-    停	dialogue.cancel
-    停下	dialogue.cancel
-    不用	dialogue.cancel
-    取消吧	dialogue.cancel
     还是算了	dialogue.cancel
     算了吧	dialogue.cancel
-    别弄了	dialogue.cancel
-    不要	dialogue.cancel
     忽略刚才那句	dialogue.cancel
     刚才的不算	dialogue.cancel
     当我没问	dialogue.cancel
-    不需要了	dialogue.cancel
-    先不用了	dialogue.cancel
-    cancel 算了	dialogue.cancel
+    just cancel it	reminder.cancel
+    ok, cancel it then	reminder.cancel
+    cancel it for me	reminder.cancel
+    go ahead and cancel it	reminder.cancel
+    cancel it, plans changed	reminder.cancel
+    please delete it	reminder.cancel
+    remove it please	reminder.cancel
+    actually, delete that one	reminder.cancel
+    kill it	reminder.cancel
+    cancel this reminder	reminder.cancel
+    那就把它取消吧	reminder.cancel
+    把这个删掉	reminder.cancel
+    它不用了，删掉吧	reminder.cancel
+    取消掉它	reminder.cancel
+    这个提醒取消吧	reminder.cancel
+    别再提醒我浇花了	reminder.cancel
+    不要再提醒我交物业费了	reminder.cancel
+    以后别提醒我跑步了	reminder.cancel
+    不用再提醒我带钥匙了	reminder.cancel
+    undo that reminder	reminder.cancel
+    undo the last reminder	reminder.cancel
+    forget about reminding me to stretch	reminder.cancel
+    you can stop reminding me about the bins	reminder.cancel
+    交话费那个算了	reminder.cancel
+    倒垃圾那个算了，已经倒了	reminder.cancel
+    算了，取药那个不要了	reminder.cancel
+    算了，健身那条删了吧	reminder.cancel
+    the dry cleaning one, never mind	reminder.cancel
+    the car wash thing, never mind, I did it	reminder.cancel
+    never mind the reminder about the plumber	reminder.cancel
+    nah, drop the pharmacy one	reminder.cancel
+    scratch the 7am reminder	reminder.cancel
+    forget the reminder to call the bank	reminder.cancel
+    nope, get rid of the bins reminder	reminder.cancel
+    算了，把买菜的提醒取消吧	reminder.cancel
+    那个遛狗的提醒算了，删掉	reminder.cancel
+    交电费的提醒不用了	reminder.cancel
     """#
 }

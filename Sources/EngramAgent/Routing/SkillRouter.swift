@@ -118,11 +118,13 @@ public final class SkillRouter: Sendable {
   /// The intent model's prediction for `text`, or nil without a model.
   public func intent(of text: String) -> IntentPrediction? { classifier?.predict(text) }
 
-  /// Whether `text` retracts the exchange ("cancel", "never mind", 算了): the intent model's
-  /// `ConversationIntent.cancellation` when it is sure (at least `intentThreshold`), else,
-  /// without a model, the plainest retractions only (`ConversationIntent.fallback`).
+  /// Whether `text` retracts the exchange ("cancel", "never mind", 算了): a reply to the
+  /// agent's own question is read as a confirmation reply is, the plainest retractions by rule
+  /// (`ConversationIntent.isPlainRetraction`, with or without a model), and anything else by the intent
+  /// model's `ConversationIntent.cancellation` when it is sure (at least `intentThreshold`).
   public func isRetraction(_ text: String) -> Bool {
-    guard let classifier else { return ConversationIntent.fallback(for: text) == .cancellation }
+    if ConversationIntent.isPlainRetraction(text) { return true }
+    guard let classifier else { return false }
     return ConversationIntent.predicted(by: classifier.predict(text), threshold: intentThreshold)
       == .cancellation
   }
