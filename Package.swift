@@ -49,7 +49,8 @@ let package = Package(
     .target(
       name: "Engram", dependencies: ["EngramCore", "EngramStore", "EngramVectors", "EngramEmbeddings"]),
     .target(
-      name: "EngramAgent", dependencies: ["Engram", "EngramCore"], exclude: ["Intent/intent-corpus.jsonl"]),
+      name: "EngramAgent", dependencies: ["Engram", "EngramCore"],
+      exclude: ["Intent/intent-corpus.jsonl", "Intent/skill-words.json"]),
 
     // Executables.
     .target(name: "EngramMCP", dependencies: ["EngramCore"]),
@@ -89,8 +90,12 @@ let package = Package(
       resources: [.copy("Fixtures")]
     ),
     .testTarget(name: "EngramMCPTests", dependencies: ["EngramCore", "EngramMCP", "EngramTestSupport"]),
+    // Unit tests of the CLI's parts; the end-to-end tests run the built `engram` binary.
     .testTarget(
       name: "EngramCLITests", dependencies: ["Engram", "EngramCLI", "EngramStore", "EngramTestSupport"]),
+    .testTarget(
+      name: "EngramCLIEndToEndTests",
+      dependencies: ["Engram", "EngramCLI", "EngramStore", "EngramTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -37,7 +37,7 @@ final class StreamingTextRecorder {
 }
 
 /// A read-only skill that reports partial text, waits on a gate, reports more: `report progress`.
-struct ReportingSkill: Skill {
+struct ReportingSkill: PhraseRuledSkill {
   let gate: Gate
   /// Opened once the last report is made.
   var reported = Gate()

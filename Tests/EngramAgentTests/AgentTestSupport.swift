@@ -83,7 +83,7 @@ final class Gate: Sendable {
 }
 
 /// A read-only skill that blocks on a gate: `slow job`.
-struct SlowSkill: Skill {
+struct SlowSkill: PhraseRuledSkill {
   let gate: Gate
   var id: String { "test.slow" }
   var displayName: String { "Slow job" }
@@ -102,7 +102,7 @@ struct SlowSkill: Skill {
 }
 
 /// A read-only skill that, when it rains on `day`, asks for a reminder to be created next.
-struct RainCheckSkill: Skill {
+struct RainCheckSkill: PhraseRuledSkill {
   var id: String { "weather.ifRain" }
   var displayName: String { "If it rains" }
   var description: String { "Checks tomorrow's forecast and chains a reminder when rain is expected." }
@@ -124,7 +124,7 @@ struct RainCheckSkill: Skill {
 }
 
 /// A read-only skill returning a fixed forecast.
-struct ForecastSkill: Skill {
+struct ForecastSkill: PhraseRuledSkill {
   var id: String { "weather.forecast" }
   var displayName: String { "Forecast" }
   var description: String { "Tells tomorrow's weather." }

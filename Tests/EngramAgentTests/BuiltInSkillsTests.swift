@@ -135,7 +135,7 @@ import Testing
   }
 
   @Test func dontForgetIsAReminderNotAForget() async throws {
-    #expect(!ForgetSkill().canHandle("don't forget to water the plants tomorrow"))
+    #expect(try await route("don't forget to water the plants tomorrow").skillID == "reminder.create")
     #expect(try await route("别忘了明天带伞").skillID == "reminder.create")
   }
 

@@ -87,16 +87,19 @@ import Testing
       skill.extractArguments(from: "what's 17% of 2350?", clock: clock)["expression"]
         == .string("17% of 2350"))
     #expect(skill.extractArguments(from: "帮我算一下两万五减五千", clock: clock)["expression"] == .string("两万五减五千"))
-    #expect(skill.canHandle("两万五减五千等于多少"))
-    #expect(skill.canHandle("what's 100 divided by 8"))
-    #expect(!skill.canHandle("it's 20% off today"))
+    #expect(skill.claims("两万五减五千等于多少", clock: clock))
+    #expect(skill.claims("what's 100 divided by 8", clock: clock))
+    #expect(!skill.claims("it's 20% off today", clock: clock))
   }
 
   /// Long or hostile input answers (or not) without trapping.
   @Test func hostileInputNeverTraps() {
     #expect(CalculatorSkill.answer(for: String(repeating: "一二三四五六七八九", count: 5) + "加一") == nil)
     #expect(CalculatorSkill.answer(for: String(repeating: "1 + ", count: 240) + "1") == 241)
-    _ = CalculatorSkill.answer(for: String(repeating: "1 + 2 ) ", count: 120))
-    _ = CalculatorSkill.answer(for: String(repeating: "nine hundred thousand million ", count: 30))
+    // Unbalanced parentheses are not an expression; words for numbers without an operator are
+    // not a calculation.
+    #expect(CalculatorSkill.answer(for: String(repeating: "1 + 2 ) ", count: 120)) == nil)
+    #expect(
+      CalculatorSkill.answer(for: String(repeating: "nine hundred thousand million ", count: 30)) == nil)
   }
 }

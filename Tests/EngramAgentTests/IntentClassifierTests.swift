@@ -59,11 +59,18 @@ import Testing
     #expect(prediction.confidence == 0)
   }
 
-  /// The built-in corpus covers every built-in skill and `none`, in both languages.
+  /// The built-in corpus covers every built-in skill, `none` and the no-skill labels of
+  /// small talk and retraction (`ConversationIntent`), in both languages.
   @Test func builtInCorpusCoversEverySkillInBothLanguages() {
     let labels = Set(IntentCorpus.examples.map(\.label))
     let skills = Set(BuiltInSkills.all().map(\.id))
-    #expect(labels == skills.union([IntentClassifier.noneLabel]))
+    let conversation = Set(ConversationIntent.allCases.map(\.rawValue))
+    #expect(labels == skills.union([IntentClassifier.noneLabel]).union(conversation))
+    for label in conversation {
+      let texts = IntentCorpus.examples.filter { $0.label == label }.map(\.text)
+      #expect(texts.contains { $0.unicodeScalars.contains(where: \.isCJKIdeograph) }, "\(label)")
+      #expect(texts.contains { $0.allSatisfy(\.isASCII) }, "\(label)")
+    }
     #expect(IntentCorpus.examples.count >= 1500)
     let chinese = IntentCorpus.examples.filter { $0.text.unicodeScalars.contains(where: \.isCJKIdeograph) }
     #expect(chinese.count >= IntentCorpus.examples.count / 3)

@@ -16,9 +16,7 @@ import Testing
       var id: String { "has space" }
       var displayName: String { "x" }
       var description: String { "x" }
-      var samplePhrases: [String] { [] }
       var inputSchema: SkillInputSchema { .empty }
-      func canHandle(_ text: String) -> Bool { false }
       func extractArguments(from text: String, clock: AgentClock) -> SkillArguments { [:] }
       func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput { .text("") }
     }

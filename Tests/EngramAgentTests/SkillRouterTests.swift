@@ -6,7 +6,7 @@ import Testing
 @testable import EngramAgent
 
 /// A test skill with configurable rules.
-struct StubSkill: Skill {
+struct StubSkill: PhraseRuledSkill {
   var id: String
   var phrases: [String] = []
   var accepts: @Sendable (String) -> Bool = { _ in true }

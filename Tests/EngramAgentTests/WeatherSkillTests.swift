@@ -286,28 +286,8 @@ final class WeatherStub: Sendable {
     #expect(!skill.hasSideEffects && !skill.requiresConfirmation)
   }
 
-  @Test(arguments: [
-    "is rain expected in Lisbon tomorrow", "北京明天多少度", "do I need an umbrella", "how hot is it outside",
-    "what's the weather like", "Lisbon weather", "is it going to snow this weekend", "东京明天天气怎么样",
-    "外面冷不冷", "should I bring a jacket tonight", "明天要带伞吗", "what's the forecast for Friday",
-  ])
-  func handlesWeatherRequests(_ text: String) {
-    #expect(WeatherSkill(service: UnusedWeatherService()).canHandle(text))
-  }
-
-  @Test(arguments: [
-    "what did I say about the weather in Lisbon", "remind me to bring an umbrella tomorrow",
-    "I hate rainy weather",
-    "remember that I like snow", "我讨厌下雨天", "我之前说过北京的天气吗", "take a note: the weather was great",
-    "what time is it",
-    "rainbow cake recipe", "the train is late", "umbrella check please", "提醒我明天带伞",
-  ])
-  func leavesOtherRequestsAlone(_ text: String) {
-    #expect(!WeatherSkill(service: UnusedWeatherService()).canHandle(text))
-  }
-
-  /// The rule router (weather has no intent label yet) sends weather requests to the skill
-  /// and memory questions about the weather elsewhere.
+  /// The router (its intent model) sends weather requests to the skill and memory questions
+  /// about the weather elsewhere.
   @Test func theRouterFindsWeatherRequests() async throws {
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry, weather: UnusedWeatherService())

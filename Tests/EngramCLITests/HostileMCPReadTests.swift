@@ -54,7 +54,10 @@ import Testing
 
   @Test func aMemoryTheUserCannotWriteIsServedReadOnly() async throws {
     let scratch = try ScratchFolder()
-    let path = try await scratch.initializedDatabase()
+    let path = scratch.path("memory.sqlite")
+    let created = try MemoryEngine(
+      path: path, configuration: EngramConfiguration(embedder: try HashingEmbedder(dimension: 64)))
+    await created.close()
     let writable = CommandContext(
       toolName: "engram", output: CapturedOutput(), error: CapturedOutput(),
       input: LineReader(text: "", showsPrompt: false), terminal: Terminal(), environment: ["ENGRAM_DB": path])

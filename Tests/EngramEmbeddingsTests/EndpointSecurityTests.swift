@@ -19,25 +19,23 @@ import Testing
   @Test(arguments: loopback)
   func loopbackPlainHTTPIsAllowed(_ address: String) throws {
     let url = try #require(URL(string: address))
-    #expect(throws: Never.self) {
-      _ = try HTTPEmbedder(.init(baseURL: url, api: .openAI, model: "m", dimension: 4))
-    }
+    let embedder = try HTTPEmbedder(.init(baseURL: url, api: .openAI, model: "m", dimension: 4))
+    #expect(embedder.configuration.baseURL == url)
+    #expect(!embedder.configuration.allowInsecureRemote)
   }
 
   @Test(arguments: remote)
   func remotePlainHTTPIsRefused(_ address: String) throws {
-    let url = URL(string: address)!
-    #expect(throws: EmbeddingError.self) {
+    let url = try #require(URL(string: address))
+    #expect(throws: EmbeddingError.insecureURL(url.absoluteString)) {
       _ = try HTTPEmbedder(.init(baseURL: url, api: .openAI, model: "m", dimension: 4))
     }
     // Allowed when the application says so explicitly, and always over https.
-    #expect(throws: Never.self) {
-      _ = try HTTPEmbedder(
-        .init(baseURL: url, api: .openAI, model: "m", dimension: 4, allowInsecureRemote: true))
-    }
-    let secure = URL(string: address.replacingOccurrences(of: "http://", with: "https://"))!
-    #expect(throws: Never.self) {
-      _ = try HTTPEmbedder(.init(baseURL: secure, api: .openAI, model: "m", dimension: 4))
-    }
+    let allowed = try HTTPEmbedder(
+      .init(baseURL: url, api: .openAI, model: "m", dimension: 4, allowInsecureRemote: true))
+    #expect(allowed.configuration.baseURL == url)
+    let secure = try #require(URL(string: address.replacingOccurrences(of: "http://", with: "https://")))
+    let overTLS = try HTTPEmbedder(.init(baseURL: secure, api: .openAI, model: "m", dimension: 4))
+    #expect(overTLS.configuration.baseURL == secure)
   }
 }

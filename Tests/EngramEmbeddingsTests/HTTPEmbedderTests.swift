@@ -131,14 +131,16 @@ struct HTTPEmbedderTests {
     #expect(throws: EmbeddingError.insecureURL(remote.absoluteString)) {
       _ = try HTTPEmbedder(.init(baseURL: remote, api: .openAI, model: "m", dimension: 4))
     }
-    #expect(throws: Never.self) {
-      _ = try HTTPEmbedder(
-        .init(baseURL: remote, api: .openAI, model: "m", dimension: 4, allowInsecureRemote: true))
-    }
-    _ = try HTTPEmbedder(
-      .init(baseURL: URL(string: "https://example.com")!, api: .openAI, model: "m", dimension: 4))
-    _ = try HTTPEmbedder(
-      .init(baseURL: URL(string: "http://localhost:1")!, api: .ollama, model: "m", dimension: 4))
+    let allowed = try HTTPEmbedder(
+      .init(baseURL: remote, api: .openAI, model: "m", dimension: 4, allowInsecureRemote: true))
+    #expect(allowed.configuration.baseURL == remote)
+    let secure = URL(string: "https://example.com")!
+    #expect(
+      try HTTPEmbedder(.init(baseURL: secure, api: .openAI, model: "m", dimension: 4)).configuration.baseURL
+        == secure)
+    let loopback = URL(string: "http://localhost:1")!
+    let local = try HTTPEmbedder(.init(baseURL: loopback, api: .ollama, model: "m", dimension: 4))
+    #expect(local.configuration.baseURL == loopback && local.modelID == "http:m")
   }
 
   @Test("bad configuration: scheme, dimension, batch size, missing API key")

@@ -321,7 +321,14 @@ func writeFile(_ text: String, to path: String) throws {
       }
       for _ in 0..<3 {
         group.addTask {
-          for index in 0..<30 { _ = try await engine.search("topic \(index % 5)", k: 5, recordAccess: false) }
+          // A search running beside the writer sees only whole, committed memories: at most k,
+          // each once, each one of the facts written.
+          for index in 0..<30 {
+            let hits = try await engine.search("topic \(index % 5)", k: 5, recordAccess: false)
+            #expect(hits.count <= 5)
+            #expect(Set(hits.map(\.id)).count == hits.count, "\(hits.map(\.id))")
+            #expect(hits.allSatisfy { $0.kind == .memory && $0.text.hasPrefix("fact number ") }, "\(hits)")
+          }
         }
       }
       try await group.waitForAll()

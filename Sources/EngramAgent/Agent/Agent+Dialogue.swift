@@ -53,7 +53,9 @@ extension Agent {
     -> AgentState?
   {
     let language = question.language
-    if Self.isCancellation(text) {
+    // "cancel", "never mind", 算了: the intent model's retraction label (a few plain words
+    // without a model).
+    if router.isRetraction(text) {
       return await finish(
         AgentReply(
           executionID: execution, text: Self.cancelledMessage(language), outputs: [], language: language,
@@ -87,8 +89,9 @@ extension Agent {
   /// Whether the intent model is sure `text` asks for another skill than the one waiting.
   private func isLikelyNewRequest(_ text: String, asked question: SlotQuestion) -> Bool {
     guard let prediction = router.intent(of: text) else { return false }
-    return prediction.label != IntentClassifier.noneLabel && prediction.label != question.skillID
-      && prediction.confidence >= 0.8
+    return prediction.label != IntentClassifier.noneLabel
+      && ConversationIntent(label: prediction.label) == nil
+      && prediction.label != question.skillID && prediction.confidence >= 0.8
   }
 
   /// A pick from a numbered list: `2`, `#12`, "the second one", 第二个.
@@ -100,16 +103,6 @@ extension Agent {
       "first", "second", "third", "fourth", "fifth", "last", "第一", "第二", "第三", "第四", "第五", "最后",
     ]
     return answer.count <= 20 && ordinals.contains { answer.contains($0) }
-  }
-
-  /// "cancel", "never mind", 算了 and the like.
-  nonisolated static func isCancellation(_ text: String) -> Bool {
-    let normalized = text.lowercased().trimmingCharacters(
-      in: .whitespacesAndNewlines.union(.punctuationCharacters).union(.symbols))
-    return [
-      "cancel", "stop", "never mind", "nevermind", "forget it", "no", "nope", "no thanks", "skip", "abort",
-      "算了", "取消", "不用了", "不要了", "没事", "没事了", "不了", "别了",
-    ].contains(normalized)
   }
 
   nonisolated static func cancelledMessage(_ language: MessageLanguage) -> String {

@@ -68,10 +68,15 @@ extension Agent {
     // Only the user's text is routed: retrieved memories never choose a skill.
     let decision = try await router.route(text, clock: configuration.clock, scenario: configuration.scenario)
     if let decision, planner == nil || (decision.isConfident && decision.skillID != nil) {
-      let plan = decision.skillID.map {
-        TurnPlan.skills([PlanStep(skill: $0, arguments: decision.arguments)])
+      let plan: TurnPlan
+      if let skill = decision.skillID {
+        plan = .skills([PlanStep(skill: skill, arguments: decision.arguments)])
+      } else if let conversation = decision.conversation {
+        plan = .converse(conversation)
+      } else {
+        plan = .answerFromMemory
       }
-      return (plan ?? .answerFromMemory, RouteSource(decision.method))
+      return (plan, RouteSource(decision.method))
     }
     // The language model takes what the earlier stages leave (it answers with the memories
     // in hand); without one, the memories answer.
@@ -101,6 +106,12 @@ extension Agent {
     case .final(let answer):
       return await finish(
         AgentReply(executionID: execution, text: answer, outputs: [], language: language, route: source))
+    case .converse(let conversation):
+      // Small talk or a retraction: a reply of its own, no memory, no side effect.
+      let reply = conversation.reply(language)
+      return await finish(
+        AgentReply(
+          executionID: execution, text: reply, outputs: [.text(reply)], language: language, route: source))
     case .skills(let steps) where steps.isEmpty:
       return await finish(
         AgentReply(
@@ -537,8 +548,10 @@ enum ArgumentsJSON {
 enum TurnPlan: Sendable, Equatable {
   /// Run these steps in order (none: the planner planned nothing).
   case skills([PlanStep])
-  /// No skill: answer from the retrieved memories (or small talk, or say what the agent can do).
+  /// No skill: answer from the retrieved memories (or say what the agent can do).
   case answerFromMemory
+  /// No skill: small talk or a retraction the intent model recognised, answered in kind.
+  case converse(ConversationIntent)
   /// The planner's final answer, said as it is.
   case final(String)
 
@@ -553,6 +566,7 @@ enum TurnPlan: Sendable, Equatable {
     switch self {
     case .skills(let steps): return "\(source.rawValue): " + steps.map(\.skill).joined(separator: " -> ")
     case .answerFromMemory: return "\(source.rawValue): no skill"
+    case .converse(let conversation): return "\(source.rawValue): \(conversation.rawValue)"
     case .final: return "\(source.rawValue): final"
     }
   }

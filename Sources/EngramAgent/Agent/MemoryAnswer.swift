@@ -124,19 +124,7 @@ public struct MemoryAnswer: Sendable {
   }
 
   /// Question words, auxiliaries, pronouns, determiners and prepositions.
-  static let englishStopwords: Set<String> = [
-    "a", "an", "the", "and", "or", "but", "if", "of", "to", "in", "on", "at", "by", "for", "with", "about",
-    "from", "into", "over", "after", "before", "as", "up", "out", "off", "than", "then", "so", "too",
-    "what", "what's", "whats", "when", "where", "where's", "who", "who's", "whom", "whose", "which", "why",
-    "how", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "done", "doing",
-    "have", "has", "had", "having", "will", "would", "shall", "should", "can", "could", "may", "might",
-    "must", "i", "i'm", "i've", "i'd", "i'll", "me", "my", "mine", "myself", "you", "your", "yours", "we",
-    "our", "us", "he", "him", "his", "she", "her", "hers", "it", "its", "it's", "they", "them", "their",
-    "this", "that", "these", "those", "there", "here", "any", "some", "all", "again", "ever", "now", "just",
-    "tell", "remind", "remember", "recall", "know", "say", "said", "told", "mention", "mentioned", "please",
-    "again", "kind", "sort", "thing", "things", "one", "get", "got", "like", "ok", "okay", "hey", "hi",
-    "don't", "didn't", "doesn't", "not", "no", "yes", "also", "very", "really", "much", "many",
-  ]
+  static let englishStopwords = Set(SkillWords.list("memory_answer.english_stop_words"))
 
   /// CJK characters that carry grammar rather than content.
   static let chineseFunctionCharacters: Set<Character> = [

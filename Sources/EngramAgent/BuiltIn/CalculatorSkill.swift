@@ -11,13 +11,6 @@ public struct CalculatorSkill: Skill {
     "Evaluates arithmetic (+ - * / parentheses, decimals, %, powers, roots, percentages off, 打N折); "
       + "returns the result."
   }
-  public var samplePhrases: [String] {
-    [
-      "calculate", "what is", "how much is", "compute", "plus", "times", "divided by", "计算", "算一下", "等于多少",
-      "加", "乘以",
-      "除以",
-    ]
-  }
   public var inputSchema: SkillInputSchema {
     SkillInputSchema([
       SkillParameter("expression", .string, description: "the arithmetic expression, e.g. (3+4)*2")
@@ -28,20 +21,14 @@ public struct CalculatorSkill: Skill {
   public var category: String { "utility" }
   public var tags: Set<String> { ["utility", "office"] }
 
-  static let fillers = [
-    "please", "can you", "could you", "calculate", "compute", "evaluate", "what is", "what's", "whats",
-    "how much is", "how much", "tell me", "the result of", "the", "equals", "equal", "is", "hey", "quick",
-    "quickly",
-    "请", "帮我", "帮忙", "计算一下", "计算", "算一下", "算算", "算", "等于多少", "等于几", "等于", "是多少钱", "多少钱", "是多少", "得多少", "多少",
-    "的结果", "结果", "=", "？", "?", "呢", "啊", "吧",
-  ]
+  static let fillers = SkillWords.list("calculator.fillers")
 
   // Parentheses and signs belong to the expression; only sentence punctuation is trimmed.
   static let edge = CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "?？!！.。,，:：=;；"))
 
   /// The whole request, without polite fillers, is an arithmetic expression with a number
   /// and an operator ("(3+4)*2", "what is 17% of 2350?"); "it's 20% off today" is not.
-  public func canHandle(_ text: String) -> Bool {
+  static func isArithmetic(_ text: String) -> Bool {
     let expression = TextCues.strip(text, removing: nil, fillers: Self.fillers, edge: Self.edge)
     guard let tokens = try? ArithmeticExpression.tokenize(expression) else { return false }
     let numbers = tokens.filter { token, _ in

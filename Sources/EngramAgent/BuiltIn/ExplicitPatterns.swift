@@ -3,12 +3,12 @@ import Foundation
 // The built-in skills' high-precision patterns: requests so explicit that no model is asked.
 // Everything else goes to the intent model (see SkillRouter).
 
-extension CalculatorSkill {
-  /// The request is nothing but arithmetic (see `canHandle`).
-  public func claims(_ text: String, clock: AgentClock) -> Bool { canHandle(text) }
+extension CalculatorSkill: PatternClaimingSkill {
+  /// The request is nothing but arithmetic (see `isArithmetic`).
+  public func claims(_ text: String, clock: AgentClock) -> Bool { Self.isArithmetic(text) }
 }
 
-extension ReminderSkill {
+extension ReminderSkill: PatternClaimingSkill {
   /// An explicit command to be reminded to do something at a readable date: it starts with
   /// "remind me to" / "set a reminder to" (after "please") or 提醒我, and names a date.
   public func claims(_ text: String, clock: AgentClock) -> Bool {

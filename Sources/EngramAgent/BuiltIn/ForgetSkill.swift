@@ -11,9 +11,6 @@ public struct ForgetSkill: Skill {
   public var description: String {
     "Deletes one memory by its id (after confirmation); given only a description, lists matching memories with ids."
   }
-  public var samplePhrases: [String] {
-    ["forget", "forget that", "delete memory", "remove the memory", "忘掉", "忘记", "删除记忆", "删掉这条记忆"]
-  }
   public var inputSchema: SkillInputSchema {
     SkillInputSchema([
       SkillParameter("id", .int, required: false, description: "the id of the memory to delete"),
@@ -24,31 +21,13 @@ public struct ForgetSkill: Skill {
   public var category: String { "memory" }
   public var tags: Set<String> { ["memory", "personal"] }
 
-  public func canHandle(_ text: String) -> Bool {
-    if TextCues.containsAny(
-      text, ["don't forget", "do not forget", "dont forget", "别忘", "不要忘", "勿忘", "不能忘", "忘了带"])
-    {
-      return false
-    }
-    return TextCues.containsAny(
-      text,
-      [
-        "forget", "delete memory", "delete the memory", "remove the memory", "erase", "忘掉", "忘记", "删除记忆",
-        "删掉", "删除这条",
-        "抹掉",
-      ])
-  }
-
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
     if let match = text.firstMatch(of: #/(?:#|memory\s+|记忆\s*|第\s*)(\d{1,18})/#), let id = Int(match.1) {
       return ["id": .int(id)]
     }
     let query = TextCues.strip(
       text, removing: nil,
-      fillers: [
-        "please", "forget that", "forget about", "forget", "delete the memory", "delete memory",
-        "remove the memory", "about", "请", "帮我", "把", "忘掉", "忘记", "删掉", "删除", "这件事", "这条记忆", "记忆", "吧",
-      ])
+      fillers: SkillWords.list("memory.forget.fillers"))
     return query.isEmpty ? SkillArguments() : ["query": .string(query)]
   }
 

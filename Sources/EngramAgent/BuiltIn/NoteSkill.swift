@@ -8,9 +8,6 @@ public struct NoteSkill: Skill {
   public var description: String {
     "Writes down a free-form note (ideas, lists, snippets) dated now; returns the stored note."
   }
-  public var samplePhrases: [String] {
-    ["take a note", "make a note", "write down", "jot down", "note", "记一下", "记下来", "记个笔记", "笔记", "备忘", "写下来"]
-  }
   public var inputSchema: SkillInputSchema {
     SkillInputSchema([
       SkillParameter("content", .string, description: "the note's text"),
@@ -21,21 +18,7 @@ public struct NoteSkill: Skill {
   public var category: String { "office" }
   public var tags: Set<String> { ["office", "productivity"] }
 
-  static let fillers = [
-    "please", "can you", "take a note that", "take a note:", "take a note", "make a note that",
-    "make a note of",
-    "make a note", "add a note", "new note", "note down", "note that", "note:", "note", "write down",
-    "jot down", "that",
-    "请", "帮我", "记一下", "记下来", "记下", "记个笔记", "做个笔记", "写个笔记", "新建笔记", "笔记", "备忘录", "备忘", "写下来", "：", ":",
-  ]
-
-  public func canHandle(_ text: String) -> Bool {
-    if TextCues.containsAny(text, ["meeting notes"]) && !TextCues.containsAny(text, ["take", "write", "jot"])
-    {
-      return false
-    }
-    return TextCues.isNoteCommand(text)
-  }
+  static let fillers = SkillWords.list("note.create.fillers")
 
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
     let content = TextCues.strip(text, removing: nil, fillers: Self.fillers)

@@ -12,13 +12,6 @@ public struct RememberSkill: Skill {
   public var description: String {
     "Stores a fact or preference the user tells you in long-term memory; returns the new memory id."
   }
-  public var samplePhrases: [String] {
-    [
-      "remember that", "remember", "keep in mind", "don't forget that i", "i prefer", "记住", "帮我记住", "请记住",
-      "你要记得",
-      "我喜欢", "我不喜欢",
-    ]
-  }
   public var inputSchema: SkillInputSchema {
     SkillInputSchema([
       SkillParameter("content", .string, description: "the fact to remember, as a full sentence"),
@@ -28,33 +21,13 @@ public struct RememberSkill: Skill {
   public var category: String { "memory" }
   public var tags: Set<String> { ["memory", "personal"] }
 
-  static let fillers = [
-    "please", "remember that", "remember", "keep in mind that", "keep in mind", "don't forget that",
-    "note that", "for me", "请", "帮我", "你要", "记住", "记得", "一下", "哦", "啊", "吧",
-  ]
-
-  public func canHandle(_ text: String) -> Bool {
-    let lower = text.lowercased()
-    if lower.contains("remind") || lower.contains("do you remember") || TextCues.isQuestion(text)
-      || TextCues.isForgetRequest(text)
-    {
-      return false
-    }
-    return TextCues.containsAny(
-      text,
-      [
-        "remember", "keep in mind", "don't forget that i", "i prefer", "i like", "i love", "i hate",
-        "i'm allergic",
-        "i am allergic", "my favorite", "my favourite", "记住", "你要记得", "我喜欢", "我不喜欢", "我爱", "我讨厌", "我对", "过敏",
-        "我最喜欢",
-      ])
-  }
+  static let fillers = SkillWords.list("memory.remember.fillers")
 
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
     let content = TextCues.strip(text, removing: nil, fillers: Self.fillers)
     guard !content.isEmpty else { return SkillArguments() }
     let preference = TextCues.containsAny(
-      text, ["prefer", "i like", "i love", "i hate", "favorite", "favourite", "喜欢", "讨厌", "我爱"])
+      text, SkillWords.list("memory.remember.preference_words"))
     return ["content": .string(content), "kind": .string(preference ? "preference" : "fact")]
   }
 

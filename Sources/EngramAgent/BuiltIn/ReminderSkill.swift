@@ -10,9 +10,6 @@ public struct ReminderSkill: Skill {
   public var description: String {
     "Creates a reminder with a title and a due date/time; returns the stored reminder."
   }
-  public var samplePhrases: [String] {
-    ["remind me", "remind me to", "set a reminder", "don't forget to", "提醒我", "提醒", "别忘了", "记得", "叫我"]
-  }
   public var inputSchema: SkillInputSchema {
     SkillInputSchema([
       SkillParameter("title", .string, description: "what to be reminded of, without the date"),
@@ -23,43 +20,7 @@ public struct ReminderSkill: Skill {
   public var category: String { "office" }
   public var tags: Set<String> { ["office", "productivity", "personal"] }
 
-  static let fillers = [
-    "please", "pls", "plz", "can you", "could you", "would you", "will you", "hey", "ok", "okay", "thanks",
-    "thank you", "remind me to", "remind me about", "remind me of", "remind me", "ping me to", "ping me",
-    "nudge me to", "nudge me", "alert me to", "tell me to", "text me to", "set a reminder for me to",
-    "set a reminder to", "set a reminder for", "set a reminder", "add a reminder to", "add a reminder",
-    "create a reminder to", "create a reminder", "reminder to", "reminder", "for me to", "for me",
-    "don't let me forget to", "dont let me forget to", "don't let me forget", "don't forget to",
-    "dont forget to", "do not forget to", "make sure i", "i need to", "i have to", "i must", "to",
-    "请", "帮我", "麻烦你", "麻烦", "提醒我一下", "提醒我", "提醒一下", "提醒", "记得要", "记得", "别忘了", "别忘记", "不要忘了", "不要忘记",
-    "叫我", "设个提醒", "设置提醒", "设置一个提醒", "一下", "我要", "我得", "要", "吧", "哦", "啊", "呀", "喔", "的时候", "时候", "谢谢",
-    "好吗", "好不好", "行吗", "可以吗",
-  ]
-
-  static let keywords = [
-    "remind", "reminder", "don't forget to", "dont forget to", "do not forget to", "alarm", "提醒", "别忘", "不要忘",
-    "叫我", "闹钟",
-  ]
-
-  /// Words that make a dated request an event rather than a task.
-  static let eventWords = [
-    "calendar", "schedule", "appointment", "meeting with", "event", "日程", "日历", "会议", "开会", "预约", "约了", "安排",
-  ]
-
-  public func canHandle(_ text: String) -> Bool {
-    if TextCues.containsAny(text, Self.keywords) { return true }
-    let dated = !DateExpressionParser.findParts(in: text).isEmpty
-    // 记得 alone is also how people state facts (你要记得我不吃香菜); with a date it is a task.
-    if dated, text.contains("记得"), !TextCues.containsAny(text, ["还记得", "记得吗", "记不记得"]) { return true }
-    // A dated instruction that is not a question, a preference or an event: "明天下午三点把会议记录发我".
-    guard dated, !TextCues.isQuestion(text), !TextCues.isPreferenceStatement(text),
-      !TimeNowSkill().canHandle(text)
-    else { return false }
-    let eventy =
-      TextCues.containsAny(text, Self.eventWords)
-      && !TextCues.containsAny(text, ["会议记录", "会议纪要", "meeting notes"])
-    return !eventy
-  }
+  static let fillers = SkillWords.list("reminder.create.fillers")
 
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
     DatedTitle.extract(from: text, clock: clock, fillers: Self.fillers)

@@ -8,28 +8,6 @@ enum TextCues {
     return keywords.contains { lower.contains($0) }
   }
 
-  /// A statement of taste ("I like to run in the morning") is a memory, never a task or event.
-  static func isPreferenceStatement(_ text: String) -> Bool {
-    containsAny(text, ["i like", "i love", "i prefer", "i hate", "i'm allergic", "喜欢", "讨厌", "我爱", "过敏"])
-  }
-
-  /// Asking to forget or delete something.
-  static func isForgetRequest(_ text: String) -> Bool {
-    containsAny(text, ["forget", "erase", "忘掉", "忘记", "删掉", "删除", "抹掉"])
-      && !containsAny(text, ["don't forget", "do not forget", "dont forget", "别忘", "不要忘"])
-  }
-
-  /// An explicit note command (记一下, take a note).
-  static func isNoteCommand(_ text: String) -> Bool {
-    containsAny(
-      text,
-      [
-        "take a note", "make a note", "add a note", "new note", "note down", "note that", "note:",
-        "write down", "jot",
-        "memo", "记一下", "记下", "记录一下", "记录下", "笔记", "备忘", "写下来",
-      ])
-  }
-
   /// Whether `text` reads as a question.
   static func isQuestion(_ text: String) -> Bool {
     let lower = text.lowercased()

@@ -11,12 +11,6 @@ public struct TimeNowSkill: Skill {
   public var description: String {
     "Tells the current time, date and weekday in the user's time zone, or in the time zone of a named city or zone."
   }
-  public var samplePhrases: [String] {
-    [
-      "what time is it", "current time", "what's the date", "what day is it", "现在几点", "几点了", "今天几号", "今天星期几",
-      "现在时间",
-    ]
-  }
   public var inputSchema: SkillInputSchema {
     SkillInputSchema([
       SkillParameter(
@@ -33,17 +27,6 @@ public struct TimeNowSkill: Skill {
   public var retryCount: Int { 1 }
   public var category: String { "utility" }
   public var tags: Set<String> { ["utility", "office"] }
-
-  public func canHandle(_ text: String) -> Bool {
-    TextCues.containsAny(
-      text,
-      [
-        "what time", "what's the time", "the time now", "current time", "time is it", "what day is",
-        "what's the date",
-        "what is the date", "today's date", "what date", "几点了", "几点钟了", "现在几点", "现在时间", "什么时间了", "今天几号",
-        "今天是几号", "星期几", "礼拜几", "周几", "几月几号", "今天日期", "现在是什么时候",
-      ])
-  }
 
   /// `zone` and `place` when the request names a place: both for a place the table knows,
   /// `place` alone for one it does not (the reply then says so).

@@ -22,9 +22,6 @@ public struct WeatherSkill: Skill {
   public var description: String {
     "Tells the current weather, or a day's low, high and chance of rain, for a city or the user's home city."
   }
-  public var samplePhrases: [String] {
-    ["weather", "forecast", "will it rain", "temperature", "umbrella", "天气", "下雨", "气温", "多少度"]
-  }
   public var inputSchema: SkillInputSchema {
     SkillInputSchema([
       SkillParameter("city", .string, required: false, description: "the city; default the user's home city"),
@@ -39,39 +36,6 @@ public struct WeatherSkill: Skill {
   public var timeout: Duration { .seconds(15) }
   public var category: String { "utility" }
   public var tags: Set<String> { ["utility", "personal"] }
-
-  // MARK: - Rules
-
-  /// English words that ask about the weather, matched as whole words.
-  nonisolated(unsafe) private static let englishCue = try! Regex(
-    #"\b(?:weather|forecast|rain|rains|raining|rainy|drizzle|drizzling|snow|snows|snowing|snowy|sleet|hail|sunny|cloudy|windy|foggy|stormy|storms?|thunderstorms?|humid|humidity|temperature|how (?:hot|cold|warm|chilly)|(?:is|will) it (?:be )?(?:hot|cold|warm|chilly|freezing)|(?:hot|cold|warm|chilly|freezing) (?:outside|out there|today|tomorrow)|how many degrees|degrees outside|(?:need|bring|take|pack|carry)\b[^.?!]*\b(?:umbrella|raincoat|jacket|coat))\b"#
-  ).ignoresCase()
-
-  /// Chinese words that ask about the weather.
-  static let chineseCues = [
-    "天气", "下雨", "下雪", "带伞", "雨伞", "打伞", "气温", "温度", "多少度", "几度", "冷不冷", "热不热", "冷吗", "热吗", "降温",
-    "升温", "刮风", "大风", "雾霾", "预报", "晴天", "阴天", "雷阵雨", "暴雨", "台风",
-  ]
-
-  /// Asking what the user said or stored about the weather is a memory question.
-  static let memoryCues = [
-    "what did i say", "what did i tell", "did i say", "did i tell", "did i mention", "i said", "i told you",
-    "i mentioned", "remember", "my note", "what do you know about", "my memories", "我说过", "我提过", "我提到",
-    "告诉过你", "说过", "提到过", "记得", "记住", "笔记", "之前说", "上次说",
-  ]
-
-  public func canHandle(_ text: String) -> Bool {
-    guard text.contains(Self.englishCue) || TextCues.containsAny(text, Self.chineseCues) else { return false }
-    if TextCues.containsAny(text, ReminderSkill.keywords)
-      || TextCues.containsAny(text, ReminderSkill.eventWords)
-      || TextCues.isNoteCommand(text) || TextCues.isForgetRequest(text)
-      || TextCues.isPreferenceStatement(text)
-      || TextCues.containsAny(text, Self.memoryCues)
-    {
-      return false
-    }
-    return true
-  }
 
   /// `city` when the request names a city or country (not a time zone such as PST), and
   /// `day` when it names a date (as the written text when the date cannot be read).

@@ -1871,17 +1871,17 @@ extension IntentCorpus {
     算一下7.2除以3	calculator
     1200 plus 340等于几	calculator
     算一下48 times 25	calculator
-    hello there	none
-    hey	none
-    good morning!	none
-    good night	none
-    thanks!	none
-    thank you so much	none
-    thx	none
-    ty	none
-    cheers mate	none
-    bye	none
-    see ya	none
+    hello there	smalltalk.greeting
+    hey	smalltalk.greeting
+    good morning!	smalltalk.greeting
+    good night	smalltalk.goodbye
+    thanks!	smalltalk.thanks
+    thank you so much	smalltalk.thanks
+    thx	smalltalk.thanks
+    ty	smalltalk.thanks
+    cheers mate	smalltalk.thanks
+    bye	smalltalk.goodbye
+    see ya	smalltalk.goodbye
     how are you?	none
     how's it going	none
     what's up	none
@@ -1892,15 +1892,15 @@ extension IntentCorpus {
     that's wrong	none
     ugh this isn't working	none
     you misunderstood me	none
-    nah forget it, it's fine	none
-    cancel that	none
-    oops wrong button	none
-    ok	none
-    okay cool	none
-    got it	none
-    sure	none
+    nah forget it, it's fine	dialogue.cancel
+    cancel that	dialogue.cancel
+    oops wrong button	dialogue.cancel
+    ok	smalltalk.acknowledgement
+    okay cool	smalltalk.acknowledgement
+    got it	smalltalk.acknowledgement
+    sure	smalltalk.acknowledgement
     yes	none
-    no	none
+    no	dialogue.cancel
     haha that's funny	none
     hmm	none
     wait	none
@@ -1978,15 +1978,15 @@ extension IntentCorpus {
     search the web for cheap flights to Bali	none
     how's the traffic on the 101	none
     what's the exchange rate for euros today	none
-    just forget it, I'll do it myself	none
-    never mind, I figured it out	none
-    don't worry about it	none
-    scratch that	none
-    actually forget about it	none
-    no thanks	none
-    that's all for now	none
+    just forget it, I'll do it myself	dialogue.cancel
+    never mind, I figured it out	dialogue.cancel
+    don't worry about it	dialogue.cancel
+    scratch that	dialogue.cancel
+    actually forget about it	dialogue.cancel
+    no thanks	dialogue.cancel
+    that's all for now	smalltalk.goodbye
     are you listening?	none
-    sorry, I didn't mean that	none
+    sorry, I didn't mean that	dialogue.cancel
     can you speak French?	none
     what's the meaning of life	none
     why do cats purr	none
@@ -2010,13 +2010,13 @@ extension IntentCorpus {
     ugh Mondays	none
     you're kind of slow today	none
     that answer was dumb	none
-    good afternoon	none
-    nice to meet you	none
-    sup	none
-    I'm back	none
-    brb	none
-    gotta go	none
-    have a good one	none
+    good afternoon	smalltalk.greeting
+    nice to meet you	smalltalk.greeting
+    sup	smalltalk.greeting
+    I'm back	smalltalk.greeting
+    brb	smalltalk.goodbye
+    gotta go	smalltalk.goodbye
+    have a good one	smalltalk.goodbye
     what's your favorite color?	none
     do you have feelings?	none
     are you smarter than Siri?	none
@@ -2071,10 +2071,10 @@ extension IntentCorpus {
     what's the zip code for Beverly Hills	none
     how do I reset my iPhone	none
     why is my laptop so slow	none
-    thanks, that's perfect	none
+    thanks, that's perfect	smalltalk.thanks
     you rock	none
-    appreciate it	none
-    awesome, thank you!	none
+    appreciate it	smalltalk.thanks
+    awesome, thank you!	smalltalk.thanks
     meh	none
     whatever	none
     oh no	none
@@ -2082,31 +2082,31 @@ extension IntentCorpus {
     I'm hungry	none
     what should I name my startup	none
     is it rude to recline your seat on a plane	none
-    hello? anyone home?	none
-    嗨	none
-    早上好	none
-    多谢啦	none
-    谢了兄弟	none
-    再见	none
+    hello? anyone home?	smalltalk.greeting
+    嗨	smalltalk.greeting
+    早上好	smalltalk.greeting
+    多谢啦	smalltalk.thanks
+    谢了兄弟	smalltalk.thanks
+    再见	smalltalk.goodbye
     你好吗	none
-    在吗	none
-    在不在	none
+    在吗	smalltalk.greeting
+    在不在	smalltalk.greeting
     最近怎么样	none
     你真棒	none
     太厉害了	none
     你好笨啊	none
     不对	none
     你理解错了	none
-    没事	none
-    算了算了	none
-    当我没说	none
-    取消	none
-    嗯	none
+    没事	dialogue.cancel
+    算了算了	dialogue.cancel
+    当我没说	dialogue.cancel
+    取消	dialogue.cancel
+    嗯	smalltalk.acknowledgement
     哈哈哈	none
-    好吧	none
-    知道了	none
-    行	none
-    OK的	none
+    好吧	smalltalk.acknowledgement
+    知道了	smalltalk.acknowledgement
+    行	smalltalk.acknowledgement
+    OK的	smalltalk.acknowledgement
     是的	none
     不是	none
     给我讲个笑话	none
@@ -2178,15 +2178,15 @@ extension IntentCorpus {
     搜一下附近的火锅店	none
     现在路上堵不堵	none
     今天美元兑人民币汇率多少	none
-    算了，我自己来吧	none
-    没事了，我搞定了	none
-    别管了	none
-    算了不说了	none
-    不用了谢谢	none
-    先这样吧	none
+    算了，我自己来吧	dialogue.cancel
+    没事了，我搞定了	dialogue.cancel
+    别管了	dialogue.cancel
+    算了不说了	dialogue.cancel
+    不用了谢谢	dialogue.cancel
+    先这样吧	smalltalk.goodbye
     你还在吗	none
     你在听吗	none
-    不好意思，说错了	none
+    不好意思，说错了	dialogue.cancel
     你会说英语吗	none
     人生的意义是什么	none
     猫为什么会打呼噜	none
@@ -2210,10 +2210,10 @@ extension IntentCorpus {
     又是周一，烦	none
     你今天反应有点慢	none
     这个回答好蠢	none
-    下午好	none
-    很高兴认识你	none
-    我回来了	none
-    我得走了	none
+    下午好	smalltalk.greeting
+    很高兴认识你	smalltalk.greeting
+    我回来了	smalltalk.greeting
+    我得走了	smalltalk.goodbye
     你有感情吗	none
     你比小爱同学聪明吗	none
     你会唱歌吗	none
@@ -2264,30 +2264,30 @@ extension IntentCorpus {
     北京的邮编是多少	none
     iPhone怎么恢复出厂设置	none
     电脑为什么这么卡	none
-    谢谢，太完美了	none
+    谢谢，太完美了	smalltalk.thanks
     你太给力了	none
-    辛苦了	none
+    辛苦了	smalltalk.thanks
     一般般吧	none
     随便	none
     堵车烦死了	none
     我饿了	none
     创业公司起什么名字好	none
     坐飞机放倒椅背算不算没礼貌	none
-    喂，有人吗	none
+    喂，有人吗	smalltalk.greeting
     干得漂亮	none
-    哈喽 在吗	none
-    thanks啦	none
-    OK 没问题	none
-    算了 never mind	none
+    哈喽 在吗	smalltalk.greeting
+    thanks啦	smalltalk.thanks
+    OK 没问题	smalltalk.acknowledgement
+    算了 never mind	dialogue.cancel
     帮我play一首歌	none
     翻译一下 how are you	none
-    hello 你好呀	none
-    好的 got it	none
+    hello 你好呀	smalltalk.greeting
+    好的 got it	smalltalk.acknowledgement
     今天weather怎么样	weather.current
     帮我订个Airbnb	none
     帮我发个email给客户	none
     打开 YouTube	none
-    sorry 我说错了	none
+    sorry 我说错了	dialogue.cancel
     don't forget to pick up the photos on the 21st at 2:30	reminder.create
     can you remind me to back up my phone on the 8th	reminder.create
     can you remind me to move the laundry this Friday at 9:45	reminder.create
@@ -3449,5 +3449,232 @@ extension IntentCorpus {
     和小李吃饭改到明晚	calendar.update
     给爸妈打电话的删了	reminder.cancel
     给爸妈打电话改到周日上午	reminder.update
+    hi	smalltalk.greeting
+    hiya	smalltalk.greeting
+    hi hi	smalltalk.greeting
+    heyy	smalltalk.greeting
+    hey there	smalltalk.greeting
+    hello!	smalltalk.greeting
+    hello assistant	smalltalk.greeting
+    good evening	smalltalk.greeting
+    morning!	smalltalk.greeting
+    evening	smalltalk.greeting
+    yo	smalltalk.greeting
+    howdy	smalltalk.greeting
+    hey, you there?	smalltalk.greeting
+    hi again	smalltalk.greeting
+    hello, it's me	smalltalk.greeting
+    greetings	smalltalk.greeting
+    good morning, how's it going	smalltalk.greeting
+    hey buddy	smalltalk.greeting
+    hi, anyone there?	smalltalk.greeting
+    well hello	smalltalk.greeting
+    top of the morning	smalltalk.greeting
+    hey hey	smalltalk.greeting
+    morning, assistant	smalltalk.greeting
+    hello hello	smalltalk.greeting
+    你好	smalltalk.greeting
+    您好	smalltalk.greeting
+    你好呀	smalltalk.greeting
+    嗨嗨	smalltalk.greeting
+    哈喽	smalltalk.greeting
+    晚上好	smalltalk.greeting
+    早安	smalltalk.greeting
+    早	smalltalk.greeting
+    早呀	smalltalk.greeting
+    中午好	smalltalk.greeting
+    大家好	smalltalk.greeting
+    嘿	smalltalk.greeting
+    喂	smalltalk.greeting
+    哈喽哈喽	smalltalk.greeting
+    你好啊小助手	smalltalk.greeting
+    早上好呀	smalltalk.greeting
+    嗨，在吗	smalltalk.greeting
+    又见面了	smalltalk.greeting
+    hi 早上好	smalltalk.greeting
+    thanks	smalltalk.thanks
+    thank you	smalltalk.thanks
+    thank you!	smalltalk.thanks
+    thanks a lot	smalltalk.thanks
+    thanks a bunch	smalltalk.thanks
+    many thanks	smalltalk.thanks
+    thanks so much!	smalltalk.thanks
+    thank you very much	smalltalk.thanks
+    much appreciated	smalltalk.thanks
+    cheers	smalltalk.thanks
+    cheers!	smalltalk.thanks
+    thanks, you're a star	smalltalk.thanks
+    ta	smalltalk.thanks
+    thank u	smalltalk.thanks
+    tysm	smalltalk.thanks
+    thanks buddy	smalltalk.thanks
+    great, thanks	smalltalk.thanks
+    perfect, thank you	smalltalk.thanks
+    that's great, thanks a lot	smalltalk.thanks
+    thanks for the help	smalltalk.thanks
+    thanks for that	smalltalk.thanks
+    nice one, thanks	smalltalk.thanks
+    lovely, thank you	smalltalk.thanks
+    谢谢	smalltalk.thanks
+    谢谢你	smalltalk.thanks
+    谢谢啦	smalltalk.thanks
+    多谢	smalltalk.thanks
+    多谢了	smalltalk.thanks
+    感谢	smalltalk.thanks
+    非常感谢	smalltalk.thanks
+    太感谢了	smalltalk.thanks
+    谢啦	smalltalk.thanks
+    谢谢谢谢	smalltalk.thanks
+    辛苦啦	smalltalk.thanks
+    麻烦你了，谢谢	smalltalk.thanks
+    好的谢谢	smalltalk.thanks
+    谢谢你的帮忙	smalltalk.thanks
+    感恩	smalltalk.thanks
+    谢谢哈	smalltalk.thanks
+    thank you 谢谢	smalltalk.thanks
+    goodbye	smalltalk.goodbye
+    bye bye	smalltalk.goodbye
+    bye!	smalltalk.goodbye
+    see you	smalltalk.goodbye
+    see you later	smalltalk.goodbye
+    see you tomorrow	smalltalk.goodbye
+    later	smalltalk.goodbye
+    catch you later	smalltalk.goodbye
+    talk to you later	smalltalk.goodbye
+    ttyl	smalltalk.goodbye
+    good night!	smalltalk.goodbye
+    night night	smalltalk.goodbye
+    night	smalltalk.goodbye
+    i'm off	smalltalk.goodbye
+    signing off	smalltalk.goodbye
+    i'm heading out now	smalltalk.goodbye
+    ok bye	smalltalk.goodbye
+    have a nice day	smalltalk.goodbye
+    take care	smalltalk.goodbye
+    cya	smalltalk.goodbye
+    farewell	smalltalk.goodbye
+    until next time	smalltalk.goodbye
+    going to bed now, good night	smalltalk.goodbye
+    拜拜	smalltalk.goodbye
+    再见啦	smalltalk.goodbye
+    晚安	smalltalk.goodbye
+    晚安啦	smalltalk.goodbye
+    回头见	smalltalk.goodbye
+    明天见	smalltalk.goodbye
+    下次见	smalltalk.goodbye
+    我先走了	smalltalk.goodbye
+    我去睡了，晚安	smalltalk.goodbye
+    先撤了	smalltalk.goodbye
+    回见	smalltalk.goodbye
+    拜了	smalltalk.goodbye
+    88	smalltalk.goodbye
+    好的，拜拜	smalltalk.goodbye
+    bye 晚安	smalltalk.goodbye
+    okay	smalltalk.acknowledgement
+    ok!	smalltalk.acknowledgement
+    ok thanks	smalltalk.acknowledgement
+    k	smalltalk.acknowledgement
+    kk	smalltalk.acknowledgement
+    alright	smalltalk.acknowledgement
+    all right	smalltalk.acknowledgement
+    cool	smalltalk.acknowledgement
+    cool cool	smalltalk.acknowledgement
+    great	smalltalk.acknowledgement
+    nice	smalltalk.acknowledgement
+    noted	smalltalk.acknowledgement
+    understood	smalltalk.acknowledgement
+    got it, thanks	smalltalk.acknowledgement
+    makes sense	smalltalk.acknowledgement
+    fair enough	smalltalk.acknowledgement
+    sounds good	smalltalk.acknowledgement
+    right	smalltalk.acknowledgement
+    i see	smalltalk.acknowledgement
+    ah ok	smalltalk.acknowledgement
+    okie	smalltalk.acknowledgement
+    fine	smalltalk.acknowledgement
+    perfect	smalltalk.acknowledgement
+    good	smalltalk.acknowledgement
+    好的	smalltalk.acknowledgement
+    好	smalltalk.acknowledgement
+    好嘞	smalltalk.acknowledgement
+    嗯嗯	smalltalk.acknowledgement
+    明白	smalltalk.acknowledgement
+    明白了	smalltalk.acknowledgement
+    了解	smalltalk.acknowledgement
+    收到	smalltalk.acknowledgement
+    懂了	smalltalk.acknowledgement
+    可以	smalltalk.acknowledgement
+    没问题	smalltalk.acknowledgement
+    好滴	smalltalk.acknowledgement
+    行吧	smalltalk.acknowledgement
+    哦	smalltalk.acknowledgement
+    哦哦	smalltalk.acknowledgement
+    嗯，知道了	smalltalk.acknowledgement
+    好的好的	smalltalk.acknowledgement
+    ok 好的	smalltalk.acknowledgement
+    cancel	dialogue.cancel
+    never mind	dialogue.cancel
+    nevermind	dialogue.cancel
+    forget it	dialogue.cancel
+    stop	dialogue.cancel
+    nope	dialogue.cancel
+    skip	dialogue.cancel
+    abort	dialogue.cancel
+    nah	dialogue.cancel
+    nope, never mind	dialogue.cancel
+    actually no	dialogue.cancel
+    no wait, never mind	dialogue.cancel
+    on second thought, no	dialogue.cancel
+    ignore that	dialogue.cancel
+    ignore what I just said	dialogue.cancel
+    no no no	dialogue.cancel
+    不用了	dialogue.cancel
+    不要了	dialogue.cancel
+    没事了	dialogue.cancel
+    不了	dialogue.cancel
+    别了	dialogue.cancel
+    算了	dialogue.cancel
+    还是算了	dialogue.cancel
+    算了吧	dialogue.cancel
+    忽略刚才那句	dialogue.cancel
+    刚才的不算	dialogue.cancel
+    当我没问	dialogue.cancel
+    just cancel it	reminder.cancel
+    ok, cancel it then	reminder.cancel
+    cancel it for me	reminder.cancel
+    go ahead and cancel it	reminder.cancel
+    cancel it, plans changed	reminder.cancel
+    please delete it	reminder.cancel
+    remove it please	reminder.cancel
+    actually, delete that one	reminder.cancel
+    kill it	reminder.cancel
+    cancel this reminder	reminder.cancel
+    那就把它取消吧	reminder.cancel
+    把这个删掉	reminder.cancel
+    它不用了，删掉吧	reminder.cancel
+    取消掉它	reminder.cancel
+    这个提醒取消吧	reminder.cancel
+    别再提醒我浇花了	reminder.cancel
+    不要再提醒我交物业费了	reminder.cancel
+    以后别提醒我跑步了	reminder.cancel
+    不用再提醒我带钥匙了	reminder.cancel
+    undo that reminder	reminder.cancel
+    undo the last reminder	reminder.cancel
+    forget about reminding me to stretch	reminder.cancel
+    you can stop reminding me about the bins	reminder.cancel
+    交话费那个算了	reminder.cancel
+    倒垃圾那个算了，已经倒了	reminder.cancel
+    算了，取药那个不要了	reminder.cancel
+    算了，健身那条删了吧	reminder.cancel
+    the dry cleaning one, never mind	reminder.cancel
+    the car wash thing, never mind, I did it	reminder.cancel
+    never mind the reminder about the plumber	reminder.cancel
+    nah, drop the pharmacy one	reminder.cancel
+    scratch the 7am reminder	reminder.cancel
+    forget the reminder to call the bank	reminder.cancel
+    nope, get rid of the bins reminder	reminder.cancel
+    算了，把买菜的提醒取消吧	reminder.cancel
+    那个遛狗的提醒算了，删掉	reminder.cancel
+    交电费的提醒不用了	reminder.cancel
     """#
 }

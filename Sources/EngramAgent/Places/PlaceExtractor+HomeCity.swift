@@ -32,14 +32,8 @@ extension PlaceExtractor {
       regex: try! Regex("(?:我现在住在|我住在|我家住在|我生活在|我家在|我的家在|我搬到了|我搬到|我住)(.+)"), chinese: true),
   ]
 
-  private static let englishEnders: Set<String> = [
-    "and", "with", "since", "for", "now", "but", "because", "so", "near", "these", "nowadays", "currently",
-    "already", "too", "by", "at", "on", "in", "right", "please",
-  ]
-  private static let englishNonNames: Set<String> = [
-    "a", "an", "the", "my", "your", "our", "this", "that", "here", "there", "it", "one", "some", "his", "her",
-    "their", "town", "downtown", "house", "home", "flat", "apartment", "city",
-  ]
+  private static let englishEnders = Set(SkillWords.list("home_city.english_enders"))
+  private static let englishNonNames = Set(SkillWords.list("home_city.english_non_names"))
 
   private static func englishHome(_ text: String) -> String? {
     let segment = text.split(whereSeparator: { ",;:!?|()\"“”。，".contains($0) }).first.map(String.init) ?? ""
@@ -61,10 +55,8 @@ extension PlaceExtractor {
     return name.joined(separator: " ")
   }
 
-  private static let chineseEnders = ["了", "啦", "呢", "的", "哦", "啊", "呀", "吧", "已经", "好几年", "很多年", "很久"]
-  private static let chineseNonNames: Set<String> = [
-    "这里", "这儿", "那里", "那儿", "附近", "家里", "一个", "公司", "学校", "宿舍", "郊区", "市区", "楼上", "楼下", "隔壁", "乡下",
-  ]
+  private static let chineseEnders = SkillWords.list("home_city.chinese_enders")
+  private static let chineseNonNames = Set(SkillWords.list("home_city.chinese_non_names"))
 
   private static func chineseHome(_ text: String) -> String? {
     guard

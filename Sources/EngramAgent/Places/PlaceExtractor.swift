@@ -169,47 +169,24 @@ public struct PlaceExtractor: Sendable {
   }
 
   /// Words that end a place name in the words after a preposition.
-  private static let connectors: Set<String> = [
-    "and", "or", "with", "because", "so", "if", "when", "while", "but", "to", "like", "than", "is", "will",
-    "do", "does", "should", "right", "please",
-  ]
+  private static let connectors = Set(SkillWords.list("place.english_connectors"))
   /// Words dropped from the end of an unknown place.
-  private static let trailingFillers: Set<String> = [
-    "please", "today", "outside", "then", "too", "now", "time", "weather", "forecast", "local", "currently",
-  ]
+  private static let trailingFillers = Set(SkillWords.list("place.english_trailing_fillers"))
   /// An unknown place never starts with these ("in the office", "at home", "for my trip").
-  private static let leadingStopWords: Set<String> = [
-    "the", "a", "an", "my", "your", "our", "his", "her", "their", "its", "this", "that", "these", "those",
-    "here", "there", "home", "outside", "inside", "it", "which", "what", "general", "all", "any", "some",
-    "bed", "work", "school", "office", "town", "least", "most", "once", "case", "order", "time", "total",
-    "advance", "person", "public", "front", "mind", "fact", "addition", "particular", "me", "you", "us",
-    "him", "them", "now", "today", "tomorrow", "tonight", "morning", "afternoon", "evening", "night",
-    "noon", "midnight", "lunch", "dinner", "breakfast", "weather", "rain", "snow", "sure", "real",
-  ]
-  private static let timeUnits: Set<String> = [
-    "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks", "weekend", "month", "months",
-    "year", "years", "morning", "afternoon", "evening", "night",
-  ]
+  private static let leadingStopWords = Set(SkillWords.list("place.english_leading_stop_words"))
+  private static let timeUnits = Set(SkillWords.list("place.english_time_units"))
 
   /// Words before which a Chinese request names its place (纽约几点, 北京天气).
-  private static let chineseCues = [
-    "几点", "时间", "天气", "气温", "温度", "多少度", "几度", "下雨", "下雪", "冷不冷", "热不热", "冷吗", "热吗", "会冷",
-    "会热", "刮风", "带伞", "预报",
-  ]
-  private static let chineseLeadingFillers = [
-    "请问", "请", "帮我查一下", "帮我查查", "帮我看看", "帮我看一下", "帮我查", "帮我", "查一下", "查查", "看看", "看一下", "告诉我",
-    "我想知道", "你知道", "想知道", "问一下", "在", "去", "那",
-  ].sorted { $0.count > $1.count }
-  private static let chineseTrailingFillers = [
-    "会不会", "那边", "那里", "这边", "的", "会", "要", "将", "是", "也", "还",
-  ].sorted { $0.count > $1.count }
+  private static let chineseCues = SkillWords.list("place.chinese_cues")
+  private static let chineseLeadingFillers = SkillWords.list("place.chinese_leading_fillers").sorted {
+    $0.count > $1.count
+  }
+  private static let chineseTrailingFillers = SkillWords.list("place.chinese_trailing_fillers").sorted {
+    $0.count > $1.count
+  }
   /// Words that are never an unknown Chinese place (外面多少度, 我们这边下雨吗).
-  private static let chineseStopWords: Set<String> = [
-    "外面", "这里", "这边", "那里", "那边", "我们这", "我这", "我们这里", "我这里", "本地", "当地", "家里", "这儿", "那儿", "户外",
-    "室外", "室内", "屋里", "上午", "下午", "晚上", "早上", "中午", "夜里", "白天", "一会儿", "待会", "待会儿", "出门", "咱们",
-    "这个", "那个", "今晚", "外边", "外头", "楼下", "路上", "公司", "学校", "附近", "周围", "本市", "市区",
-  ]
-  private static let chineseForbidden = ["什么", "怎么", "哪", "吗", "呢", "我", "你", "他", "她", "它", "谁", "多少"]
+  private static let chineseStopWords = Set(SkillWords.list("place.chinese_stop_words"))
+  private static let chineseForbidden = SkillWords.list("place.chinese_forbidden")
 
   /// The words before the first Chinese cue when they look like a place name.
   private static func unknownChinese(_ text: String) -> PlaceMention? {

@@ -28,6 +28,9 @@ public struct RouteDecision: Sendable, Hashable {
   /// The chosen skill id, or nil when the request is for no skill (small talk, thanks, a
   /// question answered from memory, something no skill does).
   public var skillID: String?
+  /// The kind of no-skill request the intent model recognised (small talk, a retraction),
+  /// when it decided one; `skillID` is then nil.
+  public var conversation: ConversationIntent?
   /// Arguments extracted by the chosen skill's rules (not yet validated).
   public var arguments: SkillArguments
   /// How the choice was made.
@@ -48,9 +51,11 @@ public struct RouteDecision: Sendable, Hashable {
   /// Creates a decision.
   public init(
     skillID: String?, arguments: SkillArguments = SkillArguments(), method: Method, score: Double,
-    isConfident: Bool = true, intent: IntentPrediction? = nil, ruleCandidates: [RouteCandidate] = []
+    isConfident: Bool = true, intent: IntentPrediction? = nil, ruleCandidates: [RouteCandidate] = [],
+    conversation: ConversationIntent? = nil
   ) {
     self.skillID = skillID
+    self.conversation = conversation
     self.arguments = arguments
     self.method = method
     self.score = score
@@ -113,13 +118,24 @@ public final class SkillRouter: Sendable {
   /// The intent model's prediction for `text`, or nil without a model.
   public func intent(of text: String) -> IntentPrediction? { classifier?.predict(text) }
 
+  /// Whether `text` retracts the exchange ("cancel", "never mind", 算了): a reply to the
+  /// agent's own question is read as a confirmation reply is, the plainest retractions by rule
+  /// (`ConversationIntent.isPlainRetraction`, with or without a model), and anything else by the intent
+  /// model's `ConversationIntent.cancellation` when it is sure (at least `intentThreshold`).
+  public func isRetraction(_ text: String) -> Bool {
+    if ConversationIntent.isPlainRetraction(text) { return true }
+    guard let classifier else { return false }
+    return ConversationIntent.predicted(by: classifier.predict(text), threshold: intentThreshold)
+      == .cancellation
+  }
+
   /// The skills the intent model has a label for: their own phrase rules are not used.
   private func isModelled(_ skill: any Skill) -> Bool {
     classifier?.labels.contains(skill.id) ?? false
   }
 
-  /// Scores every enabled skill of `scenario` that the intent model does not know and whose
-  /// `canHandle` accepts `text`, best first.
+  /// Scores every enabled phrase-ruled skill of `scenario` (`PhraseRuledSkill`) that the
+  /// intent model does not know and whose `canHandle` accepts `text`, best first.
   ///
   /// Ties keep registration order, so the first candidate is the deterministic winner.
   /// - Complexity: O(skills × sample phrases × phrase length).
@@ -128,7 +144,8 @@ public final class SkillRouter: Sendable {
   {
     let textTokens = Set(RoutingTokenizer.tokens(text))
     var candidates: [RouteCandidate] = []
-    for skill in registry.skills(in: scenario) where !isModelled(skill) && skill.canHandle(text) {
+    for case let skill as any PhraseRuledSkill in registry.skills(in: scenario)
+    where !isModelled(skill) && skill.canHandle(text) {
       let arguments = skill.extractArguments(from: text, clock: clock)
       var score = 0.0
       for phrase in skill.samplePhrases where RoutingTokenizer.phrase(phrase, matches: textTokens) {
@@ -147,7 +164,9 @@ public final class SkillRouter: Sendable {
   public func claimingSkill(for text: String, clock: AgentClock, scenario: SkillScenario = .all) -> (
     any Skill
   )? {
-    registry.skills(in: scenario).first { $0.claims(text, clock: clock) }
+    registry.skills(in: scenario).first {
+      ($0 as? any PatternClaimingSkill)?.claims(text, clock: clock) == true
+    }
   }
 
   /// What the stages of one routing share: the request, and what earlier stages found.
@@ -267,7 +286,8 @@ public final class SkillRouter: Sendable {
   }
 
   /// The intent model, when no rule candidate competes: its most probable label the
-  /// scenario offers (a disabled skill cannot be chosen); a destructive skill only when the
+  /// scenario offers (a disabled skill cannot be chosen), or a label for no skill (`none`,
+  /// small talk, a retraction: `ConversationIntent`); a destructive skill only when the
   /// model is clearly sure of it, else the next label, and the decision is unsure. An unsure
   /// decision is kept for the fallback stage.
   private func decideByModel(_ state: inout RoutingState) -> RouteDecision? {
@@ -278,7 +298,9 @@ public final class SkillRouter: Sendable {
     var passedOver = false
     guard
       let best = prediction.ranked.first(where: { label, probability in
-        guard label != IntentClassifier.noneLabel else { return true }
+        guard label != IntentClassifier.noneLabel, ConversationIntent(label: label) == nil else {
+          return true
+        }
         guard let skill = offered.first(where: { $0.id == label }) else { return false }
         // Only the part of the request the model understands counts towards destroying.
         if skill.isDestructive && probability * prediction.knownWordFraction < destructiveIntentThreshold {
@@ -293,7 +315,7 @@ public final class SkillRouter: Sendable {
       skillID: skill?.id, arguments: skill?.extractArguments(from: text, clock: clock) ?? SkillArguments(),
       method: .intent, score: best.probability,
       isConfident: !passedOver && best.probability >= intentThreshold, intent: prediction,
-      ruleCandidates: state.candidates)
+      ruleCandidates: state.candidates, conversation: ConversationIntent(label: best.label))
     if decision.isConfident { return decision }
     state.unsureModelChoice = decision
     return nil
@@ -324,8 +346,8 @@ public final class SkillRouter: Sendable {
     return embedding.knownFraction(of: text) ?? 1
   }
 
-  /// Cosine similarity of `text` to each skill in `pool` (the best over its sample phrases and
-  /// description), highest first; empty without an embedding.
+  /// Cosine similarity of `text` to each skill in `pool` (the best over its sample phrases,
+  /// for a `PhraseRuledSkill`, and its description), highest first; empty without an embedding.
   /// - Throws: `RouterError` or the embedding's error.
   public func semanticScores(for text: String, among pool: [String]) async throws -> [(String, Float)] {
     guard let embedding else { return [] }
@@ -355,7 +377,8 @@ public final class SkillRouter: Sendable {
     }.map(\.element)
   }
 
-  /// Embeds the sample phrases and description of every registered skill not yet indexed.
+  /// Embeds the sample phrases (of a `PhraseRuledSkill`) and the description of every
+  /// registered skill not yet indexed.
   ///
   /// Called lazily by `route`; call it up front to pay the cost at start-up.
   /// - Throws: `RouterError` or the embedding's error; the index is unchanged on failure.
@@ -368,7 +391,7 @@ public final class SkillRouter: Sendable {
     var owners: [(String, Range<Int>)] = []
     for skill in missing {
       let start = texts.count
-      texts.append(contentsOf: skill.samplePhrases)
+      texts.append(contentsOf: (skill as? any PhraseRuledSkill)?.samplePhrases ?? [])
       texts.append(skill.description)
       owners.append((skill.id, start..<texts.count))
     }

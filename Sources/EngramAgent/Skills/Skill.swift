@@ -2,9 +2,12 @@ import Foundation
 
 /// A capability the agent can route a request to.
 ///
-/// Kept small on purpose: metadata for the router and planner, a rule-based matcher,
-/// argument extraction, and one async `execute`. Skills never touch UI; they get
-/// memory, preferences and the clock through `SkillContext`.
+/// Kept small on purpose: an id, a description and a parameter schema for the router and
+/// planner, argument extraction, `prepare` and one async `execute`. The intent model decides
+/// when a built-in skill runs; a skill the intent corpus does not cover (an application's
+/// own) adds phrase rules by conforming to `PhraseRuledSkill`, and a request so explicit that
+/// no model is asked is claimed through `PatternClaimingSkill`. Skills never touch UI; they
+/// get memory, preferences and the clock through `SkillContext`.
 public protocol Skill: Sendable {
   /// The stable, unique id (`reminder.create`).
   var id: String { get }
@@ -12,8 +15,6 @@ public protocol Skill: Sendable {
   var displayName: String { get }
   /// Action, object and what it returns, for the planner's catalog.
   var description: String { get }
-  /// Typical phrasings; rule scoring and the semantic index use them.
-  var samplePhrases: [String] { get }
   /// The parameters `execute` reads.
   var inputSchema: SkillInputSchema { get }
   /// Whether the skill changes state (memory, reminders, ...). Such skills are never retried.
@@ -33,14 +34,8 @@ public protocol Skill: Sendable {
   /// Free tags for scenario sets.
   var tags: Set<String> { get }
 
-  /// Whether the rule router should consider this skill for `text` (used for skills the
-  /// intent model has no label for; see `SkillRouter`).
-  func canHandle(_ text: String) -> Bool
-  /// Whether `text` is an unambiguous, high-precision pattern of this skill that takes the
-  /// request before any model (an arithmetic expression, an explicit "remind me to … at …").
-  /// Defaults to false.
-  func claims(_ text: String, clock: AgentClock) -> Bool
-  /// Arguments read from `text` by rules; dates resolve against `clock`.
+  /// The arguments `text` states (a title, a date, a city), read once the skill is chosen;
+  /// dates resolve against `clock`. Defaults to none.
   func extractArguments(from text: String, clock: AgentClock) -> SkillArguments
   /// Completes validated arguments from what is stored, before the agent asks for
   /// confirmation: finds the item a request means ("cancel the dentist reminder"), asks which
@@ -65,8 +60,8 @@ extension Skill {
   public var retryCount: Int { 0 }
   /// The retries actually allowed: none for skills with side effects.
   public var effectiveRetryCount: Int { hasSideEffects ? 0 : max(0, retryCount) }
-  /// No high-precision pattern by default.
-  public func claims(_ text: String, clock: AgentClock) -> Bool { false }
+  /// No arguments read from the text by default.
+  public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments { SkillArguments() }
   /// Nothing to look up by default.
   public func prepare(arguments: SkillArguments, context: SkillContext) async throws -> SkillPreparation {
     .ready(arguments)
@@ -95,4 +90,22 @@ public enum SkillPreparation: Sendable, Hashable {
   case ask(parameter: String, question: String, arguments: SkillArguments)
   /// End the step with this output: nothing is confirmed or executed ("no reminder matches").
   case reply(SkillOutput)
+}
+
+/// Phrase rules for a skill the intent corpus has no label for (an application's own): the
+/// router's rules stage scores it by `canHandle` and `samplePhrases`, and the similarity
+/// stage compares requests with its phrases. Built-in skills are decided by the intent model
+/// and do not conform.
+public protocol PhraseRuledSkill: Skill {
+  /// Typical phrasings; rule scoring and the semantic index use them.
+  var samplePhrases: [String] { get }
+  /// Whether the rules stage should consider this skill for `text`.
+  func canHandle(_ text: String) -> Bool
+}
+
+/// A skill with a high-precision pattern that takes a request before any model is asked
+/// (an arithmetic expression, an explicit "remind me to … at …").
+public protocol PatternClaimingSkill: Skill {
+  /// Whether `text` is an unambiguous request for this skill.
+  func claims(_ text: String, clock: AgentClock) -> Bool
 }

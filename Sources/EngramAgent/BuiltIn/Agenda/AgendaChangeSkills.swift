@@ -16,21 +16,10 @@ public struct AgendaCancelSkill: Skill {
   public var description: String {
     "Cancels (deletes) one of the user's stored \(kind == .reminder ? "reminders" : "calendar events"), found by title words, its day or time, or 'it' for the one just mentioned; confirms first."
   }
-  public var samplePhrases: [String] {
-    kind == .reminder
-      ? ["cancel the reminder", "delete my reminder", "取消提醒", "不用提醒我了"]
-      : ["cancel the meeting", "call off the event", "取消日程", "取消会议"]
-  }
   public var inputSchema: SkillInputSchema { AgendaChange.schema(update: false) }
   public var isDestructive: Bool { true }
   public var category: String { "office" }
   public var tags: Set<String> { ["office", "productivity"] }
-
-  public func canHandle(_ text: String) -> Bool {
-    AgendaChange.mentionsKind(kind, text)
-      && TextCues.containsAny(
-        text, ["cancel", "delete", "remove", "call off", "取消", "删掉", "删除", "去掉", "不用提醒", "不需要"])
-  }
 
   public func extractArguments(from said: String, clock: AgentClock) -> SkillArguments {
     let text = AgendaWords.normalized(said)
@@ -84,25 +73,9 @@ public struct AgendaUpdateSkill: Skill {
   public var description: String {
     "Moves one of the user's stored \(kind == .reminder ? "reminders" : "calendar events") to a new time (or renames it), found by title words, its day or time, or 'it' for the one just mentioned; confirms first."
   }
-  public var samplePhrases: [String] {
-    kind == .reminder
-      ? ["move the reminder", "change my reminder", "把提醒改到", "提醒推迟"]
-      : ["reschedule the meeting", "move the event", "把会议改到", "日程推迟"]
-  }
   public var inputSchema: SkillInputSchema { AgendaChange.schema(update: true) }
   public var category: String { "office" }
   public var tags: Set<String> { ["office", "productivity"] }
-
-  public func canHandle(_ text: String) -> Bool {
-    AgendaChange.mentionsKind(kind, text)
-      && TextCues.containsAny(
-        text,
-        [
-          "move", "reschedule", "postpone", "push", "change", "bump", "shift", "改到", "改成", "推迟", "提前", "挪到",
-          "延后",
-          "换到",
-        ])
-  }
 
   public func extractArguments(from said: String, clock: AgentClock) -> SkillArguments {
     let text = Self.markingBareTimes(AgendaWords.normalized(said))
@@ -241,14 +214,6 @@ enum AgendaChange {
       ]
     }
     return SkillInputSchema(parameters)
-  }
-
-  /// Whether `text` names the kind (or an item of it, by its usual nouns).
-  static func mentionsKind(_ kind: AgentItemKind, _ text: String) -> Bool {
-    kind == .reminder
-      ? TextCues.containsAny(text, ["reminder", "alarm", "提醒", "闹钟"])
-      : TextCues.containsAny(
-        text, ["meeting", "event", "appointment", "calendar", "会议", "日程", "开会", "预约", "活动", "约会", "聚餐", "面试"])
   }
 
   static func kind(of arguments: SkillArguments, default kind: AgentItemKind) -> AgentItemKind {

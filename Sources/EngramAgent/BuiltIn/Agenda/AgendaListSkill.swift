@@ -19,13 +19,6 @@ public struct AgendaListSkill: Skill {
       ? "Lists the user's upcoming reminders, or those in a named stretch of time (a day, a week)."
       : "Lists the user's calendar events in a named stretch of time (a day, part of a day, a week), or upcoming; says when the user is free."
   }
-  public var samplePhrases: [String] {
-    kind == .reminder
-      ? ["which reminders are set", "list my reminders", "show reminders", "我有哪些提醒", "我的提醒"]
-      : [
-        "what's on my calendar", "anything on friday", "am I free", "my schedule", "这周的日程", "明天有什么安排", "我有空吗",
-      ]
-  }
   public var inputSchema: SkillInputSchema {
     SkillInputSchema([
       SkillParameter(
@@ -39,16 +32,6 @@ public struct AgendaListSkill: Skill {
   public var retryCount: Int { 1 }
   public var category: String { "office" }
   public var tags: Set<String> { ["office", "productivity"] }
-
-  public func canHandle(_ text: String) -> Bool {
-    let kindWords =
-      kind == .reminder ? ["reminder", "提醒"] : ["calendar", "schedule", "agenda", "日程", "日历", "安排", "行程"]
-    let listWords = [
-      "what", "list", "show", "any ", "do i have", "哪些", "什么", "有没有", "看看", "列出", "查",
-    ]
-    return TextCues.containsAny(text, kindWords) && TextCues.containsAny(text, listWords)
-      && !TextCues.containsAny(text, ["remind me", "提醒我"])
-  }
 
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
     guard let found = AgendaWords.span(in: text, clock: clock), let range = found.range else { return [:] }

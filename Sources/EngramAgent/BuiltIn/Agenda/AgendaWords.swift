@@ -7,37 +7,7 @@ import Foundation
 enum AgendaWords {
   /// Words that never name an item: the verbs of listing, cancelling and moving, the nouns
   /// of the kinds, pronouns and politeness. Longest first when stripped.
-  static let stopPhrases: [String] = [
-    // English: verbs and phrases of the three actions.
-    "call off", "calls off", "called off", "never mind", "nevermind", "don't need", "dont need",
-    "do not need",
-    "no longer need", "get rid of", "take off", "knock off", "bring forward", "bring it forward", "push back",
-    "push it back", "move up", "move it up", "cross off", "what's on", "whats on", "what is on", "coming up",
-    "cancel", "cancelled", "delete", "remove", "drop", "scrap", "scratch", "clear", "kill", "ditch",
-    "forget", "erase", "undo", "move", "moved", "push", "postpone", "reschedule", "change", "changed",
-    "shift",
-    "bump", "delay", "switch", "make", "set", "put", "update", "later", "earlier", "instead", "back",
-    "forward", "list", "show", "tell", "give", "read", "check", "see", "what", "whats", "which", "when",
-    "do", "does", "have", "has", "got", "any", "anything", "all", "every", "upcoming", "next", "free",
-    "busy", "am", "is", "are", "was", "be", "there", "need",
-    // English: kinds, pronouns, articles, politeness.
-    "reminders", "reminder", "events", "event", "calendar", "agenda", "schedule", "alarm", "alarms", "the",
-    "a", "an", "my", "me", "i", "i'm", "it", "its", "that", "this", "one", "ones", "those", "these", "to",
-    "for", "from", "on", "at", "by", "of", "about", "in", "please", "pls", "can", "could", "would", "will",
-    "you", "hey", "ok", "okay", "thanks", "thank", "just", "actually", "again", "entirely", "now", "and",
-    "so", "not", "no", "don't", "dont", "anymore", "any more", "more", "lol", "until", "till", "same time",
-    "the same time", "everything", "whole", "thing",
-    // Chinese: verbs of the three actions.
-    "不用提醒我", "不需要", "不开了", "不去了", "不用去了", "不开", "不去", "同一时间", "同样的时间", "时间不变", "不用了", "不用", "不要了", "不要",
-    "别提醒", "取消掉", "取消", "删掉", "删除", "删了", "去掉", "撤销", "作废",
-    "改到", "改成", "改为", "改在", "挪到", "推到", "往后推到", "改一下", "换个时间", "换时间", "换到", "推迟到", "推迟", "推后", "往后推", "延后",
-    "延期", "提前到", "提前", "调到", "调整",
-    "移到", "看看", "看一下", "查一下", "查查", "列出", "有哪些", "有什么", "有啥", "有没有", "哪些", "什么", "几个", "安排了",
-    "有空", "空闲", "忙不忙", "忙吗", "吗", "呢", "吧", "了", "的", "帮我", "请", "麻烦", "一下", "把", "将", "我", "你", "那个", "这个",
-    "它", "那条", "这条", "那件", "这件", "个", "条",
-    // Chinese: kinds.
-    "提醒事项", "提醒", "闹钟", "日程", "日历", "行程", "安排", "活动", "计划",
-  ]
+  static let stopPhrases: [String] = SkillWords.list("agenda.stop_phrases")
 
   /// `text` as the date parser reads it best: a day's possessive is the day ("tomorrow's
   /// review" is "tomorrow review"), "next week Tuesday" is "next Tuesday".
@@ -50,9 +20,7 @@ enum AgendaWords {
   }
 
   /// Words that point at the item last created or shown: "cancel it", "move that to 10", 把它改到.
-  static let referenceWords = [
-    "it", "that", "this", "that one", "this one", "它", "那个", "这个", "那条", "这条", "刚才那个",
-  ]
+  static let referenceWords = SkillWords.list("agenda.reference_words")
 
   /// The content words of `text` once `removing` (date spans) and every stop phrase are gone;
   /// nil when nothing that could name an item is left.

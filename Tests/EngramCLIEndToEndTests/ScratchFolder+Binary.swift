@@ -1,28 +1,8 @@
+import EngramTestSupport
 import Foundation
 
-/// A temporary folder removed when the value is released.
-final class ScratchFolder {
-  let url: URL
-
-  init() throws {
-    url = FileManager.default.temporaryDirectory.appendingPathComponent("engram-cli-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-  }
-
-  deinit {
-    try? FileManager.default.removeItem(at: url)
-  }
-
-  /// The path of `name` inside the folder.
-  func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-  /// Writes `text` to `name` and returns its path.
-  @discardableResult
-  func write(_ name: String, _ text: String) throws -> String {
-    try Data(text.utf8).write(to: url.appendingPathComponent(name))
-    return path(name)
-  }
-
+/// What end-to-end runs of the binary add to a scratch folder.
+extension ScratchFolder {
   /// A fresh memory made with the hashing embedder (no model needed).
   func initializedDatabase(_ name: String = "memory.sqlite") async throws -> String {
     let path = path(name)
