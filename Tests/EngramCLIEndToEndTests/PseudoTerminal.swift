@@ -39,7 +39,7 @@ final class PseudoTerminal {
       close(master)
       throw error
     }
-    let slave = open(slavePath, O_RDWR | O_NOCTTY)
+    let slave = open(slavePath, O_RDWR | O_NOCTTY | O_CLOEXEC)
     guard slave >= 0 else {
       close(master)
       throw Failure(description: "cannot open the terminal's slave (errno \(errno))")
@@ -72,7 +72,7 @@ final class PseudoTerminal {
 
     private static func openMaster() throws -> Int32 {
       let open = try libc("posix_openpt", as: (@convention(c) (Int32) -> Int32).self)
-      let descriptor = open(O_RDWR | O_NOCTTY)
+      let descriptor = open(O_RDWR | O_NOCTTY | O_CLOEXEC)
       guard descriptor >= 0 else { throw Failure(description: "posix_openpt failed (errno \(errno))") }
       return descriptor
     }
@@ -90,7 +90,7 @@ final class PseudoTerminal {
     }
   #else
     private static func openMaster() throws -> Int32 {
-      let descriptor = posix_openpt(O_RDWR | O_NOCTTY)
+      let descriptor = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)
       guard descriptor >= 0 else { throw Failure(description: "posix_openpt failed (errno \(errno))") }
       return descriptor
     }

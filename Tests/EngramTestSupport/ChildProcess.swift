@@ -91,6 +91,14 @@ public final class ChildProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, source, descriptor)
       }
     }
+    // Tests spawn children at the same time from several threads: a child keeps none of the
+    // descriptors other tests hold open (a pseudo-terminal's ends, pipes), so a terminal
+    // hangs up and a pipe ends when its own child exits. glibc 2.34's
+    // posix_spawn_file_actions_addclosefrom_np is hidden from Swift's Glibc module.
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+      _ = unsafeBitCast(symbol, to: AddCloseFrom.self)(&actions, 3)
+    }
     if let directory {
       // glibc 2.29's posix_spawn_file_actions_addchdir_np is hidden from Swift's Glibc module.
       typealias AddChdir =
