@@ -88,7 +88,8 @@ public struct EmbedderOptions: ParsableOptions {
   /// The spec given, if any (each command decides what its absence means).
   @Option(
     valueName: "SPEC",
-    help: "The embedder: minilm, a model folder, hashing[:DIM], or http:URL#model=NAME&dim=N.",
+    help:
+      "The embedder: minilm, e5-small (multilingual), a model folder, hashing[:DIM], or http:URL#model=NAME&dim=N.",
     defaultDescription: "minilm")
   public var model: String?
 
