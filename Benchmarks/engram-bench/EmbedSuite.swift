@@ -9,8 +9,9 @@ import Foundation
   import CBLAS
 #endif
 
-/// `engram-bench embed [--threads N] [--data DIR] [--limit M] [--json]`: MiniLM throughput at
-/// batch 32 and batch 1, single-query latency, model load time and peak memory.
+/// `engram-bench embed [--model minilm|e5-small] [--threads N] [--data DIR] [--limit M] [--json]`:
+/// the model's throughput at batch 32 and batch 1, single-query latency, model load time and
+/// peak memory. e5-small embeds the texts as passages and the queries as queries.
 ///
 /// Single queries and the batch-32 pass are also timed in the calling thread's CPU time
 /// (`query_cpu_p50_ms`, `batch32_cpu_per_s`): with
@@ -26,6 +27,7 @@ enum EmbedSuite {
     let dataOption = arguments.optionalString("data")
     let limit = try arguments.int("limit", default: 0)
     let quick = arguments.flag("quick")
+    let modelName = arguments.string("model", default: "minilm")
     try arguments.finish()
     guard threads >= 1 else { throw BenchError("--threads must be at least 1") }
     guard limit >= 0 else { throw BenchError("--limit must not be negative") }
@@ -35,12 +37,10 @@ enum EmbedSuite {
     if limit > 0 { texts = Array(texts.prefix(limit)) }
     if quick { texts = Array(texts.prefix(256)) }
     guard !texts.isEmpty else { throw BenchError("no texts to embed in \(source)") }
-    var embedder: BertEmbedder?
-    let load = try Measure.seconds {
-      embedder = try BertEmbedder(locator: ModelLocator(), options: .init(threads: threads))
-    }
-    guard let embedder else { throw BenchError("model did not load") }
-    let tokenCounts = texts.map { embedder.tokenizer.encode($0).count }
+    var model: BenchModel?
+    let load = try Measure.seconds { model = try BenchModel(modelName, threads: threads) }
+    guard let embedder = model else { throw BenchError("model did not load") }
+    let tokenCounts = texts.map(embedder.tokenCount)
 
     // Warm-up: fault the mapped weights in and let OpenBLAS start its threads.
     let first = Measure.seconds { _ = embedder.embedSynchronously(["warm-up sentence for the first pass"]) }
@@ -75,7 +75,7 @@ enum EmbedSuite {
     for round in 0..<(quick ? 50 : 200) {
       let query = queries[round % queries.count]
       let cpuStart = threadCPUSeconds()
-      latencies.append(Measure.seconds { _ = embedder.embedSynchronously([query]) } * 1000)
+      latencies.append(Measure.seconds { _ = embedder.embedQuerySynchronously(query) } * 1000)
       cpuLatencies.append((threadCPUSeconds() - cpuStart) * 1000)
     }
 
@@ -96,6 +96,33 @@ enum EmbedSuite {
     report.set("first_query_ms", first * 1000)
     if let peak = Measure.peakResidentBytes() { report.set("peak_rss_mb", Double(peak) / 1_048_576) }
     return (report, "embed: \(embedder.modelID) on \(threads) thread(s)")
+  }
+
+  /// The model under measurement, embedding on the calling thread.
+  struct BenchModel {
+    let modelID: String
+    let embedSynchronously: ([String]) -> [[Float]]
+    let embedQuerySynchronously: (String) -> [Float]
+    let tokenCount: (String) -> Int
+
+    init(_ name: String, threads: Int) throws {
+      switch name {
+      case "minilm":
+        let model = try BertEmbedder(locator: ModelLocator(), options: .init(threads: threads))
+        modelID = model.modelID
+        embedSynchronously = { model.embedSynchronously($0) }
+        embedQuerySynchronously = { model.embedSynchronously([$0])[0] }
+        tokenCount = { model.tokenizer.encode($0).count }
+      case "e5-small":
+        let model = try E5Embedder(options: .init(threads: threads))
+        modelID = model.modelID
+        embedSynchronously = { model.embedSynchronously($0, as: .passage) }
+        embedQuerySynchronously = { model.embedSynchronously([$0], as: .query)[0] }
+        tokenCount = { model.pieceIDs($0, as: .passage).count + 2 }
+      default:
+        throw BenchError("--model must be minilm or e5-small, not \(name)")
+      }
+    }
   }
 
   /// CPU time of the calling thread, in seconds.

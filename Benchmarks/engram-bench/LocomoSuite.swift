@@ -73,12 +73,7 @@ enum LocomoSuite {
       .map { dataPath + "/" + $0 }
     guard !files.isEmpty else { throw BenchError("no LoCoMo .json files in \(dataPath)") }
 
-    let embedder: any Embedder
-    if modelOption == "hashing" {
-      embedder = try HashingEmbedder()
-    } else {
-      embedder = try BertEmbedder(locator: ModelLocator(), options: .init(threads: threads))
-    }
+    let embedder = try benchEmbedder(modelOption ?? "minilm", threads: threads)
     // --keep DIR leaves the compacted memories there for inspection.
     let scratch =
       keepFolder.map { URL(fileURLWithPath: $0) }
@@ -385,12 +380,23 @@ final class MemoizingEmbedder: Embedder {
   var maxSequenceLength: Int { base.maxSequenceLength }
 
   func embed(_ texts: [String]) async throws -> [[Float]] {
-    let known = memory.withLock { memory in texts.map { memory[$0] } }
+    try await remembered(texts, queries: false)
+  }
+
+  func embedQueries(_ texts: [String]) async throws -> [[Float]] {
+    try await remembered(texts, queries: true)
+  }
+
+  /// Queries and stored texts are remembered apart (a model may embed them differently).
+  private func remembered(_ texts: [String], queries: Bool) async throws -> [[Float]] {
+    let key = { (text: String) in (queries ? "q:" : "p:") + text }
+    let known = memory.withLock { memory in texts.map { memory[key($0)] } }
     let missing = texts.indices.filter { known[$0] == nil }
     guard !missing.isEmpty else { return known.map { $0! } }
-    let computed = try await base.embed(missing.map { texts[$0] })
+    let computed =
+      try await queries ? base.embedQueries(missing.map { texts[$0] }) : base.embed(missing.map { texts[$0] })
     memory.withLock { memory in
-      for (position, index) in missing.enumerated() { memory[texts[index]] = computed[position] }
+      for (position, index) in missing.enumerated() { memory[key(texts[index])] = computed[position] }
     }
     var result = known
     for (position, index) in missing.enumerated() { result[index] = computed[position] }

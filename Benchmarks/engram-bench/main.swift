@@ -12,8 +12,11 @@ let usage = """
   suites:
     store     insert throughput with FTS, FTS query latency, open time
     vectors   exact and int8 cosine top-k latency, recall, batch throughput
-    embed     MiniLM embedding throughput, query latency, load time
+    embed     embedding throughput, query latency, load time (--model minilm|e5-small)
     locomo    retrieval quality on LoCoMo conversations (hit@k, MRR) and compaction
+              (--model minilm|e5-small|hashing)
+    multilingual  recall@3 per language and mode on the frozen Chinese/English
+              paraphrase set (Benchmarks/data/multilingual-retrieval.jsonl)
               (--db-url URL: also on the PostgreSQL store, in the same run)
     agent     routing accuracy (rules, full router), date and calculator accuracy, agent turn latency
     answers   LoCoMo questions asked through the agent: replies that quote an evidence turn
@@ -27,6 +30,7 @@ let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String
   "vectors": VectorsSuite.run,
   "embed": EmbedSuite.run,
   "locomo": LocomoSuite.run,
+  "multilingual": MultilingualSuite.run,
   "agent": AgentSuite.run,
   "answers": AnswersSuite.run,
   "scale": ScaleSuite.run,

@@ -33,6 +33,25 @@ public struct BertConfiguration: Sendable, Equatable {
   /// Whether the tokenizer lower-cases and strips accents (`tokenizer_config.json` `do_lower_case`).
   public var lowercases: Bool
 
+  /// A configuration from its values (a model whose shape is not in JSON files).
+  init(
+    hiddenSize: Int, layerCount: Int, headCount: Int, intermediateSize: Int, maxPositions: Int,
+    vocabularySize: Int, typeVocabularySize: Int, layerNormEpsilon: Float, maxSequenceLength: Int,
+    pooling: Pooling, lowercases: Bool
+  ) {
+    self.hiddenSize = hiddenSize
+    self.layerCount = layerCount
+    self.headCount = headCount
+    self.intermediateSize = intermediateSize
+    self.maxPositions = maxPositions
+    self.vocabularySize = vocabularySize
+    self.typeVocabularySize = typeVocabularySize
+    self.layerNormEpsilon = layerNormEpsilon
+    self.maxSequenceLength = maxSequenceLength
+    self.pooling = pooling
+    self.lowercases = lowercases
+  }
+
   /// Reads `config.json`, `sentence_bert_config.json`, `1_Pooling/config.json` and (optionally)
   /// `tokenizer_config.json` from `directory`.
   /// - Throws: `EmbeddingError.modelNotFound` / `.invalidConfiguration`.

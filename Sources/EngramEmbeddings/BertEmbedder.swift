@@ -100,7 +100,7 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
     }
     model = try BertModel(
       file: directory.appendingPathComponent("model.safetensors"), configuration: configuration)
-    model.tensors.file.adviseWillNeed()
+    model.file.adviseWillNeed()
     self.directory = directory
     self.configuration = configuration
     self.tokenizer = tokenizer

@@ -53,12 +53,15 @@ extension BertModel {
   /// that run whole forward passes side by side (one synchronization per pass); a single
   /// sequence instead splits every product's output columns and the attention heads.
   /// - Complexity: O(L · (T · w² + Σ nᵢ² · w)) for T tokens in all, sequence lengths nᵢ, width w.
-  func sentenceVectors(_ sequences: [[Int32]], threads: Int = 1) -> [[Float]] {
+  ///
+  /// With `normalizes` false the pooled vectors are returned as they are (the windows of a
+  /// long text are averaged before they are normalized).
+  func sentenceVectors(_ sequences: [[Int32]], threads: Int = 1, normalizes: Bool = true) -> [[Float]] {
     let groups = Self.balancedGroups(sequences.map(\.count), parts: threads)
-    guard groups.count > 1 else { return forward(sequences, threads: threads) }
+    guard groups.count > 1 else { return forward(sequences, threads: threads, normalizes: normalizes) }
     let results = Mutex([[[Float]]](repeating: [], count: groups.count))
     Self.parallel(groups.count) { part in
-      let vectors = forward(Array(sequences[groups[part]]), threads: 1)
+      let vectors = forward(Array(sequences[groups[part]]), threads: 1, normalizes: normalizes)
       results.withLock { $0[part] = vectors }
     }
     return results.withLock { $0.flatMap { $0 } }
@@ -88,7 +91,7 @@ extension BertModel {
   }
 
   /// One forward pass over all `sequences` packed together, its products split `threads` ways.
-  private func forward(_ sequences: [[Int32]], threads: Int) -> [[Float]] {
+  private func forward(_ sequences: [[Int32]], threads: Int, normalizes: Bool) -> [[Float]] {
     let width = configuration.hiddenSize
     let tokens = sequences.reduce(0) { $0 + $1.count }
     let longest = sequences.map(\.count).max() ?? 0
@@ -100,7 +103,7 @@ extension BertModel {
     for layer in layers {
       encode(layer, sequences: sequences, tokens: tokens, space: space, threads: threads)
     }
-    return pool(sequences, space.hidden)
+    return pool(sequences, space.hidden, normalizes: normalizes)
   }
 
   /// Word + position + token-type (0) embeddings, then LayerNorm.
@@ -110,9 +113,15 @@ extension BertModel {
     for sequence in sequences {
       for (position, id) in sequence.enumerated() {
         let x = hidden + row * width
-        let word = wordEmbeddings + Int(id) * width
+        switch wordEmbeddings {
+        case .float32(let table):
+          x.update(from: table + Int(id) * width, count: width)
+        case .blocks(let table):
+          let rowBytes = width / E5ModelFile.blockLength * E5ModelFile.blockBytes
+          E5ModelFile.dequantize(table + Int(id) * rowBytes, count: width, into: x)
+        }
         let place = positionEmbeddings + position * width
-        for index in 0..<width { x[index] = word[index] + place[index] + tokenTypeEmbeddings[index] }
+        for index in 0..<width { x[index] = x[index] + place[index] + tokenTypeEmbeddings[index] }
         row += 1
       }
     }
@@ -291,8 +300,8 @@ extension BertModel {
     }
   }
 
-  /// Pools each sequence's rows into one vector and scales it to unit length.
-  private func pool(_ sequences: [[Int32]], _ hidden: UnsafePointer<Float>) -> [[Float]] {
+  /// Pools each sequence's rows into one vector and, when `normalizes`, scales it to unit length.
+  private func pool(_ sequences: [[Int32]], _ hidden: UnsafePointer<Float>, normalizes: Bool) -> [[Float]] {
     let width = configuration.hiddenSize
     var vectors: [[Float]] = []
     vectors.reserveCapacity(sequences.count)
@@ -312,6 +321,7 @@ extension BertModel {
         case .classToken:
           for index in 0..<width { out[index] = hidden[start * width + index] }
         }
+        guard normalizes else { return }
         var squares: Float = 0
         for index in 0..<width { squares += out[index] * out[index] }
         let inverseNorm = 1 / max(squares.squareRoot(), 1e-12)

@@ -1,11 +1,19 @@
 import Foundation
 
-/// The weights of a BERT encoder, pointing into the memory-mapped safetensors file.
+/// The weights of a BERT encoder, pointing into a memory-mapped model file.
 ///
-/// Every pointer refers to read-only mapped pages owned by `tensors`, which lives as long
-/// as this object; nothing is copied. Sendable because nothing in it changes after `init`:
-/// the threads of one forward pass all read the same weights.
+/// Every pointer refers to read-only mapped pages owned by `file`, or (for a model packed in
+/// 4-bit blocks) to float32 weights dequantized once at load into memory this object owns
+/// and frees; both live as long as this object. Sendable because nothing in it changes after
+/// `init`: the threads of one forward pass all read the same weights.
 final class BertModel: @unchecked Sendable {
+  /// Where the word vectors are: float32 rows, or rows of 4-bit blocks (see `E5ModelFile`)
+  /// dequantized one token at a time, since the table is most of a multilingual model.
+  enum WordTable {
+    case float32(UnsafePointer<Float>)
+    case blocks(UnsafeRawPointer)
+  }
+
   struct Layer {
     var query: UnsafePointer<Float>
     var queryBias: UnsafePointer<Float>
@@ -26,8 +34,11 @@ final class BertModel: @unchecked Sendable {
   }
 
   let configuration: BertConfiguration
-  let tensors: SafeTensors
-  let wordEmbeddings: UnsafePointer<Float>
+  /// The mapped model file every pointer (but the dequantized weights) points into.
+  let file: MappedFile
+  /// Dequantized weights this object owns, freed in `deinit`.
+  private let ownedWeights: UnsafeMutableBufferPointer<Float>?
+  let wordEmbeddings: WordTable
   let positionEmbeddings: UnsafePointer<Float>
   let tokenTypeEmbeddings: UnsafePointer<Float>
   let embeddingNormGamma: UnsafePointer<Float>
@@ -38,16 +49,18 @@ final class BertModel: @unchecked Sendable {
   /// - Throws: `EmbeddingError` for a missing, damaged or mismatched tensor.
   init(file: URL, configuration: BertConfiguration) throws(EmbeddingError) {
     self.configuration = configuration
-    tensors = try SafeTensors(path: file.path)
+    let tensors = try SafeTensors(path: file.path)
+    self.file = tensors.file
+    ownedWeights = nil
     // Checkpoints saved from `BertForX` prefix every name with `bert.`.
     let prefix = tensors.entries["embeddings.word_embeddings.weight"] == nil ? "bert." : ""
-    let tensors = self.tensors
     let hidden = configuration.hiddenSize
     let inner = configuration.intermediateSize
     func tensor(_ name: String, _ shape: [Int]) throws(EmbeddingError) -> UnsafePointer<Float> {
       try tensors.float32(prefix + name, shape: shape)
     }
-    wordEmbeddings = try tensor("embeddings.word_embeddings.weight", [configuration.vocabularySize, hidden])
+    wordEmbeddings = .float32(
+      try tensor("embeddings.word_embeddings.weight", [configuration.vocabularySize, hidden]))
     positionEmbeddings = try tensor(
       "embeddings.position_embeddings.weight", [configuration.maxPositions, hidden])
     tokenTypeEmbeddings = try tensor(
@@ -78,4 +91,44 @@ final class BertModel: @unchecked Sendable {
     }
     self.layers = layers
   }
+
+  /// Binds the weights of a packed multilingual-e5-small file: float32 tensors in place, the
+  /// layers' 4-bit weights dequantized once into one float32 buffer (about 85 MB for
+  /// e5-small), the word table left packed.
+  init(packed: E5ModelFile, configuration: BertConfiguration) {
+    self.configuration = configuration
+    file = packed.file
+    let hidden = configuration.hiddenSize
+    let inner = configuration.intermediateSize
+    let perLayer = 4 * hidden * hidden + 2 * hidden * inner
+    let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: perLayer * configuration.layerCount)
+    ownedWeights = buffer
+    var next = buffer.baseAddress!
+    func dequantized(_ name: String, _ count: Int) -> UnsafePointer<Float> {
+      let target = next
+      E5ModelFile.dequantize(packed.blocks(name), count: count, into: target)
+      next += count
+      return UnsafePointer(target)
+    }
+    wordEmbeddings = .blocks(packed.blocks("emb.word"))
+    positionEmbeddings = packed.float32("emb.pos")
+    tokenTypeEmbeddings = packed.float32("emb.type")
+    embeddingNormGamma = packed.float32("emb.ln.w")
+    embeddingNormBeta = packed.float32("emb.ln.b")
+    layers = (0..<configuration.layerCount).map { index in
+      let p = "l\(index)."
+      return Layer(
+        query: dequantized(p + "q.w", hidden * hidden), queryBias: packed.float32(p + "q.b"),
+        key: dequantized(p + "k.w", hidden * hidden), keyBias: packed.float32(p + "k.b"),
+        value: dequantized(p + "v.w", hidden * hidden), valueBias: packed.float32(p + "v.b"),
+        attentionOutput: dequantized(p + "ao.w", hidden * hidden),
+        attentionOutputBias: packed.float32(p + "ao.b"),
+        attentionNormGamma: packed.float32(p + "aln.w"), attentionNormBeta: packed.float32(p + "aln.b"),
+        intermediate: dequantized(p + "fi.w", inner * hidden), intermediateBias: packed.float32(p + "fi.b"),
+        output: dequantized(p + "fo.w", hidden * inner), outputBias: packed.float32(p + "fo.b"),
+        outputNormGamma: packed.float32(p + "oln.w"), outputNormBeta: packed.float32(p + "oln.b"))
+    }
+  }
+
+  deinit { ownedWeights?.deallocate() }
 }

@@ -14,9 +14,20 @@ public protocol Embedder: Sendable {
   /// An empty list returns an empty list.
   /// - Throws: `EmbeddingError`.
   func embed(_ texts: [String]) async throws -> [[Float]]
+  /// Embeds search queries, for models that embed a query differently from the texts it
+  /// searches (multilingual-e5 prefixes `query: ` rather than `passage: `); the default is
+  /// `embed(_:)`.
+  /// - Throws: `EmbeddingError`.
+  func embedQueries(_ texts: [String]) async throws -> [[Float]]
 }
 
 extension Embedder {
+  /// Embeds queries as `embed(_:)` embeds any text.
+  /// - Throws: `EmbeddingError`.
+  public func embedQueries(_ texts: [String]) async throws -> [[Float]] {
+    try await embed(texts)
+  }
+
   /// Embeds one text.
   /// - Throws: `EmbeddingError`.
   public func embed(_ text: String) async throws -> [Float] {

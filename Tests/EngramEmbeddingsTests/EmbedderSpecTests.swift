@@ -5,7 +5,8 @@ import Testing
 
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct EmbedderSpecTests {
   @Test(arguments: [
-    ("minilm", "minilm"), ("hashing", "hashing"), ("hashing:64", "hashing:64"), ("model:/m/x", "model:/m/x"),
+    ("minilm", "minilm"), ("e5-small", "e5-small"), ("multilingual-e5-small", "e5-small"),
+    ("hashing", "hashing"), ("hashing:64", "hashing:64"), ("model:/m/x", "model:/m/x"),
     (
       "http:http://127.0.0.1:11434#model=nomic&dim=768&api=ollama",
       "http:http://127.0.0.1:11434#model=nomic&dim=768&api=ollama"
@@ -32,7 +33,15 @@ import Testing
   @Test func specsAreInferredFromStoredModelIDs() {
     #expect(EmbedderSpec.inferred(fromModelID: "hashing-v1-128") == .hashing(dimension: 128))
     #expect(EmbedderSpec.inferred(fromModelID: "sentence-transformers/all-MiniLM-L6-v2") == .minilm)
+    #expect(EmbedderSpec.inferred(fromModelID: "intfloat/multilingual-e5-small-q4") == .e5Small)
     #expect(EmbedderSpec.inferred(fromModelID: "http:nomic") == nil)
+  }
+
+  @Test func e5SmallWithoutItsFileNamesTheFix() {
+    let path = "/nonexistent/e5-small-q4.bin"
+    #expect(throws: EmbeddingError.e5ModelNotFound(path: path)) {
+      _ = try EmbedderSpec.e5Small.makeEmbedder(environment: ["ENGRAM_E5_MODEL": path])
+    }
   }
 
   @Test func hashingSpecsBuildTheirEmbedder() throws {

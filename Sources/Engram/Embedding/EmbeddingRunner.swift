@@ -11,14 +11,18 @@ struct EmbeddingRunner: Sendable {
 
   /// Embeds texts in batches, checking the embedder's contract and cancellation between
   /// batches; the embedder's work runs off the cooperative pool.
-  func embed(_ texts: [String], progress: ((Int) -> Void)? = nil) async throws -> [[Float]] {
+  /// Queries go through `Embedder.embedQueries` (a model may embed them differently).
+  func embed(_ texts: [String], queries: Bool = false, progress: ((Int) -> Void)? = nil) async throws
+    -> [[Float]]
+  {
     var vectors: [[Float]] = []
     vectors.reserveCapacity(texts.count)
     var start = 0
     while start < texts.count {
       if Task.isCancelled { throw EngramError.cancelled }
       let end = min(start + batchSize, texts.count)
-      let part = try await embedder.embed(Array(texts[start..<end]))
+      let batch = Array(texts[start..<end])
+      let part = try await queries ? embedder.embedQueries(batch) : embedder.embed(batch)
       guard part.count == end - start else {
         throw EngramError.embedderContract(expected: end - start, actual: part.count)
       }
@@ -52,7 +56,7 @@ struct EmbeddingRunner: Sendable {
   /// The embedding of a query text, from the cache when the same text was embedded lately.
   func embedQuery(_ text: String) async throws -> [Float] {
     if let cached = queryCache.vector(for: text) { return cached }
-    let vector = try await embed([text])[0]
+    let vector = try await embed([text], queries: true)[0]
     queryCache.store(vector, for: text)
     return vector
   }
@@ -62,7 +66,7 @@ struct EmbeddingRunner: Sendable {
     var result = texts.map { queryCache.vector(for: $0) }
     let missing = result.indices.filter { result[$0] == nil }
     if !missing.isEmpty {
-      let vectors = try await embed(missing.map { texts[$0] })
+      let vectors = try await embed(missing.map { texts[$0] }, queries: true)
       for (position, index) in missing.enumerated() {
         result[index] = vectors[position]
         queryCache.store(vectors[position], for: texts[index])

@@ -13,7 +13,9 @@ public enum InitCommand: Command {
 
       Without --model the memory uses all-MiniLM-L6-v2; when that model is not installed,
       it falls back to the hashing embedder and says so (install the model with `make demo`
-      and switch with `engram reindex --model minilm`).
+      and switch with `engram reindex --model minilm`). `--model e5-small` chooses
+      multilingual-e5-small, for memories and questions in Chinese or another language than
+      English (installed by `make setup`; slower than MiniLM).
       """)
 
   /// The command's options.
@@ -88,7 +90,8 @@ public struct EmbedderOptions: ParsableOptions {
   /// The spec given, if any (each command decides what its absence means).
   @Option(
     valueName: "SPEC",
-    help: "The embedder: minilm, a model folder, hashing[:DIM], or http:URL#model=NAME&dim=N.",
+    help:
+      "The embedder: minilm, e5-small (multilingual), a model folder, hashing[:DIM], or http:URL#model=NAME&dim=N.",
     defaultDescription: "minilm")
   public var model: String?
 

