@@ -34,8 +34,12 @@ demo: release
 # Nothing can hang the run (docs/concurrency.md): every suite has a time limit and the
 # in-process watchdog, and each step runs under scripts/watchdog.sh, which names what was
 # still running and stops it past the step's limit (seconds).
+# The C kernels (GEMM helpers, softmax, GELU, LayerNorm) are optimized in the test build too:
+# at -O0 their intrinsics run an order of magnitude slower, and the embedders' parity tests
+# (MiniLM, multilingual-e5-small on 1,022 texts) spend most of their time in them.
+TEST_C_FLAGS ?= -Xcc -O2
 test: setup
-	$(SWIFT) build $(SWIFT_FLAGS) $(IMPORT_CHECK) --build-tests
+	$(SWIFT) build $(SWIFT_FLAGS) $(TEST_C_FLAGS) $(IMPORT_CHECK) --build-tests
 	ENGRAM_TEST_TIMEOUT=1200 ENGRAM_REQUIRE_ICALENDAR=1 ./scripts/postgres.sh run $(SWIFT) test $(SWIFT_FLAGS) --skip-build
 	./scripts/watchdog.sh 600 mcp-e2e ./scripts/mcp-e2e.sh
 	./scripts/watchdog.sh 900 kernels-test ./scripts/kernels-test.sh
@@ -45,7 +49,7 @@ test: setup
 # ENGRAM_SOAK=1 (more rounds, more kills, larger writes; README "Reliability").
 SOAK_FILTER ?= CrashSafetyTests|ConcurrencyTests|PostgresKillTests|PostgresRestartTests
 soak: setup
-	$(SWIFT) build $(SWIFT_FLAGS) $(IMPORT_CHECK) --build-tests
+	$(SWIFT) build $(SWIFT_FLAGS) $(TEST_C_FLAGS) $(IMPORT_CHECK) --build-tests
 	ENGRAM_SOAK=1 ENGRAM_TEST_TIMEOUT=10800 ./scripts/postgres.sh run \
 	  $(SWIFT) test $(SWIFT_FLAGS) --skip-build --filter '$(SOAK_FILTER)'
 

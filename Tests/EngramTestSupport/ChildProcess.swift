@@ -244,11 +244,55 @@ extension ChildProcess {
     public var status: Int32 { termination.status }
   }
 
+  /// One-shot children running at once (`run`), at most `limit`.
+  ///
+  /// Swift Testing starts every test at once, and a test awaiting its child holds no
+  /// thread: without a bound, dozens of debug-built `engram` processes start together on two
+  /// cores, each spending seconds of CPU on start-up, and the tests that measure a child's
+  /// own timing or wait for a terminal's prompt see minutes of scheduling delay. A test
+  /// waits at most `longestWait` for a slot, then runs anyway (a test that runs two children
+  /// at once can never deadlock on the bound).
+  static let running = Mutex(0)
+  static let limit = max(4, 2 * ProcessInfo.processInfo.activeProcessorCount)
+  static let longestWait: Duration = .seconds(60)
+
+  /// Takes a slot when one frees within `longestWait`; returns whether it took one.
+  static func takeSlot() async -> Bool {
+    let start = ContinuousClock.now
+    while ContinuousClock.now - start < longestWait {
+      let taken = running.withLock { count in
+        guard count < limit else { return false }
+        count += 1
+        return true
+      }
+      if taken { return true }
+      try? await Task.sleep(for: .milliseconds(25))
+    }
+    return false
+  }
+
   /// Runs `executable` to the end with `input` on its standard input; output goes through
-  /// temporary files, so a chatty child never blocks on a full pipe.
+  /// temporary files, so a chatty child never blocks on a full pipe. At most `limit` run at
+  /// once (see `running`).
   public static func run(
     _ executable: String, arguments: [String] = [], input: String? = nil,
     environment: [String: String]? = nil, directory: String? = nil
+  ) async throws -> Output {
+    let slot = await takeSlot()
+    do {
+      let output = try await runNow(
+        executable, arguments: arguments, input: input, environment: environment, directory: directory)
+      if slot { running.withLock { $0 -= 1 } }
+      return output
+    } catch {
+      if slot { running.withLock { $0 -= 1 } }
+      throw error
+    }
+  }
+
+  static func runNow(
+    _ executable: String, arguments: [String], input: String?, environment: [String: String]?,
+    directory: String?
   ) async throws -> Output {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
       "engram-child-\(UUID().uuidString)")
