@@ -43,7 +43,10 @@ final class ConversationStream: @unchecked Sendable {
   /// Opens `path` in `options.format`, or the format detected from its content.
   /// - Throws: `ImportError` as `ConversationFile.parse` (`.empty` for a file without
   ///   turns is thrown by the reader of the whole file, or found by the caller).
-  init(path: String, options: IngestOptions) throws(ImportError) {
+  /// `blockBytes`: how much of the file is read at a time (tests read small blocks).
+  init(path: String, options: IngestOptions, blockBytes: Int = JSONStream.defaultBlockBytes)
+    throws(ImportError)
+  {
     self.path = path
     isFromFile = true
     let defaultSession = ConversationFile.defaultSession(path)
@@ -60,11 +63,11 @@ final class ConversationStream: @unchecked Sendable {
         throw .unreadable(path: path, reason: "\(error)")
       }
     case .chatgpt? where regular, .claude? where regular:
-      let stream = try JSONStream(path: path)
+      let stream = try JSONStream(path: path, blockBytes: blockBytes)
       try stream.expect(UInt8(ascii: "["), "a list of conversations")
       state = .records(stream, number: 0, first: true)
     case .telegram? where regular:
-      let stream = try JSONStream(path: path)
+      let stream = try JSONStream(path: path, blockBytes: blockBytes)
       state = try Self.openChats(stream) ?? .finished
       if case .finished = state {
         // One chat: one conversation, read whole.

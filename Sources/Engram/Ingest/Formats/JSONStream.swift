@@ -17,12 +17,14 @@ import Foundation
 final class JSONStream {
   /// Bytes that end a number or literal.
   static let delimiters: Set<UInt8> = [0x2C, 0x5D, 0x7D, 0x20, 0x0A, 0x0D, 0x09]
-  /// Bytes read per block.
-  static let blockBytes = 1 << 20
+  /// Bytes read per block, by default.
+  static let defaultBlockBytes = 1 << 20
   /// One value (a conversation) larger than this is refused.
   static let maximumValueBytes = 1 << 30
 
   let path: String
+  /// Bytes read per block.
+  let blockBytes: Int
   private let descriptor: Int32
   private var buffer: [UInt8] = []
   /// The next byte to read in `buffer`.
@@ -35,11 +37,12 @@ final class JSONStream {
 
   /// Opens `path`, a regular file.
   /// - Throws: `ImportError.unreadable`.
-  init(path: String) throws(ImportError) {
+  init(path: String, blockBytes: Int = JSONStream.defaultBlockBytes) throws(ImportError) {
     self.path = path
+    self.blockBytes = blockBytes
     descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { throw .unreadable(path: path, reason: InputFile.reason(errno)) }
-    buffer.reserveCapacity(Self.blockBytes * 2)
+    buffer.reserveCapacity(blockBytes * 2)
   }
 
   deinit { close(descriptor) }
@@ -79,10 +82,10 @@ final class JSONStream {
       position = 0
     }
     let previous = buffer.count
-    buffer.append(contentsOf: repeatElement(0, count: Self.blockBytes))
+    buffer.append(contentsOf: repeatElement(0, count: blockBytes))
     var got = -1
     while got < 0 {
-      got = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + previous, Self.blockBytes) }
+      got = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + previous, blockBytes) }
       if got < 0 && errno != EINTR { throw .unreadable(path: path, reason: InputFile.reason(errno)) }
     }
     buffer.removeSubrange((previous + got)...)
@@ -182,7 +185,7 @@ final class JSONStream {
         default: break
         }
       }
-      if !keep, offset >= Self.blockBytes {
+      if !keep, offset >= blockBytes {
         // Skipped bytes are not kept: the scan goes on after them.
         lineOfBuffer += newlines(in: 0..<(position + offset))
         buffer.removeSubrange(0..<(position + offset))
