@@ -20,7 +20,12 @@ final class ConversationStream: @unchecked Sendable {
   let format: ConversationFile.Format
   /// Whether the sessions are read from the file (not handed over already parsed).
   let isFromFile: Bool
+  /// How the file was opened, to open it again (`again()`).
+  private let options: IngestOptions
+  private let blockBytes: Int
   private var state: State
+  /// The sessions, when the file was parsed whole: reading it again reuses them.
+  private var parsed: [ConversationSession]?
 
   private enum State {
     case whole(ArraySlice<ConversationSession>)
@@ -37,7 +42,29 @@ final class ConversationStream: @unchecked Sendable {
     self.path = path
     format = file.format
     isFromFile = false
+    options = IngestOptions()
+    blockBytes = JSONStream.defaultBlockBytes
     state = .whole(file.sessions[...])
+    parsed = file.sessions
+  }
+
+  private init(sessions: [ConversationSession], like other: ConversationStream) {
+    path = other.path
+    format = other.format
+    isFromFile = other.isFromFile
+    options = other.options
+    blockBytes = other.blockBytes
+    state = .whole(sessions[...])
+    parsed = sessions
+  }
+
+  /// The same file from its start: parsed sessions are reused, a streamed file is opened
+  /// again (in the format found the first time).
+  func again() throws(ImportError) -> ConversationStream {
+    if let parsed { return ConversationStream(sessions: parsed, like: self) }
+    var options = self.options
+    options.format = format
+    return try ConversationStream(path: path, options: options, blockBytes: blockBytes)
   }
 
   /// Opens `path` in `options.format`, or the format detected from its content.
@@ -49,6 +76,8 @@ final class ConversationStream: @unchecked Sendable {
   {
     self.path = path
     isFromFile = true
+    self.options = options
+    self.blockBytes = blockBytes
     let defaultSession = ConversationFile.defaultSession(path)
     let regular = InputFile.isRegularFile(path)
     var format = options.format
@@ -71,7 +100,9 @@ final class ConversationStream: @unchecked Sendable {
       state = try Self.openChats(stream) ?? .finished
       if case .finished = state {
         // One chat: one conversation, read whole.
-        state = .whole(try Self.whole(path, format: .telegram, options: options))
+        let sessions = try Self.whole(path, format: .telegram, options: options)
+        state = .whole(sessions[...])
+        parsed = sessions
       }
     default:
       var options = options
@@ -80,19 +111,20 @@ final class ConversationStream: @unchecked Sendable {
         InputFile.readAll(path), path: path, defaultSession: defaultSession, options: options)
       format = file.format
       state = .whole(file.sessions[...])
+      parsed = file.sessions
     }
     self.format = format ?? .jsonl
   }
 
   private static func whole(_ path: String, format: ConversationFile.Format, options: IngestOptions)
-    throws(ImportError) -> ArraySlice<ConversationSession>
+    throws(ImportError) -> [ConversationSession]
   {
     var options = options
     options.format = format
     return try ConversationFile.parse(
       InputFile.readAll(path), path: path, defaultSession: ConversationFile.defaultSession(path),
       options: options
-    ).sessions[...]
+    ).sessions
   }
 
   /// The format of a regular file, from its first bytes (at most the first value of a list,

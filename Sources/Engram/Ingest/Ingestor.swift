@@ -129,9 +129,7 @@ struct Ingestor: Sendable {
       try ConversationStream(path: path, options: opened)
     }
     return try await ingest(
-      streams: { () throws(ImportError) in
-        try ConversationStream(path: path, options: opened)
-      }, first: source, path: path, sessionPrefix: Self.sessionPrefix(source.format, path), progress: progress
+      first: source, path: path, sessionPrefix: Self.sessionPrefix(source.format, path), progress: progress
     )
   }
 
@@ -201,13 +199,12 @@ struct Ingestor: Sendable {
     return report
   }
 
-  /// Stores a parsed conversation file (see `ingest(streams:first:path:sessionPrefix:progress:)`).
+  /// Stores a parsed conversation file (see `ingest(first:path:sessionPrefix:progress:)`).
   func ingest(
     _ file: ConversationFile, path: String, sessionPrefix: String = "",
     progress: (@Sendable (EngramProgress) -> Void)? = nil
   ) async throws -> IngestReport {
     try await ingest(
-      streams: { () throws(ImportError) in ConversationStream(file, path: path) },
       first: ConversationStream(file, path: path), path: path, sessionPrefix: sessionPrefix,
       progress: progress)
   }
@@ -238,11 +235,11 @@ struct Ingestor: Sendable {
   /// keeps what it committed, and the next one of the same file stores the rest and embeds
   /// what was left unembedded.
   ///
-  /// The file is read twice (`streams` opens it again): first whole, to check it (a malformed
+  /// The file is read twice (`first`, then `first.again()`): first whole, to check it (a malformed
   /// file stores nothing), count its turns and learn each session's start; then to store.
   /// Memory holds one conversation and one batch of turns, plus the row ids to embed.
   func ingest(
-    streams: @escaping @Sendable () throws(ImportError) -> ConversationStream, first: ConversationStream,
+    first: ConversationStream,
     path: String, sessionPrefix: String, progress: (@Sendable (EngramProgress) -> Void)?
   ) async throws -> IngestReport {
     try open.check()
@@ -262,7 +259,7 @@ struct Ingestor: Sendable {
     let total = facts.turns
 
     // 2. Read it again: each batch's new turns stored, keys of stored ones skipped.
-    let stream = try await BlockingWork.run { () throws(ImportError) in try streams() }
+    let stream = try await BlockingWork.run { () throws(ImportError) in try first.again() }
     var sessionIDs: [String: Int64] = [:]
     var keys = TurnKeys()
     var seen: Set<Int64> = []

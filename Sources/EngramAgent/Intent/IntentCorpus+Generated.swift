@@ -3449,7 +3449,6 @@ extension IntentCorpus {
     和小李吃饭改到明晚	calendar.update
     给爸妈打电话的删了	reminder.cancel
     给爸妈打电话改到周日上午	reminder.update
-    hi	smalltalk.greeting
     hiya	smalltalk.greeting
     hi hi	smalltalk.greeting
     heyy	smalltalk.greeting
@@ -3473,7 +3472,6 @@ extension IntentCorpus {
     hey hey	smalltalk.greeting
     morning, assistant	smalltalk.greeting
     hello hello	smalltalk.greeting
-    你好	smalltalk.greeting
     您好	smalltalk.greeting
     你好呀	smalltalk.greeting
     嗨嗨	smalltalk.greeting
@@ -3488,11 +3486,9 @@ extension IntentCorpus {
     喂	smalltalk.greeting
     哈喽哈喽	smalltalk.greeting
     你好啊小助手	smalltalk.greeting
-    早上好呀	smalltalk.greeting
     嗨，在吗	smalltalk.greeting
     又见面了	smalltalk.greeting
     hi 早上好	smalltalk.greeting
-    thanks	smalltalk.thanks
     thank you	smalltalk.thanks
     thank you!	smalltalk.thanks
     thanks a lot	smalltalk.thanks
@@ -3515,7 +3511,6 @@ extension IntentCorpus {
     thanks for that	smalltalk.thanks
     nice one, thanks	smalltalk.thanks
     lovely, thank you	smalltalk.thanks
-    谢谢	smalltalk.thanks
     谢谢你	smalltalk.thanks
     谢谢啦	smalltalk.thanks
     多谢	smalltalk.thanks
@@ -3542,7 +3537,6 @@ extension IntentCorpus {
     catch you later	smalltalk.goodbye
     talk to you later	smalltalk.goodbye
     ttyl	smalltalk.goodbye
-    good night!	smalltalk.goodbye
     night night	smalltalk.goodbye
     night	smalltalk.goodbye
     i'm off	smalltalk.goodbye
@@ -3555,9 +3549,7 @@ extension IntentCorpus {
     farewell	smalltalk.goodbye
     until next time	smalltalk.goodbye
     going to bed now, good night	smalltalk.goodbye
-    拜拜	smalltalk.goodbye
     再见啦	smalltalk.goodbye
-    晚安	smalltalk.goodbye
     晚安啦	smalltalk.goodbye
     回头见	smalltalk.goodbye
     明天见	smalltalk.goodbye
@@ -3594,10 +3586,8 @@ extension IntentCorpus {
     fine	smalltalk.acknowledgement
     perfect	smalltalk.acknowledgement
     good	smalltalk.acknowledgement
-    好的	smalltalk.acknowledgement
     好	smalltalk.acknowledgement
     好嘞	smalltalk.acknowledgement
-    嗯嗯	smalltalk.acknowledgement
     明白	smalltalk.acknowledgement
     明白了	smalltalk.acknowledgement
     了解	smalltalk.acknowledgement
@@ -3613,9 +3603,7 @@ extension IntentCorpus {
     好的好的	smalltalk.acknowledgement
     ok 好的	smalltalk.acknowledgement
     cancel	dialogue.cancel
-    never mind	dialogue.cancel
     nevermind	dialogue.cancel
-    forget it	dialogue.cancel
     stop	dialogue.cancel
     nope	dialogue.cancel
     skip	dialogue.cancel
@@ -3628,12 +3616,9 @@ extension IntentCorpus {
     ignore that	dialogue.cancel
     ignore what I just said	dialogue.cancel
     no no no	dialogue.cancel
-    不用了	dialogue.cancel
     不要了	dialogue.cancel
-    没事了	dialogue.cancel
     不了	dialogue.cancel
     别了	dialogue.cancel
-    算了	dialogue.cancel
     还是算了	dialogue.cancel
     算了吧	dialogue.cancel
     忽略刚才那句	dialogue.cancel

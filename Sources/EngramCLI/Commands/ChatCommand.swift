@@ -63,7 +63,7 @@ public enum ChatCommand: Command {
   private static func converse(
     _ context: CommandContext, languageModel: LanguageModelConfiguration?, session: String, clock: AgentClock
   ) async throws {
-    let engine = try EngineAccess.open(context)
+    let engine = try await EngineAccess.openOffPool(context)
     try await EngineAccess.closing(engine) { engine in
       let registry = SkillRegistry(store: EngineSkillStateStore(engine: engine))
       try BuiltInSkills.register(in: registry)

@@ -28,7 +28,7 @@ public enum DoctorCommand: Command {
     let repair = options.repair
     let engine: MemoryEngine
     do {
-      engine = try EngineAccess.open(context, mode: repair ? .readWrite : .readOnly)
+      engine = try await EngineAccess.openOffPool(context, mode: repair ? .readWrite : .readOnly)
     } catch let error as SQLiteError where error.code == .corrupt || error.code == .notADatabase {
       // SQLite cannot read the file: nothing here can repair it, so say what can (never
       // "run doctor --repair" again).

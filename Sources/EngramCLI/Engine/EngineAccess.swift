@@ -95,6 +95,14 @@ public enum EngineAccess {
     }
   }
 
+  /// ``open(_:mode:)`` off the cooperative pool: opening reads the database (and may build
+  /// the vector index from its table, or migrate an older file), which is blocking work.
+  public static func openOffPool(_ context: CommandContext, mode: Mode = .readWrite) async throws
+    -> MemoryEngine
+  {
+    try await BlockingWork.run { try open(context, mode: mode) }
+  }
+
   /// Opens the command's memory in `mode`, runs `body`, closes the memory, and maps
   /// failures to one readable line (usage errors, exit codes and interruptions pass
   /// through).
@@ -102,7 +110,7 @@ public enum EngineAccess {
     _ context: CommandContext, mode: Mode = .readWrite, _ body: (MemoryEngine) async throws -> T
   ) async throws -> T {
     try await mappingErrors {
-      try await closing(try open(context, mode: mode), body)
+      try await closing(try await openOffPool(context, mode: mode), body)
     }
   }
 

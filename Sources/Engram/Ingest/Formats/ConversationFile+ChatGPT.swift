@@ -11,14 +11,7 @@ extension ConversationFile {
   static func parseChatGPT(_ bytes: UnsafeBufferPointer<UInt8>, path: String) throws(ImportError)
     -> ConversationFile
   {
-    var sessions: [ConversationSession] = []
-    try forEachRecord(bytes, path: path) { (value, number, line) throws(ImportError) in
-      if let session = try chatGPTSession(value, number: number, line: line, path: path) {
-        sessions.append(session)
-      }
-    }
-    guard !sessions.isEmpty else { throw .empty(path: path) }
-    return ConversationFile(sessions: sessions, format: .chatgpt)
+    try parseConversationList(bytes, path: path, format: .chatgpt, session: chatGPTSession)
   }
 
   static func chatGPTSession(_ value: JSONValue, number: Int, line: Int, path: String) throws(ImportError)

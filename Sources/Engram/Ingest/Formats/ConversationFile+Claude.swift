@@ -9,14 +9,7 @@ extension ConversationFile {
   static func parseClaude(_ bytes: UnsafeBufferPointer<UInt8>, path: String) throws(ImportError)
     -> ConversationFile
   {
-    var sessions: [ConversationSession] = []
-    try forEachRecord(bytes, path: path) { (value, number, line) throws(ImportError) in
-      if let session = try claudeSession(value, number: number, line: line, path: path) {
-        sessions.append(session)
-      }
-    }
-    guard !sessions.isEmpty else { throw .empty(path: path) }
-    return ConversationFile(sessions: sessions, format: .claude)
+    try parseConversationList(bytes, path: path, format: .claude, session: claudeSession)
   }
 
   static func claudeSession(_ value: JSONValue, number: Int, line: Int, path: String) throws(ImportError)

@@ -26,6 +26,22 @@ extension ConversationFile {
     }
   }
 
+  /// Reads an export that is a list of conversations (ChatGPT's, Claude's): one session per
+  /// conversation that `session` reads (nil: no text in it), in order.
+  /// - Throws: `.empty` when no conversation has a turn; `session`'s errors.
+  static func parseConversationList(
+    _ bytes: UnsafeBufferPointer<UInt8>, path: String, format: Format,
+    session: (JSONValue, _ number: Int, _ line: Int, _ path: String) throws(ImportError) ->
+      ConversationSession?
+  ) throws(ImportError) -> ConversationFile {
+    var sessions: [ConversationSession] = []
+    try forEachRecord(bytes, path: path) { (value, number, line) throws(ImportError) in
+      if let found = try session(value, number, line, path) { sessions.append(found) }
+    }
+    guard !sessions.isEmpty else { throw .empty(path: path) }
+    return ConversationFile(sessions: sessions, format: format)
+  }
+
   /// A time given as seconds since 1970 (an integer, a decimal or digits in a string);
   /// nil for a missing or null one.
   /// - Throws: `failure` for anything else or a time out of range.

@@ -30,8 +30,11 @@ final class JSONStream {
   /// The next byte to read in `buffer`.
   private var position = 0
   private var atEnd = false
-  /// The line of `buffer[0]`.
-  private var lineOfBuffer = 1
+  /// Newlines are counted up to `counted.offset` of `buffer`, where line `counted.line`
+  /// runs: each byte is counted once, however often the line is asked for.
+  private var counted = (offset: 0, line: 1)
+  /// Whether the first bytes (a byte-order mark) were looked at.
+  private var started = false
   /// The document's outermost list or object, once entered: what a truncated file ends in.
   private var outermost: (kind: String, line: Int)?
 
@@ -48,14 +51,26 @@ final class JSONStream {
   deinit { close(descriptor) }
 
   /// The line of the next byte.
-  var line: Int { lineOfBuffer + newlines(in: 0..<position) }
+  var line: Int { lineAt(position) }
 
-  private func newlines(in range: Range<Int>) -> Int {
-    buffer.withUnsafeBufferPointer { bytes in
-      var count = 0
-      for index in range where bytes[index] == 0x0A { count += 1 }
-      return count
+  /// The line of `buffer[offset]` (at or after the last offset counted to).
+  private func lineAt(_ offset: Int) -> Int {
+    if offset > counted.offset {
+      let newlines = buffer.withUnsafeBufferPointer { bytes in
+        var count = 0
+        for index in counted.offset..<offset where bytes[index] == 0x0A { count += 1 }
+        return count
+      }
+      counted = (offset, counted.line + newlines)
     }
+    return counted.line
+  }
+
+  /// Drops `buffer[0..<end]`, keeping the line count.
+  private func drop(upTo end: Int) {
+    _ = lineAt(end)
+    buffer.removeSubrange(0..<end)
+    counted.offset = 0
   }
 
   func failure(_ reason: String, line: Int? = nil) -> ImportError {
@@ -65,7 +80,7 @@ final class JSONStream {
   /// The file ended early (as `JSONScanner` says it: the outermost value left open, or a
   /// string), on its last line.
   private func endedEarly(inString: Bool = false) -> ImportError {
-    let last = lineOfBuffer + newlines(in: 0..<buffer.count)
+    let last = lineAt(buffer.count)
     if inString { return failure("the file ends inside a string", line: last) }
     guard let outermost else { return failure("unexpected end of the file", line: last) }
     return failure(
@@ -77,8 +92,7 @@ final class JSONStream {
   private func readBlock() throws(ImportError) -> Bool {
     guard !atEnd else { return false }
     if position > 0 {
-      lineOfBuffer += newlines(in: 0..<position)
-      buffer.removeSubrange(0..<position)
+      drop(upTo: position)
       position = 0
     }
     let previous = buffer.count
@@ -105,9 +119,9 @@ final class JSONStream {
   /// nil at the end of the file.
   @discardableResult
   func skipWhitespace() throws(ImportError) -> UInt8? {
-    if lineOfBuffer == 1, position == 0, try byte() == 0xEF, try byte(at: 1) == 0xBB, try byte(at: 2) == 0xBF
-    {
-      position += 3
+    if !started {
+      started = true
+      if try byte() == 0xEF, try byte(at: 1) == 0xBB, try byte(at: 2) == 0xBF { position += 3 }
     }
     while let next = try byte() {
       switch next {
@@ -187,8 +201,7 @@ final class JSONStream {
       }
       if !keep, offset >= blockBytes {
         // Skipped bytes are not kept: the scan goes on after them.
-        lineOfBuffer += newlines(in: 0..<(position + offset))
-        buffer.removeSubrange(0..<(position + offset))
+        drop(upTo: position + offset)
         position = 0
         offset = 0
       } else if keep, offset > Self.maximumValueBytes {
