@@ -92,8 +92,18 @@ enum AnswersSuite {
     }
   }
 
-  /// Whether `reply` quotes one of the evidence turns.
+  /// Whether `reply` quotes one of the evidence turns: its first 60 characters, or one of
+  /// its sentences of at least 20 characters whole (an answer leads with the sentence that
+  /// answers, which need not be the turn's first).
   static func quotes(_ reply: String, evidence: [String]) -> Bool {
+    evidence.contains { turn in
+      reply.contains(String(turn.prefix(60)))
+        || MemoryAnswer.sentences(of: turn).contains { $0.count >= 20 && reply.contains($0) }
+    }
+  }
+
+  /// The measure before answers led with a sentence: the first 60 characters only.
+  static func quotesStart(_ reply: String, evidence: [String]) -> Bool {
     evidence.contains { reply.contains(String($0.prefix(60))) }
   }
 
@@ -112,6 +122,7 @@ enum AnswersSuite {
     -> BenchReport
   {
     var answered = 0
+    var answeredByStart = 0
     var nothing = 0
     var total = 0
     var lengths: [Double] = []
@@ -144,6 +155,7 @@ enum AnswersSuite {
         lengths.append(Double(reply.count))
         if reply == MemoryAnswer.nothingYet(.english) { nothing += 1 }
         let hit = quotes(reply, evidence: question.evidence)
+        if quotesStart(reply, evidence: question.evidence) { answeredByStart += 1 }
         if hit {
           answered += 1
           local += 1
@@ -158,6 +170,7 @@ enum AnswersSuite {
     report.set("model", embedder.modelID)
     report.set("questions", total)
     report.set("answered_rate", ratio(answered, total))
+    report.set("answered_rate_first_60_chars", ratio(answeredByStart, total))
     report.set("nothing_rate", ratio(nothing, total))
     report.set("median_reply_chars", Measure.percentile(lengths, 0.5))
     report.set("turn_p50_ms", Measure.percentile(latencies, 0.5))

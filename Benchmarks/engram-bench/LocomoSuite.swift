@@ -21,14 +21,14 @@ enum LocomoSuite {
   }
 
   struct Tally {
-    var hits: [Int: Double] = [1: 0, 5: 0, 10: 0]
-    var recall: [Int: Double] = [1: 0, 5: 0, 10: 0]
+    var hits: [Int: Double] = [1: 0, 3: 0, 5: 0, 10: 0]
+    var recall: [Int: Double] = [1: 0, 3: 0, 5: 0, 10: 0]
     var reciprocalRank = 0.0
     var count = 0
 
     mutating func add(ranked: [Set<String>], evidence: Set<String>) {
       count += 1
-      for k in [1, 5, 10] {
+      for k in [1, 3, 5, 10] {
         let found = ranked.prefix(k).reduce(into: Set<String>()) { $0.formUnion($1) }.intersection(evidence)
         hits[k]! += found.isEmpty ? 0 : 1
         recall[k]! += Double(found.count) / Double(evidence.count)
@@ -42,8 +42,8 @@ enum LocomoSuite {
       var report = BenchReport()
       let n = Double(max(count, 1))
       report.set("questions", count)
-      for k in [1, 5, 10] { report.set("hit@\(k)", hits[k]! / n) }
-      for k in [1, 5, 10] { report.set("recall@\(k)", recall[k]! / n) }
+      for k in [1, 3, 5, 10] { report.set("hit@\(k)", hits[k]! / n) }
+      for k in [1, 3, 5, 10] { report.set("recall@\(k)", recall[k]! / n) }
       report.set("mrr@10", reciprocalRank / n)
       return report
     }
@@ -63,15 +63,38 @@ enum LocomoSuite {
     // With a row count, memories of at least that many rows keep their `.vectors` snapshot
     // and are searched reopened from it (the int8 codes, re-ranked from the database).
     let snapshotMinimum = try arguments.int("snapshot-min", default: -1)
+    // --conversations 41,42: only these files (by name without .json), e.g. the dev
+    // conversations held aside from training the re-ranker.
+    let only = arguments.optionalString("conversations").map {
+      Set($0.split(separator: ",").map(String.init))
+    }
+    // --rerank off: the fused order alone (the re-ranker's baseline in the same run).
+    let rerank = arguments.string("rerank", default: "on")
+    // --rerank-weights FILE: a JSON array of weights (as `rerank-train --weights-out` writes)
+    // instead of the compiled ones, to score a fit before it is compiled in.
+    let rerankWeights = arguments.optionalString("rerank-weights")
     try arguments.finish()
+    guard ["on", "off"].contains(rerank) else { throw BenchError("--rerank must be on or off") }
+    var retrieval = RetrievalWeights()
+    if rerank == "off" { retrieval.reranker = nil }
+    if let rerankWeights, rerank == "on" {
+      let weights = try JSONDecoder().decode(
+        [Double].self, from: Data(contentsOf: URL(fileURLWithPath: rerankWeights)))
+      guard weights.count == Reranker.featureNames.count else {
+        throw BenchError(
+          "\(rerankWeights): \(weights.count) weights for \(Reranker.featureNames.count) features")
+      }
+      retrieval.reranker = Reranker(weights: weights)
+    }
     guard ["dated", "plain"].contains(keywordText) else {
       throw BenchError("--keyword-text must be dated (the schema's) or plain, not \(keywordText)")
     }
 
     let files = try FileManager.default.contentsOfDirectory(atPath: dataPath)
       .filter { $0.hasSuffix(".json") }.sorted()
+      .filter { only?.contains(String($0.dropLast(5))) ?? true }
       .map { dataPath + "/" + $0 }
-    guard !files.isEmpty else { throw BenchError("no LoCoMo .json files in \(dataPath)") }
+    guard !files.isEmpty else { throw BenchError("no LoCoMo .json files (or none named) in \(dataPath)") }
 
     let embedder = try benchEmbedder(modelOption ?? "minilm", threads: threads)
     // --keep DIR leaves the compacted memories there for inspection.
@@ -122,7 +145,7 @@ enum LocomoSuite {
       if limit > 0 { questions = Array(questions.prefix(limit)) }
 
       let path = scratch.appendingPathComponent(URL(fileURLWithPath: file).lastPathComponent + ".sqlite").path
-      var memoryConfiguration = EngramConfiguration(embedder: embedder)
+      var memoryConfiguration = EngramConfiguration(embedder: embedder, retrieval: retrieval)
       if snapshotMinimum >= 0 { memoryConfiguration.snapshotMinimumRows = snapshotMinimum }
       var engine = try MemoryEngine(path: path, configuration: memoryConfiguration)
       progress("locomo: ingesting \(file) (\(conversation.turnCount) turns)")
@@ -171,7 +194,8 @@ enum LocomoSuite {
       try storage.add(path: path, turns: conversation.turnCount)
 
       if !skipCompaction {
-        let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
+        let engine = try MemoryEngine(
+          path: path, configuration: EngramConfiguration(embedder: embedder, retrieval: retrieval))
         defer { engine.close() }
         // Turn ids -> dia ids, read before compaction deletes anything.
         var diaByMessage: [Int64: String] = [:]
@@ -206,6 +230,10 @@ enum LocomoSuite {
     if snapshotMinimum >= 0 { report.set("snapshot_minimum_rows", snapshotMinimum) }
     report.set("model", embedder.modelID)
     report.set("embed_threads", threads)
+    report.set("rerank", rerank)
+    report.set(
+      "conversations",
+      files.map { URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent }.joined(separator: ","))
     var modesReport = BenchReport()
     for mode in modes {
       var modeReport = tallies[mode, default: Tally()].report()

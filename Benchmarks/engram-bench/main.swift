@@ -20,6 +20,8 @@ let usage = """
               (--db-url URL: also on the PostgreSQL store, in the same run)
     agent     routing accuracy (rules, full router), date and calculator accuracy, agent turn latency
     answers   LoCoMo questions asked through the agent: replies that quote an evidence turn
+    rerank-train  fits the hybrid re-ranker on LoCoMo dev conversations (--conversations,
+              --out Sources/Engram/Retrieval/Reranker+Trained.swift)
     scale     each engram command on a memory of --n turns, one process per command
     ingest    engram ingest of generated exports per format: turns/s, peak memory, re-ingest skip
     snapshot-open  open time with the vector snapshot against the embeddings table (--sizes)
@@ -33,6 +35,7 @@ let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String
   "multilingual": MultilingualSuite.run,
   "agent": AgentSuite.run,
   "answers": AnswersSuite.run,
+  "rerank-train": RerankTrainSuite.run,
   "scale": ScaleSuite.run,
   "ingest": IngestSuite.run,
   "snapshot-open": SnapshotOpenSuite.run,

@@ -20,12 +20,19 @@ public struct RetrievalWeights: Sendable, Equatable {
   public var recencyHalfLife: TimeInterval
   /// Weight of memory importance in the final score (0 disables).
   public var importanceWeight: Double
+  /// The learned second stage of hybrid search (nil: the fused order is final).
+  public var reranker: Reranker?
+  /// How many of the best fused candidates the re-ranker re-orders.
+  public var rerankDepth: Int
 
   public init(
     vectorWeight: Double = 0.4, candidatesPerRetriever: Int = 200, neighbourWeight: Double = 0.4,
     speakerWeight: Double = 0.3,
-    recencyWeight: Double = 0, recencyHalfLife: TimeInterval = 30 * 86_400, importanceWeight: Double = 0
+    recencyWeight: Double = 0, recencyHalfLife: TimeInterval = 30 * 86_400, importanceWeight: Double = 0,
+    reranker: Reranker? = .trained, rerankDepth: Int = 30
   ) {
+    self.reranker = reranker
+    self.rerankDepth = rerankDepth
     self.vectorWeight = vectorWeight
     self.candidatesPerRetriever = candidatesPerRetriever
     self.neighbourWeight = neighbourWeight

@@ -321,7 +321,7 @@ import Testing
       Issue.record("expected finished, got \(state)")
       return
     }
-    #expect(reply.text.contains("- My dentist appointment is on Tuesday at 9 (2025-06-01)"))
+    #expect(reply.text.hasPrefix("My dentist appointment is on Tuesday at 9 (2025-06-01)"))
     guard case .memories(_, let hits)? = reply.outputs.first else {
       Issue.record("expected memories, got \(reply.outputs)")
       return

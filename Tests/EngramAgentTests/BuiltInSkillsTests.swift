@@ -102,7 +102,7 @@ import Testing
     var ctx = context("我的车停在哪？", memory: memory)
     ctx.memories = [RecalledMemory(id: 9, text: "车停在B2层", memoryKind: .fact)]
     let output = try await RecallSkill().execute(arguments: ["query": .string("车停在哪")], context: ctx)
-    #expect(output.text == "根据我记得的：\n- 车停在B2层")
+    #expect(output.text == "车停在B2层")
     #expect(memory.searches.isEmpty)
   }
 

@@ -44,8 +44,8 @@ import Testing
     try #require(output.count == 3)
     #expect(output[0] == "Remember: “my locker code is 4512”?")
     #expect(output[1] == "Got it, I'll remember that.")
-    // One line per reply: the recall's header and memory lines are folded together.
-    #expect(output[2].hasPrefix("From what you've told me: - my locker code is 4512 ("))
+    // One line per reply: the answer leads.
+    #expect(output[2].hasPrefix("my locker code is 4512 ("))
     #expect(output[2].contains("(\(before))") || output[2].contains("(\(after))"))
 
     let engine = try openEngine(db)
@@ -241,9 +241,8 @@ import Testing
     #expect(await terminal.waitFor("Got it, I'll remember that.\n"), "reply: \(terminal.screen)")
     #expect(await terminal.waitFor("> "), "second prompt: \(terminal.screen)")
     terminal.type("what is my locker code")
-    // On a terminal the recall keeps its lines.
     #expect(
-      await terminal.waitFor("From what you've told me:\n- my locker code is 4512 ("),
+      await terminal.waitFor("my locker code is 4512 ("),
       "recall: \(terminal.screen)")
     #expect(await terminal.waitFor("> "), "third prompt: \(terminal.screen)")
     terminal.type("/quit")

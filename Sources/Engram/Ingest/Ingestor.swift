@@ -266,6 +266,8 @@ struct Ingestor: Sendable {
     var newIDs: [Int64] = []
     var unembedded: [Int64] = []
     var firstVectors: [[Float]]?
+    // The texts they were made from (reused where the stored turn gives the same text).
+    var firstTexts: [String] = []
     var pending: [(session: String, turn: ConversationTurn)] = []
     var checked = 0
     var written = 0
@@ -308,11 +310,16 @@ struct Ingestor: Sendable {
       if firstVectors == nil, !turns.isEmpty {
         // The first embeddings are computed before any text is stored: an embedder that
         // cannot embed (a broken model, NaN vectors) fails the ingest with nothing written.
-        firstVectors = try await embedding.embed(
-          turns.prefix(Self.embeddingBatch).map {
-            DocumentText.make(
-              speaker: $0.message.speaker, content: $0.message.content, date: $0.message.createdAt)
-          })
+        // A turn's previous one is the turn before it in the batch, in the same session.
+        let first = Array(turns.prefix(Self.embeddingBatch))
+        firstTexts = first.indices.map { index in
+          let (session, message) = first[index]
+          let previous = index > 0 && first[index - 1].session == session ? first[index - 1].message : nil
+          return DocumentText.make(
+            speaker: message.speaker, content: message.content, date: message.createdAt,
+            previous: previous.flatMap { $0.createdAt <= message.createdAt ? $0.content : nil })
+        }
+        firstVectors = try await embedding.embed(firstTexts)
       }
       if !turns.isEmpty {
         let known = sessionIDs
@@ -353,20 +360,37 @@ struct Ingestor: Sendable {
     for start in stride(from: 0, to: toEmbed.count, by: Self.embeddingBatch) {
       if Task.isCancelled { throw EngramError.cancelled }
       let ids = Array(toEmbed[start..<min(start + Self.embeddingBatch, toEmbed.count)])
-      let rows = try await BlockingWork.run { [store] in
-        try store.readTransaction { connection in try ids.map { try connection.fetch(Message.self, id: $0) } }
+      // Each turn with the one before it in its session (what its embedded text carries).
+      let read = try await BlockingWork.run { [store] in
+        try store.readTransaction { connection in
+          try ids.map { id -> (message: Message, previous: String?)? in
+            guard let message = try connection.fetch(Message.self, id: id) else { return nil }
+            let previous = try message.sessionID.flatMap {
+              try connection.previousTurnContent(sessionID: $0, time: message.createdAt, id: id)
+            }
+            return (message, previous)
+          }
+        }
       }
-      // The new turns come first: the first of them were embedded before storing.
+      let rows = read.map { $0?.message }
+      // The new turns come first: the first of them were embedded before storing (reused
+      // where the stored turn gives the same text).
       let reused = start == 0 && newIDs.count > 0 ? firstVectors ?? [] : []
-      let texts = rows.map { message in
-        message.map { DocumentText.make(speaker: $0.speaker, content: $0.content, date: $0.createdAt) } ?? ""
+      let texts = read.map { entry in
+        entry.map {
+          DocumentText.make(
+            speaker: $0.message.speaker, content: $0.message.content, date: $0.message.createdAt,
+            previous: $0.previous)
+        } ?? ""
+      }
+      var found: [[Float]?] = Array(repeating: nil, count: ids.count)
+      for (offset, vector) in reused.prefix(ids.count).enumerated() where texts[offset] == firstTexts[offset]
+      {
+        found[offset] = vector
       }
       // A turn forgotten meanwhile (no row now) stays forgotten.
-      let missing = Set(rows.indices.filter { rows[$0] == nil })
-      let remaining = texts.indices.dropFirst(reused.count).filter { !missing.contains($0) }
+      let remaining = texts.indices.filter { rows[$0] != nil && found[$0] == nil }
       let computed = remaining.isEmpty ? [] : try await embedding.embed(remaining.map { texts[$0] })
-      var found: [[Float]?] = Array(repeating: nil, count: ids.count)
-      for (offset, vector) in reused.prefix(ids.count).enumerated() { found[offset] = vector }
       for (offset, index) in remaining.enumerated() { found[index] = computed[offset] }
       let entries = ids.indices.compactMap { index -> (Message, [Float])? in
         guard let message = rows[index], let vector = found[index] else { return nil }

@@ -36,7 +36,11 @@ struct HybridRetriever: Sendable {
     guard k >= 1 else { throw EngramError.invalidK(k) }
     guard !TextChecks.isBlank(query) else { throw EngramError.emptyText }
     let weights = self.weights
-    let limit = max(weights.candidatesPerRetriever, k)
+    // The re-ranker re-orders the best `rerankDepth` fused candidates; the best k of its
+    // order are returned.
+    let reranker = mode == .hybrid ? weights.reranker : nil
+    let depth = reranker == nil ? k : max(k, weights.rerankDepth)
+    let limit = max(weights.candidatesPerRetriever, depth)
     let kinds = filters.kinds.isEmpty ? Set(ItemKind.allCases) : filters.kinds
     let source = candidates
     let speakers = self.speakers
@@ -92,7 +96,7 @@ struct HybridRetriever: Sendable {
     var known = Set(cosine.keys)
     for hit in side.hits ?? [] { known.insert(VectorKey.make(hit.ownerKind, hit.ownerID)) }
     let request = Fusion.Request(
-      mode: mode, weights: weights, namedSpeaker: side.namedSpeaker, filters: filters, k: k, now: Date())
+      mode: mode, weights: weights, namedSpeaker: side.namedSpeaker, filters: filters, k: depth, now: Date())
     let vectorScores = cosine
     let aheadHits = side.hits ?? []
     let ids = Self.idsByKind(known)
@@ -110,9 +114,12 @@ struct HybridRetriever: Sendable {
         }
       }
     }
-    let hits = found.ranked.compactMap { candidate -> SearchHit? in
+    var hits = found.ranked.compactMap { candidate -> SearchHit? in
       guard let text = found.texts[candidate.row.kind]?[candidate.row.id] else { return nil }
       return Self.hit(candidate, text: text, approximate: approximate)
+    }
+    if let reranker {
+      hits = Array(reranker.rerank(hits, query: query).prefix(k))
     }
     if recordAccess, let access {
       access.note(hits.filter { $0.kind == .memory }.map(\.id))

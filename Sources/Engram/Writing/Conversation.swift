@@ -76,8 +76,16 @@ final class Conversation: Sendable {
       if speaker != nil { speakers.invalidate() }
       return id
     }
-    let vector = try await embedding.embed([DocumentText.make(speaker: speaker, content: content, date: date)]
-    )[0]
+    // The turn it follows in its session (its embedded text carries the start of it).
+    var previous: String?
+    if let session {
+      previous = try await BlockingWork.run { [store] in
+        try store.readTransaction { try $0.previousTurnContent(sessionID: session, time: date, id: nil) }
+      }
+    }
+    let vector = try await embedding.embed([
+      DocumentText.make(speaker: speaker, content: content, date: date, previous: previous)
+    ])[0]
     let model = embedding.embedder.modelID
     let id = try await vectors.writeTrackedOffPool { connection in
       let id = try connection.insert(message)
@@ -120,13 +128,23 @@ final class Conversation: Sendable {
   }
 
   private func embedTurns(_ ids: [Int64]) async throws -> Int {
-    let pending = try store.readTransaction { connection in
-      try ids.compactMap { try connection.fetch(Message.self, id: $0) }
+    let read = try store.readTransaction { connection in
+      try ids.compactMap { id -> (Message, String?)? in
+        guard let message = try connection.fetch(Message.self, id: id) else { return nil }
+        return (
+          message,
+          try message.sessionID.flatMap {
+            try connection.previousTurnContent(sessionID: $0, time: message.createdAt, id: id)
+          }
+        )
+      }
     }
+    let pending = read.map(\.0)
     guard !pending.isEmpty else { return 0 }
     let vectors = try await embedding.embed(
-      pending.map {
-        DocumentText.make(speaker: $0.speaker, content: $0.content, date: $0.createdAt)
+      read.map { message, previous in
+        DocumentText.make(
+          speaker: message.speaker, content: message.content, date: message.createdAt, previous: previous)
       })
     let model = embedding.embedder.modelID
     let stored = try await self.vectors.writeTrackedOffPool { connection -> [Int] in

@@ -69,7 +69,9 @@ extension Agent {
     let decision = try await router.route(text, clock: configuration.clock, scenario: configuration.scenario)
     if let decision, planner == nil || (decision.isConfident && decision.skillID != nil) {
       let plan: TurnPlan
-      if let skill = decision.skillID {
+      if decision.skillID == RecallSkill.skillID, planner != nil {
+        plan = .answerWithModel
+      } else if let skill = decision.skillID {
         plan = .skills([PlanStep(skill: skill, arguments: decision.arguments)])
       } else if let conversation = decision.conversation {
         plan = .converse(conversation)
@@ -104,8 +106,30 @@ extension Agent {
           executionID: execution, text: output.text, outputs: [output], language: language,
           route: output.isMemoryAnswer ? .memory : source))
     case .final(let answer):
+      // A final answer drawn from the memories in hand cites only those.
+      let checked = AnswerCitations.check(answer, memories: context.memories)
       return await finish(
-        AgentReply(executionID: execution, text: answer, outputs: [], language: language, route: source))
+        AgentReply(
+          executionID: execution, text: checked.text,
+          outputs: checked.cited.isEmpty ? [] : [.memories(answer: checked.text, hits: checked.cited)],
+          language: language, route: source))
+    case .answerWithModel:
+      guard let planner else {
+        return await dispatch(
+          .answerFromMemory, source: source, text: text, context: context, execution: execution)
+      }
+      do {
+        let answer = try await planner.answer(
+          question: text, context: lastContext?.rendered ?? "", partial: streamingOutput(for: execution))
+        let checked = AnswerCitations.check(answer, memories: context.memories)
+        return await finish(
+          AgentReply(
+            executionID: execution, text: checked.text,
+            outputs: [.memories(answer: checked.text, hits: checked.cited)], language: language, route: source
+          ))
+      } catch {
+        return await fail(execution, error, language: language, skillID: RecallSkill.skillID)
+      }
     case .converse(let conversation):
       // Small talk or a retraction: a reply of its own, no memory, no side effect.
       let reply = conversation.reply(language)
@@ -554,6 +578,9 @@ enum TurnPlan: Sendable, Equatable {
   case converse(ConversationIntent)
   /// The planner's final answer, said as it is.
   case final(String)
+  /// A question for memory with a language model on hand: the model composes the answer
+  /// from the retrieved memories, citing their ids.
+  case answerWithModel
 
   /// The steps to run (none unless `.skills`).
   var steps: [PlanStep] {
@@ -568,6 +595,7 @@ enum TurnPlan: Sendable, Equatable {
     case .answerFromMemory: return "\(source.rawValue): no skill"
     case .converse(let conversation): return "\(source.rawValue): \(conversation.rawValue)"
     case .final: return "\(source.rawValue): final"
+    case .answerWithModel: return "\(source.rawValue): memory.recall (language model)"
     }
   }
 }

@@ -58,23 +58,151 @@ public struct MemoryAnswer: Sendable {
     return Double(terms.intersection(found).count) / Double(terms.count)
   }
 
-  /// The reply to `question` from `memories` (best first): the relevant items with their
-  /// dates, or a sentence saying memory holds nothing about it.
+  /// The reply to `question` from `memories` (best first), leading with the answer: the
+  /// one sentence of the best relevant item that covers most of the question (for a "when"
+  /// question, the time it names resolved against the day it was said, "7 May 2023"), with
+  /// who said it and its date; for a question about two things whose lead leaves the second
+  /// uncovered, the item that covers it next; then the other relevant items, shortened.
+  /// Nothing relevant: a sentence saying memory holds nothing about it.
   public func reply(
     to question: String, from memories: [RecalledMemory], clock: AgentClock, language: MessageLanguage
   )
     -> SkillOutput
   {
     let chosen = relevant(memories, to: question)
-    guard !chosen.isEmpty else { return .memories(answer: Self.nothingYet(language), hits: []) }
-    let lines = chosen.map { memory -> String in
-      let who = memory.speaker.map { "\($0): " } ?? ""
-      guard let date = memory.date else { return "- \(who)\(memory.text)" }
-      let day = String(TextCues.render(date, clock: clock, language: language).prefix(10))
-      return language == .english ? "- \(who)\(memory.text) (\(day))" : "- \(who)\(memory.text)（\(day)）"
+    guard let lead = chosen.first else { return .memories(answer: Self.nothingYet(language), hits: []) }
+    let terms = Self.contentTerms(question)
+    var lines = [leadLine(lead, question: question, terms: terms, clock: clock, language: language)]
+    var rest = Array(chosen.dropFirst())
+    // A question about two things: the item that covers what the lead leaves out answers too.
+    let uncovered = terms.subtracting(Self.terms(of: lead))
+    if Self.asksAboutTwoThings(question), !uncovered.isEmpty,
+      let second = rest.firstIndex(where: { !uncovered.isDisjoint(with: Self.terms(of: $0)) })
+    {
+      let item = rest.remove(at: second)
+      lines.append(leadLine(item, question: question, terms: uncovered, clock: clock, language: language))
     }
-    let header = language == .english ? "From what you've told me:" : "根据我记得的："
-    return .memories(answer: ([header] + lines).joined(separator: "\n"), hits: chosen)
+    for item in rest {
+      lines.append("- " + Self.shortened(item, clock: clock, language: language))
+    }
+    return .memories(answer: lines.joined(separator: "\n"), hits: chosen)
+  }
+
+  /// The answer line of `item`: its sentence that covers most of `terms`, with who said it
+  /// and when; a "when" question's line starts with the time that sentence names, resolved
+  /// against the day it was said ("yesterday" said on 8 May 2023: "7 May 2023").
+  func leadLine(
+    _ item: RecalledMemory, question: String, terms: Set<String>, clock: AgentClock, language: MessageLanguage
+  ) -> String {
+    // A short item is its own answer; a long one gives the sentence that covers most.
+    let sentence =
+      item.text.count <= Self.wholeItemCharacters
+      ? item.text.split(whereSeparator: \.isNewline).joined(separator: " ")
+      : Self.bestSentence(of: item.text, covering: terms)
+    let who = item.speaker.map { "\($0): " } ?? ""
+    let day = item.date.map { Self.day($0, clock: clock, language: language) }
+    let dated = day.map { language == .english ? " (\($0))" : "（\($0)）" } ?? ""
+    if Self.asksWhen(question), let said = item.date,
+      let resolved = PastDateResolver.resolve(sentence, said: said, calendar: clock.calendar)
+    {
+      let when = PastDateResolver.describe(resolved, calendar: clock.calendar, language: language)
+      return language == .english
+        ? "\(when): \(who)\(sentence) (said \(day ?? ""))"
+        : "\(when)：\(who)\(sentence)（\(day ?? "")说的）"
+    }
+    return "\(who)\(sentence)\(dated)"
+  }
+
+  /// A supporting item on one short line: its start (at most `supportCharacters`, cut at a
+  /// word) with who said it and its day.
+  static func shortened(_ item: RecalledMemory, clock: AgentClock, language: MessageLanguage) -> String {
+    var text = item.text.split(whereSeparator: \.isNewline).joined(separator: " ")
+    if text.count > supportCharacters {
+      let cut = text.prefix(supportCharacters)
+      let end = cut.lastIndex(of: " ").map {
+        $0 > cut.index(cut.startIndex, offsetBy: 60) ? $0 : cut.endIndex
+      }
+      text = String(cut[..<(end ?? cut.endIndex)]) + "…"
+    }
+    let who = item.speaker.map { "\($0): " } ?? ""
+    guard let date = item.date else { return who + text }
+    let day = Self.day(date, clock: clock, language: language)
+    return language == .english ? "\(who)\(text) (\(day))" : "\(who)\(text)（\(day)）"
+  }
+
+  /// Up to this length an answering item is quoted whole, not cut to its best sentence.
+  static let wholeItemCharacters = 160
+
+  /// How long a supporting item's line may quote.
+  static let supportCharacters = 72
+
+  /// The sentence of `text` holding most of `terms` (the first on a tie; the whole text
+  /// when it is one sentence).
+  static func bestSentence(of text: String, covering terms: Set<String>) -> String {
+    let sentences = Self.sentences(of: text)
+    guard sentences.count > 1, !terms.isEmpty else { return sentences.first ?? text }
+    var best = sentences[0]
+    var bestCount = -1
+    for sentence in sentences {
+      let count = terms.intersection(contentTerms(sentence, keepStopwords: true)).count
+      if count > bestCount {
+        best = sentence
+        bestCount = count
+      }
+    }
+    return best
+  }
+
+  /// The sentences of `text` (split after . ! ? 。！？ and line breaks), trimmed.
+  public static func sentences(of text: String) -> [String] {
+    var sentences: [String] = []
+    var current = ""
+    for character in text {
+      if character.isNewline {
+        sentences.append(current)
+        current = ""
+        continue
+      }
+      current.append(character)
+      if ".!?。！？".contains(character) {
+        sentences.append(current)
+        current = ""
+      }
+    }
+    sentences.append(current)
+    return sentences.map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.count > 1 }
+  }
+
+  /// The day of `date` in the user's zone (YYYY-MM-DD).
+  static func day(_ date: Date, clock: AgentClock, language: MessageLanguage) -> String {
+    String(TextCues.render(date, clock: clock, language: language).prefix(10))
+  }
+
+  /// Every term of an item's text and speaker.
+  static func terms(of item: RecalledMemory) -> Set<String> {
+    contentTerms(item.text, keepStopwords: true).union(
+      item.speaker.map { contentTerms($0, keepStopwords: true) } ?? [])
+  }
+
+  /// Whether `question` asks for a time: "when", "what year", 什么时候.
+  static func asksWhen(_ question: String) -> Bool {
+    let words = question.lowercased().split { !$0.isLetter }.map(String.init)
+    if words.contains("when") { return true }
+    if zip(words, words.dropFirst()).contains(where: {
+      ["what", "which"].contains($0.0) && timeNouns.contains($0.1)
+    }) {
+      return true
+    }
+    return ["什么时候", "哪年", "哪一年", "哪天", "几号", "几月"].contains { question.contains($0) }
+  }
+
+  static let timeNouns: Set<String> = ["year", "month", "day", "date", "time", "week"]
+
+  /// Whether `question` joins two things ("... and ...", "both", 和/还有).
+  static func asksAboutTwoThings(_ question: String) -> Bool {
+    let words = question.lowercased().split { !$0.isLetter }
+    return words.contains("and") || words.contains("both") || question.contains("和")
+      || question.contains("还有")
   }
 
   /// The honest answer when memory holds nothing relevant.

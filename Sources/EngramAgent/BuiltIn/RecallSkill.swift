@@ -11,7 +11,9 @@ public struct RecallSkill: Skill {
     self.answer = answer
   }
 
-  public var id: String { "memory.recall" }
+  public var id: String { Self.skillID }
+  /// The skill's id.
+  public static let skillID = "memory.recall"
   public var displayName: String { "Recall" }
   public var description: String {
     "Looks up what the user told you before and answers from those memories; returns the memories with their dates."

@@ -133,6 +133,20 @@ extension PostgresSession {
     ) { try Message(row: $0) }
   }
 
+  /// The text of the turn before a turn of session `sessionID` said at `time` (see
+  /// `ItemQueries.previousTurnContent`).
+  public func previousTurnContent(sessionID: Int64, time: Date, id: Int64?) throws -> String? {
+    let rows = try connection.execute(
+      """
+      SELECT content FROM messages
+      WHERE user_scope = $1 AND session_id = $2
+        AND (created_at < $3 OR (created_at = $3 AND ($4::bigint IS NULL OR id < $4)))
+      ORDER BY created_at DESC, id DESC LIMIT 1
+      """, [scope, .int(sessionID), .int(Timestamp.milliseconds(time)), id.map(PostgresValue.int) ?? .null]
+    ).rows
+    return rows.first?.string(0)
+  }
+
   /// Marks the user's messages `ids` as covered by summary `summaryID` (nil clears it).
   public func setSummary(_ summaryID: Int64?, forMessages ids: [Int64]) throws {
     try run(
@@ -298,13 +312,18 @@ extension PostgresSession {
   /// Every item of the user that can be embedded, by kind then id.
   public func embeddableItems() throws -> [EmbeddableItem] {
     var items: [EmbeddableItem] = []
+    // The turn before each one in its session: the order of `previousTurnContent`.
     for row in try connection.execute(
-      "SELECT id, speaker, content, created_at FROM messages WHERE user_scope = $1 ORDER BY id", [scope]
+      """
+      SELECT id, speaker, content, created_at, CASE WHEN session_id IS NULL THEN NULL
+        ELSE lag(content) OVER (PARTITION BY session_id ORDER BY created_at, id) END
+      FROM messages WHERE user_scope = $1 ORDER BY id
+      """, [scope]
     ).rows {
       items.append(
         EmbeddableItem(
           kind: .message, id: try row.int64(0) ?? 0, content: row.string(2) ?? "", speaker: row.string(1),
-          time: Timestamp.date(try row.int64(3) ?? 0)))
+          time: Timestamp.date(try row.int64(3) ?? 0), previous: row.string(4)))
     }
     for (kind, table, time) in [
       (ItemKind.memory, "memories", "created_at"), (.summary, "summaries", "start_at"),

@@ -34,6 +34,20 @@ public struct EmbeddableItem: Sendable, Equatable {
   public var speaker: String?
   /// When it happened (turn time, summary start, memory creation).
   public var time: Date
+  /// For a turn, the text of the turn before it in its session (nil for the first).
+  public var previous: String?
+
+  /// An item to embed.
+  public init(
+    kind: ItemKind, id: Int64, content: String, speaker: String? = nil, time: Date, previous: String? = nil
+  ) {
+    self.kind = kind
+    self.id = id
+    self.content = content
+    self.speaker = speaker
+    self.time = time
+    self.previous = previous
+  }
 }
 
 /// The tables whose row counts `stats` and compaction report.
@@ -183,13 +197,20 @@ extension Connection {
   public func embeddableItems() throws -> [EmbeddableItem] {
     var items: [EmbeddableItem] = []
     let byUser = [SQLValue.text(user)]
-    try prepare("SELECT id, speaker, content, created_at FROM messages WHERE user_id = ?1 ORDER BY id")
-      .binding(byUser).forEachRow {
-        items.append(
-          EmbeddableItem(
-            kind: .message, id: $0.int64(at: 0), content: $0.string(at: 2), speaker: $0.optionalString(at: 1),
-            time: $0.date(at: 3)))
-      }
+    // The turn before each one in its session: the order of `previousTurnContent`.
+    try prepare(
+      """
+      SELECT id, speaker, content, created_at, CASE WHEN session_id IS NULL THEN NULL
+        ELSE lag(content) OVER (PARTITION BY session_id ORDER BY created_at, id) END
+      FROM messages WHERE user_id = ?1 ORDER BY id
+      """
+    )
+    .binding(byUser).forEachRow {
+      items.append(
+        EmbeddableItem(
+          kind: .message, id: $0.int64(at: 0), content: $0.string(at: 2), speaker: $0.optionalString(at: 1),
+          time: $0.date(at: 3), previous: $0.optionalString(at: 4)))
+    }
     try prepare("SELECT id, content, created_at FROM memories WHERE user_id = ?1 ORDER BY id").binding(byUser)
       .forEachRow {
         items.append(

@@ -109,6 +109,23 @@ extension Connection {
     return try statement.map { try Message(row: $0) }
   }
 
+  /// The text of the turn before a turn of session `sessionID` said at `time` (see
+  /// `ItemQueries.previousTurnContent`).
+  public func previousTurnContent(sessionID: Int64, time: Date, id: Int64?) throws -> String? {
+    let statement = try cachedStatement(
+      """
+      SELECT content FROM messages
+      WHERE user_id = ?4 AND session_id = ?1
+        AND (created_at < ?2 OR (created_at = ?2 AND (?3 IS NULL OR id < ?3)))
+      ORDER BY created_at DESC, id DESC LIMIT 1
+      """)
+    try statement.bind(sessionID, at: 1)
+    try statement.bind(time, at: 2)
+    try statement.bind(id, at: 3)
+    try statement.bind(user, at: 4)
+    return try statement.map { $0.string(at: 0) }.first
+  }
+
   /// Marks messages `ids` as covered by summary `summaryID` (nil clears the mark).
   public func setSummary(_ summaryID: Int64?, forMessages ids: [Int64]) throws {
     let statement = try cachedStatement("UPDATE messages SET summary_id = ?1 WHERE id = ?2 AND user_id = ?3")

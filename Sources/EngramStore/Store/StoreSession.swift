@@ -64,6 +64,10 @@ public protocol ItemQueries: AnyObject {
   func sessionID(named name: String) throws -> Int64?
   /// The latest `limit` turns (of one session when given), oldest first.
   func recentMessages(limit: Int, sessionID: Int64?) throws -> [Message]
+  /// The text of the turn before a turn of session `sessionID` said at `time` (in the
+  /// session's order: time, then id): with `id`, before that stored turn; without, the
+  /// latest at or before `time` (the turn a new one follows). Nil when it is the first.
+  func previousTurnContent(sessionID: Int64, time: Date, id: Int64?) throws -> String?
   /// Sets (or clears) the summary covering messages `ids`.
   func setSummary(_ summaryID: Int64?, forMessages ids: [Int64]) throws
   /// Memories of `kind` (any when nil), newest first.
@@ -323,9 +327,12 @@ extension StoreSession {
   public func embeddableItem(_ kind: ItemKind, id: Int64) throws -> EmbeddableItem? {
     switch kind {
     case .message:
-      return try fetch(Message.self, id: id).map {
-        EmbeddableItem(kind: .message, id: id, content: $0.content, speaker: $0.speaker, time: $0.createdAt)
-      }
+      guard let message = try fetch(Message.self, id: id) else { return nil }
+      return EmbeddableItem(
+        kind: .message, id: id, content: message.content, speaker: message.speaker, time: message.createdAt,
+        previous: try message.sessionID.flatMap {
+          try previousTurnContent(sessionID: $0, time: message.createdAt, id: id)
+        })
     case .memory:
       return try fetch(Memory.self, id: id).map {
         EmbeddableItem(kind: .memory, id: id, content: $0.content, time: $0.createdAt)
