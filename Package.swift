@@ -54,7 +54,10 @@ let package = Package(
 
     // Executables.
     .target(name: "EngramMCP", dependencies: ["EngramCore"]),
-    .target(name: "EngramCLI", dependencies: ["EngramAgent", "Engram", "EngramCore", "EngramMCP"]),
+    // The web app's files (Web/assets) ship inside the binary as generated Swift (`make web`).
+    .target(
+      name: "EngramCLI", dependencies: ["EngramAgent", "Engram", "EngramCore", "EngramMCP"],
+      exclude: ["Web/assets"]),
     .executableTarget(name: "engram", dependencies: ["EngramCLI"]),
     .executableTarget(
       name: "engram-bench",

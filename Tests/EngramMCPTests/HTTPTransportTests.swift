@@ -14,7 +14,7 @@ import Testing
 /// The HTTP server around the handler, over real loopback sockets.
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct HTTPTransportTests {
   static func transport(_ configure: (inout HTTPTransportConfiguration) -> Void = { _ in }) throws
-    -> HTTPTransport
+    -> HTTPTransport<StreamableHTTPHandler>
   {
     var configuration = HTTPTransportConfiguration(host: "127.0.0.1", port: 0)
     configure(&configuration)
