@@ -239,7 +239,7 @@ extension WebAssets {
         h2 { font-size: 1rem; margin: 1.2rem 0 .5rem; }
         .top { position: sticky; top: 0; z-index: 1; background: var(--card); border-bottom: 1px solid var(--line);
           padding: .5rem .75rem; display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; }
-        nav[role=tablist] { display: flex; gap: .25rem; overflow-x: auto; max-width: 100%; }
+        nav[role=tablist] { display: flex; gap: .25rem; overflow-x: auto; max-width: 100%; scrollbar-width: none; }
         [role=tab] { border: 0; background: none; color: var(--muted); padding: .45rem .6rem; border-radius: 6px;
           font: inherit; cursor: pointer; white-space: nowrap; }
         [role=tab][aria-selected=true] { color: var(--fg); background: var(--bg); font-weight: 600; }
@@ -293,7 +293,7 @@ extension WebAssets {
           border-radius: 8px; }
         .chart .turns-bar { fill: var(--accent); }
         .chart .memories-bar { fill: var(--danger); }
-        .chart text { fill: var(--muted); font-size: 10px; }
+        .chart text { fill: var(--muted); font-size: 12px; }
         .legend { color: var(--muted); font-size: .85rem; }
         .legend i { display: inline-block; width: .8em; height: .8em; margin: 0 .3em 0 .8em; vertical-align: -1px; }
         .legend .t { background: var(--accent); } .legend .m { background: var(--danger); }
@@ -307,7 +307,11 @@ extension WebAssets {
         dialog { border: 1px solid var(--line); border-radius: 10px; background: var(--card); color: var(--fg);
           max-width: min(92vw, 480px); }
         dialog::backdrop { background: rgb(0 0 0 / .4); }
+        .results p, .turns p { margin: 0; }
         @media (max-width: 520px) {
+          .top { padding: .4rem .5rem; }
+          nav[role=tablist] { flex: 1 1 100%; justify-content: space-between; gap: 0; }
+          [role=tab] { padding: .4rem .35rem; font-size: .95rem; }
           .chat-log li { max-width: 95%; }
           .filters label { flex: 1 1 40%; }
         }
@@ -493,6 +497,12 @@ extension WebAssets {
         <link rel="icon" href="icon.svg" type="image/svg+xml">
         <link rel="stylesheet" href="app.css">
         <script type="module" src="app.js"></script>
+        <link rel="modulepreload" href="api.js">
+        <link rel="modulepreload" href="chat.js">
+        <link rel="modulepreload" href="memory.js">
+        <link rel="modulepreload" href="agenda.js">
+        <link rel="modulepreload" href="insight.js">
+        <link rel="modulepreload" href="route.js">
         </head>
         <body>
         <header class="top">
@@ -621,7 +631,7 @@ extension WebAssets {
           const bottom = 22;
           const top = 8;
           const max = Math.max(1, ...weeks.map((w) => Math.max(w.turns, w.memories)));
-          const slot = (width - left - 4) / weeks.length;
+          const slot = Math.min(48, (width - left - 4) / weeks.length);
           const bar = Math.max(1, slot / 2 - 1);
           const scale = (n) => ((height - bottom - top) * n) / max;
           const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img',
@@ -855,7 +865,6 @@ extension WebAssets {
           return {
             show() {
               if (!started) { started = true; refresh(); }
-              query.focus();
             },
           };
         }
@@ -913,7 +922,7 @@ extension WebAssets {
           }
 
           form.addEventListener('submit', (event) => { event.preventDefault(); inspect(); });
-          return { show() { input.focus(); } };
+          return { show() {} };
         }
         """#),
   ]

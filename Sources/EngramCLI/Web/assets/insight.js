@@ -27,7 +27,7 @@ function chart(weeks) {
   const bottom = 22;
   const top = 8;
   const max = Math.max(1, ...weeks.map((w) => Math.max(w.turns, w.memories)));
-  const slot = (width - left - 4) / weeks.length;
+  const slot = Math.min(48, (width - left - 4) / weeks.length);
   const bar = Math.max(1, slot / 2 - 1);
   const scale = (n) => ((height - bottom - top) * n) / max;
   const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img',

@@ -156,7 +156,6 @@ export function initMemory() {
   return {
     show() {
       if (!started) { started = true; refresh(); }
-      query.focus();
     },
   };
 }

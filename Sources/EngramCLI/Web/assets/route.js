@@ -48,5 +48,5 @@ export function initRoute() {
   }
 
   form.addEventListener('submit', (event) => { event.preventDefault(); inspect(); });
-  return { show() { input.focus(); } };
+  return { show() {} };
 }
