@@ -30,6 +30,7 @@ import time
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
@@ -93,6 +94,18 @@ def start_server(binary, db):
     raise SystemExit("web-e2e: engram serve did not start")
 
 
+def settle(driver, quiet=0.6, limit=30):
+    """Waits until no search has answered for `quiet` seconds (typing has settled)."""
+    deadline = time.time() + limit
+    count = -1
+    while time.time() < deadline:
+        now = driver.execute_script("return window.engramSearchTimings.length;")
+        if now == count:
+            return
+        count = now
+        time.sleep(quiet)
+
+
 def make_driver():
     options = Options()
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
@@ -136,7 +149,8 @@ def main():
     figures = {}
     try:
         driver = make_driver()
-        wait = WebDriverWait(driver, 20)
+        # Results are redrawn as searches answer: a found element may be replaced under the wait.
+        wait = WebDriverWait(driver, 30, ignored_exceptions=[StaleElementReferenceException])
 
         # First load: navigation start to the load event, and every byte it transferred.
         # The cache is off: every file is fetched, as on a first visit (after one visit that
@@ -219,18 +233,21 @@ def main():
         for character in "locker code":
             query.send_keys(character)
             time.sleep(0.09)
-        hit = wait.until(lambda d: next((li for li in d.find_elements(By.CSS_SELECTOR, "#memory-results > li[data-kind=memory]")
-                                         if "4512" in li.text), None))
-        check("search finds the memory with its scores", "BM25" in hit.text and "cosine" in hit.text, hit.text)
-        hit.find_element(By.XPATH, ".//button[text()='Forget']").click()
+        settle(driver)
+
+        def memory_hit(d):
+            return next((li for li in d.find_elements(By.CSS_SELECTOR, "#memory-results > li[data-kind=memory]")
+                         if "4512" in li.text), None)
+        hit_text = wait.until(lambda d: memory_hit(d) and memory_hit(d).text)
+        check("search finds the memory with its scores", "BM25" in hit_text and "cosine" in hit_text, hit_text)
+        wait.until(lambda d: memory_hit(d).find_element(By.XPATH, ".//button[text()='Forget']").click() or True)
         dialog_text = wait.until(EC.visibility_of_element_located((By.ID, "confirm-text"))).text
         check("forget asks first and says what else goes", "4512" in dialog_text, dialog_text)
         driver.find_element(By.ID, "confirm-yes").click()
         wait.until(lambda d: d.find_element(By.ID, "memory-status").text.startswith("Forgot"))
         query.clear()
         query.send_keys("locker code 4512")
-        time.sleep(0.6)
-        wait.until(lambda d: d.find_element(By.ID, "memory-status").text != "")
+        settle(driver)
         leftover = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#memory-results > li") if "4512" in li.text]
         check("the forgotten memory is gone from search", not leftover, leftover)
 
