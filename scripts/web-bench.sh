@@ -6,4 +6,4 @@
 #   ENGRAM_BINARY=.build/release/engram scripts/web-bench.sh 100000
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-exec "$root/scripts/web-e2e.sh" --turns "${1:-100000}" --json
+exec "$root/scripts/web-e2e.sh" --turns "${1:-100000}" --json --load-budget-ms 200 --search-budget-ms 50

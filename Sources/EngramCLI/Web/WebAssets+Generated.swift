@@ -714,6 +714,7 @@ extension WebAssets {
         const kinds = ['fact', 'preference', 'note', 'summary', 'event'];
         // Each search's time in the browser (request to parsed answer), read by scripts/web-e2e.py.
         window.engramSearchTimings = [];
+        window.engramSearchServerTimings = [];
 
         export function initMemory() {
           const $ = (id) => document.getElementById(id);
@@ -784,8 +785,9 @@ extension WebAssets {
               if (until.value) parameters.set('until', until.value);
               if (session.value.trim()) parameters.set('session', session.value.trim());
               const started = performance.now();
-              const { hits } = await api('/api/search?' + parameters, { signal: controller.signal });
+              const { hits, elapsed_ms: elapsed } = await api('/api/search?' + parameters, { signal: controller.signal });
               window.engramSearchTimings.push(performance.now() - started);
+              window.engramSearchServerTimings.push(elapsed);
               render(hits, hits.length ? `${hits.length} hit${hits.length === 1 ? '' : 's'}` : 'No matches.');
             } catch (error) {
               if (error.name !== 'AbortError') status.textContent = error.message;
