@@ -95,7 +95,8 @@ let package = Package(
     .testTarget(name: "EngramMCPTests", dependencies: ["EngramCore", "EngramMCP", "EngramTestSupport"]),
     // Unit tests of the CLI's parts; the end-to-end tests run the built `engram` binary.
     .testTarget(
-      name: "EngramCLITests", dependencies: ["Engram", "EngramCLI", "EngramStore", "EngramTestSupport"]),
+      name: "EngramCLITests",
+      dependencies: ["Engram", "EngramAgent", "EngramCLI", "EngramStore", "EngramTestSupport"]),
     .testTarget(
       name: "EngramCLIEndToEndTests",
       dependencies: ["Engram", "EngramCLI", "EngramStore", "EngramTestSupport"]),

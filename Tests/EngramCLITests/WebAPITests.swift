@@ -1,4 +1,5 @@
 import Engram
+import EngramAgent
 import EngramEmbeddings
 import EngramMCP
 import EngramTestSupport
@@ -136,6 +137,37 @@ import Testing
     // Another browser session has its own conversation: nothing waits there.
     let other = await app.respond(to: Self.post("/api/chat/confirm"))
     #expect(other.status == 409)
+  }
+
+  /// With a language-model planner (`--llm`), the reply streams in: `partial` events, each a
+  /// longer prefix of the reply, come before `done`.
+  @Test func aPlannersReplyStreamsInAsPartialEvents() async throws {
+    let answer = "Zebras have black and white stripes; each pattern is unique."
+    let reply = String(decoding: try JSONSerialization.data(withJSONObject: ["final": answer]), as: UTF8.self)
+    var deltas: [String] = []
+    var rest = Substring(reply)
+    while !rest.isEmpty {
+      deltas.append(String(rest.prefix(4)))
+      rest = rest.dropFirst(4)
+    }
+    let body = ChatCompletionStream.body(deltas)
+    let server = try LoopbackHTTPServer { _ in
+      .streamed(
+        parts: ChatCompletionStream.pieces(body, size: 31), pauseSeconds: 0.005)
+    }
+    defer { server.stop() }
+    let model = LanguageModelConfiguration(baseURL: server.baseURL, model: "m")
+    let scope = WebScope(engine: engine, planner: ServeCommand.planner(model, environment: [:]))
+    let app = WebApp(
+      configuration: HTTPTransportConfiguration(host: "127.0.0.1", port: 0), context: .single(scope),
+      log: { _ in })
+    let events = try await Self.events(
+      await app.respond(to: Self.post("/api/chat/send", #"{"text":"zebra quantum marmalade"}"#)))
+    #expect(events.last?.0 == "done")
+    #expect(events.last?.1["reply"]?.stringValue == answer)
+    let partials = events.filter { $0.0 == "partial" }.compactMap { $0.1["text"]?.stringValue }
+    #expect(!partials.isEmpty, "\(events.map(\.0))")
+    #expect(partials.allSatisfy { answer.hasPrefix($0) })
   }
 
   @Test func cancelDeclinesTheWaitingAction() async throws {

@@ -1,4 +1,5 @@
 import Engram
+import EngramAgent
 import EngramMCP
 import Foundation
 
@@ -18,7 +19,9 @@ public enum ServeCommand: Command {
       from the network. Each browser session has its own conversation with the agent (the
       same agent as `engram chat`), and anything that writes waits for its Confirm button.
       A non-loopback --http address needs $ENGRAM_MCP_TOKEN: the page asks for it, and API
-      requests send it as Authorization: Bearer TOKEN. Logs go to standard error.
+      requests send it as Authorization: Bearer TOKEN. --llm, --llm-model and --allow-insecure
+      give the agents a language-model planner as for `engram chat` (its replies stream into
+      the page). Logs go to standard error.
       """)
 
   /// The command's options.
@@ -32,9 +35,26 @@ public enum ServeCommand: Command {
       valueName: "ORIGIN",
       help: "Also accept browser requests from ORIGIN (scheme://host[:port]); loopback origins always are.")
     var allowOrigin: [String] = []
+    @Option(
+      valueName: "URL", help: "An OpenAI-compatible server that plans requests no rule fits (as for chat).")
+    var llm: String?
+    @Option(valueName: "NAME", help: "The model name sent to the --llm server.") var llmModel: String?
+    @Flag(help: "Allow plain http to an --llm host that is not this machine.") var allowInsecure = false
 
     /// The defaults.
     public init() {}
+  }
+
+  /// What makes each browser conversation's planner for `--llm`, or nil without it.
+  static func planner(_ languageModel: LanguageModelConfiguration?, environment: [String: String])
+    -> (@Sendable (SkillRegistry) throws -> Planner)?
+  {
+    guard let languageModel else { return nil }
+    return { registry in
+      Planner(
+        model: try OpenAIChatClient(configuration: languageModel, environment: environment),
+        registry: registry)
+    }
   }
 
   /// Serves until SIGINT or SIGTERM.
@@ -42,12 +62,15 @@ public enum ServeCommand: Command {
     var serving = MCPHTTPServing.Options()
     serving.allowOrigin = options.allowOrigin
     let address = options.http ?? defaultAddress
+    let languageModel = try ChatCommand.languageModelConfiguration(
+      llm: options.llm, model: options.llmModel, allowInsecure: options.allowInsecure)
+    let environment = context.environment
     let configuration = try MCPHTTPServing.configuration(context, options: serving, address: address)
     try await EngineAccess.withEngine(context, mode: try MCPCommand.servingMode(context)) { engine in
       let log: @Sendable (String) -> Void = { line in
         FileHandle.standardError.write(Data("engram serve: \(line)\n".utf8))
       }
-      let scope = WebScope(engine: engine)
+      let scope = WebScope(engine: engine, planner: planner(languageModel, environment: environment))
       let mcp = StreamableHTTPHandler(
         configuration: configuration, log: log,
         makeServer: {

@@ -13,13 +13,15 @@ public final class WebScope: Sendable {
   /// The clock agents and agenda reads use.
   let clock: AgentClock
 
-  /// Creates a scope over `engine`, keeping at most `maximumChats` browser conversations.
+  /// Creates a scope over `engine`, keeping at most `maximumChats` browser conversations;
+  /// `planner` makes each conversation's language-model planner (nil: rules and skills only).
   public init(
-    engine: MemoryEngine, clock: AgentClock = .system(), maximumChats: Int = WebChats.defaultMaximum
+    engine: MemoryEngine, clock: AgentClock = .system(), maximumChats: Int = WebChats.defaultMaximum,
+    planner: (@Sendable (SkillRegistry) throws -> Planner)? = nil
   ) {
     self.engine = engine
     self.clock = clock
-    chats = WebChats(engine: engine, clock: clock, maximum: maximumChats)
+    chats = WebChats(engine: engine, clock: clock, maximum: maximumChats, planner: planner)
   }
 }
 

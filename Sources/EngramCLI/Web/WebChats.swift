@@ -14,6 +14,7 @@ public final class WebChats: Sendable {
   private let engine: MemoryEngine
   private let clock: AgentClock
   private let maximum: Int
+  private let makePlanner: (@Sendable (SkillRegistry) throws -> Planner)?
   private var chats: [String: Entry] = [:]
 
   private struct Entry {
@@ -21,10 +22,14 @@ public final class WebChats: Sendable {
     var lastUsed: ContinuousClock.Instant
   }
 
-  nonisolated init(engine: MemoryEngine, clock: AgentClock, maximum: Int) {
+  nonisolated init(
+    engine: MemoryEngine, clock: AgentClock, maximum: Int,
+    planner: (@Sendable (SkillRegistry) throws -> Planner)?
+  ) {
     self.engine = engine
     self.clock = clock
     self.maximum = max(1, maximum)
+    self.makePlanner = planner
   }
 
   /// How many conversations are kept.
@@ -50,7 +55,7 @@ public final class WebChats: Sendable {
     let registry = SkillRegistry(store: EngineSkillStateStore(engine: engine))
     try BuiltInSkills.register(in: registry)
     let agent = try Agent(
-      engine: engine, registry: registry,
+      engine: engine, registry: registry, planner: try makePlanner?(registry),
       configuration: AgentConfiguration(sessionName: "web-" + id.prefix(8), clock: clock))
     agent.dismissNotice()
     chats[id] = Entry(agent: agent, lastUsed: .now)
