@@ -6,7 +6,7 @@ SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 # Every import must be declared in Package.swift (the layers of README "Architecture").
 IMPORT_CHECK ?= --explicit-target-dependency-import-check error
 
-.PHONY: demo test setup build release lint format bench peers clean schemas corpus mcp-e2e sanitize fuzz reliability kernels-test example-test soak watchdog-check
+.PHONY: demo test setup build release lint format bench peers clean schemas corpus web mcp-e2e web-e2e sanitize fuzz reliability kernels-test example-test soak watchdog-check
 
 setup:
 	@./scripts/setup.sh
@@ -42,6 +42,7 @@ test: setup
 	$(SWIFT) build $(SWIFT_FLAGS) $(TEST_C_FLAGS) $(IMPORT_CHECK) --build-tests
 	ENGRAM_TEST_TIMEOUT=1200 ENGRAM_REQUIRE_ICALENDAR=1 ./scripts/postgres.sh run $(SWIFT) test $(SWIFT_FLAGS) --skip-build
 	./scripts/watchdog.sh 600 mcp-e2e ./scripts/mcp-e2e.sh
+	./scripts/watchdog.sh 300 web-e2e ./scripts/web-e2e.sh
 	./scripts/watchdog.sh 900 kernels-test ./scripts/kernels-test.sh
 	./scripts/watchdog.sh 1200 example-test ./scripts/example-test.sh
 
@@ -68,6 +69,11 @@ kernels-test: setup
 
 mcp-e2e: build
 	./scripts/mcp-e2e.sh
+
+# engram serve in headless Chromium (scripts/web-e2e.py); WEB_E2E_FLAGS=--screenshots docs/web
+# retakes the screenshots in docs/web.
+web-e2e: build
+	./scripts/web-e2e.sh $(WEB_E2E_FLAGS)
 
 # Thread and address sanitizers over the store, vectors and engine tests (separate build
 # folders, so the normal build stays incremental). LeakSanitizer ignores only the toolchain
@@ -99,6 +105,10 @@ format:
 schemas:
 	./scripts/generate-migrations.sh
 	./scripts/generate-migrations.sh postgres
+
+# The web app's files (Sources/EngramCLI/Web/assets) compiled into the binary (see docs/web.md).
+web:
+	./scripts/generate-web-assets.sh
 
 # The intent model's training corpus, compiled into the agent (see docs/requests.md).
 corpus:

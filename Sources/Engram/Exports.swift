@@ -22,6 +22,7 @@
 @_exported import enum EngramStore.StoreUser
 @_exported import struct EngramStore.Trace
 @_exported import enum EngramStore.TraceStatus
+@_exported import struct EngramStore.WeeklyActivity
 @_exported import struct EngramVectors.ApproximateConfiguration
 @_exported import struct EngramVectors.ApproximateIndexStatus
 @_exported import enum EngramVectors.BuildPolicy

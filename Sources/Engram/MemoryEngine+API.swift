@@ -128,14 +128,15 @@ extension MemoryEngine {
       at: date)
   }
 
-  /// Replaces a memory's content with history kept: a new memory is stored and the old one
-  /// is marked superseded by it (still readable and searchable with `includeSuperseded`).
-  /// Returns the new memory's id.
+  /// Replaces a memory's content (and its kind, when `kind` is given) with history kept: a new
+  /// memory is stored and the old one is marked superseded by it (still readable and
+  /// searchable with `includeSuperseded`). Returns the new memory's id (the old one when
+  /// nothing changed).
   @discardableResult
-  public func updateMemory(_ id: Int64, content: String, importance: Double? = nil, at date: Date = Date())
-    async throws -> Int64
-  {
-    try await memoryRecords.updateMemory(id, content: content, importance: importance, at: date)
+  public func updateMemory(
+    _ id: Int64, content: String, kind: MemoryKind? = nil, importance: Double? = nil, at date: Date = Date()
+  ) async throws -> Int64 {
+    try await memoryRecords.updateMemory(id, content: content, kind: kind, importance: importance, at: date)
   }
 
   /// The memory with this id, or nil.

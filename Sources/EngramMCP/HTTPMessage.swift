@@ -7,6 +7,8 @@ public struct HTTPRequest: Sendable {
   public var method: String
   /// The request target's path (without the query).
   public var path: String
+  /// The request target's query (after `?`, still percent-encoded); empty without one.
+  public var query: String
   /// The minor HTTP version (1 for HTTP/1.1, 0 for HTTP/1.0).
   public var minorVersion: Int
   /// Header fields in arrival order, names lowercased.
@@ -16,11 +18,12 @@ public struct HTTPRequest: Sendable {
 
   /// Creates a request.
   public init(
-    method: String, path: String, minorVersion: Int = 1, headers: [(name: String, value: String)] = [],
-    body: Data = Data()
+    method: String, path: String, query: String = "", minorVersion: Int = 1,
+    headers: [(name: String, value: String)] = [], body: Data = Data()
   ) {
     self.method = method
     self.path = path
+    self.query = query
     self.minorVersion = minorVersion
     self.headers = headers.map { ($0.name.lowercased(), $0.value) }
     self.body = body
@@ -31,6 +34,20 @@ public struct HTTPRequest: Sendable {
     let name = name.lowercased()
     let values = headers.filter { $0.name == name }.map(\.value)
     return values.isEmpty ? nil : values.joined(separator: ", ")
+  }
+
+  /// The query's parameters (`+` and percent escapes decoded); a repeated name keeps its last value.
+  public var queryParameters: [String: String] {
+    var parameters: [String: String] = [:]
+    for pair in query.split(separator: "&") where !pair.isEmpty {
+      let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      func decode(_ text: Substring) -> String {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+      }
+      parameters[decode(parts[0])] = parts.count > 1 ? decode(parts[1]) : ""
+    }
+    return parameters
   }
 
   /// Whether the client asked to keep the connection open after the response.
@@ -52,6 +69,10 @@ public struct HTTPResponse: Sendable {
     /// connection), then the one `message` event carrying the JSON-RPC response `event`
     /// returns, then the stream ends.
     case eventStream(event: @Sendable () async -> Data)
+    /// A body written piece by piece as `produce` makes it (chunked on HTTP/1.1; on HTTP/1.0
+    /// the connection's end ends it): server-sent events the web app streams a reply with.
+    /// The headers go out at once; `produce` returns when the body is complete.
+    case stream(produce: @Sendable (HTTPStreamWriter) async -> Void)
   }
 
   /// The status code.
@@ -79,14 +100,15 @@ public struct HTTPResponse: Sendable {
     headers.first { $0.name.lowercased() == name.lowercased() }?.value
   }
 
-  /// The complete body's bytes (empty for an event stream).
+  /// The complete body's bytes (empty for a stream).
   public var bodyBytes: Data {
     if case .bytes(let data) = body { return data }
     return Data()
   }
 
   /// A JSON body.
-  static func json(_ status: Int, _ body: Data, headers: [(name: String, value: String)] = []) -> HTTPResponse
+  public static func json(_ status: Int, _ body: Data, headers: [(name: String, value: String)] = [])
+    -> HTTPResponse
   {
     HTTPResponse(
       status: status, headers: [("Content-Type", "application/json")] + headers, body: .bytes(body))
@@ -108,6 +130,8 @@ public struct HTTPResponse: Sendable {
   static func reason(_ status: Int) -> String {
     switch status {
     case 200: return "OK"
+    case 201: return "Created"
+    case 304: return "Not Modified"
     case 202: return "Accepted"
     case 204: return "No Content"
     case 400: return "Bad Request"
@@ -119,7 +143,9 @@ public struct HTTPResponse: Sendable {
     case 408: return "Request Timeout"
     case 411: return "Length Required"
     case 413: return "Content Too Large"
+    case 409: return "Conflict"
     case 415: return "Unsupported Media Type"
+    case 422: return "Unprocessable Content"
     case 431: return "Request Header Fields Too Large"
     case 500: return "Internal Server Error"
     case 501: return "Not Implemented"
@@ -128,6 +154,43 @@ public struct HTTPResponse: Sendable {
     default: return "Status \(status)"
     }
   }
+}
+
+/// Where a streamed body (``HTTPResponse/Body/stream(produce:)``) is written: each call sends
+/// its bytes at once (one chunk).
+public final class HTTPStreamWriter: Sendable {
+  private let sink: @Sendable (Data) -> Bool
+
+  /// Creates a writer that hands each piece to `sink`, which returns false once the peer is gone.
+  public init(sink: @escaping @Sendable (Data) -> Bool) {
+    self.sink = sink
+  }
+
+  /// Sends `data`; false when the peer is gone (later writes are dropped).
+  @discardableResult
+  public func write(_ data: Data) -> Bool {
+    data.isEmpty ? true : sink(data)
+  }
+
+  /// Sends one server-sent event (`event: NAME`, then `data:` lines of `data`, then a blank line).
+  @discardableResult
+  public func event(_ name: String, data: String) -> Bool {
+    var text = "event: \(name)\n"
+    for line in data.split(separator: "\n", omittingEmptySubsequences: false) { text += "data: \(line)\n" }
+    return write(Data((text + "\n").utf8))
+  }
+}
+
+/// One handler of the HTTP core: ``HTTPTransport`` reads requests from a socket and writes the
+/// responses a handler returns. ``StreamableHTTPHandler`` (MCP) is one; the web app of
+/// `engram serve` is another (and routes `/mcp` to the first).
+public protocol HTTPHandling: Sendable {
+  /// The transport's settings (address, limits, token).
+  var configuration: HTTPTransportConfiguration { get }
+  /// What the transport announces it serves when it starts (`MCP (Streamable HTTP)`).
+  var announcement: String { get }
+  /// The response to `request`.
+  func respond(to request: HTTPRequest) async -> HTTPResponse
 }
 
 /// Reads HTTP/1.1 requests from a byte source, one after another on a kept-alive connection,
@@ -221,12 +284,11 @@ struct HTTPRequestReader {
       else { return Self.reject(400, "malformed header name") }
       headers.append((String(name), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
     }
-    let target = String(requestLine[1])
-    let path =
-      target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
-      ?? target
+    let target = requestLine[1].split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
     var request = HTTPRequest(
-      method: String(requestLine[0]), path: path, minorVersion: minorVersion, headers: headers)
+      method: String(requestLine[0]), path: String(target[0]),
+      query: target.count > 1 ? String(target[1]) : "",
+      minorVersion: minorVersion, headers: headers)
 
     if request.header("transfer-encoding") != nil {
       return .reject(

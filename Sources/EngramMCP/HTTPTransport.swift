@@ -112,12 +112,13 @@ public enum HTTPTransportError: Error, Sendable, Hashable, CustomStringConvertib
   }
 }
 
-/// An HTTP/1.1 server for ``StreamableHTTPHandler``: a listening socket, one thread per
-/// connection (blocking reads never hold a thread of the cooperative pool), keep-alive,
-/// size limits and timeouts. TLS is left to a reverse proxy (see docs/mcp.md).
-public final class HTTPTransport: Sendable {
+/// An HTTP/1.1 server for one ``HTTPHandling`` handler (``StreamableHTTPHandler`` for MCP, the
+/// web app of `engram serve`): a listening socket, one thread per connection (blocking reads
+/// never hold a thread of the cooperative pool), keep-alive, size limits, timeouts, and bodies
+/// streamed as the handler produces them. TLS is left to a reverse proxy (see docs/mcp.md).
+public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
   /// The protocol logic.
-  public let handler: StreamableHTTPHandler
+  public let handler: Handler
   private let listener: Int32
   /// The port actually bound.
   public let boundPort: UInt16
@@ -132,12 +133,11 @@ public final class HTTPTransport: Sendable {
     var connections: Set<Int32> = []
   }
 
-  /// Resolves and binds the address, checking the token rules; call ``start()`` to serve.
+  /// Resolves and binds `handler.configuration`'s address, checking the token rules; call
+  /// ``start()`` to serve.
   /// - Throws: ``HTTPTransportError``.
-  public init(
-    configuration: HTTPTransportConfiguration, log: @escaping @Sendable (String) -> Void,
-    makeServer: @escaping @Sendable () -> MCPServer
-  ) throws(HTTPTransportError) {
+  public init(handler: Handler, log: @escaping @Sendable (String) -> Void) throws(HTTPTransportError) {
+    let configuration = handler.configuration
     if let token = configuration.bearerToken, token.count < HTTPTransportConfiguration.minimumTokenLength {
       throw .tokenTooShort(minimum: HTTPTransportConfiguration.minimumTokenLength)
     }
@@ -198,7 +198,7 @@ public final class HTTPTransport: Sendable {
     listener = descriptor
     isLoopback = loopback
     self.log = log
-    handler = StreamableHTTPHandler(configuration: configuration, log: log, makeServer: makeServer)
+    self.handler = handler
   }
 
   private static func isLoopback(_ address: UnsafeMutablePointer<sockaddr>?) -> Bool {
@@ -220,10 +220,13 @@ public final class HTTPTransport: Sendable {
   }
 
   /// The endpoint's URL (`http://HOST:PORT/mcp`).
-  public var url: String {
+  public var url: String { baseURL + handler.configuration.path }
+
+  /// The server's root URL (`http://HOST:PORT`).
+  public var baseURL: String {
     let host = handler.configuration.host
     let shown = host.contains(":") ? "[\(host)]" : host
-    return "http://\(shown):\(boundPort)\(handler.configuration.path)"
+    return "http://\(shown):\(boundPort)"
   }
 
   /// Starts accepting connections on a thread of its own and returns.
@@ -234,7 +237,7 @@ public final class HTTPTransport: Sendable {
     thread.name = "engram-mcp-http"
     thread.start()
     log(
-      "serving MCP (Streamable HTTP) at \(url)\(handler.configuration.bearerToken == nil ? "" : " (bearer token required)")"
+      "serving \(handler.announcement) at \(url)\(handler.configuration.bearerToken == nil ? "" : " (bearer token required)")"
     )
   }
 
@@ -354,10 +357,13 @@ public final class HTTPTransport: Sendable {
     }
   }
 
-  /// Writes `response`, streaming an event stream; false when the peer is gone.
+  /// Writes `response`, streaming an event stream or a streamed body; false when the peer is gone.
   private func write(_ response: HTTPResponse, to connection: Int32, request: HTTPRequest, keepAlive: Bool)
     -> Bool
   {
+    if case .stream(let produce) = response.body {
+      return writeStream(response, produce: produce, to: connection, request: request, keepAlive: keepAlive)
+    }
     guard case .eventStream(let produce) = response.body else {
       return Self.write(response, to: connection, minorVersion: request.minorVersion, keepAlive: keepAlive)
     }
@@ -395,6 +401,36 @@ public final class HTTPTransport: Sendable {
     sendChunk(Array("event: message\ndata: ".utf8) + Array(event) + Array("\n\n".utf8))
     if chunked && alive { alive = Self.send(Array("0\r\n\r\n".utf8), to: connection) }
     return alive && chunked
+  }
+
+  /// Writes the head of a streamed body, then each piece `produce` writes as one chunk, then
+  /// the last chunk; false when the peer is gone or the connection must close.
+  private func writeStream(
+    _ response: HTTPResponse, produce: @escaping @Sendable (HTTPStreamWriter) async -> Void,
+    to connection: Int32,
+    request: HTTPRequest, keepAlive: Bool
+  ) -> Bool {
+    let chunked = request.minorVersion >= 1
+    var head = "HTTP/1.\(request.minorVersion) \(response.status) \(HTTPResponse.reason(response.status))\r\n"
+    for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
+    head += chunked ? "Transfer-Encoding: chunked\r\n" : ""
+    head += "Connection: \(keepAlive && chunked ? "keep-alive" : "close")\r\n\r\n"
+    let alive = Mutex(Self.send(Array(head.utf8), to: connection))
+    let writer = HTTPStreamWriter { data in
+      alive.withLock { alive in
+        guard alive else { return false }
+        let bytes = Array(data)
+        alive = Self.send(
+          chunked ? Array("\(String(bytes.count, radix: 16))\r\n".utf8) + bytes + [13, 10] : bytes,
+          to: connection)
+        return alive
+      }
+    }
+    Self.blocking { await produce(writer) }
+    return alive.withLock { alive in
+      if chunked && alive { alive = Self.send(Array("0\r\n\r\n".utf8), to: connection) }
+      return alive && chunked
+    }
   }
 
   /// Ends the sending side, then reads and drops what the client still sends (a body over the
@@ -461,6 +497,19 @@ public final class HTTPTransport: Sendable {
     #else
       return Darwin.timeval(tv_sec: Int(seconds), tv_usec: Int32(attoseconds / 1_000_000_000_000))
     #endif
+  }
+}
+
+extension HTTPTransport where Handler == StreamableHTTPHandler {
+  /// Resolves and binds the address for MCP, every session getting a server from `makeServer`.
+  /// - Throws: ``HTTPTransportError``.
+  public convenience init(
+    configuration: HTTPTransportConfiguration, log: @escaping @Sendable (String) -> Void,
+    makeServer: @escaping @Sendable () -> MCPServer
+  ) throws(HTTPTransportError) {
+    try self.init(
+      handler: StreamableHTTPHandler(configuration: configuration, log: log, makeServer: makeServer), log: log
+    )
   }
 }
 

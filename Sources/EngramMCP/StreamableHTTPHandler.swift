@@ -15,15 +15,16 @@ import Synchronization
 ///   ``MCPServer`` and returns its id (256 random bits, hex) in `MCP-Session-Id`; every later
 ///   request must carry it (400 without, 404 for an ended or unknown one).
 ///   `MCP-Protocol-Version`, when sent, must be the session's negotiated version (else 400).
-/// - Security: an `Origin` header must name a loopback host or an allowed origin (else 403,
-///   against DNS rebinding); with a bearer token configured, `Authorization: Bearer TOKEN`
-///   must match it (compared in constant time; else 401).
-public final class StreamableHTTPHandler: Sendable {
+/// - Security: ``HTTPAccessPolicy`` (shared with the web app): an `Origin` header must name a
+///   loopback host or an allowed origin (else 403, against DNS rebinding); with a bearer token
+///   configured, `Authorization: Bearer TOKEN` must match it (compared in constant time; else 401).
+public final class StreamableHTTPHandler: HTTPHandling {
   /// The transport's settings.
   public let configuration: HTTPTransportConfiguration
   private let makeServer: @Sendable () -> MCPServer
   private let log: @Sendable (String) -> Void
   private let sessions = Mutex<[String: Session]>([:])
+  private let access: HTTPAccessPolicy
 
   private struct Session {
     let server: MCPServer
@@ -36,6 +37,7 @@ public final class StreamableHTTPHandler: Sendable {
     makeServer: @escaping @Sendable () -> MCPServer
   ) {
     self.configuration = configuration
+    self.access = HTTPAccessPolicy(configuration)
     self.makeServer = makeServer
     self.log = log
   }
@@ -43,21 +45,24 @@ public final class StreamableHTTPHandler: Sendable {
   /// The number of open sessions.
   public var sessionCount: Int { sessions.withLock { $0.count } }
 
+  /// What the transport announces when it starts.
+  public var announcement: String { "MCP (Streamable HTTP)" }
+
   /// The response to `request`.
   public func respond(to request: HTTPRequest) async -> HTTPResponse {
     guard request.path == configuration.path else {
       return .error(404, .invalidRequest("no MCP endpoint at \(request.path); use \(configuration.path)"))
     }
-    if let origin = request.header("origin"), !isAllowed(origin: origin) {
+    switch access.check(request) {
+    case .origin(let origin)?:
       log("refused a request from origin \(origin)")
       return .error(403, .invalidRequest("origin \(origin) is not allowed"))
-    }
-    if let token = configuration.bearerToken,
-      !Self.isAuthorized(request.header("authorization"), token: token)
-    {
+    case .token?:
       return .error(
         401, .invalidRequest("missing or wrong bearer token (Authorization: Bearer ...)"),
         headers: [("WWW-Authenticate", "Bearer realm=\"engram\"")])
+    case nil:
+      break
     }
     switch request.method {
     case "POST":
@@ -221,7 +226,7 @@ public final class StreamableHTTPHandler: Sendable {
   }
 
   /// 32 random bytes from the system's cryptographic generator, as 64 hex digits.
-  static func newSessionID() -> String {
+  public static func newSessionID() -> String {
     var generator = SystemRandomNumberGenerator()
     return (0..<4).map { _ in
       let hex = String(generator.next() as UInt64, radix: 16)
@@ -232,40 +237,22 @@ public final class StreamableHTTPHandler: Sendable {
   // MARK: Checks
 
   /// `type/subtype` of a media type, lowercased, without parameters.
-  static func mediaType(_ field: String?) -> String {
+  public static func mediaType(_ field: String?) -> String {
     guard let field else { return "" }
     return (field.split(separator: ";").first.map(String.init) ?? "").trimmingCharacters(in: .whitespaces)
       .lowercased()
   }
 
   /// Whether `origin` names a loopback host (any port, http or https) or is allowed by name.
-  func isAllowed(origin: String) -> Bool {
-    if configuration.allowedOrigins.contains(origin) { return true }
-    guard let components = URLComponents(string: origin), let scheme = components.scheme?.lowercased(),
-      scheme == "http" || scheme == "https", let host = components.host?.lowercased()
-    else { return false }
-    let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-    return bare == "localhost" || bare == "::1"
-      || bare.hasPrefix("127.") && bare.split(separator: ".").count == 4
-  }
+  func isAllowed(origin: String) -> Bool { access.isAllowed(origin: origin) }
 
-  /// Whether `authorization` is `Bearer TOKEN` with `token`, compared in time independent
-  /// of where the two differ.
+  /// Whether `authorization` is `Bearer TOKEN` with `token` (see ``HTTPAccessPolicy``).
   static func isAuthorized(_ authorization: String?, token: String) -> Bool {
-    guard let authorization else { return false }
-    let parts = authorization.split(separator: " ", maxSplits: 1)
-    guard parts.count == 2, parts[0].lowercased() == "bearer" else { return false }
-    return constantTimeEqual(Array(parts[1].trimmingCharacters(in: .whitespaces).utf8), Array(token.utf8))
+    HTTPAccessPolicy.isAuthorized(authorization, token: token)
   }
 
   /// Byte equality that reads every byte of `candidate` whatever the first difference.
   static func constantTimeEqual(_ candidate: [UInt8], _ expected: [UInt8]) -> Bool {
-    var difference = UInt8(truncatingIfNeeded: candidate.count ^ expected.count)
-    difference |= UInt8(candidate.count == expected.count ? 0 : 1)
-    for index in 0..<candidate.count {
-      let other = expected.isEmpty ? 0 : expected[index % expected.count]
-      difference |= candidate[index] ^ other
-    }
-    return difference == 0
+    HTTPAccessPolicy.constantTimeEqual(candidate, expected)
   }
 }

@@ -14,7 +14,7 @@ import Testing
 /// The HTTP server around the handler, over real loopback sockets.
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct HTTPTransportTests {
   static func transport(_ configure: (inout HTTPTransportConfiguration) -> Void = { _ in }) throws
-    -> HTTPTransport
+    -> HTTPTransport<StreamableHTTPHandler>
   {
     var configuration = HTTPTransportConfiguration(host: "127.0.0.1", port: 0)
     configure(&configuration)
@@ -215,6 +215,38 @@ import Testing
     }
     #expect(interim == "HTTP/1.1 100 Continue\r\n\r\n")
     #expect(final.hasPrefix("HTTP/1.1 200 OK"))
+  }
+
+  /// A handler whose answer is a body written in three pieces, with the query echoed.
+  struct PiecesHandler: HTTPHandling {
+    var configuration = HTTPTransportConfiguration(host: "127.0.0.1", port: 0)
+    var announcement: String { "pieces" }
+    func respond(to request: HTTPRequest) async -> HTTPResponse {
+      let query = request.queryParameters["say"] ?? ""
+      return HTTPResponse(
+        status: 200, headers: [("Content-Type", "text/event-stream")],
+        body: .stream { writer in
+          writer.event("piece", data: "one")
+          try? await Task.sleep(for: .milliseconds(20))
+          writer.event("piece", data: "two\nlines")
+          writer.write(Data(query.utf8))
+        })
+    }
+  }
+
+  @Test func streamedBodiesAreChunkedInPiecesAndEnd() async throws {
+    let transport = try HTTPTransport(handler: PiecesHandler(), log: { _ in })
+    transport.start()
+    defer { transport.stop() }
+    let answer = try await Self.exchange(
+      port: transport.boundPort,
+      Array("GET /?say=hello%20there HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8))
+    #expect(answer.hasPrefix("HTTP/1.1 200 OK"))
+    #expect(answer.contains("Transfer-Encoding: chunked"))
+    #expect(answer.contains("event: piece\ndata: one\n\n"))
+    #expect(answer.contains("event: piece\ndata: two\ndata: lines\n\n"))
+    #expect(answer.contains("hello there"))
+    #expect(answer.hasSuffix("0\r\n\r\n"))
   }
 
   @Test func eventStreamsAreChunkedAndEnd() async throws {

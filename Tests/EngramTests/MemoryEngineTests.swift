@@ -56,6 +56,37 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(item.accessCount >= 3)
   }
 
+  @Test func weeklyActivityCountsTurnsAndMemoriesPerWeekFromMonday() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    // 2025-06-08 is a Sunday, 2025-06-09 a Monday.
+    let sunday = Date(timeIntervalSince1970: 1_749_384_000)  // 2025-06-08T12:00:00Z
+    _ = try await engine.appendTurn(role: "user", content: "one", at: sunday)
+    _ = try await engine.appendTurn(role: "user", content: "two", at: sunday.addingTimeInterval(86_400))
+    _ = try await engine.appendTurn(role: "user", content: "three", at: sunday.addingTimeInterval(2 * 86_400))
+    _ = try await engine.remember("a fact", kind: .fact, at: sunday.addingTimeInterval(86_400))
+    let weeks = try engine.maintenance.weeklyActivity()
+    #expect(weeks.map(\.turns) == [1, 2])
+    #expect(weeks.map(\.memories) == [0, 1])
+    #expect(
+      weeks.map { DateParser.iso8601($0.weekStart, timeZone: .gmt) } == [
+        "2025-06-02T00:00:00Z", "2025-06-09T00:00:00Z",
+      ])
+  }
+
+  @Test func updatingAMemorysKindKeepsTheOldVersionSuperseded() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let id = try await engine.remember("dinner with Ana on Friday", kind: .fact)
+    #expect(try await engine.updateMemory(id, content: "dinner with Ana on Friday") == id)
+    let newID = try await engine.updateMemory(id, content: "dinner with Ana on Friday", kind: .event)
+    #expect(newID != id)
+    #expect(try engine.memory(newID)?.kind == .event)
+    #expect(try engine.memory(id)?.supersededBy == newID)
+  }
+
   @Test(arguments: [
     "\"unbalanced", "(a OR", "NOT", "AND AND", "NEAR(x y", "col:value", "*", "-x", "^start", "a\"b'c",
     "'; DROP TABLE memories; --", "🙂", String(repeating: "x ", count: 5_000),

@@ -48,6 +48,22 @@ struct PostgresEngineTests {
     }
   }
 
+  @Test func weeklyActivityCountsOnlyTheUsersOwnRows() async throws {
+    try await withDatabase { url in
+      let alice = try engine(url, user: "alice")
+      let bob = try engine(url, user: "bob")
+      defer { for engine in [alice, bob] { engine.close() } }
+      let monday = Date(timeIntervalSince1970: 1_749_470_400)  // 2025-06-09T12:00:00Z
+      _ = try await alice.appendTurn(role: "user", content: "one", at: monday)
+      _ = try await alice.remember("a fact", kind: .fact, at: monday.addingTimeInterval(7 * 86_400))
+      _ = try await bob.appendTurn(role: "user", content: "two", at: monday)
+      let weeks = try alice.maintenance.weeklyActivity()
+      #expect(weeks.map(\.turns) == [1, 0])
+      #expect(weeks.map(\.memories) == [0, 1])
+      #expect(weeks.first?.weekStart == Date(timeIntervalSince1970: 1_749_427_200))  // 2025-06-09T00:00:00Z
+    }
+  }
+
   @Test func calendarImportsOncePerUserAndExportsTheImportedUIDs() async throws {
     try await withDatabase { url in
       let alice = try engine(url, user: "alice")

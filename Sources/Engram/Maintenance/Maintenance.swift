@@ -58,6 +58,12 @@ public struct Maintenance: Sendable {
     return try store.readTransaction { try $0.memoryCountsByKind() }
   }
 
+  /// Turns and memories created per week (weeks from Monday 00:00 UTC), oldest first.
+  public func weeklyActivity() throws -> [WeeklyActivity] {
+    try open.check()
+    return try store.readTransaction { try $0.weeklyActivity() }
+  }
+
   /// Rows and bytes of the in-memory vector index.
   public var vectorIndexStatistics: VectorIndexStatistics {
     let index = vectors.index

@@ -98,16 +98,16 @@ struct Memories: Sendable {
     return ids
   }
 
-  /// Replaces a memory's content with history kept: a new memory is stored and the old one
-  /// is marked superseded by it; returns the new memory's id.
+  /// Replaces a memory's content (and kind, when given) with history kept: a new memory is
+  /// stored and the old one is marked superseded by it; returns the new memory's id.
   @discardableResult
-  func updateMemory(_ id: Int64, content: String, importance: Double? = nil, at date: Date = Date())
-    async throws -> Int64
-  {
+  func updateMemory(
+    _ id: Int64, content: String, kind: MemoryKind? = nil, importance: Double? = nil, at date: Date = Date()
+  ) async throws -> Int64 {
     try open.check()
     guard let old = try memory(id) else { throw EngramError.notFound(kind: .memory, id: id) }
     let newID = try await remember(
-      content, kind: old.kind, importance: importance ?? old.importance, scopeUser: old.scopeUser,
+      content, kind: kind ?? old.kind, importance: importance ?? old.importance, scopeUser: old.scopeUser,
       tags: old.tags, validFrom: date, at: date
     ).id
     // The same text again changes nothing; the text of another current memory supersedes by it.

@@ -324,7 +324,7 @@ public final class ChatSession {
   }
 
   /// One line for an error `send` or `confirm` threw before any work started.
-  static func describe(_ error: AgentError) -> String {
+  nonisolated static func describe(_ error: AgentError) -> String {
     switch error {
     case .emptyInput: return "say something first"
     case .inputTooLong(let count, let limit):

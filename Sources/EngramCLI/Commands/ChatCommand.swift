@@ -91,13 +91,21 @@ public enum ChatCommand: Command {
   /// - Throws: ``UsageError`` for a missing partner option, a bad URL, or plain http to another host.
   static func languageModelConfiguration(_ options: Options) throws(UsageError) -> LanguageModelConfiguration?
   {
-    let insecure = options.allowInsecure
-    guard let text = options.llm else {
-      if options.llmModel != nil { throw UsageError("--llm-model needs --llm URL") }
+    try languageModelConfiguration(
+      llm: options.llm, model: options.llmModel, allowInsecure: options.allowInsecure)
+  }
+
+  /// The planner's server from the values of `--llm`, `--llm-model` and `--allow-insecure`
+  /// (`engram chat` and `engram serve` take the same three).
+  static func languageModelConfiguration(llm: String?, model: String?, allowInsecure insecure: Bool)
+    throws(UsageError) -> LanguageModelConfiguration?
+  {
+    guard let text = llm else {
+      if model != nil { throw UsageError("--llm-model needs --llm URL") }
       if insecure { throw UsageError("--allow-insecure applies only with --llm URL") }
       return nil
     }
-    guard let model = options.llmModel else { throw UsageError("--llm needs --llm-model NAME") }
+    guard let model else { throw UsageError("--llm needs --llm-model NAME") }
     guard let url = URL(string: text) else {
       throw UsageError(.invalidValue(argument: "--llm", value: text, expected: "an http or https URL"))
     }

@@ -39,6 +39,13 @@ public enum MCPCommand: Command {
     return writable ? .readWrite : .readOnly
   }
 
+  /// How the server introduces itself to MCP clients.
+  static let serverInfo = ServerInfo(
+    name: "engram", version: EngramCommandLine.version, title: "Engram memory",
+    instructions:
+      "Long-term memory of the user. Call memory_context (or memory_search) before answering questions "
+      + "about the past; call memory_remember for durable facts and preferences.")
+
   /// Serves until standard input closes (with `--http`: until SIGINT or SIGTERM).
   public static func run(_ options: Options, context: CommandContext) async throws {
     let serving = options.serving
@@ -46,11 +53,7 @@ public enum MCPCommand: Command {
       throw UsageError("--sse and --allow-origin need --http HOST:PORT")
     }
     try await EngineAccess.withEngine(context, mode: try servingMode(context)) { engine in
-      let info = ServerInfo(
-        name: "engram", version: EngramCommandLine.version, title: "Engram memory",
-        instructions:
-          "Long-term memory of the user. Call memory_context (or memory_search) before answering questions "
-          + "about the past; call memory_remember for durable facts and preferences.")
+      let info = serverInfo
       if let address = serving.http {
         try await MCPHTTPServing.serve(
           context, options: serving, engine: engine, address: address, info: info)

@@ -270,6 +270,21 @@ extension PostgresSession {
     return counts
   }
 
+  /// The user's turns and memories created per week, oldest first.
+  public func weeklyActivity() throws -> [WeeklyActivity] {
+    func counts(_ table: String) throws -> [Int64: Int] {
+      var result: [Int64: Int] = [:]
+      for row in try connection.execute(
+        "SELECT greatest(0, (created_at - \(WeeklyActivity.mondayOffsetMilliseconds)) / \(WeeklyActivity.weekMilliseconds)) AS week, "
+          + "count(*) FROM \(table) WHERE user_scope = $1 GROUP BY week", [scope]
+      ).rows {
+        if let week = try row.int64(0) { result[week] = Int(try row.int64(1) ?? 0) }
+      }
+      return result
+    }
+    return WeeklyActivity.merge(turns: try counts("messages"), memories: try counts("memories"))
+  }
+
   private static let orphanCondition = """
     (owner_kind = 'message' AND NOT EXISTS (SELECT 1 FROM messages t WHERE t.user_scope = e.user_scope AND t.id = e.owner_id))
       OR (owner_kind = 'memory' AND NOT EXISTS (SELECT 1 FROM memories t WHERE t.user_scope = e.user_scope AND t.id = e.owner_id))

@@ -9,6 +9,38 @@ public struct CompactionCandidate: Sendable, Equatable {
   public var name: String
 }
 
+/// How many turns and memories were created in one week (`MaintenanceQueries.weeklyActivity`).
+public struct WeeklyActivity: Sendable, Equatable {
+  /// The week's first instant: a Monday, 00:00 UTC.
+  public var weekStart: Date
+  /// Turns created that week.
+  public var turns: Int
+  /// Memories created that week (superseded ones included).
+  public var memories: Int
+
+  /// Creates a week's counts.
+  public init(weekStart: Date, turns: Int, memories: Int) {
+    self.weekStart = weekStart
+    self.turns = turns
+    self.memories = memories
+  }
+
+  /// Milliseconds from the Unix epoch (a Thursday) to the first Monday, 1970-01-05.
+  static let mondayOffsetMilliseconds: Int64 = 4 * 86_400_000
+  /// Milliseconds in a week.
+  static let weekMilliseconds: Int64 = 7 * 86_400_000
+
+  /// Merges per-week counts of turns and of memories (keys: week numbers from 1970-01-05).
+  static func merge(turns: [Int64: Int], memories: [Int64: Int]) -> [WeeklyActivity] {
+    Set(turns.keys).union(memories.keys).sorted().map { week in
+      WeeklyActivity(
+        weekStart: Date(
+          timeIntervalSince1970: Double(week * weekMilliseconds + mondayOffsetMilliseconds) / 1000),
+        turns: turns[week] ?? 0, memories: memories[week] ?? 0)
+    }
+  }
+}
+
 /// What `doctor` counts of the embeddings table against the items.
 public struct EmbeddingCensus: Sendable, Equatable {
   /// Items (messages, memories, summaries) without an embedding.
@@ -145,6 +177,21 @@ extension Connection {
       if let kind = MemoryKind(rawValue: row.string(at: 0)) { counts[kind] = Int(row.int64(at: 1)) }
     }
     return counts
+  }
+
+  /// Turns and memories created per week, oldest first.
+  public func weeklyActivity() throws -> [WeeklyActivity] {
+    func counts(_ table: String) throws -> [Int64: Int] {
+      // Integer division floors only for times after 1970-01-05; earlier ones are clamped to week 0.
+      let statement = try prepare(
+        "SELECT max(0, (created_at - \(WeeklyActivity.mondayOffsetMilliseconds)) / \(WeeklyActivity.weekMilliseconds)) AS week, "
+          + "count(*) FROM \(table) WHERE user_id = ?1 GROUP BY week")
+      try statement.bind([.text(user)])
+      var result: [Int64: Int] = [:]
+      try statement.forEachRow { row in result[row.int64(at: 0)] = Int(row.int64(at: 1)) }
+      return result
+    }
+    return WeeklyActivity.merge(turns: try counts("messages"), memories: try counts("memories"))
   }
 
   // MARK: Doctor and reindex

@@ -177,6 +177,10 @@ public protocol MaintenanceQueries: AnyObject {
   /// Live memories per kind.
   func memoryCountsByKind() throws -> [MemoryKind: Int]
 
+  /// Turns and memories created per week (weeks from Monday 00:00 UTC), oldest first; weeks
+  /// with neither are absent.
+  func weeklyActivity() throws -> [WeeklyActivity]
+
   /// How the stored embeddings relate to their owners and the configured model.
   func embeddingCensus(model: String, dimension: Int) throws -> EmbeddingCensus
 
