@@ -133,10 +133,12 @@ public final class HTTPTransport: Sendable {
   }
 
   /// Resolves and binds the address, checking the token rules; call ``start()`` to serve.
+  /// With `admission`, each request's bearer token selects its user (see
+  /// ``StreamableHTTPHandler``): a non-loopback address then needs no shared token.
   /// - Throws: ``HTTPTransportError``.
   public init(
     configuration: HTTPTransportConfiguration, log: @escaping @Sendable (String) -> Void,
-    makeServer: @escaping @Sendable () -> MCPServer
+    admission: (any HTTPUserAdmission)? = nil, makeServer: @escaping @Sendable () -> MCPServer
   ) throws(HTTPTransportError) {
     if let token = configuration.bearerToken, token.count < HTTPTransportConfiguration.minimumTokenLength {
       throw .tokenTooShort(minimum: HTTPTransportConfiguration.minimumTokenLength)
@@ -162,7 +164,9 @@ public final class HTTPTransport: Sendable {
       if !Self.isLoopback(entry.pointee.ai_addr) { loopback = false }
       cursor = entry.pointee.ai_next
     }
-    if !loopback && configuration.bearerToken == nil { throw .tokenRequired(host: configuration.host) }
+    if !loopback && configuration.bearerToken == nil && admission == nil {
+      throw .tokenRequired(host: configuration.host)
+    }
 
     let descriptor = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
     guard descriptor >= 0 else { throw .socketFailed(call: "socket", errno: errno) }
@@ -198,7 +202,8 @@ public final class HTTPTransport: Sendable {
     listener = descriptor
     isLoopback = loopback
     self.log = log
-    handler = StreamableHTTPHandler(configuration: configuration, log: log, makeServer: makeServer)
+    handler = StreamableHTTPHandler(
+      configuration: configuration, log: log, admission: admission, makeServer: makeServer)
   }
 
   private static func isLoopback(_ address: UnsafeMutablePointer<sockaddr>?) -> Bool {
@@ -234,7 +239,10 @@ public final class HTTPTransport: Sendable {
     thread.name = "engram-mcp-http"
     thread.start()
     log(
-      "serving MCP (Streamable HTTP) at \(url)\(handler.configuration.bearerToken == nil ? "" : " (bearer token required)")"
+      "serving MCP (Streamable HTTP) at \(url)"
+        + (handler.servesManyUsers
+          ? " (a user's bearer token selects the user)"
+          : handler.configuration.bearerToken == nil ? "" : " (bearer token required)")
     )
   }
 
