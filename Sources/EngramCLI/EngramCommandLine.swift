@@ -14,6 +14,7 @@ public enum EngramCommandLine {
     DoctorCommand.self, ExportCommand.self,
     ImportCommand.self,
     ReindexCommand.self, SkillsCommand.self, BenchCommand.self, DemoCommand.self, MCPCommand.self,
+    UsersCommand.self,
     VersionCommand.self,
   ]
 

@@ -74,6 +74,9 @@ public final class UserEngines: Sendable {
     opener = open
   }
 
+  /// The users the users file lists (0 without one).
+  public var userCount: Int { users?.entries.count ?? 0 }
+
   /// The user whose token `token` is, by the users file (constant time in the token).
   public func user(forToken token: String) -> String? {
     users?.user(forToken: token)
