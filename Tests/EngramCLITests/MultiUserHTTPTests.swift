@@ -38,7 +38,10 @@ import Testing
     let transport = try HTTPTransport(
       configuration: HTTPTransportConfiguration(host: "127.0.0.1", port: 0), log: { _ in },
       admission: UserEngineAdmission(engines: engines),
-      makeServer: { MCPServer(info: ServerInfo(name: "engram", version: "test"), provider: NoUserToolProvider(), log: { _ in }) })
+      makeServer: {
+        MCPServer(
+          info: ServerInfo(name: "engram", version: "test"), provider: NoUserToolProvider(), log: { _ in })
+      })
     transport.start()
     return (transport, engines)
   }
@@ -62,7 +65,8 @@ import Testing
     var headers: [String: String] = [:]
     for line in lines.dropFirst() {
       guard let colon = line.firstIndex(of: ":") else { continue }
-      headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+      headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+        in: .whitespaces)
     }
     return Reply(status: status, headers: headers, body: parts.dropFirst().joined(separator: "\r\n\r\n"))
   }
@@ -108,7 +112,8 @@ import Testing
   }
 
   static func texts(_ reply: Reply) -> [String] {
-    reply.json?["result"]?["structuredContent"]?["hits"]?.arrayValue?.compactMap { $0["text"]?.stringValue } ?? []
+    reply.json?["result"]?["structuredContent"]?["hits"]?.arrayValue?.compactMap { $0["text"]?.stringValue }
+      ?? []
   }
 
   @Test func eachTokenSeesOnlyItsOwnUsersMemories() async throws {
@@ -121,7 +126,8 @@ import Testing
     let annSession = try await Self.open(port: port, token: ann)
     let bobSession = try await Self.open(port: port, token: bob)
     for (token, session, text) in [
-      (ann, annSession, "Ann keeps bees behind the greenhouse"), (bob, bobSession, "Bob keeps goats on the hill"),
+      (ann, annSession, "Ann keeps bees behind the greenhouse"),
+      (bob, bobSession, "Bob keeps goats on the hill"),
     ] {
       let reply = await Self.post(
         port: port, Self.call("memory_remember", #"{"content":"\#(text)"}"#), token: token, session: session)

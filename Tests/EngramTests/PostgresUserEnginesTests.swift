@@ -68,7 +68,8 @@ struct PostgresUserEnginesTests {
       func scores() async throws -> [[Double]] {
         var all: [[Double]] = []
         for query in queries {
-          all.append(try await ann.search(query, k: 10, mode: .keyword, recordAccess: false).compactMap(\.bm25))
+          all.append(
+            try await ann.search(query, k: 10, mode: .keyword, recordAccess: false).compactMap(\.bm25))
         }
         return all
       }
