@@ -20,7 +20,9 @@ public struct CommandFailure: Error, LocalizedError, Sendable, Hashable {
 public enum EngineAccess {
   /// The embedder spec for the existing database at `path`: the recorded spec, else the one
   /// its stored model id implies, else the default (a database without vectors yet).
-  public static func spec(forDatabaseAt path: String, user: String = StoreUser.defaultID) throws -> EmbedderSpec {
+  public static func spec(forDatabaseAt path: String, user: String = StoreUser.defaultID) throws
+    -> EmbedderSpec
+  {
     let settings = try MemoryEngine.storedEmbedderSettings(path: path, user: user)
     if let text = settings.spec {
       switch EmbedderSpec.parse(text) {
