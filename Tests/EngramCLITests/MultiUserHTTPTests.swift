@@ -94,6 +94,17 @@ import Testing
       let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
       if count <= 0 { break }
       received += buffer[0..<count]
+      // Done once the body its Content-Length announces is in (without waiting for the close).
+      let text = String(decoding: received, as: UTF8.self)
+      if let end = text.range(of: "\r\n\r\n") {
+        let head = text[..<end.lowerBound].lowercased()
+        if let line = head.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
+          let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)),
+          text.utf8.count - text[..<end.upperBound].utf8.count >= length
+        {
+          break
+        }
+      }
     }
     return String(decoding: received, as: UTF8.self)
   }
