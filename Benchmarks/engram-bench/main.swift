@@ -25,6 +25,8 @@ let usage = """
     scale     each engram command on a memory of --n turns, one process per command
     ingest    engram ingest of generated exports per format: turns/s, peak memory, re-ingest skip
     snapshot-open  open time with the vector snapshot against the embeddings table (--sizes)
+    serve     many users in one `engram mcp --http --users` process against the single-user
+              server (--users N --turns M --clients C --seconds S [--db-url URL] [--cache-mb MB])
   """
 
 let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String)] = [
@@ -39,6 +41,7 @@ let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String
   "scale": ScaleSuite.run,
   "ingest": IngestSuite.run,
   "snapshot-open": SnapshotOpenSuite.run,
+  "serve": ServeSuite.run,
 ]
 
 let commandLine = Array(CommandLine.arguments.dropFirst())

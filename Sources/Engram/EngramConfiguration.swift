@@ -96,6 +96,15 @@ public struct EngramConfiguration: Sendable {
   /// While the approximate tier is enabled, a memory at or above `approximate.threshold`
   /// always keeps one (its lists are saved beside it).
   public var snapshotMinimumRows: Int = 1_000
+  /// Reader connections the store keeps (besides its one writer). Default 2; a server
+  /// holding many users' engines uses 1 (see `UserEngines`).
+  public var readerCount: Int = 2
+  /// SQLite's page cache per connection, in KiB. Default 16 MiB; a server holding many
+  /// users' engines uses less (see `UserEngines`).
+  public var cacheSizeKiB: Int = 16 * 1024
+  /// For a PostgreSQL memory: a pool of connections shared with other engines (of other
+  /// users) instead of 1 + `readerCount` connections of the engine's own. Default none.
+  public var connectionPool: PostgresConnectionPool?
 
   /// Creates a configuration; every default is documented on its property.
   public init(
@@ -148,6 +157,11 @@ public struct EngramConfiguration: Sendable {
     }
     guard snapshotMinimumRows >= 0 else {
       throw .invalidConfiguration(field: "snapshotMinimumRows", reason: "must be 0 or more")
+    }
+    guard readerCount >= 1, cacheSizeKiB >= 256 else {
+      throw .invalidConfiguration(
+        field: readerCount >= 1 ? "cacheSizeKiB" : "readerCount",
+        reason: readerCount >= 1 ? "must be at least 256" : "must be at least 1")
     }
     guard (try? StoreUser.validated(user)) != nil else {
       throw .invalidConfiguration(

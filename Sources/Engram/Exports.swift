@@ -16,6 +16,7 @@
 @_exported import struct EngramStore.Memory
 @_exported import struct EngramStore.PendingCall
 @_exported import enum EngramStore.PendingCallStatus
+@_exported import class EngramStore.PostgresConnectionPool
 @_exported import struct EngramStore.SQLiteError
 @_exported import enum EngramStore.StoreError
 @_exported import enum EngramStore.StoreLocation

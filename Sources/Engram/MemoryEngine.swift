@@ -52,6 +52,13 @@ public final class MemoryEngine: Sendable {
 
   /// The vector index as it is now.
   var index: VectorIndex { vectors.index }
+  /// The most bytes the store's connections cache (SQLite's page caches; 0 for PostgreSQL).
+  let connectionCacheBytes: Int
+
+  /// An estimate of the memory this open engine holds: its vector index (rows, postings,
+  /// approximate lists) and the most its database connections cache. `UserEngines` keeps
+  /// the sum of its engines' estimates within its budget.
+  public var estimatedResidentBytes: Int { vectors.index.memoryBytes + connectionCacheBytes }
 
   /// Where the vector index came from when the engine opened.
   public enum IndexSource: String, Sendable {
@@ -89,6 +96,16 @@ public final class MemoryEngine: Sendable {
     options.busyTimeout = configuration.busyTimeout
     options.readOnly = configuration.readOnly
     options.user = configuration.user
+    options.readerCount = configuration.readerCount
+    options.cacheSizeKiB = configuration.cacheSizeKiB
+    options.postgresPool = configuration.connectionPool
+    if case .sqlite = location {
+      connectionCacheBytes =
+        ((configuration.readOnly ? 0 : 1) + configuration.readerCount)
+        * configuration.cacheSizeKiB * 1024
+    } else {
+      connectionCacheBytes = 0
+    }
     let store = try StoreFactory.open(location, options: options)
     do {
       try Self.prepare(store, configuration: configuration)

@@ -14,7 +14,7 @@ public enum EngramCommandLine {
     DoctorCommand.self, ExportCommand.self,
     ImportCommand.self,
     ReindexCommand.self, SkillsCommand.self, BenchCommand.self, DemoCommand.self, MCPCommand.self,
-    ServeCommand.self,
+    ServeCommand.self, UsersCommand.self,
     VersionCommand.self,
   ]
 

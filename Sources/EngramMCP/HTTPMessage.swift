@@ -191,6 +191,14 @@ public protocol HTTPHandling: Sendable {
   var announcement: String { get }
   /// The response to `request`.
   func respond(to request: HTTPRequest) async -> HTTPResponse
+  /// Whether each request's bearer token selects its user (then a non-loopback address
+  /// needs no shared token).
+  var servesManyUsers: Bool { get }
+}
+
+extension HTTPHandling {
+  /// One user, unless the handler says otherwise.
+  public var servesManyUsers: Bool { false }
 }
 
 /// Reads HTTP/1.1 requests from a byte source, one after another on a kept-alive connection,

@@ -162,7 +162,9 @@ public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
       if !Self.isLoopback(entry.pointee.ai_addr) { loopback = false }
       cursor = entry.pointee.ai_next
     }
-    if !loopback && configuration.bearerToken == nil { throw .tokenRequired(host: configuration.host) }
+    if !loopback && configuration.bearerToken == nil && !handler.servesManyUsers {
+      throw .tokenRequired(host: configuration.host)
+    }
 
     let descriptor = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
     guard descriptor >= 0 else { throw .socketFailed(call: "socket", errno: errno) }
@@ -237,7 +239,10 @@ public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
     thread.name = "engram-mcp-http"
     thread.start()
     log(
-      "serving \(handler.announcement) at \(url)\(handler.configuration.bearerToken == nil ? "" : " (bearer token required)")"
+      "serving \(handler.announcement) at \(url)"
+        + (handler.servesManyUsers
+          ? " (a user's bearer token selects the user)"
+          : handler.configuration.bearerToken == nil ? "" : " (bearer token required)")
     )
   }
 
@@ -502,14 +507,17 @@ public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
 
 extension HTTPTransport where Handler == StreamableHTTPHandler {
   /// Resolves and binds the address for MCP, every session getting a server from `makeServer`.
+  /// With `admission`, each request's bearer token selects its user (see
+  /// ``StreamableHTTPHandler``): a non-loopback address then needs no shared token.
   /// - Throws: ``HTTPTransportError``.
   public convenience init(
     configuration: HTTPTransportConfiguration, log: @escaping @Sendable (String) -> Void,
-    makeServer: @escaping @Sendable () -> MCPServer
+    admission: (any HTTPUserAdmission)? = nil, makeServer: @escaping @Sendable () -> MCPServer
   ) throws(HTTPTransportError) {
     try self.init(
-      handler: StreamableHTTPHandler(configuration: configuration, log: log, makeServer: makeServer), log: log
-    )
+      handler: StreamableHTTPHandler(
+        configuration: configuration, log: log, admission: admission, makeServer: makeServer),
+      log: log)
   }
 }
 

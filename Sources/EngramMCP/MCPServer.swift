@@ -118,7 +118,13 @@ public actor MCPServer {
   /// Handles one message and returns the response line, or `nil` when none is due
   /// (notifications, responses, blank lines).
   public func handle(message data: Data) async -> Data? {
-    guard let response = await respond(to: data) else { return nil }
+    await handle(message: data, provider: provider)
+  }
+
+  /// Handles one message with `provider`'s tools instead of the server's own (a multi-user
+  /// HTTP server hands each request the provider of the user its token selects).
+  public func handle(message data: Data, provider: any ToolProvider) async -> Data? {
+    guard let response = await respond(to: data, provider: provider) else { return nil }
     return (try? response.serialized()) ?? Data(response.jsonText.utf8)
   }
 
@@ -128,7 +134,7 @@ public actor MCPServer {
     return String(decoding: response, as: UTF8.self)
   }
 
-  private func respond(to data: Data) async -> JSONValue? {
+  private func respond(to data: Data, provider: any ToolProvider) async -> JSONValue? {
     if data.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return nil }
     let message: JSONValue
     do {
@@ -169,7 +175,7 @@ public actor MCPServer {
       return Self.response(id: id, error: .invalidParams("params must be an object"))
     }
     do {
-      let result = try await handleRequest(method, params: params?.objectValue ?? [:])
+      let result = try await handleRequest(method, params: params?.objectValue ?? [:], provider: provider)
       return Self.response(id: id, result: result)
     } catch {
       return Self.response(id: id, error: error)
@@ -188,7 +194,9 @@ public actor MCPServer {
     }
   }
 
-  private func handleRequest(_ method: String, params: [String: JSONValue]) async throws(JSONRPCError)
+  private func handleRequest(
+    _ method: String, params: [String: JSONValue], provider: any ToolProvider
+  ) async throws(JSONRPCError)
     -> JSONValue
   {
     switch method {
@@ -202,7 +210,7 @@ public actor MCPServer {
       }
       return ["tools": .array(provider.tools.map(\.json))]
     case "tools/call":
-      return try await callTool(params).json
+      return try await callTool(params, provider: provider).json
     default:
       throw .methodNotFound(method)
     }
@@ -235,7 +243,9 @@ public actor MCPServer {
     return .object(result)
   }
 
-  private func callTool(_ params: [String: JSONValue]) async throws(JSONRPCError) -> ToolResult {
+  private func callTool(_ params: [String: JSONValue], provider: any ToolProvider) async throws(JSONRPCError)
+    -> ToolResult
+  {
     guard let name = params["name"]?.stringValue else {
       throw .invalidParams("name (a string) is required")
     }

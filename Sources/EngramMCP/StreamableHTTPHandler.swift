@@ -18,29 +18,41 @@ import Synchronization
 /// - Security: ``HTTPAccessPolicy`` (shared with the web app): an `Origin` header must name a
 ///   loopback host or an allowed origin (else 403, against DNS rebinding); with a bearer token
 ///   configured, `Authorization: Bearer TOKEN` must match it (compared in constant time; else 401).
+/// - Many users: with an ``HTTPUserAdmission``, the bearer token selects the user (401 for
+///   none); each request is served by the tools of that user's memory, or answered 503 with
+///   `Retry-After` when the user is at a limit. A session belongs to the user who opened it:
+///   any other token gets 404 for it, as for an unknown session.
 public final class StreamableHTTPHandler: HTTPHandling {
   /// The transport's settings.
   public let configuration: HTTPTransportConfiguration
   private let makeServer: @Sendable () -> MCPServer
+  private let admission: (any HTTPUserAdmission)?
   private let log: @Sendable (String) -> Void
   private let sessions = Mutex<[String: Session]>([:])
   private let access: HTTPAccessPolicy
 
   private struct Session {
     let server: MCPServer
+    /// The user who opened it (nil without users).
+    let user: String?
     var lastUsed: ContinuousClock.Instant
   }
 
-  /// Creates a handler whose sessions each get a server from `makeServer`.
+  /// Creates a handler whose sessions each get a server from `makeServer`; with
+  /// `admission`, each request's bearer token selects its user and the tools serving it.
   public init(
     configuration: HTTPTransportConfiguration, log: @escaping @Sendable (String) -> Void,
-    makeServer: @escaping @Sendable () -> MCPServer
+    admission: (any HTTPUserAdmission)? = nil, makeServer: @escaping @Sendable () -> MCPServer
   ) {
     self.configuration = configuration
     self.access = HTTPAccessPolicy(configuration)
     self.makeServer = makeServer
+    self.admission = admission
     self.log = log
   }
+
+  /// Whether requests select their user by token.
+  public var servesManyUsers: Bool { admission != nil }
 
   /// The number of open sessions.
   public var sessionCount: Int { sessions.withLock { $0.count } }
@@ -53,32 +65,61 @@ public final class StreamableHTTPHandler: HTTPHandling {
     guard request.path == configuration.path else {
       return .error(404, .invalidRequest("no MCP endpoint at \(request.path); use \(configuration.path)"))
     }
+    let unauthorized = HTTPResponse.error(
+      401, .invalidRequest("missing or wrong bearer token (Authorization: Bearer ...)"),
+      headers: [("WWW-Authenticate", "Bearer realm=\"engram\"")])
     switch access.check(request) {
     case .origin(let origin)?:
       log("refused a request from origin \(origin)")
       return .error(403, .invalidRequest("origin \(origin) is not allowed"))
     case .token?:
-      return .error(
-        401, .invalidRequest("missing or wrong bearer token (Authorization: Bearer ...)"),
-        headers: [("WWW-Authenticate", "Bearer realm=\"engram\"")])
+      return unauthorized
     case nil:
       break
     }
+    var ticket: HTTPAdmissionTicket?
+    if let admission {
+      guard let token = Self.bearerToken(request.header("authorization")) else { return unauthorized }
+      switch await admission.admit(token: token) {
+      case .admitted(let admitted): ticket = admitted
+      case .unauthorized: return unauthorized
+      case .busy(let seconds, let message):
+        return .error(503, .invalidRequest(message), headers: [("Retry-After", String(max(1, seconds)))])
+      case .failed(let message): return .error(500, .invalidRequest(message))
+      }
+    }
+    let response: HTTPResponse
     switch request.method {
     case "POST":
-      return await post(request)
+      response = await post(request, ticket: ticket)
     case "DELETE":
-      return delete(request)
+      response = delete(request, user: ticket?.user)
     default:
-      return .error(
-        405, .invalidRequest("\(request.method) is not served here; POST messages, DELETE to end a session"),
-        headers: [("Allow", "POST, DELETE")])
+      response = Self.methodNotAllowed(request)
     }
+    // An event stream's producer holds the ticket until it has run.
+    if case .bytes = response.body { ticket?.release() }
+    return response
+  }
+
+  private static func methodNotAllowed(_ request: HTTPRequest) -> HTTPResponse {
+    .error(
+      405, .invalidRequest("\(request.method) is not served here; POST messages, DELETE to end a session"),
+      headers: [("Allow", "POST, DELETE")])
+  }
+
+  /// The token of `Authorization: Bearer TOKEN`, or nil.
+  public static func bearerToken(_ authorization: String?) -> String? {
+    guard let authorization else { return nil }
+    let parts = authorization.split(separator: " ", maxSplits: 1)
+    guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+    let token = parts[1].trimmingCharacters(in: .whitespaces)
+    return token.isEmpty ? nil : token
   }
 
   // MARK: POST
 
-  private func post(_ request: HTTPRequest) async -> HTTPResponse {
+  private func post(_ request: HTTPRequest, ticket: HTTPAdmissionTicket?) async -> HTTPResponse {
     let contentType = Self.mediaType(request.header("content-type"))
     guard contentType == "application/json" else {
       return .error(415, .invalidRequest("Content-Type must be application/json"))
@@ -123,14 +164,14 @@ public final class StreamableHTTPHandler: HTTPHandling {
         return .error(400, .invalidRequest("initialize must be a request (with an id)"))
       }
       let server = makeServer()
-      guard let response = await server.handle(message: request.body) else {
+      guard let response = await handle(request.body, server: server, ticket: ticket) else {
         return .error(500, .invalidRequest("initialize produced no response"))
       }
       let succeeded = (try? JSONValue(parsing: response))?["result"] != nil
       var headers: [(name: String, value: String)] = []
       if succeeded {
         let id = Self.newSessionID()
-        open(session: id, server: server)
+        open(session: id, server: server, user: ticket?.user)
         headers.append(("MCP-Session-Id", id))
       }
       return reply(response, headers: headers)
@@ -140,7 +181,7 @@ public final class StreamableHTTPHandler: HTTPHandling {
       return .error(
         400, .invalidRequest("missing MCP-Session-Id: send initialize first and use the id it returns"))
     }
-    guard let server = touch(session: sessionID) else {
+    guard let server = touch(session: sessionID, user: ticket?.user) else {
       return .error(
         404, .invalidRequest("unknown or ended session; send initialize again without MCP-Session-Id"))
     }
@@ -149,12 +190,12 @@ public final class StreamableHTTPHandler: HTTPHandling {
         400, .invalidRequest("MCP-Protocol-Version \(version) differs from the session's \(negotiated)"))
     }
     guard isRequest else {
-      _ = await server.handle(message: request.body)
+      _ = await handle(request.body, server: server, ticket: ticket)
       return HTTPResponse(status: 202)
     }
     switch configuration.responseMode {
     case .json:
-      guard let response = await server.handle(message: request.body) else {
+      guard let response = await handle(request.body, server: server, ticket: ticket) else {
         return HTTPResponse(status: 202)
       }
       return reply(response)
@@ -162,8 +203,21 @@ public final class StreamableHTTPHandler: HTTPHandling {
       let body = request.body
       return HTTPResponse(
         status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")],
-        body: .eventStream(event: { await server.handle(message: body) ?? Data() }))
+        body: .eventStream(event: {
+          defer { ticket?.release() }
+          return await Self.handle(body, server: server, ticket: ticket) ?? Data()
+        }))
     }
+  }
+
+  /// `server`'s answer to `body`, with the admitted user's tools when there is a ticket.
+  private func handle(_ body: Data, server: MCPServer, ticket: HTTPAdmissionTicket?) async -> Data? {
+    await Self.handle(body, server: server, ticket: ticket)
+  }
+
+  private static func handle(_ body: Data, server: MCPServer, ticket: HTTPAdmissionTicket?) async -> Data? {
+    guard let ticket else { return await server.handle(message: body) }
+    return await server.handle(message: body, provider: ticket.provider)
   }
 
   /// The response to a request whose JSON-RPC answer is known, in the configured form.
@@ -181,11 +235,14 @@ public final class StreamableHTTPHandler: HTTPHandling {
 
   // MARK: DELETE
 
-  private func delete(_ request: HTTPRequest) -> HTTPResponse {
+  private func delete(_ request: HTTPRequest, user: String?) -> HTTPResponse {
     guard let sessionID = request.header("mcp-session-id") else {
       return .error(400, .invalidRequest("missing MCP-Session-Id: name the session to end"))
     }
-    let removed = sessions.withLock { $0.removeValue(forKey: sessionID) }
+    let removed = sessions.withLock { sessions -> Session? in
+      guard sessions[sessionID]?.user == user else { return nil }
+      return sessions.removeValue(forKey: sessionID)
+    }
     guard removed != nil else { return .error(404, .invalidRequest("unknown or ended session")) }
     log("session ended by the client")
     return HTTPResponse(status: 204)
@@ -193,7 +250,7 @@ public final class StreamableHTTPHandler: HTTPHandling {
 
   // MARK: Sessions
 
-  private func open(session id: String, server: MCPServer) {
+  private func open(session id: String, server: MCPServer, user: String?) {
     let now = ContinuousClock.now
     let evicted = sessions.withLock { sessions -> Int in
       let idle = sessions.filter { now - $0.value.lastUsed > configuration.sessionIdleTimeout }.map(\.key)
@@ -205,16 +262,17 @@ public final class StreamableHTTPHandler: HTTPHandling {
         sessions.removeValue(forKey: oldest)
         evicted += 1
       }
-      sessions[id] = Session(server: server, lastUsed: now)
+      sessions[id] = Session(server: server, user: user, lastUsed: now)
       return evicted
     }
     if evicted > 0 { log("ended \(evicted) idle or least recently used session(s)") }
   }
 
-  private func touch(session id: String) -> MCPServer? {
+  /// The session's server, when it exists and belongs to `user`.
+  private func touch(session id: String, user: String?) -> MCPServer? {
     let now = ContinuousClock.now
     return sessions.withLock { sessions -> MCPServer? in
-      guard var session = sessions[id] else { return nil }
+      guard var session = sessions[id], session.user == user else { return nil }
       if now - session.lastUsed > configuration.sessionIdleTimeout {
         sessions.removeValue(forKey: id)
         return nil

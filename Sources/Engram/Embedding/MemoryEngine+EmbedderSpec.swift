@@ -17,11 +17,14 @@ extension MemoryEngine {
   /// Reads the embedder settings of the database at `path` (a file path or a PostgreSQL
   /// URI) without opening an engine and without writing anything (a read-only connection).
   ///
+  /// `user` matters on PostgreSQL, where each user records their own embedder.
   /// - Returns: empty settings for a database with no schema yet.
   /// - Throws: `StoreError.schemaTooNew` for a database from a newer Engram; `SQLiteError`
   ///   (`.cannotOpen`, `.notADatabase`) for a missing or foreign file.
-  public static func storedEmbedderSettings(path: String) throws -> StoredEmbedderSettings {
-    let settings = try StoreFactory.inspect(StoreLocation(parsing: path)) { session in
+  public static func storedEmbedderSettings(path: String, user: String = StoreUser.defaultID) throws
+    -> StoredEmbedderSettings
+  {
+    let settings = try StoreFactory.inspect(StoreLocation(parsing: path), user: user) { session in
       let model = try session.embeddingModel()
       return StoredEmbedderSettings(
         spec: try session.meta(EmbedderSpec.metaKey), modelID: model?.name, dimension: model?.dimension)

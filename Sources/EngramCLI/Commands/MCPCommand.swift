@@ -22,6 +22,7 @@ public enum MCPCommand: Command {
   public struct Options: ParsableOptions {
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var serving: MCPHTTPServing.Options
+    @OptionGroup var users: UserServing.Options
 
     /// The defaults.
     public init() {}
@@ -52,8 +53,24 @@ public enum MCPCommand: Command {
     if serving.sse || !serving.allowOrigin.isEmpty, serving.http == nil {
       throw UsageError("--sse and --allow-origin need --http HOST:PORT")
     }
+    let info = serverInfo
+    if options.users.users != nil {
+      guard let address = serving.http else { throw UsageError("--users needs --http HOST:PORT") }
+      try await EngineAccess.mappingErrors {
+        guard let engines = try UserServing.engines(context, options: options.users) else { return }
+        do {
+          try await MCPHTTPServing.serve(
+            context, options: serving, engines: engines, address: address, info: info)
+        } catch {
+          await engines.close()
+          throw error
+        }
+        await engines.close()
+      }
+      return
+    }
+    try UserServing.validate(options.users)
     try await EngineAccess.withEngine(context, mode: try servingMode(context)) { engine in
-      let info = serverInfo
       if let address = serving.http {
         try await MCPHTTPServing.serve(
           context, options: serving, engine: engine, address: address, info: info)

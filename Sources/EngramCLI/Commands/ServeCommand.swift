@@ -21,7 +21,8 @@ public enum ServeCommand: Command {
       A non-loopback --http address needs $ENGRAM_MCP_TOKEN: the page asks for it, and API
       requests send it as Authorization: Bearer TOKEN. --llm, --llm-model and --allow-insecure
       give the agents a language-model planner as for `engram chat` (its replies stream into
-      the page). Logs go to standard error.
+      the page). With --users FILE, each request's bearer token selects its user (as for
+      `engram mcp --http --users`, docs/many-users.md). Logs go to standard error.
       """)
 
   /// The command's options.
@@ -40,6 +41,7 @@ public enum ServeCommand: Command {
     var llm: String?
     @Option(valueName: "NAME", help: "The model name sent to the --llm server.") var llmModel: String?
     @Flag(help: "Allow plain http to an --llm host that is not this machine.") var allowInsecure = false
+    @OptionGroup var users: UserServing.Options
 
     /// The defaults.
     public init() {}
@@ -65,11 +67,42 @@ public enum ServeCommand: Command {
     let languageModel = try ChatCommand.languageModelConfiguration(
       llm: options.llm, model: options.llmModel, allowInsecure: options.allowInsecure)
     let environment = context.environment
-    let configuration = try MCPHTTPServing.configuration(context, options: serving, address: address)
-    try await EngineAccess.withEngine(context, mode: try MCPCommand.servingMode(context)) { engine in
-      let log: @Sendable (String) -> Void = { line in
-        FileHandle.standardError.write(Data("engram serve: \(line)\n".utf8))
+    var configuration = try MCPHTTPServing.configuration(context, options: serving, address: address)
+    let log: @Sendable (String) -> Void = { line in
+      FileHandle.standardError.write(Data("engram serve: \(line)\n".utf8))
+    }
+    if options.users.users != nil {
+      guard let engines = try UserServing.engines(context, options: options.users) else { return }
+      // The users' tokens replace the one shared token.
+      configuration.bearerToken = nil
+      configuration.maximumSessions = max(configuration.maximumSessions, 4 * engines.userCount)
+      let mcpConfiguration = configuration
+      let mcp = StreamableHTTPHandler(
+        configuration: mcpConfiguration, log: log, admission: UserEngineAdmission(engines: engines),
+        makeServer: { MCPServer(info: MCPCommand.serverInfo, provider: NoUserToolProvider(), log: log) })
+      var root = configuration
+      root.path = "/"
+      let app = WebApp(
+        configuration: root,
+        context: .users(engines, planner: planner(languageModel, environment: environment)), mcp: mcp,
+        log: log)
+      do {
+        let transport: HTTPTransport<WebApp>
+        do throws(HTTPTransportError) {
+          transport = try HTTPTransport(handler: app, log: log)
+        } catch {
+          throw CommandFailure(error.description)
+        }
+        await transport.runUntilSignalled()
+      } catch {
+        await engines.close()
+        throw error
       }
+      await engines.close()
+      return
+    }
+    try UserServing.validate(options.users)
+    try await EngineAccess.withEngine(context, mode: try MCPCommand.servingMode(context)) { engine in
       let scope = WebScope(engine: engine, planner: planner(languageModel, environment: environment))
       let mcp = StreamableHTTPHandler(
         configuration: configuration, log: log,

@@ -20,8 +20,10 @@ public struct CommandFailure: Error, LocalizedError, Sendable, Hashable {
 public enum EngineAccess {
   /// The embedder spec for the existing database at `path`: the recorded spec, else the one
   /// its stored model id implies, else the default (a database without vectors yet).
-  public static func spec(forDatabaseAt path: String) throws -> EmbedderSpec {
-    let settings = try MemoryEngine.storedEmbedderSettings(path: path)
+  public static func spec(forDatabaseAt path: String, user: String = StoreUser.defaultID) throws
+    -> EmbedderSpec
+  {
+    let settings = try MemoryEngine.storedEmbedderSettings(path: path, user: user)
     if let text = settings.spec {
       switch EmbedderSpec.parse(text) {
       case .success(let spec): return spec
@@ -81,10 +83,12 @@ public enum EngineAccess {
   /// once through a read-write open when the file can be written, then opens it read-only.
   public static func open(_ context: CommandContext, mode: Mode = .readWrite) throws -> MemoryEngine {
     let path = try requireExisting(context)
-    let spec = try spec(forDatabaseAt: path)
+    let user = try context.user()
+    // On PostgreSQL each user's memory records its own embedder.
+    let spec = try spec(forDatabaseAt: path, user: user)
     let embedder = try spec.makeEmbedder(environment: context.environment)
     var configuration = EngramConfiguration(embedder: embedder, readOnly: mode == .readOnly)
-    configuration.user = try context.user()
+    configuration.user = user
     do {
       return try MemoryEngine(path: path, configuration: configuration)
     } catch StoreError.migrationRequired where mode == .readOnly {

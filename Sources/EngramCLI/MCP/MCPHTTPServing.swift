@@ -39,6 +39,24 @@ enum MCPHTTPServing {
     return configuration
   }
 
+  /// Serves the users of `engines` until SIGINT or SIGTERM: each request's bearer token
+  /// selects its user, whose engine's tools serve it.
+  static func serve(
+    _ context: CommandContext, options: Options, engines: UserEngines, address: String, info: ServerInfo
+  ) async throws {
+    var configuration = try configuration(context, options: options, address: address)
+    // The users' tokens replace the one shared token.
+    configuration.bearerToken = nil
+    // One session per user and client is common: keep sessions for every user a few times over.
+    configuration.maximumSessions = max(configuration.maximumSessions, 4 * engines.userCount)
+    let transport = try HTTPTransport(
+      configuration: configuration, log: MCPServer.logToStandardError,
+      admission: UserEngineAdmission(engines: engines),
+      makeServer: { MCPServer(info: info, provider: NoUserToolProvider(), log: MCPServer.logToStandardError) }
+    )
+    await transport.runUntilSignalled()
+  }
+
   /// Serves `engine`'s tools until SIGINT or SIGTERM; every session gets its own protocol state.
   static func serve(
     _ context: CommandContext, options: Options, engine: MemoryEngine, address: String, info: ServerInfo
@@ -49,5 +67,16 @@ enum MCPHTTPServing {
       configuration: configuration, log: MCPServer.logToStandardError,
       makeServer: { MCPServer(info: info, provider: provider, log: MCPServer.logToStandardError) })
     await transport.runUntilSignalled()
+  }
+}
+
+/// The server-wide tool list of a multi-user endpoint: every request is served with the
+/// tools of its user's engine instead (``HTTPAdmissionTicket/provider``), so this one is
+/// never called.
+struct NoUserToolProvider: ToolProvider {
+  var tools: [MCPTool] { [] }
+
+  func call(name: String, arguments: [String: JSONValue]) async throws -> ToolResult {
+    throw ToolError("no user selected: send your bearer token")
   }
 }

@@ -41,6 +41,8 @@ public final class WebApp: HTTPHandling {
   }
 
   /// What the transport announces when it starts.
+  public var servesManyUsers: Bool { context.servesManyUsers }
+
   public var announcement: String { "the Engram web app" + (mcp == nil ? "" : " (MCP at /mcp)") }
 
   /// The response to `request`.
@@ -86,10 +88,36 @@ public final class WebApp: HTTPHandling {
     if request.body.count > Self.maximumAPIBodyBytes {
       return Self.error(413, "the body is \(request.body.count) bytes; at most \(Self.maximumAPIBodyBytes)")
     }
-    guard let scope = await context.scope(request) else {
-      return Self.error(401, "this request names no user (Authorization: Bearer ...)")
+    switch await context.admit(request) {
+    case .unauthorized:
+      var response = Self.error(401, "this request names no user (Authorization: Bearer ...)")
+      response.headers.append(("WWW-Authenticate", "Bearer realm=\"engram\""))
+      return response
+    case .busy(let seconds, let message):
+      var response = Self.error(503, message)
+      response.headers.append(("Retry-After", String(max(1, seconds))))
+      return response
+    case .failed(let message):
+      return Self.error(500, message)
+    case .scope(let scope, let release):
+      var response = await WebAPI.respond(to: request, scope: scope)
+      // A streamed body holds the user's engine until it has been written.
+      switch response.body {
+      case .bytes: release()
+      case .eventStream(let event):
+        response.body = .eventStream {
+          let data = await event()
+          release()
+          return data
+        }
+      case .stream(let produce):
+        response.body = .stream { writer in
+          await produce(writer)
+          release()
+        }
+      }
+      return response
     }
-    return await WebAPI.respond(to: request, scope: scope)
   }
 
   private func refused(_ refusal: HTTPAccessPolicy.Refusal) -> HTTPResponse {

@@ -22,6 +22,14 @@ public final class PostgresSession {
     bridge = try RecordBridge()
   }
 
+  /// A session of `userScope` on a pooled connection, sharing the connection's scratch state.
+  init(pooled: PostgresConnectionPool.Pooled, userScope: String) throws {
+    guard Self.isValidScope(userScope) else { throw PostgresStoreError.invalidUserScope(userScope) }
+    connection = pooled.connection
+    self.userScope = userScope
+    bridge = pooled.bridge
+  }
+
   /// Whether `scope` can name a user: 1 to 256 characters, no NUL.
   public static func isValidScope(_ scope: String) -> Bool {
     !scope.isEmpty && scope.count <= 256 && !scope.utf8.contains(0)
@@ -243,4 +251,6 @@ public final class PostgresSession {
 public enum PostgresStoreError: Error, Sendable, Hashable {
   /// A user scope that is empty, longer than 256 characters or holds a NUL character.
   case invalidUserScope(String)
+  /// Every connection of a shared pool stayed in use longer than its wait timeout.
+  case poolExhausted(size: Int)
 }

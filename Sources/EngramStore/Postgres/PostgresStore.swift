@@ -18,8 +18,12 @@ public final class PostgresStore: MemoryStore {
   /// Whether the store was opened read-only.
   public let isReadOnly: Bool
   private let uri: String
-  private let writer: SessionSlot
+  private let writer: SessionSlot?
   private let readers: [SessionSlot]
+  /// The shared pool this store takes its connections from (nil: its own connections).
+  public let pool: PostgresConnectionPool?
+  /// Serializes this store's writes on a pool (its own writer connection does otherwise).
+  private let poolWriteLock = NSLock()
   private let nextReader = Atomic<Int>(0)
   private let closed = Atomic<Bool>(false)
   /// The feed of this user's embedding generation: nil until asked for twice (a process
@@ -59,6 +63,33 @@ public final class PostgresStore: MemoryStore {
         try PostgresSession(connection: try SessionSlot.readerConnection(uri), userScope: user), uri: uri,
         reader: true)
     }
+    pool = nil
+  }
+
+  /// Opens a store of `user` that holds no connection: each transaction takes one from
+  /// `pool` (whose database the pool migrated when it opened). It follows no
+  /// `LISTEN/NOTIFY` feed (that would hold a connection per user): searches read the
+  /// user's embedding generation themselves.
+  /// - Throws: `StoreError.invalidUser`.
+  public init(pool: PostgresConnectionPool, user: String = StoreUser.defaultID) throws {
+    uri = pool.uri
+    self.user = try StoreUser.validated(user)
+    isReadOnly = pool.readOnly
+    locationDescription = pool.locationDescription
+    writer = nil
+    readers = []
+    self.pool = pool
+  }
+
+  /// Runs `body` on a session of this store's user: on a pooled connection, or on the
+  /// next of its own readers.
+  private func useReader<T>(retryingBrokenConnection: Bool, _ body: (PostgresSession) throws -> T) throws -> T
+  {
+    if let pool {
+      return try pool.use { pooled in try body(try PostgresSession(pooled: pooled, userScope: user)) }
+    }
+    let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
+    return try slot.use(retryingBrokenConnection: retryingBrokenConnection, body)
   }
 
   /// Concurrent readers and writers in other processes; nothing else.
@@ -74,9 +105,8 @@ public final class PostgresStore: MemoryStore {
   /// Runs `body` in a read-only transaction on one consistent snapshot.
   public func readTransaction<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T {
     try checkOpen()
-    let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
     // Not retried: a body may gather what it reads outside (run twice, it would gather twice).
-    return try slot.use { session in
+    return try useReader(retryingBrokenConnection: false) { session in
       try session.connection.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
         try body(session)
       }
@@ -91,8 +121,7 @@ public final class PostgresStore: MemoryStore {
   /// more on a new connection: it must only read, and keep nothing from a failed run.
   public func read<T>(_ body: (PostgresSession) throws -> T) throws -> T {
     try checkOpen()
-    let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
-    return try slot.use(retryingBrokenConnection: true) { session in try body(session) }
+    return try useReader(retryingBrokenConnection: true) { session in try body(session) }
   }
 
   /// The newest embedding generation of this user that the store's ``PostgresGenerationFeed``
@@ -101,6 +130,7 @@ public final class PostgresStore: MemoryStore {
   /// at ``close()``; while its connection is down it answers nil (it catches up from the
   /// generation counter when it is back).
   public func followedEmbeddingGeneration() -> Int64? {
+    if pool != nil { return nil }
     let (current, start) = feed.withLock { state -> (PostgresGenerationFeed?, Bool) in
       state.requests += 1
       return (state.feed, state.requests == 2)
@@ -136,6 +166,14 @@ public final class PostgresStore: MemoryStore {
   public func writeTransaction<T: Sendable>(_ body: (any StoreSession) throws -> T) throws -> T {
     try checkOpen()
     guard !isReadOnly else { throw StoreError.databaseReadOnly(path: locationDescription) }
+    guard let writer else {
+      poolWriteLock.lock()
+      defer { poolWriteLock.unlock() }
+      return try pool!.use { pooled in
+        let session = try PostgresSession(pooled: pooled, userScope: user)
+        return try session.transaction { try body(session) }
+      }
+    }
     return try writer.use { session in try session.transaction { try body(session) } }
   }
 
@@ -168,7 +206,7 @@ public final class PostgresStore: MemoryStore {
       state.feed?.stop()
       state.feed = nil
     }
-    writer.close()
+    writer?.close()
     for reader in readers { reader.close() }
   }
 }

@@ -5,9 +5,9 @@ extension StoreFactory {
   /// returns nil when the store has no schema yet.
   /// - Throws: `StoreError.schemaTooNew`; `SQLiteError` (`.cannotOpen`, `.notADatabase`) for
   ///   a missing or foreign file; `StoreError.storeUnavailable` for PostgreSQL in this build.
-  public static func inspect<T>(_ location: StoreLocation, _ body: (any StoreSession) throws -> T) throws
-    -> T?
-  {
+  public static func inspect<T>(
+    _ location: StoreLocation, user: String = StoreUser.defaultID, _ body: (any StoreSession) throws -> T
+  ) throws -> T? {
     switch location {
     case .sqlite(let path):
       let connection = try Connection(path: path, mode: .readOnlyNoTrace)
@@ -18,7 +18,7 @@ extension StoreFactory {
       guard try PostgresMigrator.checkVersion(connection, database: location.description) > 0 else {
         return nil
       }
-      let session = try PostgresSession(connection: connection, userScope: StoreUser.defaultID)
+      let session = try PostgresSession(connection: connection, userScope: try StoreUser.validated(user))
       return try connection.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
         try body(session)
       }

@@ -91,6 +91,11 @@ public enum StoreFactory {
     public var busyTimeout: Duration = .seconds(5)
     /// Reader connections (at least 1).
     public var readerCount = 2
+    /// SQLite's page cache per connection in KiB. Default 16 MiB.
+    public var cacheSizeKiB = 16 * 1024
+    /// For a PostgreSQL location: the pool of connections to use instead of the store's own
+    /// (see `PostgresConnectionPool`; its URI is used, `readOnly` is the pool's). Default none.
+    public var postgresPool: PostgresConnectionPool?
 
     /// The default options.
     public init() {}
@@ -107,9 +112,11 @@ public enum StoreFactory {
       configuration.readOnly = options.readOnly
       configuration.busyTimeout = options.busyTimeout
       configuration.readerCount = options.readerCount
+      configuration.cacheSizeKiB = options.cacheSizeKiB
       configuration.user = user
       return try Database(path: path, configuration: configuration)
     case .postgres(let uri):
+      if let pool = options.postgresPool { return try PostgresStore(pool: pool, user: user) }
       return try PostgresStore(
         uri: uri, user: user, readOnly: options.readOnly, readerCount: options.readerCount)
     }

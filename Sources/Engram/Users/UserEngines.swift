@@ -1,0 +1,301 @@
+import Foundation
+import Synchronization
+
+/// Many users' memories in one process: a request's user (chosen by its bearer token
+/// through a ``UsersFile``, never by what the request says) gets a lease on that user's
+/// engine, opened on first use and kept in a cache bounded by bytes.
+///
+/// - **Cache**: the engines' ``MemoryEngine/estimatedResidentBytes`` sum to at most
+///   ``Limits/cacheBytes`` whenever some engine can go: the least recently used engine with
+///   no lease in flight is closed first (on a ``BlockingWork`` thread, after the request
+///   that pushed it out is answered). An engine with a lease in flight is never closed.
+/// - **Fairness**: each user has at most ``Limits/concurrentRequestsPerUser`` leases at
+///   once and a token bucket of ``Limits/requestsPerSecondPerUser`` (bursts up to
+///   ``Limits/burstPerUser``); past either, ``lease(user:)`` fails at once with
+///   ``UserEnginesError/busy(user:retryAfter:)`` (HTTP: `503` with `Retry-After`), so one
+///   busy user cannot take every connection and thread from the others.
+///
+/// The engines are opened by `open` (for example on one SQLite file, a file per user, or
+/// a PostgreSQL database through a shared ``PostgresConnectionPool``).
+public final class UserEngines: Sendable {
+  /// Bounds of the cache and of each user's share.
+  public struct Limits: Sendable, Hashable {
+    /// The most bytes the open engines may hold (their estimates). Default 512 MiB.
+    public var cacheBytes = 512 << 20
+    /// Leases one user may hold at once. Default 8.
+    public var concurrentRequestsPerUser = 8
+    /// Requests per second one user may make on average. Default 100.
+    public var requestsPerSecondPerUser = 100.0
+    /// Requests one user may make at once after a quiet spell. Default 200.
+    public var burstPerUser = 200.0
+
+    /// The defaults.
+    public init() {}
+  }
+
+  /// The limits.
+  public let limits: Limits
+  private let users: UsersFile?
+  private let opener: @Sendable (String) throws -> MemoryEngine
+  private let state = Mutex(State())
+  private let closing = Mutex<(next: Int, tasks: [Int: Task<Void, Never>])>((0, [:]))
+
+  private struct Entry {
+    var engine: MemoryEngine
+    var bytes: Int
+    var lastUsed: UInt64
+  }
+
+  private struct Bucket {
+    var tokens: Double
+    var updated: ContinuousClock.Instant
+  }
+
+  private struct State {
+    var engines: [String: Entry] = [:]
+    var opening: [String: Task<MemoryEngine, any Error>] = [:]
+    var inFlight: [String: Int] = [:]
+    var buckets: [String: Bucket] = [:]
+    var clock: UInt64 = 0
+    var bytes = 0
+    var closed = false
+    var opened = 0
+    var evicted = 0
+  }
+
+  /// A cache whose engines `open` opens, one per user id; `users` (when given) lets
+  /// ``lease(token:)`` choose the user by token.
+  public init(
+    users: UsersFile? = nil, limits: Limits = Limits(),
+    open: @escaping @Sendable (_ user: String) throws -> MemoryEngine
+  ) {
+    self.users = users
+    self.limits = limits
+    opener = open
+  }
+
+  /// The users the users file lists (0 without one).
+  public var userCount: Int { users?.entries.count ?? 0 }
+
+  /// The user whose token `token` is, by the users file (constant time in the token).
+  public func user(forToken token: String) -> String? {
+    users?.user(forToken: token)
+  }
+
+  /// A lease on the engine of the user whose token is `token`.
+  /// - Throws: ``UserEnginesError/unknownToken`` when no user has it; as ``lease(user:)``.
+  public func lease(token: String) async throws -> EngineLease {
+    guard let user = user(forToken: token) else { throw UserEnginesError.unknownToken }
+    return try await lease(user: user)
+  }
+
+  /// A lease on `user`'s engine, opening it when it is not cached; release it (or drop it)
+  /// when the request is answered.
+  /// - Throws: ``UserEnginesError/busy(user:retryAfter:)`` past the user's limits,
+  ///   ``UserEnginesError/closed`` after ``close()``, and what opening the engine throws.
+  public func lease(user: String) async throws -> EngineLease {
+    let now = ContinuousClock.now
+    enum Step {
+      case ready(MemoryEngine)
+      case wait(Task<MemoryEngine, any Error>)
+    }
+    let step = try state.withLock { state throws -> Step in
+      guard !state.closed else { throw UserEnginesError.closed }
+      var bucket = state.buckets[user] ?? Bucket(tokens: limits.burstPerUser, updated: now)
+      let elapsed =
+        Double((now - bucket.updated).components.seconds)
+        + Double((now - bucket.updated).components.attoseconds) / 1e18
+      bucket.tokens = min(limits.burstPerUser, bucket.tokens + elapsed * limits.requestsPerSecondPerUser)
+      bucket.updated = now
+      guard bucket.tokens >= 1 else {
+        state.buckets[user] = bucket
+        let wait = (1 - bucket.tokens) / max(limits.requestsPerSecondPerUser, 1e-9)
+        throw UserEnginesError.busy(user: user, retryAfter: .milliseconds(Int64((wait * 1000).rounded(.up))))
+      }
+      let running = state.inFlight[user] ?? 0
+      guard running < limits.concurrentRequestsPerUser else {
+        state.buckets[user] = bucket
+        throw UserEnginesError.busy(user: user, retryAfter: .seconds(1))
+      }
+      bucket.tokens -= 1
+      state.buckets[user] = bucket
+      state.inFlight[user] = running + 1
+      state.clock += 1
+      if var entry = state.engines[user] {
+        entry.lastUsed = state.clock
+        state.engines[user] = entry
+        return .ready(entry.engine)
+      }
+      if let task = state.opening[user] { return .wait(task) }
+      let opener = self.opener
+      let task = Task { try await BlockingWork.run { try opener(user) } }
+      state.opening[user] = task
+      return .wait(task)
+    }
+    switch step {
+    case .ready(let engine):
+      return EngineLease(user: user, engine: engine, owner: self)
+    case .wait(let task):
+      do {
+        let engine = try await task.value
+        let evicted = state.withLock { state -> [MemoryEngine] in
+          state.opening[user] = nil
+          state.clock += 1
+          if state.engines[user] == nil {
+            let bytes = engine.estimatedResidentBytes
+            state.engines[user] = Entry(engine: engine, bytes: bytes, lastUsed: state.clock)
+            state.bytes += bytes
+            state.opened += 1
+          }
+          return Self.evict(&state, budget: limits.cacheBytes)
+        }
+        close(evicted)
+        return EngineLease(user: user, engine: engine, owner: self)
+      } catch {
+        state.withLock { state in
+          state.opening[user] = nil
+          state.inFlight[user] = max(0, (state.inFlight[user] ?? 1) - 1)
+        }
+        throw error
+      }
+    }
+  }
+
+  /// Ends one lease of `user`: re-measures their engine and closes what the budget no
+  /// longer holds.
+  func release(user: String) {
+    let evicted = state.withLock { state -> [MemoryEngine] in
+      let left = max(0, (state.inFlight[user] ?? 1) - 1)
+      state.inFlight[user] = left == 0 ? nil : left
+      if var entry = state.engines[user] {
+        let bytes = entry.engine.estimatedResidentBytes
+        state.bytes += bytes - entry.bytes
+        entry.bytes = bytes
+        state.engines[user] = entry
+      }
+      return Self.evict(&state, budget: limits.cacheBytes)
+    }
+    close(evicted)
+  }
+
+  /// Removes least recently used engines with no lease in flight until the estimates fit
+  /// `budget` (or none can go).
+  private static func evict(_ state: inout State, budget: Int) -> [MemoryEngine] {
+    guard state.bytes > budget else { return [] }
+    var idle = state.engines.filter { (state.inFlight[$0.key] ?? 0) == 0 }
+      .sorted { $0.value.lastUsed < $1.value.lastUsed }[...]
+    var evicted: [MemoryEngine] = []
+    while state.bytes > budget, let (user, entry) = idle.popFirst() {
+      state.engines[user] = nil
+      state.bytes -= entry.bytes
+      state.evicted += 1
+      evicted.append(entry.engine)
+    }
+    return evicted
+  }
+
+  private func close(_ engines: [MemoryEngine]) {
+    guard !engines.isEmpty else { return }
+    closing.withLock { closing in
+      let id = closing.next
+      closing.next += 1
+      // The task removes itself once done (it waits for this lock to be let go first).
+      closing.tasks[id] = Task { [self] in
+        for engine in engines { await engine.close() }
+        _ = self.closing.withLock { $0.tasks.removeValue(forKey: id) }
+      }
+    }
+  }
+
+  /// What the cache holds now.
+  public struct Statistics: Sendable, Hashable {
+    /// Users whose engine is open.
+    public var cachedUsers: Int
+    /// The sum of their estimates.
+    public var cachedBytes: Int
+    /// Leases in flight.
+    public var leases: Int
+    /// Engines opened since the cache was made.
+    public var opened: Int
+    /// Engines closed to stay within the budget.
+    public var evicted: Int
+  }
+
+  /// What the cache holds now.
+  public var statistics: Statistics {
+    state.withLock { state in
+      Statistics(
+        cachedUsers: state.engines.count, cachedBytes: state.bytes,
+        leases: state.inFlight.values.reduce(0, +),
+        opened: state.opened, evicted: state.evicted)
+    }
+  }
+
+  /// Whether `user`'s engine is open in the cache.
+  public func isCached(_ user: String) -> Bool {
+    state.withLock { $0.engines[user] != nil }
+  }
+
+  /// Refuses new leases, and closes every engine (those with leases in flight too: call it
+  /// once the server stopped) and waits for the closes started by evictions.
+  public func close() async {
+    let engines = state.withLock { state -> [MemoryEngine] in
+      state.closed = true
+      let engines = state.engines.values.map(\.engine)
+      state.engines.removeAll()
+      state.bytes = 0
+      return engines
+    }
+    for engine in engines { await engine.close() }
+    for task in closing.withLock({ Array($0.tasks.values) }) { await task.value }
+  }
+}
+
+/// One request's hold on a user's engine: the engine stays open (never evicted) until
+/// ``release()`` or until the lease is dropped.
+public final class EngineLease: Sendable {
+  /// The user (chosen by their token).
+  public let user: String
+  /// Their engine.
+  public let engine: MemoryEngine
+  private let owner: UserEngines
+  private let released = Atomic<Bool>(false)
+
+  init(user: String, engine: MemoryEngine, owner: UserEngines) {
+    self.user = user
+    self.engine = engine
+    self.owner = owner
+  }
+
+  /// Gives the engine back to the cache; later calls do nothing.
+  public func release() {
+    guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    owner.release(user: user)
+  }
+
+  deinit {
+    release()
+  }
+}
+
+/// Why ``UserEngines`` gave no lease.
+public enum UserEnginesError: Error, Sendable, Hashable, CustomStringConvertible {
+  /// No user has the token.
+  case unknownToken
+  /// The user is at their concurrency or rate limit: try again after `retryAfter`.
+  case busy(user: String, retryAfter: Duration)
+  /// The cache was closed.
+  case closed
+
+  /// One line for a person.
+  public var description: String {
+    switch self {
+    case .unknownToken: return "no user has this token"
+    case .busy(let user, let retryAfter):
+      let seconds = max(
+        1, Int(retryAfter.components.seconds) + (retryAfter.components.attoseconds > 0 ? 1 : 0))
+      return "user \(user) is at their request limit; retry in \(seconds) s"
+    case .closed: return "the server is shutting down"
+    }
+  }
+}

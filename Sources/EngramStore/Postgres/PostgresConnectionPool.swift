@@ -1,0 +1,148 @@
+import Foundation
+
+/// A bounded set of PostgreSQL connections that the stores of many users share
+/// (`engram mcp --http --users FILE --connections N`): a store opened on a pool holds no
+/// connection of its own, and takes one from the pool for each transaction, scoped to its
+/// user for that transaction only.
+///
+/// Connections are opened when first needed, up to ``size``; a caller finding all of them in
+/// use waits (blocking its thread: stores run on ``BlockingWork`` threads) up to
+/// ``waitTimeout`` and then fails with ``PostgresStoreError/poolExhausted(size:)``. A
+/// connection that broke (a server restart) is replaced when next handed out.
+public final class PostgresConnectionPool: @unchecked Sendable, Hashable {
+  /// The most connections open at once.
+  public let size: Int
+  /// How long a caller waits for a free connection. Default 30 s.
+  public let waitTimeout: TimeInterval
+  /// The URI with any password hidden.
+  public let locationDescription: String
+  let uri: String
+  let readOnly: Bool
+  private let condition = NSCondition()
+  private var idle: [Pooled] = []
+  private var open = 0
+  private var closed = false
+
+  /// A connection and the scratch state its sessions share.
+  final class Pooled {
+    let connection: PostgresConnection
+    let bridge: RecordBridge
+
+    init(connection: PostgresConnection) throws {
+      self.connection = connection
+      bridge = try RecordBridge()
+    }
+  }
+
+  /// Opens one connection to `uri`, applies the migrations the database lacks (unless
+  /// `readOnly`: then checks that none is missing), and keeps it as the pool's first.
+  /// - Throws: `StoreError.schemaTooNew`, `StoreError.migrationRequired`, `PostgresError`.
+  public init(uri: String, size: Int, readOnly: Bool = false, waitTimeout: TimeInterval = 30) throws {
+    self.uri = uri
+    self.size = max(1, size)
+    self.readOnly = readOnly
+    self.waitTimeout = waitTimeout
+    locationDescription = StoreLocation.redacted(uri)
+    let first = try SessionSlot.readerConnection(uri)
+    if readOnly {
+      let found = try PostgresMigrator.checkVersion(first, database: locationDescription)
+      guard found == PostgresMigrator.all.count else {
+        throw StoreError.migrationRequired(
+          path: locationDescription, found: found, required: PostgresMigrator.all.count)
+      }
+    } else {
+      try PostgresMigrator.migrate(first, database: locationDescription)
+    }
+    idle = [try Pooled(connection: first)]
+    open = 1
+  }
+
+  /// Connections open now (idle or in use).
+  public var openConnections: Int {
+    condition.lock()
+    defer { condition.unlock() }
+    return open
+  }
+
+  /// Runs `body` with a connection of the pool, waiting for one when all are in use.
+  func use<T>(_ body: (Pooled) throws -> T) throws -> T {
+    let pooled = try checkOut()
+    var healthy = true
+    defer { checkIn(pooled, healthy: healthy) }
+    do {
+      return try body(pooled)
+    } catch {
+      healthy = pooled.connection.isHealthy
+      throw error
+    }
+  }
+
+  private func checkOut() throws -> Pooled {
+    let deadline = Date(timeIntervalSinceNow: waitTimeout)
+    condition.lock()
+    while true {
+      if closed {
+        condition.unlock()
+        throw StoreError.closed(path: locationDescription)
+      }
+      if let pooled = idle.popLast() {
+        condition.unlock()
+        if pooled.connection.isHealthy { return pooled }
+        // Replaced outside the lock; the slot stays counted as open meanwhile.
+        do {
+          return try Pooled(connection: try SessionSlot.readerConnection(uri))
+        } catch {
+          release(slot: ())
+          throw error
+        }
+      }
+      if open < size {
+        open += 1
+        condition.unlock()
+        do {
+          return try Pooled(connection: try SessionSlot.readerConnection(uri))
+        } catch {
+          release(slot: ())
+          throw error
+        }
+      }
+      guard condition.wait(until: deadline) else {
+        condition.unlock()
+        throw PostgresStoreError.poolExhausted(size: size)
+      }
+    }
+  }
+
+  /// Gives back a slot whose connection could not be (re)opened.
+  private func release(slot: Void) {
+    condition.lock()
+    open -= 1
+    condition.signal()
+    condition.unlock()
+  }
+
+  private func checkIn(_ pooled: Pooled, healthy: Bool) {
+    condition.lock()
+    if closed || !healthy {
+      open -= 1
+    } else {
+      idle.append(pooled)
+    }
+    condition.signal()
+    condition.unlock()
+  }
+
+  /// Closes the idle connections and refuses further use; connections in use close when
+  /// given back.
+  public func close() {
+    condition.lock()
+    closed = true
+    open -= idle.count
+    idle.removeAll()
+    condition.broadcast()
+    condition.unlock()
+  }
+
+  public static func == (lhs: PostgresConnectionPool, rhs: PostgresConnectionPool) -> Bool { lhs === rhs }
+  public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

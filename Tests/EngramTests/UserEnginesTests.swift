@@ -1,0 +1,119 @@
+import EngramTestSupport
+import Foundation
+import Testing
+
+@testable import Engram
+
+/// Many users' engines in one process: opened on first use, kept within a byte budget (least
+/// recently used idle engine out first, an engine with a lease in flight never), each user
+/// within their concurrency and rate limits.
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct UserEnginesTests {
+  /// Engines of `folder/USER.sqlite` with small page caches (each estimated at 512 KiB plus
+  /// its index).
+  static func engines(_ folder: ScratchFolder, limits: UserEngines.Limits) -> UserEngines {
+    let root = folder.url.path
+    return UserEngines(limits: limits) { user in
+      var configuration = EngramConfiguration(embedder: try HashingEmbedder(dimension: 32))
+      configuration.user = user
+      configuration.readerCount = 1
+      configuration.cacheSizeKiB = 256
+      return try MemoryEngine(path: root + "/\(user).sqlite", configuration: configuration)
+    }
+  }
+
+  @Test func theLeastRecentlyUsedIdleEngineGoesFirstAndALeasedOneStays() async throws {
+    let scratch = try ScratchFolder()
+    var limits = UserEngines.Limits()
+    limits.cacheBytes = 1_500 << 10  // two engines of about 670 KiB fit, three do not
+    let engines = Self.engines(scratch, limits: limits)
+    let ann = try await engines.lease(user: "ann")
+    try await ann.engine.remember("Ann keeps bees")
+    let bob = try await engines.lease(user: "bob")
+    bob.release()
+    // Carol pushes the budget over: Bob (idle, least recently used) goes; Ann (leased) stays.
+    let carol = try await engines.lease(user: "carol")
+    #expect(engines.isCached("ann"))
+    #expect(!engines.isCached("bob"))
+    #expect(engines.isCached("carol"))
+    #expect(engines.statistics.evicted == 1)
+    carol.release()
+    // Bob comes back: now Ann is still leased, Carol idle and least recent: Carol goes.
+    let bobAgain = try await engines.lease(user: "bob")
+    #expect(engines.isCached("ann") && engines.isCached("bob") && !engines.isCached("carol"))
+    #expect(engines.statistics.cachedBytes <= limits.cacheBytes)
+    // A leased engine stays usable throughout.
+    #expect(try await ann.engine.search("bees", k: 1, mode: .keyword).first?.text == "Ann keeps bees")
+    ann.release()
+    bobAgain.release()
+    await engines.close()
+  }
+
+  @Test func aUserPastTheirConcurrencyIsToldToRetryAndOthersAreNot() async throws {
+    let scratch = try ScratchFolder()
+    var limits = UserEngines.Limits()
+    limits.concurrentRequestsPerUser = 2
+    let engines = Self.engines(scratch, limits: limits)
+    let first = try await engines.lease(user: "ann")
+    let second = try await engines.lease(user: "ann")
+    await #expect(throws: UserEnginesError.busy(user: "ann", retryAfter: .seconds(1))) {
+      _ = try await engines.lease(user: "ann")
+    }
+    let bob = try await engines.lease(user: "bob")
+    first.release()
+    let third = try await engines.lease(user: "ann")
+    for lease in [second, bob, third] { lease.release() }
+    #expect(engines.statistics.leases == 0)
+    await engines.close()
+  }
+
+  @Test func aUserPastTheirRateWaitsForTheBucketToRefill() async throws {
+    let scratch = try ScratchFolder()
+    var limits = UserEngines.Limits()
+    // One request per 100 s after a burst of 2: opening the engine on a slow machine cannot
+    // refill the bucket within the test.
+    limits.requestsPerSecondPerUser = 0.01
+    limits.burstPerUser = 2
+    let engines = Self.engines(scratch, limits: limits)
+    try await engines.lease(user: "ann").release()
+    try await engines.lease(user: "ann").release()
+    do {
+      _ = try await engines.lease(user: "ann")
+      Issue.record("a third request within the burst was admitted")
+    } catch UserEnginesError.busy(let user, let retryAfter) {
+      #expect(user == "ann")
+      #expect(retryAfter > .zero && retryAfter <= .seconds(100))
+    }
+    try await engines.lease(user: "bob").release()
+    await engines.close()
+  }
+
+  @Test func concurrentFirstRequestsOfOneUserOpenOneEngine() async throws {
+    let scratch = try ScratchFolder()
+    let engines = Self.engines(scratch, limits: UserEngines.Limits())
+    let leases = try await withThrowingTaskGroup(of: EngineLease.self) { group in
+      for _ in 0..<6 { group.addTask { try await engines.lease(user: "ann") } }
+      return try await group.reduce(into: []) { $0.append($1) }
+    }
+    #expect(Set(leases.map { ObjectIdentifier($0.engine) }).count == 1)
+    #expect(engines.statistics.opened == 1)
+    for lease in leases { lease.release() }
+    await engines.close()
+  }
+
+  @Test func aTokenLeasesOnlyItsOwnUsersEngine() async throws {
+    let scratch = try ScratchFolder()
+    var users = UsersFile()
+    let annToken = try users.add("ann")
+    let path = scratch.path("shared.sqlite")
+    let engines = UserEngines(users: users) { user in
+      var configuration = EngramConfiguration(embedder: try HashingEmbedder(dimension: 32))
+      configuration.user = user
+      return try MemoryEngine(path: path, configuration: configuration)
+    }
+    let lease = try await engines.lease(token: annToken)
+    #expect(lease.user == "ann" && lease.engine.configuration.user == "ann")
+    lease.release()
+    await #expect(throws: UserEnginesError.unknownToken) { _ = try await engines.lease(token: "ann") }
+    await engines.close()
+  }
+}
