@@ -123,6 +123,11 @@ enum AnswersSuite {
   {
     var answered = 0
     var answeredByStart = 0
+    // Where answers are lost: replies not drawn from memory (a skill took the question), and
+    // evidence among the turn's retrieved items (all of them, the first three).
+    var fromMemory = 0
+    var inContext = 0
+    var inContextTop3 = 0
     var nothing = 0
     var total = 0
     var lengths: [Double] = []
@@ -142,9 +147,18 @@ enum AnswersSuite {
         let start = ContinuousClock.now
         let final = try await agent.send(question.text)
         latencies.append((ContinuousClock.now - start).seconds * 1000)
+        let recalled = agent.lastContext?.recalled.map(\.text) ?? []
+        if recalled.contains(where: question.evidence.contains) { inContext += 1 }
+        if recalled.prefix(3).contains(where: question.evidence.contains) { inContextTop3 += 1 }
         let reply: String
         switch final {
-        case .finished(let result): reply = result.text
+        case .finished(let result):
+          reply = result.text
+          if result.route == .memory
+            || result.outputs.contains(where: { if case .memories = $0 { true } else { false } })
+          {
+            fromMemory += 1
+          }
         case .waitingForConfirmation(let action):
           reply = action.confirmationText
           await agent.cancel()
@@ -171,6 +185,9 @@ enum AnswersSuite {
     report.set("questions", total)
     report.set("answered_rate", ratio(answered, total))
     report.set("answered_rate_first_60_chars", ratio(answeredByStart, total))
+    report.set("memory_reply_rate", ratio(fromMemory, total))
+    report.set("evidence_in_context_rate", ratio(inContext, total))
+    report.set("evidence_in_context_top3_rate", ratio(inContextTop3, total))
     report.set("nothing_rate", ratio(nothing, total))
     report.set("median_reply_chars", Measure.percentile(lengths, 0.5))
     report.set("turn_p50_ms", Measure.percentile(latencies, 0.5))

@@ -14,7 +14,9 @@ import Testing
     var failures = 0
     for command in EngramCommandLine.commands {
       let name = command.configuration.commandName
-      guard !["version", "demo", "mcp", "chat"].contains(name) else { continue }
+      // Servers and the chat serve until stopped; their refusals are tested on their own
+      // (MCPHTTPCommandTests, ServeCommandTests, ChatCommandTests).
+      guard !["version", "demo", "mcp", "chat", "serve"].contains(name) else { continue }
       let takesDatabase = command.declaredConfiguration.options.contains { $0.name == "db" }
       var attempts: [[String]] = [[name, "--no-such-option"]]
       if takesDatabase {

@@ -14,7 +14,7 @@ extension CrashSafetyTests {
 
   @Test(arguments: ["cli-ingest", "cli-compact", "cli-reindex"])
   func cliSurvivesKills(mode: String) async throws {
-    let kills = soakEnabled ? 60 : 6
+    let kills = soakEnabled ? 60 : 3
     let clock = ContinuousClock.now
     let folder = try TemporaryFolder()
     let database = folder.path("cli-\(mode).sqlite")

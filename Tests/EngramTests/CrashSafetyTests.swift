@@ -49,7 +49,7 @@ import Testing
 
   @Test(arguments: ["remember", "ingest", "compact", "reindex"])
   func survivesKills(mode: String) async throws {
-    let kills = soakEnabled ? 100 : 16
+    let kills = soakEnabled ? 100 : 8
     let folder = try TemporaryFolder()
     let database = folder.path("crash-\(mode).sqlite")
     var baseline = 0

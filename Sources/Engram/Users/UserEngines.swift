@@ -53,7 +53,7 @@ public final class UserEngines: Sendable {
 
   private struct State {
     var engines: [String: Entry] = [:]
-    var opening: [String: Task<MemoryEngine, any Error>] = [:]
+    var opening: [String: Opening] = [:]
     var inFlight: [String: Int] = [:]
     var buckets: [String: Bucket] = [:]
     var clock: UInt64 = 0
@@ -97,7 +97,9 @@ public final class UserEngines: Sendable {
     let now = ContinuousClock.now
     enum Step {
       case ready(MemoryEngine)
-      case wait(Task<MemoryEngine, any Error>)
+      /// This lease opens the engine; others wait on `Opening`.
+      case open(Opening)
+      case wait(Opening)
     }
     let step = try state.withLock { state throws -> Step in
       guard !state.closed else { throw UserEnginesError.closed }
@@ -126,38 +128,49 @@ public final class UserEngines: Sendable {
         state.engines[user] = entry
         return .ready(entry.engine)
       }
-      if let task = state.opening[user] { return .wait(task) }
-      let opener = self.opener
-      let task = Task { try await BlockingWork.run { try opener(user) } }
-      state.opening[user] = task
-      return .wait(task)
+      if let opening = state.opening[user] { return .wait(opening) }
+      let opening = Opening()
+      state.opening[user] = opening
+      return .open(opening)
     }
+    let opening: Opening
     switch step {
     case .ready(let engine):
       return EngineLease(user: user, engine: engine, owner: self)
-    case .wait(let task):
+    case .open(let mine):
+      // Opened by this request, in its own task (no unstructured task: a server's handlers
+      // keep running on their own executor even when the cooperative pool is busy).
+      let opener = self.opener
       do {
-        let engine = try await task.value
-        let evicted = state.withLock { state -> [MemoryEngine] in
-          state.opening[user] = nil
-          state.clock += 1
-          if state.engines[user] == nil {
-            let bytes = engine.estimatedResidentBytes
-            state.engines[user] = Entry(engine: engine, bytes: bytes, lastUsed: state.clock)
-            state.bytes += bytes
-            state.opened += 1
-          }
-          return Self.evict(&state, budget: limits.cacheBytes)
-        }
-        close(evicted)
-        return EngineLease(user: user, engine: engine, owner: self)
+        mine.finish(.success(try await BlockingWork.run { try opener(user) }))
       } catch {
-        state.withLock { state in
-          state.opening[user] = nil
-          state.inFlight[user] = max(0, (state.inFlight[user] ?? 1) - 1)
-        }
-        throw error
+        mine.finish(.failure(error))
       }
+      opening = mine
+    case .wait(let other):
+      opening = other
+    }
+    do {
+      let engine = try await opening.value()
+      let evicted = state.withLock { state -> [MemoryEngine] in
+        state.opening[user] = nil
+        state.clock += 1
+        if state.engines[user] == nil {
+          let bytes = engine.estimatedResidentBytes
+          state.engines[user] = Entry(engine: engine, bytes: bytes, lastUsed: state.clock)
+          state.bytes += bytes
+          state.opened += 1
+        }
+        return Self.evict(&state, budget: limits.cacheBytes)
+      }
+      close(evicted)
+      return EngineLease(user: user, engine: engine, owner: self)
+    } catch {
+      state.withLock { state in
+        state.opening[user] = nil
+        state.inFlight[user] = max(0, (state.inFlight[user] ?? 1) - 1)
+      }
+      throw error
     }
   }
 
@@ -296,6 +309,36 @@ public enum UserEnginesError: Error, Sendable, Hashable, CustomStringConvertible
         1, Int(retryAfter.components.seconds) + (retryAfter.components.attoseconds > 0 ? 1 : 0))
       return "user \(user) is at their request limit; retry in \(seconds) s"
     case .closed: return "the server is shutting down"
+    }
+  }
+}
+
+/// An engine being opened: the request that opens it finishes it, the others of that user
+/// wait for it without a task of their own.
+final class Opening: Sendable {
+  private let state = Mutex<
+    (result: Result<MemoryEngine, any Error>?, waiters: [CheckedContinuation<MemoryEngine, any Error>])
+  >((nil, []))
+
+  /// Hands `result` to every waiter, present and future.
+  func finish(_ result: Result<MemoryEngine, any Error>) {
+    let waiters = state.withLock { state in
+      state.result = result
+      defer { state.waiters = [] }
+      return state.waiters
+    }
+    for waiter in waiters { waiter.resume(with: result) }
+  }
+
+  /// The opened engine (or the error opening it threw).
+  func value() async throws -> MemoryEngine {
+    try await withCheckedThrowingContinuation { continuation in
+      let ready = state.withLock { state -> Result<MemoryEngine, any Error>? in
+        if let result = state.result { return result }
+        state.waiters.append(continuation)
+        return nil
+      }
+      if let ready { continuation.resume(with: ready) }
     }
   }
 }
