@@ -99,7 +99,9 @@ import Testing
     let texts = (0..<1_200).map { "turn \($0) about \(topics[$0 % topics.count]) with friend \($0 % 37)" }
     // A session each: a turn that follows another carries the start of it in its vector,
     // so in one session the turn after the target would share the target's exact text.
-    let lines = texts.enumerated().map { #"{"role":"user","session":"s\#($0.offset)","content":"\#($0.element)"}"# }
+    let lines = texts.enumerated().map {
+      #"{"role":"user","session":"s\#($0.offset)","content":"\#($0.element)"}"#
+    }
     let file = try scratch.write("turns.jsonl", lines.joined(separator: "\n"))
     #expect(try await engram("ingest", "--db", path, file).status == 0)
     let target = texts[611]
