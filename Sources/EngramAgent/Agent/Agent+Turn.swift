@@ -400,8 +400,9 @@ extension Agent {
   /// from one engine call: the retrieved items carry their kinds, so nothing is read again.
   func buildContext(for text: String) async throws -> PromptContext {
     let catalog = registry.catalog(for: configuration.scenario)
-    let memoryBudget = max(
-      configuration.minimumMemoryBudget, configuration.contextBudget - TokenEstimator.estimate(catalog))
+    // The catalog is sent only to a language model: without one, memories get the budget.
+    let catalogCost = planner == nil ? 0 : TokenEstimator.estimate(catalog)
+    let memoryBudget = max(configuration.minimumMemoryBudget, configuration.contextBudget - catalogCost)
     let memoryContext = try await engine.context(
       for: text, budget: memoryBudget, memoryCount: configuration.memoryCount,
       recentCount: configuration.recentCount, session: sessionID,

@@ -2,8 +2,8 @@
 public struct AgentConfiguration: Sendable {
   /// The session (by name) the agent's turns are appended to. Default `agent`.
   public var sessionName: String
-  /// The prompt-context token budget: skill catalog plus memories, preferences and recent turns.
-  /// Default 1500.
+  /// The prompt-context token budget: skill catalog (with a language model, which reads it)
+  /// plus memories, preferences and recent turns. Default 1500.
   public var contextBudget: Int
   /// The least budget memories get when the catalog is large. Default 200.
   public var minimumMemoryBudget: Int

@@ -56,16 +56,9 @@ public enum MCPCommand: Command {
     let info = serverInfo
     if options.users.users != nil {
       guard let address = serving.http else { throw UsageError("--users needs --http HOST:PORT") }
-      try await EngineAccess.mappingErrors {
-        guard let engines = try UserServing.engines(context, options: options.users) else { return }
-        do {
-          try await MCPHTTPServing.serve(
-            context, options: serving, engines: engines, address: address, info: info)
-        } catch {
-          await engines.close()
-          throw error
-        }
-        await engines.close()
+      try await UserServing.withEngines(context, options: options.users) { engines in
+        try await MCPHTTPServing.serve(
+          context, options: serving, engines: engines, address: address, info: info)
       }
       return
     }

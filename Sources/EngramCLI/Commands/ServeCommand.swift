@@ -72,33 +72,22 @@ public enum ServeCommand: Command {
       FileHandle.standardError.write(Data("engram serve: \(line)\n".utf8))
     }
     if options.users.users != nil {
-      guard let engines = try UserServing.engines(context, options: options.users) else { return }
-      // The users' tokens replace the one shared token.
-      configuration.bearerToken = nil
-      configuration.maximumSessions = max(configuration.maximumSessions, 4 * engines.userCount)
-      let mcpConfiguration = configuration
-      let mcp = StreamableHTTPHandler(
-        configuration: mcpConfiguration, log: log, admission: UserEngineAdmission(engines: engines),
-        makeServer: { MCPServer(info: MCPCommand.serverInfo, provider: NoUserToolProvider(), log: log) })
-      var root = configuration
-      root.path = "/"
-      let app = WebApp(
-        configuration: root,
-        context: .users(engines, planner: planner(languageModel, environment: environment)), mcp: mcp,
-        log: log)
-      do {
-        let transport: HTTPTransport<WebApp>
-        do throws(HTTPTransportError) {
-          transport = try HTTPTransport(handler: app, log: log)
-        } catch {
-          throw CommandFailure(error.description)
-        }
-        await transport.runUntilSignalled()
-      } catch {
-        await engines.close()
-        throw error
+      try await UserServing.withEngines(context, options: options.users) { engines in
+        // The users' tokens replace the one shared token.
+        configuration.bearerToken = nil
+        configuration.maximumSessions = max(configuration.maximumSessions, 4 * engines.userCount)
+        let mcpConfiguration = configuration
+        let mcp = StreamableHTTPHandler(
+          configuration: mcpConfiguration, log: log, admission: UserEngineAdmission(engines: engines),
+          makeServer: { MCPServer(info: MCPCommand.serverInfo, provider: NoUserToolProvider(), log: log) })
+        var root = configuration
+        root.path = "/"
+        let app = WebApp(
+          configuration: root,
+          context: .users(engines, planner: planner(languageModel, environment: environment)), mcp: mcp,
+          log: log)
+        try await serve(app, log: log)
       }
-      await engines.close()
       return
     }
     try UserServing.validate(options.users)
@@ -112,14 +101,19 @@ public enum ServeCommand: Command {
       var root = configuration
       root.path = "/"
       let app = WebApp(configuration: root, context: .single(scope), mcp: mcp, log: log)
-      let transport: HTTPTransport<WebApp>
-      do throws(HTTPTransportError) {
-        transport = try HTTPTransport(handler: app, log: log)
-      } catch {
-        throw CommandFailure(error.description)
-      }
-      await transport.runUntilSignalled()
+      try await serve(app, log: log)
       await scope.chats.finish()
     }
+  }
+
+  /// Serves `app` until SIGINT or SIGTERM.
+  static func serve(_ app: WebApp, log: @escaping @Sendable (String) -> Void) async throws {
+    let transport: HTTPTransport<WebApp>
+    do throws(HTTPTransportError) {
+      transport = try HTTPTransport(handler: app, log: log)
+    } catch {
+      throw CommandFailure(error.description)
+    }
+    await transport.runUntilSignalled()
   }
 }

@@ -121,6 +121,23 @@ public enum UserServing {
     }
   }
 
+  /// Runs `body` with the engines of `--users` (nothing without it), closing them afterwards
+  /// whatever happens; errors read as sentences.
+  static func withEngines(
+    _ context: CommandContext, options: Options, _ body: (UserEngines) async throws -> Void
+  ) async throws {
+    try await EngineAccess.mappingErrors {
+      guard let engines = try engines(context, options: options) else { return }
+      do {
+        try await body(engines)
+      } catch {
+        await engines.close()
+        throw error
+      }
+      await engines.close()
+    }
+  }
+
   /// `--model`, else the spec recorded in the memory (the first user file of `--db-dir`),
   /// else the default.
   static func embedderSpec(
@@ -158,14 +175,23 @@ public struct UserEngineAdmission: HTTPUserAdmission {
         HTTPAdmissionTicket(user: user, provider: EngineToolProvider(engine: lease.engine)) {
           lease.release()
         })
-    } catch UserEnginesError.busy(_, let retryAfter) {
+    } catch {
+      return Self.refusal(error)
+    }
+  }
+
+  /// The answer to a request whose lease failed with `error`: 503 with the seconds to wait
+  /// (a user at a limit, a server closing), else 500.
+  static func refusal(_ error: any Error) -> HTTPAdmission {
+    switch error {
+    case UserEnginesError.busy(_, let retryAfter):
       let seconds = max(
         1, Int(retryAfter.components.seconds) + (retryAfter.components.attoseconds > 0 ? 1 : 0))
       return .busy(
         retryAfterSeconds: seconds, message: "this user is at their request limit; retry in \(seconds) s")
-    } catch UserEnginesError.closed {
+    case UserEnginesError.closed:
       return .busy(retryAfterSeconds: 5, message: "the server is shutting down")
-    } catch {
+    default:
       return .failed(message: "cannot open this user's memory: \(EngineAccess.describe(error))")
     }
   }

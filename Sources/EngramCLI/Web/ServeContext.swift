@@ -81,15 +81,12 @@ public struct ServeContext: Sendable {
           return fresh
         }
         return .scope(scope, release: { lease.release() })
-      } catch UserEnginesError.busy(_, let retryAfter) {
-        let seconds = max(
-          1, Int(retryAfter.components.seconds) + (retryAfter.components.attoseconds > 0 ? 1 : 0))
-        return .busy(
-          retryAfterSeconds: seconds, message: "this user is at their request limit; retry in \(seconds) s")
-      } catch UserEnginesError.closed {
-        return .busy(retryAfterSeconds: 5, message: "the server is shutting down")
       } catch {
-        return .failed(message: "cannot open this user's memory: \(EngineAccess.describe(error))")
+        switch UserEngineAdmission.refusal(error) {
+        case .busy(let seconds, let message): return .busy(retryAfterSeconds: seconds, message: message)
+        case .failed(let message): return .failed(message: message)
+        case .admitted, .unauthorized: return .failed(message: "cannot open this user's memory")
+        }
       }
     }
   }
