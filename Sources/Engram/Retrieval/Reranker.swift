@@ -141,12 +141,7 @@ public struct Reranker: Sendable, Equatable {
         return !FTSQuery.stopwords.contains(word.lowercased())
       }.map { $0.lowercased().replacingOccurrences(of: "'s", with: "") }
       let lowered = words.map { $0.lowercased() }
-      asksWhen =
-        lowered.contains("when")
-        || zip(lowered, lowered.dropFirst()).contains {
-          ["what", "which"].contains($0.0) && QueryFacts.timeNouns.contains($0.1)
-        }
-        || ["什么时候", "哪年", "哪天", "几号", "几月"].contains { query.contains($0) }
+      asksWhen = Reranker.asksWhen(query)
       named = NamedTime(query)
       asksCount =
         zip(lowered, lowered.dropFirst()).contains {
@@ -155,8 +150,22 @@ public struct Reranker: Sendable, Equatable {
         || ["多少", "几个", "几次", "多久"].contains { query.contains($0) }
     }
 
-    static let timeNouns: Set<String> = ["year", "month", "day", "date", "time", "week", "season"]
   }
+
+  /// Whether `question` asks for a time: "when", "what year", 什么时候 (the re-ranker's
+  /// feature and an answer's lead read it the same way).
+  public static func asksWhen(_ question: String) -> Bool {
+    let words = question.lowercased().split { !$0.isLetter }.map(String.init)
+    if words.contains("when") { return true }
+    if zip(words, words.dropFirst()).contains(where: {
+      ["what", "which"].contains($0.0) && timeNouns.contains($0.1)
+    }) {
+      return true
+    }
+    return ["什么时候", "哪年", "哪一年", "哪天", "几号", "几月"].contains { question.contains($0) }
+  }
+
+  static let timeNouns: Set<String> = ["year", "month", "day", "date", "time", "week", "season"]
 
   /// A day, month or year a query names (UTC), and whether a turn's time falls in it or in
   /// the two weeks after (people tell of things a little after they happen).
@@ -200,8 +209,7 @@ public struct Reranker: Sendable, Equatable {
     }
 
     func covers(_ date: Date) -> Bool {
-      var calendar = Calendar(identifier: .gregorian)
-      calendar.timeZone = TimeZone(identifier: "UTC")!
+      let calendar = Reranker.utcCalendar
       if let day, let month {
         let year = year ?? calendar.component(.year, from: date)
         guard let start = calendar.date(from: DateComponents(year: year, month: month, day: day)) else {
@@ -218,6 +226,12 @@ public struct Reranker: Sendable, Equatable {
       return false
     }
   }
+
+  static let utcCalendar: Calendar = {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = TimeZone(identifier: "UTC")!
+    return calendar
+  }()
 
   static let monthNames = [
     "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",

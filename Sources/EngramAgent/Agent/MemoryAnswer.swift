@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 /// Answers a question from retrieved memories: the one to three that pass the relevance
@@ -184,19 +185,8 @@ public struct MemoryAnswer: Sendable {
       item.speaker.map { contentTerms($0, keepStopwords: true) } ?? [])
   }
 
-  /// Whether `question` asks for a time: "when", "what year", 什么时候.
-  static func asksWhen(_ question: String) -> Bool {
-    let words = question.lowercased().split { !$0.isLetter }.map(String.init)
-    if words.contains("when") { return true }
-    if zip(words, words.dropFirst()).contains(where: {
-      ["what", "which"].contains($0.0) && timeNouns.contains($0.1)
-    }) {
-      return true
-    }
-    return ["什么时候", "哪年", "哪一年", "哪天", "几号", "几月"].contains { question.contains($0) }
-  }
-
-  static let timeNouns: Set<String> = ["year", "month", "day", "date", "time", "week"]
+  /// Whether `question` asks for a time (the re-ranker's reading).
+  static func asksWhen(_ question: String) -> Bool { Reranker.asksWhen(question) }
 
   /// Whether `question` joins two things ("... and ...", "both", 和/还有).
   static func asksAboutTwoThings(_ question: String) -> Bool {
