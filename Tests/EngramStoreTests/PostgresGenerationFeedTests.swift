@@ -73,4 +73,63 @@ struct PostgresGenerationFeedTests {
       #expect(feed.reconnectionCount == 1)
     }
   }
+
+  @Test func oneFeedFollowsManyUsersEachByTheirOwnCounter() async throws {
+    try await PostgresTestServer.inDatabase { _, url in
+      let alice = try PostgresStore(uri: url, user: "alice")
+      let bob = try PostgresStore(uri: url, user: "bob")
+      defer {
+        alice.close()
+        bob.close()
+      }
+      try addEmbedding(alice, owner: 1)
+      try addEmbedding(alice, owner: 2)
+      let feed = try PostgresGenerationFeed(uri: url)
+      defer { feed.stop() }
+      #expect(feed.user == nil && feed.followedUsers.isEmpty)
+      #expect(feed.generation(of: "alice") == nil)
+      feed.follow("alice")
+      feed.follow("bob")
+      // Each user's counter read on the feed's thread; a user with no row is at 0.
+      #expect(await eventually(within: .seconds(2)) { feed.generation(of: "alice") == 2 })
+      #expect(await eventually(within: .seconds(1)) { feed.generation(of: "bob") == 0 })
+      try addEmbedding(bob, owner: 1)
+      #expect(await eventually(within: .seconds(1)) { feed.generation(of: "bob") == 1 })
+      #expect(feed.generation(of: "alice") == 2)
+      // A user not followed is never answered for, even when they write.
+      let carol = try PostgresStore(uri: url, user: "carol")
+      defer { carol.close() }
+      try addEmbedding(carol, owner: 1)
+      try await Task.sleep(for: .milliseconds(300))
+      #expect(feed.generation(of: "carol") == nil)
+      feed.unfollow("alice")
+      #expect(feed.generation(of: "alice") == nil && feed.followedUsers == ["bob"])
+    }
+  }
+
+  @Test func aPoolsStoresShareOneFeed() async throws {
+    try await PostgresTestServer.inDatabase { _, url in
+      let pool = try PostgresConnectionPool(uri: url, size: 2)
+      defer { pool.close() }
+      let alice = try PostgresStore(pool: pool, user: "alice")
+      let bob = try PostgresStore(pool: pool, user: "bob")
+      try addEmbedding(alice, owner: 1)
+      // The first asks start the pool's feed; until it follows a user, the caller reads.
+      #expect(
+        await eventually(within: .seconds(3)) {
+          alice.followedEmbeddingGeneration() == 1 && bob.followedEmbeddingGeneration() == 0
+        })
+      let feed = try #require(pool.generationFeed)
+      #expect(feed.followedUsers == ["alice", "bob"])
+      try addEmbedding(bob, owner: 1)
+      #expect(await eventually(within: .seconds(1)) { bob.followedEmbeddingGeneration() == 1 })
+      // A closed store's user is no longer followed; the pool's close stops the feed.
+      bob.close()
+      #expect(feed.followedUsers == ["alice"])
+      #expect(bob.followedEmbeddingGeneration() == nil)
+      alice.close()
+      pool.close()
+      #expect(pool.followedGeneration(of: "alice") == nil)
+    }
+  }
 }

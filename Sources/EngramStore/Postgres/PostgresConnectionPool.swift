@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A bounded set of PostgreSQL connections that the stores of many users share
 /// (`engram mcp --http --users FILE --connections N`): a store opened on a pool holds no
@@ -22,6 +23,10 @@ public final class PostgresConnectionPool: @unchecked Sendable, Hashable {
   private var idle: [Pooled] = []
   private var open = 0
   private var closed = false
+  /// One ``PostgresGenerationFeed`` for every user of the pool (one connection of its own,
+  /// beside the pool's): started by the first search that asks, on a thread of its own.
+  private let generations = Mutex<(feed: PostgresGenerationFeed?, starting: Bool, closed: Bool)>(
+    (nil, false, false))
 
   /// A connection and the scratch state its sessions share.
   final class Pooled {
@@ -132,9 +137,57 @@ public final class PostgresConnectionPool: @unchecked Sendable, Hashable {
     condition.unlock()
   }
 
+  /// The newest embedding generation of `user` known to the pool's feed, without asking the
+  /// database: nil until the feed follows them (the caller reads the generation itself).
+  /// The first call starts the feed in the background; each call follows `user`, whose
+  /// counter the feed reads within a quarter of a second.
+  public func followedGeneration(of user: String) -> Int64? {
+    let (feed, start) = generations.withLock { state -> (PostgresGenerationFeed?, Bool) in
+      if state.closed { return (nil, false) }
+      if state.feed == nil && !state.starting && !state.closed {
+        state.starting = true
+        return (nil, true)
+      }
+      return (state.feed, false)
+    }
+    if let feed {
+      feed.follow(user)
+      return feed.generation(of: user)
+    }
+    if start {
+      let uri = self.uri
+      let thread = Thread { [weak self] in
+        let started = try? PostgresGenerationFeed(uri: uri)
+        guard let self else { return started?.stop() ?? () }
+        let kept = self.generations.withLock { state -> Bool in
+          state.starting = false
+          guard let started, !state.closed else { return false }
+          state.feed = started
+          return true
+        }
+        if !kept { started?.stop() }
+      }
+      thread.name = "engram-pg-feed-start"
+      thread.start()
+    }
+    return nil
+  }
+
+  /// Stops following `user` (their store closed).
+  public func unfollowGeneration(of user: String) {
+    generations.withLock { $0.feed }?.unfollow(user)
+  }
+
+  /// The pool's generation feed, once started.
+  public var generationFeed: PostgresGenerationFeed? { generations.withLock { $0.feed } }
+
   /// Closes the idle connections and refuses further use; connections in use close when
   /// given back.
   public func close() {
+    generations.withLock { state in
+      state.closed = true
+      return state.feed
+    }?.stop()
     condition.lock()
     closed = true
     open -= idle.count

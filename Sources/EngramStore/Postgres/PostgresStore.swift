@@ -67,9 +67,9 @@ public final class PostgresStore: MemoryStore {
   }
 
   /// Opens a store of `user` that holds no connection: each transaction takes one from
-  /// `pool` (whose database the pool migrated when it opened). It follows no
-  /// `LISTEN/NOTIFY` feed (that would hold a connection per user): searches read the
-  /// user's embedding generation themselves.
+  /// `pool` (whose database the pool migrated when it opened). Its user's embedding
+  /// generation is followed by the pool's one feed (a feed per user would hold a connection
+  /// per user).
   /// - Throws: `StoreError.invalidUser`.
   public init(pool: PostgresConnectionPool, user: String = StoreUser.defaultID) throws {
     uri = pool.uri
@@ -125,12 +125,15 @@ public final class PostgresStore: MemoryStore {
   }
 
   /// The newest embedding generation of this user that the store's ``PostgresGenerationFeed``
-  /// knows, without asking the database: nil while no feed follows it (the caller reads the
-  /// generation itself). The feed starts, in the background, on the second call, and stops
-  /// at ``close()``; while its connection is down it answers nil (it catches up from the
-  /// generation counter when it is back).
+  /// (on a pool: the pool's) knows, without asking the database: nil while no feed follows
+  /// it (the caller reads the generation itself). The feed starts, in the background, on the
+  /// second call (on a pool: the pool's first), and stops at ``close()``; while its
+  /// connection is down it answers nil (it catches up from the generation counter when it
+  /// is back).
   public func followedEmbeddingGeneration() -> Int64? {
-    if pool != nil { return nil }
+    if let pool {
+      return closed.load(ordering: .acquiring) ? nil : pool.followedGeneration(of: user)
+    }
     let (current, start) = feed.withLock { state -> (PostgresGenerationFeed?, Bool) in
       state.requests += 1
       return (state.feed, state.requests == 2)
@@ -206,6 +209,8 @@ public final class PostgresStore: MemoryStore {
       state.feed?.stop()
       state.feed = nil
     }
+    // Followed again by the next search of another store of this user on the pool.
+    pool?.unfollowGeneration(of: user)
     writer?.close()
     for reader in readers { reader.close() }
   }
