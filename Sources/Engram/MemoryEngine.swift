@@ -53,12 +53,12 @@ public final class MemoryEngine: Sendable {
   /// The vector index as it is now.
   var index: VectorIndex { vectors.index }
   /// The most bytes the store's connections cache (SQLite's page caches; 0 for PostgreSQL).
-  let connectionCacheBytes: Int
+  let pageCache: PageCacheEstimate
 
   /// An estimate of the memory this open engine holds: its vector index (rows, postings,
-  /// approximate lists) and the most its database connections cache. `UserEngines` keeps
-  /// the sum of its engines' estimates within its budget.
-  public var estimatedResidentBytes: Int { vectors.index.memoryBytes + connectionCacheBytes }
+  /// approximate lists) and the most its database connections cache (at most the database's
+  /// size). `UserEngines` keeps the sum of its engines' estimates within its budget.
+  public var estimatedResidentBytes: Int { vectors.index.memoryBytes + pageCache.bytes }
 
   /// Where the vector index came from when the engine opened.
   public enum IndexSource: String, Sendable {
@@ -99,12 +99,12 @@ public final class MemoryEngine: Sendable {
     options.readerCount = configuration.readerCount
     options.cacheSizeKiB = configuration.cacheSizeKiB
     options.postgresPool = configuration.connectionPool
-    if case .sqlite = location {
-      connectionCacheBytes =
-        ((configuration.readOnly ? 0 : 1) + configuration.readerCount)
-        * configuration.cacheSizeKiB * 1024
+    if case .sqlite(let file) = location {
+      pageCache = PageCacheEstimate(
+        connections: (configuration.readOnly ? 0 : 1) + configuration.readerCount,
+        cacheBytes: configuration.cacheSizeKiB * 1024, files: [file, file + "-wal"])
     } else {
-      connectionCacheBytes = 0
+      pageCache = .none
     }
     let store = try StoreFactory.open(location, options: options)
     do {

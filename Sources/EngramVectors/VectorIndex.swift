@@ -129,6 +129,13 @@ public final class VectorIndex: Sendable {
     current = Mutex(version)
   }
 
+  /// The capacity a full row store of `capacity` rows grows to: small stores by an eighth
+  /// (a server keeps many users' indexes, each near its row count, within its cache), large
+  /// ones double (their appends come in large batches; fewer copies).
+  static func grownCapacity(_ capacity: Int) -> Int {
+    capacity < 1 << 16 ? capacity + capacity / 8 + 16 : capacity * 2
+  }
+
   /// The current version, once the payload of the snapshot this index was opened from (if
   /// any) is known to be the one its writer wrote: what every read of rows uses.
   /// - Throws: `.snapshotCorrupt` when the file's vectors or codes were damaged.
@@ -310,7 +317,7 @@ public final class VectorIndex: Sendable {
       guard needed < Int(Int32.max) else { throw .capacityExceeded(requested: needed) }
       if needed > version.rows.capacity {
         let grown = RowStore(
-          dimension: dimension, capacity: max(needed, version.rows.capacity * 2),
+          dimension: dimension, capacity: max(needed, Self.grownCapacity(version.rows.capacity)),
           quantized: version.rows.quantized, floatless: version.rows.floatless)
         grown.copyRows(from: version.rows, range: 0..<version.count, to: 0)
         version.rows = grown

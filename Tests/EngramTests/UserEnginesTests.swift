@@ -8,23 +8,44 @@ import Testing
 /// recently used idle engine out first, an engine with a lease in flight never), each user
 /// within their concurrency and rate limits.
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct UserEnginesTests {
-  /// Engines of `folder/USER.sqlite` with small page caches (each estimated at 512 KiB plus
-  /// its index).
+  /// Engines of `folder/USER.sqlite` with small page caches.
   static func engines(_ folder: ScratchFolder, limits: UserEngines.Limits) -> UserEngines {
     let root = folder.url.path
-    return UserEngines(limits: limits) { user in
-      var configuration = EngramConfiguration(embedder: try HashingEmbedder(dimension: 32))
-      configuration.user = user
-      configuration.readerCount = 1
-      configuration.cacheSizeKiB = 256
-      return try MemoryEngine(path: root + "/\(user).sqlite", configuration: configuration)
-    }
+    return UserEngines(limits: limits) { user in try engine(root + "/\(user).sqlite", user: user) }
+  }
+
+  static func engine(_ path: String, user: String) throws -> MemoryEngine {
+    var configuration = EngramConfiguration(embedder: try HashingEmbedder(dimension: 32))
+    configuration.user = user
+    configuration.readerCount = 1
+    configuration.cacheSizeKiB = 256
+    return try MemoryEngine(path: path, configuration: configuration)
+  }
+
+  @Test func anEngineIsEstimatedByItsRowsAndItsFilesNotByTheRoomItMayUse() async throws {
+    let scratch = try ScratchFolder()
+    let engine = try Self.engine(scratch.url.path + "/ann.sqlite", user: "ann")
+    for index in 0..<40 { try await engine.remember("Ann's note number \(index) about her bees") }
+    // The index holds its 40 rows of 32 floats and little room; each of the two connections
+    // caches at most the files (far less than its 256 KiB cache on a memory this small).
+    let index = engine.index.memoryBytes
+    #expect(index >= 40 * 32 * 4 && index < 100 * (32 * 4 + 64))
+    let files = [scratch.url.path + "/ann.sqlite", scratch.url.path + "/ann.sqlite-wal"].map {
+      (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? 0
+    }.reduce(0, +)
+    #expect(engine.estimatedResidentBytes == index + 2 * min(256 << 10, files))
+    await engine.close()
   }
 
   @Test func theLeastRecentlyUsedIdleEngineGoesFirstAndALeasedOneStays() async throws {
     let scratch = try ScratchFolder()
+    // The estimate of an engine like those below (one memory stored), measured.
+    let probe = try Self.engine(scratch.url.path + "/probe.sqlite", user: "probe")
+    try await probe.remember("Probe keeps bees")
+    let each = probe.estimatedResidentBytes
+    await probe.close()
     var limits = UserEngines.Limits()
-    limits.cacheBytes = 1_500 << 10  // two engines of about 670 KiB fit, three do not
+    limits.cacheBytes = each * 5 / 2  // two engines fit, three do not
     let engines = Self.engines(scratch, limits: limits)
     let ann = try await engines.lease(user: "ann")
     try await ann.engine.remember("Ann keeps bees")

@@ -108,6 +108,26 @@ struct VectorIndexTests {
     #expect(!index.contains(2))
   }
 
+  @Test func aSmallIndexGrowsByAnEighthAndALargeOneDoubles() throws {
+    #expect(VectorIndex.grownCapacity(200) == 241)
+    #expect(VectorIndex.grownCapacity(16) == 34)
+    #expect(VectorIndex.grownCapacity(1 << 16) == 1 << 17)
+    // Loaded with room for nothing more, one write makes room for an eighth more, not double.
+    let configuration = VectorIndex.Configuration(dimension: 8, initialCapacity: 16)
+    var random = SplitMix64(seed: 3)
+    let index = try VectorIndex(
+      configuration: configuration, ids: Array(0..<200),
+      metadata: Array(repeating: .init(kind: 0), count: 200),
+      vectors: (0..<200).flatMap { _ in random.vector(8) })
+    let loaded = index.memoryBytes
+    try index.add(id: 200, vector: random.vector(8), metadata: .init(kind: 0))
+    let grown = index.memoryBytes
+    // Doubling would add 200 rows of 8 floats and their columns (about 13 KB).
+    let doubled = 200 * (8 * 4 + 33)
+    #expect(grown > loaded && grown - loaded < doubled / 2)
+    #expect(try index.search(random.vector(8), k: 201).count == 201)
+  }
+
   @Test func compactionPreservesResultsAndReclaims() throws {
     let (index, ids, vectors) = try Self.makeIndex(n: 600, dimension: 24, seed: 8)
     let removed = Set(ids.enumerated().filter { $0.offset % 3 == 0 }.map(\.element))

@@ -63,7 +63,7 @@ final class VectorIndexKeeper: Sendable {
     let (index, source, generation) = try Self.load(
       store: store, snapshot: snapshotURL,
       configuration: VectorIndex.Configuration(
-        dimension: dimension, threads: threads, approximate: approximate))
+        dimension: dimension, threads: threads, initialCapacity: Self.initialRows, approximate: approximate))
     holder = Mutex(index)
     self.source = source
     state.withLock {
@@ -77,8 +77,14 @@ final class VectorIndexKeeper: Sendable {
 
   /// The configuration of every index this keeper loads.
   var indexConfiguration: VectorIndex.Configuration {
-    VectorIndex.Configuration(dimension: dimension, threads: threads, approximate: approximate)
+    VectorIndex.Configuration(
+      dimension: dimension, threads: threads, initialCapacity: Self.initialRows, approximate: approximate)
   }
+
+  /// The rows an index is made room for beyond those it loads: a loaded index holds its
+  /// rows and no more (a server with many users' engines in its cache pays for rows, not
+  /// for room), and grows when written to.
+  static let initialRows = 16
 
   /// Whether an index of `rows` live rows keeps a snapshot file: at `snapshotMinimumRows`
   /// and above, and always once the approximate tier serves (its lists live beside the
