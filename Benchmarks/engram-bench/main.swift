@@ -26,7 +26,8 @@ let usage = """
     ingest    engram ingest of generated exports per format: turns/s, peak memory, re-ingest skip
     snapshot-open  open time with the vector snapshot against the embeddings table (--sizes)
     serve     many users in one `engram mcp --http --users` process against the single-user
-              server (--users N --turns M --clients C --seconds S [--db-url URL] [--cache-mb MB])
+              server (--users N --turns M --clients C --seconds S [--db-url URL] [--cache-mb MB]
+              [--warm-up engines|sessions] [--dir DIR [--reuse]])
   """
 
 let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String)] = [

@@ -86,7 +86,6 @@ public struct Reranker: Sendable, Equatable {
       }
       let namesMissing =
         !facts.names.isEmpty && !facts.names.contains { lowered.contains($0) } ? 1.0 : 0
-      let temporal = hasTemporalCue(hit.text)
       return [
         topScore > 0 ? hit.score / topScore : 0,
         1 / Double(position + 1),
@@ -105,7 +104,7 @@ public struct Reranker: Sendable, Equatable {
         namesMissing,
         log1p(Double(hit.text.count)) / 6,
         hit.text.hasSuffix("?") ? 1 : 0,
-        facts.asksWhen && temporal ? 1 : 0,
+        facts.asksWhen && hasTemporalCue(hit.text) ? 1 : 0,
         facts.asksCount && hasNumber(hit.text) ? 1 : 0,
         facts.named.map { $0.covers(hit.timestamp) ? 1 : -1 } ?? 0,
       ]
