@@ -27,7 +27,7 @@ import Testing
     limits.cacheBytes = 1_500 << 10  // two engines of about 670 KiB fit, three do not
     let engines = Self.engines(scratch, limits: limits)
     let ann = try await engines.lease(user: "ann")
-    try await ann.engine.remember("Ann keeps bees")
+    try await ann.engine.memories.remember("Ann keeps bees")
     let bob = try await engines.lease(user: "bob")
     bob.release()
     // Carol pushes the budget over: Bob (idle, least recently used) goes; Ann (leased) stays.
