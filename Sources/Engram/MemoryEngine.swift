@@ -9,10 +9,10 @@ import Foundation
 ///
 /// A thin facade over parts with one job each, each built with only the collaborators it
 /// uses: `HybridRetriever` (search, through the store's `CandidateSource`) and `Fusion`
-/// (ranking), `Conversation` (sessions and turns), `Memories`, `Preferences`, `Forgetting`,
-/// `Ingestor`, `Exporter` and `Importer`, `Compactor`, `Maintenance` (counts, sizes,
-/// checkpoint: `maintenance`), `Doctor` and `Reindexer`, `AgentRecords` for the agent's
-/// own records (`agentRecords`), and `CalendarExchange` (reminders and events as
+/// (ranking), `ConversationLog` (sessions and turns), `MemoryRecords`, `PreferenceRecords`,
+/// `Forgetting`, `Ingestor`, `Exporter` and `Importer`, `Compactor`, `Maintenance` (counts,
+/// sizes, checkpoint: `maintenance`), `Doctor` and `Reindexer`, `AgentRecords` for the
+/// agent's own records (`agentRecords`), and `CalendarExchange` (reminders and events as
 /// iCalendar). The facade forwards; it neither queries nor ranks.
 ///
 /// Its public surface is grouped by topic: the central verbs stay on the engine (`search`,
