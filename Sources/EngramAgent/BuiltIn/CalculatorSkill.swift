@@ -86,9 +86,7 @@ public struct CalculatorSkill: Skill {
       return "\(written[1]) - \(written[0])"
     }
     if has(Self.multiplyCues) { return written.joined(separator: " * ") }
-    if numbers.count == 2,
-      has(Self.divideCues)
-    {
+    if numbers.count == 2, has(Self.divideCues) {
       return "\(written[0]) / \(written[1])"
     }
     if has(Self.addCues) {
