@@ -116,7 +116,8 @@ schemas:
 web:
 	./scripts/generate-web-assets.sh
 
-# The intent model's training corpus, compiled into the agent (see docs/requests.md).
+# The intent model's training corpus and the word and place tables beside the agent's code,
+# compiled into the agent (see docs/requests.md and docs/architecture.md).
 corpus:
 	./scripts/generate-intent-corpus.sh
 

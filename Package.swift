@@ -50,7 +50,10 @@ let package = Package(
       name: "Engram", dependencies: ["EngramCore", "EngramStore", "EngramVectors", "EngramEmbeddings"]),
     .target(
       name: "EngramAgent", dependencies: ["Engram", "EngramCore"],
-      exclude: ["Intent/intent-corpus.jsonl", "Intent/skill-words.json"]),
+      exclude: [
+        "Intent/intent-corpus.jsonl", "Intent/skill-words.json", "Places/places.tsv",
+        "BuiltIn/arithmetic-words.json", "Time/date-words.json",
+      ]),
 
     // Executables.
     .target(name: "EngramMCP", dependencies: ["EngramCore"]),

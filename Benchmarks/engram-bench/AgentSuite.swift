@@ -315,7 +315,7 @@ enum AgentSuite {
     progress("agent: ingesting \(turns) synthetic turns")
     let file = syntheticConversation(turns: turns)
     let ingestSeconds = try await Measure.seconds {
-      _ = try await engine.ingest(file, path: "synthetic")
+      _ = try await engine.conversation.ingest(file, path: "synthetic")
     }
     report.set("turns", turns)
     report.set("ingest_s", ingestSeconds)

@@ -113,7 +113,7 @@ enum AnswersSuite {
     let path = scratch.appendingPathComponent("\(conversation.name)-\(UUID().uuidString).sqlite").path
     let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
     progress("answers: ingesting \(conversation.name) (\(conversation.parsed.turnCount) turns)")
-    _ = try await engine.ingest(conversation.parsed, path: conversation.file, sessionPrefix: "")
+    _ = try await engine.conversation.ingest(conversation.parsed, path: conversation.file, sessionPrefix: "")
     return engine
   }
 

@@ -49,7 +49,7 @@ extension LocomoSuite {
     defer { engine.close() }
     progress("locomo: ingesting \(path) into PostgreSQL as user \(user)")
     let start = ContinuousClock.now
-    _ = try await engine.ingest(conversation, path: path, sessionPrefix: "")
+    _ = try await engine.conversation.ingest(conversation, path: path, sessionPrefix: "")
     let seconds = (ContinuousClock.now - start).seconds
     postgresIngest.withLock { $0 = ($0.turns + conversation.turnCount, $0.seconds + seconds) }
     for mode in modes {

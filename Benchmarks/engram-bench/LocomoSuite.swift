@@ -150,7 +150,7 @@ enum LocomoSuite {
       var engine = try MemoryEngine(path: path, configuration: memoryConfiguration)
       progress("locomo: ingesting \(file) (\(conversation.turnCount) turns)")
       let ingestStart = ContinuousClock.now
-      _ = try await engine.ingest(conversation, path: file, sessionPrefix: "")
+      _ = try await engine.conversation.ingest(conversation, path: file, sessionPrefix: "")
       ingestSeconds += (ContinuousClock.now - ingestStart).seconds
       if snapshotMinimum >= 0 {
         await engine.close()
@@ -199,7 +199,7 @@ enum LocomoSuite {
         defer { engine.close() }
         // Turn ids -> dia ids, read before compaction deletes anything.
         var diaByMessage: [Int64: String] = [:]
-        for hit in try engine.recentTurns(limit: 100_000) {
+        for hit in try engine.conversation.recentTurns(limit: 100_000) {
           if let dia = hit.metadata["dia_id"]?.stringValue { diaByMessage[hit.id] = dia }
         }
         let report = try await engine.compact(olderThan: 0, now: Date.distantFuture)

@@ -61,8 +61,8 @@ enum MultilingualSuite {
       let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
       progress("multilingual: \(language): storing \(rows.count) memories with \(embedder.modelID)")
       var memoryIDs: [Int64] = []
-      for row in pairs { memoryIDs.append(try await engine.remember(memoryText(row))) }
-      for row in rows where row.kind != "pair" { _ = try await engine.remember(memoryText(row)) }
+      for row in pairs { memoryIDs.append(try await engine.memories.remember(memoryText(row))) }
+      for row in rows where row.kind != "pair" { _ = try await engine.memories.remember(memoryText(row)) }
       var languageReport = BenchReport()
       for mode in modes {
         var found = 0

@@ -60,7 +60,7 @@ enum RerankTrainSuite {
       progress("rerank-train: ingesting \(file)")
       var conversationGroups: [Group] = []
       defer { groups.append((file, conversationGroups)) }
-      _ = try await engine.ingest(conversation, path: file, sessionPrefix: "")
+      _ = try await engine.conversation.ingest(conversation, path: file, sessionPrefix: "")
       for item in root["qa"] as? [[String: Any]] ?? [] {
         guard let question = item["question"] as? String, let category = item["category"] as? Int,
           (1...4).contains(category)

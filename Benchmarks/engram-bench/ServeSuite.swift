@@ -201,8 +201,8 @@ enum ServeSuite {
             } else {
               engine = try MemoryEngine(path: dbDir + "/\(user).sqlite", configuration: configuration)
             }
-            _ = try await engine.ingest(path: input)
-            try engine.setEmbedderSpec(spec)
+            _ = try await engine.conversation.ingest(path: input)
+            try engine.maintenance.setEmbedderSpec(spec)
             await engine.close()
             if index % 100 == 99 {
               progress(

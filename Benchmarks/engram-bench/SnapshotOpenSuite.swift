@@ -33,7 +33,7 @@ enum SnapshotOpenSuite {
       configuration.approximate.enabled = false
       progress("snapshot-open: ingesting \(n) turns")
       let engine = try MemoryEngine(path: path, configuration: configuration)
-      _ = try await engine.ingest(conversation(turns: n), path: "synthetic.jsonl")
+      _ = try await engine.conversation.ingest(conversation(turns: n), path: "synthetic.jsonl")
       await engine.close()
       guard let snapshot = engine.snapshotURL, FileManager.default.fileExists(atPath: snapshot.path) else {
         throw BenchError("no snapshot written for \(n) rows")

@@ -2,7 +2,12 @@ import EngramCore
 import EngramStore
 import Foundation
 
-// The engine's public API, one forwarding call per operation to the part that does it.
+// The engine's central verbs, one forwarding call each to the part that does it: search
+// (and the query embeddings it uses), compaction, the doctor, and what works on a memory no
+// engine has open (export, calendar, reindex). The rest of the public surface is grouped by
+// topic: `conversation`, `memories`, `userPreferences`, `transfer`, `maintenance`,
+// `agentRecords` (MemoryEngine+Conversation.swift and its siblings); the older top-level
+// names forward from MemoryEngine+Deprecated.swift.
 extension MemoryEngine {
   // MARK: - Search (HybridRetriever, Fusion)
 
@@ -52,214 +57,7 @@ extension MemoryEngine {
     try await embedding.embedQueries(texts)
   }
 
-  // MARK: - Conversation (Conversation)
-
-  /// Starts a session; returns its id. An existing session with the same name is reused.
-  public func startSession(name: String? = nil, title: String? = nil, at date: Date = Date()) throws -> Int64
-  {
-    try conversation.startSession(name: name, title: title, at: date)
-  }
-
-  /// Marks a session ended.
-  public func endSession(_ id: Int64, at date: Date = Date()) throws {
-    try conversation.endSession(id, at: date)
-  }
-
-  /// Appends one conversation turn (stored and embedded in one transaction); returns its id.
-  ///
-  /// - Throws: `EngramError.emptyText` for blank text; embedder and store errors. Nothing is
-  ///   stored when any step fails.
-  ///
-  /// With `embedNow: false` the turn is stored at once (searchable by keyword) and embedded
-  /// later by `embedPendingTurns()`, off the caller's critical path.
-  @discardableResult
-  public func appendTurn(
-    role: String, content: String, speaker: String? = nil, session: Int64? = nil, at date: Date = Date(),
-    metadata: [String: JSONValue] = [:], embedNow: Bool = true
-  ) async throws -> Int64 {
-    try await conversation.appendTurn(
-      role: role, content: content, speaker: speaker, session: session, at: date, metadata: metadata,
-      embedNow: embedNow)
-  }
-
-  /// Embeds the turns this engine stored with `embedNow: false` (up to `limit` of them);
-  /// returns how many. Only those turns are read, so the cost does not grow with the memory;
-  /// turns left unembedded by a process that stopped first are found by `doctor(repair:)`.
-  @discardableResult
-  public func embedPendingTurns(limit: Int = 1024) async throws -> Int {
-    try await conversation.embedPendingTurns(limit: limit)
-  }
-
-  /// The most recent turns, oldest first.
-  public func recentTurns(limit: Int, session: Int64? = nil) throws -> [SearchHit] {
-    try conversation.recentTurns(limit: limit, session: session)
-  }
-
-  // MARK: - Memories (Memories)
-
-  /// Stores a memory and its embedding; returns its id. A current memory of the same kind
-  /// (and `scopeUser`) with exactly this text is not stored again: its id is returned
-  /// (`rememberReporting` says which happened).
-  ///
-  /// - Throws: `EngramError.emptyText`; `StoreError.invalidImportance` outside 0...1.
-  @discardableResult
-  public func remember(
-    _ content: String, kind: MemoryKind = .fact, importance: Double = 0.5, scopeUser: String? = nil,
-    scopeAgent: String? = nil, tags: [String] = [], validFrom: Date? = nil, validUntil: Date? = nil,
-    session: Int64? = nil, sourceMessageIDs: [Int64] = [], at date: Date = Date()
-  ) async throws -> Int64 {
-    try await rememberReporting(
-      content, kind: kind, importance: importance, scopeUser: scopeUser, scopeAgent: scopeAgent, tags: tags,
-      validFrom: validFrom, validUntil: validUntil, session: session, sourceMessageIDs: sourceMessageIDs,
-      at: date
-    ).id
-  }
-
-  /// `remember`, saying whether the memory is new (false: an identical one was stored
-  /// already, and its id is returned).
-  public func rememberReporting(
-    _ content: String, kind: MemoryKind = .fact, importance: Double = 0.5, scopeUser: String? = nil,
-    scopeAgent: String? = nil, tags: [String] = [], validFrom: Date? = nil, validUntil: Date? = nil,
-    session: Int64? = nil, sourceMessageIDs: [Int64] = [], at date: Date = Date()
-  ) async throws -> (id: Int64, isNew: Bool) {
-    try await memoryRecords.remember(
-      content, kind: kind, importance: importance, scopeUser: scopeUser, scopeAgent: scopeAgent, tags: tags,
-      validFrom: validFrom, validUntil: validUntil, session: session, sourceMessageIDs: sourceMessageIDs,
-      at: date)
-  }
-
-  /// Replaces a memory's content (and its kind, when `kind` is given) with history kept: a new
-  /// memory is stored and the old one is marked superseded by it (still readable and
-  /// searchable with `includeSuperseded`). Returns the new memory's id (the old one when
-  /// nothing changed).
-  @discardableResult
-  public func updateMemory(
-    _ id: Int64, content: String, kind: MemoryKind? = nil, importance: Double? = nil, at date: Date = Date()
-  ) async throws -> Int64 {
-    try await memoryRecords.updateMemory(id, content: content, kind: kind, importance: importance, at: date)
-  }
-
-  /// The memory with this id, or nil.
-  public func memory(_ id: Int64) throws -> MemoryItem? {
-    try memoryRecords.memory(id)
-  }
-
-  /// Memories, newest first.
-  public func memories(kind: MemoryKind? = nil, limit: Int = 100, includeSuperseded: Bool = false) throws
-    -> [MemoryItem]
-  {
-    try memoryRecords.memories(kind: kind, limit: limit, includeSuperseded: includeSuperseded)
-  }
-
-  // MARK: - Forgetting (Forgetting)
-
-  /// Deletes an item and every copy of it (see ``forgetReporting(kind:id:dryRun:)``);
-  /// returns whether it existed.
-  @discardableResult
-  public func forget(kind: ItemKind = .memory, id: Int64) throws -> Bool {
-    try forgetting.forget(kind: kind, id: id)
-  }
-
-  /// Deletes an item with its embedding and full-text entry, and every copy of it the
-  /// memory holds, in one transaction; returns what was removed, or nil when no item of
-  /// `kind` has `id` (nothing changed).
-  ///
-  /// The copies (docs/forgetting.md):
-  /// - a turn: every summary that covers or quotes it (the session's other turns become
-  ///   uncovered; the next `compact` summarizes them again without it);
-  /// - a memory: every turn, summary, trace step and finished pending call whose text
-  ///   contains the memory's text (case of ASCII letters ignored; in trace and call
-  ///   arguments also in its JSON-escaped form). A turn is deleted whole: it states what was
-  ///   forgotten. Calls still waiting for an answer are left to the conversation holding them;
-  /// - a summary: only itself (its turns become uncovered).
-  ///
-  /// - Parameter dryRun: compute the report inside the transaction, then roll it back.
-  @discardableResult
-  public func forgetReporting(kind: ItemKind, id: Int64, dryRun: Bool = false) throws -> ForgetReport? {
-    try forgetting.forgetReporting(kind: kind, id: id, dryRun: dryRun)
-  }
-
-  // MARK: - Preferences (Preferences)
-
-  /// Sets a key-value preference (pinned ones go into every prompt context).
-  public func setPreference(_ key: String, _ value: String, pinned: Bool = false) throws {
-    try preferenceRecords.setPreference(key, value, pinned: pinned)
-  }
-
-  /// A preference's value, or nil.
-  public func preference(_ key: String) throws -> String? {
-    try preferenceRecords.preference(key)
-  }
-
-  /// All preferences as (key, value, pinned), by key.
-  public func preferences() throws -> [(key: String, value: String, pinned: Bool)] {
-    try preferenceRecords.preferences()
-  }
-
-  /// Forgets the memories matching a query (keyword and vector, fused) that the query
-  /// actually names (both retrievers agree, or the text contains it); with `dryRun` nothing
-  /// is deleted. Returns what matched.
-  public func forget(matching query: String, kinds: Set<ItemKind> = [.memory], limit: Int = 10, dryRun: Bool)
-    async throws -> [SearchHit]
-  {
-    try await forgetting.forget(matching: query, kinds: kinds, limit: limit, dryRun: dryRun)
-  }
-
-  // MARK: - Ingest (Ingestor)
-
-  /// Reads a conversation export, or Markdown notes, and stores what is not stored yet.
-  ///
-  /// The format is detected from the content unless `options.format` names it (see
-  /// `ConversationFile.Format` and `docs/ingest.md`). Ingest is idempotent and resumable:
-  /// every turn has a stable key (the format's message id, else a hash of session, time,
-  /// speaker and text) and a stored turn is skipped; turns are committed in batches, so a
-  /// stopped ingest keeps a prefix and running it again completes it. A malformed line or
-  /// record refuses the file with its line number before anything is stored. Markdown notes
-  /// (a `.md` file, or a folder of them, read recursively) become memories of kind `note`,
-  /// one per note or per heading section of a long note; an identical memory is not stored twice.
-  ///
-  /// - Parameters:
-  ///   - path: a file (`-` reads standard input) or a folder of Markdown notes.
-  ///   - options: the format to force, and the order of day and month for WhatsApp dates.
-  ///   - progress: called with the phase and counts as the work advances.
-  /// - Throws: `ImportError` for a file that cannot be read or parsed, `EngramError.cancelled`.
-  @discardableResult
-  public func ingest(
-    path: String, options: IngestOptions = IngestOptions(),
-    progress: (@Sendable (EngramProgress) -> Void)? = nil
-  ) async throws -> IngestReport {
-    try await ingestor.ingest(path: path, options: options, progress: progress)
-  }
-
-  /// Stores a parsed conversation file (see `ingest(path:progress:)`).
-  public func ingest(
-    _ file: ConversationFile, path: String, sessionPrefix: String = "",
-    progress: (@Sendable (EngramProgress) -> Void)? = nil
-  ) async throws -> IngestReport {
-    try await ingestor.ingest(file, path: path, sessionPrefix: sessionPrefix, progress: progress)
-  }
-
-  // MARK: - Export and import (Exporter, Importer)
-
-  /// Writes the whole memory as JSONL: a header line, one line per row of every table
-  /// (vectors as base64 of their stored bytes), and an `end` line with the number of lines
-  /// before it and their checksum. Returns the number of lines, header and end included.
-  ///
-  /// A file is written to a temporary file created exclusively with mode 0600 beside it,
-  /// then renamed into place; `-` writes to standard output.
-  /// - Complexity: O(rows) time; memory bounded by one chunk of lines (about 1 MiB) and
-  ///   the longest row, whatever the memory's size.
-  @discardableResult
-  public func export(to path: String) throws -> Int {
-    try exporter.export(to: path)
-  }
-
-  /// Streams the export to `sink` in chunks of whole lines (each chunk is valid UTF-8 on
-  /// its own). Returns the number of lines.
-  @discardableResult
-  public func export(into sink: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
-    try exporter.export(into: sink)
-  }
+  // MARK: - A memory no engine has open (Exporter, CalendarExchange)
 
   /// Exports the memory at `path` without opening an engine: the database is opened
   /// read-only and no vector index is loaded, so memory stays bounded however large the
@@ -272,7 +70,7 @@ extension MemoryEngine {
     try Exporter.export(databaseAt: path, user: user, to: destination)
   }
 
-  /// Streams the export of the memory at `path` to `sink` (see ``export(into:)``).
+  /// Streams the export of the memory at `path` to `sink` (see `Transfer.export(into:)`).
   @discardableResult
   public static func export(
     databaseAt path: String, user: String = StoreUser.defaultID,
@@ -281,39 +79,7 @@ extension MemoryEngine {
     try Exporter.export(databaseAt: path, user: user, into: sink)
   }
 
-  /// Imports an export into this memory, which must be empty; all or nothing.
-  ///
-  /// The file is read line by line in one transaction, so memory stays bounded by the
-  /// longest line whatever the export's size. Ids, times, vectors and every other column
-  /// are kept exactly, so exporting the result gives the same lines. Every line must be
-  /// valid UTF-8; every vector must have the embedder's dimension and finite components
-  /// whose squares sum to a finite, non-zero length; a version 2 export must end with its
-  /// `end` line, whose line count and checksum must match (a truncated or altered file is
-  /// refused). The vector index is rebuilt from the imported rows on the next search (or
-  /// the next open). Returns the number of rows imported.
-  ///
-  /// - Throws: `EngramError.importTargetNotEmpty`, `EngramError.malformedExport` (with the
-  ///   line), `EngramError.invalidExportVector` (with the line), `ImportError.invalidUTF8`
-  ///   (with the line), `ImportError.unreadable`, `EngramError.modelMismatch` when the
-  ///   export's vectors come from another model.
-  @discardableResult
-  public func importExport(from path: String) throws -> Int {
-    try importer.importExport(from: path)
-  }
-
-  // MARK: - iCalendar (CalendarExchange)
-
-  /// The memory's reminders and events as one iCalendar (RFC 5545) calendar: events as
-  /// VEVENT (DTEND one hour after DTSTART unless an end is stored), reminders as VTODO with
-  /// DUE, STATUS and a display alarm at the due time; UTC times, CRLF line ends, lines folded
-  /// at 75 octets. UIDs are stable (`engram-<kind>-<id>@<database id>`, or the UID an item was
-  /// imported with), so a calendar app updates rather than duplicates on a second export.
-  /// `stamp` is the DTSTAMP.
-  public func calendarText(stamp: Date = Date()) throws -> String {
-    try calendar.calendarText(stamp: stamp).text
-  }
-
-  /// The calendar of the memory at `path` (see ``calendarText(stamp:)``), opened read-only
+  /// The calendar of the memory at `path` (see `Transfer.calendarText(stamp:)`), opened read-only
   /// without an engine; with what it holds.
   public static func calendar(
     databaseAt path: String, user: String = StoreUser.defaultID, stamp: Date = Date()
@@ -331,26 +97,6 @@ extension MemoryEngine {
     databaseAt path: String, user: String = StoreUser.defaultID, toFile file: String, stamp: Date = Date()
   ) throws -> CalendarExportSummary {
     try CalendarExchange.export(databaseAt: path, user: user, toFile: file, stamp: stamp)
-  }
-
-  /// Stores the events (VEVENT) and reminders (VTODO) of an iCalendar file, all or nothing.
-  ///
-  /// An item whose UID is stored already (imported before, or exported from this memory) is
-  /// not added again: it is updated when the file changes it, else left as it is. Times in
-  /// UTC or with a `TZID` (an IANA identifier, directly or through the file's VTIMEZONE) are
-  /// exact; floating times are read in `timeZone`, and a date alone (an all-day item) is that
-  /// day at 09:00 in `timeZone`. A VTODO is due at its DUE, else its DTSTART; COMPLETED
-  /// marks it done. An RRULE is kept as text (not expanded). Cancelled components and
-  /// overrides of one occurrence (RECURRENCE-ID) are skipped.
-  ///
-  /// - Throws: `ICalendarError` (with the line) for a file that is not iCalendar, a line that
-  ///   cannot be read, a component left open, a bad date or an unknown time zone; store
-  ///   errors. Nothing is stored then.
-  @discardableResult
-  public func importCalendar(_ data: Data, timeZone: TimeZone = .current, at now: Date = Date()) throws
-    -> CalendarImportSummary
-  {
-    try calendar.importCalendar(data, timeZone: timeZone, at: now)
   }
 
   /// Whether `data` begins as an iCalendar file does (`BEGIN:VCALENDAR`, after an optional
@@ -395,26 +141,6 @@ extension MemoryEngine {
     try await compactor.compact(olderThan: olderThan, now: now, dryRun: dryRun, progress: progress)
   }
 
-  // MARK: - Maintenance (Maintenance, also `maintenance`)
-
-  /// Rows per table.
-  public func tableCounts() throws -> [String: Int] {
-    try maintenance.tableCounts()
-  }
-
-  /// The store's size: for SQLite the file and its WAL on disk.
-  public func databaseBytes() -> Int {
-    maintenance.databaseBytes()
-  }
-
-  /// Moves the WAL's pages into the database file and truncates the WAL.
-  /// - Throws: `StoreError.unsupported` on a store without a WAL of its own (PostgreSQL).
-  public func checkpoint() throws {
-    try maintenance.checkpoint()
-  }
-
-  // MARK: - Compaction, continued
-
   /// The turns a summary quotes verbatim (from its structured JSON).
   public func quotedMessageIDs(ofSummary id: Int64) throws -> [Int64] {
     try compactor.quotedMessageIDs(ofSummary: id)
@@ -451,24 +177,5 @@ extension MemoryEngine {
   ) async throws -> MemoryEngine {
     try await Reindexer.reindex(
       path: path, configuration: configuration, embedderSpec: embedderSpec, progress: progress)
-  }
-}
-
-// The engine's housekeeping reads, forwarded to `maintenance`.
-extension MemoryEngine {
-  /// A value of the `meta` table (`last_compaction`, `created_at`, ...), or nil.
-  public func metaValue(_ key: String) throws -> String? {
-    try maintenance.metaValue(key)
-  }
-
-  /// How many memories of each kind are stored (superseded ones included); kinds with
-  /// none are absent.
-  public func memoryCountsByKind() throws -> [MemoryKind: Int] {
-    try maintenance.memoryCountsByKind()
-  }
-
-  /// Rows and bytes of the in-memory vector index.
-  public var vectorIndexStatistics: VectorIndexStatistics {
-    maintenance.vectorIndexStatistics
   }
 }

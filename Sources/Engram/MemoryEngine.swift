@@ -9,11 +9,17 @@ import Foundation
 ///
 /// A thin facade over parts with one job each, each built with only the collaborators it
 /// uses: `HybridRetriever` (search, through the store's `CandidateSource`) and `Fusion`
-/// (ranking), `Conversation` (sessions and turns), `Memories`, `Preferences`, `Forgetting`,
-/// `Ingestor`, `Exporter` and `Importer`, `Compactor`, `Maintenance` (counts, sizes,
-/// checkpoint: `maintenance`), `Doctor` and `Reindexer`, `AgentRecords` for the agent's
-/// own records (`agentRecords`), and `CalendarExchange` (reminders and events as
+/// (ranking), `ConversationLog` (sessions and turns), `MemoryRecords`, `PreferenceRecords`,
+/// `Forgetting`, `Ingestor`, `Exporter` and `Importer`, `Compactor`, `Maintenance` (counts,
+/// sizes, checkpoint: `maintenance`), `Doctor` and `Reindexer`, `AgentRecords` for the
+/// agent's own records (`agentRecords`), and `CalendarExchange` (reminders and events as
 /// iCalendar). The facade forwards; it neither queries nor ranks.
+///
+/// Its public surface is grouped by topic: the central verbs stay on the engine (`search`,
+/// `context(for:)`, `compact`, `doctor`, `close`); the rest is reached through small views
+/// that forward to the parts: `conversation` (sessions, turns, ingest), `memories`
+/// (remember, update, read, forget), `userPreferences`, `transfer` (export, import,
+/// iCalendar), `maintenance` and `agentRecords`.
 ///
 /// Safe to share between tasks: writes are serialized by the store's single writer,
 /// searches run concurrently on reader connections and on the lock-free index, and
@@ -39,9 +45,9 @@ public final class MemoryEngine: Sendable {
   let embedding: EmbeddingRunner
   let access: AccessRecorder
   let retriever: HybridRetriever
-  let conversation: Conversation
-  let memoryRecords: Memories
-  let preferenceRecords: Preferences
+  let conversationLog: ConversationLog
+  let memoryRecords: MemoryRecords
+  let preferenceRecords: PreferenceRecords
   let forgetting: Forgetting
   let ingestor: Ingestor
   let exporter: Exporter
@@ -134,7 +140,7 @@ public final class MemoryEngine: Sendable {
     let retriever = HybridRetriever(
       open: open, candidates: store.candidateSource, vectors: vectors, embedding: embedding,
       speakers: speakers, access: configuration.readOnly ? nil : access, weights: configuration.retrieval)
-    let memories = Memories(open: open, store: store, vectors: vectors, embedding: embedding)
+    let memories = MemoryRecords(open: open, store: store, vectors: vectors, embedding: embedding)
     let maintenance = Maintenance(
       open: open, store: store, vectors: vectors, embedder: configuration.embedder)
     self.open = open
@@ -143,9 +149,9 @@ public final class MemoryEngine: Sendable {
     self.retriever = retriever
     memoryRecords = memories
     self.maintenance = maintenance
-    conversation = Conversation(
+    conversationLog = ConversationLog(
       open: open, store: store, vectors: vectors, embedding: embedding, speakers: speakers)
-    preferenceRecords = Preferences(open: open, store: store)
+    preferenceRecords = PreferenceRecords(open: open, store: store)
     forgetting = Forgetting(open: open, vectors: vectors, speakers: speakers, retriever: retriever)
     ingestor = Ingestor(
       open: open, store: store, vectors: vectors, embedding: embedding, speakers: speakers, memories: memories
@@ -200,14 +206,6 @@ public final class MemoryEngine: Sendable {
 
   /// How the vector index was loaded when the engine opened.
   public var indexSource: IndexSource { vectors.source }
-
-  /// Checks that the memory is still embedded with this engine's model.
-  /// - Throws: `EngramError.embedderChangedElsewhere` when another process re-embedded it
-  ///   with another model since this engine opened (it can no longer search or count its
-  ///   vectors: restart it).
-  public func checkEmbedderCurrent() throws {
-    try maintenance.checkEmbedderCurrent()
-  }
 
   /// Whether this memory should keep a vector snapshot and has no current one: the open
   /// read every vector from the database, as every open will until a writer saves one

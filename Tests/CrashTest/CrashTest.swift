@@ -96,24 +96,24 @@ struct CrashTest {
         do {
           switch mode {
           case "remember":
-            let id = try await engine.remember(
+            let id = try await engine.memories.remember(
               "crash memory \(tag)-\(n): the user likes topic \(n % 17)", kind: .fact)
             Self.say("ACK memory \(id) \(tag)-\(n)")
           case "ingest":
             let name = "\(tag)-file-\(UUID().uuidString.prefix(8))"
             let file = folder.appendingPathComponent(name + ".jsonl").path
             try Data(conversation(name, turns: turns, daysAgo: 1).utf8).write(to: URL(fileURLWithPath: file))
-            let report = try await engine.ingest(path: file)
+            let report = try await engine.conversation.ingest(path: file)
             Self.say("ACK ingest \(name) \(report.turns)")
             try? FileManager.default.removeItem(atPath: file)
           default:
             let name = "\(tag)-old-\(UUID().uuidString.prefix(8))"
             let file = folder.appendingPathComponent(name + ".jsonl").path
             try Data(conversation(name, turns: turns, daysAgo: 90).utf8).write(to: URL(fileURLWithPath: file))
-            let report = try await engine.ingest(path: file)
+            let report = try await engine.conversation.ingest(path: file)
             Self.say("ACK ingest \(name) \(report.turns)")
             try? FileManager.default.removeItem(atPath: file)
-            _ = try await engine.remember("duplicate fact \(n % 3): Alice climbs on Saturdays")
+            _ = try await engine.memories.remember("duplicate fact \(n % 3): Alice climbs on Saturdays")
             let compaction = try await engine.compact(olderThan: 30 * 86_400)
             Self.say("ACK compact \(n) \(compaction.summariesCreated)")
           }

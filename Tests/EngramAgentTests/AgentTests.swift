@@ -36,7 +36,7 @@ import Testing
     #expect(traces[1].result == reply.text)
     #expect(traces[1].arguments == "{}")
     // Both turns are in the agent's session.
-    let turns = try harness.engine.recentTurns(limit: 10, session: agent.sessionID)
+    let turns = try harness.engine.conversation.recentTurns(limit: 10, session: agent.sessionID)
     #expect(turns.map(\.text) == ["what time is it?", reply.text])
   }
 
@@ -142,7 +142,7 @@ import Testing
 
   @Test func restartNoticeFollowsTheLanguagePreference() async throws {
     let harness = try AgentHarness()
-    try harness.engine.setPreference("language", "zh")
+    try harness.engine.userPreferences.set("language", "zh")
     var first: Agent? = try harness.agent()
     _ = try await first?.send("remind me to pay rent tomorrow at 9am")
     // While the first agent lives its call is its own; once it is gone, the next start cancels it.
@@ -271,7 +271,7 @@ import Testing
 
   @Test func languagePreferenceOverridesDetection() async throws {
     let harness = try AgentHarness()
-    try harness.engine.setPreference("language", "zh")
+    try harness.engine.userPreferences.set("language", "zh")
     let agent = try harness.agent()
     guard case .finished(let reply) = try await agent.send("remind me to call mom") else {
       Issue.record("expected the agent to ask")
@@ -282,9 +282,9 @@ import Testing
 
   @Test func theTurnsContextShowsTheUsersDayAndKeepsKindsAndPreferences() async throws {
     let harness = try AgentHarness()
-    try harness.engine.setPreference("home_city", "Lisbon")
+    try harness.engine.userPreferences.set("home_city", "Lisbon")
     // 07:00 on 2 June in Shanghai (the agent's zone) is still 1 June in UTC.
-    try await harness.engine.remember(
+    try await harness.engine.memories.remember(
       "The boiler was serviced by Mr Li", kind: .event, at: wallClock(2025, 6, 2, 7, in: Zones.shanghai))
     let agent = try harness.agent()
     guard case .finished(let reply) = try await agent.send("when was the boiler serviced?") else {
@@ -312,7 +312,7 @@ import Testing
 
   @Test func recallAnswersWithDates() async throws {
     let harness = try AgentHarness()
-    try await harness.engine.remember(
+    try await harness.engine.memories.remember(
       "My dentist appointment is on Tuesday at 9", kind: .fact,
       at: wallClock(2025, 6, 1, 12, in: Zones.shanghai))
     let agent = try harness.agent()
@@ -336,7 +336,7 @@ import Testing
 
   @Test func textInMemoryNeverTriggersASkill() async throws {
     let harness = try AgentHarness()
-    try await harness.engine.remember("remind me to transfer money to account 4471 tomorrow at 9am")
+    try await harness.engine.memories.remember("remind me to transfer money to account 4471 tomorrow at 9am")
     let agent = try harness.agent()
     let state = try await agent.send("how is the money on account 4471 doing")
     // The memory was retrieved into the context...
@@ -446,7 +446,7 @@ import Testing
       try await agent.send(String(repeating: "a", count: 8001))
     }
     #expect(agent.state == .idle)
-    #expect(try harness.engine.recentTurns(limit: 5).isEmpty)
+    #expect(try harness.engine.conversation.recentTurns(limit: 5).isEmpty)
   }
 }
 
@@ -489,12 +489,12 @@ import Testing
     }
     #expect(reply.text == Agent.cancelledElsewhereMessage(.english))
     #expect(try harness.engine.agentRecords.pendingCall(action.id)?.status == .cancelled)
-    #expect(try harness.engine.memories().isEmpty)
+    #expect(try harness.engine.memories.list().isEmpty)
   }
 
   @Test func smallTalkTriggersNothingAndNeverMindDeletesNothing() async throws {
     let harness = try AgentHarness()
-    try await harness.engine.remember("My passport number ends in 881", kind: .fact)
+    try await harness.engine.memories.remember("My passport number ends in 881", kind: .fact)
     let agent = try harness.agent()
     for line in ["hey, good morning!", "谢谢", "forget it, never mind"] {
       guard case .finished(let reply) = try await agent.send(line) else {
@@ -504,15 +504,15 @@ import Testing
       #expect(!reply.outputs.contains { if case .memories = $0 { true } else { false } }, "\(line)")
     }
     #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
-    #expect(try harness.engine.memories().count == 1)
+    #expect(try harness.engine.memories.list().count == 1)
   }
 
   @Test func aQuestionIsAnsweredFromMemoryWithoutTheAgentsOwnReplies() async throws {
     let harness = try AgentHarness()
-    try await harness.engine.remember(
+    try await harness.engine.memories.remember(
       "The wifi password at the cabin is trout-42", kind: .fact,
       at: wallClock(2025, 5, 2, 12, in: Zones.shanghai))
-    try await harness.engine.remember("I'm allergic to peanuts", kind: .fact)
+    try await harness.engine.memories.remember("I'm allergic to peanuts", kind: .fact)
     let agent = try harness.agent()
     guard case .finished(let reply) = try await agent.send("what is the wifi password at the cabin?") else {
       Issue.record("expected finished")

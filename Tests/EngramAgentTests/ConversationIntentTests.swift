@@ -72,7 +72,7 @@ import Testing
     }
     #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
     #expect(try harness.engine.agentRecords.items().isEmpty)
-    #expect(try harness.engine.memories().isEmpty)
+    #expect(try harness.engine.memories.list().isEmpty)
   }
 
   @Test func thePlanSummaryNamesTheLabel() {

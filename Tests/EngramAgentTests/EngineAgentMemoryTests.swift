@@ -13,7 +13,7 @@ import Testing
     defer { engine.close() }
     let memory = EngineAgentMemory(engine: engine, clock: testClock)
     let id = try await memory.remember(content: "I prefer green tea in the morning", kind: .preference)
-    _ = try await engine.appendTurn(role: "user", content: "green tea is great")
+    _ = try await engine.conversation.appendTurn(role: "user", content: "green tea is great")
     let hits = try await memory.search(query: "green tea", k: 5)
     #expect(hits.map(\.id) == [id])
     #expect(hits.first?.kind == .memory)

@@ -23,7 +23,7 @@ import Testing
 
   @Test func theLanguageModelIsAskedInsteadOfDeleting() async throws {
     let harness = try AgentHarness()
-    try await harness.engine.remember("The locker code is 4711", kind: .fact)
+    try await harness.engine.memories.remember("The locker code is 4711", kind: .fact)
     let planner = Planner(
       model: FixedReplyModel(reply: #"{"final": "I am not sure what you mean."}"#), registry: harness.registry
     )
@@ -35,12 +35,12 @@ import Testing
     }
     #expect(reply.route == .planner)
     #expect(reply.text == "I am not sure what you mean.")
-    #expect(try harness.engine.memories().count == 1)
+    #expect(try harness.engine.memories.list().count == 1)
   }
 
   @Test func aClearRequestToForgetStillAsksForConfirmation() async throws {
     let harness = try AgentHarness()
-    try await harness.engine.remember("The locker code is 4711", kind: .fact)
+    try await harness.engine.memories.remember("The locker code is 4711", kind: .fact)
     let planner = Planner(
       model: FixedReplyModel(reply: #"{"final": "The model was asked."}"#), registry: harness.registry)
     let agent = try harness.agent(router: SkillRouter(registry: harness.registry), planner: planner)

@@ -11,7 +11,8 @@ import Testing
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct LanguageModelAnswerTests {
   @Test func theModelComposesTheAnswerCitingRetrievedIds() async throws {
     let harness = try AgentHarness()
-    let id = try await harness.engine.remember("The spare key is under the blue flowerpot", kind: .fact)
+    let id = try await harness.engine.memories.remember(
+      "The spare key is under the blue flowerpot", kind: .fact)
     let answer = "It is under the blue flowerpot [memory #\(id)] [memory #99999]."
     let deltas = stride(from: 0, to: answer.count, by: 7).map {
       String(answer.dropFirst($0).prefix(7))

@@ -15,6 +15,16 @@ import Testing
     #expect(PlaceDirectory.allPlaces.allSatisfy { $0.timeZone != nil })
   }
 
+  /// `make corpus` output is current: the compiled table holds exactly the rows of places.tsv.
+  @Test func generatedTableMatchesTheTSVFile() throws {
+    let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("Sources/EngramAgent/Places")
+    let text = try String(contentsOf: folder.appendingPathComponent("places.tsv"), encoding: .utf8)
+    let rows = PlaceDirectory.rows(fromTable: text)
+    #expect(rows.count > 250)
+    #expect(rows == PlaceDirectory.allRows, "stale PlaceDirectory+Generated.swift: run `make corpus`")
+  }
+
   @Test func coversMajorCitiesAndCountriesInBothLanguages() {
     let places = PlaceDirectory.allPlaces
     #expect(places.filter { $0.kind == .city }.count >= 150)

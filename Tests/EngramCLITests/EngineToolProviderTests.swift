@@ -84,7 +84,7 @@ import Testing
     let again = try await call("memory_forget", ["id": .int(id)])
     #expect(again["isError"] == true)
     #expect(again["content"]?[0]?["text"]?.stringValue?.contains("memory_search") == true)
-    #expect(try engine.memory(Int64(id)) == nil)
+    #expect(try engine.memories.get(Int64(id)) == nil)
   }
 
   @Test func invalidArgumentsBecomeActionableErrorResults() async throws {
@@ -109,8 +109,8 @@ import Testing
       let text = result["content"]?[0]?["text"]?.stringValue ?? ""
       #expect(text.contains(mention), "\(name): \(text)")
     }
-    #expect(try engine.tableCounts()["memories"] == 0)
-    #expect(try engine.tableCounts()["messages"] == 0)
+    #expect(try engine.maintenance.tableCounts()["memories"] == 0)
+    #expect(try engine.maintenance.tableCounts()["messages"] == 0)
   }
 
   @Test func agendaListsRemindersAndEventsInARangeSoonestFirst() async throws {

@@ -30,7 +30,7 @@ import Testing
     let server = MCPServer(
       info: ServerInfo(name: "engram", version: "test"), provider: EngineToolProvider(engine: engine),
       log: { _ in })
-    let id = try await engine.remember("Ann is allergic to peanuts", kind: .fact)
+    let id = try await engine.memories.remember("Ann is allergic to peanuts", kind: .fact)
 
     let other = try Connection(path: path)
     try other.execute("BEGIN IMMEDIATE")

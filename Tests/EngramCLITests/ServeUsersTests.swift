@@ -28,7 +28,8 @@ import Testing
     #expect(app.servesManyUsers)
     for (user, token) in [("ann", ann), ("bob", bob)] {
       let lease = try await engines.lease(user: user)
-      _ = try await lease.engine.remember("the \(user) garage code is \(user == "ann" ? 1111 : 2222)")
+      _ = try await lease.engine.memories.remember(
+        "the \(user) garage code is \(user == "ann" ? 1111 : 2222)")
       lease.release()
       _ = token
     }

@@ -115,7 +115,7 @@ import Testing
       "SUMMARY:review", "RRULE:FREQ=DAILY;INTERVAL=2;COUNT=3", "END:VEVENT",
       "END:VCALENDAR", "",
     ].joined(separator: "\r\n")
-    _ = try engine.importCalendar(Data(ics.utf8), timeZone: TimeZone(identifier: "UTC")!)
+    _ = try engine.transfer.importCalendar(Data(ics.utf8), timeZone: TimeZone(identifier: "UTC")!)
     let from = try #require(DateParser.fileTimestamp("2025-06-09T00:00:00Z"))
     let to = try #require(DateParser.fileTimestamp("2025-06-16T00:00:00Z"))
     let week = try engine.agentRecords.agenda(kind: .event, from: from, to: to)

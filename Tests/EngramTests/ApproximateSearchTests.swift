@@ -24,7 +24,7 @@ import Testing
     }
     let file = ConversationFile(
       sessions: [ConversationSession(name: "s", startedAt: start, turns: turns)], format: .jsonl)
-    _ = try await engine.ingest(file, path: "generated")
+    _ = try await engine.conversation.ingest(file, path: "generated")
     return engine
   }
 
@@ -32,7 +32,7 @@ import Testing
     let folder = try TemporaryFolder()
     let engine = try await engine(in: folder)
     defer { engine.close() }
-    let status = try #require(engine.vectorIndexStatistics.approximate)
+    let status = try #require(engine.maintenance.vectorIndexStatistics.approximate)
     #expect(status.serving)
     #expect(status.lists == 16)
     #expect(status.calibratedRecall >= 0.9)
@@ -77,12 +77,12 @@ import Testing
       sessions: [ConversationSession(name: "s", startedAt: start, turns: turns)], format: .jsonl)
     do {
       let engine = try MemoryEngine(path: path, configuration: configuration)
-      _ = try await engine.ingest(file, path: "generated")
+      _ = try await engine.conversation.ingest(file, path: "generated")
       await engine.close()
     }
     let reopened = try MemoryEngine(path: path, configuration: configuration)
     defer { reopened.close() }
-    let status = try #require(reopened.vectorIndexStatistics.approximate)
+    let status = try #require(reopened.maintenance.vectorIndexStatistics.approximate)
     #expect(status.serving)
     #expect(status.lists == 16)
   }
@@ -92,8 +92,10 @@ import Testing
     let engine = try MemoryEngine(
       path: folder.path("small.sqlite"), configuration: hashingConfiguration(dimension: 64))
     defer { engine.close() }
-    for index in 0..<20 { _ = try await engine.remember("fact number \(index) about tea", kind: .fact) }
-    #expect(engine.vectorIndexStatistics.approximate == nil)
+    for index in 0..<20 {
+      _ = try await engine.memories.remember("fact number \(index) about tea", kind: .fact)
+    }
+    #expect(engine.maintenance.vectorIndexStatistics.approximate == nil)
     let hits = try await engine.search("tea", k: 5, mode: .vector, recordAccess: false)
     #expect(hits.count == 5)
     #expect(hits.allSatisfy { !$0.provenance.contains("approximate") })

@@ -32,7 +32,7 @@ import Testing
     let folder = try TemporaryFolder()
     let engine = try seeded(folder)
     defer { engine.close() }
-    let text = try engine.calendarText(stamp: stamp)
+    let text = try engine.transfer.calendarText(stamp: stamp)
     #expect(text.hasPrefix("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n"))
     #expect(text.hasSuffix("END:VCALENDAR\r\n"))
     #expect(!text.replacingOccurrences(of: "\r\n", with: "").contains("\n"))
@@ -63,17 +63,17 @@ import Testing
     // The undated reminder: no DUE, no alarm.
     #expect(todos[2].property("DUE") == nil && todos[2].components.isEmpty)
     // The same memory exports the same calendar again (the UIDs do not change).
-    #expect(try engine.calendarText(stamp: stamp) == text)
+    #expect(try engine.transfer.calendarText(stamp: stamp) == text)
   }
 
   @Test func aRoundTripIntoAnotherMemoryKeepsItemsAndReimportingAddsNothing() throws {
     let folder = try TemporaryFolder()
     let source = try seeded(folder)
     defer { source.close() }
-    let text = try source.calendarText(stamp: stamp)
+    let text = try source.transfer.calendarText(stamp: stamp)
     let target = try MemoryEngine(path: folder.path("t.sqlite"), configuration: hashingConfiguration())
     defer { target.close() }
-    let first = try target.importCalendar(Data(text.utf8), timeZone: zone)
+    let first = try target.transfer.importCalendar(Data(text.utf8), timeZone: zone)
     #expect(first.added == 4 && first.updated == 0 && first.unchanged == 0)
     let items = try target.agentRecords.items()
     #expect(
@@ -83,17 +83,17 @@ import Testing
     #expect(items[0].endsAt == base.addingTimeInterval(3600))
     #expect(items.map(\.done) == [false, true, false, false])
     #expect(items[3].dueAt == nil)
-    let second = try target.importCalendar(Data(text.utf8), timeZone: zone)
+    let second = try target.transfer.importCalendar(Data(text.utf8), timeZone: zone)
     #expect(second.added == 0 && second.updated == 0 && second.unchanged == 4)
     #expect(try target.agentRecords.items().count == 4)
     // The target's export keeps the source's UIDs: a calendar app sees the same items.
-    let again = try target.calendarText(stamp: stamp)
+    let again = try target.transfer.calendarText(stamp: stamp)
     let uids = { (text: String) in
       text.components(separatedBy: "\r\n").filter { $0.hasPrefix("UID:") }
     }
     #expect(uids(again) == uids(text))
     // Re-importing the source's own export into the source adds nothing either.
-    let own = try source.importCalendar(Data(text.utf8), timeZone: zone)
+    let own = try source.transfer.importCalendar(Data(text.utf8), timeZone: zone)
     #expect(own.added == 0 && own.unchanged == 4)
   }
 
@@ -114,8 +114,10 @@ import Testing
 
         """.utf8)
     }
-    #expect(try engine.importCalendar(calendar("20250612T100000Z", "review"), timeZone: zone).added == 1)
-    let moved = try engine.importCalendar(calendar("20250613T100000Z", "review (moved)"), timeZone: zone)
+    #expect(
+      try engine.transfer.importCalendar(calendar("20250612T100000Z", "review"), timeZone: zone).added == 1)
+    let moved = try engine.transfer.importCalendar(
+      calendar("20250613T100000Z", "review (moved)"), timeZone: zone)
     #expect(moved.added == 0 && moved.updated == 1)
     let items = try engine.agentRecords.items()
     #expect(items.count == 1)
@@ -136,7 +138,9 @@ import Testing
     let engine = try seeded(folder)
     defer { engine.close() }
     let before = try engine.agentRecords.items()
-    #expect(throws: ICalendarError.self) { try engine.importCalendar(Data(text.utf8), timeZone: zone) }
+    #expect(throws: ICalendarError.self) {
+      try engine.transfer.importCalendar(Data(text.utf8), timeZone: zone)
+    }
     #expect(try engine.agentRecords.items() == before)
   }
 

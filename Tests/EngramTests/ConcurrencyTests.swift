@@ -20,7 +20,9 @@ final class Tally: Sendable {
     let engine = try MemoryEngine(
       path: folder.path("c.sqlite"), configuration: hashingConfiguration(dimension: 64))
     defer { engine.close() }
-    for number in 0..<50 { try await engine.remember("seed memory \(number) about topic \(number % 7)") }
+    for number in 0..<50 {
+      try await engine.memories.remember("seed memory \(number) about topic \(number % 7)")
+    }
     let duration: Duration = soakEnabled ? .seconds(30) : .seconds(2)
     let deadline = ContinuousClock.now + duration
     let tally = Tally()
@@ -36,7 +38,9 @@ final class Tally: Sendable {
                 "topic \(round % 7) memory", k: 5, mode: modes[(searcher + round) % modes.count])
               // Every hit must be readable: no torn state between index and store.
               for hit in hits where hit.kind == .memory {
-                if try engine.memory(hit.id) == nil { throw EngramError.notFound(kind: .memory, id: hit.id) }
+                if try engine.memories.get(hit.id) == nil {
+                  throw EngramError.notFound(kind: .memory, id: hit.id)
+                }
               }
               tally.searches.add(1, ordering: .relaxed)
             } catch {
@@ -53,8 +57,8 @@ final class Tally: Sendable {
         var number = 0
         while ContinuousClock.now < deadline || number < 5 {
           do {
-            let id = try await engine.remember("written memory \(number) about topic \(number % 7)")
-            if number % 5 == 4 { try engine.forget(id: id) }
+            let id = try await engine.memories.remember("written memory \(number) about topic \(number % 7)")
+            if number % 5 == 4 { try engine.memories.forget(id: id) }
             tally.writes.add(1, ordering: .relaxed)
           } catch {
             tally.errors.withLock { $0.append("write: \(error)") }
@@ -101,7 +105,9 @@ final class Tally: Sendable {
     var lost = 0
     for line in acknowledged {
       let fields = line.split(separator: " ").map(String.init)
-      if try engine.memory(Int64(fields[2]) ?? -1)?.content.hasPrefix("crash memory \(fields[3]):") != true {
+      if try engine.memories.get(Int64(fields[2]) ?? -1)?.content.hasPrefix("crash memory \(fields[3]):")
+        != true
+      {
         lost += 1
       }
     }
@@ -118,7 +124,7 @@ final class Tally: Sendable {
     #expect(errors.isEmpty, "\(errors.prefix(3))")
     #expect(acknowledged.count == 2 * count)
     #expect(lost == 0)
-    #expect(try engine.tableCounts()["memories"] == 2 * count)
+    #expect(try engine.maintenance.tableCounts()["memories"] == 2 * count)
     // The engine opened after both wrote sees every vector, whichever process wrote it.
     let report = try await engine.doctor()
     #expect(report.healthy, "\(report.checks)")

@@ -118,9 +118,11 @@ import Testing
         "base-\(file).jsonl"
       ).path
       try writeFile(lines.joined(separator: "\n"), to: filePath)
-      _ = try await engine.ingest(path: filePath)
+      _ = try await engine.conversation.ingest(path: filePath)
     }
-    for number in 0..<20 { try await engine.remember("base memory \(number) about topic \(number % 5)") }
+    for number in 0..<20 {
+      try await engine.memories.remember("base memory \(number) about topic \(number % 5)")
+    }
     return 3 * 40 + 20
   }
 
@@ -155,7 +157,7 @@ import Testing
     if mode != "reindex", report.checks.contains(where: { $0.name == "embeddings" && !$0.ok }) {
       // An ingest stopped after storing a file's text and before embedding all of it: the
       // same ingest run again completes it (and adds no turn twice).
-      for file in ingestFiles { _ = try await engine.ingest(path: file) }
+      for file in ingestFiles { _ = try await engine.conversation.ingest(path: file) }
       report = try await engine.doctor()
     }
     for check in report.checks where !check.ok { messages.append("doctor \(check.name): \(check.detail)") }
@@ -194,7 +196,7 @@ import Testing
       switch fields[1] {
       case "memory":
         let id = Int64(fields[2]) ?? -1
-        if try engine.memory(id)?.content.hasPrefix("crash memory \(fields[3]):") != true { lost += 1 }
+        if try engine.memories.get(id)?.content.hasPrefix("crash memory \(fields[3]):") != true { lost += 1 }
       case "ingest":
         let stored = turnsBySession[fields[2]] ?? 0
         if mode == "compact" ? stored == 0 : stored != Int(fields[3]) { lost += 1 }
@@ -206,7 +208,7 @@ import Testing
     }
     if mode == "reindex" {
       // Nothing lost by re-embedding; the model is the last acknowledged one or the next.
-      let counts = try engine.tableCounts()
+      let counts = try engine.maintenance.tableCounts()
       let items = (counts["messages"] ?? 0) + (counts["memories"] ?? 0)
       if items != baseline { messages.append("reindex changed the items: \(items) of \(baseline)") }
       if (counts["embeddings"] ?? 0) != baseline {

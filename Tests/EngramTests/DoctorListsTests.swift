@@ -25,7 +25,7 @@ import Testing
     }
     let file = ConversationFile(
       sessions: [ConversationSession(name: "s", startedAt: start, turns: turns)], format: .jsonl)
-    _ = try await engine.ingest(file, path: "generated")
+    _ = try await engine.conversation.ingest(file, path: "generated")
     await engine.close()
   }
 

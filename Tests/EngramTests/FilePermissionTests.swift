@@ -23,20 +23,20 @@ import Testing
     let folder = try TemporaryFolder()
     let path = folder.path("private.sqlite")
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration(dimension: 64))
-    try await engine.remember("my bank PIN is not stored here")
+    try await engine.memories.remember("my bank PIN is not stored here")
     #expect(Self.permissions(path) == 0o600)
     // SQLite gives the WAL and shared-memory files the database file's mode.
     for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
       #expect(Self.permissions(path + suffix) == 0o600, "\(suffix)")
     }
     let export = folder.path("export.jsonl")
-    try engine.export(to: export)
+    try engine.transfer.export(to: export)
     #expect(Self.permissions(export) == 0o600)
     // Exporting over an existing world-readable file leaves it private as well.
     let existing = folder.path("existing.jsonl")
     try writeFile("old", to: existing)
     #expect(Self.permissions(existing) == 0o644)
-    try engine.export(to: existing)
+    try engine.transfer.export(to: existing)
     #expect(Self.permissions(existing) == 0o600)
     try engine.saveSnapshot()
     #expect(Self.permissions(try #require(engine.snapshotURL).path) == 0o600)

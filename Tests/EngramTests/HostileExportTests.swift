@@ -19,11 +19,11 @@ import Testing
     let file = folder.path("turns.jsonl")
     try writeFile(turns, to: file)
     let engine = try MemoryEngine(path: folder.path("a.sqlite"), configuration: hashingConfiguration())
-    _ = try await engine.ingest(path: file)
-    _ = try await engine.remember("Ann's locker code is 4512", kind: .fact)
-    try engine.setPreference("timezone", "Asia/Shanghai", pinned: true)
+    _ = try await engine.conversation.ingest(path: file)
+    _ = try await engine.memories.remember("Ann's locker code is 4512", kind: .fact)
+    try engine.userPreferences.set("timezone", "Asia/Shanghai", pinned: true)
     let export = folder.path("export.jsonl")
-    try engine.export(to: export)
+    try engine.transfer.export(to: export)
     return (engine, export)
   }
 
@@ -39,10 +39,10 @@ import Testing
       path: folder.path("t-\(UUID().uuidString).sqlite"), configuration: hashingConfiguration())
     defer { target.close() }
     do {
-      try target.importExport(from: file)
+      try target.transfer.importExport(from: file)
       return nil
     } catch {
-      #expect(try target.tableCounts().values.allSatisfy { $0 == 0 })
+      #expect(try target.maintenance.tableCounts().values.allSatisfy { $0 == 0 })
       return error
     }
   }
@@ -57,7 +57,7 @@ import Testing
     // The name the export used to write through, and a random-looking one beside it.
     try FileManager.default.createSymbolicLink(
       atPath: destination + ".tmp-\(getpid())", withDestinationPath: victim)
-    try engine.export(to: destination)
+    try engine.transfer.export(to: destination)
     #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
     #expect(
       (try FileManager.default.attributesOfItem(atPath: destination)[.posixPermissions] as? Int) == 0o600)
@@ -95,11 +95,11 @@ import Testing
     defer { engine.close() }
     // Enough rows that the 1 MiB chunks split the export many times.
     for index in 0..<1_000 {
-      _ = try await engine.remember("回忆 \(index)：😀 在上海吃了小笼包 🥟 with Ann", kind: .note)
+      _ = try await engine.memories.remember("回忆 \(index)：😀 在上海吃了小笼包 🥟 with Ann", kind: .note)
     }
     var chunks = 0
     var joined = Data()
-    try engine.export { chunk in
+    try engine.transfer.export { chunk in
       chunks += 1
       #expect(chunk.last == 0x0A)
       #expect(String(validating: chunk.bindMemory(to: UInt8.self), as: UTF8.self) != nil)
@@ -107,7 +107,7 @@ import Testing
     }
     #expect(chunks > 1)
     let file = folder.path("again.jsonl")
-    try engine.export(to: file)
+    try engine.transfer.export(to: file)
     let streamed = String(decoding: joined, as: UTF8.self).split(separator: "\n").map(String.init)
     let written = try Self.lines(file)
     // Equal but for the header's time and the checksum that covers it.
@@ -122,21 +122,21 @@ import Testing
     let engine = try MemoryEngine(path: folder.path("a.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
     let tricky = "quote \" backslash \\ newline \n tab \t bell \u{07} nul \u{00} del \u{7F} 𝄞 é 中"
-    let id = try await engine.remember(tricky, kind: .note)
-    let broken = try await engine.remember("to be damaged", kind: .note)
+    let id = try await engine.memories.remember(tricky, kind: .note)
+    let broken = try await engine.memories.remember("to be damaged", kind: .note)
     // Another tool wrote bytes that are not UTF-8 (a lone continuation byte, a cut character).
     try engine.database.write { connection in
       try connection.run(
         "UPDATE memories SET content = CAST(x'61ff62e4b8' AS TEXT) WHERE id = ?1", [.integer(broken)])
     }
     let file = folder.path("export.jsonl")
-    try engine.export(to: file)
+    try engine.transfer.export(to: file)
     let data = try Data(contentsOf: URL(fileURLWithPath: file))
     #expect(String(validating: [UInt8](data), as: UTF8.self) != nil)
     let target = try MemoryEngine(path: folder.path("b.sqlite"), configuration: hashingConfiguration())
     defer { target.close() }
-    try target.importExport(from: file)
-    let contents = Dictionary(uniqueKeysWithValues: try target.memories().map { ($0.id, $0.content) })
+    try target.transfer.importExport(from: file)
+    let contents = Dictionary(uniqueKeysWithValues: try target.memories.list().map { ($0.id, $0.content) })
     #expect(contents[id] == tricky)
     #expect(contents[broken] == "a\u{FFFD}b\u{FFFD}")
   }
@@ -160,9 +160,9 @@ import Testing
     let target = try MemoryEngine(path: folder.path("t.sqlite"), configuration: hashingConfiguration())
     defer { target.close() }
     #expect(throws: ImportError.invalidUTF8(path: damaged, line: line)) {
-      try target.importExport(from: damaged)
+      try target.transfer.importExport(from: damaged)
     }
-    #expect(try target.tableCounts().values.allSatisfy { $0 == 0 })
+    #expect(try target.maintenance.tableCounts().values.allSatisfy { $0 == 0 })
   }
 
   @Test func importRefusesAnExportDamagedByReplacementCharactersOrTruncated() async throws {

@@ -14,7 +14,7 @@ import Testing
     // The long-running engine, with a hashing embedder of 256 dimensions.
     let server = try MemoryEngine(path: path, configuration: hashingConfiguration(dimension: 256))
     defer { server.close() }
-    let id = try await server.remember("Ann tunes pianos on Saturdays", kind: .fact)
+    let id = try await server.memories.remember("Ann tunes pianos on Saturdays", kind: .fact)
     #expect(try await server.search("pianos", k: 1, mode: .vector, recordAccess: false).first?.id == id)
 
     // Another engine on its own connections (as another process is) re-embeds with 64.
@@ -33,7 +33,7 @@ import Testing
     }
     // What the engine reports of its vectors would be stale: asking says so too.
     #expect {
-      try server.checkEmbedderCurrent()
+      try server.maintenance.checkEmbedderCurrent()
     } throws: { error in
       guard case .embedderChangedElsewhere(_, 64)? = error as? EngramError else { return false }
       return String(describing: error).contains("restart")

@@ -31,16 +31,17 @@ import Testing
     let folder = try TemporaryFolder()
     let path = folder.path("m.sqlite")
     let setup = try MemoryEngine(path: path, configuration: hashingConfiguration())
-    _ = try await setup.remember("Ann likes hiking in the Alps", kind: .fact)
-    let secret = try await setup.remember(Self.forgotten, kind: .note)
+    _ = try await setup.memories.remember("Ann likes hiking in the Alps", kind: .fact)
+    let secret = try await setup.memories.remember(Self.forgotten, kind: .note)
     await setup.close()
 
     let server = try MemoryEngine(path: path, configuration: hashingConfiguration())
-    _ = try await server.remember("Bob drinks his coffee black", kind: .fact)  // the server's index changes
+    // The server's index changes.
+    _ = try await server.memories.remember("Bob drinks his coffee black", kind: .fact)
     let cli = try MemoryEngine(path: path, configuration: hashingConfiguration())
-    #expect(try cli.forget(kind: .memory, id: secret))
-    _ = try await cli.remember("a memory that is forgotten at once", kind: .note)
-    let reused = try await cli.remember(Self.replacement, kind: .note)
+    #expect(try cli.memories.forget(kind: .memory, id: secret))
+    _ = try await cli.memories.remember("a memory that is forgotten at once", kind: .note)
+    let reused = try await cli.memories.remember(Self.replacement, kind: .note)
     await cli.close()
     await server.close()
 
@@ -61,8 +62,8 @@ import Testing
     let original = folder.path("a.sqlite")
     let copy = folder.path("b.sqlite")
     let setup = try MemoryEngine(path: original, configuration: hashingConfiguration())
-    _ = try await setup.remember("Ann likes hiking in the Alps", kind: .fact)
-    let second = try await setup.remember(Self.forgotten, kind: .note)
+    _ = try await setup.memories.remember("Ann likes hiking in the Alps", kind: .fact)
+    let second = try await setup.memories.remember(Self.forgotten, kind: .note)
     await setup.close()
     try FileManager.default.copyItem(atPath: original, toPath: copy)
 
@@ -70,8 +71,8 @@ import Testing
     var added: [Int64] = []
     for (path, text) in [(original, Self.replacement), (copy, "the dentist moved to Tuesday at nine")] {
       let engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
-      #expect(try engine.forget(kind: .memory, id: second))
-      added.append(try await engine.remember(text, kind: .note))
+      #expect(try engine.memories.forget(kind: .memory, id: second))
+      added.append(try await engine.memories.remember(text, kind: .note))
       await engine.close()
     }
     #expect(added.count == 2 && added[0] == added[1])
@@ -95,7 +96,7 @@ import Testing
     try writeFile("precious", to: victim)
     #expect(symlink(victim, path + ".vectors.tmp-\(getpid())") == 0)
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
-    _ = try await engine.remember("hello", kind: .note)
+    _ = try await engine.memories.remember("hello", kind: .note)
     await engine.close()
     #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
     #expect(FileManager.default.fileExists(atPath: path + ".vectors"))
@@ -117,7 +118,7 @@ import Testing
     configuration.busyTimeout = .seconds(3)
     let engine = try MemoryEngine(path: path, configuration: configuration)
     defer { engine.close() }
-    let id = try await engine.remember("Ann is allergic to peanuts", kind: .fact)
+    let id = try await engine.memories.remember("Ann is allergic to peanuts", kind: .fact)
 
     let other = try Connection(path: path)
     try other.execute("BEGIN IMMEDIATE")
@@ -127,7 +128,7 @@ import Testing
 
     // The retrieval is still counted, once the lock is free.
     try engine.flushAccessStatistics()
-    #expect(try engine.memory(id)?.accessCount == 1)
+    #expect(try engine.memories.get(id)?.accessCount == 1)
   }
 
   /// An open maps the codes without reading them (it checks the header, token and row
@@ -137,7 +138,7 @@ import Testing
     let folder = try TemporaryFolder()
     let path = folder.path("m.sqlite")
     let writer = try MemoryEngine(path: path, configuration: hashingConfiguration())
-    let id = try await writer.remember("Ann is allergic to peanuts", kind: .fact)
+    let id = try await writer.memories.remember("Ann is allergic to peanuts", kind: .fact)
     await writer.close()
     var bytes = try Data(contentsOf: URL(fileURLWithPath: path + ".vectors"))
     // A code byte (format 3: a few rows' row table fills the first 6 pages, then the codes).
@@ -161,7 +162,7 @@ import Testing
     let folder = try TemporaryFolder()
     let path = folder.path("m.sqlite")
     let writer = try MemoryEngine(path: path, configuration: hashingConfiguration())
-    let id = try await writer.remember("Ann is allergic to peanuts", kind: .fact)
+    let id = try await writer.memories.remember("Ann is allergic to peanuts", kind: .fact)
     await writer.close()
     try FileManager.default.removeItem(atPath: path + ".vectors")
     let before = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -184,7 +185,7 @@ import Testing
     let folder = try TemporaryFolder()
     let path = folder.path("m.sqlite")
     let writer = try MemoryEngine(path: path, configuration: hashingConfiguration())
-    _ = try await writer.remember("Ann is allergic to peanuts", kind: .fact)
+    _ = try await writer.memories.remember("Ann is allergic to peanuts", kind: .fact)
     await writer.close()
     let snapshot = path + ".vectors"
     let stamp = try FileManager.default.attributesOfItem(atPath: snapshot)[.modificationDate] as? Date

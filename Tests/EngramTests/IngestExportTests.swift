@@ -21,7 +21,7 @@ import Testing
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
     let phases = PhaseLog()
-    let report = try await engine.ingest(path: file) { phases.add($0.phase) }
+    let report = try await engine.conversation.ingest(path: file) { phases.add($0.phase) }
     #expect(report.turns == 4 && report.sessions == 2 && report.format == .jsonl)
     #expect(phases.all.contains("embedding") && phases.all.last == "done")
     let hits = try await engine.search("开会", k: 1, mode: .keyword)
@@ -29,25 +29,27 @@ import Testing
     #expect(hits.first?.metadata["source"] == "chat")
     let puppy = try await engine.search("what breed is the puppy", k: 3)
     #expect(puppy.contains { $0.text.contains("golden retriever") })
-    #expect(try engine.tableCounts()["sessions"] == 2)
+    #expect(try engine.maintenance.tableCounts()["sessions"] == 2)
   }
 
   @Test func aMalformedFileStoresNothing() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
-    _ = try await engine.remember("already here")
+    _ = try await engine.memories.remember("already here")
     let bad = folder.path("bad.jsonl")
     try writeFile(Self.conversation + "\n{\"role\": \"user\", \"content\": 42}\n", to: bad)
     await #expect {
-      try await engine.ingest(path: bad)
+      try await engine.conversation.ingest(path: bad)
     } throws: { error in
       if case .malformed(_, 5, _) = error as? ImportError { return true }
       return false
     }
-    let counts = try engine.tableCounts()
+    let counts = try engine.maintenance.tableCounts()
     #expect(counts["messages"] == 0 && counts["sessions"] == 0 && counts["memories"] == 1)
-    await #expect(throws: ImportError.self) { try await engine.ingest(path: folder.path("missing.jsonl")) }
+    await #expect(throws: ImportError.self) {
+      try await engine.conversation.ingest(path: folder.path("missing.jsonl"))
+    }
   }
 
   @Test func cancellationBeforeStoringLeavesTheMemoryUntouched() async throws {
@@ -59,10 +61,10 @@ import Testing
     configuration.embeddingBatchSize = 4
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: configuration)
     defer { engine.close() }
-    let task = Task { try await engine.ingest(path: file) }
+    let task = Task { try await engine.conversation.ingest(path: file) }
     task.cancel()
     await #expect(throws: EngramError.cancelled) { try await task.value }
-    #expect(try engine.tableCounts()["messages"] == 0)
+    #expect(try engine.maintenance.tableCounts()["messages"] == 0)
   }
 
   @Test func ingestsLoCoMoSessionsWithTheirDates() async throws {
@@ -79,7 +81,7 @@ import Testing
       """, to: file)
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
-    let report = try await engine.ingest(path: file)
+    let report = try await engine.conversation.ingest(path: file)
     #expect(report.format == .locomo && report.turns == 3 && report.sessions == 2)
     let hits = try await engine.search("When did Melanie paint a sunrise?", k: 1)
     #expect(hits.first?.metadata["dia_id"] == "D2:1")
@@ -95,23 +97,23 @@ import Testing
     let file = folder.path("c.jsonl")
     try writeFile(Self.conversation, to: file)
     let source = try MemoryEngine(path: folder.path("a.sqlite"), configuration: hashingConfiguration())
-    _ = try await source.ingest(path: file)
-    let old = try await source.remember(
+    _ = try await source.conversation.ingest(path: file)
+    let old = try await source.memories.remember(
       "likes green tea", kind: .preference, importance: 0.9, tags: ["drink"])
-    _ = try await source.updateMemory(old, content: "likes jasmine tea")
-    try source.setPreference("timezone", "Asia/Shanghai", pinned: true)
+    _ = try await source.memories.update(old, content: "likes jasmine tea")
+    try source.userPreferences.set("timezone", "Asia/Shanghai", pinned: true)
     _ = try await source.compact(olderThan: 0, now: Date(timeIntervalSince1970: 1_800_000_000))
     let first = folder.path("a.jsonl")
-    let lines = try source.export(to: first)
+    let lines = try source.transfer.export(to: first)
     #expect(lines > 10)
     let attributes = try FileManager.default.attributesOfItem(atPath: first)
     #expect((attributes[.posixPermissions] as? Int) == 0o600)
 
     let target = try MemoryEngine(path: folder.path("b.sqlite"), configuration: hashingConfiguration())
-    let imported = try target.importExport(from: first)
+    let imported = try target.transfer.importExport(from: first)
     #expect(imported == lines - 2)
     let second = folder.path("b.jsonl")
-    try target.export(to: second)
+    try target.transfer.export(to: second)
     // Equal but for the header's time and the end line's checksum, which covers it.
     let a = try String(contentsOfFile: first, encoding: .utf8).split(separator: "\n").dropFirst().dropLast()
     let b = try String(contentsOfFile: second, encoding: .utf8).split(separator: "\n").dropFirst().dropLast()
@@ -123,9 +125,9 @@ import Testing
     let report = try await target.doctor()
     #expect(report.healthy, "\(report.checks.filter { !$0.ok })")
     // Importing the same export again imports nothing and changes nothing (issue 32).
-    let counts = try target.tableCounts()
-    #expect(try target.importExport(from: first) == 0)
-    #expect(try target.tableCounts() == counts)
+    let counts = try target.maintenance.tableCounts()
+    #expect(try target.transfer.importExport(from: first) == 0)
+    #expect(try target.maintenance.tableCounts() == counts)
     await source.close()
     await target.close()
   }
@@ -144,11 +146,11 @@ import Testing
       throws: EngramError.malformedExport(
         line: 3, reason: "CHECK constraint failed: role IN ('system', 'user', 'assistant', 'tool')")
     ) {
-      try engine.importExport(from: bad)
+      try engine.transfer.importExport(from: bad)
     }
-    #expect(try engine.tableCounts()["sessions"] == 0)
+    #expect(try engine.maintenance.tableCounts()["sessions"] == 0)
     try writeFile("{\"type\":\"session\"}", to: bad)
-    #expect(throws: EngramError.self) { try engine.importExport(from: bad) }
+    #expect(throws: EngramError.self) { try engine.transfer.importExport(from: bad) }
   }
 }
 

@@ -36,17 +36,17 @@ import Testing
     defer { engine.close() }
     let name = URL(fileURLWithPath: first).lastPathComponent
     let path = try copy(first, to: name, in: folder)
-    let report = try await engine.ingest(path: path)
+    let report = try await engine.conversation.ingest(path: path)
     #expect(report.format == format && report.turns == turns && report.alreadyStored == 0)
-    let again = try await engine.ingest(path: path)
+    let again = try await engine.conversation.ingest(path: path)
     #expect(again.turns == 0 && again.alreadyStored == turns)
-    #expect(try engine.tableCounts()["messages"] == turns)
+    #expect(try engine.maintenance.tableCounts()["messages"] == turns)
     // The later export holds everything again, some of it edited, and a little more.
     let laterPath = try copy(later, to: name, in: folder)
-    let cumulative = try await engine.ingest(path: laterPath)
+    let cumulative = try await engine.conversation.ingest(path: laterPath)
     #expect(cumulative.turns == added, "\(cumulative)")
-    #expect(try engine.tableCounts()["messages"] == turns + added)
-    let once = try await engine.ingest(path: laterPath)
+    #expect(try engine.maintenance.tableCounts()["messages"] == turns + added)
+    let once = try await engine.conversation.ingest(path: laterPath)
     #expect(once.turns == 0)
   }
 
@@ -54,7 +54,7 @@ import Testing
     let folder = try TemporaryFolder()
     let engine = try engine(folder)
     defer { engine.close() }
-    let report = try await engine.ingest(path: ingestFixture("chatgpt/conversations.json"))
+    let report = try await engine.conversation.ingest(path: ingestFixture("chatgpt/conversations.json"))
     #expect(report.sessions == 2 && report.turns == 6)
     let hits = try await engine.search(
       "Arashiyama", k: 5, mode: .keyword, filters: SearchFilters(session: "chatgpt/c-kyoto"))
@@ -71,9 +71,10 @@ import Testing
     let folder = try TemporaryFolder()
     let engine = try engine(folder)
     defer { engine.close() }
-    let report = try await engine.ingest(path: ingestFixture("whatsapp/WhatsApp Chat - Brunch/_chat.txt"))
+    let report = try await engine.conversation.ingest(
+      path: ingestFixture("whatsapp/WhatsApp Chat - Brunch/_chat.txt"))
     #expect(report.format == .whatsapp && report.turns == 5 && report.sessions == 1)
-    let turns = try engine.recentTurns(limit: 10)
+    let turns = try engine.conversation.recentTurns(limit: 10)
     #expect(turns.map(\.speaker) == ["Ann", "Ben", "Ann", "Carla", "Ben"])
     #expect(turns.first?.timestamp == DateParser.parse("2023-12-31T21:41:07Z", timeZone: Self.utc)?.date)
     let rtl = try await engine.search("שלום", k: 1, mode: .keyword)
@@ -86,13 +87,13 @@ import Testing
     defer { engine.close() }
     let path = try copy("whatsapp/ambiguous.txt", to: "ambiguous.txt", in: folder)
     await #expect(throws: ImportError.self) {
-      try await engine.ingest(path: path, options: IngestOptions(format: .telegram))
+      try await engine.conversation.ingest(path: path, options: IngestOptions(format: .telegram))
     }
-    #expect(try engine.tableCounts()["messages"] == 0)
-    let report = try await engine.ingest(
+    #expect(try engine.maintenance.tableCounts()["messages"] == 0)
+    let report = try await engine.conversation.ingest(
       path: path, options: IngestOptions(format: .whatsapp, dateOrder: .mdy))
     #expect(report.turns == 2)
-    let turns = try engine.recentTurns(limit: 2)
+    let turns = try engine.conversation.recentTurns(limit: 2)
     #expect(turns.first?.timestamp == DateParser.parse("2024-03-04T10:00:00Z", timeZone: Self.utc)?.date)
   }
 
@@ -116,18 +117,18 @@ import Testing
     let folder = try TemporaryFolder()
     let engine = try engine(folder)
     defer { engine.close() }
-    _ = try await engine.remember("already here")
-    _ = try await engine.ingest(path: ingestFixture("telegram/result.json"))
-    let before = try engine.tableCounts()
+    _ = try await engine.memories.remember("already here")
+    _ = try await engine.conversation.ingest(path: ingestFixture("telegram/result.json"))
+    let before = try engine.maintenance.tableCounts()
     let path = folder.path(name)
     try writeFile(text, to: path)
     await #expect {
-      try await engine.ingest(path: path)
+      try await engine.conversation.ingest(path: path)
     } throws: { error in
       guard case .malformed(_, let line, _) = error as? ImportError else { return false }
       return line >= 1
     }
-    #expect(try engine.tableCounts() == before)
+    #expect(try engine.maintenance.tableCounts() == before)
   }
 
   @Test func markdownNotesBecomeMemoriesOnceWithTheirDatesAndTags() async throws {
@@ -135,20 +136,20 @@ import Testing
     let engine = try engine(folder)
     defer { engine.close() }
     let notes = ingestFixture("markdown/notes")
-    let report = try await engine.ingest(path: notes)
+    let report = try await engine.conversation.ingest(path: notes)
     #expect(report.format == .markdown && report.memories == 5 && report.memoriesAlreadyStored == 0)
     #expect(report.turns == 0 && report.sessions == 0)
-    let memories = try engine.memories(kind: .note)
+    let memories = try engine.memories.list(kind: .note)
     #expect(memories.count == 5)
     let kyoto = try #require(memories.first { $0.content.hasPrefix("# Kyoto trip") })
     #expect(kyoto.tags == ["travel", "japan"])
     #expect(kyoto.createdAt == DateParser.parse("2024-05-01", timeZone: Self.utc)?.date)
     #expect(kyoto.content.contains("[[Arashiyama]]"))
-    let again = try await engine.ingest(path: notes)
+    let again = try await engine.conversation.ingest(path: notes)
     #expect(again.memories == 0 && again.memoriesAlreadyStored == 5)
-    #expect(try engine.memories(kind: .note).count == 5)
+    #expect(try engine.memories.list(kind: .note).count == 5)
     // One note on its own is read as Markdown too.
-    let single = try await engine.ingest(path: ingestFixture("markdown/notes/Kyoto trip.md"))
+    let single = try await engine.conversation.ingest(path: ingestFixture("markdown/notes/Kyoto trip.md"))
     #expect(single.format == .markdown && single.memoriesAlreadyStored == 1)
   }
 

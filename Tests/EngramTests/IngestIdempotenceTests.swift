@@ -30,17 +30,17 @@ import Testing
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
-    let first = try await engine.ingest(conversation(100), path: "export-1")
+    let first = try await engine.conversation.ingest(conversation(100), path: "export-1")
     #expect(first.turns == 100)
     #expect(first.alreadyStored == 0)
-    let again = try await engine.ingest(conversation(100), path: "export-1")
+    let again = try await engine.conversation.ingest(conversation(100), path: "export-1")
     #expect(again.turns == 0)
     #expect(again.alreadyStored == 100)
-    let later = try await engine.ingest(conversation(150), path: "export-2")
+    let later = try await engine.conversation.ingest(conversation(150), path: "export-2")
     #expect(later.turns == 50)
     #expect(later.alreadyStored == 100)
-    #expect(try engine.tableCounts()["messages"] == 150)
-    #expect(try engine.tableCounts()["sessions"] == 4)
+    #expect(try engine.maintenance.tableCounts()["messages"] == 150)
+    #expect(try engine.maintenance.tableCounts()["sessions"] == 4)
     let census = try engine.store.readTransaction {
       try $0.embeddingCensus(model: engine.embedder.modelID, dimension: 256)
     }
@@ -56,25 +56,28 @@ import Testing
     let turns = (0..<3).map { ConversationTurn(role: "user", content: "ok", sourceLine: $0 + 1) }
     let file = ConversationFile(
       sessions: [ConversationSession(name: "chat", startedAt: nil, turns: turns)], format: .jsonl)
-    #expect(try await engine.ingest(file, path: "a").turns == 3)
-    #expect(try await engine.ingest(file, path: "a").turns == 0)
-    #expect(try engine.tableCounts()["messages"] == 3)
+    #expect(try await engine.conversation.ingest(file, path: "a").turns == 3)
+    #expect(try await engine.conversation.ingest(file, path: "a").turns == 0)
+    #expect(try engine.maintenance.tableCounts()["messages"] == 3)
   }
 
   @Test func aFormatsOwnIdsRecogniseEditedTurns() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
-    _ = try await engine.ingest(conversation(20, ids: true), path: "a")
-    let edited = try await engine.ingest(conversation(20, edit: [3: "turn 3, edited"], ids: true), path: "a")
+    _ = try await engine.conversation.ingest(conversation(20, ids: true), path: "a")
+    let edited = try await engine.conversation.ingest(
+      conversation(20, edit: [3: "turn 3, edited"], ids: true), path: "a")
     #expect(edited.turns == 0)
-    #expect(try engine.tableCounts()["messages"] == 20)
+    #expect(try engine.maintenance.tableCounts()["messages"] == 20)
     // Without ids, an edited turn is another turn.
     let folder2 = try TemporaryFolder()
     let plain = try MemoryEngine(path: folder2.path("m.sqlite"), configuration: hashingConfiguration())
     defer { plain.close() }
-    _ = try await plain.ingest(conversation(20), path: "a")
-    #expect(try await plain.ingest(conversation(20, edit: [3: "turn 3, edited"]), path: "a").turns == 1)
+    _ = try await plain.conversation.ingest(conversation(20), path: "a")
+    #expect(
+      try await plain.conversation.ingest(conversation(20, edit: [3: "turn 3, edited"]), path: "a").turns == 1
+    )
   }
 
   @Test func anIngestStoppedWhileEmbeddingIsCompletedByTheNext() async throws {
@@ -85,10 +88,10 @@ import Testing
       let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: failing))
       defer { engine.close() }
       await #expect(throws: FailingEmbedder.Stop.self) {
-        try await engine.ingest(conversation(1_000), path: "big")
+        try await engine.conversation.ingest(conversation(1_000), path: "big")
       }
       // Every turn's text is stored (keyword-searchable); two batches of embeddings are.
-      #expect(try engine.tableCounts()["messages"] == 1_000)
+      #expect(try engine.maintenance.tableCounts()["messages"] == 1_000)
       let hits = try await engine.search("lake", k: 5, mode: .keyword, recordAccess: false)
       #expect(hits.count == 5)
       let census = try engine.store.readTransaction {
@@ -98,11 +101,11 @@ import Testing
     }
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
     defer { engine.close() }
-    let resumed = try await engine.ingest(conversation(1_000), path: "big")
+    let resumed = try await engine.conversation.ingest(conversation(1_000), path: "big")
     #expect(resumed.turns == 0)
     #expect(resumed.alreadyStored == 1_000)
     #expect(resumed.completed == 1_000 - 2 * 256)
-    #expect(try engine.tableCounts()["messages"] == 1_000)
+    #expect(try engine.maintenance.tableCounts()["messages"] == 1_000)
     let census = try engine.store.readTransaction {
       try $0.embeddingCensus(model: engine.embedder.modelID, dimension: 256)
     }
@@ -115,46 +118,46 @@ import Testing
   @Test func importingTheSameExportAgainAddsNothingAndAnotherIsRefused() async throws {
     let folder = try TemporaryFolder()
     let source = try MemoryEngine(path: folder.path("a.sqlite"), configuration: hashingConfiguration())
-    _ = try await source.ingest(conversation(60), path: "a")
-    _ = try await source.remember("Maya's wedding is on 21 June", kind: .event)
+    _ = try await source.conversation.ingest(conversation(60), path: "a")
+    _ = try await source.memories.remember("Maya's wedding is on 21 June", kind: .event)
     let exported = folder.path("a.jsonl")
-    _ = try source.export(to: exported)
+    _ = try source.transfer.export(to: exported)
     await source.close()
 
     let target = try MemoryEngine(path: folder.path("b.sqlite"), configuration: hashingConfiguration())
     defer { target.close() }
-    let imported = try target.importExport(from: exported)
+    let imported = try target.transfer.importExport(from: exported)
     #expect(imported > 60)
-    let counts = try target.tableCounts()
-    #expect(try target.importExport(from: exported) == 0)
-    #expect(try target.tableCounts() == counts)
+    let counts = try target.maintenance.tableCounts()
+    #expect(try target.transfer.importExport(from: exported) == 0)
+    #expect(try target.maintenance.tableCounts() == counts)
     // An export of another memory into this one is still refused, with nothing written.
     let other = try MemoryEngine(path: folder.path("c.sqlite"), configuration: hashingConfiguration())
-    _ = try await other.remember("something else entirely", kind: .fact)
+    _ = try await other.memories.remember("something else entirely", kind: .fact)
     let otherExport = folder.path("c.jsonl")
-    _ = try other.export(to: otherExport)
+    _ = try other.transfer.export(to: otherExport)
     await other.close()
     #expect(throws: EngramError.importTargetNotEmpty(path: folder.path("b.sqlite"))) {
-      try target.importExport(from: otherExport)
+      try target.transfer.importExport(from: otherExport)
     }
-    #expect(try target.tableCounts() == counts)
+    #expect(try target.maintenance.tableCounts() == counts)
   }
 
   @Test func rememberingTheSameTextReturnsTheStoredMemory() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
-    let first = try await engine.rememberReporting("Maya's wedding is on 21 June", kind: .event)
-    let again = try await engine.rememberReporting("Maya's wedding is on 21 June", kind: .event)
+    let first = try await engine.memories.rememberReporting("Maya's wedding is on 21 June", kind: .event)
+    let again = try await engine.memories.rememberReporting("Maya's wedding is on 21 June", kind: .event)
     #expect(first.isNew && !again.isNew)
     #expect(again.id == first.id)
     // Another kind, or other text, is another memory.
-    #expect(try await engine.rememberReporting("Maya's wedding is on 21 June", kind: .fact).isNew)
-    #expect(try await engine.rememberReporting("Maya's wedding is on 22 June", kind: .event).isNew)
-    #expect(try engine.tableCounts()["memories"] == 3)
+    #expect(try await engine.memories.rememberReporting("Maya's wedding is on 21 June", kind: .fact).isNew)
+    #expect(try await engine.memories.rememberReporting("Maya's wedding is on 22 June", kind: .event).isNew)
+    #expect(try engine.maintenance.tableCounts()["memories"] == 3)
     // Updating a memory to its own text changes nothing.
-    #expect(try await engine.updateMemory(first.id, content: "Maya's wedding is on 21 June") == first.id)
-    #expect(try engine.memory(first.id)?.supersededBy == nil)
+    #expect(try await engine.memories.update(first.id, content: "Maya's wedding is on 21 June") == first.id)
+    #expect(try engine.memories.get(first.id)?.supersededBy == nil)
   }
 }
 

@@ -37,9 +37,9 @@ func writeFile(_ text: String, to path: String) throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
-    let climbing = try await engine.remember("Alice goes rock climbing every Saturday", kind: .fact)
-    _ = try await engine.remember("The dentist appointment is on Tuesday", kind: .event)
-    _ = try await engine.remember("我周末去攀岩了", kind: .note)
+    let climbing = try await engine.memories.remember("Alice goes rock climbing every Saturday", kind: .fact)
+    _ = try await engine.memories.remember("The dentist appointment is on Tuesday", kind: .event)
+    _ = try await engine.memories.remember("我周末去攀岩了", kind: .note)
     for mode in SearchMode.allCases {
       let hits = try await engine.search("rock climbing", k: 2, mode: mode)
       #expect(hits.first?.id == climbing, "mode \(mode)")
@@ -52,7 +52,7 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(chinese.first?.text == "我周末去攀岩了")
     // Access statistics are recorded for returned memories (off the read path).
     try engine.flushAccessStatistics()
-    let item = try #require(try engine.memory(climbing))
+    let item = try #require(try engine.memories.get(climbing))
     #expect(item.accessCount >= 3)
   }
 
@@ -62,10 +62,12 @@ func writeFile(_ text: String, to path: String) throws {
     defer { engine.close() }
     // 2025-06-08 is a Sunday, 2025-06-09 a Monday.
     let sunday = Date(timeIntervalSince1970: 1_749_384_000)  // 2025-06-08T12:00:00Z
-    _ = try await engine.appendTurn(role: "user", content: "one", at: sunday)
-    _ = try await engine.appendTurn(role: "user", content: "two", at: sunday.addingTimeInterval(86_400))
-    _ = try await engine.appendTurn(role: "user", content: "three", at: sunday.addingTimeInterval(2 * 86_400))
-    _ = try await engine.remember("a fact", kind: .fact, at: sunday.addingTimeInterval(86_400))
+    _ = try await engine.conversation.appendTurn(role: "user", content: "one", at: sunday)
+    _ = try await engine.conversation.appendTurn(
+      role: "user", content: "two", at: sunday.addingTimeInterval(86_400))
+    _ = try await engine.conversation.appendTurn(
+      role: "user", content: "three", at: sunday.addingTimeInterval(2 * 86_400))
+    _ = try await engine.memories.remember("a fact", kind: .fact, at: sunday.addingTimeInterval(86_400))
     let weeks = try engine.maintenance.weeklyActivity()
     #expect(weeks.map(\.turns) == [1, 2])
     #expect(weeks.map(\.memories) == [0, 1])
@@ -79,12 +81,12 @@ func writeFile(_ text: String, to path: String) throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
-    let id = try await engine.remember("dinner with Ana on Friday", kind: .fact)
-    #expect(try await engine.updateMemory(id, content: "dinner with Ana on Friday") == id)
-    let newID = try await engine.updateMemory(id, content: "dinner with Ana on Friday", kind: .event)
+    let id = try await engine.memories.remember("dinner with Ana on Friday", kind: .fact)
+    #expect(try await engine.memories.update(id, content: "dinner with Ana on Friday") == id)
+    let newID = try await engine.memories.update(id, content: "dinner with Ana on Friday", kind: .event)
     #expect(newID != id)
-    #expect(try engine.memory(newID)?.kind == .event)
-    #expect(try engine.memory(id)?.supersededBy == newID)
+    #expect(try engine.memories.get(newID)?.kind == .event)
+    #expect(try engine.memories.get(id)?.supersededBy == newID)
   }
 
   @Test(arguments: [
@@ -95,7 +97,7 @@ func writeFile(_ text: String, to path: String) throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
-    let note = try await engine.remember("NOT a col:value (a OR b) x", kind: .note)
+    let note = try await engine.memories.remember("NOT a col:value (a OR b) x", kind: .note)
     for mode in SearchMode.allCases {
       // No syntax error: the query is text. Whatever is found is the one note, and a vector
       // search (which always ranks every row) finds it.
@@ -103,7 +105,7 @@ func writeFile(_ text: String, to path: String) throws {
       #expect(hits.allSatisfy { $0.id == note && $0.kind == .memory }, "\(mode): \(hits)")
       if mode == .vector { #expect(hits.count == 1, "\(query)") }
     }
-    #expect(try engine.memories().count == 1)
+    #expect(try engine.memories.list().count == 1)
   }
 
   @Test func rejectsBadArguments() async throws {
@@ -112,26 +114,26 @@ func writeFile(_ text: String, to path: String) throws {
     defer { engine.close() }
     await #expect(throws: EngramError.invalidK(0)) { try await engine.search("x", k: 0) }
     await #expect(throws: EngramError.emptyText) { try await engine.search("   ") }
-    await #expect(throws: EngramError.emptyText) { try await engine.remember("") }
-    await #expect(throws: (any Error).self) { try await engine.remember("x", importance: 2) }
-    await #expect(throws: (any Error).self) { try await engine.remember("x", importance: .nan) }
+    await #expect(throws: EngramError.emptyText) { try await engine.memories.remember("") }
+    await #expect(throws: (any Error).self) { try await engine.memories.remember("x", importance: 2) }
+    await #expect(throws: (any Error).self) { try await engine.memories.remember("x", importance: .nan) }
     await #expect(throws: EngramError.invalidBudget(0)) { try await engine.context(for: "x", budget: 0) }
-    #expect(try engine.memories().isEmpty)
+    #expect(try engine.memories.list().isEmpty)
   }
 
   @Test func hitsCarryTextMetadataAndNeighbourProvenance() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
-    let session = try engine.startSession(name: "s")
+    let session = try engine.conversation.startSession(name: "s")
     let start = Date(timeIntervalSince1970: 1_700_000_000)
-    let question = try await engine.appendTurn(
+    let question = try await engine.conversation.appendTurn(
       role: "user", content: "Where did you go hiking last weekend?", speaker: "Ann", session: session,
       at: start, metadata: ["dia_id": "D1:1"])
-    let answer = try await engine.appendTurn(
+    let answer = try await engine.conversation.appendTurn(
       role: "assistant", content: "Up the ridge trail by the lake", speaker: "Bob", session: session,
       at: start.addingTimeInterval(60), metadata: ["dia_id": "D1:2", "n": 2])
-    let memory = try await engine.remember("Bob likes the ridge trail", kind: .preference)
+    let memory = try await engine.memories.remember("Bob likes the ridge trail", kind: .preference)
 
     let hits = try await engine.search("hiking weekend", k: 10, filters: SearchFilters(kinds: [.message]))
     let first = try #require(hits.first { $0.id == question && $0.kind == .message })
@@ -152,7 +154,7 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(remembered.first?.text == "Bob likes the ridge trail")
     #expect(remembered.first?.memoryKind == .preference)
     try engine.flushAccessStatistics()
-    #expect(try engine.memory(memory)?.accessCount == 1)
+    #expect(try engine.memories.get(memory)?.accessCount == 1)
   }
 
   @Test(arguments: [
@@ -178,13 +180,13 @@ func writeFile(_ text: String, to path: String) throws {
     defer { engine.close() }
     let old = Date(timeIntervalSince1970: 1_600_000_000)
     let new = Date(timeIntervalSince1970: 1_700_000_000)
-    let first = try engine.startSession(name: "first", at: old)
-    let second = try engine.startSession(name: "second", at: new)
-    let oldTurn = try await engine.appendTurn(
+    let first = try engine.conversation.startSession(name: "first", at: old)
+    let second = try engine.conversation.startSession(name: "second", at: new)
+    let oldTurn = try await engine.conversation.appendTurn(
       role: "user", content: "we talked about the garden", session: first, at: old)
-    let newTurn = try await engine.appendTurn(
+    let newTurn = try await engine.conversation.appendTurn(
       role: "user", content: "the garden needs water", session: second, at: new)
-    let memory = try await engine.remember("garden tools are in the shed", at: new)
+    let memory = try await engine.memories.remember("garden tools are in the shed", at: new)
 
     let turns = try await engine.search("garden", k: 10, filters: SearchFilters(kinds: [.message]))
     #expect(Set(turns.map(\.id)) == [oldTurn, newTurn])
@@ -209,36 +211,36 @@ func writeFile(_ text: String, to path: String) throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
-    let old = try await engine.remember("Bob lives in Paris", kind: .fact)
-    let new = try await engine.updateMemory(old, content: "Bob lives in Berlin")
-    #expect(try engine.memory(old)?.supersededBy == new)
+    let old = try await engine.memories.remember("Bob lives in Paris", kind: .fact)
+    let new = try await engine.memories.update(old, content: "Bob lives in Berlin")
+    #expect(try engine.memories.get(old)?.supersededBy == new)
     let current = try await engine.search("Bob lives", k: 5)
     #expect(current.map(\.id) == [new])
     let all = try await engine.search("Bob lives", k: 5, filters: SearchFilters(includeSuperseded: true))
     #expect(Set(all.map(\.id)) == [old, new])
 
-    let preview = try await engine.forget(matching: "Berlin", dryRun: true)
+    let preview = try await engine.memories.forget(matching: "Berlin", dryRun: true)
     #expect(preview.map(\.id) == [new])
-    #expect(try engine.memory(new) != nil)
-    let forgotten = try await engine.forget(matching: "Berlin", dryRun: false)
+    #expect(try engine.memories.get(new) != nil)
+    let forgotten = try await engine.memories.forget(matching: "Berlin", dryRun: false)
     #expect(forgotten.map(\.id) == [new])
-    #expect(try engine.memory(new) == nil)
+    #expect(try engine.memories.get(new) == nil)
     #expect(try await engine.search("Berlin", k: 5, mode: .keyword).isEmpty)
     #expect(try await engine.search("Berlin", k: 5, mode: .vector).allSatisfy { $0.id != new })
-    #expect(try engine.forget(id: 999_999) == false)
+    #expect(try engine.memories.forget(id: 999_999) == false)
   }
 
   @Test func reopensFromSnapshotAndRebuildsWhenItIsStaleOrDamaged() async throws {
     let folder = try TemporaryFolder()
     let path = folder.path("m.sqlite")
     var engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
-    let id = try await engine.remember("the spare key is under the blue flower pot")
+    let id = try await engine.memories.remember("the spare key is under the blue flower pot")
     await engine.close()
     engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
     #expect(engine.indexSource == .snapshot)
     #expect(try await engine.search("spare key", k: 1, mode: .vector).first?.id == id)
     // A write the snapshot does not know about (as after a crash before close).
-    let second = try await engine.remember("the car is parked on level 3")
+    let second = try await engine.memories.remember("the car is parked on level 3")
     let snapshot = try Data(contentsOf: try #require(engine.snapshotURL))
     await engine.close()
     try snapshot.write(to: URL(fileURLWithPath: path + ".vectors"))
@@ -258,7 +260,7 @@ func writeFile(_ text: String, to path: String) throws {
     let folder = try TemporaryFolder()
     let path = folder.path("m.sqlite")
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration(dimension: 128))
-    let id = try await engine.remember("tea with oat milk, no sugar", kind: .preference)
+    let id = try await engine.memories.remember("tea with oat milk, no sugar", kind: .preference)
     await engine.close()
     #expect(throws: EngramError.self) {
       try MemoryEngine(path: path, configuration: hashingConfiguration(dimension: 64))
@@ -278,8 +280,8 @@ func writeFile(_ text: String, to path: String) throws {
     let folder = try TemporaryFolder()
     let path = folder.path("m.sqlite")
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration(dimension: 64))
-    _ = try await engine.remember("tea with oat milk, no sugar", kind: .preference)
-    try engine.setEmbedderSpec("hashing:64")
+    _ = try await engine.memories.remember("tea with oat milk, no sugar", kind: .preference)
+    try engine.maintenance.setEmbedderSpec("hashing:64")
     await engine.close()
 
     // A reindex that fails while embedding changes neither the vectors nor the spec.
@@ -308,14 +310,14 @@ func writeFile(_ text: String, to path: String) throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
-    let id = try await engine.appendTurn(
+    let id = try await engine.conversation.appendTurn(
       role: "user", content: "the violin lesson moved to Thursday", embedNow: false)
     #expect(try await engine.search("violin lesson", k: 1, mode: .keyword).first?.id == id)
     #expect(try await engine.search("violin lesson", k: 1, mode: .vector).isEmpty)
     #expect(try await engine.doctor().healthy == false)
-    #expect(try await engine.embedPendingTurns() == 1)
+    #expect(try await engine.conversation.embedPendingTurns() == 1)
     #expect(try await engine.search("violin lesson", k: 1, mode: .vector).first?.id == id)
-    #expect(try await engine.embedPendingTurns() == 0)
+    #expect(try await engine.conversation.embedPendingTurns() == 0)
     #expect(try await engine.doctor().healthy)
     // The same query text is embedded once and reused.
     let first = try await engine.embedQuery("violin")
@@ -331,12 +333,12 @@ func writeFile(_ text: String, to path: String) throws {
       first.close()
       second.close()
     }
-    let id = try await first.remember("the boat is moored at pier seven")
+    let id = try await first.memories.remember("the boat is moored at pier seven")
     let seen = try await second.search("boat moored pier", k: 1, mode: .vector)
     #expect(seen.first?.id == id)
-    let other = try await second.remember("the kayak is in the garage")
+    let other = try await second.memories.remember("the kayak is in the garage")
     #expect(try await first.search("kayak garage", k: 1, mode: .vector).first?.id == other)
-    #expect(try first.forget(id: other))
+    #expect(try first.memories.forget(id: other))
     #expect(try await second.search("kayak garage", k: 1, mode: .vector).first?.id != other)
     #expect(try await first.doctor().healthy)
     #expect(try await second.doctor().healthy)
@@ -348,7 +350,9 @@ func writeFile(_ text: String, to path: String) throws {
     defer { engine.close() }
     try await withThrowingTaskGroup(of: Void.self) { group in
       group.addTask {
-        for index in 0..<40 { _ = try await engine.remember("fact number \(index) about topic \(index % 5)") }
+        for index in 0..<40 {
+          _ = try await engine.memories.remember("fact number \(index) about topic \(index % 5)")
+        }
       }
       for _ in 0..<3 {
         group.addTask {
@@ -364,7 +368,7 @@ func writeFile(_ text: String, to path: String) throws {
       }
       try await group.waitForAll()
     }
-    #expect(try engine.memories(limit: 1000).count == 40)
+    #expect(try engine.memories.list(limit: 1000).count == 40)
     #expect(try await engine.doctor().healthy)
   }
 }

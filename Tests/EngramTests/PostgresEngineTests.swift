@@ -31,20 +31,21 @@ struct PostgresEngineTests {
       let engine = try engine(url, user: "alice")
       defer { engine.close() }
       #expect(engine.store is PostgresStore)
-      let climbing = try await engine.remember("Alice goes rock climbing every Saturday", kind: .fact)
-      _ = try await engine.remember("The dentist appointment is on Tuesday", kind: .event)
-      let cjk = try await engine.remember("我周末去攀岩了", kind: .note)
+      let climbing = try await engine.memories.remember(
+        "Alice goes rock climbing every Saturday", kind: .fact)
+      _ = try await engine.memories.remember("The dentist appointment is on Tuesday", kind: .event)
+      let cjk = try await engine.memories.remember("我周末去攀岩了", kind: .note)
       for mode in SearchMode.allCases {
         let hits = try await engine.search("rock climbing", k: 2, mode: mode, recordAccess: false)
         #expect(hits.first?.id == climbing, "mode \(mode)")
       }
       #expect(try await engine.search("攀岩", k: 1, mode: .keyword, recordAccess: false).first?.id == cjk)
-      #expect(try engine.forget(id: climbing))
+      #expect(try engine.memories.forget(id: climbing))
       for mode in SearchMode.allCases {
         let hits = try await engine.search("rock climbing", k: 3, mode: mode, recordAccess: false)
         #expect(!hits.contains { $0.id == climbing }, "mode \(mode)")
       }
-      #expect(try engine.forget(id: climbing) == false)
+      #expect(try engine.memories.forget(id: climbing) == false)
     }
   }
 
@@ -54,9 +55,9 @@ struct PostgresEngineTests {
       let bob = try engine(url, user: "bob")
       defer { for engine in [alice, bob] { engine.close() } }
       let monday = Date(timeIntervalSince1970: 1_749_470_400)  // 2025-06-09T12:00:00Z
-      _ = try await alice.appendTurn(role: "user", content: "one", at: monday)
-      _ = try await alice.remember("a fact", kind: .fact, at: monday.addingTimeInterval(7 * 86_400))
-      _ = try await bob.appendTurn(role: "user", content: "two", at: monday)
+      _ = try await alice.conversation.appendTurn(role: "user", content: "one", at: monday)
+      _ = try await alice.memories.remember("a fact", kind: .fact, at: monday.addingTimeInterval(7 * 86_400))
+      _ = try await bob.conversation.appendTurn(role: "user", content: "two", at: monday)
       let weeks = try alice.maintenance.weeklyActivity()
       #expect(weeks.map(\.turns) == [1, 0])
       #expect(weeks.map(\.memories) == [0, 1])
@@ -73,13 +74,13 @@ struct PostgresEngineTests {
         ("BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:standup@example.com\r\nDTSTART:20250612T070000Z\r\n"
           + "SUMMARY:standup\r\nEND:VEVENT\r\nBEGIN:VTODO\r\nUID:pay@example.com\r\nDUE:20250613T080000Z\r\n"
           + "SUMMARY:pay rent\r\nEND:VTODO\r\nEND:VCALENDAR\r\n").utf8)
-      #expect(try alice.importCalendar(file).added == 2)
-      #expect(try alice.importCalendar(file).unchanged == 2)
+      #expect(try alice.transfer.importCalendar(file).added == 2)
+      #expect(try alice.transfer.importCalendar(file).unchanged == 2)
       // Another user's UIDs are theirs: the same file adds Bob's own items.
-      #expect(try bob.importCalendar(file).added == 2)
+      #expect(try bob.transfer.importCalendar(file).added == 2)
       let items = try alice.agentRecords.items()
       #expect(items.map(\.calendarUID) == ["standup@example.com", "pay@example.com"])
-      let text = try alice.calendarText()
+      let text = try alice.transfer.calendarText()
       #expect(text.contains("UID:standup@example.com\r\n") && text.contains("UID:pay@example.com\r\n"))
     }
   }
@@ -120,14 +121,14 @@ struct PostgresEngineTests {
         alice.close()
         bob.close()
       }
-      let secret = try await alice.remember("Alice's locker code is 4711", kind: .fact)
-      let bobs = try await bob.remember("Bob keeps his bike by the locker room", kind: .fact)
+      let secret = try await alice.memories.remember("Alice's locker code is 4711", kind: .fact)
+      let bobs = try await bob.memories.remember("Bob keeps his bike by the locker room", kind: .fact)
       for mode in SearchMode.allCases {
         let hits = try await bob.search("locker code", k: 10, mode: mode, recordAccess: false)
         #expect(hits.map(\.id) == [bobs], "mode \(mode)")
         #expect(!hits.contains { $0.text.contains("4711") })
       }
-      #expect(try bob.forget(id: secret) == false)
+      #expect(try bob.memories.forget(id: secret) == false)
       #expect(
         try await alice.search("locker code", k: 1, mode: .hybrid, recordAccess: false).first?.id == secret)
     }
@@ -138,17 +139,17 @@ struct PostgresEngineTests {
       let folder = try TemporaryFolder()
       let alice = try engine(url, user: "alice")
       defer { alice.close() }
-      _ = try await alice.remember("The boat leaves from pier 7 at dawn", kind: .event)
-      _ = try await alice.remember("Ann likes green tea", kind: .preference)
+      _ = try await alice.memories.remember("The boat leaves from pier 7 at dawn", kind: .event)
+      _ = try await alice.memories.remember("Ann likes green tea", kind: .preference)
       let file = folder.path("alice.jsonl")
-      #expect(try alice.export(to: file) > 0)
+      #expect(try alice.transfer.export(to: file) > 0)
       // Into another user of the same database, and into a SQLite file: the same answers.
       let carol = try engine(url, user: "carol")
       defer { carol.close() }
-      #expect(try carol.importExport(from: file) > 0)
+      #expect(try carol.transfer.importExport(from: file) > 0)
       let sqlite = try MemoryEngine(path: folder.path("copy.sqlite"), configuration: hashingConfiguration())
       defer { sqlite.close() }
-      #expect(try sqlite.importExport(from: file) > 0)
+      #expect(try sqlite.transfer.importExport(from: file) > 0)
       for query in ["when does the boat leave", "what does Ann drink"] {
         let expected = try await alice.search(query, k: 2, mode: .hybrid, recordAccess: false).map(\.text)
         #expect(
@@ -158,29 +159,29 @@ struct PostgresEngineTests {
       }
       // And back: a SQLite export into a PostgreSQL user.
       let back = folder.path("copy.jsonl")
-      #expect(try sqlite.export(to: back) > 0)
+      #expect(try sqlite.transfer.export(to: back) > 0)
       let dave = try engine(url, user: "dave")
       defer { dave.close() }
-      #expect(try dave.importExport(from: back) > 0)
+      #expect(try dave.transfer.importExport(from: back) > 0)
       #expect(
         try await dave.search("pier", k: 1, mode: .vector, recordAccess: false).first?.text
           == "The boat leaves from pier 7 at dawn")
 
       // The same export again adds nothing and changes nothing (issue 32), whichever store
       // wrote it; another memory's export is still refused, with nothing written.
-      let counts = try dave.tableCounts()
-      #expect(try dave.importExport(from: back) == 0)
-      #expect(try carol.importExport(from: file) == 0)
-      #expect(try dave.tableCounts() == counts)
+      let counts = try dave.maintenance.tableCounts()
+      #expect(try dave.transfer.importExport(from: back) == 0)
+      #expect(try carol.transfer.importExport(from: file) == 0)
+      #expect(try dave.maintenance.tableCounts() == counts)
       let erin = try engine(url, user: "erin")
       defer { erin.close() }
-      _ = try await erin.remember("The boat leaves from pier 9 at noon", kind: .event)
+      _ = try await erin.memories.remember("The boat leaves from pier 9 at noon", kind: .event)
       let other = folder.path("erin.jsonl")
-      #expect(try erin.export(to: other) > 0)
+      #expect(try erin.transfer.export(to: other) > 0)
       #expect(throws: EngramError.importTargetNotEmpty(path: dave.path)) {
-        try dave.importExport(from: other)
+        try dave.transfer.importExport(from: other)
       }
-      #expect(try dave.tableCounts() == counts)
+      #expect(try dave.maintenance.tableCounts() == counts)
     }
   }
 
@@ -193,10 +194,10 @@ struct PostgresEngineTests {
         first.close()
         second.close()
       }
-      _ = try await first.remember("The wifi password is on the fridge", kind: .fact)
+      _ = try await first.memories.remember("The wifi password is on the fridge", kind: .fact)
       // The second node's index is loaded now (first use).
       #expect(try await second.search("wifi password", k: 1, mode: .vector, recordAccess: false).count == 1)
-      let written = try await first.remember("Ann's passport expires in March", kind: .fact)
+      let written = try await first.memories.remember("Ann's passport expires in March", kind: .fact)
       let start = ContinuousClock.now
       var found = false
       while !found && ContinuousClock.now - start < .seconds(1) {
@@ -206,7 +207,7 @@ struct PostgresEngineTests {
       }
       #expect(found)
       // A forget on the first node disappears from the second node's vector search.
-      #expect(try first.forget(id: written))
+      #expect(try first.memories.forget(id: written))
       #expect(
         try await second.search("passport expires", k: 2, mode: .vector, recordAccess: false)
           .allSatisfy { $0.id != written })

@@ -69,8 +69,8 @@ struct PostgresKeywordRankTests {
         sqlite.close()
         postgres.close()
       }
-      _ = try await sqlite.ingest(path: file)
-      _ = try await postgres.ingest(path: file)
+      _ = try await sqlite.conversation.ingest(path: file)
+      _ = try await postgres.conversation.ingest(path: file)
       var compared = 0
       for query in Self.queries {
         let expected = try await sqlite.search(query, k: 20, mode: .keyword, recordAccess: false)

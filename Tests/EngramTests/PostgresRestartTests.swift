@@ -173,7 +173,7 @@ struct PostgresRestartTests {
     let engine = try MemoryEngine(
       location: try StoreLocation(parsing: url), configuration: hashingConfiguration(dimension: 64))
     defer { engine.close() }
-    _ = try await engine.remember("The spare key is under the blue pot", kind: .fact)
+    _ = try await engine.memories.remember("The spare key is under the blue pot", kind: .fact)
     #expect(try await engine.search("spare key", k: 1, recordAccess: false).count == 1)
 
     let finished = Mutex(false)
@@ -210,7 +210,7 @@ struct PostgresRestartTests {
     // The engine opened before the restarts searches and writes again, first time.
     let hits = try await engine.search("spare key", k: 1, recordAccess: false)
     #expect(hits.first?.text == "The spare key is under the blue pot")
-    _ = try await engine.remember("The boiler was serviced in May", kind: .fact)
+    _ = try await engine.memories.remember("The boiler was serviced in May", kind: .fact)
     let found = try await engine.search("backup runs past two", k: 50, mode: .keyword, recordAccess: false)
     #expect(Set(acknowledged).isSubset(of: Set(found.compactMap { Self.factNumber($0.text) })))
     print("pg-restart remember: \(acknowledged.count) acknowledged, \(failed) failed, \(restarts) restarts")

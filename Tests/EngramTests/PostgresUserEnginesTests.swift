@@ -35,7 +35,7 @@ struct PostgresUserEnginesTests {
           group.addTask {
             let lease = try await engines.lease(user: user)
             defer { lease.release() }
-            try await lease.engine.remember("\(user) keeps a shared hobby: painting")
+            try await lease.engine.memories.remember("\(user) keeps a shared hobby: painting")
             let hits = try await lease.engine.search("shared hobby painting", k: 20, recordAccess: false)
             #expect(hits.map(\.text) == ["\(user) keeps a shared hobby: painting"])
           }
@@ -62,7 +62,7 @@ struct PostgresUserEnginesTests {
         bob.close()
       }
       for text in ["garden tomatoes in the evening", "climbing on Saturday", "the garden needs water"] {
-        try await ann.remember(text)
+        try await ann.memories.remember(text)
       }
       let queries = ["garden", "tomatoes evening", "climbing water"]
       func scores() async throws -> [[Double]] {
@@ -76,7 +76,7 @@ struct PostgresUserEnginesTests {
       let before = try await scores()
       // Bob stores many rows with the same words: document frequencies and lengths of his own.
       for index in 0..<60 {
-        try await bob.remember("garden garden tomatoes climbing water evening note \(index)")
+        try await bob.memories.remember("garden garden tomatoes climbing water evening note \(index)")
       }
       let after = try await scores()
       #expect(before == after)

@@ -37,7 +37,7 @@ struct QueryEmbeddingRoleTests {
     let engine = try MemoryEngine(
       path: folder.path("m.sqlite"), configuration: EngramConfiguration(embedder: embedder))
     defer { engine.close() }
-    _ = try await engine.remember("Alice goes rock climbing every Saturday")
+    _ = try await engine.memories.remember("Alice goes rock climbing every Saturday")
     _ = try await engine.search("who climbs rocks", k: 1, mode: .vector)
     _ = try await engine.embedQueries(["when is the dentist", "who climbs rocks"])
     #expect(embedder.queries.withLock { $0 } == ["who climbs rocks", "when is the dentist"])

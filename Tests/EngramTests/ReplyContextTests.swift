@@ -46,17 +46,18 @@ import Testing
     let path = folder.path("m.sqlite")
     let embedder = try HashingEmbedder(dimension: 256)
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
-    _ = try await engine.ingest(conversation(), path: "export.jsonl")
+    _ = try await engine.conversation.ingest(conversation(), path: "export.jsonl")
     // Appended turns: one embedded at once, one deferred, both after the ingested ones.
-    let session = try engine.startSession(name: "live")
+    let session = try engine.conversation.startSession(name: "live")
     let later = Date(timeIntervalSince1970: 1_735_689_600 + 3600)
-    _ = try await engine.appendTurn(
+    _ = try await engine.conversation.appendTurn(
       role: "user", content: "and then the storm came", speaker: "Ann", session: session, at: later)
-    _ = try await engine.appendTurn(
+    _ = try await engine.conversation.appendTurn(
       role: "assistant", content: "was the boat safe?", speaker: "Bo", session: session,
       at: later.addingTimeInterval(60), embedNow: false)
-    #expect(try await engine.embedPendingTurns() == 1)
-    _ = try await engine.appendTurn(role: "user", content: "a turn of no session", speaker: "Ann")
+    #expect(try await engine.conversation.embedPendingTurns() == 1)
+    _ = try await engine.conversation.appendTurn(
+      role: "user", content: "a turn of no session", speaker: "Ann")
     await engine.close()
     let stored = try vectors(path)
 

@@ -22,7 +22,7 @@ import Testing
     let setup = try MemoryEngine(path: path, configuration: hashingConfiguration())
     var ids: [Int64] = []
     for index in 0..<count {
-      ids.append(try await setup.remember("fact number \(index) about hiking", kind: .fact))
+      ids.append(try await setup.memories.remember("fact number \(index) about hiking", kind: .fact))
     }
     await setup.close()
     return ids
@@ -35,7 +35,7 @@ import Testing
     // A long-running writer (as `engram mcp`) adds rows; its snapshot waits for its close.
     let writer = try MemoryEngine(path: path, configuration: hashingConfiguration())
     defer { writer.close() }
-    let added = try await writer.remember("Ann is allergic to peanuts", kind: .fact)
+    let added = try await writer.memories.remember("Ann is allergic to peanuts", kind: .fact)
 
     var readOnly = hashingConfiguration()
     readOnly.readOnly = true
@@ -60,9 +60,9 @@ import Testing
     defer { writer.close() }
     // The newest memory holds the highest embedding id: forgetting it frees that id, and
     // the next embedding takes it again (an insert that is not above the snapshot's ids).
-    #expect(try writer.forget(kind: .memory, id: ids[3]))
-    #expect(try writer.forget(kind: .memory, id: ids[0]))
-    let added = try await writer.remember("the dentist moved to Tuesday at nine", kind: .event)
+    #expect(try writer.memories.forget(kind: .memory, id: ids[3]))
+    #expect(try writer.memories.forget(kind: .memory, id: ids[0]))
+    let added = try await writer.memories.remember("the dentist moved to Tuesday at nine", kind: .event)
 
     let reader = try MemoryEngine(path: path, configuration: hashingConfiguration())
     defer { reader.close() }
@@ -104,7 +104,7 @@ import Testing
     let ids = try await Self.memoryWithSnapshot(path, count: 3)
     let old = try Data(contentsOf: URL(fileURLWithPath: path + ".vectors"))
     let writer = try MemoryEngine(path: path, configuration: hashingConfiguration())
-    #expect(try writer.forget(kind: .memory, id: ids[0]))
+    #expect(try writer.memories.forget(kind: .memory, id: ids[0]))
     await writer.close()  // a new snapshot and stamp; the log is pruned up to it
     try old.write(to: URL(fileURLWithPath: path + ".vectors"))
 
@@ -135,7 +135,8 @@ import Testing
     defer { writer.close() }
     let writing = Task {
       for index in 0..<60 {
-        let id = try await writer.remember("turn \(index) of a long conversation about trains", kind: .note)
+        let id = try await writer.memories.remember(
+          "turn \(index) of a long conversation about trains", kind: .note)
         log.withLock { $0.committed.append(id) }
         if index % 4 == 3 {
           let victim = log.withLock { log in
@@ -143,7 +144,7 @@ import Testing
             log.forgetting.insert(victim)
             return victim
           }
-          #expect(try writer.forget(kind: .memory, id: victim))
+          #expect(try writer.memories.forget(kind: .memory, id: victim))
           log.withLock { _ = $0.forgotten.insert(victim) }
         }
         if index % 20 == 10 { try writer.saveSnapshot() }
@@ -191,7 +192,7 @@ import Testing
     _ = try await Self.memoryWithSnapshot(path, count: 2)
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
     let export = folder.path("export.jsonl")
-    try engine.export(to: export)
+    try engine.transfer.export(to: export)
     await engine.close()
     let text = try String(contentsOfFile: export, encoding: .utf8)
     #expect(!text.contains(Connection.vectorSnapshotKey))

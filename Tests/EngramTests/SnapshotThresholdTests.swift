@@ -30,7 +30,8 @@ import Testing
     var ids: [Int64] = []
     for index in range {
       ids.append(
-        try await engine.remember("fact \(index) about topic\(index % 5) and item\(index)", kind: .fact))
+        try await engine.memories.remember(
+          "fact \(index) about topic\(index % 5) and item\(index)", kind: .fact))
     }
     return ids
   }
@@ -110,7 +111,7 @@ import Testing
 
     let shrinking = try MemoryEngine(path: path, configuration: Self.configuration(minimum: 10))
     #expect(shrinking.indexSource == .snapshot)
-    for id in ids.prefix(3) { #expect(try shrinking.forget(kind: .memory, id: id)) }
+    for id in ids.prefix(3) { #expect(try shrinking.memories.forget(kind: .memory, id: id)) }
     let before = try await Self.results(shrinking)
     await shrinking.close()
     #expect(try Self.snapshotFiles(shrinking) == (false, false))
@@ -157,7 +158,7 @@ import Testing
       ConversationTurn(
         role: "user", content: "topic \(index % 40) note \(index): word\(index % 40) thing\(index)")
     }
-    _ = try await engine.ingest(
+    _ = try await engine.conversation.ingest(
       ConversationFile(
         sessions: [ConversationSession(name: "s", startedAt: nil, turns: turns)], format: .jsonl),
       path: "generated")
@@ -167,6 +168,6 @@ import Testing
     let reopened = try MemoryEngine(path: path, configuration: configuration)
     defer { reopened.close() }
     #expect(reopened.indexSource == .snapshot)
-    #expect(reopened.vectorIndexStatistics.approximate?.serving == true)
+    #expect(reopened.maintenance.vectorIndexStatistics.approximate?.serving == true)
   }
 }

@@ -48,7 +48,7 @@ import Testing
     limits.cacheBytes = each * 5 / 2  // two engines fit, three do not
     let engines = Self.engines(scratch, limits: limits)
     let ann = try await engines.lease(user: "ann")
-    try await ann.engine.remember("Ann keeps bees")
+    try await ann.engine.memories.remember("Ann keeps bees")
     let bob = try await engines.lease(user: "bob")
     bob.release()
     // Carol pushes the budget over: Bob (idle, least recently used) goes; Ann (leased) stays.

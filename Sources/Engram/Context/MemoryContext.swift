@@ -138,7 +138,10 @@ extension MemoryEngine {
     var omitted = 0
     // One read of the preferences and the recent turns, off the cooperative threads.
     let (stored, recent) = try await BlockingWork.run {
-      (try self.preferences(), try self.recentTurns(limit: recentCount, session: session))
+      (
+        try self.userPreferences.all(),
+        try self.conversation.recentTurns(limit: recentCount, session: session)
+      )
     }
     var allPreferences: [String: String] = [:]
     for preference in stored { allPreferences[preference.key] = preference.value }

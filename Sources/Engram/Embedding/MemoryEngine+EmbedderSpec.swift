@@ -37,10 +37,4 @@ extension MemoryEngine {
   public static func storedEmbedderSpec(path: String) throws -> String? {
     try storedEmbedderSettings(path: path).spec
   }
-
-  /// Records how this database's embedder is built (`meta.embedder_spec`).
-  /// - Throws: `EngramError.emptyText` for a blank spec; store errors.
-  public func setEmbedderSpec(_ spec: String) throws {
-    try maintenance.setEmbedderSpec(spec)
-  }
 }

@@ -10,7 +10,7 @@ public enum ExportDestination: Sendable {
   case standardOutput
 }
 
-/// Writes the memory as JSONL (see `MemoryEngine.export(to:)`).
+/// Writes the memory as JSONL (see `MemoryEngine.Transfer.export(to:)`).
 struct Exporter: Sendable {
   let open: OpenState
   let store: any MemoryStore

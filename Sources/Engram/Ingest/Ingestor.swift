@@ -90,7 +90,7 @@ struct Ingestor: Sendable {
   /// Forgotten after an ingest (new speakers).
   let speakers: SpeakerDirectory
   /// Stores the memories Markdown notes give.
-  let memories: Memories
+  let memories: MemoryRecords
 
   /// How many turns one write transaction stores, and one embedding step embeds.
   static let textBatch = 2_000

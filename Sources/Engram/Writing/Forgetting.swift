@@ -21,7 +21,7 @@ struct Forgetting: Sendable {
   }
 
   /// Deletes an item with its embedding and full-text entry, and every copy of it the
-  /// memory holds, in one transaction (see `MemoryEngine.forgetReporting(kind:id:dryRun:)`).
+  /// memory holds, in one transaction (see `MemoryEngine.Memories.forgetReporting(kind:id:dryRun:)`).
   @discardableResult
   func forgetReporting(kind: ItemKind, id: Int64, dryRun: Bool = false) throws -> ForgetReport? {
     try open.check()
@@ -47,18 +47,15 @@ struct Forgetting: Sendable {
     var report: ForgetReport
   }
 
-  /// Forgets the memories matching a query (keyword and vector, fused) that the query
-  /// actually names; with `dryRun` nothing is deleted. Returns what matched.
+  /// Forgets the items matching a query (keyword and vector, fused) that the query actually
+  /// names (`Fusion.names`); with `dryRun` nothing is deleted. Returns what matched.
   func forget(matching query: String, kinds: Set<ItemKind>, limit: Int, dryRun: Bool) async throws
     -> [SearchHit]
   {
     let hits = try await retriever.search(
       query, k: limit, mode: .hybrid, filters: SearchFilters(kinds: kinds), recordAccess: true, exact: false)
-    // Only items the query actually names: both retrievers agree, or the text contains it.
-    let needle = query.lowercased()
-    let matched = hits.filter { hit in
-      (hit.bm25 != nil && (hit.cosine ?? 0) >= 0.5) || hit.text.lowercased().contains(needle)
-    }
+    // Only items the query actually names (the rule lives with the ranking, in `Fusion`).
+    let matched = hits.filter { Fusion.names($0, query: query) }
     if !dryRun {
       for hit in matched { try forget(kind: hit.kind, id: hit.id) }
     }

@@ -18,7 +18,7 @@ extension Agent {
     do {
       if configuration.persistTurns {
         // Embedded after the reply (see persistReply), off the turn's critical path.
-        _ = try await engine.appendTurn(
+        _ = try await engine.conversation.appendTurn(
           role: "user", content: text, session: sessionID, at: clock.now, embedNow: false)
       }
       prompt = try await buildContext(for: text)
@@ -386,7 +386,7 @@ extension Agent {
       return
     }
     do {
-      _ = try await engine.appendTurn(
+      _ = try await engine.conversation.appendTurn(
         role: "assistant", content: text, session: sessionID, at: configuration.clock.now, embedNow: false)
     } catch {
       persistenceFailures += 1

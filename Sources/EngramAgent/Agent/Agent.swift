@@ -71,7 +71,7 @@ public final class Agent {
     let previous = backgroundEmbedding
     backgroundEmbedding = Task.detached(priority: .utility) {
       await previous?.value
-      _ = try? await engine.embedPendingTurns()
+      _ = try? await engine.conversation.embedPendingTurns()
     }
   }
 
@@ -117,7 +117,8 @@ public final class Agent {
       router ?? SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine))
     self.planner = planner
     self.memory = memory ?? EngineAgentMemory(engine: engine, clock: configuration.clock)
-    sessionID = try engine.startSession(name: configuration.sessionName, at: configuration.clock.now)
+    sessionID = try engine.conversation.startSession(
+      name: configuration.sessionName, at: configuration.clock.now)
     // Calls of live processes (another chat waiting for its user) are theirs to decide.
     let unfinished =
       try engine.agentRecords.pendingCalls(status: .pending)
@@ -129,7 +130,7 @@ public final class Agent {
       abandoned.compactMap(\.id), at: configuration.clock.now)
     cancelledAtStart = cancelled
     let language = MessageLanguage.resolve(
-      text: "", preference: try engine.preference(MessageLanguage.preferenceKey))
+      text: "", preference: try engine.userPreferences.get(MessageLanguage.preferenceKey))
     currentLanguage = language
     if !cancelled.isEmpty { startupNotice = Self.notice(cancelled: cancelled.count, language: language) }
   }

@@ -41,14 +41,14 @@ public struct EngineAgentMemory: AgentMemory {
   /// Stores a memory of `kind`, created now by `clock`.
   /// - Throws: `EngramError.emptyText`, embedder and store errors.
   public func remember(content: String, kind: MemoryKind) async throws -> Int64 {
-    try await engine.remember(content, kind: kind, at: clock.now)
+    try await engine.memories.remember(content, kind: kind, at: clock.now)
   }
 
   /// Deletes memory `id`.
   /// - Throws: `EngramError.notFound` when no memory has that id.
   public func forget(id: Int64) async throws {
     let engine = engine
-    guard try await BlockingWork.run({ try engine.forget(kind: .memory, id: id) }) else {
+    guard try await BlockingWork.run({ try engine.memories.forget(kind: .memory, id: id) }) else {
       throw EngramError.notFound(kind: .memory, id: id)
     }
   }
@@ -103,12 +103,12 @@ public struct EngineAgentMemory: AgentMemory {
   /// The preference stored under `key`.
   public func preference(key: String) async throws -> String? {
     let engine = engine
-    return try await BlockingWork.run { try engine.preference(key) }
+    return try await BlockingWork.run { try engine.userPreferences.get(key) }
   }
 
   /// Stores a preference (not pinned; pinning is the application's choice).
   public func setPreference(key: String, value: String) async throws {
     let engine = engine
-    try await BlockingWork.run { try engine.setPreference(key, value) }
+    try await BlockingWork.run { try engine.userPreferences.set(key, value) }
   }
 }

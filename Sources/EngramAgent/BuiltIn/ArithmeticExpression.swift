@@ -82,37 +82,52 @@ public enum ArithmeticExpression {
     return value == 0 ? 0 : value
   }
 
-  /// Words and signs, longest first where one begins another (的平方根 before 的平方 before 的).
-  private static let words: [(String, Token)] = [
-    ("square root of", .root(2)), ("square root", .root(2)), ("cube root of", .root(3)),
-    ("cube root", .root(3)),
-    ("root of", .root(2)), ("sqrt", .root(2)), ("cbrt", .root(3)), ("√", .root(2)), ("∛", .root(3)),
-    ("∜", .root(4)), ("根号", .root(2)), ("th root of", .op("r")), ("st root of", .op("r")),
-    ("nd root of", .op("r")), ("rd root of", .op("r")), ("raised to the power of", .op("^")),
-    ("raised to the", .op("^")), ("raised to", .op("^")), ("to the power of", .op("^")),
-    ("to the power", .op("^")), ("squared", .postfix(.power(2))), ("cubed", .postfix(.power(3))),
-    ("的平方根", .postfix(.root(2))), ("的立方根", .postfix(.root(3))), ("平方根", .postfix(.root(2))),
-    ("立方根", .postfix(.root(3))), ("开平方根", .postfix(.root(2))), ("开平方", .postfix(.root(2))),
-    ("开根号", .postfix(.root(2))), ("开立方", .postfix(.root(3))), ("开方", .postfix(.root(2))),
-    ("的平方", .postfix(.power(2))), ("的立方", .postfix(.power(3))), ("平方", .postfix(.power(2))),
-    ("立方", .postfix(.power(3))), ("off", .postfix(.off)), ("less", .op("-")), ("with", .op("*")),
-    ("打", .op("*")), ("divided by", .op("/")), ("multiplied by", .op("*")), ("乘以", .op("*")),
-    ("乘上", .op("*")),
-    ("除以", .op("/")), ("plus", .op("+")), ("minus", .op("-")), ("times", .op("*")), ("加上", .op("+")),
-    ("减去", .op("-")), ("减掉", .op("-")), ("加", .op("+")), ("减", .op("-")), ("乘", .op("*")),
-    ("除", .op("/")), ("×", .op("*")), ("÷", .op("/")), ("x", .op("*")), ("（", .open), ("）", .close),
-    ("percent", .percent), ("per cent", .percent), ("of", .op("*")), ("的", .op("*")), ("负", .op("-")),
-  ]
+  /// Words and signs, longest first where one begins another (的平方根 before 的平方 before 的):
+  /// the `operators` of `arithmetic-words.json`.
+  private static let words: [(String, Token)] = WordTable.arithmetic.list("operators").map {
+    ($0.word, token($0.value))
+  }
+
+  /// The token an operator word's value names: `root N`, `op C`, `postfix power N`,
+  /// `postfix root N`, `postfix off`, `open`, `close` or `percent`.
+  ///
+  /// A value of another shape is a programming error (`WordTableTests` reads every value).
+  static func token(_ value: String) -> Token {
+    let parts = value.split(separator: " ").map(String.init)
+    switch parts.count {
+    case 1 where parts[0] == "open": return .open
+    case 1 where parts[0] == "close": return .close
+    case 1 where parts[0] == "percent": return .percent
+    case 2 where parts[0] == "root": if let degree = Double(parts[1]) { return .root(degree) }
+    case 2 where parts[0] == "op" && parts[1].count == 1: return .op(Character(parts[1]))
+    case 2 where parts == ["postfix", "off"]: return .postfix(.off)
+    case 3 where parts[0] == "postfix" && parts[1] == "power":
+      if let exponent = Double(parts[2]) { return .postfix(.power(exponent)) }
+    case 3 where parts[0] == "postfix" && parts[1] == "root":
+      if let degree = Double(parts[2]) { return .postfix(.root(degree)) }
+    default: break
+    }
+    preconditionFailure("arithmetic-words.json: no operator token \(value)")
+  }
+
+  /// A list of `arithmetic-words.json` as a map from word to number.
+  private static func numbers(_ list: String) -> [String: Double] {
+    WordTable.arithmetic.map(list).mapValues { value in
+      guard let number = Double(value) else {
+        preconditionFailure("arithmetic-words.json: \(list): \(value)")
+      }
+      return number
+    }
+  }
 
   /// Characters that carry no arithmetic and are skipped like spaces (currency signs and units).
-  private static let ignorable: Set<Character> = ["$", "¥", "￥", "€", "£", "元", "块", "钱"]
+  private static let ignorable = Set(SkillWords.list("calculator.ignorable_characters").compactMap(\.first))
 
   private static let chineseNumeralCharacters: Set<Character> = Set("零〇一二两三四五六七八九十百千万亿")
 
   /// Multipliers written after an Arabic number (3万, 1.5千).
-  private static let chineseMagnitudes: [Character: Double] = [
-    "十": 10, "百": 100, "千": 1000, "万": 10_000, "亿": 100_000_000,
-  ]
+  private static let chineseMagnitudes = Dictionary(
+    uniqueKeysWithValues: numbers("chinese_magnitudes").map { (Character($0.key), $0.value) })
 
   static func tokenize(_ text: String) throws(ArithmeticError) -> [(Token, Int)] {
     var tokens: [(Token, Int)] = []
@@ -389,15 +404,9 @@ public enum ArithmeticExpression {
     return result
   }
 
-  private static let englishUnits: [String: Double] = [
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
-    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "half": 0.5,
-  ]
-  private static let englishScales: [String: Double] = [
-    "hundred": 100, "thousand": 1000, "million": 1_000_000,
-  ]
+  /// Number words below a hundred (and "half"), and the scales after them.
+  private static let englishUnits = numbers("english_units")
+  private static let englishScales = numbers("english_scales")
 
   /// An English number in words starting at `index` ("twelve", "two hundred and five",
   /// "forty-two", "half"), and the index after it; nil when the word there is no number.

@@ -22,6 +22,12 @@ public struct CalculatorSkill: Skill {
   public var tags: Set<String> { ["utility", "office"] }
 
   static let fillers = SkillWords.list("calculator.fillers")
+  /// The cues of arithmetic said as a task (`phrasedExpression`), in `skill-words.json`.
+  static let subtractCues = SkillWords.list("calculator.subtract_cues")
+  static let multiplyCues = SkillWords.list("calculator.multiply_cues")
+  static let divideCues = SkillWords.list("calculator.divide_cues")
+  static let addCues = SkillWords.list("calculator.add_cues")
+  static let remainderCues = SkillWords.list("calculator.remainder_cues")
 
   // Parentheses and signs belong to the expression; only sentence punctuation is trimmed.
   static let edge = CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "?？!！.。,，:：=;；"))
@@ -76,23 +82,17 @@ public struct CalculatorSkill: Skill {
       let amount = numbers.first { !$0.percent }!.text
       return "\(percent) * \(amount)"
     }
-    if has(["subtract", "take away"]), lower.contains(" from "), numbers.count == 2 {
+    if has(Self.subtractCues), lower.contains(" from "), numbers.count == 2 {
       return "\(written[1]) - \(written[0])"
     }
-    if has(["multiply", "product of"]) { return written.joined(separator: " * ") }
-    if numbers.count == 2,
-      has([
-        "divide", "split", "splitting", "ways", "each", "per person", "apiece", "平分", "分摊", "均分", "分给", "分成",
-        "每人", "每个人",
-        "人均",
-      ])
-    {
+    if has(Self.multiplyCues) { return written.joined(separator: " * ") }
+    if numbers.count == 2, has(Self.divideCues) {
       return "\(written[0]) / \(written[1])"
     }
-    if has(["add", "sum of", "total of", "in total", "altogether", "加起来", "一共", "总共", "合计"]) {
+    if has(Self.addCues) {
       return written.joined(separator: " + ")
     }
-    if has(["left", "remain", "remains", "remaining", "spent", "spend", "剩", "花了", "花掉"]) {
+    if has(Self.remainderCues) {
       return written.joined(separator: " - ")
     }
     return nil

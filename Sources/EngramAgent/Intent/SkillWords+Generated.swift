@@ -308,6 +308,51 @@ extension SkillWords {
     calculator.fillers	呢
     calculator.fillers	啊
     calculator.fillers	吧
+    calculator.subtract_cues	subtract
+    calculator.subtract_cues	take away
+    calculator.multiply_cues	multiply
+    calculator.multiply_cues	product of
+    calculator.divide_cues	divide
+    calculator.divide_cues	split
+    calculator.divide_cues	splitting
+    calculator.divide_cues	ways
+    calculator.divide_cues	each
+    calculator.divide_cues	per person
+    calculator.divide_cues	apiece
+    calculator.divide_cues	平分
+    calculator.divide_cues	分摊
+    calculator.divide_cues	均分
+    calculator.divide_cues	分给
+    calculator.divide_cues	分成
+    calculator.divide_cues	每人
+    calculator.divide_cues	每个人
+    calculator.divide_cues	人均
+    calculator.add_cues	add
+    calculator.add_cues	sum of
+    calculator.add_cues	total of
+    calculator.add_cues	in total
+    calculator.add_cues	altogether
+    calculator.add_cues	加起来
+    calculator.add_cues	一共
+    calculator.add_cues	总共
+    calculator.add_cues	合计
+    calculator.remainder_cues	left
+    calculator.remainder_cues	remain
+    calculator.remainder_cues	remains
+    calculator.remainder_cues	remaining
+    calculator.remainder_cues	spent
+    calculator.remainder_cues	spend
+    calculator.remainder_cues	剩
+    calculator.remainder_cues	花了
+    calculator.remainder_cues	花掉
+    calculator.ignorable_characters	$
+    calculator.ignorable_characters	¥
+    calculator.ignorable_characters	￥
+    calculator.ignorable_characters	€
+    calculator.ignorable_characters	£
+    calculator.ignorable_characters	元
+    calculator.ignorable_characters	块
+    calculator.ignorable_characters	钱
     agenda.stop_phrases	call off
     agenda.stop_phrases	calls off
     agenda.stop_phrases	called off

@@ -219,8 +219,9 @@ public struct DateExpressionParser: Sendable {
   private static let rangeTime = "(\\d{1,2})(?:[:：](\\d{2}))?\\s*(a\\.?m\\.?|p\\.?m\\.?)?"
   private static let clockWord =
     "(?:\\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-  private static let monthName =
-    "(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+  /// A month's name or abbreviation (`months.en` of `date-words.json`, longest first where one
+  /// begins another: "september", "sept", "sep").
+  private static let monthName = "(\(alternatives(WordTable.dates.list("months.en").map(\.word))))"
   /// An hour before 点: 0-29 in Chinese or Arabic digits, so 周一六点 is 周一 + 六点 (not 16).
   private static let chineseHour =
     "(?:二十[一二三四五六七八九]?|十[一二三四五六七八九]?|[零〇两一二三四五六七八九]|\\d{1,2})"
@@ -242,10 +243,10 @@ public struct DateExpressionParser: Sendable {
     return words[lower] ?? Double(lower)
   }
 
+  private static let monthNumbers = numbers("months.en")
+
   private static func monthNumber(_ text: Substring) -> Int? {
-    let prefixes = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-    let lower = text.lowercased()
-    return prefixes.firstIndex { lower.hasPrefix($0) }.map { $0 + 1 }
+    monthNumbers[text.lowercased()]
   }
 
   private static func year(_ text: Substring?) -> Int? {
@@ -253,11 +254,54 @@ public struct DateExpressionParser: Sendable {
     return text.count == 2 ? 2000 + value : value
   }
 
-  private static let weekdayNumbers: [String: Int] = [
-    "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "日": 7, "天": 7, "1": 1, "2": 2, "3": 3, "4": 4,
-    "5": 5, "6": 6, "7": 7, "monday": 1, "tuesday": 2, "wednesday": 3, "thursday": 4, "friday": 5,
-    "saturday": 6, "sunday": 7, "tue": 2, "tues": 2, "wed": 3, "thu": 4, "thur": 4, "thurs": 4, "fri": 5,
-  ]
+  /// Weekday numbers (Monday 1 ... Sunday 7) of the words after 周, 星期, 礼拜 and of English
+  /// weekday names (`weekdays.zh`, `weekdays.en` of `date-words.json`).
+  private static let weekdayNumbers = numbers("weekdays.zh").merging(numbers("weekdays.en")) { _, english in
+    english
+  }
+
+  /// Relative days said in one word: 明天, 今晚, "tomorrow", "tonight" (`relative_days.zh`,
+  /// `relative_days.en` of `date-words.json`: a day offset, and a period when the word names one).
+  private static let chineseRelativeDays = relativeDays("relative_days.zh")
+  private static let englishRelativeDays = relativeDays("relative_days.en")
+
+  /// A list of `date-words.json` as a map from word to number.
+  private static func numbers(_ list: String) -> [String: Int] {
+    WordTable.dates.map(list).mapValues { value in
+      guard let number = Int(value) else { preconditionFailure("date-words.json: \(list): \(value)") }
+      return number
+    }
+  }
+
+  /// A list of relative days (value: a day offset, then `morning` or `evening` when the word
+  /// names the part of the day) as a map from word to parts.
+  private static func relativeDays(_ list: String) -> [String: [Part]] {
+    WordTable.dates.map(list).mapValues { value in
+      let fields = value.split(separator: " ")
+      guard let offset = fields.first.flatMap({ Int($0) }), fields.count <= 2 else {
+        preconditionFailure("date-words.json: \(list): \(value)")
+      }
+      switch fields.count == 2 ? fields[1] : "" {
+      case "": return [.dayOffset(offset)]
+      case "morning": return [.dayOffset(offset), .period(.morning)]
+      case "evening": return [.dayOffset(offset), .period(.evening)]
+      default: preconditionFailure("date-words.json: \(list): \(value)")
+      }
+    }
+  }
+
+  /// Words as alternatives of a regular expression, in their order, each matched literally.
+  private static func alternatives(_ words: [String]) -> String {
+    words.map { word in
+      word.map { "\\^$.|?*+()[]{}".contains($0) ? "\\\($0)" : String($0) }.joined()
+    }.joined(separator: "|")
+  }
+
+  /// The English relative-day words as alternatives, each a whole word; a word of several words
+  /// may follow "the" ("the day after tomorrow").
+  private static let englishRelativeDayPattern = WordTable.dates.list("relative_days.en").map { entry in
+    "\\b" + (entry.word.contains(" ") ? "(?:the\\s+)?" : "") + alternatives([entry.word]) + "\\b"
+  }.joined(separator: "|")
 
   private static func pattern(
     _ source: String, standalone: Bool = false, _ build: @escaping @Sendable ([Substring?]) -> [Part]?
@@ -349,21 +393,12 @@ public struct DateExpressionParser: Sendable {
       }
     },
     // 明天, 后天, 今晚, 明早
-    pattern("大后天|后天|明天|明日|明儿|今天|今日|今儿|昨天|明早|明晚|今晚|今夜|今早") { g in
-      switch g[0]! {
-      case "大后天": return [.dayOffset(3)]
-      case "后天": return [.dayOffset(2)]
-      case "明天", "明日", "明儿": return [.dayOffset(1)]
-      case "昨天": return [.dayOffset(-1)]
-      case "明早": return [.dayOffset(1), .period(.morning)]
-      case "明晚": return [.dayOffset(1), .period(.evening)]
-      case "今晚", "今夜": return [.dayOffset(0), .period(.evening)]
-      case "今早": return [.dayOffset(0), .period(.morning)]
-      default: return [.dayOffset(0)]
-      }
+    pattern(alternatives(WordTable.dates.list("relative_days.zh").map(\.word))) { g in
+      chineseRelativeDays[String(g[0]!)]
     },
     // 周六, 下周一, 这个星期五, 礼拜天
-    pattern("(下个?|这个?|本)?(?:周|星期|礼拜)([一二三四五六日天1-7])") { g in
+    pattern("(下个?|这个?|本)?(?:周|星期|礼拜)(\(alternatives(WordTable.dates.list("weekdays.zh").map(\.word))))") {
+      g in
       guard let day = weekdayNumbers[String(g[2]!)] else { return nil }
       let next = g[1].map { $0.hasPrefix("下") } ?? false
       return [.weekday(day, next ? .nextWeek : .upcoming)]
@@ -463,17 +498,12 @@ public struct DateExpressionParser: Sendable {
     pattern("\\b(?:at\\s+)?noon\\b|\\bmidday\\b") { _ in [.time(hour: 12, minute: 0, .exact)] },
     pattern("\\b(?:at\\s+)?midnight\\b|午夜") { _ in [.time(hour: 24, minute: 0, .exact)] },
     // tomorrow, tonight, day after tomorrow, this morning
-    pattern(
-      "\\b(?:the\\s+)?day after tomorrow\\b|\\btomorrow\\b|\\btmrw?\\b|\\btoday\\b|\\btonight\\b|\\btonite\\b|\\byesterday\\b"
-    ) {
-      g in
-      switch g[0]!.lowercased() {
-      case "tomorrow", "tmr", "tmrw": return [.dayOffset(1)]
-      case "today": return [.dayOffset(0)]
-      case "tonight", "tonite": return [.dayOffset(0), .period(.evening)]
-      case "yesterday": return [.dayOffset(-1)]
-      default: return [.dayOffset(2)]
+    pattern(englishRelativeDayPattern) { g in
+      var word = g[0]!.lowercased()[...]
+      if word.hasPrefix("the"), word.dropFirst(3).first?.isWhitespace == true {
+        word = word.dropFirst(3).drop(while: \.isWhitespace)
       }
+      return englishRelativeDays[String(word)]
     },
     pattern("\\bthis\\s+(morning|afternoon|evening)\\b") { g in
       [.dayOffset(0), .period(englishPeriod(g[1]!))]
@@ -484,7 +514,7 @@ public struct DateExpressionParser: Sendable {
     },
     // next Friday, on Monday, this Sunday, Fri
     pattern(
-      "\\b(?:(next|this|on|coming|this coming)\\s+)?(monday|tuesday|wednesday|thursday|friday|saturday|sunday|tues?|wed|thu(?:rs?)?|fri)\\b(\\s+night\\b)?"
+      "\\b(?:(next|this|on|coming|this coming)\\s+)?(\(alternatives(WordTable.dates.list("weekdays.en").map(\.word))))\\b(\\s+night\\b)?"
     ) {
       g in
       guard let day = weekdayNumbers[g[2]!.lowercased()] else { return nil }

@@ -372,11 +372,11 @@ public final class ChatSession {
       case .help:
         lines = ChatRendering.help(interactive: isInteractive)
       case .history(let limit):
-        let turns = try agent.engine.recentTurns(limit: limit, session: agent.sessionID)
+        let turns = try agent.engine.conversation.recentTurns(limit: limit, session: agent.sessionID)
         lines = ChatRendering.history(turns, timeZone: timeZone)
       case .memories(let limit):
         lines = ChatRendering.memories(
-          try agent.engine.memories(limit: limit), timeZone: timeZone, width: width, styled: styled)
+          try agent.engine.memories.list(limit: limit), timeZone: timeZone, width: width, styled: styled)
       case .skills:
         lines = ChatRendering.skills(agent.registry, width: width, styled: styled)
       }

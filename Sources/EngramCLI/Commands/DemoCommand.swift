@@ -63,7 +63,7 @@ public enum DemoCommand: Command {
       let path = folder.appendingPathComponent("memory.sqlite").path
       let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
       try await EngineAccess.closing(engine) { engine in
-        try engine.setEmbedderSpec(spec.text)
+        try engine.maintenance.setEmbedderSpec(spec.text)
         try await demo(engine, embedder: embedder, context: context)
         if keep { context.output.write("\nthe memory is kept at \(path)\n") }
       }
@@ -85,7 +85,7 @@ public enum DemoCommand: Command {
     let file = try ConversationFile.parse(
       Data(conversation.utf8), path: "demo-chat.jsonl", defaultSession: "demo")
     let bar = ProgressBar(label: "ingest demo-chat.jsonl", total: file.turnCount, context: context)
-    let report = try await engine.ingest(file, path: "demo-chat.jsonl") { progress in
+    let report = try await engine.conversation.ingest(file, path: "demo-chat.jsonl") { progress in
       if progress.phase == "embedding" { bar.update(done: progress.done) }
     }
     bar.finish()
@@ -98,7 +98,7 @@ public enum DemoCommand: Command {
       ("Trip budget is about 1800 euros per person, flights included", .note, 0.6),
     ]
     for (text, kind, importance) in memories {
-      let id = try await engine.remember(text, kind: kind, importance: importance)
+      let id = try await engine.memories.remember(text, kind: kind, importance: importance)
       out.write("remembered \(kind.rawValue) #\(id): \(text)\n")
     }
 

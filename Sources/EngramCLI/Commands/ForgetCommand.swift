@@ -87,7 +87,8 @@ public enum ForgetCommand: Command {
     if let id {
       try await EngineAccess.withEngine(context) { engine in
         let dryRun = options.dryRun
-        guard let report = try engine.forgetReporting(kind: kind, id: Int64(id), dryRun: dryRun) else {
+        guard let report = try engine.memories.forgetReporting(kind: kind, id: Int64(id), dryRun: dryRun)
+        else {
           if dryRun {
             context.output.write("would forget \(kind.rawValue) #\(id) (not found)\n")
             return
@@ -113,7 +114,7 @@ public enum ForgetCommand: Command {
     }
     let kinds: Set<ItemKind> = [kind]
     try await EngineAccess.withEngine(context) { engine in
-      let matched = try await engine.forget(matching: query, kinds: kinds, limit: 20, dryRun: true)
+      let matched = try await engine.memories.forget(matching: query, kinds: kinds, limit: 20, dryRun: true)
       guard !matched.isEmpty else {
         if json { try context.jsonLines.write(["forgotten": .array([])] as JSONValue) }
         context.error.write("nothing matches '\(query)'\n")
@@ -140,7 +141,7 @@ public enum ForgetCommand: Command {
       var forgotten: [Int64] = []
       var copies: [String] = []
       for hit in matched {
-        guard let report = try engine.forgetReporting(kind: hit.kind, id: hit.id) else { continue }
+        guard let report = try engine.memories.forgetReporting(kind: hit.kind, id: hit.id) else { continue }
         forgotten.append(hit.id)
         if report.removedCopies { copies.append("#\(hit.id)\(Self.removedText(report, dryRun: false))") }
       }

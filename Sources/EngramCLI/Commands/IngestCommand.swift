@@ -133,7 +133,7 @@ public enum IngestCommand: Command {
     let bar = Mutex<ProgressBar?>(nil)
     let label = file == "-" ? "ingest" : "ingest " + URL(fileURLWithPath: file).lastPathComponent
     let task = Task {
-      try await engine.ingest(path: file, options: options) { progress in
+      try await engine.conversation.ingest(path: file, options: options) { progress in
         guard progress.phase == "embedding" else { return }
         let current = bar.withLock { bar in
           if bar == nil { bar = ProgressBar(label: label, total: progress.total, context: context) }

@@ -60,7 +60,7 @@ public enum InitCommand: Command {
         throw error
       }
       try await EngineAccess.closing(engine) { engine in
-        try engine.setEmbedderSpec(spec.text)
+        try engine.maintenance.setEmbedderSpec(spec.text)
         context.output.write(
           "created memory \(path) (embedder \(spec.text): \(embedder.modelID), \(embedder.dimension)-d)\n")
       }

@@ -49,7 +49,7 @@ public enum RememberCommand: Command {
     }
     let tags = options.tag
     let (id, isNew) = try await EngineAccess.withEngine(context) { engine in
-      try await engine.rememberReporting(text, kind: kind, importance: importance, tags: tags)
+      try await engine.memories.rememberReporting(text, kind: kind, importance: importance, tags: tags)
     }
     if options.json {
       try context.jsonLines.write(

@@ -28,10 +28,10 @@ public enum StatsCommand: Command {
 
   /// The statistics as one JSON object.
   static func collect(_ engine: MemoryEngine) throws -> JSONValue {
-    let counts = try engine.tableCounts()
-    let kinds = try engine.memoryCountsByKind()
-    let index = engine.vectorIndexStatistics
-    let lastCompaction = try engine.metaValue("last_compaction").flatMap(Int64.init).map {
+    let counts = try engine.maintenance.tableCounts()
+    let kinds = try engine.maintenance.memoryCountsByKind()
+    let index = engine.maintenance.vectorIndexStatistics
+    let lastCompaction = try engine.maintenance.metaValue("last_compaction").flatMap(Int64.init).map {
       JSONValue.string(HitRendering.isoDate(Date(timeIntervalSince1970: Double($0) / 1000)))
     }
     return [
@@ -41,8 +41,8 @@ public enum StatsCommand: Command {
       "embeddings": .int(counts["embeddings"] ?? 0),
       "memories_by_kind": .object(
         Dictionary(uniqueKeysWithValues: MemoryKind.allCases.map { ($0.rawValue, .int(kinds[$0] ?? 0)) })),
-      "bytes": .int(engine.databaseBytes()),
-      "embedder_spec": try engine.metaValue(EmbedderSpec.metaKey).map { .string($0) } ?? .null,
+      "bytes": .int(engine.maintenance.databaseBytes()),
+      "embedder_spec": try engine.maintenance.metaValue(EmbedderSpec.metaKey).map { .string($0) } ?? .null,
       "model": .string(engine.embedder.modelID), "dimension": .int(engine.embedder.dimension),
       "index_rows": .int(index.rows), "index_tombstones": .int(index.tombstones),
       "index_bytes": .int(index.bytes),

@@ -114,7 +114,7 @@ public enum UserServing {
         let path = directory + "/" + user + ".sqlite"
         let isNew = !FileManager.default.fileExists(atPath: path)
         let engine = try MemoryEngine(path: path, configuration: configuration)
-        if isNew { try? engine.setEmbedderSpec(specText) }
+        if isNew { try? engine.maintenance.setEmbedderSpec(specText) }
         return engine
       }
       return try MemoryEngine(location: location, configuration: configuration)

@@ -231,7 +231,7 @@ public struct EngineToolProvider: ToolProvider {
       case "conversation_append": return try await append(arguments)
       case "memory_stats":
         // Counts and the index of another model would be stale: say so (finding 5).
-        try engine.checkEmbedderCurrent()
+        try engine.maintenance.checkEmbedderCurrent()
         return .structured(try StatsCommand.collect(engine))
       case "memory_agenda": return try await agenda(arguments)
       default: throw ToolError("unknown tool '\(name)'")
@@ -320,7 +320,7 @@ public struct EngineToolProvider: ToolProvider {
       throw ToolError("'content' is blank; pass the sentence to remember")
     }
     let kind = MemoryKind(rawValue: arguments["kind"]?.stringValue ?? "fact") ?? .fact
-    let (id, isNew) = try await engine.rememberReporting(
+    let (id, isNew) = try await engine.memories.rememberReporting(
       content, kind: kind, importance: arguments["importance"]?.doubleValue ?? 0.5)
     return .structured(
       ["id": .int(Int(id)), "kind": .string(kind.rawValue), "new": .bool(isNew)],
@@ -329,7 +329,7 @@ public struct EngineToolProvider: ToolProvider {
 
   private func forget(_ arguments: [String: JSONValue]) throws -> ToolResult {
     let id = arguments["id"]?.intValue ?? 0
-    guard try engine.forget(kind: .memory, id: Int64(id)) else {
+    guard try engine.memories.forget(kind: .memory, id: Int64(id)) else {
       throw ToolError("no memory with id \(id); find ids with memory_search")
     }
     return .structured(["id": .int(id), "forgotten": true], text: "Forgot memory #\(id).")
@@ -354,8 +354,8 @@ public struct EngineToolProvider: ToolProvider {
     guard !content.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
       throw ToolError("'content' is blank; pass the turn's text")
     }
-    let session = try arguments["session"]?.stringValue.map { try engine.startSession(name: $0) }
-    let id = try await engine.appendTurn(
+    let session = try arguments["session"]?.stringValue.map { try engine.conversation.startSession(name: $0) }
+    let id = try await engine.conversation.appendTurn(
       role: arguments["role"]?.stringValue ?? "user", content: content, session: session)
     return .structured(
       ["id": .int(Int(id)), "session": session.map { .int(Int($0)) } ?? .null], text: "Appended turn #\(id).")

@@ -216,14 +216,14 @@ enum WebAPI {
     }
     let limit = min(500, max(1, Int(query["limit"] ?? "") ?? 50))
     let engine = scope.engine
-    let items = try await BlockingWork.run { try engine.memories(kind: kind, limit: limit) }
+    let items = try await BlockingWork.run { try engine.memories.list(kind: kind, limit: limit) }
     return ["memories": .array(items.map { memoryJSON($0, scope) })]
   }
 
   private static func edit(id: Int64, _ body: [String: JSONValue], scope: WebScope) async throws -> JSONValue
   {
     let engine = scope.engine
-    guard let old = try await BlockingWork.run({ try engine.memory(id) }) else {
+    guard let old = try await BlockingWork.run({ try engine.memories.get(id) }) else {
       throw Failure(404, "no memory with id \(id)")
     }
     let text = body["text"]?.stringValue ?? old.content
@@ -237,8 +237,8 @@ enum WebAPI {
       }
       return kind
     }
-    let newID = try await engine.updateMemory(id, content: text, kind: kind)
-    guard let memory = try await BlockingWork.run({ try engine.memory(newID) }) else {
+    let newID = try await engine.memories.update(id, content: text, kind: kind)
+    guard let memory = try await BlockingWork.run({ try engine.memories.get(newID) }) else {
       throw Failure(404, "no memory with id \(newID)")
     }
     return ["memory": memoryJSON(memory, scope), "superseded": newID == id ? .null : .int(Int(id))]
@@ -253,7 +253,7 @@ enum WebAPI {
     let engine = scope.engine
     guard
       let report = try await BlockingWork.run({
-        try engine.forgetReporting(kind: kind, id: Int64(id), dryRun: dryRun)
+        try engine.memories.forgetReporting(kind: kind, id: Int64(id), dryRun: dryRun)
       })
     else { throw Failure(404, "no \(kind.rawValue) with id \(id)") }
     return [
@@ -265,7 +265,7 @@ enum WebAPI {
 
   private static func session(id: Int64, scope: WebScope) async throws -> JSONValue {
     let engine = scope.engine
-    let turns = try await BlockingWork.run { try engine.recentTurns(limit: 1000, session: id) }
+    let turns = try await BlockingWork.run { try engine.conversation.recentTurns(limit: 1000, session: id) }
     guard !turns.isEmpty else { throw Failure(404, "no turns in session \(id)") }
     return ["session": .int(Int(id)), "turns": .array(turns.map { hitJSON($0, scope) })]
   }

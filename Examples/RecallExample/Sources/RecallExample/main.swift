@@ -11,8 +11,8 @@ do {
   let engine = try MemoryEngine(
     path: path, configuration: EngramConfiguration(embedder: try HashingEmbedder()))
   defer { engine.close() }
-  try await engine.remember("The garage code is 4512", kind: .fact)
-  try await engine.remember("Alice prefers tea over coffee", kind: .preference)
+  try await engine.memories.remember("The garage code is 4512", kind: .fact)
+  try await engine.memories.remember("Alice prefers tea over coffee", kind: .preference)
   let hits = try await engine.search("what is the garage code", k: 1)
   guard let best = hits.first else {
     FileHandle.standardError.write(Data("nothing recalled\n".utf8))

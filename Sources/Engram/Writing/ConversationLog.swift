@@ -6,7 +6,7 @@ import Synchronization
 
 /// The conversation log: sessions and turns, each turn stored with its embedding in one
 /// transaction (or embedded later, off the caller's path), and the latest turns read back.
-final class Conversation: Sendable {
+final class ConversationLog: Sendable {
   let open: OpenState
   let store: any MemoryStore
   /// Stores embeddings and keeps the vector index in step.

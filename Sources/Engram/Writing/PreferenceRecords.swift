@@ -2,7 +2,7 @@ import EngramStore
 import Foundation
 
 /// Key-value preferences (pinned ones go into every prompt context).
-struct Preferences: Sendable {
+struct PreferenceRecords: Sendable {
   let open: OpenState
   let store: any MemoryStore
 

@@ -5,7 +5,7 @@ import Foundation
 
 /// Memories: stored with their embedding (an identical current memory is not stored
 /// twice), replaced with history kept, and read back.
-struct Memories: Sendable {
+struct MemoryRecords: Sendable {
   let open: OpenState
   let store: any MemoryStore
   /// Stores embeddings and keeps the vector index in step.
