@@ -25,7 +25,7 @@ import Testing
   @Test func anEngineIsEstimatedByItsRowsAndItsFilesNotByTheRoomItMayUse() async throws {
     let scratch = try ScratchFolder()
     let engine = try Self.engine(scratch.url.path + "/ann.sqlite", user: "ann")
-    for index in 0..<40 { try await engine.remember("Ann's note number \(index) about her bees") }
+    for index in 0..<40 { try await engine.memories.remember("Ann's note number \(index) about her bees") }
     // The index holds its 40 rows of 32 floats and little room; each of the two connections
     // caches at most the files (far less than its 256 KiB cache on a memory this small).
     let index = engine.index.memoryBytes
@@ -41,7 +41,7 @@ import Testing
     let scratch = try ScratchFolder()
     // The estimate of an engine like those below (one memory stored), measured.
     let probe = try Self.engine(scratch.url.path + "/probe.sqlite", user: "probe")
-    try await probe.remember("Probe keeps bees")
+    try await probe.memories.remember("Probe keeps bees")
     let each = probe.estimatedResidentBytes
     await probe.close()
     var limits = UserEngines.Limits()
