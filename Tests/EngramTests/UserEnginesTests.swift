@@ -1,3 +1,4 @@
+import EngramStore
 import EngramTestSupport
 import Foundation
 import Testing
@@ -26,14 +27,22 @@ import Testing
     let scratch = try ScratchFolder()
     let engine = try Self.engine(scratch.url.path + "/ann.sqlite", user: "ann")
     for index in 0..<40 { try await engine.memories.remember("Ann's note number \(index) about her bees") }
+    _ = try await engine.search("bees", k: 5)
+    _ = try await engine.search("note about bees", k: 5, mode: .keyword)
     // The index holds its 40 rows of 32 floats and little room; each of the two connections
-    // caches at most the files (far less than its 256 KiB cache on a memory this small).
+    // caches at most the files (far less than its 256 KiB cache on a memory this small),
+    // besides its schema and statements.
     let index = engine.index.memoryBytes
     #expect(index >= 40 * 32 * 4 && index < 100 * (32 * 4 + 64))
     let files = [scratch.url.path + "/ann.sqlite", scratch.url.path + "/ann.sqlite-wal"].map {
       (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? 0
     }.reduce(0, +)
-    #expect(engine.estimatedResidentBytes == index + 2 * min(256 << 10, files))
+    let perConnection = PageCacheEstimate.connectionOverhead
+    #expect(engine.estimatedResidentBytes == index + 2 * (min(256 << 10, files) + perConnection))
+    // What the connections hold, as SQLite counts it, is within the estimate.
+    let database = try #require(engine.store as? Database)
+    let measured = database.connectionMemoryBytes()
+    #expect(measured > 0 && measured <= engine.estimatedResidentBytes - index)
     await engine.close()
   }
 

@@ -6,9 +6,10 @@ import Foundation
   import Darwin
 #endif
 
-/// The most a SQLite memory's page caches hold now: each connection caches at most its
-/// cache size, and never more than the database's files (a memory of 200 turns caches a few
-/// hundred kilobytes, however large the cache it may use). Zero for PostgreSQL.
+/// The most a SQLite memory's connections hold now: each caches at most its cache size, and
+/// never more than the database's files (a memory of 200 turns caches a few hundred
+/// kilobytes, however large the cache it may use), besides its parsed schema and prepared
+/// statements (``connectionOverhead``). Zero for PostgreSQL.
 struct PageCacheEstimate: Sendable {
   /// Connections that cache pages (writer and readers).
   let connections: Int
@@ -19,6 +20,10 @@ struct PageCacheEstimate: Sendable {
 
   static let none = PageCacheEstimate(connections: 0, cacheBytes: 0, files: [])
 
+  /// A connection's schema and prepared statements once it has searched and written (as
+  /// `sqlite3_db_status` counts them; `UserEnginesTests` checks the estimate covers them).
+  static let connectionOverhead = 256 << 10
+
   /// The estimate now (one `stat` per file).
   var bytes: Int {
     guard connections > 0, cacheBytes > 0 else { return 0 }
@@ -27,6 +32,6 @@ struct PageCacheEstimate: Sendable {
       var status = stat()
       if stat(file, &status) == 0 { size += Int(status.st_size) }
     }
-    return connections * min(cacheBytes, size)
+    return connections * (min(cacheBytes, size) + Self.connectionOverhead)
   }
 }

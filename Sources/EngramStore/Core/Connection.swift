@@ -284,6 +284,18 @@ public final class Connection {
     guard code == SQLITE_OK else { throw SQLiteError.from(handle, resultCode: code, sql: sql, path: nil) }
   }
 
+  /// Bytes of heap this connection holds now: its page cache, its parsed schema and its
+  /// prepared statements (`sqlite3_db_status`).
+  public var memoryUsed: Int {
+    var total = 0
+    for status in [SQLITE_DBSTATUS_CACHE_USED, SQLITE_DBSTATUS_SCHEMA_USED, SQLITE_DBSTATUS_STMT_USED] {
+      var current: Int32 = 0
+      var highest: Int32 = 0
+      if sqlite3_db_status(handle, status, &current, &highest, 0) == SQLITE_OK { total += Int(current) }
+    }
+    return total
+  }
+
   /// Whether this connection's transaction holds deferred foreign-key violations that its
   /// commit would refuse (`SQLITE_DBSTATUS_DEFERRED_FKS`).
   public var unresolvedDeferredReferences: Bool {

@@ -158,6 +158,13 @@ public final class Database: Sendable {
     return try connection.transaction(.deferred) { try body(connection) }
   }
 
+  /// Bytes of heap the connections hold now (page caches, schemas, prepared statements):
+  /// waits for each connection in turn, so call it off the cooperative pool.
+  public func connectionMemoryBytes() -> Int {
+    let readersBytes = readers.map { $0.mutex.withLock { $0?.connection.memoryUsed ?? 0 } }.reduce(0, +)
+    return readersBytes + writer.withLock { $0?.connection.memoryUsed ?? 0 }
+  }
+
   /// Closes every connection (waiting for the running calls); later calls throw
   /// `StoreError.closed`. Closing twice is harmless.
   public func close() {
