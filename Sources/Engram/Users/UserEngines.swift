@@ -1,6 +1,11 @@
 import Foundation
 import Synchronization
 
+#if os(Linux)
+  /// glibc's `malloc_trim` (declared in `malloc.h`, which the Glibc module does not export).
+  @_silgen_name("malloc_trim") private func engramMallocTrim(_ pad: Int) -> Int32
+#endif
+
 /// Many users' memories in one process: a request's user (chosen by its bearer token
 /// through a ``UsersFile``, never by what the request says) gets a lease on that user's
 /// engine, opened on first use and kept in a cache bounded by bytes.
@@ -39,6 +44,7 @@ public final class UserEngines: Sendable {
   private let opener: @Sendable (String) throws -> MemoryEngine
   private let state = Mutex(State())
   private let closing = Mutex<(next: Int, tasks: [Int: Task<Void, Never>])>((0, [:]))
+  private let lastTrim = Mutex<ContinuousClock.Instant?>(nil)
 
   private struct Entry {
     var engine: MemoryEngine
@@ -215,9 +221,26 @@ public final class UserEngines: Sendable {
       // The task removes itself once done (it waits for this lock to be let go first).
       closing.tasks[id] = Task { [self] in
         for engine in engines { await engine.close() }
+        await self.returnFreedMemory()
         _ = self.closing.withLock { $0.tasks.removeValue(forKey: id) }
       }
     }
+  }
+
+  /// Gives the memory of closed engines back to the system (at most every half second):
+  /// the allocator otherwise keeps freed index buffers for reuse, and a cache that keeps
+  /// closing and opening engines would hold far more than its budget.
+  private func returnFreedMemory() async {
+    let now = ContinuousClock.now
+    let due = lastTrim.withLock { last -> Bool in
+      guard last.map({ now - $0 >= .milliseconds(500) }) ?? true else { return false }
+      last = now
+      return true
+    }
+    guard due else { return }
+    #if os(Linux)
+      await BlockingWork.run { _ = engramMallocTrim(0) }
+    #endif
   }
 
   /// What the cache holds now.
