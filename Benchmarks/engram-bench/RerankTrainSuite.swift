@@ -30,6 +30,9 @@ enum RerankTrainSuite {
     // --drop a,b: features held at weight 0 (to compare feature sets by cross-validation).
     let dropped = Set((arguments.optionalString("drop") ?? "").split(separator: ",").map(String.init))
     let weightsOut = arguments.optionalString("weights-out")
+    // --groups-out FILE: every question's feature rows and labels, by conversation (JSON), to
+    // try other models outside.
+    let groupsOut = arguments.optionalString("groups-out")
     let threads = try arguments.int("threads", default: ProcessInfo.processInfo.activeProcessorCount)
     try arguments.finish()
 
@@ -72,6 +75,14 @@ enum RerankTrainSuite {
         guard labels.contains(true) else { continue }
         conversationGroups.append(Group(rows: Reranker.features(of: hits, query: question), labels: labels))
       }
+    }
+    if let groupsOut {
+      let json = groups.map { file, groups in
+        [
+          "conversation": file, "groups": groups.map { ["rows": $0.rows, "labels": $0.labels] as [String: Any] },
+        ] as [String: Any]
+      }
+      try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: groupsOut))
     }
     let start = [1.0] + [Double](repeating: 0, count: Reranker.featureNames.count - 1)
     let mask = Reranker.featureNames.map { dropped.contains($0) ? 0.0 : 1.0 }
