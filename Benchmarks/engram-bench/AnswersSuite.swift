@@ -34,6 +34,9 @@ enum AnswersSuite {
     let model = arguments.string("model", default: "minilm")
     let limit = try arguments.int("limit", default: 0)
     let calibrate = arguments.flag("calibrate")
+    // --failures FILE: one JSON line per question not answered (question, reply, route, where
+    // the evidence stood among the retrieved items), to read on dev conversations.
+    let failures = arguments.optionalString("failures")
     let only = arguments.optionalString("conversations").map {
       Set($0.split(separator: ",").map(String.init))
     }
@@ -59,7 +62,7 @@ enum AnswersSuite {
       )
     }
     return (
-      try await answers(conversations, embedder: embedder, scratch: scratch),
+      try await answers(conversations, embedder: embedder, scratch: scratch, failures: failures),
       "answers from memory through the agent (\(embedder.modelID))"
     )
   }
@@ -118,9 +121,10 @@ enum AnswersSuite {
   }
 
   @MainActor
-  static func answers(_ conversations: [Conversation], embedder: any Embedder, scratch: URL) async throws
-    -> BenchReport
-  {
+  static func answers(
+    _ conversations: [Conversation], embedder: any Embedder, scratch: URL, failures: String? = nil
+  ) async throws -> BenchReport {
+    var failed: [String] = []
     var answered = 0
     var answeredByStart = 0
     // Where answers are lost: replies not drawn from memory (a skill took the question), and
@@ -174,11 +178,25 @@ enum AnswersSuite {
           answered += 1
           local += 1
         }
+        if !hit, failures != nil {
+          var line: [String: Any] = [
+            "conversation": conversation.name, "question": question.text, "category": question.category,
+            "reply": reply, "evidence": question.evidence,
+          ]
+          if case .finished(let result) = final { line["route"] = String(describing: result.route) }
+          line["evidence_position"] = recalled.firstIndex(where: question.evidence.contains) ?? -1
+          if let data = try? JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) {
+            failed.append(String(decoding: data, as: UTF8.self))
+          }
+        }
         byCategory[question.category, default: (0, 0)].total += 1
         byCategory[question.category, default: (0, 0)].answered += hit ? 1 : 0
       }
       await agent.waitForBackgroundWork()
       byConversation.set(conversation.name, ratio(local, conversation.questions.count))
+    }
+    if let failures {
+      try (failed.joined(separator: "\n") + "\n").write(toFile: failures, atomically: true, encoding: .utf8)
     }
     var report = BenchReport()
     report.set("model", embedder.modelID)

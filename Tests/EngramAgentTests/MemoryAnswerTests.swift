@@ -58,6 +58,35 @@ import Testing
       ])
   }
 
+  /// Once anything passes the gate, the ranking's best items that share a term with the
+  /// question are quoted first, in its order, even below the gate; one sharing nothing is not.
+  @Test func theRankingsBestItemsLeadOnceAnythingPassesTheGate() {
+    let ranked = [
+      RecalledMemory(id: 1, text: "Our climbing evenings moved to Tuesdays", cosine: 0.2),
+      RecalledMemory(id: 2, text: "Bought new running shoes", cosine: 0.1),
+      RecalledMemory(id: 3, text: "The climbing gym membership renews in March", cosine: 0.6),
+    ]
+    let gate = MemoryAnswer(modelID: MemoryAnswer.calibratedModel)
+    let question = "when does the climbing gym membership renew?"
+    // The gate alone passes only the third (its cosine); the first shares terms but covers
+    // too little of the question.
+    #expect(gate.relevant(ranked, to: question).map(\.id) == [3])
+    guard
+      case .memories(let answer, let hits) = gate.reply(
+        to: question, from: ranked, clock: testClock, language: .english)
+    else {
+      Issue.record("expected memories")
+      return
+    }
+    #expect(hits.map(\.id) == [1, 3])
+    #expect(answer.hasPrefix("Our climbing evenings moved to Tuesdays"))
+    #expect(!answer.contains("running shoes"))
+    // Nothing passes: nothing is quoted, however well ranked.
+    #expect(
+      gate.reply(to: question, from: Array(ranked.prefix(2)), clock: testClock, language: .english)
+        == .memories(answer: MemoryAnswer.nothingYet(.english), hits: []))
+  }
+
   @Test func nothingRelevantIsSaidHonestlyInTheUsersLanguage() {
     let output = MemoryAnswer().reply(
       to: "我的护照号码是多少？", from: [RecalledMemory(id: 1, text: "买了新跑鞋")], clock: testClock, language: .chinese)

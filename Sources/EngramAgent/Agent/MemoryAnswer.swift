@@ -1,10 +1,12 @@
 import Engram
 import Foundation
 
-/// Answers a question from retrieved memories: the one to three that pass the relevance
-/// gate, best first, with their dates; or an honest "nothing about that yet".
+/// Answers a question from retrieved memories: when any of them passes the relevance gate,
+/// up to three in the retrieval's order (those that pass, and the best-ranked ones that
+/// share a term with the question), with their dates; else an honest "nothing about that
+/// yet".
 ///
-/// **The gate.** A retrieved item answers the question when it covers enough of the
+/// **The gate.** A retrieved item bears on the question when it covers enough of the
 /// question's content terms (words without question words and other stopwords, cut to five
 /// letters so "research" meets "researching"; CJK character pairs), or when the embedder is
 /// the calibrated MiniLM model and its cosine is high. Both thresholds were calibrated with
@@ -59,8 +61,9 @@ public struct MemoryAnswer: Sendable {
     return Double(terms.intersection(found).count) / Double(terms.count)
   }
 
-  /// The reply to `question` from `memories` (best first), leading with the answer: the
-  /// one sentence of the best relevant item that covers most of the question (for a "when"
+  /// The reply to `question` from `memories` (best first), when any passes the gate: up to
+  /// `maximumItems` of them (see the type), leading with the answer: the one sentence of the best item that
+  /// covers most of the question (for a "when"
   /// question, the time it names resolved against the day it was said, "7 May 2023"), with
   /// who said it and its date; for a question about two things whose lead leaves the second
   /// uncovered, the item that covers it next; then the other relevant items, shortened.
@@ -70,9 +73,21 @@ public struct MemoryAnswer: Sendable {
   )
     -> SkillOutput
   {
-    let chosen = relevant(memories, to: question)
-    guard let lead = chosen.first else { return .memories(answer: Self.nothingYet(language), hits: []) }
+    // The gate decides whether memory holds anything on the question (it was calibrated on
+    // exactly that: questions against their own conversation or another one). The answer
+    // then quotes, in the ranking's order, the items that pass it and, among the ranking's
+    // best `maximumItems`, those that share a content term with the question (the
+    // re-ranker was fitted to put the answering turn first, where the gate's coverage and
+    // cosine can miss it; an item sharing nothing with the question is never quoted).
+    guard !relevant(memories, to: question).isEmpty else {
+      return .memories(answer: Self.nothingYet(language), hits: [])
+    }
     let terms = Self.contentTerms(question)
+    let chosen = Array(
+      memories.enumerated().filter { rank, memory in
+        passes(memory, terms: terms) || (rank < maximumItems && Self.coverage(of: terms, in: memory) > 0)
+      }.map(\.element).prefix(maximumItems))
+    let lead = chosen[0]
     var lines = [leadLine(lead, question: question, terms: terms, clock: clock, language: language)]
     var rest = Array(chosen.dropFirst())
     // A question about two things: the item that covers what the lead leaves out answers too.
