@@ -3661,5 +3661,65 @@ extension IntentCorpus {
     算了，把买菜的提醒取消吧	reminder.cancel
     那个遛狗的提醒算了，删掉	reminder.cancel
     交电费的提醒不用了	reminder.cancel
+    What novel is Priya reading these days?	memory.recall
+    Would Marco enjoy a weekend of sailing, do you think?	memory.recall
+    Why did Lena quit the choir?	memory.recall
+    When did Omar start his new job at the bakery?	memory.recall
+    Has Hannah ever been to Portugal or Spain?	memory.recall
+    How did Felix describe the food in Oaxaca?	memory.recall
+    What instrument was Priya learning last December?	memory.recall
+    Which town is Marco looking forward to playing in?	memory.recall
+    After how many months did Lena hear back from the agency?	memory.recall
+    What kind of story is Omar writing?	memory.recall
+    What day did Hannah get her visa approved?	memory.recall
+    Where was Felix in the week before his sister's wedding?	memory.recall
+    What was Marco working on in March 2022?	memory.recall
+    What did Priya say about the pottery class?	memory.recall
+    Would Omar still move abroad if he hadn't got the grant?	memory.recall
+    What cause does Hannah volunteer for on weekends?	memory.recall
+    What did Lena and Felix talk about at the end of May?	memory.recall
+    Which restaurant did Marco recommend to his cousin?	memory.recall
+    Why did Felix sell his old motorbike?	memory.recall
+    What gift did Omar buy for his daughter's birthday?	memory.recall
+    How long has Priya been running marathons?	memory.recall
+    What is Hannah's dog called?	memory.recall
+    Did Lena ever finish her thesis?	memory.recall
+    What does Marco do to unwind after work?	memory.recall
+    Who did Felix go hiking with last summer?	memory.recall
+    How did the move to Leeds change Omar's routine?	memory.recall
+    What was the name of the band Priya saw in concert?	memory.recall
+    What sport did Hannah's son take up this year?	memory.recall
+    What happened to Felix's car in the spring?	memory.recall
+    Is Marco likely to have a garden, given what he said?	memory.recall
+    What did Omar learn from his first business failing?	memory.recall
+    Which countries has Lena visited so far?	memory.recall
+    What hobby did Hannah pick up during the winter?	memory.recall
+    What was the setback Priya mentioned in April?	memory.recall
+    What did Felix think of the book his friend lent him?	memory.recall
+    When is Marco's next exhibition?	memory.recall
+    What did Lena plan to cook for the party?	memory.recall
+    Why was Omar nervous about the interview?	memory.recall
+    What does Hannah keep on her desk to stay organised?	memory.recall
+    What made Priya choose that neighbourhood for her café?	memory.recall
+    How many kids does Felix have?	memory.recall
+    What time did Marco say the rehearsal starts?	memory.recall
+    What is Lena currently studying?	memory.recall
+    Which teammate did Omar score with in the final?	memory.recall
+    What did Hannah paint for her mother?	memory.recall
+    小王最近在读什么书？	memory.recall
+    李娜为什么退出了合唱团？	memory.recall
+    阿杰是什么时候开始新工作的？	memory.recall
+    陈老师去过西班牙吗？	memory.recall
+    小美去年十二月在学什么乐器？	memory.recall
+    周明在婚礼前一周在哪里？	memory.recall
+    王芳说那家餐厅怎么样？	memory.recall
+    老张为什么把摩托车卖了？	memory.recall
+    小刘的狗叫什么名字？	memory.recall
+    阿杰给女儿买了什么生日礼物？	memory.recall
+    李娜现在在学什么专业？	memory.recall
+    周明下班以后怎么放松？	memory.recall
+    小王三月份在忙什么项目？	memory.recall
+    陈老师周末为什么事做志愿者？	memory.recall
+    王芳和小美五月底聊了什么？	memory.recall
     """#
 }
