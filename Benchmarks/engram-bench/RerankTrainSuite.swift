@@ -79,7 +79,8 @@ enum RerankTrainSuite {
     if let groupsOut {
       let json = groups.map { file, groups in
         [
-          "conversation": file, "groups": groups.map { ["rows": $0.rows, "labels": $0.labels] as [String: Any] },
+          "conversation": file,
+          "groups": groups.map { ["rows": $0.rows, "labels": $0.labels] as [String: Any] },
         ] as [String: Any]
       }
       try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: groupsOut))
