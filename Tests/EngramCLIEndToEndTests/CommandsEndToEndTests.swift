@@ -256,11 +256,14 @@ import Testing
     #expect(minilm.standardError.contains("make demo"))
   }
 
-  @Test func ctrlCDuringIngestLeavesTheMemoryUntouched() async throws {
+  /// Ctrl-C stops an ingest between batches (docs/ingest.md, "Resumable"): it exits 130 and
+  /// keeps only whole batches of what it read (nothing when it was still checking the file;
+  /// a loaded machine may deliver the signal seconds late). Running the same command again
+  /// completes it: `IngestIdempotenceTests`, `CrashSafetyTests`.
+  @Test func ctrlCDuringIngestStopsItAndLeavesTheMemorySound() async throws {
     let scratch = try ScratchFolder()
     let db = try await scratch.initializedDatabase()
-    // Ctrl-C is honoured until the embedding ends; the file must outlast the 1.5 s wait by
-    // far (20,000 turns once took longer than that, and batched inserts made it quicker).
+    // The file must outlast the 1.5 s wait by far (20,000 turns once took less than that).
     var lines = ""
     for index in 0..<100_000 {
       lines +=
@@ -274,7 +277,10 @@ import Testing
     child.send(SIGINT)
     #expect(await child.exit() == .exited(130))
     let stats = try jsonObject(try await engram("stats", "--db", db, "--json").standardOutput)
-    #expect(stats["messages"] as? Int == 0)
-    #expect(stats["sessions"] as? Int == 0)
+    let messages = try #require(stats["messages"] as? Int)
+    #expect(messages < 100_000)
+    // Whatever was committed is whole: every stored session holds all its 100 turns (the
+    // batches of 2,000 end at session boundaries here).
+    #expect(messages == (stats["sessions"] as? Int ?? -1) * 100)
   }
 }
