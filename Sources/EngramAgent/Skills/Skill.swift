@@ -54,8 +54,10 @@ extension Skill {
   public var requiresConfirmation: Bool { true }
   /// Nothing is destroyed by default.
   public var isDestructive: Bool { false }
-  /// Ten seconds per attempt.
-  public var timeout: Duration { .seconds(10) }
+  /// Thirty seconds per attempt: long enough for a skill whose work waits for a busy
+  /// machine (a remember's embedding and write took over ten seconds on a 2-core machine
+  /// running the whole test suite), short enough to stop one that hangs.
+  public var timeout: Duration { .seconds(30) }
   /// No retries by default.
   public var retryCount: Int { 0 }
   /// The retries actually allowed: none for skills with side effects.
