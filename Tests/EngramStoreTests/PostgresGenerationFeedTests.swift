@@ -17,7 +17,10 @@ struct PostgresGenerationFeedTests {
     }
   }
 
-  @Test func anotherConnectionsWriteIsKnownWithinASecond() async throws {
+  /// Runs `body` on a fresh database with stores of Alice and Bob (closed afterwards).
+  private func withAliceAndBob(
+    _ body: (String, PostgresStore, PostgresStore) async throws -> Void
+  ) async throws {
     try await PostgresTestServer.inDatabase { _, url in
       let alice = try PostgresStore(uri: url, user: "alice")
       let bob = try PostgresStore(uri: url, user: "bob")
@@ -25,6 +28,12 @@ struct PostgresGenerationFeedTests {
         alice.close()
         bob.close()
       }
+      try await body(url, alice, bob)
+    }
+  }
+
+  @Test func anotherConnectionsWriteIsKnownWithinASecond() async throws {
+    try await withAliceAndBob { url, alice, bob in
       try addEmbedding(alice, owner: 1)
       let feed = try PostgresGenerationFeed(uri: url, user: "alice")
       defer { feed.stop() }
@@ -75,13 +84,7 @@ struct PostgresGenerationFeedTests {
   }
 
   @Test func oneFeedFollowsManyUsersEachByTheirOwnCounter() async throws {
-    try await PostgresTestServer.inDatabase { _, url in
-      let alice = try PostgresStore(uri: url, user: "alice")
-      let bob = try PostgresStore(uri: url, user: "bob")
-      defer {
-        alice.close()
-        bob.close()
-      }
+    try await withAliceAndBob { url, alice, bob in
       try addEmbedding(alice, owner: 1)
       try addEmbedding(alice, owner: 2)
       let feed = try PostgresGenerationFeed(uri: url)

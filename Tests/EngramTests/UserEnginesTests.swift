@@ -1,3 +1,4 @@
+import EngramCore
 import EngramStore
 import EngramTestSupport
 import Foundation
@@ -41,7 +42,7 @@ import Testing
     #expect(engine.estimatedResidentBytes == index + 2 * (min(256 << 10, files) + perConnection))
     // What the connections hold, as SQLite counts it, is within the estimate.
     let database = try #require(engine.store as? Database)
-    let measured = database.connectionMemoryBytes()
+    let measured = await BlockingWork.run { database.connectionMemoryBytes() }
     #expect(measured > 0 && measured <= engine.estimatedResidentBytes - index)
     await engine.close()
   }

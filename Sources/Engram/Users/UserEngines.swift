@@ -158,11 +158,11 @@ public final class UserEngines: Sendable {
     }
     do {
       let engine = try await opening.value()
+      let bytes = engine.estimatedResidentBytes
       let evicted = state.withLock { state -> [MemoryEngine] in
         state.opening[user] = nil
         state.clock += 1
         if state.engines[user] == nil {
-          let bytes = engine.estimatedResidentBytes
           state.engines[user] = Entry(engine: engine, bytes: bytes, lastUsed: state.clock)
           state.bytes += bytes
           state.opened += 1
@@ -182,12 +182,13 @@ public final class UserEngines: Sendable {
 
   /// Ends one lease of `user`: re-measures their engine and closes what the budget no
   /// longer holds.
-  func release(user: String) {
+  func release(user: String, engine: MemoryEngine) {
+    // Measured before the lock (it reads the index and, for SQLite, the files' sizes).
+    let bytes = engine.estimatedResidentBytes
     let evicted = state.withLock { state -> [MemoryEngine] in
       let left = max(0, (state.inFlight[user] ?? 1) - 1)
       state.inFlight[user] = left == 0 ? nil : left
-      if var entry = state.engines[user] {
-        let bytes = entry.engine.estimatedResidentBytes
+      if var entry = state.engines[user], entry.engine === engine {
         state.bytes += bytes - entry.bytes
         entry.bytes = bytes
         state.engines[user] = entry
@@ -306,7 +307,7 @@ public final class EngineLease: Sendable {
   /// Gives the engine back to the cache; later calls do nothing.
   public func release() {
     guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
-    owner.release(user: user)
+    owner.release(user: user, engine: engine)
   }
 
   deinit {

@@ -79,14 +79,13 @@ public struct MemoryAnswer: Sendable {
     // best `maximumItems`, those that share a content term with the question (the
     // re-ranker was fitted to put the answering turn first, where the gate's coverage and
     // cosine can miss it; an item sharing nothing with the question is never quoted).
-    guard !relevant(memories, to: question).isEmpty else {
-      return .memories(answer: Self.nothingYet(language), hits: [])
-    }
     let terms = Self.contentTerms(question)
+    let passing = memories.map { passes($0, terms: terms) }
+    guard passing.contains(true) else { return .memories(answer: Self.nothingYet(language), hits: []) }
     let chosen = Array(
-      memories.enumerated().filter { rank, memory in
-        passes(memory, terms: terms) || (rank < maximumItems && Self.coverage(of: terms, in: memory) > 0)
-      }.map(\.element).prefix(maximumItems))
+      memories.indices.filter { rank in
+        passing[rank] || (rank < maximumItems && Self.coverage(of: terms, in: memories[rank]) > 0)
+      }.map { memories[$0] }.prefix(maximumItems))
     let lead = chosen[0]
     var lines = [leadLine(lead, question: question, terms: terms, clock: clock, language: language)]
     var rest = Array(chosen.dropFirst())

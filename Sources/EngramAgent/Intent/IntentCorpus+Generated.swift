@@ -3687,7 +3687,7 @@ extension IntentCorpus {
     What does Marco do to unwind after work?	memory.recall
     Who did Felix go hiking with last summer?	memory.recall
     How did the move to Leeds change Omar's routine?	memory.recall
-    What was the name of the band Priya saw in concert?	memory.recall
+    Which band did Priya go to see in concert?	memory.recall
     What sport did Hannah's son take up this year?	memory.recall
     What happened to Felix's car in the spring?	memory.recall
     Is Marco likely to have a garden, given what he said?	memory.recall
