@@ -17,13 +17,15 @@ enum RerankTrainSuite {
   struct Group {
     var rows: [[Double]]
     var labels: [Bool]
+    var question = ""
+    var texts: [String] = []
   }
 
   static func run(_ arguments: inout BenchArguments) async throws -> (BenchReport, String) {
     let dataPath = arguments.string("data", default: "../shared/data/locomo-dev")
     let names = Set(
       arguments.string("conversations", default: "26,30,43").split(separator: ",").map(String.init))
-    let depth = try arguments.int("depth", default: 30)
+    let depth = try arguments.int("depth", default: RetrievalWeights().rerankDepth)
     let epochs = try arguments.int("epochs", default: 3000)
     let l2 = try arguments.double("l2", default: 0.001) ?? 0.001
     let out = arguments.optionalString("out")
@@ -33,6 +35,9 @@ enum RerankTrainSuite {
     // --groups-out FILE: every question's feature rows and labels, by conversation (JSON), to
     // try other models outside.
     let groupsOut = arguments.optionalString("groups-out")
+    // --misses FILE: the questions whose evidence the fitted order leaves below the top 3, with
+    // the top 3 and the evidence (JSON lines; to read why, on the conversations fitted only).
+    let missesOut = arguments.optionalString("misses")
     let threads = try arguments.int("threads", default: ProcessInfo.processInfo.activeProcessorCount)
     try arguments.finish()
 
@@ -73,7 +78,10 @@ enum RerankTrainSuite {
           question, k: depth, mode: .hybrid, filters: SearchFilters(kinds: [.message]), recordAccess: false)
         let labels = hits.map { evidence.contains($0.metadata["dia_id"]?.stringValue ?? "") }
         guard labels.contains(true) else { continue }
-        conversationGroups.append(Group(rows: Reranker.features(of: hits, query: question), labels: labels))
+        conversationGroups.append(
+          Group(
+            rows: Reranker.features(of: hits, query: question), labels: labels, question: question,
+            texts: hits.map { "[\($0.speaker ?? "")] \($0.text)" }))
       }
     }
     if let groupsOut {
@@ -117,6 +125,23 @@ enum RerankTrainSuite {
     var named = BenchReport()
     for (name, weight) in zip(Reranker.featureNames, weights) { named.set(name, weight) }
     report.set("weights", named)
+    if let missesOut {
+      var lines: [String] = []
+      for group in groups.flatMap(\.1) {
+        let scores = group.rows.map { zip(weights, $0).reduce(0) { $0 + $1.0 * $1.1 } }
+        let order = scores.indices.sorted { scores[$0] != scores[$1] ? scores[$0] > scores[$1] : $0 < $1 }
+        guard !order.prefix(3).contains(where: { group.labels[$0] }) else { continue }
+        let evidence = order.enumerated().filter { group.labels[$0.element] }.map {
+          ["position": $0.offset, "text": group.texts[$0.element]] as [String: Any]
+        }
+        let entry: [String: Any] = [
+          "question": group.question, "top3": order.prefix(3).map { group.texts[$0] }, "evidence": evidence,
+        ]
+        let data = try JSONSerialization.data(withJSONObject: entry, options: [.sortedKeys])
+        lines.append(String(decoding: data, as: UTF8.self))
+      }
+      try (lines.joined(separator: "\n") + "\n").write(toFile: missesOut, atomically: true, encoding: .utf8)
+    }
     if let weightsOut {
       try JSONEncoder().encode(weights).write(to: URL(fileURLWithPath: weightsOut))
     }

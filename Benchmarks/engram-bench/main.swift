@@ -20,6 +20,8 @@ let usage = """
               (--db-url URL: also on the PostgreSQL store, in the same run)
     agent     routing accuracy (rules, full router), date and calculator accuracy, agent turn latency
     answers   LoCoMo questions asked through the agent: replies that quote an evidence turn
+    yesno     yes/no questions answered from memory: the verdict (yes, no, not sure) against a
+              frozen set (--data Benchmarks/data/yesno-eval.jsonl)
     rerank-train  fits the hybrid re-ranker on LoCoMo dev conversations (--conversations,
               --out Sources/Engram/Retrieval/Reranker+Trained.swift)
     scale     each engram command on a memory of --n turns, one process per command
@@ -43,6 +45,7 @@ let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String
   "ingest": IngestSuite.run,
   "snapshot-open": SnapshotOpenSuite.run,
   "serve": ServeSuite.run,
+  "yesno": YesNoSuite.run,
 ]
 
 let commandLine = Array(CommandLine.arguments.dropFirst())
