@@ -88,7 +88,11 @@ enum RerankTrainSuite {
       let json = groups.map { file, groups in
         [
           "conversation": file,
-          "groups": groups.map { ["rows": $0.rows, "labels": $0.labels] as [String: Any] },
+          "groups": groups.map {
+            [
+              "rows": $0.rows, "labels": $0.labels, "question": $0.question, "texts": $0.texts,
+            ] as [String: Any]
+          },
         ] as [String: Any]
       }
       try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: groupsOut))
