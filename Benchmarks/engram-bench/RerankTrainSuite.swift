@@ -1,7 +1,8 @@
 import Engram
 import Foundation
 
-/// `engram-bench rerank-train [--conversations 26,30,43] [--depth 30] [--out FILE]`
+/// `engram-bench rerank-train [--conversations 26,30,43] [--depth 30] [--out FILE]
+/// [--groups-out FILE [--second-model e5-small]] [--misses FILE]`
 ///
 /// Fits the hybrid re-ranker (`Reranker`) on LoCoMo dev conversations: each named
 /// conversation goes into a fresh memory searched without a re-ranker; every category 1-4
@@ -19,6 +20,7 @@ enum RerankTrainSuite {
     var labels: [Bool]
     var question = ""
     var texts: [String] = []
+    var extra: [[Double]] = []
   }
 
   static func run(_ arguments: inout BenchArguments) async throws -> (BenchReport, String) {
@@ -38,6 +40,10 @@ enum RerankTrainSuite {
     // --misses FILE: the questions whose evidence the fitted order leaves below the top 3, with
     // the top 3 and the evidence (JSON lines; to read why, on the conversations fitted only).
     let missesOut = arguments.optionalString("misses")
+    // --second-model e5-small: with --groups-out, each candidate's cosine to the question
+    // under a second embedder (its text with the speaker) as an extra column, to measure what
+    // a second opinion would add before building it.
+    let second = arguments.optionalString("second-model")
     let threads = try arguments.int("threads", default: ProcessInfo.processInfo.activeProcessorCount)
     try arguments.finish()
 
@@ -48,6 +54,7 @@ enum RerankTrainSuite {
       throw BenchError("not every conversation of \(names.sorted()) is in \(dataPath)")
     }
     let embedder = try benchEmbedder("minilm", threads: threads)
+    let secondEmbedder = try second.map { try benchEmbedder($0, threads: threads) }
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("engram-rerank-\(getpid())")
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: scratch) }
@@ -78,10 +85,16 @@ enum RerankTrainSuite {
           question, k: depth, mode: .hybrid, filters: SearchFilters(kinds: [.message]), recordAccess: false)
         let labels = hits.map { evidence.contains($0.metadata["dia_id"]?.stringValue ?? "") }
         guard labels.contains(true) else { continue }
+        var extra: [[Double]] = []
+        if let secondEmbedder {
+          let query = try await secondEmbedder.embedQueries([question])[0]
+          let vectors = try await secondEmbedder.embed(hits.map { "\($0.speaker ?? ""): \($0.text)" })
+          extra = vectors.map { v in [Double(zip(v, query).reduce(Float(0)) { $0 + $1.0 * $1.1 })] }
+        }
         conversationGroups.append(
           Group(
             rows: Reranker.features(of: hits, query: question), labels: labels, question: question,
-            texts: hits.map { "[\($0.speaker ?? "")] \($0.text)" }))
+            texts: hits.map { "[\($0.speaker ?? "")] \($0.text)" }, extra: extra))
       }
     }
     if let groupsOut {
@@ -91,6 +104,7 @@ enum RerankTrainSuite {
           "groups": groups.map {
             [
               "rows": $0.rows, "labels": $0.labels, "question": $0.question, "texts": $0.texts,
+              "extra": $0.extra,
             ] as [String: Any]
           },
         ] as [String: Any]
