@@ -37,6 +37,8 @@ import Testing
     ]
     let model = weights(["fused": 1, "when_temporal": 1])
     #expect(model.rerank(hits, query: "When did Ann go hiking?").map(\.id) == [5, 1])
+    // Each takes the fused score of its new place: scores still fall down the list.
+    #expect(model.rerank(hits, query: "When did Ann go hiking?").map(\.score) == [1, 0.9])
     // Not a "when" question: the fused order stands.
     #expect(model.rerank(hits, query: "Where did Ann go hiking?").map(\.id) == [1, 5])
   }
@@ -60,6 +62,7 @@ import Testing
     let ranked = model.rerank(hits, query: "what does Ann eat")
     #expect(ranked.map(\.id) == [1, 9, 2, 3])
     #expect(ranked[1] == memory)
+    #expect(ranked.map(\.score) == hits.map(\.score))
     #expect(model.rerank(hits, query: "what does Ann eat") == ranked)
   }
 

@@ -35,22 +35,24 @@ public struct Reranker: Sendable, Equatable {
 
   /// `hits` (the fused ranking, best first) in the re-ranker's order. The model was
   /// trained on conversation turns: it re-orders the turns among the places turns hold in
-  /// the fused ranking (each turn's `score` becomes the re-ranker's); memories and
-  /// summaries keep their places and scores.
+  /// the fused ranking; memories and summaries keep their places. Every hit's `score` is
+  /// the fused score of the place it ends in, so scores fall down the list on one scale
+  /// whatever the kinds (the model's own scores only order the turns).
   public func rerank(_ hits: [SearchHit], query: String) -> [SearchHit] {
     let places = hits.indices.filter { hits[$0].kind == .message }
     guard places.count > 1 else { return hits }
     let turns = places.map { hits[$0] }
     let rows = Self.features(of: turns, query: query)
     var scored = zip(turns, rows).enumerated().map { position, pair in
-      var hit = pair.0
-      hit.score = zip(weights, pair.1).reduce(0) { $0 + $1.0 * $1.1 }
-      return (position, hit)
+      (position, pair.0, zip(weights, pair.1).reduce(0) { $0 + $1.0 * $1.1 })
     }
     // Ties keep the fused order, so the result is deterministic.
-    scored.sort { $0.1.score != $1.1.score ? $0.1.score > $1.1.score : $0.0 < $1.0 }
+    scored.sort { $0.2 != $1.2 ? $0.2 > $1.2 : $0.0 < $1.0 }
     var result = hits
-    for (place, entry) in zip(places, scored) { result[place] = entry.1 }
+    for (place, entry) in zip(places, scored) {
+      result[place] = entry.1
+      result[place].score = hits[place].score
+    }
     return result
   }
 

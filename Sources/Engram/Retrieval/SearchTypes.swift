@@ -61,7 +61,8 @@ public struct SearchHit: Sendable, Equatable {
   public var bm25: Double?
   /// The cosine similarity to the query, when vector search found it.
   public var cosine: Double?
-  /// The fused score that ranked it.
+  /// The fused score that ranked it (after the hybrid re-ranker, the fused score of the
+  /// place the re-ranker gave it, so scores fall down the list on one scale).
   public var score: Double
   /// Which retrievers found it (`keyword`, `vector`), what else raised it (`neighbour`,
   /// `speaker`), and `approximate` when its vector candidates came from the approximate tier
