@@ -3,10 +3,14 @@ import EngramAgent
 import EngramEmbeddings
 import Foundation
 
-/// `engram-bench answers --data DIR [--model minilm|hashing] [--limit N] [--json]`
+/// `engram-bench answers --data DIR [--model minilm|hashing] [--limit N] [--now INSTANT] [--one-session]
+/// [--json]`
 ///
 /// Each LoCoMo conversation of DIR goes into a fresh memory; every category 1-4 question is
-/// asked through the agent (no language model), and a reply counts as answered when it
+/// asked through the agent (no language model), each against the conversation alone (the
+/// agent keeps no turns; `--one-session` keeps them, as one long chat would, and its own
+/// turns then weigh in BM25's statistics), on a clock fixed at `--now` (default
+/// 2026-12-01T12:00:00Z, so a run does not depend on its day), and a reply counts as answered when it
 /// quotes an evidence turn (contains the first 60 characters of its text). Reports the
 /// answered rate (overall, per category, per conversation), the share of "nothing yet"
 /// replies, the median reply length and the turn latency.
@@ -40,7 +44,16 @@ enum AnswersSuite {
     let only = arguments.optionalString("conversations").map {
       Set($0.split(separator: ",").map(String.init))
     }
+    // --now: the agent's clock (UTC), fixed so that a run does not depend on the day it is
+    // made (routing and date words read the clock).
+    let nowText = arguments.string("now", default: "2026-12-01T12:00:00Z")
+    // --one-session: ask every question in one chat session that keeps its turns (as a
+    // long `engram chat` would), instead of each against the conversation alone.
+    let oneSession = arguments.flag("one-session")
     try arguments.finish()
+    guard let now = ISO8601DateFormatter().date(from: nowText) else {
+      throw BenchError("--now must be an ISO 8601 instant such as 2026-12-01T12:00:00Z, not \(nowText)")
+    }
     guard model == "minilm" || model == "hashing" else {
       throw BenchError("--model must be minilm or hashing")
     }
@@ -62,7 +75,9 @@ enum AnswersSuite {
       )
     }
     return (
-      try await answers(conversations, embedder: embedder, scratch: scratch, failures: failures),
+      try await answers(
+        conversations, embedder: embedder, scratch: scratch, now: now, oneSession: oneSession,
+        failures: failures),
       "answers from memory through the agent (\(embedder.modelID))"
     )
   }
@@ -122,7 +137,9 @@ enum AnswersSuite {
 
   @MainActor
   static func answers(
-    _ conversations: [Conversation], embedder: any Embedder, scratch: URL, failures: String? = nil
+    _ conversations: [Conversation], embedder: any Embedder, scratch: URL, now: Date,
+    oneSession: Bool = false,
+    failures: String? = nil
   ) async throws -> BenchReport {
     var failed: [String] = []
     var answered = 0
@@ -144,7 +161,10 @@ enum AnswersSuite {
       let registry = SkillRegistry()
       try BuiltInSkills.register(in: registry)
       let agent = try Agent(
-        engine: engine, registry: registry, configuration: AgentConfiguration(sessionName: "answers"))
+        engine: engine, registry: registry,
+        configuration: AgentConfiguration(
+          sessionName: "answers", clock: AgentClock(timeZone: TimeZone(identifier: "UTC")!, now: { now }),
+          persistTurns: oneSession))
       var local = 0
       progress("answers: asking \(conversation.questions.count) questions")
       for question in conversation.questions {
@@ -200,6 +220,9 @@ enum AnswersSuite {
     }
     var report = BenchReport()
     report.set("model", embedder.modelID)
+    report.set("agent_clock", ISO8601DateFormatter().string(from: now))
+    report.set(
+      "questions_in", oneSession ? "one persisted chat session" : "each against its conversation alone")
     report.set("questions", total)
     report.set("answered_rate", ratio(answered, total))
     report.set("answered_rate_first_60_chars", ratio(answeredByStart, total))

@@ -16,7 +16,9 @@ struct BenchArguments {
   private var used: Set<String> = []
 
   /// Switches that never take a value.
-  static let knownFlags: Set<String> = ["reuse", "json", "quick", "cross-validate", "calibrate", "sweep"]
+  static let knownFlags: Set<String> = [
+    "reuse", "json", "quick", "cross-validate", "calibrate", "sweep", "one-session",
+  ]
 
   init(_ arguments: [String]) throws {
     var index = 0

@@ -138,6 +138,18 @@ import Testing
     #expect(all.map(\.row.id) == [1, 2, 3])
   }
 
+  @Test func leftOutCandidatesTakeNoPartInTheNormalization() {
+    // Cosine 0.6 / 0.9 (an excluded session's turn) / 0.5: over the admitted turns alone,
+    // 0.6 is the best (1) and 0.5 the worst (0); the excluded 0.9 would have made 0.6 a 0.25.
+    let rows = [turn(1), turn(2, session: 2), turn(3)]
+    let cosine = [key(.message, 1): 0.6, key(.message, 2): 0.9, key(.message, 3): 0.5]
+    let ranked = Fusion.rank(
+      rows: rows, cosine: cosine, bm25: [:], request: request(filters: SearchFilters(excludedSessions: [2])))
+    #expect(ranked.map(\.row.id) == [1, 3])
+    #expect(abs(ranked[0].score - plain.vectorWeight) < 1e-12)
+    #expect(ranked[1].score == 0)
+  }
+
   @Test func tiesBreakByKindThenIdAndLargeKSortsTheSame() {
     var rows: [CandidateRow] = []
     for id in Int64(1)...40 {

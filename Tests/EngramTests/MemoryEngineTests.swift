@@ -56,6 +56,33 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(item.accessCount >= 3)
   }
 
+  @Test func anExcludedSessionsTurnsCannotCrowdTheOthersOut() async throws {
+    // Each retriever takes 5 candidates; the excluded session holds 12 turns that match the
+    // query better than the one turn of the other session, which must still be found.
+    let folder = try TemporaryFolder()
+    var configuration = hashingConfiguration()
+    configuration.retrieval.candidatesPerRetriever = 5
+    configuration.retrieval.reranker = nil
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: configuration)
+    defer { engine.close() }
+    let kept = try engine.conversation.startSession(name: "diary")
+    let answer = try await engine.conversation.appendTurn(
+      role: "user", content: "I left the violet umbrella at the station.", session: kept)
+    let chat = try engine.conversation.startSession(name: "chat")
+    for index in 1...12 {
+      _ = try await engine.conversation.appendTurn(
+        role: "user", content: "violet umbrella? violet umbrella! \(index)", session: chat)
+    }
+    for mode in SearchMode.allCases {
+      let hits = try await engine.search(
+        "violet umbrella", k: 3, mode: mode, filters: SearchFilters(excludedSessions: [chat]))
+      #expect(hits.map(\.id) == [answer], "mode \(mode)")
+    }
+    // Without the exclusion the chat's turns fill every place.
+    let all = try await engine.search("violet umbrella", k: 3, mode: .keyword)
+    #expect(!all.contains { $0.id == answer })
+  }
+
   @Test func weeklyActivityCountsTurnsAndMemoriesPerWeekFromMonday() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())

@@ -42,14 +42,20 @@ enum Fusion {
   static func rank(
     rows: [CandidateRow], cosine: [Int64: Double], bm25: [Int64: Double], request: Request
   ) -> [Ranked] {
+    // Candidates the filters leave out (superseded, another scope, an excluded session) take
+    // no part: the scores are normalized over the admitted ones only.
+    let admitted = rows.filter { admits($0, request.filters) }
+    var keys = Set<Int64>(minimumCapacity: admitted.count)
+    for row in admitted { keys.insert(VectorKey.make(row.kind, row.id)) }
     let fused = fuse(
-      cosine: cosine, bm25: bm25, mode: request.mode, vectorWeight: request.weights.vectorWeight)
+      cosine: cosine.filter { keys.contains($0.key) }, bm25: bm25.filter { keys.contains($0.key) },
+      mode: request.mode, vectorWeight: request.weights.vectorWeight)
     let k = request.k
     var best: [Ranked] = []
     best.reserveCapacity(min(k, insertionLimit) + 1)
-    for row in rows {
+    for row in admitted {
       let key = VectorKey.make(row.kind, row.id)
-      guard let base = fused[key], admits(row, request.filters) else { continue }
+      guard let base = fused[key] else { continue }
       var candidate = Ranked(row: row, bm25: bm25[key], cosine: cosine[key], score: base)
       if request.mode == .hybrid { addTerms(&candidate, fused: fused, request: request) }
       if k > insertionLimit {

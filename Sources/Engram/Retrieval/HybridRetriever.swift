@@ -40,9 +40,16 @@ struct HybridRetriever: Sendable {
     // order are returned.
     let reranker = mode == .hybrid ? weights.reranker : nil
     let depth = reranker == nil ? k : max(k, weights.rerankDepth)
-    let limit = max(weights.candidatesPerRetriever, depth)
     let kinds = filters.kinds.isEmpty ? Set(ItemKind.allCases) : filters.kinds
     let source = candidates
+    // Sessions left out (an agent's own conversation) are dropped after the retrievers have
+    // chosen their candidates: each retriever takes as many more as those sessions hold, so
+    // their turns cannot take the places of the others.
+    let excludedSessions = filters.excludedSessions
+    let leftOut =
+      excludedSessions.isEmpty || !kinds.contains(.message)
+      ? 0 : try await BlockingWork.run { try source.messageCount(inSessions: excludedSessions) }
+    let limit = max(weights.candidatesPerRetriever, depth) + leftOut
     let speakers = self.speakers
     let wantsSpeaker = mode == .hybrid && weights.speakerWeight > 0
     var resolvedSession: Int64?

@@ -111,6 +111,16 @@ extension Connection {
     return hits
   }
 
+  /// How many of this user's turns the sessions `ids` hold (a search that leaves them out
+  /// asks for that many more candidates, so they cannot crowd the others out).
+  public func messageCount(inSessions ids: Set<Int64>) throws -> Int {
+    guard !ids.isEmpty else { return 0 }
+    let list = ids.sorted().map(String.init).joined(separator: ",")
+    return Int(
+      try scalarInt(
+        "SELECT count(*) FROM messages WHERE user_id = ?1 AND session_id IN (\(list))", [.text(user)]) ?? 0)
+  }
+
   /// Whether every row of `table` (a per-user table) is this connection's user's, or it has
   /// none: two seeks of its `user_id` index.
   func holdsOnlyThisUser(_ table: String) throws -> Bool {

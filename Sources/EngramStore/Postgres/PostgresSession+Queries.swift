@@ -111,6 +111,16 @@ extension PostgresSession {
     return nil
   }
 
+  /// How many of the user's turns the sessions `ids` hold (see
+  /// `Connection.messageCount(inSessions:)`).
+  public func messageCount(inSessions ids: Set<Int64>) throws -> Int {
+    guard !ids.isEmpty else { return 0 }
+    return Int(
+      try scalarInt(
+        "SELECT count(*) FROM messages WHERE user_scope = $1 AND session_id = ANY($2::bigint[])",
+        [Self.idArray(ids)]) ?? 0)
+  }
+
   /// The user's newest memories (of `kind`), newest first.
   public func memories(kind: MemoryKind?, limit: Int, includeSuperseded: Bool) throws -> [Memory] {
     try records(

@@ -38,6 +38,11 @@ public protocol CandidateSource: Sendable {
   /// rows (`rankedCandidates(ids:query:searchingKeywords:rank:)`).
   func keywordCandidates(_ query: KeywordQuery) throws -> [TextHit]?
 
+  /// How many turns the sessions `ids` hold: a search that leaves those sessions out (an
+  /// agent's own conversation) takes that many more candidates from each retriever, so the
+  /// left-out turns cannot take the others' places.
+  func messageCount(inSessions ids: Set<Int64>) throws -> Int
+
   /// Reads the ranking facts of the candidates `ids` and, with `searchingKeywords`, of the
   /// keyword candidates of `query` too; `rank` chooses among them (given the keyword hits
   /// this call found, none without `searchingKeywords`), and the texts of the chosen are
@@ -62,6 +67,10 @@ struct SQLiteCandidateSource: CandidateSource {
 
   func sessionID(named name: String) throws -> Int64? {
     try database.read { try $0.sessionID(named: name) }
+  }
+
+  func messageCount(inSessions ids: Set<Int64>) throws -> Int {
+    try database.read { try $0.messageCount(inSessions: ids) }
   }
 
   func keywordCandidates(_ query: KeywordQuery) throws -> [TextHit]? {
@@ -105,6 +114,10 @@ struct PostgresCandidateSource: CandidateSource {
   }
 
   func keywordCandidates(_ query: KeywordQuery) throws -> [TextHit]? { nil }
+
+  func messageCount(inSessions ids: Set<Int64>) throws -> Int {
+    try store.read { try $0.messageCount(inSessions: ids) }
+  }
 
   func rankedCandidates<Ranked: Sendable>(
     ids: [ItemKind: [Int64]], query: KeywordQuery, searchingKeywords: Bool,
