@@ -28,6 +28,37 @@ func hashingConfiguration(dimension: Int = 256) -> EngramConfiguration {
   return configuration
 }
 
+/// `configuration` with 5 candidates a retriever and no re-ranker, for
+/// `checkAnExcludedSessionCannotCrowdTheOthersOut`.
+func crowdingConfiguration(_ configuration: EngramConfiguration) -> EngramConfiguration {
+  var configuration = configuration
+  configuration.retrieval.candidatesPerRetriever = 5
+  configuration.retrieval.reranker = nil
+  return configuration
+}
+
+/// On an empty engine of `crowdingConfiguration`: the excluded session holds 12 turns that
+/// match the query better than the one turn of the other session, which must still be
+/// found in every mode (without the exclusion the chat's turns fill every place).
+func checkAnExcludedSessionCannotCrowdTheOthersOut(_ engine: MemoryEngine) async throws {
+  let kept = try engine.conversation.startSession(name: "diary")
+  let answer = try await engine.conversation.appendTurn(
+    role: "user", content: "I left the violet umbrella at the station.", session: kept)
+  let chat = try engine.conversation.startSession(name: "chat")
+  for index in 1...12 {
+    _ = try await engine.conversation.appendTurn(
+      role: "user", content: "violet umbrella? violet umbrella! \(index)", session: chat)
+  }
+  for mode in SearchMode.allCases {
+    let hits = try await engine.search(
+      "violet umbrella", k: 3, mode: mode, filters: SearchFilters(excludedSessions: [chat]),
+      recordAccess: false)
+    #expect(hits.map(\.id) == [answer], "mode \(mode)")
+  }
+  let all = try await engine.search("violet umbrella", k: 3, mode: .keyword, recordAccess: false)
+  #expect(!all.contains { $0.id == answer })
+}
+
 func writeFile(_ text: String, to path: String) throws {
   try Data(text.utf8).write(to: URL(fileURLWithPath: path))
 }
@@ -57,30 +88,11 @@ func writeFile(_ text: String, to path: String) throws {
   }
 
   @Test func anExcludedSessionsTurnsCannotCrowdTheOthersOut() async throws {
-    // Each retriever takes 5 candidates; the excluded session holds 12 turns that match the
-    // query better than the one turn of the other session, which must still be found.
     let folder = try TemporaryFolder()
-    var configuration = hashingConfiguration()
-    configuration.retrieval.candidatesPerRetriever = 5
-    configuration.retrieval.reranker = nil
-    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: configuration)
+    let engine = try MemoryEngine(
+      path: folder.path("m.sqlite"), configuration: crowdingConfiguration(hashingConfiguration()))
     defer { engine.close() }
-    let kept = try engine.conversation.startSession(name: "diary")
-    let answer = try await engine.conversation.appendTurn(
-      role: "user", content: "I left the violet umbrella at the station.", session: kept)
-    let chat = try engine.conversation.startSession(name: "chat")
-    for index in 1...12 {
-      _ = try await engine.conversation.appendTurn(
-        role: "user", content: "violet umbrella? violet umbrella! \(index)", session: chat)
-    }
-    for mode in SearchMode.allCases {
-      let hits = try await engine.search(
-        "violet umbrella", k: 3, mode: mode, filters: SearchFilters(excludedSessions: [chat]))
-      #expect(hits.map(\.id) == [answer], "mode \(mode)")
-    }
-    // Without the exclusion the chat's turns fill every place.
-    let all = try await engine.search("violet umbrella", k: 3, mode: .keyword)
-    #expect(!all.contains { $0.id == answer })
+    try await checkAnExcludedSessionCannotCrowdTheOthersOut(engine)
   }
 
   @Test func weeklyActivityCountsTurnsAndMemoriesPerWeekFromMonday() async throws {

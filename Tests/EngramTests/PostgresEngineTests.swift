@@ -51,26 +51,11 @@ struct PostgresEngineTests {
 
   @Test func anExcludedSessionsTurnsCannotCrowdTheOthersOut() async throws {
     try await withDatabase { url in
-      var configuration = hashingConfiguration()
+      var configuration = crowdingConfiguration(hashingConfiguration())
       configuration.user = "alice"
-      configuration.retrieval.candidatesPerRetriever = 5
-      configuration.retrieval.reranker = nil
       let engine = try MemoryEngine(location: try StoreLocation(parsing: url), configuration: configuration)
       defer { engine.close() }
-      let kept = try engine.conversation.startSession(name: "diary")
-      let answer = try await engine.conversation.appendTurn(
-        role: "user", content: "I left the violet umbrella at the station.", session: kept)
-      let chat = try engine.conversation.startSession(name: "chat")
-      for index in 1...12 {
-        _ = try await engine.conversation.appendTurn(
-          role: "user", content: "violet umbrella? violet umbrella! \(index)", session: chat)
-      }
-      for mode in SearchMode.allCases {
-        let hits = try await engine.search(
-          "violet umbrella", k: 3, mode: mode, filters: SearchFilters(excludedSessions: [chat]),
-          recordAccess: false)
-        #expect(hits.map(\.id) == [answer], "mode \(mode)")
-      }
+      try await checkAnExcludedSessionCannotCrowdTheOthersOut(engine)
     }
   }
 
