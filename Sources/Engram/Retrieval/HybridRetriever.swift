@@ -42,14 +42,17 @@ struct HybridRetriever: Sendable {
     let depth = reranker == nil ? k : max(k, weights.rerankDepth)
     let kinds = filters.kinds.isEmpty ? Set(ItemKind.allCases) : filters.kinds
     let source = candidates
-    // Sessions left out (an agent's own conversation) are dropped after the retrievers have
-    // chosen their candidates: each retriever takes as many more as those sessions hold, so
-    // their turns cannot take the places of the others.
+    // Sessions left out (an agent's own conversation): each retriever takes as many more
+    // candidates as those sessions hold turns, and their turns are dropped before the rows are
+    // read, so they cannot take the places of the others (the candidates are those of a
+    // memory without them).
     let excludedSessions = filters.excludedSessions
     let leftOut =
       excludedSessions.isEmpty || !kinds.contains(.message)
-      ? 0 : try await BlockingWork.run { try source.messageCount(inSessions: excludedSessions) }
-    let limit = max(weights.candidatesPerRetriever, depth) + leftOut
+      ? Set<Int64>() : try await BlockingWork.run { try source.messageIDs(inSessions: excludedSessions) }
+    let leftOutKeys = Set(leftOut.map { VectorKey.make(.message, $0) })
+    let perRetriever = max(weights.candidatesPerRetriever, depth)
+    let limit = perRetriever + leftOut.count
     let speakers = self.speakers
     let wantsSpeaker = mode == .hybrid && weights.speakerWeight > 0
     var resolvedSession: Int64?
@@ -71,7 +74,11 @@ struct HybridRetriever: Sendable {
           side.namedSpeaker = Fusion.namedSpeaker(in: query, known: try speakers.known())
         }
         if mode != .vector {
-          side.hits = try source.keywordCandidates(keywordQuery)
+          side.hits = try source.keywordCandidates(keywordQuery).map { hits in
+            Array(
+              hits.lazy.filter { !leftOutKeys.contains(VectorKey.make($0.ownerKind, $0.ownerID)) }.prefix(
+                perRetriever))
+          }
         }
         return side
       }
@@ -95,7 +102,10 @@ struct HybridRetriever: Sendable {
       }
       approximate = !found.isExact
       cosine.reserveCapacity(found.hits.count)
-      for hit in found.hits { cosine[hit.id] = Double(hit.score) }
+      // Best first: the first `perRetriever` not left out.
+      for hit in found.hits.lazy.filter({ !leftOutKeys.contains($0.id) }).prefix(perRetriever) {
+        cosine[hit.id] = Double(hit.score)
+      }
     }
     let side = try await keywordTask.value
     // Keyword candidates the store did not read ahead are read with the rows.

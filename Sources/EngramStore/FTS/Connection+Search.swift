@@ -111,14 +111,15 @@ extension Connection {
     return hits
   }
 
-  /// How many of this user's turns the sessions `ids` hold (a search that leaves them out
-  /// asks for that many more candidates, so they cannot crowd the others out).
-  public func messageCount(inSessions ids: Set<Int64>) throws -> Int {
-    guard !ids.isEmpty else { return 0 }
-    let list = ids.sorted().map(String.init).joined(separator: ",")
-    return Int(
-      try scalarInt(
-        "SELECT count(*) FROM messages WHERE user_id = ?1 AND session_id IN (\(list))", [.text(user)]) ?? 0)
+  /// The ids of this user's turns in the sessions `ids` (a search that leaves them out asks
+  /// for that many more candidates and drops these, so they cannot crowd the others out).
+  public func messageIDs(inSessions ids: Set<Int64>) throws -> Set<Int64> {
+    guard !ids.isEmpty else { return [] }
+    // One cached statement whatever the sessions: they are bound as a JSON array.
+    let statement = try cachedStatement(
+      "SELECT id FROM messages WHERE user_id = ?1 AND session_id IN (SELECT value FROM json_each(?2))")
+    try statement.bind([.text(user), .text("[" + ids.sorted().map(String.init).joined(separator: ",") + "]")])
+    return Set(try statement.map { $0.int64(at: 0) })
   }
 
   /// Whether every row of `table` (a per-user table) is this connection's user's, or it has

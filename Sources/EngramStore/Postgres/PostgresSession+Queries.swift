@@ -111,14 +111,18 @@ extension PostgresSession {
     return nil
   }
 
-  /// How many of the user's turns the sessions `ids` hold (see
-  /// `Connection.messageCount(inSessions:)`).
-  public func messageCount(inSessions ids: Set<Int64>) throws -> Int {
-    guard !ids.isEmpty else { return 0 }
-    return Int(
-      try scalarInt(
-        "SELECT count(*) FROM messages WHERE user_scope = $1 AND session_id = ANY($2::bigint[])",
-        [Self.idArray(ids)]) ?? 0)
+  /// The ids of the user's turns in the sessions `ids` (see
+  /// `Connection.messageIDs(inSessions:)`).
+  public func messageIDs(inSessions ids: Set<Int64>) throws -> Set<Int64> {
+    guard !ids.isEmpty else { return [] }
+    var found = Set<Int64>()
+    for row in try connection.execute(
+      "SELECT id FROM messages WHERE user_scope = $1 AND session_id = ANY($2::bigint[])",
+      [scope, Self.idArray(ids)]
+    ).rows {
+      if let id = try row.int64(0) { found.insert(id) }
+    }
+    return found
   }
 
   /// The user's newest memories (of `kind`), newest first.

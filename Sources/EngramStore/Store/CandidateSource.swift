@@ -38,10 +38,10 @@ public protocol CandidateSource: Sendable {
   /// rows (`rankedCandidates(ids:query:searchingKeywords:rank:)`).
   func keywordCandidates(_ query: KeywordQuery) throws -> [TextHit]?
 
-  /// How many turns the sessions `ids` hold: a search that leaves those sessions out (an
-  /// agent's own conversation) takes that many more candidates from each retriever, so the
-  /// left-out turns cannot take the others' places.
-  func messageCount(inSessions ids: Set<Int64>) throws -> Int
+  /// The ids of the turns the sessions `ids` hold: a search that leaves those sessions out (an
+  /// agent's own conversation) takes that many more candidates from each retriever and drops
+  /// these, so the left-out turns cannot take the others' places.
+  func messageIDs(inSessions ids: Set<Int64>) throws -> Set<Int64>
 
   /// Reads the ranking facts of the candidates `ids` and, with `searchingKeywords`, of the
   /// keyword candidates of `query` too; `rank` chooses among them (given the keyword hits
@@ -69,8 +69,8 @@ struct SQLiteCandidateSource: CandidateSource {
     try database.read { try $0.sessionID(named: name) }
   }
 
-  func messageCount(inSessions ids: Set<Int64>) throws -> Int {
-    try database.read { try $0.messageCount(inSessions: ids) }
+  func messageIDs(inSessions ids: Set<Int64>) throws -> Set<Int64> {
+    try database.read { try $0.messageIDs(inSessions: ids) }
   }
 
   func keywordCandidates(_ query: KeywordQuery) throws -> [TextHit]? {
@@ -115,8 +115,8 @@ struct PostgresCandidateSource: CandidateSource {
 
   func keywordCandidates(_ query: KeywordQuery) throws -> [TextHit]? { nil }
 
-  func messageCount(inSessions ids: Set<Int64>) throws -> Int {
-    try store.read { try $0.messageCount(inSessions: ids) }
+  func messageIDs(inSessions ids: Set<Int64>) throws -> Set<Int64> {
+    try store.read { try $0.messageIDs(inSessions: ids) }
   }
 
   func rankedCandidates<Ranked: Sendable>(
