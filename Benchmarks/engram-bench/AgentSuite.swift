@@ -102,11 +102,6 @@ enum AgentSuite {
     }
   }
 
-  /// Accuracy of `correct` over `total`, as a report number (0 when there is nothing).
-  static func ratio(_ correct: Int, _ total: Int) -> Double {
-    total == 0 ? 0 : Double(correct) / Double(total)
-  }
-
   static func measureRouting(
     _ requests: [Request], embedder: any Embedder, clock: AgentClock, into report: inout BenchReport
   ) async throws {

@@ -174,20 +174,12 @@ enum AnswersSuite {
         let recalled = agent.lastContext?.recalled.map(\.text) ?? []
         if recalled.contains(where: question.evidence.contains) { inContext += 1 }
         if recalled.prefix(3).contains(where: question.evidence.contains) { inContextTop3 += 1 }
-        let reply: String
-        switch final {
-        case .finished(let result):
-          reply = result.text
-          if result.route == .memory
+        let reply = await replyText(final, agent: agent)
+        if case .finished(let result) = final,
+          result.route == .memory
             || result.outputs.contains(where: { if case .memories = $0 { true } else { false } })
-          {
-            fromMemory += 1
-          }
-        case .waitingForConfirmation(let action):
-          reply = action.confirmationText
-          await agent.cancel()
-        case .failed(let failure): reply = failure.message
-        default: reply = ""
+        {
+          fromMemory += 1
         }
         total += 1
         lengths.append(Double(reply.count))
@@ -242,7 +234,19 @@ enum AnswersSuite {
     return report
   }
 
-  static func ratio(_ part: Int, _ whole: Int) -> Double { whole == 0 ? 0 : Double(part) / Double(whole) }
+  /// The text a turn ended with: the reply, the confirmation it asks (the action is then
+  /// cancelled) or the failure's message.
+  @MainActor
+  static func replyText(_ final: AgentState, agent: Agent) async -> String {
+    switch final {
+    case .finished(let result): return result.text
+    case .waitingForConfirmation(let action):
+      await agent.cancel()
+      return action.confirmationText
+    case .failed(let failure): return failure.message
+    default: return ""
+    }
+  }
 
   /// Retrieved items (as the agent sees them) for each question, in its own memory and in
   /// the next conversation's memory; then a grid search of the gate's two thresholds for

@@ -237,6 +237,11 @@ func emit(_ report: BenchReport, title: String, json: Bool) {
   }
 }
 
+/// `part` over `whole`, as a report number (0 when there is nothing).
+func ratio(_ part: Int, _ whole: Int) -> Double {
+  whole == 0 ? 0 : Double(part) / Double(whole)
+}
+
 /// Writes a progress line to stderr (never stdout, which carries results).
 func progress(_ message: String) {
   FileHandle.standardError.write(Data((message + "\n").utf8))

@@ -68,15 +68,7 @@ enum YesNoSuite {
       try BuiltInSkills.register(in: registry)
       let agent = try Agent(
         engine: engine, registry: registry, configuration: AgentConfiguration(sessionName: "yesno"))
-      let reply: String
-      switch try await agent.send(item.question) {
-      case .finished(let result): reply = result.text
-      case .waitingForConfirmation(let action):
-        reply = action.confirmationText
-        await agent.cancel()
-      case .failed(let failure): reply = failure.message
-      default: reply = ""
-      }
+      let reply = await AnswersSuite.replyText(try await agent.send(item.question), agent: agent)
       await agent.waitForBackgroundWork()
       let verdict = verdict(of: reply)
       let right = verdict == item.expected
@@ -122,6 +114,4 @@ enum YesNoSuite {
     if reply.hasPrefix("No.") || reply.hasPrefix("不是。") { return "no" }
     return "unsure"
   }
-
-  static func ratio(_ part: Int, _ whole: Int) -> Double { whole == 0 ? 0 : Double(part) / Double(whole) }
 }

@@ -44,12 +44,16 @@ enum Fusion {
   ) -> [Ranked] {
     // Candidates the filters leave out (superseded, another scope, an excluded session) take
     // no part: the scores are normalized over the admitted ones only.
+    // (Nothing left out, the usual search: the scores as found.)
     let admitted = rows.filter { admits($0, request.filters) }
-    var keys = Set<Int64>(minimumCapacity: admitted.count)
-    for row in admitted { keys.insert(VectorKey.make(row.kind, row.id)) }
+    var scoresOfAdmitted = (cosine: cosine, bm25: bm25)
+    if admitted.count < rows.count {
+      let keys = Set(admitted.map { VectorKey.make($0.kind, $0.id) })
+      scoresOfAdmitted = (cosine.filter { keys.contains($0.key) }, bm25.filter { keys.contains($0.key) })
+    }
     let fused = fuse(
-      cosine: cosine.filter { keys.contains($0.key) }, bm25: bm25.filter { keys.contains($0.key) },
-      mode: request.mode, vectorWeight: request.weights.vectorWeight)
+      cosine: scoresOfAdmitted.cosine, bm25: scoresOfAdmitted.bm25, mode: request.mode,
+      vectorWeight: request.weights.vectorWeight)
     let k = request.k
     var best: [Ranked] = []
     best.reserveCapacity(min(k, insertionLimit) + 1)
