@@ -23,7 +23,10 @@ STATIC_FLAGS ?= --static-swift-stdlib -Xlinker -L$(CURDIR)/.build/link
 release: setup
 	@mkdir -p .build/link; curl=$$(ldconfig -p | awk '$$1 == "libcurl.so.4" {print $$NF; exit}'); \
 	  if [ -n "$$curl" ]; then ln -sf "$$curl" .build/link/libcurl.so; fi
-	$(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_FLAGS)
+	@# The products only: a build of every target would also build the tests' support
+	@# library, which imports Testing, a module the static runtime does not ship.
+	$(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_FLAGS) --product engram
+	$(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_FLAGS) --product engram-bench
 
 demo: release
 	$$($(SWIFT) build -c release --show-bin-path)/engram demo
