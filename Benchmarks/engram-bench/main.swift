@@ -22,6 +22,8 @@ let usage = """
     answers   LoCoMo questions asked through the agent: replies that quote an evidence turn
     yesno     yes/no questions answered from memory: the verdict (yes, no, not sure) against a
               frozen set (--data Benchmarks/data/yesno-eval.jsonl)
+    mixed     ranking across memories and turns: questions over a chat and remembered facts
+              (--data Benchmarks/data/mixed-eval.jsonl, frozen; mixed-dev.jsonl to choose)
     rerank-train  fits the hybrid re-ranker on LoCoMo dev conversations (--conversations,
               --out Sources/Engram/Retrieval/Reranker+Trained.swift)
     scale     each engram command on a memory of --n turns, one process per command
@@ -46,6 +48,7 @@ let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String
   "snapshot-open": SnapshotOpenSuite.run,
   "serve": ServeSuite.run,
   "yesno": YesNoSuite.run,
+  "mixed": MixedSuite.run,
 ]
 
 let commandLine = Array(CommandLine.arguments.dropFirst())
