@@ -90,6 +90,35 @@ import Testing
     #expect(abs(ranked[0].score - ranked[1].score - 0.2) < 1e-12)
   }
 
+  @Test func aMemoryIsPutOnTheTurnsScale() {
+    var weights = plain
+    weights.neighbourWeight = 0.4
+    weights.speakerWeight = 0.3
+    // A memory and a turn equally relevant (cosine 0.8); the turn follows a turn that scored
+    // the same, the third turn is the least relevant.
+    let memory = CandidateRow(kind: .memory, id: 7, timestamp: now)
+    let rows = [memory, turn(1, next: 2), turn(2, previous: 1), turn(3)]
+    let cosine = [
+      key(.memory, 7): 0.8, key(.message, 1): 0.8, key(.message, 2): 0.8, key(.message, 3): 0.2,
+    ]
+    let plainQuery = Fusion.rank(rows: rows, cosine: cosine, bm25: [:], request: request(weights: weights))
+    let scores = Dictionary(
+      uniqueKeysWithValues: plainQuery.map { ($0.row.kind == .memory ? -1 : $0.row.id, $0.score) })
+    // Each turn gains 0.4 of its neighbour's 0.4; the memory, with no neighbour, 0.4 of its own.
+    #expect(abs(scores[1]! - 0.4 * 1.4) < 1e-12)
+    #expect(abs(scores[-1]! - 0.4 * 1.4) < 1e-12)
+    // A query naming a speaker: the memory's scale includes the speaker weight too.
+    let named = Fusion.rank(
+      rows: rows, cosine: cosine, bm25: [:], request: request(weights: weights, speaker: "leo"))
+    #expect(abs(named.first { $0.row.kind == .memory }!.score - 0.4 * 1.7) < 1e-12)
+    // Off in vector mode, and with both terms off the memory keeps its fused score.
+    let vector = Fusion.rank(
+      rows: rows, cosine: cosine, bm25: [:], request: request(.vector, weights: weights))
+    #expect(vector.first { $0.row.kind == .memory }!.score == 0.8)
+    let off = Fusion.rank(rows: rows, cosine: cosine, bm25: [:], request: request())
+    #expect(abs(off.first { $0.row.kind == .memory }!.score - 0.4) < 1e-12)
+  }
+
   @Test func recencyHalvesEveryHalfLife() {
     var weights = plain
     weights.recencyWeight = 1

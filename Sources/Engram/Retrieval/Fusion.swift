@@ -7,7 +7,9 @@ import Foundation
 /// Hybrid mode normalizes each retriever's scores to 0...1 over its candidates (min-max)
 /// and fuses them with `RetrievalWeights.vectorWeight`; then a turn gains a share of its
 /// best neighbouring turn's fused score (answers follow questions), turns spoken by the one
-/// known speaker the query names gain `speakerWeight`, and recency and importance weights
+/// known speaker the query names gain `speakerWeight`, a memory's score is scaled by the most
+/// those two terms can add to a turn (it has neither neighbours nor a speaker, and would
+/// otherwise lose to the chat around what it states), and recency and importance weights
 /// apply. Vector and keyword modes rank by their retriever's raw score. Ties break by kind,
 /// then id, so results are deterministic.
 enum Fusion {
@@ -123,6 +125,12 @@ enum Fusion {
         candidate.score += weights.neighbourWeight * adjacentBest
         candidate.neighbour = true
       }
+    }
+    // A memory stands alone: it has no neighbouring turn and no speaker to gain from, so its
+    // score is put on the turns' scale (times the most those two terms can add to a turn).
+    if row.kind == .memory {
+      candidate.score *=
+        1 + weights.neighbourWeight + (request.namedSpeaker != nil ? weights.speakerWeight : 0)
     }
     if let named = request.namedSpeaker, row.kind == .message, row.speaker?.lowercased() == named {
       candidate.score += weights.speakerWeight
