@@ -6,7 +6,7 @@ SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 # Every import must be declared in Package.swift (the layers of README "Architecture").
 IMPORT_CHECK ?= --explicit-target-dependency-import-check error
 
-.PHONY: demo test setup build release lint format bench peers clean schemas corpus web mcp-e2e web-e2e sanitize fuzz reliability kernels-test example-test soak watchdog-check
+.PHONY: demo test setup build release link-folder lint format bench peers clean schemas corpus web mcp-e2e web-e2e sanitize fuzz reliability kernels-test example-test soak watchdog-check
 
 setup:
 	@./scripts/setup.sh
@@ -20,15 +20,19 @@ build: setup
 # wall; docs/benchmarks.md "Scale"). FoundationNetworking's archive names libcurl as `-lcurl`; the
 # runtime package ships only libcurl.so.4, so a link folder gives the linker that name.
 STATIC_FLAGS ?= --static-swift-stdlib -Xlinker -L$(CURDIR)/.build/link
-release: setup
+# Only products are built: a build of every target would also build the tests' support
+# library, which imports Testing, a module the static runtime does not ship.
+RELEASE_BUILD = $(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_FLAGS)
+link-folder:
 	@mkdir -p .build/link; curl=$$(ldconfig -p | awk '$$1 == "libcurl.so.4" {print $$NF; exit}'); \
 	  if [ -n "$$curl" ]; then ln -sf "$$curl" .build/link/libcurl.so; fi
-	@# The products only: a build of every target would also build the tests' support
-	@# library, which imports Testing, a module the static runtime does not ship.
-	$(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_FLAGS) --product engram
-	$(SWIFT) build -c release $(SWIFT_FLAGS) $(STATIC_FLAGS) --product engram-bench
 
-demo: release
+release: setup link-folder
+	$(RELEASE_BUILD) --product engram
+	$(RELEASE_BUILD) --product engram-bench
+
+demo: setup link-folder
+	$(RELEASE_BUILD) --product engram
 	$$($(SWIFT) build -c release --show-bin-path)/engram demo
 
 # The PostgreSQL tests run against a throwaway cluster (scripts/postgres.sh), removed afterwards.
