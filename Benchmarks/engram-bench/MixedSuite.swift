@@ -2,7 +2,7 @@ import Engram
 import EngramEmbeddings
 import Foundation
 
-/// `engram-bench mixed [--data Benchmarks/data/mixed-eval.jsonl] [--model minilm|hashing]
+/// `engram-bench mixed [--data Benchmarks/data/mixed-eval.jsonl] [--model minilm|e5-small|hashing]
 /// [--failures FILE] [--json]`
 ///
 /// Ranking across kinds: questions over a memory that holds both a chat and the facts a user
@@ -69,17 +69,13 @@ enum MixedSuite {
     let model = arguments.string("model", default: "minilm")
     let failures = arguments.optionalString("failures")
     try arguments.finish()
-    guard model == "minilm" || model == "hashing" else {
-      throw BenchError("--model must be minilm or hashing")
-    }
     let text = try String(contentsOfFile: dataPath, encoding: .utf8)
     let scenarios = try text.split(separator: "\n").filter {
       !$0.trimmingCharacters(in: .whitespaces).isEmpty
     }
     .map { try JSONDecoder().decode(Scenario.self, from: Data($0.utf8)) }
     guard !scenarios.isEmpty else { throw BenchError("no scenarios in \(dataPath)") }
-    let embedder: any Embedder =
-      model == "hashing" ? try HashingEmbedder(dimension: 384) : try BertEmbedder(locator: ModelLocator())
+    let embedder = try benchEmbedder(model, threads: ProcessInfo.processInfo.activeProcessorCount)
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("engram-mixed-\(getpid())")
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: scratch) }
