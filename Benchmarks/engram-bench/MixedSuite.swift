@@ -112,6 +112,12 @@ enum MixedSuite {
           try await engine.memories.remember(memory.text, kind: kind, importance: memory.importance))
       }
       for question in scenario.questions {
+        guard question.answers.memories.allSatisfy(memoryIDs.indices.contains),
+          question.answers.turns.allSatisfy(turnIDs.indices.contains),
+          !question.answers.memories.isEmpty || !question.answers.turns.isEmpty
+        else {
+          throw BenchError("\(scenario.id): '\(question.question)' names no answer, or one out of range")
+        }
         var answering = Set<String>()
         for index in question.answers.memories { answering.insert("memory:\(memoryIDs[index])") }
         for index in question.answers.turns { answering.insert("message:\(turnIDs[index])") }
