@@ -41,7 +41,7 @@ BIN=$(swift build --scratch-path "$SCRATCH" --show-bin-path)
 
 # 2. The fuzz entry, linked against every library's objects.
 OBJECTS=()
-for module in CEngramKernels EngramStore EngramVectors EngramEmbeddings Engram EngramAgent EngramMCP EngramCLI; do
+for module in CEngramKernels EngramCore EngramStore EngramVectors EngramEmbeddings Engram EngramAgent EngramMCP EngramCLI; do
   while IFS= read -r object; do OBJECTS+=("$object"); done < <(find "$BIN/$module.build" -name '*.o' | sort)
 done
 EXECUTABLE="$SCRATCH/entries/fuzz-$TARGET"
@@ -51,10 +51,12 @@ if [[ ! -x "$EXECUTABLE" || "$SOURCE" -nt "$EXECUTABLE" || "$SCRATCH.log" -nt "$
     -I "$BIN/Modules" -I "$BIN" \
     -Xcc -fmodule-map-file=Sources/CSQLite/module.modulemap \
     -Xcc -fmodule-map-file=Sources/CBLAS/module.modulemap \
+    -Xcc -fmodule-map-file=Sources/CPostgres/module.modulemap \
+    $(pkg-config --cflags-only-I libpq | sed 's/-I/-Xcc -I/g') \
     -Xcc -fmodule-map-file="$BIN/CEngramKernels.build/module.modulemap" \
     -Xcc -I -Xcc Sources/CEngramKernels/include \
     -module-name "Fuzz_$TARGET" "$SOURCE" "${OBJECTS[@]}" \
-    $(pkg-config --libs sqlite3 openblas) -lm \
+    $(pkg-config --libs sqlite3 openblas libpq) -lm \
     -o "$EXECUTABLE" 2> >(grep -v 'Cannot export local symbol' >&2)
 fi
 

@@ -81,14 +81,24 @@ while read -r record; do
       ;;
   esac
 done <"$LOG"
+# A fuzz target that does not build or run, or finds a crash, fails the report like a test.
+FUZZ_STATUS=0
 while read -r _ target _ executions _ crashes _ seconds; do
-  [[ -n "${seconds:-}" ]] || { line "fuzz" "$target" "-" "-" "build/run failed" ""; continue; }
+  if [[ -z "${seconds:-}" ]]; then
+    line "fuzz" "$target" "-" "-" "build/run failed" ""
+    FUZZ_STATUS=1
+    continue
+  fi
   line "fuzz" "$target" "$executions" "-" "$crashes" "libFuzzer+ASan, ${seconds}s, crashes found"
+  [[ "$crashes" == 0 ]] || FUZZ_STATUS=1
 done <"$FUZZ_LOG"
 hostile_table
 if [[ $TEST_STATUS -ne 0 || $HOSTILE_STATUS -ne 0 ]]; then
   echo "some reliability tests failed:" >&2
   grep -hE '✘' "$LOG.tests" "$LOG.hostile" | head -20 >&2
 fi
+if [[ $FUZZ_STATUS -ne 0 ]]; then
+  echo "a fuzz target failed to build or run, or found a crash (scripts/fuzz.sh TARGET shows why)" >&2
+fi
 rm -f "$LOG.tests" "$LOG.hostile" "$LOG.hostile-list"
-[[ $TEST_STATUS -eq 0 && $HOSTILE_STATUS -eq 0 ]]
+[[ $TEST_STATUS -eq 0 && $HOSTILE_STATUS -eq 0 && $FUZZ_STATUS -eq 0 ]]
