@@ -6,6 +6,23 @@ struct BenchError: Error, CustomStringConvertible {
   init(_ description: String) { self.description = description }
 }
 
+/// The non-blank lines of a JSON Lines file, each decoded as `T`; at least one. A line that
+/// does not decode is an error naming the file and the line.
+func decodeJSONLines<T: Decodable>(_ type: T.Type, path: String) throws -> [T] {
+  let text = try String(contentsOfFile: path, encoding: .utf8)
+  var items: [T] = []
+  for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+  where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+    do {
+      items.append(try JSONDecoder().decode(T.self, from: Data(line.utf8)))
+    } catch {
+      throw BenchError("\(path):\(number + 1): \(error)")
+    }
+  }
+  guard !items.isEmpty else { throw BenchError("no items in \(path)") }
+  return items
+}
+
 /// `--key value` options and `--flag` switches of one suite, parsed once.
 ///
 /// Every option a suite reads is marked used; `finish()` rejects the rest, so a typo

@@ -69,12 +69,7 @@ enum MixedSuite {
     let model = arguments.string("model", default: "minilm")
     let failures = arguments.optionalString("failures")
     try arguments.finish()
-    let text = try String(contentsOfFile: dataPath, encoding: .utf8)
-    let scenarios = try text.split(separator: "\n").filter {
-      !$0.trimmingCharacters(in: .whitespaces).isEmpty
-    }
-    .map { try JSONDecoder().decode(Scenario.self, from: Data($0.utf8)) }
-    guard !scenarios.isEmpty else { throw BenchError("no scenarios in \(dataPath)") }
+    let scenarios = try decodeJSONLines(Scenario.self, path: dataPath)
     let embedder = try benchEmbedder(model, threads: ProcessInfo.processInfo.activeProcessorCount)
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("engram-mixed-\(getpid())")
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)

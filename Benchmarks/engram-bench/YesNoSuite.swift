@@ -34,12 +34,7 @@ enum YesNoSuite {
     guard model == "minilm" || model == "hashing" else {
       throw BenchError("--model must be minilm or hashing")
     }
-    let text = try String(contentsOfFile: dataPath, encoding: .utf8)
-    let items = try text.split(separator: "\n").filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
-      .map {
-        try JSONDecoder().decode(Item.self, from: Data($0.utf8))
-      }
-    guard !items.isEmpty else { throw BenchError("no items in \(dataPath)") }
+    let items = try decodeJSONLines(Item.self, path: dataPath)
     let embedder: any Embedder =
       model == "hashing" ? try HashingEmbedder(dimension: 384) : try BertEmbedder(locator: ModelLocator())
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("engram-yesno-\(getpid())")
