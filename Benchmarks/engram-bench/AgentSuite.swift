@@ -38,6 +38,7 @@ enum AgentSuite {
     let phrasesPath = arguments.string("phrases", default: "Benchmarks/data/agent-eval.jsonl")
     let skillsPath = arguments.string("skills", default: "Benchmarks/data/agent-eval-skills.jsonl")
     let agendaPath = arguments.string("agenda", default: "Benchmarks/data/agent-eval-agenda.json")
+    let compoundPath = arguments.string("compound", default: "Benchmarks/data/compound-eval.jsonl")
     let model = arguments.string("model", default: "minilm")
     let nowText = arguments.string("now", default: "2025-06-11T10:00:00+08:00")
     let turnCount = try arguments.int("turns", default: 10_000)
@@ -84,6 +85,18 @@ enum AgentSuite {
         skillRequests + requests, agendaPath: agendaPath, clock: clock, into: &skills)
       report.set("skills_split", skills)
     }
+    if !compoundPath.isEmpty {
+      let plans = try await measurePlans(try readPlans(compoundPath), embedder: embedder, clock: clock)
+      report["plan_accuracy"] = plans["plan_accuracy"]
+      report.set("compound_split", plans)
+    }
+    // Forget, cancel or recall sent to a write, over both frozen single-step splits.
+    var harmful = 0
+    if case .int(let count)? = report["harmful_inverse"] { harmful += count }
+    if case .object(let skills)? = report["skills_split"], case .int(let count)? = skills["harmful_inverse"] {
+      harmful += count
+    }
+    report.set("harmful_inverse_total", harmful)
     if turnCount > 0 {
       try await measureTurns(embedder: embedder, turns: turnCount, queries: queryCount, into: &report)
     }
@@ -107,9 +120,11 @@ enum AgentSuite {
   ) async throws {
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)
-    let router = SkillRouter(registry: registry, embedding: EmbedderPhraseEmbedding(embedder))
-    try await router.prepareIndex()
+    let skills = SkillRouter(registry: registry, embedding: EmbedderPhraseEmbedding(embedder))
+    try await skills.prepareIndex()
+    let router = TurnRouter(skills: skills)
     var rulesCorrect = 0
+    var harmful = 0
     var fullCorrect = 0
     var bySkill: [String: (correct: Int, rules: Int, total: Int)] = [:]
     var byLanguage: [String: (correct: Int, rules: Int, total: Int)] = [:]
@@ -117,14 +132,16 @@ enum AgentSuite {
     var routeSeconds: [Double] = []
     progress("agent: routing \(requests.count) requests")
     for request in requests {
-      let byRules = router.routeByRules(request.text, clock: clock)?.skillID ?? "none"
-      var decision: RouteDecision?
+      let byRules = skills.routeByRules(request.text, clock: clock)?.skillID ?? "none"
+      var route: TurnRoute?
       let seconds = try await Measure.seconds {
-        decision = try await router.route(request.text, clock: clock)
+        route = try await router.route(request.text, clock: clock)
       }
       routeSeconds.append(seconds)
-      let routed = decision?.skillID ?? "none"
-      methods[decision?.method.rawValue ?? "none", default: 0] += 1
+      // A plan's first step is the request's skill (the contract of `engram route --json`).
+      let routed = route?.plan.steps.first?.skill ?? "none"
+      methods[route?.source.rawValue ?? "none", default: 0] += 1
+      if isHarmfulInverse(gold: request.label, routed: routed) { harmful += 1 }
       let full = routed == request.label ? 1 : 0
       let rules = byRules == request.label ? 1 : 0
       fullCorrect += full
@@ -138,6 +155,7 @@ enum AgentSuite {
     }
     report.set("routing_accuracy", ratio(fullCorrect, requests.count))
     report.set("rules_accuracy", ratio(rulesCorrect, requests.count))
+    report.set("harmful_inverse", harmful)
     func breakdown(_ counts: [String: (correct: Int, rules: Int, total: Int)]) -> BenchReport {
       var result = BenchReport()
       for key in counts.keys.sorted() {

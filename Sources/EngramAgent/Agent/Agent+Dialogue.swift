@@ -53,56 +53,22 @@ extension Agent {
     -> AgentState?
   {
     let language = question.language
-    // "cancel", "never mind", 算了: the intent model's retraction label (a few plain words
-    // without a model).
-    if router.isRetraction(text) {
+    let arguments: SkillArguments
+    switch turnRouter.readAnswer(text, to: question, clock: configuration.clock) {
+    case .retraction:
       return await finish(
         AgentReply(
           executionID: execution, text: Self.cancelledMessage(language), outputs: [], language: language,
           route: .dialogue))
-    }
-    var arguments = question.arguments
-    let clock = configuration.clock
-    switch question.parameter.type {
-    case .date:
-      if let match = DateExpressionParser(clock: clock).parse(text) {
-        arguments[question.parameter.name] = .date(match.date)
-      } else if isLikelyNewRequest(text, asked: question) {
-        return nil
-      } else {
-        // Not a date: the validator reports it as unreadable, never as today.
-        arguments[question.parameter.name] = .string(text.trimmingCharacters(in: .whitespacesAndNewlines))
-      }
-    default:
-      // A number or an ordinal answers "which one?" even when it reads like arithmetic.
-      if !Self.isChoice(text), isLikelyNewRequest(text, asked: question) { return nil }
-      let answer = text.trimmingCharacters(in: .whitespacesAndNewlines.union(.punctuationCharacters))
-      guard !answer.isEmpty else { return nil }
-      arguments[question.parameter.name] = .string(answer)
+    case .newRequest:
+      return nil
+    case .answer(let answered):
+      arguments = answered
     }
     let run = TurnRun(
       executionID: execution, context: context, route: .dialogue,
       queue: [PlanStep(skill: question.skillID, arguments: arguments)], total: 1)
     return await advance(run)
-  }
-
-  /// Whether the intent model is sure `text` asks for another skill than the one waiting.
-  private func isLikelyNewRequest(_ text: String, asked question: SlotQuestion) -> Bool {
-    guard let prediction = router.intent(of: text) else { return false }
-    return prediction.label != IntentClassifier.noneLabel
-      && ConversationIntent(label: prediction.label) == nil
-      && prediction.label != question.skillID && prediction.confidence >= 0.8
-  }
-
-  /// A pick from a numbered list: `2`, `#12`, "the second one", 第二个.
-  nonisolated static func isChoice(_ text: String) -> Bool {
-    let answer = text.lowercased().trimmingCharacters(
-      in: .whitespacesAndNewlines.union(.punctuationCharacters))
-    if Int(answer) != nil || (answer.hasPrefix("#") && Int(answer.dropFirst()) != nil) { return true }
-    let ordinals = [
-      "first", "second", "third", "fourth", "fifth", "last", "第一", "第二", "第三", "第四", "第五", "最后",
-    ]
-    return answer.count <= 20 && ordinals.contains { answer.contains($0) }
   }
 
   nonisolated static func cancelledMessage(_ language: MessageLanguage) -> String {

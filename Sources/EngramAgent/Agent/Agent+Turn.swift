@@ -62,24 +62,16 @@ extension Agent {
     return await dispatch(plan, source: source, text: text, context: context, execution: execution)
   }
 
-  /// Where this turn goes: the router's decision, or the planner's when the router leaves the
-  /// turn to it (an unsure decision, or a request for no skill, with a language model on hand).
+  /// The turn's router: the skill router's stages, with the language model as the last one
+  /// when a planner is on hand.
+  var turnRouter: TurnRouter { TurnRouter(skills: router, hasLanguageModel: planner != nil) }
+
+  /// Where this turn goes: the turn router's plan, or the language model planner's when the
+  /// router leaves the turn to it.
   func route(_ text: String, prompt: PromptContext, execution: UUID) async throws -> (TurnPlan, RouteSource) {
-    // Only the user's text is routed: retrieved memories never choose a skill.
-    let decision = try await router.route(text, clock: configuration.clock, scenario: configuration.scenario)
-    if let decision, planner == nil || (decision.isConfident && decision.skillID != nil) {
-      let plan: TurnPlan
-      if decision.skillID == RecallSkill.skillID, planner != nil {
-        plan = .answerWithModel
-      } else if let skill = decision.skillID {
-        plan = .skills([PlanStep(skill: skill, arguments: decision.arguments)])
-      } else if let conversation = decision.conversation {
-        plan = .converse(conversation)
-      } else {
-        plan = .answerFromMemory
-      }
-      return (plan, RouteSource(decision.method))
-    }
+    let routed = try await turnRouter.route(
+      text, clock: configuration.clock, scenario: configuration.scenario)
+    guard case .askLanguageModel = routed.plan else { return (routed.plan, routed.source) }
     // The language model takes what the earlier stages leave (it answers with the memories
     // in hand); without one, the memories answer.
     guard let planner else { return (.answerFromMemory, .none) }
@@ -130,6 +122,10 @@ extension Agent {
       } catch {
         return await fail(execution, error, language: language, skillID: RecallSkill.skillID)
       }
+    case .askLanguageModel:
+      // Only a router with a language model plans this, and `route` asks the model then.
+      return await dispatch(
+        .answerFromMemory, source: source, text: text, context: context, execution: execution)
     case .converse(let conversation):
       // Small talk or a retraction: a reply of its own, no memory, no side effect.
       let reply = conversation.reply(language)
@@ -144,6 +140,8 @@ extension Agent {
     case .skills(let steps):
       let run = TurnRun(
         executionID: execution, context: context, route: source, queue: steps, total: steps.count)
+      // Several steps, or a condition: one plan, confirmed once (Agent+Plan.swift).
+      if Self.isPlan(steps) { return await startPlan(run, steps: steps) }
       return await advance(run)
     }
   }
@@ -537,17 +535,6 @@ extension Agent {
   }
 }
 
-extension RouteSource {
-  init(_ method: RouteDecision.Method) {
-    switch method {
-    case .rules: self = .rules
-    case .intent: self = .intent
-    case .semantic: self = .semantic
-    case .tieBreak: self = .tieBreak
-    }
-  }
-}
-
 /// Arguments as a JSON object text for traces and pending calls (dates in ISO 8601, keys sorted).
 enum ArgumentsJSON {
   static func encode(_ arguments: SkillArguments) -> String {
@@ -565,38 +552,5 @@ enum ArgumentsJSON {
       return "{}"
     }
     return String(decoding: data, as: UTF8.self)
-  }
-}
-
-/// Where a routed turn goes: the skills to run in order, an answer from the memories in hand
-/// (no skill fits), or the planner's own final answer.
-enum TurnPlan: Sendable, Equatable {
-  /// Run these steps in order (none: the planner planned nothing).
-  case skills([PlanStep])
-  /// No skill: answer from the retrieved memories (or say what the agent can do).
-  case answerFromMemory
-  /// No skill: small talk or a retraction the intent model recognised, answered in kind.
-  case converse(ConversationIntent)
-  /// The planner's final answer, said as it is.
-  case final(String)
-  /// A question for memory with a language model on hand: the model composes the answer
-  /// from the retrieved memories, citing their ids.
-  case answerWithModel
-
-  /// The steps to run (none unless `.skills`).
-  var steps: [PlanStep] {
-    if case .skills(let steps) = self { return steps }
-    return []
-  }
-
-  /// The routing trace's result: `rules: reminder.create`, `intent: no skill`, `planner: final`.
-  func summary(source: RouteSource) -> String {
-    switch self {
-    case .skills(let steps): return "\(source.rawValue): " + steps.map(\.skill).joined(separator: " -> ")
-    case .answerFromMemory: return "\(source.rawValue): no skill"
-    case .converse(let conversation): return "\(source.rawValue): \(conversation.rawValue)"
-    case .final: return "\(source.rawValue): final"
-    case .answerWithModel: return "\(source.rawValue): memory.recall (language model)"
-    }
   }
 }

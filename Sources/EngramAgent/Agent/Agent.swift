@@ -54,6 +54,8 @@ public final class Agent {
   @ObservationIgnored let ownerToken = ProcessOwner.register()
   @ObservationIgnored let router: SkillRouter
   @ObservationIgnored let planner: Planner?
+  /// Checks a plan step's condition when the step runs.
+  @ObservationIgnored let conditionChecker: ConditionChecker
   @ObservationIgnored let memory: any AgentMemory
   @ObservationIgnored var currentExecution: UUID?
   @ObservationIgnored var runningTask: Task<AgentState, Never>?
@@ -96,6 +98,8 @@ public final class Agent {
   struct SuspendedStep: Sendable {
     var run: TurnRun
     var action: PendingAction
+    /// The plan waiting for its one confirmation, when the action is a plan's.
+    var plan: PlanRun? = nil
   }
 
   /// Starts an agent on `engine`: opens its session and cancels pending calls left unfinished
@@ -105,11 +109,16 @@ public final class Agent {
   ///   - router: defaults to rules plus similarity with the engine's embedder.
   ///   - planner: the language-model planner, asked when rules and similarity find nothing.
   ///   - memory: what skills use; defaults to `EngineAgentMemory` over `engine`.
+  ///   - conditions: checks a plan step's condition; defaults to one that asks Open-Meteo
+  ///     (`ENGRAM_WEATHER_URL`) for the weather.
   /// - Throws: engine and store errors.
   public init(
     engine: MemoryEngine, registry: SkillRegistry, router: SkillRouter? = nil, planner: Planner? = nil,
-    memory: (any AgentMemory)? = nil, configuration: AgentConfiguration = AgentConfiguration()
+    memory: (any AgentMemory)? = nil, conditions: ConditionChecker? = nil,
+    configuration: AgentConfiguration = AgentConfiguration()
   ) throws {
+    self.conditionChecker =
+      conditions ?? ConditionChecker(weather: OpenMeteoWeatherService(configuration: .fromEnvironment()))
     self.engine = engine
     self.registry = registry
     self.configuration = configuration
@@ -204,6 +213,9 @@ public final class Agent {
     transition(
       .executing(skillID: step.action.skillID, step: step.action.step, total: step.action.total),
       for: execution)
+    if let plan = step.plan {
+      return await launch(execution) { agent in await agent.runConfirmedPlan(plan, action: step.action) }
+    }
     return await launch(execution) { agent in await agent.runConfirmed(step) }
   }
 

@@ -1045,5 +1045,565 @@ extension SkillWords {
     home_city.chinese_non_names	楼下
     home_city.chinese_non_names	隔壁
     home_city.chinese_non_names	乡下
+    dialogue.ordinals	first
+    dialogue.ordinals	second
+    dialogue.ordinals	third
+    dialogue.ordinals	fourth
+    dialogue.ordinals	fifth
+    dialogue.ordinals	last
+    dialogue.ordinals	第一
+    dialogue.ordinals	第二
+    dialogue.ordinals	第三
+    dialogue.ordinals	第四
+    dialogue.ordinals	第五
+    dialogue.ordinals	最后
+    plan.note_heads	note
+    plan.note_heads	jot
+    plan.note_heads	write down
+    plan.note_heads	take a note
+    plan.note_heads	make a note
+    plan.note_heads	笔记
+    plan.note_heads	记下
+    plan.note_heads	记个
+    plan.note_heads	记一下
+    plan.sequence_joins	, and then
+    plan.sequence_joins	and then
+    plan.sequence_joins	, then
+    plan.sequence_joins	then
+    plan.sequence_joins	, and also
+    plan.sequence_joins	and also
+    plan.sequence_joins	, also
+    plan.sequence_joins	also
+    plan.sequence_joins	, plus
+    plan.sequence_joins	, and
+    plan.sequence_joins	and
+    plan.sequence_joins	oh and
+    plan.sequence_joins	,
+    plan.sequence_joins	，然后
+    plan.sequence_joins	然后
+    plan.sequence_joins	，顺便
+    plan.sequence_joins	顺便
+    plan.sequence_joins	，另外
+    plan.sequence_joins	另外
+    plan.sequence_joins	，还有
+    plan.sequence_joins	，再
+    plan.sequence_joins	再帮我
+    plan.sequence_joins	再提醒
+    plan.sequence_joins	，并且
+    plan.sequence_joins	并且
+    plan.sequence_joins	，同时
+    plan.sequence_joins	，
+    plan.otherwise_joins	, otherwise
+    plan.otherwise_joins	otherwise
+    plan.otherwise_joins	, else
+    plan.otherwise_joins	or else
+    plan.otherwise_joins	，否则
+    plan.otherwise_joins	否则
+    plan.otherwise_joins	，不然
+    plan.otherwise_joins	不然
+    plan.otherwise_joins	要不然
+    plan.otherwise	otherwise
+    plan.otherwise	else
+    plan.otherwise	or else
+    plan.otherwise	否则
+    plan.otherwise	不然
+    plan.otherwise	要不然
+    plan.condition_markers	if
+    plan.condition_markers	only if
+    plan.condition_markers	in case
+    plan.condition_markers	provided that
+    plan.condition_markers	as long as
+    plan.condition_markers	如果
+    plan.condition_markers	要是
+    plan.condition_markers	假如
+    plan.condition_markers	假设
+    plan.condition_markers	万一
+    plan.condition_markers	若是
+    plan.condition_markers	倘若
+    plan.unless_markers	unless
+    plan.unless_markers	除非
+    plan.condition_enders	的话就
+    plan.condition_enders	的话，
+    plan.condition_enders	的话,
+    plan.condition_enders	的话
+    plan.answer_no	if not
+    plan.answer_no	if no
+    plan.answer_no	if it isn't
+    plan.answer_no	if it's not
+    plan.answer_no	if i'm not
+    plan.answer_no	if i don't
+    plan.answer_no	if nothing
+    plan.answer_no	如果不是
+    plan.answer_no	如果没有
+    plan.answer_no	如果没
+    plan.answer_no	不是的话
+    plan.answer_no	没有的话
+    plan.answer_no	如果不
+    plan.answer_yes	if so
+    plan.answer_yes	if yes
+    plan.answer_yes	if it is
+    plan.answer_yes	if they are
+    plan.answer_yes	if i do
+    plan.answer_yes	if that's the case
+    plan.answer_yes	如果是
+    plan.answer_yes	如果有
+    plan.answer_yes	是的话
+    plan.answer_yes	有的话
+    plan.action_openers	then
+    plan.action_openers	就
+    plan.action_openers	那就
+    plan.action_openers	那么
+    plan.action_openers	please
+    plan.action_openers	请
+    plan.action_openers	帮我
+    plan.action_verbs	remind
+    plan.action_verbs	book
+    plan.action_verbs	schedule
+    plan.action_verbs	put
+    plan.action_verbs	add
+    plan.action_verbs	move
+    plan.action_verbs	push
+    plan.action_verbs	reschedule
+    plan.action_verbs	cancel
+    plan.action_verbs	set
+    plan.action_verbs	note
+    plan.action_verbs	jot
+    plan.action_verbs	remember
+    plan.action_verbs	forget
+    plan.action_verbs	delete
+    plan.action_verbs	create
+    plan.action_verbs	make
+    plan.action_verbs	tell
+    plan.action_verbs	ping
+    plan.action_verbs	nudge
+    plan.references	it
+    plan.references	that
+    plan.references	them
+    plan.references	this
+    plan.references	the first
+    plan.references	the last
+    plan.references	the second
+    plan.references	first thing
+    plan.references	last one
+    plan.references	that one
+    plan.references	那个
+    plan.references	这个
+    plan.references	它
+    plan.references	第一个
+    plan.references	最后一个
+    plan.references	最后那个
+    plan.references	那天
+    plan.references	这天
+    plan.same_day	that day
+    plan.same_day	same day
+    plan.same_day	that evening
+    plan.same_day	that morning
+    plan.same_day	that afternoon
+    plan.same_day	that night
+    plan.same_day	当天
+    plan.same_day	那天
+    plan.same_day	同一天
+    plan.day_before	the day before
+    plan.day_before	day before
+    plan.day_before	the night before
+    plan.day_before	night before
+    plan.day_before	the evening before
+    plan.day_before	前一天
+    plan.day_before	前一晚
+    plan.day_before	前天晚上
+    plan.day_before	头一天
+    plan.weather_rain	rain
+    plan.weather_rain	raining
+    plan.weather_rain	rainy
+    plan.weather_rain	shower
+    plan.weather_rain	drizzle
+    plan.weather_rain	wet
+    plan.weather_rain	下雨
+    plan.weather_rain	雨
+    plan.weather_rain	阵雨
+    plan.weather_snow	snow
+    plan.weather_snow	snows
+    plan.weather_snow	snowing
+    plan.weather_snow	snowy
+    plan.weather_snow	下雪
+    plan.weather_snow	雪
+    plan.weather_freeze	freeze
+    plan.weather_freeze	freezes
+    plan.weather_freeze	freezing
+    plan.weather_freeze	frost
+    plan.weather_freeze	below zero
+    plan.weather_freeze	below 0
+    plan.weather_freeze	icy
+    plan.weather_freeze	结冰
+    plan.weather_freeze	零下
+    plan.weather_freeze	霜
+    plan.weather_freeze	冰冻
+    plan.weather_freeze	上冻
+    plan.weather_heat	hot
+    plan.weather_heat	heat
+    plan.weather_heat	heatwave
+    plan.weather_heat	degrees
+    plan.weather_heat	°
+    plan.weather_heat	over 30
+    plan.weather_heat	over 35
+    plan.weather_heat	高温
+    plan.weather_heat	热
+    plan.weather_heat	度以上
+    plan.weather_heat	超过
+    plan.weather_wind	wind
+    plan.weather_wind	windy
+    plan.weather_wind	gale
+    plan.weather_wind	gusty
+    plan.weather_wind	风大
+    plan.weather_wind	大风
+    plan.weather_wind	刮风
+    plan.weather_wind	台风
+    plan.weather_storm	storm
+    plan.weather_storm	stormy
+    plan.weather_storm	thunder
+    plan.weather_storm	typhoon
+    plan.weather_storm	hail
+    plan.weather_storm	雷
+    plan.weather_storm	暴雨
+    plan.weather_storm	冰雹
+    plan.weather_clear	sunny
+    plan.weather_clear	clear skies
+    plan.weather_clear	nice weather
+    plan.weather_clear	good weather
+    plan.weather_clear	dry
+    plan.weather_clear	晴
+    plan.weather_clear	天气好
+    plan.weather_clear	不下雨
+    plan.calendar_free	free
+    plan.calendar_free	nothing on
+    plan.calendar_free	nothing scheduled
+    plan.calendar_free	nothing planned
+    plan.calendar_free	nothing booked
+    plan.calendar_free	available
+    plan.calendar_free	open slot
+    plan.calendar_free	empty
+    plan.calendar_free	clear
+    plan.calendar_free	no meetings
+    plan.calendar_free	no plans
+    plan.calendar_free	有空
+    plan.calendar_free	空闲
+    plan.calendar_free	空着
+    plan.calendar_free	没安排
+    plan.calendar_free	没有安排
+    plan.calendar_free	没事
+    plan.calendar_free	没什么事
+    plan.calendar_free	是空的
+    plan.calendar_free	没会
+    plan.calendar_free	没有会
+    plan.calendar_busy	busy
+    plan.calendar_busy	booked
+    plan.calendar_busy	anything on
+    plan.calendar_busy	got anything
+    plan.calendar_busy	have anything
+    plan.calendar_busy	any meetings
+    plan.calendar_busy	a meeting
+    plan.calendar_busy	something on
+    plan.calendar_busy	有安排
+    plan.calendar_busy	有会
+    plan.calendar_busy	有事
+    plan.calendar_busy	忙
+    plan.calendar_busy	有哪些
+    plan.time_words	am
+    plan.time_words	pm
+    plan.time_words	o'clock
+    plan.time_words	oclock
+    plan.time_words	midnight
+    plan.time_words	noon
+    plan.time_words	morning
+    plan.time_words	evening
+    plan.time_words	night
+    plan.time_words	afternoon
+    plan.time_words	past
+    plan.time_words	already
+    plan.time_words	yet
+    plan.time_words	asleep
+    plan.time_words	awake
+    plan.time_words	点
+    plan.time_words	早上
+    plan.time_words	上午
+    plan.time_words	中午
+    plan.time_words	下午
+    plan.time_words	晚上
+    plan.time_words	半夜
+    plan.time_words	凌晨
+    plan.time_words	夜里
+    plan.time_words	几点
+    plan.time_there	there
+    plan.time_there	their time
+    plan.time_there	local time
+    plan.time_there	that side
+    plan.time_there	那边
+    plan.time_there	那里
+    plan.time_there	当地
+    plan.time_before	before
+    plan.time_before	earlier than
+    plan.time_before	not yet
+    plan.time_before	还没到
+    plan.time_before	没到
+    plan.time_before	不到
+    plan.time_before	之前
+    plan.time_before	以前
+    plan.time_night	night
+    plan.time_night	midnight
+    plan.time_night	半夜
+    plan.time_night	夜里
+    plan.time_night	凌晨
+    plan.time_night	深夜
+    plan.time_evening	evening
+    plan.time_evening	晚上
+    plan.time_evening	傍晚
+    plan.time_afternoon	afternoon
+    plan.time_afternoon	下午
+    plan.time_morning	morning
+    plan.time_morning	早上
+    plan.time_morning	上午
+    plan.negations	not
+    plan.negations	't
+    plan.negations	no
+    plan.negations	never
+    plan.negations	不
+    plan.negations	没
+    plan.negations	未
+    guard.head_fillers	please
+    guard.head_fillers	pls
+    guard.head_fillers	can you
+    guard.head_fillers	could you
+    guard.head_fillers	would you
+    guard.head_fillers	will you
+    guard.head_fillers	i want you to
+    guard.head_fillers	i need you to
+    guard.head_fillers	i'd like you to
+    guard.head_fillers	hey
+    guard.head_fillers	ok
+    guard.head_fillers	okay
+    guard.head_fillers	so
+    guard.head_fillers	and
+    guard.head_fillers	just
+    guard.head_fillers	请
+    guard.head_fillers	帮我
+    guard.head_fillers	麻烦你
+    guard.head_fillers	麻烦
+    guard.head_fillers	你
+    guard.head_fillers	给我
+    guard.head_fillers	帮忙
+    guard.destroy_heads	forget
+    guard.destroy_heads	delete
+    guard.destroy_heads	remove
+    guard.destroy_heads	erase
+    guard.destroy_heads	drop
+    guard.destroy_heads	scrap
+    guard.destroy_heads	ditch
+    guard.destroy_heads	cancel
+    guard.destroy_heads	get rid of
+    guard.destroy_heads	wipe
+    guard.destroy_heads	clear
+    guard.destroy_heads	undo
+    guard.destroy_heads	unremember
+    guard.destroy_heads	stop remembering
+    guard.destroy_heads	don't remember
+    guard.destroy_heads	do not remember
+    guard.destroy_heads	don't keep
+    guard.destroy_heads	no need to remember
+    guard.destroy_heads	never mind the
+    guard.destroy_heads	删
+    guard.destroy_heads	删除
+    guard.destroy_heads	删掉
+    guard.destroy_heads	去掉
+    guard.destroy_heads	清除
+    guard.destroy_heads	取消
+    guard.destroy_heads	忘掉
+    guard.destroy_heads	忘了
+    guard.destroy_heads	忘记
+    guard.destroy_heads	别记
+    guard.destroy_heads	不要记
+    guard.destroy_heads	撤销
+    guard.destroy_heads	撤掉
+    guard.destroy_heads	去除
+    guard.destroy_heads	抹掉
+    guard.recall_heads	do you remember
+    guard.recall_heads	do you recall
+    guard.recall_heads	do you know
+    guard.recall_heads	remember when
+    guard.recall_heads	remember what
+    guard.recall_heads	remember where
+    guard.recall_heads	remember who
+    guard.recall_heads	remember how
+    guard.recall_heads	did i tell you
+    guard.recall_heads	did i mention
+    guard.recall_heads	have i told you
+    guard.recall_heads	你还记得
+    guard.recall_heads	你记得
+    guard.recall_heads	记得
+    guard.recall_heads	你知道
+    guard.recall_heads	还记得
+    guard.recall_questions	do you remember
+    guard.recall_questions	do you recall
+    guard.recall_questions	you remember
+    guard.recall_questions	still remember
+    guard.recall_questions	记不记得
+    guard.recall_questions	还记得
+    guard.recall_questions	记得吗
+    guard.recall_questions	知道吗
+    guard.recall_questions	知不知道
+    guard.reminder_words	reminder
+    guard.reminder_words	remind
+    guard.reminder_words	alarm
+    guard.reminder_words	提醒
+    guard.reminder_words	闹钟
+    guard.event_words	appointment
+    guard.event_words	meeting
+    guard.event_words	event
+    guard.event_words	calendar
+    guard.event_words	booking
+    guard.event_words	reservation
+    guard.event_words	日程
+    guard.event_words	会议
+    guard.event_words	预约
+    guard.event_words	约会
+    guard.event_words	活动
+    guard.event_words	日历
+    guard.destroy_ba_verbs	取消
+    guard.destroy_ba_verbs	删掉
+    guard.destroy_ba_verbs	删除
+    guard.destroy_ba_verbs	去掉
+    guard.destroy_ba_verbs	撤销
+    guard.destroy_ba_verbs	撤掉
+    guard.destroy_ba_verbs	清除
+    guard.destroy_ba_verbs	忘掉
+    guard.destroy_ba_verbs	忘了
+    guard.destroy_ba_verbs	cancel
+    guard.destroy_ba_verbs	delete
+    guard.destroy_ba_verbs	remove
+    guard.keep_words	remember that
+    guard.keep_words	remember this
+    guard.keep_words	keep in mind
+    guard.keep_words	note that
+    guard.keep_words	save that
+    guard.keep_words	记住
+    guard.keep_words	记下
+    guard.keep_words	记一下
+    guard.keep_words	记得帮我
+    guard.keep_words	帮我记
+    plan.abbreviations	dr
+    plan.abbreviations	mr
+    plan.abbreviations	mrs
+    plan.abbreviations	ms
+    plan.abbreviations	st
+    plan.abbreviations	jr
+    plan.abbreviations	sr
+    plan.abbreviations	vs
+    plan.abbreviations	etc
+    plan.abbreviations	approx
+    plan.abbreviations	no
+    plan.abbreviations	ave
+    plan.abbreviations	rd
+    plan.abbreviations	jan
+    plan.abbreviations	feb
+    plan.abbreviations	mar
+    plan.abbreviations	apr
+    plan.abbreviations	jun
+    plan.abbreviations	jul
+    plan.abbreviations	aug
+    plan.abbreviations	sep
+    plan.abbreviations	sept
+    plan.abbreviations	oct
+    plan.abbreviations	nov
+    plan.abbreviations	dec
+    plan.abbreviations	mon
+    plan.abbreviations	tue
+    plan.abbreviations	tues
+    plan.abbreviations	wed
+    plan.abbreviations	thu
+    plan.abbreviations	thur
+    plan.abbreviations	thurs
+    plan.abbreviations	fri
+    plan.abbreviations	sat
+    plan.abbreviations	sun
+    plan.abbreviations	a
+    plan.abbreviations	p
+    plan.abbreviations	m
+    plan.abbreviations	e
+    plan.abbreviations	g
+    plan.abbreviations	i
+    plan.openers	what
+    plan.openers	whats
+    plan.openers	what's
+    plan.openers	when
+    plan.openers	whens
+    plan.openers	when's
+    plan.openers	where
+    plan.openers	who
+    plan.openers	whos
+    plan.openers	who's
+    plan.openers	how
+    plan.openers	hows
+    plan.openers	how's
+    plan.openers	which
+    plan.openers	why
+    plan.openers	is
+    plan.openers	are
+    plan.openers	am
+    plan.openers	was
+    plan.openers	do
+    plan.openers	does
+    plan.openers	did
+    plan.openers	can
+    plan.openers	could
+    plan.openers	will
+    plan.openers	would
+    plan.openers	should
+    plan.openers	any
+    plan.openers	got
+    plan.openers	check
+    plan.openers	tell
+    plan.openers	show
+    plan.openers	look
+    plan.openers	find
+    plan.openers	list
+    plan.openers	give
+    plan.openers	let
+    plan.openers	add
+    plan.openers	also
+    plan.openers	then
+    plan.openers	and
+    plan.openers	please
+    plan.openers	pls
+    plan.openers	cancel
+    plan.openers	i'd
+    plan.openers	i'll
+    plan.openers	let's
+    plan.openers	make
+    plan.openers	change
+    plan.openers	update
+    plan.openers	move
+    plan.openers	push
+    plan.openers	put
+    plan.openers	set
+    plan.openers	book
+    plan.openers	schedule
+    plan.openers	note
+    plan.openers	jot
+    plan.openers	write
+    plan.openers	remember
+    plan.openers	forget
+    plan.openers	delete
+    plan.openers	remove
+    plan.openers	drop
+    plan.openers	create
+    plan.openers	remind
+    plan.openers	ping
+    plan.openers	nudge
+    plan.openers	keep
+    plan.openers	save
+    plan.openers	store
+    plan.openers	calculate
+    plan.openers	convert
+    plan.openers	split
+    plan.openers	whats
     """#
 }

@@ -1,17 +1,3 @@
-/// One skill call proposed by the language model.
-public struct PlanStep: Sendable, Hashable {
-  /// The skill id.
-  public var skill: String
-  /// Its arguments, still to be validated against the skill's schema.
-  public var arguments: SkillArguments
-
-  /// Creates a step.
-  public init(skill: String, arguments: SkillArguments = SkillArguments()) {
-    self.skill = skill
-    self.arguments = arguments
-  }
-}
-
 /// The model's reply, in the fixed format of `schemas/agent-action.schema.json`.
 public enum AgentAction: Sendable, Hashable {
   /// `{"skill": id, "arguments": {...}}`: run one skill.

@@ -74,15 +74,17 @@ public final class SkillRouter: Sendable {
   private let registry: SkillRegistry
   private let embedding: (any PhraseEmbedding)?
   private let classifier: IntentClassifier?
+  /// Every threshold the stages use (`RoutingThresholds.calibrated` by default).
+  public let thresholds: RoutingThresholds
   /// The cosine a semantic match must exceed.
-  public let semanticThreshold: Float
+  public var semanticThreshold: Float { thresholds.semantic }
   /// The intent probability from which the model's choice is taken as sure.
-  public let intentThreshold: Double
+  public var intentThreshold: Double { thresholds.intent }
   /// The intent probability a destructive skill (`Skill.isDestructive`) needs before the
   /// model may pick it at all.
-  public let destructiveIntentThreshold: Double
+  public var destructiveIntentThreshold: Double { thresholds.destructiveIntent }
   /// The share of a text's word pieces the embedder must know before similarity may decide.
-  public let minimumKnownFraction: Double
+  public var minimumKnownFraction: Double { thresholds.minimumKnownFraction }
   private let index = Mutex<[String: [[Float]]]>([:])
 
   /// Creates a router over `registry`.
@@ -91,28 +93,43 @@ public final class SkillRouter: Sendable {
   ///   - embedding: for the semantic stage; without it the stage is skipped.
   ///   - classifier: the intent model; `IntentCorpus.classifier` (trained on the built-in
   ///     corpus) by default, nil for rules and similarity alone.
-  ///   - intentThreshold: below it a decision is unsure and a language model, when there is
-  ///     one, is asked instead. `engram-bench agent --cross-validate` shows, on the training
-  ///     corpus only, how accurate the model is above each threshold (0.93 above 0.45, 92%
-  ///     of requests).
-  ///   - destructiveIntentThreshold: a destructive skill below it is not picked by the
-  ///     model: the decision is unsure and goes to the next label. 0.6 by default: the skill
-  ///     must be clearly more likely than every other label together (odds of 3 to 2, not the
-  ///     coin toss of 0.5), and never less than `intentThreshold`. The probability is
-  ///     weighed by the share of the request's words the model knows
-  ///     (`IntentPrediction.knownWordFraction`): words it never saw cannot ask to delete.
+  ///   - thresholds: every threshold of the stages (see `RoutingThresholds`).
   public init(
-    registry: SkillRegistry, embedding: (any PhraseEmbedding)? = nil, semanticThreshold: Float = 0.5,
-    classifier: IntentClassifier? = IntentCorpus.classifier, intentThreshold: Double = 0.45,
-    destructiveIntentThreshold: Double = 0.6, minimumKnownFraction: Double = 0.7
+    registry: SkillRegistry, embedding: (any PhraseEmbedding)? = nil,
+    classifier: IntentClassifier? = IntentCorpus.classifier, thresholds: RoutingThresholds
   ) {
     self.registry = registry
     self.embedding = embedding
     self.classifier = classifier
-    self.semanticThreshold = semanticThreshold
-    self.intentThreshold = intentThreshold
-    self.destructiveIntentThreshold = max(intentThreshold, destructiveIntentThreshold)
-    self.minimumKnownFraction = minimumKnownFraction
+    self.thresholds = thresholds
+  }
+
+  /// Creates a router over `registry` with the calibrated thresholds, any of them replaced.
+  ///
+  /// - Parameters:
+  ///   - embedding: for the semantic stage; without it the stage is skipped.
+  ///   - classifier: the intent model; `IntentCorpus.classifier` by default, nil for rules
+  ///     and similarity alone.
+  ///   - semanticThreshold, intentThreshold, destructiveIntentThreshold, minimumKnownFraction:
+  ///     see `RoutingThresholds`.
+  public convenience init(
+    registry: SkillRegistry, embedding: (any PhraseEmbedding)? = nil, semanticThreshold: Float? = nil,
+    classifier: IntentClassifier? = IntentCorpus.classifier, intentThreshold: Double? = nil,
+    destructiveIntentThreshold: Double? = nil, minimumKnownFraction: Double? = nil
+  ) {
+    let calibrated = RoutingThresholds.calibrated
+    var thresholds = RoutingThresholds(
+      semantic: semanticThreshold ?? calibrated.semantic, intent: intentThreshold ?? calibrated.intent,
+      destructiveIntent: destructiveIntentThreshold ?? calibrated.destructiveIntent,
+      minimumKnownFraction: minimumKnownFraction ?? calibrated.minimumKnownFraction)
+    thresholds.newRequestWhileAsking = calibrated.newRequestWhileAsking
+    thresholds.compoundPart = calibrated.compoundPart
+    self.init(registry: registry, embedding: embedding, classifier: classifier, thresholds: thresholds)
+  }
+
+  /// The enabled skill `id` of `scenario`, or nil.
+  public func registeredSkill(id: String, scenario: SkillScenario = .all) -> (any Skill)? {
+    registry.skills(in: scenario).first { $0.id == id }
   }
 
   /// The intent model's prediction for `text`, or nil without a model.

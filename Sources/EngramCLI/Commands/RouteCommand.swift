@@ -70,12 +70,13 @@ public enum RouteCommand: Command {
             try registry.setEnabled(enabled, id: skill.id)
           }
         }
-        let router = SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine))
+        let router = TurnRouter(
+          skills: SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine)))
         try await route(
           requests, router: router, registry: registry, clock: clock, json: options.json, context: context)
       }
     } else {
-      let router = SkillRouter(registry: registry)
+      let router = TurnRouter(skills: SkillRouter(registry: registry))
       try await EngineAccess.mappingErrors {
         try await route(
           requests, router: router, registry: registry, clock: clock, json: options.json, context: context)
@@ -84,69 +85,119 @@ public enum RouteCommand: Command {
   }
 
   private static func route(
-    _ requests: [String], router: SkillRouter, registry: SkillRegistry, clock: AgentClock, json asJSON: Bool,
+    _ requests: [String], router: TurnRouter, registry: SkillRegistry, clock: AgentClock, json asJSON: Bool,
     context: CommandContext
   ) async throws {
     for text in requests {
-      let decision = try await router.route(text, clock: clock)
-      let object = json(text: text, decision: decision, registry: registry, clock: clock)
+      let route = try await router.route(text, clock: clock)
+      let object = json(text: text, route: route, registry: registry, clock: clock)
       if asJSON {
         try context.jsonLines.write(object)
       } else {
-        let skill = decision?.skillID ?? "none"
-        let method = decision.map { $0.method.rawValue } ?? "none"
-        let confidence = String(format: "%.2f", decision?.score ?? 0)
-        var line = "\(skill)  \(method) \(confidence)"
-        if case .object(let values)? = object.objectValue?["arguments"], !values.isEmpty {
-          line +=
-            "  "
-            + values.keys.sorted().map { "\($0)=\(values[$0]!.stringValue ?? values[$0]!.jsonText)" }
-            .joined(separator: " ")
-        }
-        if case .array(let problems)? = object.objectValue?["problems"], !problems.isEmpty {
-          line += "  (" + problems.compactMap(\.stringValue).joined(separator: "; ") + ")"
-        }
-        context.output.write("\(line)  ← \(text)\n")
+        context.output.write("\(line(for: object))  ← \(text)\n")
       }
     }
   }
 
+  /// The text line of one routed request: each step's skill, method and confidence (the
+  /// first's), arguments and condition, steps joined by `→`.
+  static func line(for object: JSONValue) -> String {
+    let members = object.objectValue ?? [:]
+    let steps = members["steps"]?.arrayValue ?? []
+    let method = members["method"]?.stringValue ?? "none"
+    let confidence = String(format: "%.2f", members["confidence"]?.doubleValue ?? 0)
+    var rendered: [String] = []
+    for (index, step) in (steps.isEmpty ? [object] : steps).enumerated() {
+      let values = step.objectValue ?? [:]
+      var line = values["skill"]?.stringValue ?? "none"
+      if index == 0 { line += "  \(method) \(confidence)" }
+      if case .object(let arguments)? = values["arguments"], !arguments.isEmpty {
+        line +=
+          "  "
+          + arguments.keys.sorted().map { "\($0)=\(arguments[$0]!.stringValue ?? arguments[$0]!.jsonText)" }
+          .joined(separator: " ")
+      }
+      if let condition = values["condition"]?.objectValue {
+        let negated = condition["negated"]?.boolValue == true ? "not " : ""
+        line += "  [if \(negated)\(condition["kind"]?.stringValue ?? "")"
+        line += ": \(condition["about"]?.stringValue ?? "")]"
+      }
+      if let input = values["input_from"]?.intValue { line += "  (uses step \(input + 1))" }
+      rendered.append(line)
+    }
+    var line = rendered.joined(separator: "  →  ")
+    if case .array(let problems)? = members["problems"], !problems.isEmpty {
+      line += "  (" + problems.compactMap(\.stringValue).joined(separator: "; ") + ")"
+    }
+    return line
+  }
+
   /// The JSON object for one request: text, skill (or null), arguments (dates in ISO 8601
-  /// with the clock's offset), method, confidence, the intent model's top labels, and the
-  /// problems validation would report (a missing or unreadable argument).
-  static func json(text: String, decision: RouteDecision?, registry: SkillRegistry, clock: AgentClock)
-    -> JSONValue
-  {
+  /// with the clock's offset), method, confidence, the intent model's top labels, the
+  /// problems validation would report (a missing or unreadable argument), and `steps`: the
+  /// plan, one object per step (`skill`, `arguments`, `condition` where the step runs only
+  /// if it holds, `input_from` where it needs an earlier step's result). The top-level
+  /// fields describe the first step.
+  static func json(text: String, route: TurnRoute, registry: SkillRegistry, clock: AgentClock) -> JSONValue {
+    let steps = route.plan.steps
+    let first = steps.first
     var object: [String: JSONValue] = [
       "text": .string(text),
-      "skill": decision?.skillID.map(JSONValue.string) ?? .null,
-      "method": .string(decision?.method.rawValue ?? "none"),
-      "confidence": .double(decision?.score ?? 0),
+      "skill": first.map { .string($0.skill) } ?? .null,
+      "method": .string(steps.isEmpty && route.source == .none ? "none" : route.source.rawValue),
+      "confidence": .double(route.confidence),
     ]
-    var arguments: [String: JSONValue] = [:]
     var problems: [JSONValue] = []
-    if let decision {
-      for name in decision.arguments.names {
-        guard let value = decision.arguments[name] else { continue }
-        arguments[name] = jsonValue(value, clock: clock)
-      }
-      if let id = decision.skillID, let skill = registry.skill(id: id) {
+    var stepObjects: [JSONValue] = []
+    for step in steps {
+      var stepObject: [String: JSONValue] = [
+        "skill": .string(step.skill), "arguments": arguments(step.arguments, clock: clock),
+      ]
+      if let condition = step.condition { stepObject["condition"] = conditionJSON(condition, clock: clock) }
+      if let input = step.inputFrom { stepObject["input_from"] = .int(input) }
+      stepObjects.append(.object(stepObject))
+      if let skill = registry.skill(id: step.skill), step.inputFrom == nil {
         do {
           _ = try ArgumentValidator.validate(
-            decision.arguments, against: skill.inputSchema, timeZone: clock.timeZone)
+            step.arguments, against: skill.inputSchema, timeZone: clock.timeZone)
         } catch {
           problems.append(.string(FriendlyMessage.text(for: error, language: MessageLanguage.detect(text))))
         }
       }
-      if let intent = decision.intent {
-        object["intent"] = .array(
-          intent.ranked.prefix(3).map {
-            .object(["label": .string($0.label), "probability": .double($0.probability)])
-          })
-      }
     }
-    object["arguments"] = .object(arguments)
+    if let intent = route.decision?.intent {
+      object["intent"] = .array(
+        intent.ranked.prefix(3).map {
+          .object(["label": .string($0.label), "probability": .double($0.probability)])
+        })
+    }
+    object["arguments"] = first.map { arguments($0.arguments, clock: clock) } ?? .object([:])
     object["problems"] = .array(problems)
+    object["steps"] = .array(stepObjects)
+    return .object(object)
+  }
+
+  private static func arguments(_ values: SkillArguments, clock: AgentClock) -> JSONValue {
+    var object: [String: JSONValue] = [:]
+    for name in values.names {
+      guard let value = values[name] else { continue }
+      object[name] = jsonValue(value, clock: clock)
+    }
+    return .object(object)
+  }
+
+  /// A condition as `route --json` prints it: kind, about, negated, and when / zone / place
+  /// where it has them.
+  static func conditionJSON(_ condition: StepCondition, clock: AgentClock) -> JSONValue {
+    var object: [String: JSONValue] = [
+      "kind": .string(condition.kind.rawValue), "about": .string(condition.about),
+      "negated": .bool(condition.negated), "text": .string(condition.text),
+    ]
+    if let when = condition.when {
+      object["when"] = .string(DateParser.iso8601(when, timeZone: clock.timeZone))
+    }
+    if let zone = condition.zone { object["zone"] = .string(zone) }
+    if let place = condition.place { object["place"] = .string(place) }
     return .object(object)
   }
 

@@ -378,9 +378,9 @@ enum WebAPI {
       }
     }
     for (id, flag) in enabled { try registry.setEnabled(flag, id: id) }
-    let router = SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine))
-    let decision = try await router.route(text, clock: scope.clock)
-    return RouteCommand.json(text: text, decision: decision, registry: registry, clock: scope.clock)
+    let router = TurnRouter(skills: SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine)))
+    let route = try await router.route(text, clock: scope.clock)
+    return RouteCommand.json(text: text, route: route, registry: registry, clock: scope.clock)
   }
 }
 

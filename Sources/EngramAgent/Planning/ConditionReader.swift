@@ -1,0 +1,157 @@
+import Foundation
+
+/// Reads a condition as the user wrote it ("it snows on Friday", 东京已经过了下午六点,
+/// "I'm free friday 2-4pm") into a `StepCondition`: its kind, what must hold, whether it is
+/// negated, the moment it is about and, for a time, the zone. The words are data in
+/// `skill-words.json` (`plan.weather_*`, `plan.calendar_*`, `plan.time_*`, `plan.negations`).
+struct ConditionReader: Sendable {
+  let clock: AgentClock
+
+  /// The kind of condition `text` states: the weather, then the calendar, then a time of day
+  /// in a place, else a fact in memory.
+  static func kind(of text: String, zoneKnown: Bool = false) -> StepCondition.Kind {
+    let lower = text.lowercased()
+    if weatherAbout(lower) != nil { return .weather }
+    if containsAny(lower, "plan.calendar_free") || containsAny(lower, "plan.calendar_busy") {
+      return .calendar
+    }
+    let namesTime = containsAny(lower, "plan.time_words") || lower.contains(where: \.isNumber)
+    let namesPlace = zoneKnown || containsAny(lower, "plan.time_there")
+    if namesTime && namesPlace { return .time }
+    return .memory
+  }
+
+  /// The condition `text` states on its own.
+  func read(_ text: String, negatedByMarker: Bool, zone: String? = nil, zoneKnown: Bool = false)
+    -> StepCondition?
+  {
+    let lower = text.lowercased()
+    let place = PlaceExtractor(clock: clock).find(in: text)
+    let zone = place?.place?.timeZoneIdentifier ?? zone
+    let mentionsThere = Self.containsAny(lower, "plan.time_there")
+    switch Self.kind(
+      of: text, zoneKnown: place?.place != nil || (zone != nil && (mentionsThere || zoneKnown)))
+    {
+    case .weather:
+      let negated = Self.isNegated(lower) != negatedByMarker
+      return StepCondition(
+        kind: .weather, about: Self.weatherAbout(lower) ?? "rain", negated: negated, when: date(in: text),
+        place: place?.text, text: text)
+    case .calendar:
+      let busy =
+        Self.containsAny(lower, "plan.calendar_busy") && !Self.containsAny(lower, "plan.calendar_free")
+      return StepCondition(
+        kind: .calendar, about: "free", negated: busy != negatedByMarker, when: date(in: text), text: text)
+    case .time:
+      let (about, negated) = timeAbout(lower, text: text)
+      return StepCondition(
+        kind: .time, about: about, negated: negated != negatedByMarker, zone: zone, place: place?.text,
+        text: text)
+    case .memory:
+      let negated = Self.isNegated(lower) != negatedByMarker
+      return StepCondition(kind: .memory, about: text, negated: negated, text: text)
+    }
+  }
+
+  /// The condition of "if not" / "if so" after `question` (routed to `skill`); `rest` is
+  /// what follows the marker ("如果还没到晚上十点": 到晚上十点), read first when it says more.
+  func read(
+    answering question: String, skill: String, arguments: SkillArguments, rest: String, negatedByMarker: Bool
+  ) -> StepCondition? {
+    let zone = arguments["zone"]?.stringValue
+    let restLower = rest.lowercased()
+    switch skill {
+    case "time.now":
+      if !rest.isEmpty, Self.containsAny(restLower, "plan.time_words") || rest.contains(where: \.isNumber) {
+        let (about, negated) = timeAbout(restLower, text: rest)
+        return StepCondition(
+          kind: .time, about: about, negated: negated != negatedByMarker, zone: zone,
+          text: "\(question) \(rest)")
+      }
+      let (about, negated) = timeAbout(question.lowercased(), text: question)
+      return StepCondition(
+        kind: .time, about: about, negated: negated != negatedByMarker, zone: zone, text: question)
+    case "weather.current":
+      let lower = question.lowercased()
+      return StepCondition(
+        kind: .weather, about: Self.weatherAbout(lower) ?? "rain", negated: negatedByMarker,
+        when: date(in: question),
+        place: arguments["city"]?.stringValue, text: question)
+    case "calendar.list":
+      // "anything on Thursday? if not, ..." asks whether it is busy; "am I free? if not" whether free.
+      let lower = question.lowercased()
+      let asksFree =
+        Self.containsAny(lower, "plan.calendar_free") && !Self.containsAny(lower, "plan.calendar_busy")
+      return StepCondition(
+        kind: .calendar, about: "free", negated: asksFree ? negatedByMarker : !negatedByMarker,
+        when: date(in: question), text: question)
+    default:
+      return StepCondition(kind: .memory, about: question, negated: negatedByMarker, text: question)
+    }
+  }
+
+  /// The moment a condition names, or nil (the present).
+  private func date(in text: String) -> Date? {
+    DateExpressionParser(clock: clock).parse(text)?.date
+  }
+
+  /// What a time condition asks and whether it is negated: `after 18:00` ("already past
+  /// 6pm", 过了六点), `before 07:00`, or a part of the day (`evening`); "not yet" and 还没
+  /// ask for the opposite of `after`.
+  private func timeAbout(_ lower: String, text: String) -> (String, Bool) {
+    let negated = Self.isNegated(lower)
+    var about: String?
+    if let match = DateExpressionParser(clock: clock).parse(text), match.hasTime {
+      var calendar = Calendar(identifier: .gregorian)
+      calendar.timeZone = clock.timeZone
+      let parts = calendar.dateComponents([.hour, .minute], from: match.date)
+      let time = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
+      about = Self.containsAny(lower, "plan.time_before") ? "before \(time)" : "after \(time)"
+    }
+    if about == nil {
+      for period in ["night", "evening", "afternoon", "morning"]
+      where Self.containsAny(lower, "plan.time_\(period)") {
+        about = period
+        break
+      }
+    }
+    return (about ?? "after 00:00", negated)
+  }
+
+  /// The weather a text names (`rain`, `snow`, `freeze`, `heat`, `wind`, `storm`, `clear`), or nil.
+  static func weatherAbout(_ lower: String) -> String? {
+    for about in ["storm", "snow", "freeze", "rain", "heat", "wind", "clear"]
+    where containsAny(lower, "plan.weather_\(about)") {
+      return about
+    }
+    return nil
+  }
+
+  static func isNegated(_ lower: String) -> Bool {
+    containsAny(lower.replacingOccurrences(of: "’", with: "'"), "plan.negations")
+  }
+
+  /// Whether `lower` holds a word of `list`: a Latin word with letters on neither side
+  /// ("rain" in "raining?" no, in "rain tomorrow" yes), any other as written.
+  static func containsAny(_ lower: String, _ list: String) -> Bool {
+    SkillWords.list(list).contains { word in
+      guard word.unicodeScalars.contains(where: { $0.isASCII && CharacterSet.letters.contains($0) }) else {
+        return lower.contains(word)
+      }
+      var searchFrom = lower.startIndex
+      while let range = lower.range(of: word, range: searchFrom..<lower.endIndex) {
+        let before = range.lowerBound == lower.startIndex ? nil : lower[lower.index(before: range.lowerBound)]
+        let after = range.upperBound == lower.endIndex ? nil : lower[range.upperBound]
+        let startsWithLetter = word.first?.isLetter ?? false
+        let endsWithLetter = word.last?.isLetter ?? false
+        if !(startsWithLetter && (before?.isASCII ?? false) && (before?.isLetter ?? false))
+          && !(endsWithLetter && (after?.isASCII ?? false) && (after?.isLetter ?? false))
+        {
+          return true
+        }
+        searchFrom = range.upperBound
+      }
+      return false
+    }
+  }
+}

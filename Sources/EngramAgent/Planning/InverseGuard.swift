@@ -1,0 +1,92 @@
+import Foundation
+
+/// The last word on a write: a request to forget, cancel or recall is never sent to a write
+/// of the opposite kind (remember, create). When the router chose a write but the request
+/// opens with a word that destroys ("forget", "delete", 删掉, 取消) or asks whether the
+/// assistant remembers something, the request goes to the inverse skill, whose own
+/// confirmation shows what it would remove. The words are data in `skill-words.json`
+/// (`guard.*`).
+enum InverseGuard {
+  /// The skills that write something new.
+  static let writes: Set<String> = ["memory.remember", "reminder.create", "calendar.create", "note.create"]
+
+  /// The decision to take instead of `decision`, or nil when it stands.
+  static func correct(
+    _ decision: RouteDecision, text: String, skills: SkillRouter, clock: AgentClock, scenario: SkillScenario
+  ) -> RouteDecision? {
+    guard let chosen = decision.skillID, writes.contains(chosen) else { return nil }
+    let head = opening(of: text)
+    let lower = text.lowercased()
+    let inverse: String
+    if startsWithAny(head, "guard.destroy_heads") || destroysWithBa(lower) {
+      // The inverse of the write chosen, unless the request names what it removes.
+      if ConditionReader.containsAny(lower, "guard.reminder_words") {
+        inverse = "reminder.cancel"
+      } else if ConditionReader.containsAny(lower, "guard.event_words") {
+        inverse = "calendar.cancel"
+      } else {
+        inverse =
+          ["reminder.create": "reminder.cancel", "calendar.create": "calendar.cancel"][chosen]
+          ?? "memory.forget"
+      }
+    } else if TextCues.isQuestion(text),
+      startsWithAny(head, "guard.recall_heads")
+        || ConditionReader.containsAny(lower, "guard.recall_questions")
+        || (chosen == "memory.remember" && asksBack(text))
+        || (chosen == "reminder.create" && decision.arguments["when"] == nil)
+    {
+      // "remind me what my locker code is", 提醒我一下…是多少: a question with no time to be
+      // reminded at asks to be told.
+      inverse = "memory.recall"
+    } else {
+      return nil
+    }
+    guard inverse != chosen, let skill = skills.registeredSkill(id: inverse, scenario: scenario) else {
+      return nil
+    }
+    return RouteDecision(
+      skillID: inverse, arguments: skill.extractArguments(from: text, clock: clock), method: .rules, score: 1,
+      intent: decision.intent, ruleCandidates: decision.ruleCandidates)
+  }
+
+  /// 把 X 取消 / 删掉: the verb that destroys comes after its object.
+  static func destroysWithBa(_ lower: String) -> Bool {
+    guard let ba = lower.range(of: "把") else { return false }
+    let after = lower[ba.upperBound...]
+    return SkillWords.list("guard.destroy_ba_verbs").contains { after.contains($0) }
+  }
+
+  /// A question that ends with a question mark and asks nothing to be kept ("is my son
+  /// allergic to peanuts?"): it asks what is remembered.
+  static func asksBack(_ text: String) -> Bool {
+    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    guard trimmed.hasSuffix("?") || trimmed.hasSuffix("？") else { return false }
+    return !ConditionReader.containsAny(trimmed.lowercased(), "guard.keep_words")
+  }
+
+  /// The request without the politeness before its verb ("please", "could you", 帮我).
+  static func opening(of text: String) -> String {
+    var head = text.lowercased().trimmingCharacters(in: .whitespacesAndNewlines.union(.punctuationCharacters))
+    let fillers = SkillWords.list("guard.head_fillers").sorted { $0.count > $1.count }
+    var changed = true
+    while changed {
+      changed = false
+      for filler in fillers where head.hasPrefix(filler) {
+        let rest = head.dropFirst(filler.count)
+        if filler.first?.isASCII == true, let next = rest.first, next.isLetter { continue }
+        head = String(rest).trimmingCharacters(in: .whitespacesAndNewlines.union(.punctuationCharacters))
+        changed = true
+        break
+      }
+    }
+    return head
+  }
+
+  private static func startsWithAny(_ head: String, _ list: String) -> Bool {
+    SkillWords.list(list).contains { word in
+      guard head.hasPrefix(word) else { return false }
+      guard word.first?.isASCII == true, let next = head.dropFirst(word.count).first else { return true }
+      return !next.isLetter
+    }
+  }
+}

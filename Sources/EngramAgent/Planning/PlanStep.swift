@@ -1,0 +1,115 @@
+import Foundation
+
+/// One step of a turn's plan: a skill call with its arguments, perhaps guarded by a
+/// condition, perhaps fed by an earlier step's result.
+public struct PlanStep: Sendable, Hashable {
+  /// The skill id.
+  public var skill: String
+  /// Its arguments, still to be validated against the skill's schema.
+  public var arguments: SkillArguments
+  /// The condition that must hold for the step to run, or nil.
+  public var condition: StepCondition?
+  /// The index (0-based, in the plan) of the earlier step whose result this step needs: it
+  /// runs only when that step succeeded, and a date that step found fills a missing `when`.
+  public var inputFrom: Int?
+
+  /// Creates a step.
+  public init(
+    skill: String, arguments: SkillArguments = SkillArguments(), condition: StepCondition? = nil,
+    inputFrom: Int? = nil
+  ) {
+    self.skill = skill
+    self.arguments = arguments
+    self.condition = condition
+    self.inputFrom = inputFrom
+  }
+}
+
+/// A condition a step runs under: a fact about the weather, the time in a zone, the
+/// calendar or the user's memory, as the user said it.
+public struct StepCondition: Sendable, Hashable, Codable {
+  /// What the condition is about.
+  public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The weather at a moment (rain, snow, freezing, heat, wind).
+    case weather
+    /// The time of day in a zone ("if it's already evening in Tokyo").
+    case time
+    /// Whether the calendar is free at a moment.
+    case calendar
+    /// A fact in the user's memory.
+    case memory
+  }
+
+  /// What the condition is about.
+  public var kind: Kind
+  /// What must hold, in a normalized form: a weather condition (`rain`, `snow`, `freeze`,
+  /// `heat`, `wind`, `clear`), a time (`after 18:00`, `before 09:00`, `morning`, `evening`,
+  /// `night`), `free`, or the words of a memory fact.
+  public var about: String
+  /// Whether the step runs when the condition does not hold ("unless it rains").
+  public var negated: Bool
+  /// The moment the condition is about (the forecast's time, the calendar's slot); nil for
+  /// the present. A moment after the turn is checked when the step comes due.
+  public var when: Date?
+  /// The IANA zone of a time condition.
+  public var zone: String?
+  /// The place of a weather condition, when the user named one.
+  public var place: String?
+  /// The condition as the user said it.
+  public var text: String
+
+  /// Creates a condition.
+  public init(
+    kind: Kind, about: String, negated: Bool = false, when: Date? = nil, zone: String? = nil,
+    place: String? = nil, text: String
+  ) {
+    self.kind = kind
+    self.about = about
+    self.negated = negated
+    self.when = when
+    self.zone = zone
+    self.place = place
+    self.text = text
+  }
+
+  /// Whether the condition is about a moment after `now` (so it is checked then, not now).
+  public func isFuture(after now: Date) -> Bool {
+    guard let when else { return false }
+    return when.timeIntervalSince(now) > 60
+  }
+}
+
+/// What a turn does: the skills to run in order, or a reply without a skill.
+public enum TurnPlan: Sendable, Equatable {
+  /// Run these steps in order (none: the planner planned nothing).
+  case skills([PlanStep])
+  /// No skill: answer from the retrieved memories (or say what the agent can do).
+  case answerFromMemory
+  /// No skill: small talk or a retraction the intent model recognised, answered in kind.
+  case converse(ConversationIntent)
+  /// The planner's final answer, said as it is.
+  case final(String)
+  /// A question for memory with a language model on hand: the model composes the answer
+  /// from the retrieved memories, citing their ids.
+  case answerWithModel
+  /// The rules leave the turn to the language model's planner (a model is on hand).
+  case askLanguageModel
+
+  /// The steps to run (none unless `.skills`).
+  public var steps: [PlanStep] {
+    if case .skills(let steps) = self { return steps }
+    return []
+  }
+
+  /// The routing trace's result: `rules: reminder.create`, `intent: no skill`, `planner: final`.
+  func summary(source: RouteSource) -> String {
+    switch self {
+    case .skills(let steps): return "\(source.rawValue): " + steps.map(\.skill).joined(separator: " -> ")
+    case .answerFromMemory: return "\(source.rawValue): no skill"
+    case .converse(let conversation): return "\(source.rawValue): \(conversation.rawValue)"
+    case .final: return "\(source.rawValue): final"
+    case .answerWithModel: return "\(source.rawValue): memory.recall (language model)"
+    case .askLanguageModel: return "\(source.rawValue): language model"
+    }
+  }
+}

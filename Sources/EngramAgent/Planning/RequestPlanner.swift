@@ -1,0 +1,643 @@
+import Foundation
+
+/// The rules that turn one request into several steps: it splits the text into parts at
+/// the words people join requests with, finds the conditions ("if it rains on Friday",
+/// 要是没安排的话) and the steps they guard, and routes each part with the skill router.
+///
+/// A request becomes a plan only when every part it would run routes surely to a skill
+/// (at least `RoutingThresholds.compoundPart`); otherwise it is one step, routed whole, so a
+/// single request ("remind me to call mom and dad") is never cut. The words are data in
+/// `skill-words.json` (`plan.*`).
+struct RequestPlanner: Sendable {
+  let router: SkillRouter
+  let thresholds: RoutingThresholds
+
+  /// One part of a request: text to route, or a condition over the parts near it.
+  struct Part: Sendable {
+    var text: String
+    var isQuestion: Bool
+    /// The condition this part states (it is then not a step of its own).
+    var condition: ConditionText?
+    /// "otherwise", 不然: the part runs when the sentence's condition does not hold.
+    var isOtherwise = false
+    /// Whether the sentence's condition guards this part (not a request before the condition).
+    var isGuarded = true
+  }
+
+  /// A condition as written, before it is read.
+  struct ConditionText: Sendable {
+    var text: String
+    var negatedByMarker: Bool
+    /// "if not" / "if so" after a question: the question is what the condition is about.
+    var answersQuestion: Bool = false
+  }
+
+  /// The plan of `text` when it holds several steps or a condition; nil for a single request.
+  func plan(_ text: String, clock: AgentClock, scenario: SkillScenario) async throws -> TurnRoute? {
+    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    let sentences = Self.sentences(trimmed)
+    var steps: [PlanStep] = []
+    var sources: [RouteDecision] = []
+    // The question just before an "if not" / "if so" sentence, and its step.
+    var lastQuestion: (text: String, step: Int)?
+    var conditionCount = 0
+    for sentence in sentences {
+      // A note's text is one step whatever it lists ("note: eggs, milk and bread").
+      let parts =
+        Self.isNote(sentence.text)
+        ? [Part(text: sentence.text, isQuestion: false)]
+        : try await merged(
+          Self.parts(of: sentence.text, isQuestion: sentence.isQuestion), clock: clock, scenario: scenario)
+      let sentenceCondition = parts.compactMap(\.condition).first
+      var condition: StepCondition?
+      var conditionRead = false
+      for part in parts where part.condition == nil {
+        if part.isGuarded, let written = sentenceCondition, !conditionRead {
+          // Read once the requests before it are steps: "there" and a question's zone need them.
+          conditionRead = true
+          condition = read(
+            written, clock: clock, question: written.answersQuestion ? lastQuestion : nil, steps: steps)
+          guard condition != nil else { return nil }
+          conditionCount += 1
+        }
+        let guarded = part.isGuarded ? condition : nil
+        // Under a condition about the weather, a time or the calendar, the action needs only
+        // to name a skill: the condition's words already say this is a plan.
+        let lenient = guarded.map { $0.kind != .memory } ?? false
+        var found = try await surely(part.text, clock: clock, scenario: scenario, lenient: lenient)
+        if found == nil, lenient, parts.count == 2,
+          var whole = try await surely(
+            sentence.text, clock: clock, scenario: scenario, lenient: true)
+        {
+          // The action alone names no skill (把放风筝取消了吧): the sentence as a whole does.
+          whole.arguments =
+            router.registeredSkill(id: whole.skillID!, scenario: scenario)?
+            .extractArguments(from: part.text, clock: clock) ?? whole.arguments
+          found = whole
+        }
+        guard let decision = found else { return nil }
+        var step = PlanStep(skill: decision.skillID!, arguments: decision.arguments)
+        // A fact in memory guards only a step that changes something ("if I leave a 20% tip
+        // on 65, how much is it" asks a sum, with no condition).
+        if guarded?.kind == .memory,
+          !(router.registeredSkill(id: step.skill, scenario: scenario)?.hasSideEffects ?? false)
+        {
+          return nil
+        }
+        if var guarded {
+          if part.isOtherwise { guarded.negated.toggle() }
+          // "unless it's raining then": the weather or calendar at the step's own time when
+          // the condition names none and the step is on another day.
+          if guarded.when == nil, guarded.kind == .weather || guarded.kind == .calendar,
+            let due = step.arguments["when"]?.dateValue, !Self.isSameDay(due, clock.now, clock: clock)
+          {
+            guarded.when = due
+          }
+          step.condition = guarded
+        }
+        step.inputFrom = inputSource(for: part.text, skill: step.skill, steps: steps)
+        step.arguments = carryDate(part.text, step: step, steps: steps, clock: clock)
+        if part.isQuestion { lastQuestion = (part.text, steps.count) }
+        steps.append(step)
+        sources.append(decision)
+      }
+    }
+    guard steps.count >= 2 || (steps.count == 1 && conditionCount > 0), let first = sources.first else {
+      return nil
+    }
+    return TurnRoute(
+      plan: .skills(steps), source: RouteSource(first.method),
+      confidence: sources.map(\.score).min() ?? first.score, decision: first)
+  }
+
+  /// The parts with each piece that is not a request of its own joined to the request
+  /// before it (or after it, for the first): a piece that names no skill ("九点半", "and
+  /// Dad"), a date alone ("On 7/9 at 3pm, remind me ..."), a request with none of its
+  /// skill's required arguments ("can you take a note? gift ideas: ..."; 提醒我一下，…), and
+  /// a later English piece that opens with no request word ("..., I like it now").
+  private func merged(_ parts: [Part], clock: AgentClock, scenario: SkillScenario) async throws -> [Part] {
+    var result: [Part] = []
+    var pending: Part?
+    for (index, part) in parts.enumerated() {
+      guard part.condition == nil else {
+        result.append(part)
+        continue
+      }
+      var current = part
+      if let waiting = pending {
+        current.text = waiting.text + "，" + current.text
+        current.isOtherwise = waiting.isOtherwise
+        pending = nil
+      }
+      let isLast = index == parts.count - 1
+      let previousIsRequest =
+        result.last.map { $0.condition == nil && $0.isGuarded == current.isGuarded } ?? false
+      if previousIsRequest, !Self.opensRequest(current.text) {
+        result[result.count - 1].text += "，" + current.text
+      } else if let decision = try await surely(current.text, clock: clock, scenario: scenario),
+        isLast || !isFragment(current.text, decision: decision, clock: clock, scenario: scenario)
+      {
+        result.append(current)
+      } else if !isLast {
+        pending = current
+      } else if previousIsRequest {
+        result[result.count - 1].text += "，" + current.text
+      } else {
+        result.append(current)
+      }
+    }
+    if let pending { result.append(pending) }
+    return try await joined(result, clock: clock, scenario: scenario)
+  }
+
+  /// Whether a piece is only part of a request: a date with little else, or a skill call
+  /// with none of the skill's required arguments.
+  private func isFragment(_ text: String, decision: RouteDecision, clock: AgentClock, scenario: SkillScenario)
+    -> Bool
+  {
+    if let match = DateExpressionParser(clock: clock).parse(text) {
+      var rest = text
+      rest.removeSubrange(match.range)
+      if !Self.isSubstantial(InverseGuard.opening(of: rest)) { return true }
+    }
+    guard let id = decision.skillID, let skill = router.registeredSkill(id: id, scenario: scenario) else {
+      return false
+    }
+    let required = skill.inputSchema.parameters.filter(\.isRequired).map(\.name)
+    return !required.isEmpty && required.allSatisfy { decision.arguments[$0] == nil }
+  }
+
+  /// Whether an English piece opens with a word that starts a request or a question (a
+  /// piece in another script is taken as one).
+  static func opensRequest(_ text: String) -> Bool {
+    let opening = InverseGuard.opening(of: text)
+    guard let first = opening.first, first.isASCII, first.isLetter else { return true }
+    let word = opening.prefix { $0.isLetter || $0 == "'" || $0 == "’" }.lowercased()
+    return words("plan.openers").contains(word) || words("plan.action_verbs").contains(word)
+  }
+
+  /// Adjacent requests that are one step said in pieces, joined: the same skill twice ("I
+  /// need the prescription at 5, can you remind me"; 安排个会，明天下午四点), unless both are
+  /// complete and at different times; and a statement followed by a part that refers back to
+  /// it ("my sister's wedding is on August 16, can you put it in the calendar").
+  private func joined(_ parts: [Part], clock: AgentClock, scenario: SkillScenario) async throws -> [Part] {
+    var result: [Part] = []
+    var lastSkill: String?
+    var lastArguments = SkillArguments()
+    for part in parts {
+      guard part.condition == nil, let previous = result.indices.last, result[previous].condition == nil,
+        result[previous].isGuarded == part.isGuarded,
+        let decision = try await surely(part.text, clock: clock, scenario: scenario, lenient: true),
+        let skill = decision.skillID, let earlier = lastSkill
+      else {
+        if part.condition == nil,
+          let decision = try await surely(part.text, clock: clock, scenario: scenario, lenient: true)
+        {
+          lastSkill = decision.skillID
+          lastArguments = decision.arguments
+        } else if part.condition == nil {
+          lastSkill = nil
+        }
+        result.append(part)
+        continue
+      }
+      let distinctTimes =
+        lastArguments["when"]?.dateValue != nil && decision.arguments["when"]?.dateValue != nil
+        && lastArguments["when"]?.dateValue != decision.arguments["when"]?.dateValue
+        && lastArguments["title"] != nil && decision.arguments["title"] != nil
+      // "X, cancel it": the part names what an earlier statement (not a question, not a look-up) said.
+      let lookups: Set<String> = ["memory.recall", "calendar.list", "reminder.list"]
+      let refersBack =
+        Self.refersBack(part.text) && !result[previous].isQuestion && !lookups.contains(earlier)
+      if (skill == earlier && !distinctTimes) || refersBack {
+        result[previous].text += "，" + part.text
+        if let merged = try await surely(
+          result[previous].text, clock: clock, scenario: scenario, lenient: true)
+        {
+          lastSkill = merged.skillID
+          lastArguments = merged.arguments
+        }
+        continue
+      }
+      lastSkill = skill
+      lastArguments = decision.arguments
+      result.append(part)
+    }
+    return result
+  }
+
+  /// Whether `text` refers back to something said before it ("it", "that", 那个).
+  static func refersBack(_ text: String) -> Bool {
+    ConditionReader.containsAny(text.lowercased(), "plan.references")
+  }
+
+  /// The skill router's decision for one part when it names a skill surely, else nil.
+  private func surely(_ text: String, clock: AgentClock, scenario: SkillScenario, lenient: Bool = false)
+    async throws -> RouteDecision?
+  {
+    guard Self.isSubstantial(text),
+      var decision = try await router.route(text, clock: clock, scenario: scenario)
+    else { return nil }
+    if let guarded = InverseGuard.correct(
+      decision, text: text, skills: router, clock: clock, scenario: scenario)
+    {
+      decision = guarded
+    }
+    guard decision.skillID != nil else { return nil }
+    if lenient { return decision }
+    guard decision.isConfident else { return nil }
+    if decision.method == .intent && decision.score < thresholds.compoundPart { return nil }
+    return decision
+  }
+
+  // MARK: - Splitting
+
+  /// A note's text is one step whatever it lists ("note: eggs, milk and bread").
+  static func isNote(_ text: String) -> Bool {
+    let lower = text.lowercased()
+    guard let colon = lower.firstIndex(where: { $0 == ":" || $0 == "：" }) else { return false }
+    let head = String(lower[..<colon])
+    // A colon late in the text introduces the note's list after another request.
+    return head.count <= 30 && words("plan.note_heads").contains { head.contains($0) }
+      && !words("plan.sequence_joins").contains { head.contains($0) }
+  }
+
+  struct Sentence {
+    var text: String
+    var isQuestion: Bool
+  }
+
+  /// The sentences of `text`: split after `.`, `?`, `!`, `;` (and their full-width forms),
+  /// a dot only when a space or the end follows (so 1.5 and 12.30 stay whole).
+  static func sentences(_ text: String) -> [Sentence] {
+    var result: [Sentence] = []
+    var current = ""
+    let characters = Array(text)
+    for (position, character) in characters.enumerated() {
+      let next = position + 1 < characters.count ? characters[position + 1] : nil
+      let ends: Bool
+      switch character {
+      case "?", "？", "!", "！", ";", "；", "。": ends = true
+      case ".":
+        // A dot ends a sentence before a space or the end, not after an abbreviation (Dr.).
+        let word = current.split(whereSeparator: { !$0.isLetter }).last.map { $0.lowercased() } ?? ""
+        ends = (next == nil || next!.isWhitespace) && !words("plan.abbreviations").contains(word)
+      case "-", "–", "—":
+        // " - " between two clauses, not 2-4pm, and not inside a note's list.
+        ends =
+          next?.isWhitespace == true && position > 0 && characters[position - 1].isWhitespace
+          && !isNote(current + ": ")
+      default: ends = false
+      }
+      current.append(character)
+      if ends {
+        append(current, to: &result)
+        current = ""
+      }
+    }
+    append(current, to: &result)
+    return result
+  }
+
+  private static func append(_ text: String, to sentences: inout [Sentence]) {
+    let trimmed = text.trimmingCharacters(
+      in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "-–—")))
+    guard !trimmed.isEmpty else { return }
+    let isQuestion = trimmed.hasSuffix("?") || trimmed.hasSuffix("？") || TextCues.isQuestion(trimmed)
+    // The question mark stays: the router and the inverse guard read it.
+    let body = trimmed.trimmingCharacters(in: CharacterSet(charactersIn: ".!;。！；").union(.whitespaces))
+    guard !body.isEmpty else { return }
+    // A sentence that only joins ("oh and", "also") belongs to the next: nothing to route.
+    sentences.append(Sentence(text: body, isQuestion: isQuestion))
+  }
+
+  /// The parts of one sentence: its condition (if any) and the requests around it.
+  static func parts(of sentence: String, isQuestion: Bool) -> [Part] {
+    var text = stripLeading(sentence, words("plan.sequence_joins"))
+    var parts: [Part] = []
+    // "if not, ..." / "if so ..." / 如果不是 after a question.
+    for (marker, negated) in answerMarkers() where startsWith(text, marker) {
+      let rest = String(text.dropFirst(marker.count)).trimmingCharacters(in: edge)
+      // "if not, book drinks": the rest is the action; "如果还没到十点，提醒我…" says more first.
+      var (conditionText, action) = splitCondition(rest, requireAction: true)
+      if conditionText == nil || ConditionReader.kind(of: conditionText!, zoneKnown: true) == .memory {
+        (conditionText, action) = (nil, stripLeading(rest, words("plan.action_openers")))
+      }
+      parts.append(
+        Part(
+          text: marker, isQuestion: false,
+          condition: ConditionText(
+            text: conditionText ?? "", negatedByMarker: negated, answersQuestion: true)))
+      text = action
+      break
+    }
+    // "check the time in LA, and if it is past midnight ...", 先看看…，如果…就…: the requests
+    // before the condition are steps of their own.
+    if parts.isEmpty, let (before, rest) = conditionInside(text) {
+      parts += split(before).map { Part(text: $0, isQuestion: isQuestion, isGuarded: false) }
+      text = rest
+    }
+    if let (conditionText, negated, action) = leadingCondition(text),
+      !parts.contains(where: { $0.condition != nil })
+    {
+      parts.append(
+        Part(
+          text: conditionText, isQuestion: false,
+          condition: ConditionText(text: conditionText, negatedByMarker: negated)))
+      text = action
+    } else if !parts.contains(where: { $0.condition != nil }),
+      let (action, conditionText, negated) = trailingCondition(text)
+    {
+      parts.append(
+        Part(
+          text: conditionText, isQuestion: false,
+          condition: ConditionText(text: conditionText, negatedByMarker: negated)))
+      text = action
+    }
+    for (index, piece) in split(text).enumerated() {
+      var body = piece
+      var otherwise = false
+      if index > 0, let stripped = stripMarker(body, words("plan.otherwise")) {
+        body = stripped
+        otherwise = true
+      }
+      parts.append(
+        Part(text: body, isQuestion: isQuestion && !otherwise, condition: nil, isOtherwise: otherwise))
+    }
+    return parts
+  }
+
+  /// The requests of a sentence with no condition left in it, split at the joining words.
+  static func split(_ text: String) -> [String] {
+    var pieces = [text]
+    for join in words("plan.sequence_joins") + words("plan.otherwise_joins") {
+      pieces = pieces.flatMap { piece in splitOn(piece, join) }
+    }
+    return pieces.map { $0.trimmingCharacters(in: edge) }.filter { !$0.isEmpty }
+  }
+
+  /// `text` split at every occurrence of `join` that stands between words (a Latin join
+  /// needs word boundaries; a comma between digits, as in 1,280, is not a join). Words of
+  /// `plan.otherwise_joins` stay at the start of the part they open.
+  private static func splitOn(_ text: String, _ join: String) -> [String] {
+    let keep = words("plan.otherwise_joins").contains(join)
+    let latin = join.unicodeScalars.contains { $0.isASCII && CharacterSet.letters.contains($0) }
+    var pieces: [String] = []
+    var start = text.startIndex
+    var searchFrom = text.startIndex
+    while let range = text.range(of: join, options: .caseInsensitive, range: searchFrom..<text.endIndex) {
+      searchFrom = range.upperBound
+      let before = text[..<range.lowerBound]
+      let after = text[range.upperBound...]
+      if latin, join.first?.isLetter == true, before.last?.isLetter == true { continue }
+      if latin, join.last?.isLetter == true, after.first?.isLetter == true { continue }
+      if join == ",", before.last?.isNumber == true, after.first?.isNumber == true { continue }
+      pieces.append(String(text[start..<range.lowerBound]))
+      start = keep ? range.lowerBound : range.upperBound
+    }
+    pieces.append(String(text[start...]))
+    return pieces
+  }
+
+  /// Where a condition opens after other requests in the same sentence: the text before it
+  /// (after a comma, "and", 先…) and from the marker on; nil when none does, or when the
+  /// condition has no action after it (a trailing condition, read by `trailingCondition`).
+  static func conditionInside(_ text: String) -> (String, String)? {
+    for (marker, _) in conditionMarkers() {
+      let isLatin = marker.first?.isASCII ?? false
+      var searchFrom = text.startIndex
+      while let range = text.range(of: marker, options: .caseInsensitive, range: searchFrom..<text.endIndex) {
+        searchFrom = range.upperBound
+        guard range.lowerBound != text.startIndex else { continue }
+        let before = String(text[..<range.lowerBound])
+        let trimmedBefore = before.trimmingCharacters(in: .whitespaces)
+        if isLatin {
+          // A Latin marker opens a clause: after a comma or "and".
+          let lower = trimmedBefore.lowercased()
+          guard lower.hasSuffix(",") || lower.hasSuffix(" and") || lower.hasSuffix(", and") else { continue }
+        } else {
+          // A Chinese one after a comma: the topic of a condition has none (明天要是下雨).
+          guard trimmedBefore.hasSuffix("，") || trimmedBefore.hasSuffix(",") else { continue }
+        }
+        let rest = String(text[range.lowerBound...])
+        guard leadingCondition(rest) != nil else { continue }
+        let head = stripTrailing(trimmedBefore)
+        guard !head.isEmpty else { continue }
+        return (head, rest)
+      }
+    }
+    return nil
+  }
+
+  private static func stripTrailing(_ text: String) -> String {
+    var result = text.trimmingCharacters(in: edge)
+    for join in ["and", "，", ","] where result.lowercased().hasSuffix(join) {
+      result = String(result.dropLast(join.count)).trimmingCharacters(in: edge)
+    }
+    return result
+  }
+
+  /// A condition at the start of the sentence ("if it rains tomorrow, ...", 如果…就…,
+  /// 明天要是下雨，…): the condition's text, whether its marker negates (unless, 除非), and
+  /// the action after it.
+  static func leadingCondition(_ text: String) -> (String, Bool, String)? {
+    for (marker, negated) in conditionMarkers() {
+      let isLatin = marker.first?.isASCII ?? false
+      // A Latin marker opens the sentence; a Chinese one may follow the topic (明天要是…).
+      if isLatin && !startsWith(text, marker) { continue }
+      guard let range = text.range(of: marker, options: .caseInsensitive) else { continue }
+      if !isLatin, text.distance(from: text.startIndex, to: range.lowerBound) > 16 { continue }
+      let topic = String(text[..<range.lowerBound])
+      let rest = String(text[range.upperBound...])
+      let (condition, action) = splitCondition(rest, requireAction: true)
+      guard let condition, !action.isEmpty else { continue }
+      return ((topic + condition).trimmingCharacters(in: edge), negated, action)
+    }
+    // 周日下午风大的话就…: a Chinese condition marked only by 的话 at its end.
+    for ender in words("plan.condition_enders") {
+      guard let range = text.range(of: ender) else { continue }
+      let condition = String(text[..<range.lowerBound]).trimmingCharacters(in: edge)
+      let action = String(text[range.upperBound...]).trimmingCharacters(in: edge)
+      guard !condition.isEmpty, !action.isEmpty else { continue }
+      return (condition, false, stripLeading(action, words("plan.action_openers")))
+    }
+    return nil
+  }
+
+  /// A condition at the end ("... unless it's raining", "... if it snows"): only one about
+  /// the weather, a time or the calendar, so "remind me to check if the shop is open" stays whole.
+  static func trailingCondition(_ text: String) -> (String, String, Bool)? {
+    for (marker, negated) in conditionMarkers() where marker.first?.isASCII ?? false {
+      let spaced = " " + marker + " "
+      guard let range = text.range(of: spaced, options: [.caseInsensitive, .backwards]) else { continue }
+      let action = String(text[..<range.lowerBound]).trimmingCharacters(in: edge)
+      let condition = String(text[range.upperBound...]).trimmingCharacters(in: edge)
+      guard !action.isEmpty, !condition.isEmpty, ConditionReader.kind(of: condition) != .memory else {
+        continue
+      }
+      return (action, condition, negated)
+    }
+    return nil
+  }
+
+  /// Splits "it rains tomorrow, remind me ..." (or without the comma, at the first action
+  /// word; or at 就) into the condition and the action.
+  static func splitCondition(_ text: String, requireAction: Bool) -> (String?, String) {
+    var best: Range<String.Index>?
+    for separator in [",", "，", " then ", "就"] {
+      if let range = text.range(of: separator), best.map({ range.lowerBound < $0.lowerBound }) ?? true {
+        best = range
+      }
+    }
+    if let best {
+      let condition = String(text[..<best.lowerBound]).trimmingCharacters(in: edge)
+      let action = String(text[best.upperBound...]).trimmingCharacters(in: edge)
+      return (condition, stripLeading(action, words("plan.action_openers")))
+    }
+    // No comma: the action starts at its first action word ("if it rains remind me ...").
+    let lower = text.lowercased()
+    var start: String.Index?
+    for verb in words("plan.action_verbs") {
+      var searchFrom = lower.startIndex
+      while let range = lower.range(of: verb, range: searchFrom..<lower.endIndex) {
+        let boundaryBefore =
+          range.lowerBound == lower.startIndex || !lower[lower.index(before: range.lowerBound)].isLetter
+        let boundaryAfter = range.upperBound == lower.endIndex || !lower[range.upperBound].isLetter
+        if boundaryBefore && boundaryAfter && range.lowerBound != lower.startIndex {
+          if start.map({ range.lowerBound < $0 }) ?? true { start = range.lowerBound }
+          break
+        }
+        searchFrom = range.upperBound
+      }
+    }
+    guard let start else {
+      return (requireAction ? nil : text.isEmpty ? nil : text, requireAction ? text : "")
+    }
+    let offset = lower.distance(from: lower.startIndex, to: start)
+    let split = text.index(text.startIndex, offsetBy: offset)
+    return (
+      String(text[..<split]).trimmingCharacters(in: edge), String(text[split...]).trimmingCharacters(in: edge)
+    )
+  }
+
+  // MARK: - Reading conditions, inputs and dates
+
+  /// The condition `written` states, read against the question it may answer.
+  private func read(
+    _ written: ConditionText, clock: AgentClock, question: (text: String, step: Int)?, steps: [PlanStep]
+  ) -> StepCondition? {
+    let reader = ConditionReader(clock: clock)
+    if written.answersQuestion, let question {
+      let asked = steps[question.step]
+      return reader.read(
+        answering: question.text, skill: asked.skill, arguments: asked.arguments, rest: written.text,
+        negatedByMarker: written.negatedByMarker)
+    }
+    guard !written.text.isEmpty else { return nil }
+    // "there", 那边: the zone of an earlier step that named one; right after a question for
+    // the time in a zone, a time names that zone's.
+    let zone = steps.last(where: { $0.arguments["zone"] != nil })?.arguments["zone"]?.stringValue
+    let afterTimeQuestion = steps.last?.skill == "time.now"
+    return reader.read(
+      written.text, negatedByMarker: written.negatedByMarker, zone: zone, zoneKnown: afterTimeQuestion)
+  }
+
+  /// The earlier step whose result this part needs: a look-up (recall, a list) before a part
+  /// that refers back to it ("it", "the first one", 那个, 最后一个), or a write with no date
+  /// of its own after a recall.
+  private func inputSource(for text: String, skill: String, steps: [PlanStep]) -> Int? {
+    let lookups: Set<String> = ["memory.recall", "calendar.list", "reminder.list"]
+    guard let index = steps.lastIndex(where: { lookups.contains($0.skill) }), !lookups.contains(skill) else {
+      return nil
+    }
+    let lower = " " + text.lowercased() + " "
+    let refers = Self.words("plan.references").contains { reference in
+      reference.first?.isASCII == true
+        ? lower.contains(" \(reference) ") || lower.contains(" \(reference),") : lower.contains(reference)
+    }
+    if refers { return index }
+    if steps[index].skill == "memory.recall",
+      ["calendar.create", "reminder.create", "note.create"].contains(skill)
+    {
+      return index
+    }
+    return nil
+  }
+
+  /// "that day", 当天, "the day before", 前一天: the date of an earlier step with a date,
+  /// at the time this part names (or the skill's default hour).
+  private func carryDate(_ text: String, step: PlanStep, steps: [PlanStep], clock: AgentClock)
+    -> SkillArguments
+  {
+    var arguments = step.arguments
+    let lower = text.lowercased()
+    let sameDay = Self.words("plan.same_day").contains { lower.contains($0) }
+    let dayBefore = Self.words("plan.day_before").contains { lower.contains($0) }
+    guard sameDay || dayBefore,
+      let anchor = steps.last(where: { $0.arguments["when"]?.dateValue != nil })?.arguments["when"]?.dateValue
+    else { return arguments }
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = clock.timeZone
+    let day = calendar.date(byAdding: .day, value: dayBefore ? -1 : 0, to: anchor) ?? anchor
+    var parts = calendar.dateComponents([.year, .month, .day], from: day)
+    if let own = arguments["when"]?.dateValue {
+      let time = calendar.dateComponents([.hour, .minute], from: own)
+      parts.hour = time.hour
+      parts.minute = time.minute
+    } else {
+      parts.hour = 9
+      parts.minute = 0
+    }
+    if let date = calendar.date(from: parts) { arguments["when"] = .date(date) }
+    return arguments
+  }
+
+  static func isSameDay(_ first: Date, _ second: Date, clock: AgentClock) -> Bool {
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = clock.timeZone
+    return calendar.isDate(first, inSameDayAs: second)
+  }
+
+  // MARK: - Words
+
+  static let edge = CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: ",，、:：-–—"))
+
+  static func words(_ name: String) -> [String] { SkillWords.list(name) }
+
+  /// Condition markers, longest first, with whether each negates.
+  static func conditionMarkers() -> [(String, Bool)] {
+    (words("plan.condition_markers").map { ($0, false) } + words("plan.unless_markers").map { ($0, true) })
+      .sorted { $0.0.count > $1.0.count }
+  }
+
+  /// "if not" / "if so" / 如果不是 after a question, longest first, with whether each negates.
+  static func answerMarkers() -> [(String, Bool)] {
+    (words("plan.answer_no").map { ($0, true) } + words("plan.answer_yes").map { ($0, false) })
+      .sorted { $0.0.count > $1.0.count }
+  }
+
+  static func isSubstantial(_ text: String) -> Bool {
+    let latinWords = text.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).count
+    let cjk = text.unicodeScalars.filter { $0.value >= 0x4E00 && $0.value <= 0x9FFF }.count
+    return latinWords >= 2 || cjk >= 3 || (latinWords >= 1 && cjk >= 2)
+  }
+
+  static func startsWith(_ text: String, _ marker: String) -> Bool {
+    guard text.lowercased().hasPrefix(marker.lowercased()) else { return false }
+    let after = text.dropFirst(marker.count).first
+    return !(marker.last?.isLetter ?? false) || !(marker.first?.isASCII ?? false)
+      || !(after?.isLetter ?? false)
+  }
+
+  static func stripLeading(_ text: String, _ markers: [String]) -> String {
+    stripMarker(text, markers) ?? text
+  }
+
+  static func stripMarker(_ text: String, _ markers: [String]) -> String? {
+    let trimmed = text.trimmingCharacters(in: edge)
+    for marker in markers.sorted(by: { $0.count > $1.count }) where startsWith(trimmed, marker) {
+      return String(trimmed.dropFirst(marker.count)).trimmingCharacters(in: edge)
+    }
+    return nil
+  }
+}

@@ -1,0 +1,169 @@
+import EngramTestSupport
+import Foundation
+import Testing
+
+@testable import EngramAgent
+
+/// The turn router's stages: compound requests planned as steps with their conditions, single
+/// requests left whole, the inverse guard, and a pending question's answer. The phrases here
+/// are written for these tests; none comes from an evaluation split.
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct TurnRouterTests {
+  // Wednesday 11 June 2025, 10:00 in Shanghai.
+  let clock = AgentClock.fixed(wallClock(2025, 6, 11, 10, in: Zones.shanghai), timeZone: Zones.shanghai)
+
+  func router() throws -> TurnRouter {
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    return TurnRouter(skills: SkillRouter(registry: registry))
+  }
+
+  func steps(_ text: String) async throws -> [PlanStep] {
+    try await router().route(text, clock: clock).plan.steps
+  }
+
+  @Test func twoRequestsInOneSentenceAreTwoStepsInOrder() async throws {
+    let plan = try await steps(
+      "remind me to renew the car registration on Monday at 8, and add the book club to my calendar for Thursday at 7pm"
+    )
+    #expect(plan.map(\.skill) == ["reminder.create", "calendar.create"])
+    #expect(plan[0].arguments["when"] == .date(wallClock(2025, 6, 16, 8, in: Zones.shanghai)))
+    #expect(plan[1].arguments["when"] == .date(wallClock(2025, 6, 12, 19, in: Zones.shanghai)))
+    #expect(plan.allSatisfy { $0.condition == nil })
+  }
+
+  @Test func chineseSequenceIsPlannedToo() async throws {
+    let plan = try await steps("后天上午十点提醒我去银行办卡，然后记住我的车牌号是沪A12345")
+    #expect(plan.map(\.skill) == ["reminder.create", "memory.remember"])
+  }
+
+  @Test func aSingleRequestWithAndStaysWhole() async throws {
+    let route = try await router().route("remind me to buy bread and butter tomorrow at 6pm", clock: clock)
+    #expect(route.plan.steps.map(\.skill) == ["reminder.create"])
+    #expect(route.plan.steps[0].arguments["title"]?.stringValue?.contains("butter") == true)
+  }
+
+  @Test func aNoteListStaysOneStep() async throws {
+    let plan = try await steps("take a note: camping gear, tarp, stove, and two lanterns")
+    #expect(plan.map(\.skill) == ["note.create"])
+  }
+
+  @Test func aWeatherConditionOnAFutureDayTravelsWithItsStep() async throws {
+    let plan = try await steps(
+      "if it snows on Saturday, remind me on Friday evening to put the shovel by the door")
+    #expect(plan.map(\.skill) == ["reminder.create"])
+    let condition = try #require(plan[0].condition)
+    #expect(condition.kind == .weather)
+    #expect(condition.about == "snow")
+    #expect(!condition.negated)
+    #expect(condition.isFuture(after: clock.now))
+    let when = try #require(condition.when)
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = Zones.shanghai
+    #expect(calendar.component(.weekday, from: when) == 7)  // Saturday
+  }
+
+  @Test func unlessNegatesTheCondition() async throws {
+    let plan = try await steps("put a picnic in the park on my calendar for Sunday at noon unless it rains")
+    #expect(plan.map(\.skill) == ["calendar.create"])
+    #expect(plan[0].condition?.kind == .weather)
+    #expect(plan[0].condition?.negated == true)
+  }
+
+  @Test func aTimeConditionNamesTheZone() async throws {
+    let plan = try await steps("if it's already after 9pm in Tokyo, remind me tomorrow at 8 to message Kenji")
+    #expect(plan.map(\.skill) == ["reminder.create"])
+    let condition = try #require(plan[0].condition)
+    #expect(condition.kind == .time)
+    #expect(condition.zone == "Asia/Tokyo")
+    #expect(condition.about == "after 21:00")
+    #expect(condition.when == nil)
+  }
+
+  @Test func aCalendarConditionInChinese() async throws {
+    let plan = try await steps("周六下午要是有空，就帮我约个理发，三点")
+    #expect(plan.map(\.skill) == ["calendar.create"])
+    #expect(plan[0].condition?.kind == .calendar)
+    #expect(plan[0].condition?.negated == false)
+  }
+
+  @Test func otherwiseRunsWhenTheConditionFails() async throws {
+    let plan = try await steps(
+      "if it's past 10pm in London, remind me tomorrow at 9 to call Sam, otherwise remind me at 4pm today")
+    #expect(plan.map(\.skill) == ["reminder.create", "reminder.create"])
+    #expect(plan[0].condition?.negated == false)
+    #expect(plan[1].condition?.negated == true)
+    #expect(plan[1].condition?.zone == "Europe/London")
+  }
+
+  @Test func aLaterStepOnThatDayTakesTheEarlierDate() async throws {
+    let plan = try await steps(
+      "add the vet visit to my calendar for Friday at 4pm, and remind me the day before at 8pm to pack the carrier"
+    )
+    #expect(plan.map(\.skill) == ["calendar.create", "reminder.create"])
+    #expect(plan[1].arguments["when"] == .date(wallClock(2025, 6, 12, 20, in: Zones.shanghai)))
+  }
+
+  @Test func aStepThatNeedsARecalledFactSaysWhichStep() async throws {
+    let plan = try await steps("when is my niece's graduation? put it on my calendar")
+    #expect(plan.map(\.skill) == ["memory.recall", "calendar.create"])
+    #expect(plan[1].inputFrom == 0)
+  }
+
+  @Test(arguments: [
+    ("forget that my gate code is 4471", "memory.remember", "memory.forget"),
+    ("please delete the reminder about the dry cleaning", "reminder.create", "reminder.cancel"),
+    ("把周五的聚餐取消掉", "calendar.create", "calendar.cancel"),
+    ("do you remember when my passport expires?", "memory.remember", "memory.recall"),
+    ("remind me what the wifi password at the cabin is", "reminder.create", "memory.recall"),
+  ])
+  func theInverseGuardNeverLetsAForgetBecomeAWrite(text: String, chosen: String, expected: String) throws {
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    let skills = SkillRouter(registry: registry)
+    let decision = RouteDecision(skillID: chosen, method: .intent, score: 0.5)
+    let corrected = try #require(
+      InverseGuard.correct(decision, text: text, skills: skills, clock: clock, scenario: .all))
+    #expect(corrected.skillID == expected)
+  }
+
+  @Test(arguments: [
+    ("remind me to cancel the gym membership on Friday", "reminder.create"),
+    ("remember that I stopped drinking coffee", "memory.remember"),
+    ("add the dentist on Tuesday at 3 to my calendar", "calendar.create"),
+  ])
+  func theInverseGuardLeavesAWriteThatIsOne(text: String, chosen: String) throws {
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    var decision = RouteDecision(skillID: chosen, method: .intent, score: 0.9)
+    decision.arguments = registry.skill(id: chosen)!.extractArguments(from: text, clock: clock)
+    #expect(
+      InverseGuard.correct(
+        decision, text: text, skills: SkillRouter(registry: registry), clock: clock, scenario: .all) == nil)
+  }
+
+  @Test func aPendingQuestionReadsARetractionADateOrANewRequest() throws {
+    let router = try router()
+    let question = SlotQuestion(
+      skillID: "reminder.create", parameter: SkillParameter("when", .date, description: "when"),
+      arguments: ["title": .string("water the plants")], text: "When should I remind you?", language: .english
+    )
+    #expect(router.readAnswer("never mind", to: question, clock: clock) == .retraction)
+    guard case .answer(let arguments) = router.readAnswer("tomorrow at 7am", to: question, clock: clock)
+    else {
+      Issue.record("a date answers the question")
+      return
+    }
+    #expect(arguments["when"] == .date(wallClock(2025, 6, 12, 7, in: Zones.shanghai)))
+    #expect(arguments["title"] == .string("water the plants"))
+  }
+
+  @Test func everyThresholdLivesInOneStruct() throws {
+    let registry = SkillRegistry()
+    let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)
+    let router = SkillRouter(registry: registry, thresholds: strict)
+    #expect(router.intentThreshold == 0.9)
+    // A destructive skill never needs less than any skill.
+    #expect(router.destructiveIntentThreshold == 0.9)
+    #expect(TurnRouter(skills: router).thresholds == strict)
+  }
+}
