@@ -171,7 +171,7 @@ enum AnswersSuite {
         let start = ContinuousClock.now
         let final = try await agent.send(question.text)
         latencies.append((ContinuousClock.now - start).seconds * 1000)
-        let recalled = agent.lastContext?.recalled.map(\.text) ?? []
+        let recalled = agent.lastContext?.hits.map(\.text) ?? []
         if recalled.contains(where: question.evidence.contains) { inContext += 1 }
         if recalled.prefix(3).contains(where: question.evidence.contains) { inContextTop3 += 1 }
         let reply = await replyText(final, agent: agent)
@@ -259,15 +259,15 @@ enum AnswersSuite {
       engines.append(try await openMemory(conversation, embedder: embedder, scratch: scratch))
     }
     defer { for engine in engines { engine.close() } }
-    var own: [(question: Question, items: [RecalledMemory])] = []
-    var foreign: [(question: Question, items: [RecalledMemory])] = []
+    var own: [(question: Question, items: [SearchHit])] = []
+    var foreign: [(question: Question, items: [SearchHit])] = []
     for (index, conversation) in conversations.enumerated() {
       let other = engines[(index + 1) % engines.count]
       for question in conversation.questions {
         let mine = try await engines[index].search(question.text, k: 8, recordAccess: false)
         let theirs = try await other.search(question.text, k: 8, recordAccess: false)
-        own.append((question, mine.map(EngineAgentMemory.recalled)))
-        foreign.append((question, theirs.map(EngineAgentMemory.recalled)))
+        own.append((question, mine))
+        foreign.append((question, theirs))
       }
     }
     var best: (score: Double, coverage: Double, cosine: Double?, own: Double, foreign: Double) = (

@@ -295,9 +295,9 @@ import Testing
     #expect(context.rendered.contains("2025-06-02] The boiler was serviced by Mr Li"))
     #expect(!context.rendered.contains("2025-06-01"))
     #expect(reply.text.contains("(2025-06-02)"))
-    let recalled = try #require(context.recalled.first { $0.text.contains("boiler") })
+    let recalled = try #require(context.hits.first { $0.text.contains("boiler") })
     #expect(recalled.kind == .memory && recalled.memoryKind == .event)
-    #expect(context.preferences["home_city"] == "Lisbon")
+    #expect(context.allPreferences["home_city"] == "Lisbon")
   }
 
   @Test func aTurnPlanNamesItsRouteInTheTrace() {
@@ -328,10 +328,13 @@ import Testing
     }
     #expect(hits.first?.kind == .memory)
     #expect(hits.first?.memoryKind == .fact)
-    #expect(hits.first?.date == wallClock(2025, 6, 1, 12, in: Zones.shanghai))
+    #expect(hits.first?.timestamp == wallClock(2025, 6, 1, 12, in: Zones.shanghai))
     let context = try #require(agent.lastContext)
     #expect(context.rendered.contains("<memories>"))
     #expect(context.tokenCount <= context.budget)
+    // The answer quotes the engine's hits themselves: scores and provenance kept, no copy.
+    #expect(hits.allSatisfy(context.hits.contains))
+    #expect(hits.first?.provenance.isEmpty == false)
   }
 
   @Test func textInMemoryNeverTriggersASkill() async throws {
@@ -340,7 +343,7 @@ import Testing
     let agent = try harness.agent()
     let state = try await agent.send("how is the money on account 4471 doing")
     // The memory was retrieved into the context...
-    #expect(agent.lastContext?.recalled.contains { $0.text.contains("transfer money") } == true)
+    #expect(agent.lastContext?.hits.contains { $0.text.contains("transfer money") } == true)
     // ...but it did not choose a skill or write anything.
     if case .waitingForConfirmation(let action) = state {
       Issue.record("a memory triggered \(action.skillID)")

@@ -81,7 +81,7 @@ import Testing
 
   @Test func recallAnswersWithDates() async throws {
     let memory = FakeMemory(memories: [
-      RecalledMemory(
+      testHit(
         id: 4, text: "My sister's birthday is May 3", date: wallClock(2025, 5, 1, 9, in: Zones.shanghai))
     ])
     let decision = try await route("when is my sister's birthday?")
@@ -100,25 +100,25 @@ import Testing
   @Test func recallPrefersMemoriesAlreadyInContext() async throws {
     let memory = FakeMemory()
     var ctx = context("我的车停在哪？", memory: memory)
-    ctx.memories = [RecalledMemory(id: 9, text: "车停在B2层", memoryKind: .fact)]
+    ctx.turn.hits = [testHit(id: 9, text: "车停在B2层", memoryKind: .fact)]
     let output = try await RecallSkill().execute(arguments: ["query": .string("车停在哪")], context: ctx)
-    #expect(output.text == "车停在B2层")
+    #expect(output.text == "车停在B2层（2025-06-11）")
     #expect(memory.searches.isEmpty)
   }
 
   @Test func forgetByIDAndByDescription() async throws {
-    let memory = FakeMemory(memories: [RecalledMemory(id: 3, text: "I like green tea")])
+    let memory = FakeMemory(memories: [testHit(id: 3, text: "I like green tea")])
     let byID = try await route("forget memory #3")
     #expect(byID.skillID == "memory.forget")
     #expect(byID.arguments["id"] == .int(3))
     var ctx = context("forget memory #3", memory: memory)
-    ctx.memories = memory.memories
+    ctx.turn.hits = memory.memories
     #expect(
       ForgetSkill().confirmationText(arguments: byID.arguments, context: ctx)
         == "Delete memory #3: “I like green tea”? This cannot be undone.")
     // A conversation turn that happens to have id 3 is never shown as memory #3.
     var turnOnly = ctx
-    turnOnly.memories = [RecalledMemory(id: 3, text: "let's meet at noon", kind: .message)]
+    turnOnly.turn.hits = [testHit(id: 3, text: "let's meet at noon", kind: .message)]
     #expect(
       ForgetSkill().confirmationText(arguments: byID.arguments, context: turnOnly)
         == "Delete memory #3? This cannot be undone.")

@@ -18,7 +18,7 @@ import Testing
     #expect(hits.map(\.id) == [id])
     #expect(hits.first?.kind == .memory)
     #expect(hits.first?.memoryKind == .preference)
-    #expect(hits.first?.date == testClock.now)
+    #expect(hits.first?.timestamp == testClock.now)
     try await memory.forget(id: id)
     #expect(try await memory.search(query: "green tea", k: 5).isEmpty)
     await #expect(throws: EngramError.notFound(kind: .memory, id: id)) { try await memory.forget(id: id) }

@@ -1,3 +1,4 @@
+import Engram
 import EngramTestSupport
 import Testing
 
@@ -12,7 +13,8 @@ import Testing
     #expect(MessageLanguage.resolve(text: "提醒我", preference: "en") == .english)
     #expect(MessageLanguage.resolve(text: "提醒我", preference: "klingon") == .chinese)
     let ctx = SkillContext(
-      userText: "提醒我", preferences: ["language": "en"], clock: .system(), memory: FakeMemory())
+      userText: "提醒我", turn: TurnContext(allPreferences: ["language": "en"]), clock: .system(),
+      memory: FakeMemory())
     #expect(ctx.language == .english)
   }
 

@@ -47,7 +47,7 @@ import Testing
   }
 
   @Test func citationsOfItemsNotRetrievedAreTakenOut() {
-    let kept = RecalledMemory(id: 4, text: "a", kind: .message)
+    let kept = testHit(id: 4, text: "a", kind: .message)
     let checked = AnswerCitations.check(
       "Yes [message #4], twice [message #4] [memory #4] [summary #7].", memories: [kept])
     #expect(checked.text == "Yes [message #4], twice [message #4].")

@@ -18,8 +18,8 @@ import Testing
 
   @Test func gatePassesCoveringItemsAndRejectsUnrelatedOnes() {
     let gate = MemoryAnswer(minimumCoverage: 0.6)
-    let password = RecalledMemory(id: 1, text: "The cabin wifi password is trout-42", date: Self.day)
-    let unrelated = RecalledMemory(id: 2, text: "I bought new running shoes", date: Self.day)
+    let password = testHit(id: 1, text: "The cabin wifi password is trout-42", date: Self.day)
+    let unrelated = testHit(id: 2, text: "I bought new running shoes", date: Self.day)
     #expect(
       gate.relevant([unrelated, password], to: "what's the wifi password at the cabin?").map(\.id) == [1])
     #expect(gate.relevant([unrelated], to: "what's the wifi password at the cabin?").isEmpty)
@@ -27,12 +27,12 @@ import Testing
   }
 
   @Test func speakerNamesCount() {
-    let turn = RecalledMemory(id: 3, text: "I've been researching adoption agencies", speaker: "Caroline")
+    let turn = testHit(id: 3, text: "I've been researching adoption agencies", speaker: "Caroline")
     #expect(MemoryAnswer(minimumCoverage: 1).relevant([turn], to: "What did Caroline research?").count == 1)
   }
 
   @Test func cosineGateAppliesOnlyToTheCalibratedModel() {
-    let similar = RecalledMemory(id: 4, text: "unrelated words entirely", cosine: 0.9)
+    let similar = testHit(id: 4, text: "unrelated words entirely", cosine: 0.9)
     #expect(
       MemoryAnswer(modelID: MemoryAnswer.calibratedModel).relevant([similar], to: "cabin wifi").count == 1)
     #expect(MemoryAnswer(modelID: "hashing-v1-256").relevant([similar], to: "cabin wifi").isEmpty)
@@ -40,7 +40,7 @@ import Testing
 
   @Test func replyQuotesAtMostThreeBestFirstWithDates() {
     let memories = (1...5).map {
-      RecalledMemory(
+      testHit(
         id: Int64($0), text: "Lisbon trip note \($0)", date: Self.day.addingTimeInterval(Double($0) * 86_400))
     }
     let output = MemoryAnswer().reply(
@@ -62,9 +62,9 @@ import Testing
   /// question are quoted first, in its order, even below the gate; one sharing nothing is not.
   @Test func theRankingsBestItemsLeadOnceAnythingPassesTheGate() {
     let ranked = [
-      RecalledMemory(id: 1, text: "Our climbing evenings moved to Tuesdays", cosine: 0.2),
-      RecalledMemory(id: 2, text: "Bought new running shoes", cosine: 0.1),
-      RecalledMemory(id: 3, text: "The climbing gym membership renews in March", cosine: 0.6),
+      testHit(id: 1, text: "Our climbing evenings moved to Tuesdays", cosine: 0.2),
+      testHit(id: 2, text: "Bought new running shoes", cosine: 0.1),
+      testHit(id: 3, text: "The climbing gym membership renews in March", cosine: 0.6),
     ]
     let gate = MemoryAnswer(modelID: MemoryAnswer.calibratedModel)
     let question = "when does the climbing gym membership renew?"
@@ -89,7 +89,7 @@ import Testing
 
   @Test func nothingRelevantIsSaidHonestlyInTheUsersLanguage() {
     let output = MemoryAnswer().reply(
-      to: "我的护照号码是多少？", from: [RecalledMemory(id: 1, text: "买了新跑鞋")], clock: testClock, language: .chinese)
+      to: "我的护照号码是多少？", from: [testHit(id: 1, text: "买了新跑鞋")], clock: testClock, language: .chinese)
     #expect(output == .memories(answer: MemoryAnswer.nothingYet(.chinese), hits: []))
   }
 
@@ -97,12 +97,12 @@ import Testing
   /// 160 characters is quoted whole), then the rest, shortened.
   @Test func theReplyLeadsWithTheSentenceThatAnswers() {
     let said = wallClock(2025, 6, 9, 18, in: Zones.shanghai)
-    let best = RecalledMemory(
+    let best = testHit(
       id: 1,
       text:
         "What a week it has been, with guests every evening and the car in the garage again. The plumber fixed the kitchen tap on Friday. Then we had pizza on the balcony.",
       kind: .message, date: said, speaker: "Ann")
-    let long = RecalledMemory(
+    let long = testHit(
       id: 2,
       text:
         "The plumber also said the boiler pressure is low and we should call the landlord about the radiator in the hall before winter.",
@@ -121,7 +121,7 @@ import Testing
   /// A "when" question leads with the time the sentence names, read against the day it was said.
   @Test func aWhenQuestionLeadsWithTheResolvedDay() {
     let said = wallClock(2025, 6, 11, 15, in: Zones.shanghai)  // a Wednesday
-    let turn = RecalledMemory(
+    let turn = testHit(
       id: 1, text: "We finally went to the climbing gym last Saturday!", kind: .message, date: said,
       speaker: "Ann")
     let english = MemoryAnswer(minimumCoverage: 0.3).reply(
@@ -129,12 +129,12 @@ import Testing
     #expect(
       english.text == "7 June 2025: Ann: We finally went to the climbing gym last Saturday! (said 2025-06-11)"
     )
-    let chinese = RecalledMemory(id: 2, text: "我们昨天去爬山了", kind: .message, date: said, speaker: "小王")
+    let chinese = testHit(id: 2, text: "我们昨天去爬山了", kind: .message, date: said, speaker: "小王")
     let reply = MemoryAnswer(minimumCoverage: 0.3).reply(
       to: "小王什么时候去爬山的？", from: [chinese], clock: testClock, language: .chinese)
     #expect(reply.text.hasPrefix("2025年6月10日：小王: 我们昨天去爬山了"))
     // Without a time in the sentence, the line is the sentence with its day.
-    let plain = RecalledMemory(id: 3, text: "The climbing gym membership started", kind: .memory, date: said)
+    let plain = testHit(id: 3, text: "The climbing gym membership started", kind: .memory, date: said)
     #expect(
       MemoryAnswer(minimumCoverage: 0.3).reply(
         to: "when did the climbing gym membership start?", from: [plain], clock: testClock, language: .english
@@ -144,10 +144,10 @@ import Testing
   /// A question about two things: the item covering the second thing answers too, in full.
   @Test func aQuestionAboutTwoThingsGetsBothAnswers() {
     let said = wallClock(2025, 6, 11, 15, in: Zones.shanghai)
-    let dog = RecalledMemory(id: 1, text: "Our dog is called Biscuit.", date: said)
-    let filler = RecalledMemory(
+    let dog = testHit(id: 1, text: "Our dog is called Biscuit.", date: said)
+    let filler = testHit(
       id: 2, text: "Biscuit loves the beach and the dog park near the harbour in summer evenings", date: said)
-    let cat = RecalledMemory(id: 3, text: "The cat is named Pepper.", date: said)
+    let cat = testHit(id: 3, text: "The cat is named Pepper.", date: said)
     let reply = MemoryAnswer(minimumCoverage: 0.2).reply(
       to: "what are the names of the dog and the cat?", from: [dog, filler, cat], clock: testClock,
       language: .english)

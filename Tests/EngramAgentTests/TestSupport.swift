@@ -15,7 +15,7 @@ final class FakeMemory: AgentMemory {
 
   private struct State {
     var nextID: Int64 = 1
-    var memories: [RecalledMemory] = []
+    var memories: [SearchHit] = []
     var stored: [Int64: Stored] = [:]
     var preferences: [String: String] = [:]
     var forgotten: [Int64] = []
@@ -24,7 +24,7 @@ final class FakeMemory: AgentMemory {
 
   private let state = Mutex(State())
 
-  init(memories: [RecalledMemory] = []) {
+  init(memories: [SearchHit] = []) {
     state.withLock {
       $0.memories = memories
       $0.nextID = (memories.map(\.id).max() ?? 0) + 1
@@ -33,10 +33,10 @@ final class FakeMemory: AgentMemory {
 
   var stored: [Int64: Stored] { state.withLock { $0.stored } }
   var forgotten: [Int64] { state.withLock { $0.forgotten } }
-  var memories: [RecalledMemory] { state.withLock { $0.memories } }
+  var memories: [SearchHit] { state.withLock { $0.memories } }
   var searches: [String] { state.withLock { $0.searches } }
 
-  func search(query: String, k: Int) async throws -> [RecalledMemory] {
+  func search(query: String, k: Int) async throws -> [SearchHit] {
     state.withLock { state in
       state.searches.append(query)
       let words = Set(RoutingTokenizer.tokens(query))
@@ -49,7 +49,7 @@ final class FakeMemory: AgentMemory {
     state.withLock { state in
       let id = state.nextID
       state.nextID += 1
-      state.memories.append(RecalledMemory(id: id, text: content, memoryKind: kind))
+      state.memories.append(testHit(id: id, text: content, memoryKind: kind))
       return id
     }
   }
@@ -136,6 +136,17 @@ func wallClock(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute:
   var calendar = Calendar(identifier: .gregorian)
   calendar.timeZone = zone
   return calendar.date(from: DateComponents(year: year, month: month, day: day, hour: hour, minute: minute))!
+}
+
+/// A retrieved item as the engine returns one: a memory (a fact unless `memoryKind` says
+/// otherwise) said at the fixed clock's instant, 10:00 on 11 June 2025 in Shanghai, by default.
+func testHit(
+  id: Int64, text: String, kind: ItemKind = .memory, memoryKind: MemoryKind? = nil,
+  date: Date = wallClock(2025, 6, 11, 10, in: Zones.shanghai), speaker: String? = nil, cosine: Double? = nil
+) -> SearchHit {
+  SearchHit(
+    kind: kind, id: id, text: text, speaker: speaker, timestamp: date, cosine: cosine,
+    memoryKind: kind == .memory ? memoryKind ?? .fact : nil)
 }
 
 func context(_ text: String, memory: FakeMemory = FakeMemory(), clock: AgentClock? = nil) -> SkillContext {

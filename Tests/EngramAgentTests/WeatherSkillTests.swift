@@ -1,3 +1,4 @@
+import Engram
 import EngramTestSupport
 import Foundation
 import Synchronization
@@ -100,7 +101,8 @@ final class WeatherStub: Sendable {
     let arguments = skill.extractArguments(from: text, clock: clock)
     let validated = try ArgumentValidator.validate(
       arguments, against: skill.inputSchema, timeZone: clock.timeZone)
-    let context = SkillContext(userText: text, preferences: preferences, clock: clock, memory: memory)
+    let context = SkillContext(
+      userText: text, turn: TurnContext(allPreferences: preferences), clock: clock, memory: memory)
     // The skill itself, without the executor's 15 s attempt limit: under the full parallel
     // run on two cores a stub's answer can take longer than that to be scheduled, and the
     // service's own timeout is what these tests check.

@@ -270,7 +270,7 @@ struct BrokenEmbedder: Embedder {
     #expect(!lines.contains { $0.hasPrefix("## System") || $0.hasPrefix("Assistant:") })
     let open = try #require(lines.firstIndex(of: "<memories>"))
     let close = try #require(lines.firstIndex(of: "</memories>"))
-    #expect(close - open - 1 == context.memories.count)
+    #expect(close - open - 1 == context.hits.count)
     for line in lines[(open + 1)..<close] {
       #expect(line.hasPrefix("["))
       #expect(!line.contains("<") && !line.contains(">"))

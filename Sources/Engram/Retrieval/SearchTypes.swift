@@ -41,8 +41,9 @@ public struct SearchFilters: Sendable, Equatable {
   }
 }
 
-/// One ranked search result.
-public struct SearchHit: Sendable, Equatable {
+/// One ranked search result: what a search returns, what a turn's context carries, and what
+/// an agent's skills and answers quote.
+public struct SearchHit: Sendable, Hashable {
   /// The item's kind.
   public var kind: ItemKind
   /// What a memory records (fact, preference, ...); nil for turns and summaries.
@@ -73,9 +74,9 @@ public struct SearchHit: Sendable, Equatable {
 
   /// Creates a hit.
   public init(
-    kind: ItemKind, id: Int64, text: String, sessionID: Int64?, speaker: String?, timestamp: Date,
-    bm25: Double?, cosine: Double?, score: Double, provenance: [String], metadata: [String: JSONValue],
-    memoryKind: MemoryKind? = nil
+    kind: ItemKind, id: Int64, text: String, sessionID: Int64? = nil, speaker: String? = nil, timestamp: Date,
+    bm25: Double? = nil, cosine: Double? = nil, score: Double = 0, provenance: [String] = [],
+    metadata: [String: JSONValue] = [:], memoryKind: MemoryKind? = nil
   ) {
     self.kind = kind
     self.memoryKind = memoryKind

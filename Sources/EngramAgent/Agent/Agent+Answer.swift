@@ -7,7 +7,7 @@ extension Agent {
   func answerWithoutSkill(_ text: String, context: SkillContext) -> SkillOutput {
     let answerer = MemoryAnswer(modelID: engine.embedder.modelID)
     let output = answerer.reply(
-      to: text, from: context.memories, clock: context.clock, language: context.language)
+      to: text, from: context.turn.hits, clock: context.clock, language: context.language)
     if case .memories(_, let hits) = output, hits.isEmpty, !TextCues.isQuestion(text) {
       return .text(Self.noSkillMessage(context.language))
     }

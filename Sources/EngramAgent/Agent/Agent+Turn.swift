@@ -14,7 +14,7 @@ extension Agent {
     let clock = configuration.clock
     transition(.retrieving, for: execution)
     var language = MessageLanguage.detect(text)
-    let prompt: PromptContext
+    let prompt: TurnContext
     do {
       if configuration.persistTurns {
         // Embedded after the reply (see persistReply), off the turn's critical path.
@@ -28,8 +28,7 @@ extension Agent {
     guard isCurrent(execution) else { return state }
     lastContext = prompt
     let context = SkillContext(
-      userText: text, memories: prompt.recalled, preferences: prompt.preferences, clock: clock,
-      memory: memory,
+      userText: text, turn: prompt, clock: clock, memory: memory,
       partial: streamingOutput(for: execution), recentItems: recentItems)
     language = context.language
     currentLanguage = language
@@ -68,7 +67,7 @@ extension Agent {
 
   /// Where this turn goes: the turn router's plan, or the language model planner's when the
   /// router leaves the turn to it.
-  func route(_ text: String, prompt: PromptContext, execution: UUID) async throws -> (TurnPlan, RouteSource) {
+  func route(_ text: String, prompt: TurnContext, execution: UUID) async throws -> (TurnPlan, RouteSource) {
     let routed = try await turnRouter.route(
       text, clock: configuration.clock, scenario: configuration.scenario)
     guard case .askLanguageModel = routed.plan else { return (routed.plan, routed.source) }
@@ -99,7 +98,7 @@ extension Agent {
           route: output.isMemoryAnswer ? .memory : source))
     case .final(let answer):
       // A final answer drawn from the memories in hand cites only those.
-      let checked = AnswerCitations.check(answer, memories: context.memories)
+      let checked = AnswerCitations.check(answer, memories: context.turn.hits)
       return await finish(
         AgentReply(
           executionID: execution, text: checked.text,
@@ -113,7 +112,7 @@ extension Agent {
       do {
         let answer = try await planner.answer(
           question: text, context: lastContext?.rendered ?? "", partial: streamingOutput(for: execution))
-        let checked = AnswerCitations.check(answer, memories: context.memories)
+        let checked = AnswerCitations.check(answer, memories: context.turn.hits)
         return await finish(
           AgentReply(
             executionID: execution, text: checked.text,
@@ -394,25 +393,18 @@ extension Agent {
 
   // MARK: - Context
 
-  /// The engine's memory context within the budget the catalog leaves, plus all preferences,
-  /// from one engine call: the retrieved items carry their kinds, so nothing is read again.
-  func buildContext(for text: String) async throws -> PromptContext {
-    let catalog = registry.catalog(for: configuration.scenario)
+  /// The engine's turn context within the budget the catalog leaves, from one engine call:
+  /// the retrieved items (search hits, with their kinds), every preference, the recent turns
+  /// and the prompt text. Skills receive it as it is.
+  func buildContext(for text: String) async throws -> TurnContext {
     // The catalog is sent only to a language model: without one, memories get the budget.
-    let catalogCost = planner == nil ? 0 : TokenEstimator.estimate(catalog)
+    let catalogCost =
+      planner == nil ? 0 : TokenEstimator.estimate(registry.catalog(for: configuration.scenario))
     let memoryBudget = max(configuration.minimumMemoryBudget, configuration.contextBudget - catalogCost)
-    let memoryContext = try await engine.context(
+    return try await engine.context(
       for: text, budget: memoryBudget, memoryCount: configuration.memoryCount,
       recentCount: configuration.recentCount, session: sessionID,
       filters: SearchFilters(excludedSessions: [sessionID]), timeZone: configuration.clock.timeZone)
-    let recalled = memoryContext.memories.map { item in
-      RecalledMemory(
-        id: item.id, text: item.text, kind: item.kind, memoryKind: item.memoryKind, date: item.date,
-        score: item.score, speaker: item.speaker, cosine: item.cosine, bm25: item.bm25)
-    }
-    return PromptContext(
-      memory: memoryContext, recalled: recalled, preferences: memoryContext.allPreferences, catalog: catalog,
-      budget: configuration.contextBudget)
   }
 
   // MARK: - Traces

@@ -30,8 +30,9 @@ public final class Agent {
   public private(set) var startupNotice: String?
   /// The pending calls cancelled at start.
   public private(set) var cancelledAtStart: [PendingCall] = []
-  /// The prompt context of the latest turn, for display and debugging.
-  public internal(set) var lastContext: PromptContext?
+  /// The turn context of the latest turn (retrieved items, preferences, recent turns, the
+  /// prompt text), for display and debugging.
+  public internal(set) var lastContext: TurnContext?
   /// The question the agent asked for a missing argument, answered by the next `send`; nil
   /// when none waits.
   public internal(set) var awaitingAnswer: SlotQuestion?

@@ -6,8 +6,8 @@ import Foundation
 /// answer never points at an id that was not retrieved for it.
 enum AnswerCitations {
   /// `answer` without citations of items not among `memories`, and the items it cites.
-  static func check(_ answer: String, memories: [RecalledMemory]) -> (text: String, cited: [RecalledMemory]) {
-    var cited: [RecalledMemory] = []
+  static func check(_ answer: String, memories: [SearchHit]) -> (text: String, cited: [SearchHit]) {
+    var cited: [SearchHit] = []
     var text = ""
     var rest = Substring(answer)
     let citation = /\[(memory|message|summary) #(\d{1,18})\]/

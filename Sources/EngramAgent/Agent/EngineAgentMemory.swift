@@ -7,7 +7,7 @@ import Foundation
 /// calls run on ``BlockingWork``'s threads, never on the caller's cooperative thread.
 ///
 /// Ids returned by `search` are ids of the memories table only (by default), so every id it
-/// returns is one `forget(id:)` can delete. The agent's prompt context, which also holds
+/// returns is one `forget(id:)` can delete. The agent's turn context, which also holds
 /// conversation turns and summaries, comes from `MemoryEngine.context(for:budget:)` instead.
 public struct EngineAgentMemory: AgentMemory {
   /// The engine.
@@ -26,16 +26,8 @@ public struct EngineAgentMemory: AgentMemory {
 
   /// Hybrid search (BM25 + vector) over `searchKinds`, best first, each with its date.
   /// - Throws: `EngramError` (`.emptyText`, `.invalidK`), embedder and store errors.
-  public func search(query: String, k: Int) async throws -> [RecalledMemory] {
-    let hits = try await engine.search(query, k: k, mode: .hybrid, filters: SearchFilters(kinds: searchKinds))
-    return hits.map(Self.recalled)
-  }
-
-  /// A search hit as a recalled item, with its item kind and, for memories, its memory kind.
-  public static func recalled(_ hit: SearchHit) -> RecalledMemory {
-    RecalledMemory(
-      id: hit.id, text: hit.text, kind: hit.kind, memoryKind: hit.memoryKind, date: hit.timestamp,
-      score: hit.score, speaker: hit.speaker, cosine: hit.cosine, bm25: hit.bm25)
+  public func search(query: String, k: Int) async throws -> [SearchHit] {
+    try await engine.search(query, k: k, mode: .hybrid, filters: SearchFilters(kinds: searchKinds))
   }
 
   /// Stores a memory of `kind`, created now by `clock`.

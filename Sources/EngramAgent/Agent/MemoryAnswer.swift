@@ -36,9 +36,9 @@ public struct MemoryAnswer: Sendable {
 
   /// The items among `memories` (best first) that pass the gate for `question`, at most
   /// `maximumItems`, in their order.
-  public func relevant(_ memories: [RecalledMemory], to question: String) -> [RecalledMemory] {
+  public func relevant(_ memories: [SearchHit], to question: String) -> [SearchHit] {
     let terms = Self.contentTerms(question)
-    var passed: [RecalledMemory] = []
+    var passed: [SearchHit] = []
     for memory in memories where passes(memory, terms: terms) {
       passed.append(memory)
       if passed.count == maximumItems { break }
@@ -47,14 +47,14 @@ public struct MemoryAnswer: Sendable {
   }
 
   /// Whether `memory` passes the gate for a question with content `terms`.
-  public func passes(_ memory: RecalledMemory, terms: Set<String>) -> Bool {
+  public func passes(_ memory: SearchHit, terms: Set<String>) -> Bool {
     if let minimumCosine, let cosine = memory.cosine, cosine >= minimumCosine { return true }
     guard !terms.isEmpty else { return false }
     return Self.coverage(of: terms, in: memory) >= minimumCoverage
   }
 
   /// The share of `terms` found in the memory's text and speaker.
-  public static func coverage(of terms: Set<String>, in memory: RecalledMemory) -> Double {
+  public static func coverage(of terms: Set<String>, in memory: SearchHit) -> Double {
     guard !terms.isEmpty else { return 0 }
     let found = contentTerms(memory.text, keepStopwords: true).union(
       memory.speaker.map { contentTerms($0, keepStopwords: true) } ?? [])
@@ -69,7 +69,7 @@ public struct MemoryAnswer: Sendable {
   /// uncovered, the item that covers it next; then the other relevant items, shortened.
   /// Nothing relevant: a sentence saying memory holds nothing about it.
   public func reply(
-    to question: String, from memories: [RecalledMemory], clock: AgentClock, language: MessageLanguage
+    to question: String, from memories: [SearchHit], clock: AgentClock, language: MessageLanguage
   )
     -> SkillOutput
   {
@@ -107,7 +107,7 @@ public struct MemoryAnswer: Sendable {
   /// and when; a "when" question's line starts with the time that sentence names, resolved
   /// against the day it was said ("yesterday" said on 8 May 2023: "7 May 2023").
   func leadLine(
-    _ item: RecalledMemory, question: String, terms: Set<String>, clock: AgentClock, language: MessageLanguage
+    _ item: SearchHit, question: String, terms: Set<String>, clock: AgentClock, language: MessageLanguage
   ) -> String {
     // A short item is its own answer; a long one gives the sentence that covers most.
     let sentence =
@@ -115,22 +115,21 @@ public struct MemoryAnswer: Sendable {
       ? item.text.split(whereSeparator: \.isNewline).joined(separator: " ")
       : Self.bestSentence(of: item.text, covering: terms)
     let who = item.speaker.map { "\($0): " } ?? ""
-    let day = item.date.map { Self.day($0, clock: clock, language: language) }
-    let dated = day.map { language == .english ? " (\($0))" : "（\($0)）" } ?? ""
-    if Self.asksWhen(question), let said = item.date,
-      let resolved = PastDateResolver.resolve(sentence, said: said, calendar: clock.calendar)
+    let day = Self.day(item.timestamp, clock: clock, language: language)
+    if Self.asksWhen(question),
+      let resolved = PastDateResolver.resolve(sentence, said: item.timestamp, calendar: clock.calendar)
     {
       let when = PastDateResolver.describe(resolved, calendar: clock.calendar, language: language)
       return language == .english
-        ? "\(when): \(who)\(sentence) (said \(day ?? ""))"
-        : "\(when)：\(who)\(sentence)（\(day ?? "")说的）"
+        ? "\(when): \(who)\(sentence) (said \(day))"
+        : "\(when)：\(who)\(sentence)（\(day)说的）"
     }
-    return "\(who)\(sentence)\(dated)"
+    return language == .english ? "\(who)\(sentence) (\(day))" : "\(who)\(sentence)（\(day)）"
   }
 
   /// A supporting item on one short line: its start (at most `supportCharacters`, cut at a
   /// word) with who said it and its day.
-  static func shortened(_ item: RecalledMemory, clock: AgentClock, language: MessageLanguage) -> String {
+  static func shortened(_ item: SearchHit, clock: AgentClock, language: MessageLanguage) -> String {
     var text = item.text.split(whereSeparator: \.isNewline).joined(separator: " ")
     if text.count > supportCharacters {
       let cut = text.prefix(supportCharacters)
@@ -140,8 +139,7 @@ public struct MemoryAnswer: Sendable {
       text = String(cut[..<(end ?? cut.endIndex)]) + "…"
     }
     let who = item.speaker.map { "\($0): " } ?? ""
-    guard let date = item.date else { return who + text }
-    let day = Self.day(date, clock: clock, language: language)
+    let day = Self.day(item.timestamp, clock: clock, language: language)
     return language == .english ? "\(who)\(text) (\(day))" : "\(who)\(text)（\(day)）"
   }
 
@@ -194,7 +192,7 @@ public struct MemoryAnswer: Sendable {
   }
 
   /// Every term of an item's text and speaker.
-  static func terms(of item: RecalledMemory) -> Set<String> {
+  static func terms(of item: SearchHit) -> Set<String> {
     contentTerms(item.text, keepStopwords: true).union(
       item.speaker.map { contentTerms($0, keepStopwords: true) } ?? [])
   }

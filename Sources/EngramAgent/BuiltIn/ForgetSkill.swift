@@ -34,7 +34,7 @@ public struct ForgetSkill: Skill {
   public func confirmationText(arguments: SkillArguments, context: SkillContext) -> String {
     if let id = arguments["id"]?.intValue {
       // Context also holds turns and summaries, whose ids belong to other tables.
-      let text = context.memories.first { $0.id == Int64(id) && $0.kind == .memory }?.text
+      let text = context.turn.hits.first { $0.id == Int64(id) && $0.kind == .memory }?.text
       switch context.language {
       case .english: return "Delete memory #\(id)\(text.map { ": “\($0)”" } ?? "")? This cannot be undone."
       case .chinese: return "删除记忆 #\(id)\(text.map { "：「\($0)」" } ?? "")？删除后无法恢复。"

@@ -92,7 +92,7 @@ public struct WeatherSkill: Skill {
   }
 
   private func homeCity(_ context: SkillContext) async throws -> String? {
-    if let city = context.preferences[Self.homeCityKey], !city.isEmpty { return city }
+    if let city = context.turn.allPreferences[Self.homeCityKey], !city.isEmpty { return city }
     guard let stored = try await context.memory.preference(key: Self.homeCityKey), !stored.isEmpty else {
       return nil
     }

@@ -5,8 +5,9 @@ import Foundation
 ///
 /// Every call may suspend and throw; errors are the conforming engine's own typed errors.
 public protocol AgentMemory: Sendable {
-  /// Returns up to `k` memories most relevant to `query`, best first.
-  func search(query: String, k: Int) async throws -> [RecalledMemory]
+  /// Returns up to `k` memories most relevant to `query`, best first, as the engine's
+  /// search returns them (kind, memory kind, date, scores).
+  func search(query: String, k: Int) async throws -> [SearchHit]
   /// Stores a memory of `kind` and returns its id.
   func remember(content: String, kind: MemoryKind) async throws -> Int64
   /// Deletes the memory with `id`.
@@ -27,43 +28,4 @@ public protocol AgentMemory: Sendable {
   func preference(key: String) async throws -> String?
   /// Stores `value` under the preference `key`, replacing any previous value.
   func setPreference(key: String, value: String) async throws
-}
-
-/// One retrieved item as skills see it: a memory (from `AgentMemory.search` or the turn's
-/// context), or a conversation turn or session summary (from the turn's context only).
-public struct RecalledMemory: Sendable, Hashable {
-  /// The item's id in its table (a memory's id only when `kind` is `.memory`).
-  public var id: Int64
-  /// The remembered text.
-  public var text: String
-  /// What the item is: a stored memory (whose id `forget` takes), a turn or a summary.
-  public var kind: ItemKind
-  /// What a memory records (fact, preference, ...); nil for turns and summaries.
-  public var memoryKind: MemoryKind?
-  /// When the memory was recorded (or is due, for reminders and events), if known.
-  public var date: Date?
-  /// The retrieval score; higher is more relevant. Only the order is meaningful.
-  public var score: Double
-  /// Who said it, for conversation turns.
-  public var speaker: String?
-  /// The cosine similarity to the query, when vector search found it.
-  public var cosine: Double?
-  /// The BM25 score, when keyword search found it.
-  public var bm25: Double?
-
-  /// Creates a recalled item: a memory (a fact unless `memoryKind` says otherwise) by default.
-  public init(
-    id: Int64, text: String, kind: ItemKind = .memory, memoryKind: MemoryKind? = nil, date: Date? = nil,
-    score: Double = 0, speaker: String? = nil, cosine: Double? = nil, bm25: Double? = nil
-  ) {
-    self.id = id
-    self.text = text
-    self.kind = kind
-    self.memoryKind = kind == .memory ? memoryKind ?? .fact : nil
-    self.date = date
-    self.score = score
-    self.speaker = speaker
-    self.cosine = cosine
-    self.bm25 = bm25
-  }
 }

@@ -111,7 +111,7 @@ public struct ConditionChecker: Sendable {
     guard let weather else { return .unknown("no weather service is configured") }
     var city = condition.place
     if city == nil || city!.isEmpty {
-      city = context.preferences[WeatherSkill.homeCityKey]
+      city = context.turn.allPreferences[WeatherSkill.homeCityKey]
       if city == nil, let stored = try? await context.memory.preference(key: WeatherSkill.homeCityKey) {
         city = stored
       }

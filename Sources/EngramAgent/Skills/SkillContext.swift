@@ -1,14 +1,16 @@
-/// What a skill sees when it runs: retrieved memories, preferences, the clock and memory.
+import Engram
+
+/// What a skill sees when it runs: the turn's context (retrieved items, preferences, recent
+/// turns), the clock, and the memory operations.
 public struct SkillContext: Sendable {
   /// The user's request text.
   public var userText: String
-  /// Memories retrieved for this turn, best first.
-  public var memories: [RecalledMemory]
-  /// User preferences by key.
-  public var preferences: [String: String]
+  /// What the engine gathered for this turn, from one call: the retrieved items as search hits
+  /// (best first), every preference (`allPreferences`), the recent turns and the prompt text.
+  public var turn: TurnContext
   /// The clock and time zone.
   public var clock: AgentClock
-  /// The memory engine.
+  /// The memory operations (search, remember, forget, agenda, preferences).
   public var memory: any AgentMemory
   /// The language replies and confirmations use.
   public var language: MessageLanguage
@@ -19,21 +21,21 @@ public struct SkillContext: Sendable {
   /// first): what "it", "that" or "the second one" refer to.
   public var recentItems: [Int64]
 
-  /// Creates a context; the language follows `userText` unless the `language` preference overrides it.
+  /// Creates a context; the language follows `userText` unless the turn's `language`
+  /// preference overrides it.
   public init(
-    userText: String, memories: [RecalledMemory] = [], preferences: [String: String] = [:],
-    clock: AgentClock, memory: any AgentMemory, language: MessageLanguage? = nil,
-    partial: PartialOutput = .discard, recentItems: [Int64] = []
+    userText: String, turn: TurnContext = TurnContext(), clock: AgentClock, memory: any AgentMemory,
+    language: MessageLanguage? = nil, partial: PartialOutput = .discard, recentItems: [Int64] = []
   ) {
     self.recentItems = recentItems
     self.userText = userText
-    self.memories = memories
-    self.preferences = preferences
+    self.turn = turn
     self.clock = clock
     self.memory = memory
     self.partial = partial
     self.language =
       language
-      ?? MessageLanguage.resolve(text: userText, preference: preferences[MessageLanguage.preferenceKey])
+      ?? MessageLanguage.resolve(
+        text: userText, preference: turn.allPreferences[MessageLanguage.preferenceKey])
   }
 }

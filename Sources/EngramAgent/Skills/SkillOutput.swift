@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 /// Something a skill created through `AgentMemory`.
@@ -37,7 +38,7 @@ public enum SkillOutput: Sendable, Hashable {
   /// A plain answer.
   case text(String)
   /// An answer drawn from memories, with the memories it used.
-  case memories(answer: String, hits: [RecalledMemory])
+  case memories(answer: String, hits: [SearchHit])
   /// A reminder, event, note or memory was stored; `message` confirms it.
   case created(CreatedItem, message: String)
   /// A memory was deleted.

@@ -344,7 +344,7 @@ public struct EngineToolProvider: ToolProvider {
     let value: JSONValue = [
       "context": .string(built.rendered), "token_count": .int(built.tokenCount), "budget": .int(built.budget),
       "omitted": .int(built.omitted),
-      "memory_ids": .array(built.memories.filter { $0.kind == .memory }.map { .int(Int($0.id)) }),
+      "memory_ids": .array(built.hits.filter { $0.kind == .memory }.map { .int(Int($0.id)) }),
     ]
     return .structured(value, text: built.rendered)
   }
