@@ -3,7 +3,7 @@
 #   - apt packages: libsqlite3-dev, libopenblas-dev, libpq-dev, pkg-config, and postgresql
 #     (the server `make test` runs a throwaway cluster of; scripts/postgres.sh); on x86-64 also the AArch64
 #     cross compiler and qemu-user that scripts/kernels-test.sh runs the NEON kernels with
-#   - the Python package icalendar in .venv-mcp (the venv scripts/mcp-e2e.sh also uses):
+#   - the Python packages icalendar and python-dateutil (scripts/check-rrule.py) in .venv-mcp (the venv scripts/mcp-e2e.sh also uses):
 #     scripts/check-ics.py checks `engram export --format ics` with it in `make test`
 #   - chromium and chromium-driver (apt) and selenium (in .venv-mcp): scripts/web-e2e.sh
 #     drives `engram serve` in headless Chromium in `make test`
@@ -36,7 +36,7 @@ fi
 # --- Python packages the checks use -----------------------------------------------
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/.venv-mcp"
-if ! "$venv/bin/python" -c 'import icalendar' >/dev/null 2>&1; then
+if ! "$venv/bin/python" -c 'import icalendar, dateutil.rrule' >/dev/null 2>&1; then
   command -v python3 >/dev/null || { log "python3 is needed for scripts/check-ics.py"; exit 1; }
   if [ ! -x "$venv/bin/python" ]; then
     if ! python3 -m venv "$venv" >/dev/null 2>&1; then
@@ -50,7 +50,7 @@ if ! "$venv/bin/python" -c 'import icalendar' >/dev/null 2>&1; then
     fi
   fi
   log "installing icalendar into $venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'icalendar>=6,<8'
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'icalendar>=6,<8' python-dateutil
 fi
 if ! "$venv/bin/python" -c 'import selenium' >/dev/null 2>&1; then
   log "installing selenium into $venv"

@@ -35,6 +35,9 @@ public final class MemoryEngine: Sendable {
   public var embedder: any Embedder { configuration.embedder }
   /// The agent's own records: reminders and notes, traces, pending calls, skill state.
   public let agentRecords: AgentRecords
+  /// Reminder delivery, shared by chat, the web app, the CLI and MCP: each reminder claimed
+  /// once, just before it is handed over.
+  public let reminders: ReminderDelivery
   /// Housekeeping: rows per table, memories per kind, sizes, `meta` values, checkpoint.
   public let maintenance: Maintenance
 
@@ -165,6 +168,7 @@ public final class MemoryEngine: Sendable {
     doctor = Doctor(
       open: open, store: store, vectors: vectors, embedding: embedding, readOnly: configuration.readOnly)
     agentRecords = AgentRecords(open: open, store: store)
+    reminders = ReminderDelivery(open: open, store: store)
     calendar = CalendarExchange(open: open, store: store)
   }
 

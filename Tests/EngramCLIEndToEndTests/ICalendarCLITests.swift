@@ -105,6 +105,109 @@ import Testing
       ])
   }
 
+  /// One event or to-do of each kind of time: all-day (one day, several days), floating, TZID
+  /// (with a rule, a VTIMEZONE of a fixed offset), UTC (with a DURATION), all-day and TZID to-dos.
+  static let everyKindOfTime = [
+    "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//test//EN",
+    "BEGIN:VTIMEZONE", "TZID:Fixed Plus Five Thirty", "BEGIN:STANDARD", "DTSTART:19700101T000000",
+    "TZOFFSETFROM:+0530", "TZOFFSETTO:+0530", "END:STANDARD", "END:VTIMEZONE",
+    "BEGIN:VEVENT", "UID:allday@test", "DTSTAMP:20240601T000000Z", "DTSTART;VALUE=DATE:20240613",
+    "SUMMARY:one day", "END:VEVENT",
+    "BEGIN:VEVENT", "UID:multiday@test", "DTSTAMP:20240601T000000Z", "DTSTART;VALUE=DATE:20240613",
+    "DTEND;VALUE=DATE:20240616", "SUMMARY:three days", "DESCRIPTION:bring boots", "END:VEVENT",
+    "BEGIN:VEVENT", "UID:floating@test", "DTSTAMP:20240601T000000Z", "DTSTART:20240613T150000",
+    "DTEND:20240613T163000", "SUMMARY:floating", "END:VEVENT",
+    "BEGIN:VEVENT", "UID:zoned@test", "DTSTAMP:20240601T000000Z",
+    "DTSTART;TZID=America/New_York:20240615T190000", "DTEND;TZID=America/New_York:20240615T200000",
+    "RRULE:FREQ=WEEKLY;BYDAY=SA;COUNT=3", "SUMMARY:new york saturdays", "END:VEVENT",
+    "BEGIN:VEVENT", "UID:fixed@test", "DTSTAMP:20240601T000000Z",
+    "DTSTART;TZID=Fixed Plus Five Thirty:20240613T100000",
+    "DTEND;TZID=Fixed Plus Five Thirty:20240613T110000",
+    "SUMMARY:fixed offset", "END:VEVENT",
+    "BEGIN:VEVENT", "UID:utc@test", "DTSTAMP:20240601T000000Z", "DTSTART:20240613T070000Z",
+    "DURATION:PT45M", "SUMMARY:utc", "END:VEVENT",
+    "BEGIN:VTODO", "UID:todo-date@test", "DTSTAMP:20240601T000000Z", "DUE;VALUE=DATE:20240614",
+    "SUMMARY:all-day to-do", "END:VTODO",
+    "BEGIN:VTODO", "UID:todo-zoned@test", "DTSTAMP:20240601T000000Z", "DUE;TZID=Europe/Paris:20240614T090000",
+    "SUMMARY:zoned to-do", "END:VTODO",
+    "END:VCALENDAR", "",
+  ].joined(separator: "\r\n")
+
+  @Test(.enabled { await PythonICalendar.shouldRun() })
+  func everyKindOfTimeComesBackAsItWentIn() async throws {
+    let python = try #require(
+      await PythonICalendar.python(),
+      "the Python package icalendar is missing: run `make setup` (it installs icalendar into .venv-mcp)")
+    let scratch = try ScratchFolder()
+    let db = try await scratch.initializedDatabase()
+    let original = try scratch.write("original.ics", Self.everyKindOfTime)
+    var environment = ScratchFolder.environment
+    environment["TZ"] = "Asia/Tokyo"
+    let imported = try await EngramBinary.run(["import", "--db", db, original], environment: environment)
+    #expect(imported.status == 0, "\(imported.standardError)")
+    // Exported on a machine in another zone: what came as a date or floating time stays so.
+    environment["TZ"] = "America/Los_Angeles"
+    let file = scratch.path("exported.ics")
+    let exported = try await EngramBinary.run(
+      ["export", "--db", db, "--format", "ics", file], environment: environment)
+    #expect(exported.status == 0, "\(exported.standardError)")
+    let check = try await EngramBinary.runExecutable(
+      [python, PythonICalendar.repository + "/scripts/check-ics.py", file, "--same-as", original])
+    #expect(check.status == 0, "\(check.standardError)")
+    #expect(
+      check.standardOutput.hasPrefix("check-ics: ok (6 events, 2 reminders; 8 the same as the original"))
+    // Imported again in the zone of the first import, the export changes nothing.
+    environment["TZ"] = "Asia/Tokyo"
+    let again = try await EngramBinary.run(["import", "--db", db, file], environment: environment)
+    #expect(again.standardOutput.hasSuffix(": 0 added, 8 already there\n"), "\(again.standardOutput)")
+  }
+
+  /// A weekly Saturday rule with a New York TZID, listed on a machine in Tokyo: New York's
+  /// Saturdays (Sundays in Tokyo), the first one included, three in all.
+  @Test func aRepeatingEventIsListedInItsOwnZone() async throws {
+    let scratch = try ScratchFolder()
+    let db = try await scratch.initializedDatabase()
+    let original = try scratch.write("original.ics", Self.everyKindOfTime)
+    var environment = ScratchFolder.environment
+    environment["TZ"] = "Asia/Tokyo"
+    #expect(
+      try await EngramBinary.run(["import", "--db", db, original], environment: environment).status == 0)
+    let listed = try await EngramBinary.run(
+      ["calendar", "--db", db, "--from", "2024-06-14", "--to", "2024-08-31", "--json"],
+      environment: environment)
+    let saturdays = try jsonLines(listed.standardOutput).filter {
+      $0["title"] as? String == "new york saturdays"
+    }
+    #expect(
+      saturdays.compactMap { $0["due"] as? String } == [
+        "2024-06-16T08:00:00+09:00", "2024-06-23T08:00:00+09:00", "2024-06-30T08:00:00+09:00",
+      ])
+  }
+
+  @Test func calendarSaysWhenItStopsEarlyAndLimitGoesFurther() async throws {
+    let scratch = try ScratchFolder()
+    let db = try await scratch.initializedDatabase()
+    do {
+      let engine = try openEngine(db)
+      defer { engine.close() }
+      for hour in 0..<5 {
+        try engine.agentRecords.addItem(kind: .event, title: "event \(hour)", due: base + Double(hour) * 3600)
+      }
+    }
+    let from = "2025-06-15T00:00:00Z"
+    let cut = try await engram("calendar", "--db", db, "--from", from, "--limit", "3", "--json")
+    #expect(cut.status == 0)
+    #expect(try jsonLines(cut.standardOutput).count == 3)
+    #expect(
+      cut.standardError
+        == "calendar: listed the first 3 events; more fall in that range (--limit N lists more)\n")
+    let all = try await engram("calendar", "--db", db, "--from", from, "--limit", "5", "--json")
+    #expect(try jsonLines(all.standardOutput).count == 5)
+    #expect(all.standardError.isEmpty)
+    let zero = try await engram("calendar", "--db", db, "--limit", "0")
+    #expect(zero.status == 64)
+  }
+
   @Test func aMalformedFileNamesItsLineAndStoresNothing() async throws {
     let scratch = try ScratchFolder()
     let db = try await seeded(scratch)

@@ -163,4 +163,61 @@ import Testing
     #expect(printed.components(separatedBy: "second").count == 2)
     #expect(!printed.contains("much later"))
   }
+
+  /// A reminder whose title is larger than the system lets an environment value be (imported
+  /// from an .ics VTODO), due just before a normal one: its command gets the title trimmed
+  /// and the whole reminder in ENGRAM_REMINDER_FILE; a command that fails is a sentence on
+  /// standard error; the watcher keeps watching and the next reminder's command runs.
+  @Test func aHugeTitleOrAFailingCommandNeverCostsTheNextReminder() async throws {
+    let scratch = try ScratchFolder()
+    let db = try await scratch.initializedDatabase()
+    let start = Date()
+    let huge = String(repeating: "x", count: 140_000)
+    func utc(_ date: Date) -> String {
+      let formatter = ISO8601DateFormatter()
+      formatter.formatOptions = [.withYear, .withMonth, .withDay, .withTime, .withTimeZone]
+      return formatter.string(from: date).replacingOccurrences(of: "-", with: "")
+        .replacingOccurrences(of: ":", with: "")
+    }
+    let ics = try scratch.write(
+      "huge.ics",
+      "BEGIN:VCALENDAR\r\nBEGIN:VTODO\r\nUID:huge@test\r\nDUE:\(utc(start + 2))\r\nSUMMARY:\(huge)\r\n"
+        + "END:VTODO\r\nBEGIN:VTODO\r\nUID:next@test\r\nDUE:\(utc(start + 3))\r\nSUMMARY:next one\r\n"
+        + "END:VTODO\r\nEND:VCALENDAR\r\n")
+    #expect(try await engram("import", "--db", db, ics).status == 0)
+    let log = scratch.path("exec.log")
+    // Logs the title's length, whether it was trimmed, and the size of the reminder's file; then
+    // fails, so each reminder's command also reports a failure.
+    let command =
+      #"printf '%s|%s|%s|%s\n' "${#ENGRAM_REMINDER_TITLE}" "$ENGRAM_REMINDER_TRIMMED" ""#
+      + #"$(wc -c < "$ENGRAM_REMINDER_FILE")" "$ENGRAM_REMINDER_TITLE" | cut -c1-80 >> '"# + log + "'; exit 3"
+    var environment = ProcessInfo.processInfo.environment
+    environment.merge(ScratchFolder.environment) { $1 }
+    let watcher = try ChildProcess(
+      try EngramBinary.locate().path, arguments: ["reminders", "--db", db, "--watch", "--exec", command],
+      environment: environment, standardOutput: .file(scratch.path("watch.out")),
+      standardError: .file(scratch.path("watch.err")))
+    @Sendable func logLines() -> [String] {
+      ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+    let both = await eventually(within: .seconds(30), every: .milliseconds(100)) { logLines().count >= 2 }
+    let stillWatching = await watcher.exit(within: .milliseconds(1500)) == nil
+    _ = await watcher.kill()
+    let errors = ChildProcess.readText(scratch.path("watch.err"))
+    #expect(both, "watcher's standard error: \(errors.prefix(500))")
+    #expect(stillWatching)
+    let lines = logLines()
+    #expect(lines.count == 2)
+    // The title was cut to 16 KiB (with an ellipsis), the file holds all 140,000 characters.
+    let first = lines.first?.split(separator: "|").map(String.init) ?? []
+    #expect(first.count >= 3 && Int(first[0]).map { $0 > 1000 && $0 <= 16_384 } == true)
+    #expect(first.count >= 3 && first[1] == "1")
+    #expect(first.count >= 3 && (Int(first[2].trimmingCharacters(in: .whitespaces)) ?? 0) > 140_000)
+    #expect(lines.last?.hasPrefix("8||") == true)
+    #expect(lines.last?.hasSuffix("|next one") == true)
+    #expect(errors.components(separatedBy: "--exec exited with status 3 for reminder #").count == 3)
+    let printed = ChildProcess.readText(scratch.path("watch.out"))
+    #expect(printed.contains("next one"))
+    #expect(printed.contains(String(repeating: "x", count: 1000)))
+  }
 }

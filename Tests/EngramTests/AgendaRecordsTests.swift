@@ -1,6 +1,7 @@
 import EngramCore
 import EngramTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Engram
@@ -50,6 +51,33 @@ import Testing
     #expect(moved.deliveredAt == nil)
     #expect(moved.title == "due, renamed")
     #expect(try records.deliverDueReminders(at: base.addingTimeInterval(900)).map(\.id) == [due, later])
+  }
+
+  /// Each reminder is claimed just before its hand-over, not all up front: a hand-over that
+  /// fails releases its own claim and leaves the ones after it due.
+  @Test func aFailedHandOverReleasesItsReminderAndLeavesTheNextOnesDue() async throws {
+    struct HandOverFailed: Error {}
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let records = engine.agentRecords
+    let first = try records.addItem(kind: .reminder, title: "first", due: base)
+    let failing = try records.addItem(kind: .reminder, title: "failing", due: base.addingTimeInterval(1))
+    let next = try records.addItem(kind: .reminder, title: "next", due: base.addingTimeInterval(2))
+    let now = base.addingTimeInterval(10)
+    let handed = Mutex<[Int64]>([])
+    await #expect(throws: HandOverFailed.self) {
+      _ = try await engine.reminders.deliver(at: now) { item in
+        if item.id == failing { throw HandOverFailed() }
+        handed.withLock { $0.append(item.id ?? 0) }
+      }
+    }
+    #expect(handed.withLock { $0 } == [first])
+    #expect(try records.item(first)?.deliveredAt == now)
+    #expect(try records.item(failing)?.deliveredAt == nil)
+    #expect(try records.item(next)?.deliveredAt == nil)
+    let again = try await engine.reminders.deliver(at: now) { _ in }
+    #expect(again.map(\.id) == [failing, next])
   }
 
   @Test func changesRefuseBlankTitlesAndMissingItems() throws {

@@ -53,7 +53,12 @@ import Testing
     #expect(byUID["floating"]?.start == instant("2025-06-12T15:00:00+08:00"))
     #expect(byUID["allday"]?.start == instant("2025-06-13T09:00:00+08:00"))
     #expect(byUID["allday"]?.allDay == true)
-    #expect(byUID["allday"]?.end == nil)
+    // An all-day DTEND is the day after the last: kept, at the same hour.
+    #expect(byUID["allday"]?.end == instant("2025-06-14T09:00:00+08:00"))
+    #expect(
+      byUID.mapValues(\.timeForm) == ["utc": .utc, "zoned": .zoned, "floating": .floating, "allday": .date])
+    #expect(byUID["zoned"]?.timeZone == "America/New_York")
+    #expect(byUID["floating"]?.timeZone == "Asia/Shanghai")
   }
 
   @Test func tzidsResolveThroughVTimeZoneNamesPathsAndFixedOffsets() throws {

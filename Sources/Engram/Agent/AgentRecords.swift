@@ -47,21 +47,27 @@ public struct AgentRecords: Sendable {
     limit: Int = 1000
   ) throws -> [AgentItem] {
     try open.check()
-    let items = try store.readTransaction {
-      try $0.agentItems(
-        kind: kind, dueFrom: from, to: to, undeliveredOnly: undeliveredOnly, limit: max(0, limit))
+    guard !undeliveredOnly else {
+      return try store.readTransaction {
+        try $0.agentItems(kind: kind, dueFrom: from, to: to, undeliveredOnly: true, limit: max(0, limit))
+      }
     }
-    guard !undeliveredOnly else { return items }
     // Repeating items (an imported RRULE) are listed at each occurrence in the range, those
     // that began before it too; each occurrence is the item (its id) at that time.
-    let repeating = try store.readTransaction {
-      try $0.agentItems(kind: kind, dueFrom: nil, to: to, undeliveredOnly: false, limit: 100_000)
-    }.filter { $0.recurrence != nil }
-    guard !repeating.isEmpty else { return items }
+    let (repeating, items) = try store.readTransaction { session in
+      let repeating = try session.agentItems(
+        kind: kind, dueFrom: nil, to: to, undeliveredOnly: false, limit: 100_000
+      )
+      .filter { $0.recurrence != nil }
+      // As many more rows as there are repeating items, so `limit` others are among them.
+      let (wider, overflow) = max(0, limit).addingReportingOverflow(repeating.count)
+      let items = try session.agentItems(
+        kind: kind, dueFrom: from, to: to, undeliveredOnly: false, limit: overflow ? Int.max : wider)
+      return (repeating, items)
+    }
+    guard !repeating.isEmpty else { return Array(items.prefix(max(0, limit))) }
     let repeatingIDs = Set(repeating.compactMap(\.id))
     var listed = items.filter { !repeatingIDs.contains($0.id ?? -1) }
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = .current
     let lower = from ?? Date().addingTimeInterval(-86_400)
     let window = lower..<max(to ?? lower.addingTimeInterval(366 * 86_400), lower)
     for item in repeating {
@@ -69,7 +75,9 @@ public struct AgentRecords: Sendable {
         if let due = item.dueAt, from.map({ due >= $0 }) ?? true { listed.append(item) }
         continue
       }
-      for date in rule.occurrences(from: start, in: window, calendar: calendar, limit: max(0, limit)) {
+      // On the wall clock of the item's own zone (its TZID; UTC for a UTC time).
+      let zone = CalendarZone.zone(of: item)
+      for date in rule.occurrences(from: start, in: window, timeZone: zone, limit: max(0, limit)) {
         var occurrence = item
         occurrence.dueAt = date
         occurrence.endsAt = item.endsAt.map { date.addingTimeInterval($0.timeIntervalSince(start)) }
@@ -80,23 +88,10 @@ public struct AgentRecords: Sendable {
     return Array(listed.prefix(max(0, limit)))
   }
 
-  /// Delivers the reminders due at or before `now` and never delivered: marks them delivered
-  /// and returns them, soonest first. One write transaction claims them, so two processes
-  /// (two watchers, a watcher and a chat) never deliver one reminder twice, and a process
-  /// that stops after this call does not see them again.
+  /// Delivers the reminders due at or before `now` and never delivered: claims each (marks
+  /// it delivered) and returns them, soonest first. Forwards to ``ReminderDelivery/deliver(at:limit:)``.
   public func deliverDueReminders(at now: Date = Date(), limit: Int = 1000) throws -> [AgentItem] {
-    try open.check()
-    let time = now
-    // Looked for on a reader first: a chat asks after every reply, and most times nothing is
-    // due, so the write lock is taken only when something is.
-    let anyDue = try store.readTransaction {
-      !(try $0.agentItems(
-        kind: .reminder, dueFrom: nil, to: time.addingTimeInterval(0.001), undeliveredOnly: true, limit: 1
-      )
-      .isEmpty)
-    }
-    guard anyDue else { return [] }
-    return try store.writeTransaction { try $0.deliverDueReminders(at: time, limit: max(0, limit)) }
+    try ReminderDelivery(open: open, store: store).deliver(at: now, limit: limit)
   }
 
   /// Changes an item's title and/or due time; a reminder moved to a new time is delivered

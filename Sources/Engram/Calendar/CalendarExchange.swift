@@ -60,7 +60,8 @@ struct CalendarExchange: Sendable {
         }
         let item = AgentItem(
           kind: entry.kind, title: entry.title, body: entry.body, dueAt: entry.start, createdAt: now,
-          done: entry.done, endsAt: entry.end, calendarUID: entry.uid, recurrence: entry.recurrence)
+          done: entry.done, endsAt: entry.end, calendarUID: entry.uid, recurrence: entry.recurrence,
+          timeForm: entry.timeForm, timeZone: entry.timeZone)
         _ = try session.insert(item)
         summary.added += 1
       }
@@ -83,7 +84,8 @@ struct CalendarExchange: Sendable {
   }
 
   /// Writes what `entry` says over `item`; returns whether anything changed. Times compare in
-  /// whole seconds (the file's precision), and an event's unstored end is its default one.
+  /// whole seconds (the file's precision), and an event's unstored end is its default one
+  /// (none for an all-day event: one day).
   static func apply(_ entry: CalendarEntry, to item: inout AgentItem) -> Bool {
     func second(_ date: Date?) -> Int64? { date.map { Int64(floor($0.timeIntervalSince1970)) } }
     var changed = false
@@ -101,7 +103,9 @@ struct CalendarExchange: Sendable {
       changed = true
     }
     if item.kind == .event {
-      let defaultEnd = item.dueAt.map { $0.addingTimeInterval(ICalendarWriter.defaultEventLength) }
+      let defaultEnd =
+        entry.timeForm == .date
+        ? nil : item.dueAt.map { $0.addingTimeInterval(ICalendarWriter.defaultEventLength) }
       let storedEnd = item.endsAt ?? defaultEnd
       let newEnd = entry.end ?? defaultEnd
       if second(storedEnd) != second(newEnd) {
@@ -111,6 +115,11 @@ struct CalendarExchange: Sendable {
     }
     if item.done != entry.done {
       item.done = entry.done
+      changed = true
+    }
+    if item.timeForm != entry.timeForm || item.timeZone != entry.timeZone {
+      item.timeForm = entry.timeForm
+      item.timeZone = entry.timeZone
       changed = true
     }
     if (item.recurrence ?? "") != (entry.recurrence ?? "") {
@@ -132,8 +141,12 @@ struct CalendarExchange: Sendable {
   ) {
     try store.readTransaction { session in
       let calendarID = try calendarID(session)
-      let events = try session.agentItems(kind: .event, limit: Int(Int32.max)).filter { $0.dueAt != nil }
-      let reminders = try session.agentItems(kind: .reminder, limit: Int(Int32.max))
+      // Items whose times a file cannot hold (past year 9999) are left out, as the writer does.
+      let events = try session.agentItems(kind: .event, limit: Int(Int32.max)).filter {
+        $0.dueAt != nil && ICalendarWriter.isWritable($0)
+      }
+      let reminders = try session.agentItems(kind: .reminder, limit: Int(Int32.max)).filter(
+        ICalendarWriter.isWritable)
       var summary = CalendarExportSummary()
       summary.events = events.count
       summary.reminders = reminders.count

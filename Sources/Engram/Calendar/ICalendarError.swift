@@ -23,6 +23,20 @@ public struct ICalendarError: Error, Equatable, Sendable {
     case unknownTimeZone(String)
     /// A required property is missing from the component begun on this line.
     case missingProperty(property: String, component: String)
+    /// An end (`DTEND`) before the start (for an all-day event: not after it).
+    case endBeforeStart(property: String, start: String)
+    /// A negative `DURATION`.
+    case negativeDuration(value: String)
+    /// A `DURATION` with hours, minutes or seconds on an all-day event.
+    case durationNotInDays(value: String)
+    /// A time that falls after 9999-12-31, the last day a file can hold.
+    case outOfRange(property: String)
+    /// Two properties that exclude each other (`DTEND` and `DURATION`).
+    case conflictingProperties(String, String)
+    /// A `DTEND` that is a date-time where `DTSTART` is a date, or the other way round.
+    case valueTypeMismatch(property: String, date: Bool)
+    /// An `RRULE` that is not a recurrence rule, and why.
+    case invalidRecurrence(value: String, reason: String)
   }
 
   /// The line (1-based; a folded line counts from its first physical line).
@@ -54,6 +68,19 @@ extension ICalendarError: CustomStringConvertible {
     case .unknownTimeZone(let zone):
       return "unknown time zone \(zone) (neither an IANA identifier nor a VTIMEZONE with a fixed offset)"
     case .missingProperty(let property, let component): return "\(component) has no \(property)"
+    case .endBeforeStart(let property, let start): return "\(property) is before \(start)"
+    case .negativeDuration(let value): return "DURATION is negative: \(value)"
+    case .durationNotInDays(let value):
+      return "DURATION of an all-day event must be whole days or weeks: \(value)"
+    case .outOfRange(let property):
+      return "\(property) falls after 9999-12-31, the last day iCalendar can hold"
+    case .conflictingProperties(let first, let second): return "\(first) and \(second) cannot both be given"
+    case .valueTypeMismatch(let property, let date):
+      return date
+        ? "\(property) must be a date (VALUE=DATE), as DTSTART is"
+        : "\(property) must be a date-time, as DTSTART is"
+    case .invalidRecurrence(let value, let reason):
+      return "RRULE is not a recurrence rule (\(reason)): \(value)"
     }
   }
 }

@@ -21,8 +21,13 @@ public struct CalendarEntry: Equatable, Sendable {
   /// Its RRULE value, as written.
   public var recurrence: String?
   /// Whether its start is a date alone (an all-day event): then `start` is that day at
-  /// ``ICalendarReader/allDayHour`` in the reader's time zone.
-  public var allDay: Bool
+  /// ``ICalendarReader/allDayHour`` in the reader's time zone, and `end` the day after its last.
+  public var allDay: Bool { timeForm == .date }
+  /// How its start was written: a UTC time, a date, a floating time or a TZID time.
+  public var timeForm: AgentItemTimeForm
+  /// The zone its wall-clock times are in (nil for UTC): the TZID's zone, or the reader's for
+  /// dates and floating times; an IANA identifier or `GMT+hhmm`.
+  public var timeZone: String?
   /// The line of its `BEGIN`.
   public var line: Int
 }
@@ -68,28 +73,53 @@ struct ICalendarReader {
     var entry = CalendarEntry(
       kind: isEvent ? .event : .reminder, uid: "", title: title.isEmpty ? "(untitled)" : title,
       body: description?.isEmpty == false ? description : nil, start: nil, end: nil, done: false,
-      recurrence: component.property("RRULE")?.value, allDay: false, line: component.line)
+      recurrence: nil, timeForm: .utc, timeZone: nil, line: component.line)
+    if let rule = component.property("RRULE") {
+      if let reason = RecurrenceRuleCheck.problem(rule.value) {
+        throw ICalendarError(line: rule.line, .invalidRecurrence(value: rule.value, reason: reason))
+      }
+      entry.recurrence = rule.value
+    }
     if isEvent {
-      guard let start = component.property("DTSTART") else {
+      guard let startProperty = component.property("DTSTART") else {
         throw ICalendarError(line: component.line, .missingProperty(property: "DTSTART", component: "VEVENT"))
       }
-      let (date, allDay) = try time(start, zones: zones)
-      entry.start = date
-      entry.allDay = allDay
-      if !allDay {
-        if let end = component.property("DTEND") {
-          let (endDate, endAllDay) = try time(end, zones: zones)
-          if !endAllDay { entry.end = endDate }
-        } else if let duration = component.property("DURATION") {
-          entry.end = date.addingTimeInterval(try Self.duration(duration))
+      let start = try time(startProperty, zones: zones)
+      entry.start = start.date
+      entry.timeForm = start.form
+      entry.timeZone = start.zoneName
+      let endProperty = component.property("DTEND")
+      let durationProperty = component.property("DURATION")
+      if let endProperty, durationProperty != nil {
+        throw ICalendarError(line: endProperty.line, .conflictingProperties("DTEND", "DURATION"))
+      }
+      if let endProperty {
+        let end = try time(endProperty, zones: zones)
+        guard (end.form == .date) == (start.form == .date) else {
+          throw ICalendarError(
+            line: endProperty.line, .valueTypeMismatch(property: "DTEND", date: start.form == .date))
         }
-        if let end = entry.end, end <= date { entry.end = nil }
+        // An all-day event's DTEND is the day after its last (RFC 5545 3.6.1): later than DTSTART.
+        guard start.form == .date ? end.wall.day > start.wall.day : end.date >= start.date else {
+          throw ICalendarError(line: endProperty.line, .endBeforeStart(property: "DTEND", start: "DTSTART"))
+        }
+        entry.end = end.date
+      } else if let durationProperty {
+        let duration = try Self.duration(durationProperty)
+        guard !duration.negative else {
+          throw ICalendarError(line: durationProperty.line, .negativeDuration(value: durationProperty.value))
+        }
+        if start.form == .date && duration.seconds != 0 {
+          throw ICalendarError(line: durationProperty.line, .durationNotInDays(value: durationProperty.value))
+        }
+        entry.end = try Self.adding(duration, to: start, line: durationProperty.line)
       }
     } else {
       if let due = component.property("DUE") ?? component.property("DTSTART") {
-        let (date, allDay) = try time(due, zones: zones)
-        entry.start = date
-        entry.allDay = allDay
+        let time = try time(due, zones: zones)
+        entry.start = time.date
+        entry.timeForm = time.form
+        entry.timeZone = time.zoneName
       }
       entry.done =
         component.property("STATUS")?.value.uppercased() == "COMPLETED"
@@ -110,68 +140,91 @@ struct ICalendarReader {
     return entry
   }
 
-  /// The instant a DATE or DATE-TIME property names, and whether it was a date alone.
-  func time(_ property: ICalendarProperty, zones: Zones) throws(ICalendarError) -> (Date, Bool) {
-    let value = property.value.trimmingCharacters(in: .whitespaces)
-    let invalid = ICalendarError(line: property.line, .invalidDate(property: property.name, value: value))
-    let digits = Array(value.utf8)
-    func number(_ range: Range<Int>) -> Int? {
-      var result = 0
-      for index in range {
-        guard index < digits.count, (0x30...0x39).contains(digits[index]) else { return nil }
-        result = result * 10 + Int(digits[index] - 0x30)
-      }
-      return result
-    }
-    guard let year = number(0..<4), let month = number(4..<6), let day = number(6..<8) else { throw invalid }
-    var parts = DateComponents(year: year, month: month, day: day)
-    var zone = timeZone
-    let allDay = digits.count == 8
-    if allDay {
-      parts.hour = Self.allDayHour
-      parts.minute = 0
-      parts.second = 0
-    } else {
-      guard property.parameters["VALUE"]?.uppercased() != "DATE",
-        digits.count == 15 || (digits.count == 16 && digits[15] == UInt8(ascii: "Z")),
-        digits[8] == UInt8(ascii: "T"), let hour = number(9..<11), let minute = number(11..<13),
-        let second = number(13..<15), hour < 24, minute < 60, second <= 60
-      else { throw invalid }
-      parts.hour = hour
-      parts.minute = minute
-      parts.second = min(second, 59)
-      if digits.count == 16 {
-        zone = TimeZone(identifier: "UTC")!
-      } else if let tzid = property.parameters["TZID"] {
-        guard let named = zones.zone(tzid) else {
-          throw ICalendarError(line: property.line, .unknownTimeZone(tzid))
-        }
-        zone = named
-      }
-    }
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = zone
-    // A day that does not exist (February 30) would roll over into the next month: refused.
-    guard (1...12).contains(month), (1...31).contains(day), let date = calendar.date(from: parts),
-      calendar.component(.year, from: date) == year, calendar.component(.month, from: date) == month,
-      calendar.component(.day, from: date) == day
-    else { throw invalid }
-    return (date, allDay)
+  /// A DATE or DATE-TIME value read: the instant, how it was written, its zone and wall clock.
+  struct Time {
+    /// The instant (a date: its day at ``ICalendarReader/allDayHour``).
+    var date: Date
+    /// How it was written.
+    var form: AgentItemTimeForm
+    /// The zone its wall clock is in (nil for UTC).
+    var zoneName: String?
+    /// The zone.
+    var zone: TimeZone
+    /// Its wall-clock time in `zone`.
+    var wall: WallClock
   }
 
-  /// A DURATION value (`P1D`, `PT1H30M`, `P2W`, `-PT15M`) in seconds.
-  static func duration(_ property: ICalendarProperty) throws(ICalendarError) -> TimeInterval {
+  /// The time a DATE or DATE-TIME property names.
+  func time(_ property: ICalendarProperty, zones: Zones) throws(ICalendarError) -> Time {
+    let value = property.value.trimmingCharacters(in: .whitespaces)
+    let invalid = ICalendarError(line: property.line, .invalidDate(property: property.name, value: value))
+    guard let parsed = WallClock(value) else { throw invalid }
+    let type = property.parameters["VALUE"]?.uppercased()
+    if value.count == 8 {
+      guard type == nil || type == "DATE" else { throw invalid }
+      let wall = WallClock(parsed.day * 86_400 + Int64(Self.allDayHour) * 3600)
+      return Time(
+        date: Recurrence.instant(wall: wall.seconds, in: timeZone), form: .date,
+        zoneName: CalendarZone.name(of: timeZone), zone: timeZone, wall: wall)
+    }
+    guard type == nil || type == "DATE-TIME" else { throw invalid }
+    if value.hasSuffix("Z") {
+      let utc = TimeZone(identifier: "UTC")!
+      return Time(
+        date: Date(timeIntervalSince1970: Double(parsed.seconds)), form: .utc, zoneName: nil, zone: utc,
+        wall: parsed)
+    }
+    if let tzid = property.parameters["TZID"] {
+      guard let (named, name) = zones.zone(tzid) else {
+        throw ICalendarError(line: property.line, .unknownTimeZone(tzid))
+      }
+      return Time(
+        date: Recurrence.instant(wall: parsed.seconds, in: named), form: .zoned, zoneName: name, zone: named,
+        wall: parsed)
+    }
+    return Time(
+      date: Recurrence.instant(wall: parsed.seconds, in: timeZone), form: .floating,
+      zoneName: CalendarZone.name(of: timeZone), zone: timeZone, wall: parsed)
+  }
+
+  /// A DURATION value: days (weeks are seven) and seconds, and its sign.
+  struct Duration: Equatable {
+    var days: Int64
+    var seconds: Int64
+    var negative: Bool
+  }
+
+  /// `start` + `duration`: days on the wall clock of the start's zone (a day across a
+  /// daylight-saving change is still a day, RFC 5545 3.3.6), then seconds exactly.
+  /// - Throws: when the end falls after 9999-12-31, the last day a file can hold.
+  static func adding(_ duration: Duration, to start: Time, line: Int) throws(ICalendarError) -> Date {
+    let outOfRange = ICalendarError(line: line, .outOfRange(property: "DTSTART + DURATION"))
+    let (days, daysOverflow) = duration.days.multipliedReportingOverflow(by: 86_400)
+    let (wall, wallOverflow) = start.wall.seconds.addingReportingOverflow(days)
+    guard !daysOverflow, !wallOverflow, duration.days <= 4_000_000, duration.seconds <= 400_000_000_000,
+      WallClock(wall).day <= WallClock.lastDay
+    else { throw outOfRange }
+    let base =
+      start.form == .utc ? Double(wall) : Recurrence.instant(wall: wall, in: start.zone).timeIntervalSince1970
+    let end = Date(timeIntervalSince1970: base + Double(duration.seconds))
+    let endWall = Int64(floor(end.timeIntervalSince1970)) + Int64(start.zone.secondsFromGMT(for: end))
+    guard WallClock(endWall).day <= WallClock.lastDay else { throw outOfRange }
+    return end
+  }
+
+  /// A DURATION value (`P1D`, `PT1H30M`, `P2W`, `-PT15M`).
+  static func duration(_ property: ICalendarProperty) throws(ICalendarError) -> Duration {
     let value = property.value.trimmingCharacters(in: .whitespaces).uppercased()
     let invalid = ICalendarError(line: property.line, .invalidDuration(value: value))
     var text = Substring(value)
-    var sign = 1.0
+    var negative = false
     if text.first == "+" || text.first == "-" {
-      sign = text.first == "-" ? -1 : 1
+      negative = text.first == "-"
       text = text.dropFirst()
     }
     guard text.first == "P" else { throw invalid }
     text = text.dropFirst()
-    var seconds = 0.0
+    var result = Duration(days: 0, seconds: 0, negative: negative)
     var inTime = false
     var digits = ""
     var units = 0
@@ -185,20 +238,22 @@ struct ICalendarReader {
         inTime = true
         continue
       }
-      guard let count = Double(digits) else { throw invalid }
+      // Eighteen digits at most: no count overflows when added up below.
+      guard digits.count <= 12, let count = Int64(digits) else { throw invalid }
       digits = ""
       units += 1
       switch (character, inTime) {
-      case ("W", false): seconds += count * 7 * 86_400
-      case ("D", false): seconds += count * 86_400
-      case ("H", true): seconds += count * 3600
-      case ("M", true): seconds += count * 60
-      case ("S", true): seconds += count
+      case ("W", false): result.days += count * 7
+      case ("D", false): result.days += count
+      case ("H", true): result.seconds += count * 3600
+      case ("M", true): result.seconds += count * 60
+      case ("S", true): result.seconds += count
       default: throw invalid
       }
     }
     guard digits.isEmpty, units > 0 else { throw invalid }
-    return sign * seconds
+    if result.days == 0 && result.seconds == 0 { result.negative = false }
+    return result
   }
 
   /// FNV-1a (64-bit) over `parts`, each followed by a zero byte.
@@ -231,7 +286,8 @@ struct ICalendarReader {
     /// The zone `tzid` names: an IANA identifier (also at the end of a path such as
     /// `/mozilla.org/20050126_1/America/New_York`), the `X-LIC-LOCATION` of its VTIMEZONE, or
     /// the fixed offset of a VTIMEZONE without daylight saving; nil otherwise.
-    func zone(_ tzid: String) -> TimeZone? {
+    /// Its name as stored: the IANA identifier, or `GMT+hhmm` for a fixed offset.
+    func zone(_ tzid: String) -> (zone: TimeZone, name: String)? {
       if let zone = Self.iana(tzid) { return zone }
       guard let definition = definitions[tzid] else { return nil }
       if let location = definition.property("X-LIC-LOCATION")?.value, let zone = Self.iana(location) {
@@ -239,17 +295,20 @@ struct ICalendarReader {
       }
       let rules = definition.components.filter { $0.name == "STANDARD" || $0.name == "DAYLIGHT" }
       let offsets = Set(rules.compactMap { $0.property("TZOFFSETTO").flatMap { Self.offset($0.value) } })
-      if offsets.count == 1, let offset = offsets.first { return TimeZone(secondsFromGMT: offset) }
+      if offsets.count == 1, let offset = offsets.first, let zone = TimeZone(secondsFromGMT: offset) {
+        return (zone, CalendarZone.fixedName(offset))
+      }
       return nil
     }
 
-    static func iana(_ name: String) -> TimeZone? {
+    static func iana(_ name: String) -> (zone: TimeZone, name: String)? {
       let trimmed = name.trimmingCharacters(in: .whitespaces)
       guard !trimmed.isEmpty else { return nil }
-      if !trimmed.hasPrefix("/"), let zone = TimeZone(identifier: trimmed) { return zone }
+      if !trimmed.hasPrefix("/"), let zone = CalendarZone.named(trimmed) { return (zone, trimmed) }
       let parts = trimmed.split(separator: "/")
       for count in [3, 2] where parts.count >= count {
-        if let zone = TimeZone(identifier: parts.suffix(count).joined(separator: "/")) { return zone }
+        let suffix = parts.suffix(count).joined(separator: "/")
+        if let zone = TimeZone(identifier: suffix) { return (zone, suffix) }
       }
       return nil
     }

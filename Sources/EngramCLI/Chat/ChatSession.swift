@@ -132,7 +132,7 @@ public final class ChatSession {
     let now = agent.configuration.clock.now
     let due: [AgentItem]
     do {
-      due = try await BlockingWork.run { try engine.agentRecords.deliverDueReminders(at: now) }
+      due = try await BlockingWork.run { try engine.reminders.deliver(at: now) }
     } catch {
       self.error.write("reminders: \(EngineAccess.describe(error))\n")
       return

@@ -15,10 +15,13 @@ public enum RemindersCommand: Command {
       and leaves them). --watch stays running and prints each reminder when it comes due
       (checking every second), running --exec CMD for each with /bin/sh, its environment
       holding ENGRAM_REMINDER_ID, ENGRAM_REMINDER_TITLE, ENGRAM_REMINDER_DUE (ISO 8601) and
-      ENGRAM_REMINDER_BODY; e.g. --exec 'notify-send "$ENGRAM_REMINDER_TITLE"'. A reminder
-      is marked delivered in the same transaction that finds it, before it is printed: two
-      watchers (or a watcher and `engram chat`) never show one twice, and a watcher stopped
-      and started again shows the ones that came due meanwhile, once. Ctrl-C ends --watch.
+      ENGRAM_REMINDER_BODY (each text cut to 16 KiB; ENGRAM_REMINDER_TRIMMED=1 when one was)
+      and ENGRAM_REMINDER_FILE, a private file holding the whole reminder as JSON; e.g.
+      --exec 'notify-send "$ENGRAM_REMINDER_TITLE"'. Each reminder is claimed (marked
+      delivered) on its own just before it is printed: two watchers (or a watcher and
+      `engram chat`) never show one twice, a watcher stopped and started again shows the ones
+      that came due meanwhile, once, and a command that fails is reported on standard error
+      while watching goes on. Ctrl-C ends --watch.
       """,
     usage: "reminders [--db PATH] [--due [--peek] | --watch [--exec CMD]] [--now ISO8601] [--json]")
 
@@ -60,14 +63,17 @@ public enum RemindersCommand: Command {
       return
     }
     let now = clock.now
-    let items = try await EngineAccess.withEngine(context, mode: due && !peek ? .readWrite : .readOnly) {
-      engine in
+    if due && !peek {
+      // Each reminder is claimed as it is printed (ReminderDelivery), not all up front.
+      let delivered = try await EngineAccess.withEngine(context) { engine in
+        try await engine.reminders.deliver(at: now) { try writer.write($0, now: now) }
+      }
+      if delivered.isEmpty && !json { context.error.write("no reminders are due\n") }
+      return
+    }
+    let items = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
       try await BlockingWork.run { () throws -> [AgentItem] in
-        if due && !peek { return try engine.agentRecords.deliverDueReminders(at: now) }
-        if due {
-          return try engine.agentRecords.agenda(
-            kind: .reminder, to: now.addingTimeInterval(0.001), undeliveredOnly: true)
-        }
+        if due { return try engine.reminders.due(at: now) }
         return try engine.agentRecords.agenda(kind: .reminder).filter { item in
           (item.dueAt ?? .distantPast) >= now || item.deliveredAt == nil
         }
@@ -80,21 +86,26 @@ public enum RemindersCommand: Command {
     for item in items { try writer.write(item, now: now) }
   }
 
-  /// Delivers due reminders every second until interrupted.
+  /// Delivers due reminders every second until interrupted: each is printed, then its
+  /// `--exec` command runs, and only then is the next one claimed (`ReminderDelivery`). A
+  /// command that cannot start or fails is a sentence on standard error; watching goes on.
   static func watch(
     _ engine: MemoryEngine, writer: ReminderWriter, exec: String?, environment: [String: String]
   ) async throws {
     while !Interruption.isRequested {
-      let now = Date()
-      let due = try await BlockingWork.run { try engine.agentRecords.deliverDueReminders(at: now) }
-      for item in due {
-        try writer.write(item, now: now)
-        if let exec {
-          let status = try await ShellCommand.run(
-            exec, environment: environment.merging(writer.environment(for: item)) { $1 })
+      _ = try await engine.reminders.deliver(at: Date()) { item in
+        try writer.write(item, now: Date())
+        guard let exec else { return }
+        let id = item.id ?? 0
+        do {
+          let status = try await ReminderCommand.run(
+            exec, for: item, writer: writer, environment: environment)
           if status != 0 {
-            writer.context.error.write("--exec exited with status \(status) for reminder #\(item.id ?? 0)\n")
+            writer.context.error.write("reminders: --exec exited with status \(status) for reminder #\(id)\n")
           }
+        } catch let failure as ReminderCommand.Failure {
+          writer.context.error.write(
+            "reminders: --exec could not run for reminder #\(id): \(failure.reason)\n")
         }
       }
       try? await Task.sleep(for: .seconds(1))
@@ -115,15 +126,6 @@ struct ReminderWriter {
     } else {
       context.output.write(ReminderRendering.line(item, timeZone: timeZone, now: now) + "\n")
     }
-  }
-
-  /// The environment `--exec` sees for `item`.
-  func environment(for item: AgentItem) -> [String: String] {
-    [
-      "ENGRAM_REMINDER_ID": String(item.id ?? 0), "ENGRAM_REMINDER_TITLE": item.title,
-      "ENGRAM_REMINDER_DUE": item.dueAt.map { DateParser.iso8601($0, timeZone: timeZone) } ?? "",
-      "ENGRAM_REMINDER_BODY": item.body ?? "",
-    ]
   }
 
   /// The JSON form of an item.
@@ -176,22 +178,124 @@ enum ReminderRendering {
   }
 }
 
-/// Runs a shell command line without blocking a cooperative thread.
-enum ShellCommand {
-  /// Runs `command` with `/bin/sh -c` and `environment`; returns its exit status (128 + the
-  /// signal when it was killed).
-  /// - Throws: the error of starting it.
-  static func run(_ command: String, environment: [String: String]) async throws -> Int32 {
+/// Runs `--exec` for one reminder, without blocking a cooperative thread.
+///
+/// The command sees the reminder in its environment: `ENGRAM_REMINDER_ID`,
+/// `ENGRAM_REMINDER_TITLE`, `ENGRAM_REMINDER_DUE` (ISO 8601), `ENGRAM_REMINDER_BODY`, each text
+/// trimmed to ``maxValueBytes`` (a system refuses to start a program with an environment string
+/// over 128 KiB on Linux, 1 MiB in all on macOS), `ENGRAM_REMINDER_TRIMMED=1` when one was, and
+/// `ENGRAM_REMINDER_FILE`: a file (mode 0600, removed when the command ends) holding the whole
+/// reminder as one JSON object, as `engram reminders --json` prints it.
+enum ReminderCommand {
+  /// The most bytes of one reminder text the environment carries (cut at a character).
+  static let maxValueBytes = 16_384
+
+  /// Why a command could not run: a sentence.
+  struct Failure: Error {
+    let reason: String
+  }
+
+  /// Runs `command` with `/bin/sh -c` for `item`; returns its exit status (128 + the signal
+  /// when it was killed).
+  /// - Throws: `Failure` when the reminder's file cannot be written or the command cannot start.
+  static func run(
+    _ command: String, for item: AgentItem, writer: ReminderWriter, environment: [String: String]
+  )
+    async throws(Failure) -> Int32
+  {
+    let json: Data
+    do {
+      let encoder = JSONEncoder()
+      encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+      json = try encoder.encode(ReminderWriter.Record(item, timeZone: writer.timeZone))
+    } catch {
+      throw Failure(reason: "the reminder could not be written as JSON")
+    }
+    let file = try writeFile(json + Data("\n".utf8))
+    defer { unlink(file) }
+    var values = self.environment(for: item, timeZone: writer.timeZone)
+    values["ENGRAM_REMINDER_FILE"] = file
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
     process.arguments = ["-c", command]
-    process.environment = environment
-    try process.run()
+    process.environment = environment.merging(values) { $1 }
+    do {
+      try process.run()
+    } catch {
+      throw Failure(reason: "the system would not start /bin/sh" + Self.cause(of: error))
+    }
     // The wait runs on a BlockingWork thread of its own, never a cooperative one.
     return await BlockingWork.run {
       process.waitUntilExit()
       return process.terminationReason == .uncaughtSignal
         ? 128 + process.terminationStatus : process.terminationStatus
     }
+  }
+
+  /// ` (the reason)` for an error that carries a POSIX code, else "".
+  static func cause(of error: any Error) -> String {
+    let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+    for candidate in [error as NSError, underlying].compactMap({ $0 })
+    where candidate.domain == NSPOSIXErrorDomain {
+      return " (" + String(cString: strerror(Int32(candidate.code))) + ")"
+    }
+    return ""
+  }
+
+  /// The reminder's variables, each text cut to ``maxValueBytes``.
+  static func environment(for item: AgentItem, timeZone: TimeZone) -> [String: String] {
+    let title = trimmed(item.title)
+    let body = trimmed(item.body ?? "")
+    var values = [
+      "ENGRAM_REMINDER_ID": String(item.id ?? 0), "ENGRAM_REMINDER_TITLE": title.text,
+      "ENGRAM_REMINDER_DUE": item.dueAt.map { DateParser.iso8601($0, timeZone: timeZone) } ?? "",
+      "ENGRAM_REMINDER_BODY": body.text,
+    ]
+    if title.cut || body.cut { values["ENGRAM_REMINDER_TRIMMED"] = "1" }
+    return values
+  }
+
+  /// `text` cut to at most ``maxValueBytes`` UTF-8 bytes at a character boundary (ending with
+  /// `…` when cut), and whether it was.
+  static func trimmed(_ text: String) -> (text: String, cut: Bool) {
+    guard text.utf8.count > maxValueBytes else { return (text, false) }
+    let ellipsis = "…"
+    var result = ""
+    var length = 0
+    for character in text {
+      let width = character.utf8.count
+      if length + width + ellipsis.utf8.count > maxValueBytes { break }
+      result.append(character)
+      length += width
+    }
+    return (result + ellipsis, true)
+  }
+
+  /// Writes `data` to a new private file in the temporary folder; returns its path.
+  static func writeFile(_ data: Data) throws(Failure) -> String {
+    let folder = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    var template = Array((folder + "/engram-reminder-XXXXXX").utf8CString)
+    let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+    guard descriptor >= 0 else {
+      throw Failure(
+        reason: "no file could be made in \(folder) for the reminder (\(String(cString: strerror(errno))))")
+    }
+    defer { close(descriptor) }
+    let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    let written = data.withUnsafeBytes { buffer -> Bool in
+      var offset = 0
+      while offset < buffer.count {
+        let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else { return false }
+        offset += count
+      }
+      return true
+    }
+    guard written else {
+      unlink(path)
+      throw Failure(reason: "the reminder's file in \(folder) could not be written")
+    }
+    return path
   }
 }

@@ -326,7 +326,7 @@ enum WebAPI {
   private static func dueReminders(_ scope: WebScope) async throws -> JSONValue {
     let engine = scope.engine
     let now = scope.clock.now
-    let due = try await BlockingWork.run { try engine.agentRecords.deliverDueReminders(at: now) }
+    let due = try await BlockingWork.run { try engine.reminders.deliver(at: now) }
     return [
       "reminders": .array(
         due.map { item in

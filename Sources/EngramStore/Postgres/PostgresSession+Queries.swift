@@ -492,19 +492,23 @@ extension PostgresSession {
     ) { try AgentItem(row: $0) }.first
   }
 
-  /// Claims the user's due, undelivered reminders (UPDATE ... RETURNING: a row is claimed once).
-  public func deliverDueReminders(at now: Date, limit: Int) throws -> [AgentItem] {
+  /// Claims reminder `id` when due and undelivered (an UPDATE ... RETURNING: a row is claimed once).
+  public func claimReminder(_ id: Int64, at now: Date) throws -> AgentItem? {
     try records(
       """
       UPDATE agent_items SET delivered_at = $2
-      WHERE user_scope = $1 AND id IN (
-        SELECT id FROM agent_items WHERE user_scope = $1 AND kind = 'reminder' AND delivered_at IS NULL
-          AND due_at IS NOT NULL AND due_at <= $2 ORDER BY due_at, id LIMIT $3 FOR UPDATE SKIP LOCKED)
+      WHERE user_scope = $1 AND id = $3 AND kind = 'reminder' AND delivered_at IS NULL
+        AND due_at IS NOT NULL AND due_at <= $2
       RETURNING \(Self.selectList(AgentItem.self))
-      """, [.int(Timestamp.milliseconds(now)), .int(Int64(max(0, limit)))]
-    ) { try AgentItem(row: $0) }.sorted {
-      ($0.dueAt ?? .distantPast, $0.id ?? 0) < ($1.dueAt ?? .distantPast, $1.id ?? 0)
-    }
+      """, [.int(Timestamp.milliseconds(now)), .int(id)]
+    ) { try AgentItem(row: $0) }.first
+  }
+
+  /// Undoes the claim of reminder `id` made at `claimedAt`: it is due again.
+  public func releaseReminder(_ id: Int64, claimedAt: Date) throws {
+    try run(
+      "UPDATE agent_items SET delivered_at = NULL WHERE user_scope = $1 AND id = $2 AND delivered_at = $3",
+      [.int(id), .int(Timestamp.milliseconds(claimedAt))])
   }
 
   /// The user's stored turns among `keys` (ingest `source_key`s), by key.

@@ -48,25 +48,32 @@ extension Connection {
     return try statement.first { try AgentItem(row: $0) }
   }
 
-  /// Marks the reminders due at or before `now` and never delivered as delivered at `now`;
-  /// returns them (soonest first). Run inside a write transaction, so two processes never
-  /// deliver one reminder twice.
-  public func deliverDueReminders(at now: Date, limit: Int) throws -> [AgentItem] {
-    let due = try agentItems(
-      kind: .reminder, dueFrom: nil, to: now.addingTimeInterval(0.001),
-      undeliveredOnly: true, limit: limit)
+  /// Marks reminder `id` delivered at `now` if it is due by then and was never delivered;
+  /// returns it as it now is, or nil (another process claimed it first). Its own UPDATE ...
+  /// WHERE delivered_at IS NULL, so two processes never claim one reminder.
+  public func claimReminder(_ id: Int64, at now: Date) throws -> AgentItem? {
     let statement = try cachedStatement(
-      "UPDATE agent_items SET delivered_at = ?1 WHERE user_id = ?2 AND id = ?3 AND delivered_at IS NULL")
-    var delivered: [AgentItem] = []
-    for var item in due {
-      try statement.bind(now, at: 1)
-      try statement.bind(user, at: 2)
-      try statement.bind(item.id, at: 3)
-      try statement.execute()
-      item.deliveredAt = now
-      delivered.append(item)
-    }
-    return delivered
+      """
+      UPDATE agent_items SET delivered_at = ?1
+      WHERE user_id = ?2 AND id = ?3 AND kind = 'reminder' AND delivered_at IS NULL
+        AND due_at IS NOT NULL AND due_at <= ?1
+      """)
+    try statement.bind(now, at: 1)
+    try statement.bind(user, at: 2)
+    try statement.bind(id, at: 3)
+    try statement.execute()
+    guard changes > 0 else { return nil }
+    return try fetch(AgentItem.self, id: id)
+  }
+
+  /// Undoes the claim of reminder `id` made at `claimedAt`: it is due again.
+  public func releaseReminder(_ id: Int64, claimedAt: Date) throws {
+    let statement = try cachedStatement(
+      "UPDATE agent_items SET delivered_at = NULL WHERE user_id = ?1 AND id = ?2 AND delivered_at = ?3")
+    try statement.bind(user, at: 1)
+    try statement.bind(id, at: 2)
+    try statement.bind(claimedAt, at: 3)
+    try statement.execute()
   }
 
   /// The most recent trace rows, newest first.

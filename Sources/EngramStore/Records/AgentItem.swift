@@ -10,6 +10,19 @@ public enum AgentItemKind: String, Sendable, Hashable, CaseIterable, Codable {
   case note
 }
 
+/// How an item's time was written in the iCalendar file it came from (`agent_items.time_form`),
+/// so an export writes it back the same way (docs/icalendar.md).
+public enum AgentItemTimeForm: String, Sendable, Hashable, CaseIterable, Codable {
+  /// An instant (written in UTC): every item made here, and `Z` times.
+  case utc
+  /// An all-day item (`VALUE=DATE`): its day at 09:00 in ``AgentItem/timeZone``.
+  case date
+  /// A wall-clock time without a zone, placed in ``AgentItem/timeZone`` (the importing user's).
+  case floating
+  /// A time with a `TZID`: ``AgentItem/timeZone`` is the zone it named.
+  case zoned
+}
+
 /// A reminder, event or note an agent skill created (`agent_items`).
 public struct AgentItem: StoredRecord, Hashable {
   /// The row id; nil before insertion.
@@ -32,14 +45,22 @@ public struct AgentItem: StoredRecord, Hashable {
   public var endsAt: Date?
   /// The iCalendar UID the item was imported with (nil for items made here).
   public var calendarUID: String?
-  /// An imported iCalendar recurrence rule (the RRULE value), kept as text; never expanded.
+  /// An imported iCalendar recurrence rule (the RRULE value), kept as text; listings expand it
+  /// (`Recurrence`).
   public var recurrence: String?
+  /// How its times were written where it came from (`.utc` for items made here).
+  public var timeForm: AgentItemTimeForm
+  /// The zone its wall-clock times are in: the TZID of a `.zoned` item, the importing user's
+  /// zone for `.date` and `.floating`; nil for `.utc`. An IANA identifier or a fixed offset
+  /// (`GMT+0530`).
+  public var timeZone: String?
 
   /// Creates an item.
   public init(
     id: Int64? = nil, kind: AgentItemKind, title: String, body: String? = nil, dueAt: Date? = nil,
     createdAt: Date, done: Bool = false, deliveredAt: Date? = nil, endsAt: Date? = nil,
-    calendarUID: String? = nil, recurrence: String? = nil
+    calendarUID: String? = nil, recurrence: String? = nil, timeForm: AgentItemTimeForm = .utc,
+    timeZone: String? = nil
   ) {
     self.id = id
     self.kind = kind
@@ -52,6 +73,8 @@ public struct AgentItem: StoredRecord, Hashable {
     self.endsAt = endsAt
     self.calendarUID = calendarUID
     self.recurrence = recurrence
+    self.timeForm = timeForm
+    self.timeZone = timeZone
   }
 
   /// The table.
@@ -59,7 +82,7 @@ public struct AgentItem: StoredRecord, Hashable {
   /// The non-id columns, in binding order.
   public static let columns = [
     "kind", "title", "body", "due_at", "created_at", "done", "delivered_at", "ends_at", "calendar_uid",
-    "recurrence",
+    "recurrence", "time_form", "time_zone",
   ]
   /// The column time filters apply to (the due time).
   public static var timeColumn: String? { "due_at" }
@@ -76,6 +99,8 @@ public struct AgentItem: StoredRecord, Hashable {
     try statement.bind(endsAt, at: 8)
     try statement.bind(calendarUID, at: 9)
     try statement.bind(recurrence, at: 10)
+    try statement.bind(timeForm.rawValue, at: 11)
+    try statement.bind(timeZone, at: 12)
   }
 
   /// Reads a row (id first).
@@ -91,5 +116,7 @@ public struct AgentItem: StoredRecord, Hashable {
     endsAt = row.optionalDate(at: 8)
     calendarUID = row.optionalString(at: 9)
     recurrence = row.optionalString(at: 10)
+    timeForm = try row.enumValue(AgentItemTimeForm.self, at: 11, table: "agent_items", column: "time_form")
+    timeZone = row.optionalString(at: 12)
   }
 }

@@ -281,8 +281,13 @@ public protocol AgentRecordQueries: AnyObject {
   func agentItems(kind: AgentItemKind, dueFrom from: Date?, to: Date?, undeliveredOnly: Bool, limit: Int)
     throws -> [AgentItem]
 
-  /// Marks the reminders due by `now` and never delivered as delivered; returns them.
-  func deliverDueReminders(at now: Date, limit: Int) throws -> [AgentItem]
+  /// Marks reminder `id` delivered at `now` if it is due by then and was never delivered;
+  /// returns it as it now is, or nil when it is not (another process claimed it first).
+  func claimReminder(_ id: Int64, at now: Date) throws -> AgentItem?
+
+  /// Undoes the claim of reminder `id` made at `claimedAt` (its hand-over failed): it is due
+  /// again. A later claim or change of the reminder is left alone.
+  func releaseReminder(_ id: Int64, claimedAt: Date) throws
 
   /// The item imported with the iCalendar UID `uid`, or nil.
   func agentItem(calendarUID uid: String) throws -> AgentItem?
