@@ -1066,6 +1066,17 @@ extension SkillWords {
     plan.note_heads	记下
     plan.note_heads	记个
     plan.note_heads	记一下
+    plan.note_heads	take this down
+    plan.note_heads	write this down
+    plan.note_heads	take down
+    plan.note_heads	add a note
+    plan.note_heads	new note
+    plan.note_heads	memo
+    plan.note_heads	note to self
+    plan.note_heads	备忘
+    plan.note_heads	记下来
+    plan.note_heads	记录
+    plan.note_heads	写下来
     plan.sequence_joins	, and then
     plan.sequence_joins	and then
     plan.sequence_joins	, then
@@ -1226,6 +1237,11 @@ extension SkillWords {
     plan.weather_rain	pours
     plan.weather_rain	pouring
     plan.weather_rain	showers
+    plan.weather_rain	umbrella
+    plan.weather_rain	wet weather
+    plan.weather_rain	下大雨
+    plan.weather_rain	下小雨
+    plan.weather_rain	有雨
     plan.weather_snow	snow
     plan.weather_snow	snows
     plan.weather_snow	snowing
@@ -1256,6 +1272,15 @@ extension SkillWords {
     plan.weather_heat	热
     plan.weather_heat	度以上
     plan.weather_heat	超过
+    plan.weather_heat	warm
+    plan.weather_heat	warmer
+    plan.weather_heat	humid
+    plan.weather_heat	scorching
+    plan.weather_heat	boiling
+    plan.weather_heat	above
+    plan.weather_heat	暖
+    plan.weather_heat	闷热
+    plan.weather_heat	炎热
     plan.weather_wind	wind
     plan.weather_wind	windy
     plan.weather_wind	gale
@@ -1273,6 +1298,11 @@ extension SkillWords {
     plan.weather_storm	暴雨
     plan.weather_storm	冰雹
     plan.weather_storm	storms
+    plan.weather_storm	bad weather
+    plan.weather_storm	thunderstorm
+    plan.weather_storm	lightning
+    plan.weather_storm	打雷
+    plan.weather_storm	恶劣天气
     plan.weather_clear	sunny
     plan.weather_clear	clear skies
     plan.weather_clear	nice weather
@@ -1281,6 +1311,14 @@ extension SkillWords {
     plan.weather_clear	晴
     plan.weather_clear	天气好
     plan.weather_clear	不下雨
+    plan.weather_clear	nice out
+    plan.weather_clear	sunshine
+    plan.weather_clear	sun's out
+    plan.weather_clear	sun is out
+    plan.weather_clear	clear
+    plan.weather_clear	出太阳
+    plan.weather_clear	好天气
+    plan.weather_clear	天晴
     plan.calendar_free	free
     plan.calendar_free	nothing on
     plan.calendar_free	nothing scheduled
@@ -1302,6 +1340,18 @@ extension SkillWords {
     plan.calendar_free	是空的
     plan.calendar_free	没会
     plan.calendar_free	没有会
+    plan.calendar_free	nothing
+    plan.calendar_free	don't have anything
+    plan.calendar_free	do not have anything
+    plan.calendar_free	no appointments
+    plan.calendar_free	no events
+    plan.calendar_free	not booked
+    plan.calendar_free	not busy
+    plan.calendar_free	有时间
+    plan.calendar_free	没约
+    plan.calendar_free	没计划
+    plan.calendar_free	没有事
+    plan.calendar_free	空出来
     plan.calendar_busy	busy
     plan.calendar_busy	booked
     plan.calendar_busy	anything on
@@ -1315,6 +1365,17 @@ extension SkillWords {
     plan.calendar_busy	有事
     plan.calendar_busy	忙
     plan.calendar_busy	有哪些
+    plan.calendar_busy	have a meeting
+    plan.calendar_busy	have something
+    plan.calendar_busy	have plans
+    plan.calendar_busy	got plans
+    plan.calendar_busy	got something
+    plan.calendar_busy	appointment
+    plan.calendar_busy	有约
+    plan.calendar_busy	有计划
+    plan.calendar_busy	占了
+    plan.calendar_busy	被占
+    plan.calendar_busy	有个会
     plan.time_words	am
     plan.time_words	pm
     plan.time_words	o'clock
@@ -1340,6 +1401,18 @@ extension SkillWords {
     plan.time_words	凌晨
     plan.time_words	夜里
     plan.time_words	几点
+    plan.time_words	still
+    plan.time_words	late
+    plan.time_words	early
+    plan.time_words	office hours
+    plan.time_words	business hours
+    plan.time_words	bedtime
+    plan.time_words	sleeping
+    plan.time_words	up yet
+    plan.time_words	还
+    plan.time_words	晚了
+    plan.time_words	早
+    plan.time_words	睡
     plan.time_there	there
     plan.time_there	their time
     plan.time_there	local time
@@ -1621,5 +1694,28 @@ extension SkillWords {
     guard.tell_me_heads	remind me whose
     guard.tell_me_heads	提醒我一下是
     guard.tell_me_heads	提醒我是
+    plan.weather_cold	cold
+    plan.weather_cold	colder
+    plan.weather_cold	chilly
+    plan.weather_cold	cool
+    plan.weather_cold	below
+    plan.weather_cold	drops
+    plan.weather_cold	freezing cold
+    plan.weather_cold	frosty
+    plan.weather_cold	冷
+    plan.weather_cold	降温
+    plan.weather_cold	寒
+    plan.weather_cold	变冷
+    plan.weather_cold	低于
+    plan.weather_cloudy	cloudy
+    plan.weather_cloudy	overcast
+    plan.weather_cloudy	fog
+    plan.weather_cloudy	foggy
+    plan.weather_cloudy	grey
+    plan.weather_cloudy	gray
+    plan.weather_cloudy	阴
+    plan.weather_cloudy	多云
+    plan.weather_cloudy	雾
+    plan.weather_cloudy	雾霾
     """#
 }

@@ -148,6 +148,10 @@ public struct ConditionChecker: Sendable {
       case "storm": holds = code.map { (95...99).contains($0) }
       case "clear": holds = code.map { (0...2).contains($0) }
       case "freeze": holds = (day?.minimum ?? forecast.current?.temperature).map { $0 <= 0 }
+      case "cold":
+        let limit = Self.degrees(in: condition.text) ?? 10
+        holds = (day?.minimum ?? forecast.current?.temperature).map { $0 <= limit }
+      case "cloudy": holds = code.map { (3...3).contains($0) || (45...48).contains($0) }
       case "heat":
         let limit = Self.degrees(in: condition.text) ?? 30
         holds = (day?.maximum ?? forecast.current?.temperature).map { $0 >= limit }

@@ -120,11 +120,20 @@ struct ConditionReader: Sendable {
 
   /// The weather a text names (`rain`, `snow`, `freeze`, `heat`, `wind`, `storm`, `clear`), or nil.
   static func weatherAbout(_ lower: String) -> String? {
-    for about in ["storm", "snow", "freeze", "rain", "heat", "wind", "clear"]
+    for about in ["storm", "snow", "freeze", "rain", "cold", "heat", "wind", "cloudy", "clear"]
     where containsAny(lower, "plan.weather_\(about)") {
       return about
     }
     return nil
+  }
+
+  /// `lower` without the phrases of `lists` (so their own "no" and 没 are not read as negation).
+  static func removing(_ lists: [String], from lower: String) -> String {
+    var rest = lower
+    for word in lists.flatMap(SkillWords.list).sorted(by: { $0.count > $1.count }) {
+      rest = rest.replacingOccurrences(of: word, with: " ")
+    }
+    return rest
   }
 
   static func isNegated(_ lower: String) -> Bool {

@@ -75,7 +75,25 @@ struct RequestPlanner: Sendable {
             .extractArguments(from: part.text, clock: clock) ?? whole.arguments
           found = whole
         }
+        if found == nil, lastQuestion?.step == steps.count - 1,
+          try await usesAnswer(part.text, clock: clock, scenario: scenario)
+        {
+          found = try await surely(part.text, clock: clock, scenario: scenario, lenient: true)
+        }
         guard let decision = found else { return nil }
+        // The same look-up asked twice across sentences ("what time is it? …what time?") is one
+        // step; a request restated with what it lacked replaces the bare one.
+        if let previous = steps.last, previous.skill == decision.skillID, previous.condition == nil,
+          guarded == nil
+        {
+          let skill = router.registeredSkill(id: previous.skill, scenario: scenario)
+          let required = skill?.inputSchema.parameters.filter(\.isRequired).map(\.name) ?? []
+          if skill?.hasSideEffects == false { continue }
+          if !required.isEmpty, required.allSatisfy({ previous.arguments[$0] == nil }) {
+            steps.removeLast()
+            sources.removeLast()
+          }
+        }
         var step = PlanStep(skill: decision.skillID!, arguments: decision.arguments)
         // A fact in memory guards only a step that changes something ("if I leave a 20% tip
         // on 65, how much is it" asks a sum, with no condition).
@@ -139,6 +157,9 @@ struct RequestPlanner: Sendable {
         pending = nil
       }
       let isLast = index == parts.count - 1
+      // After a question, a step may do something with its answer ("…叫啥来着？帮我记到笔记里"):
+      // it needs only to name a skill.
+      let afterQuestion = result.last.map { $0.condition == nil && $0.isQuestion } ?? false
       let previousIsRequest =
         result.last.map { $0.condition == nil && $0.isGuarded == current.isGuarded } ?? false
       if previousIsRequest, !Self.opensRequest(current.text) {
@@ -146,6 +167,8 @@ struct RequestPlanner: Sendable {
       } else if let decision = try await surely(current.text, clock: clock, scenario: scenario),
         isLast || !isFragment(current.text, decision: decision, clock: clock, scenario: scenario)
       {
+        result.append(current)
+      } else if afterQuestion, try await usesAnswer(current.text, clock: clock, scenario: scenario) {
         result.append(current)
       } else if !isLast {
         pending = current
@@ -157,6 +180,16 @@ struct RequestPlanner: Sendable {
     }
     if let pending { result.append(pending) }
     return try await joined(result, clock: clock, scenario: scenario)
+  }
+
+  /// Whether a piece after a question does something with its answer: it refers back to it
+  /// ("put it on my calendar") or names a skill that changes something without its content
+  /// (帮我记到笔记里).
+  private func usesAnswer(_ text: String, clock: AgentClock, scenario: SkillScenario) async throws -> Bool {
+    guard let decision = try await surely(text, clock: clock, scenario: scenario, lenient: true),
+      let id = decision.skillID, router.registeredSkill(id: id, scenario: scenario)?.hasSideEffects == true
+    else { return false }
+    return Self.refersBack(text) || isFragment(text, decision: decision, clock: clock, scenario: scenario)
   }
 
   /// Whether a piece is only part of a request: a date with little else, or a skill call
