@@ -120,7 +120,7 @@ public enum HTTPTransportError: Error, Sendable, Hashable, CustomStringConvertib
     case .tokenRequired(let host):
       return
         "serving on \(host), which is not a loopback address, needs a bearer token: set ENGRAM_MCP_TOKEN "
-        + "(at least \(HTTPTransportConfiguration.minimumTokenLength) characters)"
+        + "or give --token-file (at least \(HTTPTransportConfiguration.minimumTokenLength) characters)"
     case .tokenTooShort(let minimum):
       return "the bearer token (ENGRAM_MCP_TOKEN) must have at least \(minimum) characters"
     case .allowedHostRequired(let host):
@@ -135,8 +135,11 @@ public enum HTTPTransportError: Error, Sendable, Hashable, CustomStringConvertib
 
 /// An HTTP/1.1 server for one ``HTTPHandling`` handler (``StreamableHTTPHandler`` for MCP, the
 /// web app of `engram serve`): a listening socket, one thread per connection (blocking reads
-/// never hold a thread of the cooperative pool), keep-alive, size limits, timeouts, and bodies
-/// streamed as the handler produces them. TLS is left to a reverse proxy (see docs/mcp.md).
+/// never hold a thread of the cooperative pool), keep-alive, size limits, deadlines for a
+/// request's headers and body, connection caps that slow clients cannot fill (see
+/// ``HTTPTransportConfiguration/maximumConnections``), the `Host` rule (``HTTPHostRule``) before
+/// any handler, and bodies streamed as the handler produces them. TLS is left to a reverse
+/// proxy (see docs/mcp.md).
 public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
   /// The protocol logic.
   public let handler: Handler

@@ -10,7 +10,8 @@ enum MCPHTTPServing {
       valueName: "HOST:PORT",
       help:
         "Serve MCP over Streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0: any free port). "
-        + "A non-loopback HOST needs $ENGRAM_MCP_TOKEN (clients send Authorization: Bearer TOKEN).")
+        + "A non-loopback HOST needs a token ($ENGRAM_MCP_TOKEN or --token-file; clients send "
+        + "Authorization: Bearer TOKEN) and --allow-host.")
     var http: String?
     @Flag(help: "With --http: answer each request as a Server-Sent Events stream instead of a JSON body.")
     var sse = false
