@@ -300,14 +300,15 @@ public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
 
   /// Stops accepting, closes the open connections and lets ``wait()`` return.
   public func stop() {
-    let connections = state.withLock { state -> [Int32]? in
-      guard !state.stopped else { return nil }
+    let stopping = state.withLock { state -> Bool in
+      guard !state.stopped else { return false }
       state.stopped = true
-      return Array(state.connections.keys)
+      // Under the lock, so no descriptor is one a finished connection has closed (see `admit`).
+      for descriptor in state.connections.keys { shutdown(descriptor, Int32(SHUT_RDWR)) }
+      return true
     }
-    guard let connections else { return }
+    guard stopping else { return }
     shutdown(listener, Int32(SHUT_RDWR))
-    for descriptor in connections { shutdown(descriptor, Int32(SHUT_RDWR)) }
   }
 
   /// Waits (off the cooperative pool) until ``stop()`` ends the accept loop.
@@ -386,28 +387,31 @@ public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
   /// when there is no room (every connection in the way is being served) or the server stopped.
   private func admit(_ connection: Int32, from address: String) -> Bool {
     let configuration = handler.configuration
-    let outcome = state.withLock { state -> (admitted: Bool, evict: Int32?) in
-      guard !state.stopped else { return (false, nil) }
+    return state.withLock { state -> Bool in
+      guard !state.stopped else { return false }
       var victim: Int32?
       let mine = state.open(from: address)
       if mine.count >= configuration.maximumConnectionsPerAddress {
-        guard let oldest = State.victim(among: mine) else { return (false, nil) }
+        guard let oldest = State.victim(among: mine) else { return false }
         victim = oldest
       } else if state.open().count >= configuration.maximumConnections {
         // The address holding the most connections gives one up.
         let counts = Dictionary(grouping: state.open(), by: \.connection.address)
         let ordered = counts.values.sorted { $0.count > $1.count }
         guard let oldest = ordered.lazy.compactMap({ State.victim(among: $0) }).first else {
-          return (false, nil)
+          return false
         }
         victim = oldest
       }
-      if let victim { state.connections[victim]?.evicted = true }
+      if let victim {
+        state.connections[victim]?.evicted = true
+        // Under the lock: the victim's thread closes its descriptor only after taking it out
+        // of the table, so the number cannot have been reused by anything else yet.
+        shutdown(victim, Int32(SHUT_RDWR))
+      }
       state.connections[connection] = Connection(address: address, since: .now)
-      return (true, victim)
+      return true
     }
-    if let victim = outcome.evict { shutdown(victim, Int32(SHUT_RDWR)) }
-    return outcome.admitted
   }
 
   /// The numeric address of a peer, without its port.
@@ -440,7 +444,6 @@ public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
     let hosts = HTTPHostRule(configuration: configuration, port: boundPort)
     while !state.withLock({ $0.stopped }) {
       let outcome = reader.next()
-      state.withLock { $0.connections[connection]?.serving = true }
       switch outcome {
       case .closed:
         return
@@ -451,6 +454,9 @@ public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
         Self.lingeringClose(connection)
         return
       case .request(let request):
+        // Only a connection with nothing being served gives way (one lingering after a
+        // refusal does: it is done).
+        state.withLock { $0.connections[connection]?.serving = true }
         guard hosts.serves(request.header("host")) else {
           let named = request.header("host").map { "'\($0)'" } ?? "no host"
           log("refused a request for \(named) (not a host this server serves; see --allow-host)")
