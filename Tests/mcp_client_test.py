@@ -7,7 +7,7 @@ over stdio, initializes, lists the tools and calls each one, checking the result
 also validates every structuredContent against the tool's outputSchema). Then the same over
 the Streamable HTTP transport (`engram mcp --http 127.0.0.1:0`, JSON bodies and, with --sse,
 event streams) with the SDK's streamable HTTP client, plus the transport's own rules: the
-bearer token, Origin, GET, DELETE, sessions, and the refusal to serve a non-loopback address
+bearer token, Host, Origin, a preflight, GET, DELETE, sessions, and the refusal to serve a non-loopback address
 without ENGRAM_MCP_TOKEN. Prints one line per check and a closing `N passed, M failed`; exits
 non-zero when anything failed.
 """
@@ -238,6 +238,12 @@ async def transport_rules(url, checks, label, sse):
         check("wrong token: 401", response.status_code == 401)
         response = await client.post(url, json=initialize, headers={**accept, **auth, "Origin": "http://evil.example"})
         check("foreign Origin: 403", response.status_code == 403)
+        response = await client.post(url, json=initialize, headers={**accept, **auth, "Host": "evil.example"})
+        check("foreign Host (DNS rebinding): 421", response.status_code == 421, str(response.status_code))
+        response = await client.options(url, headers={"Origin": "http://localhost:6274", "Access-Control-Request-Method": "POST"})
+        check("preflight from a loopback origin: 204",
+              response.status_code == 204 and response.headers.get("access-control-allow-origin") == "http://localhost:6274",
+              str(response.status_code))
         response = await client.post(url, json=initialize, headers={**accept, **auth, "Origin": "http://localhost:3000"})
         check("loopback Origin: accepted", response.status_code == 200, str(response.status_code))
         session = response.headers.get("mcp-session-id", "")

@@ -5,6 +5,8 @@ Usage: web-e2e.py ENGRAM_BINARY [--screenshots DIR] [--turns N] [--json]
 
 Creates a throwaway memory (hashing embedder: no model needed), serves it on a free loopback
 port, and in one Chromium session:
+  - refuses a foreign Host, the API and the page without the secret, a wrong token and a
+    cross-site form POST; the printed address sets the cookie and drops the token;
   - measures the first load (navigation to load event) and the bytes it transferred;
   - chat: sends "remember that my locker code is 4512", presses Confirm, asks "what is my
     locker code" and sees the answer stream in (state events before the reply);
@@ -91,19 +93,60 @@ def generate_turns(path, count):
 
 
 def start_server(binary, db):
+    """`engram serve` on a free loopback port: (process, base URL, the URL it printed to open,
+    which carries the secret of the launch)."""
     server = subprocess.Popen(
-        [binary, "serve", "--db", db, "--http", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True,
+        [binary, "serve", "--db", db, "--http", "127.0.0.1:0"], stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, text=True,
         env={k: v for k, v in os.environ.items() if k != "ENGRAM_MCP_TOKEN"})
     deadline = time.time() + 60
     while time.time() < deadline:
-        line = server.stderr.readline()
+        line = server.stdout.readline()
         if not line:
             break
-        found = re.search(r"at (http://127\.0\.0\.1:\d+)/", line)
+        found = re.match(r"(http://127\.0\.0\.1:\d+)/\?token=[0-9a-f]{64}$", line.strip())
         if found:
-            return server, found.group(1)
+            return server, found.group(1), line.strip()
     server.kill()
-    raise SystemExit("web-e2e: engram serve did not start")
+    raise SystemExit("web-e2e: engram serve did not print the address to open")
+
+
+def access_rules(base, entry):
+    """The page and the API refuse a foreign Host and requests without the secret; the printed
+    address lets a browser in (raw HTTP, before the browser)."""
+    import http.client
+    import urllib.parse
+    parsed = urllib.parse.urlsplit(base)
+
+    def request(method, path, headers=None, body=None):
+        connection = http.client.HTTPConnection(parsed.hostname, parsed.port, timeout=30)
+        connection.request(method, path, body=body, headers=headers or {})
+        response = connection.getresponse()
+        data = response.read()
+        connection.close()
+        return response, data
+
+    response, _ = request("GET", "/api/memories", {"Host": f"evil.example:{parsed.port}"})
+    check("a foreign Host is refused (421)", response.status == 421, response.status)
+    response, _ = request("GET", "/api/memories")
+    check("the API without the secret: 401", response.status == 401, response.status)
+    response, data = request("GET", "/")
+    check("the page without the secret says how to get in", response.status == 401 and b"engram serve" in data,
+          response.status)
+    token = entry.split("token=", 1)[1]
+    response, _ = request("GET", "/?token=" + "0" * 64)
+    check("a wrong token is refused", response.status == 401, response.status)
+    response, _ = request("GET", "/?token=" + token)
+    cookie = response.getheader("Set-Cookie") or ""
+    check("the printed address sets an HttpOnly, SameSite=Strict cookie and drops the token",
+          response.status == 303 and response.getheader("Location") == "/" and "HttpOnly" in cookie
+          and "SameSite=Strict" in cookie, (response.status, cookie))
+    response, _ = request("GET", "/api/memories", {"Cookie": cookie.split(";")[0]})
+    check("the API with the cookie: 200", response.status == 200, response.status)
+    response, _ = request("POST", "/api/forget", {
+        "Origin": "http://evil.example", "Content-Type": "application/x-www-form-urlencoded",
+        "Cookie": cookie.split(";")[0]}, body="id=1")
+    check("a cross-site form POST is refused", response.status == 403, response.status)
 
 
 def settle(driver, quiet=0.6, limit=30):
@@ -160,7 +203,8 @@ def main():
         ingested = subprocess.run([args.binary, "ingest", "--db", db, "--format", "jsonl", turns],
                                   capture_output=True, text=True)
         check(f"ingest {args.turns} turns ({time.time() - began:.0f} s)", ingested.returncode == 0, ingested.stderr)
-    server, base = start_server(args.binary, db)
+    server, base, entry = start_server(args.binary, db)
+    access_rules(base, entry)
     driver = None
     figures = {}
     try:
@@ -173,6 +217,12 @@ def main():
         # starts the browser's renderer, which is not the page's time).
         driver.execute_cdp_cmd("Network.enable", {})
         driver.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})
+        # The printed address: its secret becomes a cookie, and the address bar drops it.
+        driver.get(entry)
+        wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+        check("the printed address opens the app without the token in the address bar",
+              driver.current_url.split("#")[0] == base + "/" and driver.find_elements(By.ID, "tabs"),
+              driver.current_url)
         driver.get(base + "/#warm-up")
         wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
         loads = []

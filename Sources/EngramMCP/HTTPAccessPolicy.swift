@@ -65,7 +65,7 @@ public struct HTTPAccessPolicy: Sendable {
   }
 
   /// Whether `origin`'s `host[:port]` is the `Host` header's.
-  static func isSameOrigin(_ origin: String, host: String) -> Bool {
+  public static func isSameOrigin(_ origin: String, host: String) -> Bool {
     guard let schemeEnd = origin.range(of: "://") else { return false }
     return origin[schemeEnd.upperBound...].lowercased() == host.lowercased()
   }

@@ -131,6 +131,7 @@ public struct HTTPResponse: Sendable {
     switch status {
     case 200: return "OK"
     case 201: return "Created"
+    case 303: return "See Other"
     case 304: return "Not Modified"
     case 202: return "Accepted"
     case 204: return "No Content"
@@ -144,6 +145,7 @@ public struct HTTPResponse: Sendable {
     case 411: return "Length Required"
     case 413: return "Content Too Large"
     case 409: return "Conflict"
+    case 421: return "Misdirected Request"
     case 415: return "Unsupported Media Type"
     case 422: return "Unprocessable Content"
     case 431: return "Request Header Fields Too Large"
@@ -194,15 +196,67 @@ public protocol HTTPHandling: Sendable {
   /// Whether each request's bearer token selects its user (then a non-loopback address
   /// needs no shared token).
   var servesManyUsers: Bool { get }
+  /// The longest body accepted for a request with this head (its body not yet read; 413 beyond).
+  func maximumBodyBytes(for head: HTTPRequest) -> Int
+  /// The answer to a request the transport refuses before the handler sees it, in the
+  /// handler's own error shape.
+  func errorResponse(status: Int, message: String, for head: HTTPRequest?) -> HTTPResponse
 }
 
 extension HTTPHandling {
   /// One user, unless the handler says otherwise.
   public var servesManyUsers: Bool { false }
+
+  /// The longest body accepted for a request with this head (its body not yet read; 413
+  /// beyond): `configuration.maximumBodyBytes` unless the handler says otherwise.
+  public func maximumBodyBytes(for head: HTTPRequest) -> Int { configuration.maximumBodyBytes }
+
+  /// The answer to a request the transport refuses before the handler sees it (too large,
+  /// malformed, too slow, a foreign `Host`), in the handler's own error shape; `head` is the
+  /// request as far as it was read. A JSON-RPC error without an id, unless the handler says
+  /// otherwise.
+  public func errorResponse(status: Int, message: String, for head: HTTPRequest?) -> HTTPResponse {
+    .error(status, .invalidRequest(message))
+  }
+}
+
+/// Which `Host` a server answers (against DNS rebinding: a page of a name rebound to this
+/// machine sends that name): `localhost`, `127.0.0.1` and `[::1]`, alone or with the server's
+/// port, and the names of ``HTTPTransportConfiguration/allowedHosts`` (with any port, or the
+/// one they name). Names compare case-insensitively; a missing `Host` is refused.
+public struct HTTPHostRule: Sendable {
+  private let loopback: Set<String>
+  private let names: Set<String>
+  private let port: UInt16
+
+  /// The rule of a server at `port` with `configuration.allowedHosts`.
+  public init(configuration: HTTPTransportConfiguration, port: UInt16) {
+    self.port = port
+    loopback = ["localhost", "127.0.0.1", "[::1]"]
+    names = Set(configuration.allowedHosts.map { $0.lowercased() })
+  }
+
+  /// Whether a request with this `Host` header is served.
+  public func serves(_ host: String?) -> Bool {
+    guard let host = host?.trimmingCharacters(in: .whitespaces).lowercased(), !host.isEmpty else {
+      return false
+    }
+    if names.contains(host) { return true }
+    // Split off a port: the last ':' after any IPv6 bracket.
+    var name = host
+    var hostPort: String?
+    if let colon = host.lastIndex(of: ":"), !host[colon...].contains("]") {
+      name = String(host[..<colon])
+      hostPort = String(host[host.index(after: colon)...])
+    }
+    if let hostPort, UInt16(hostPort) == nil { return false }
+    if loopback.contains(name) { return hostPort.map { UInt16($0) == port } ?? true }
+    return names.contains(name)
+  }
 }
 
 /// Reads HTTP/1.1 requests from a byte source, one after another on a kept-alive connection,
-/// within size limits.
+/// within size limits and deadlines.
 struct HTTPRequestReader {
   /// What reading produced.
   enum Outcome {
@@ -210,46 +264,66 @@ struct HTTPRequestReader {
     case request(HTTPRequest)
     /// The peer closed (or went idle) between requests.
     case closed
-    /// The request cannot be served; answer this and close the connection.
-    case reject(HTTPResponse)
+    /// The request cannot be served: answer `status` with `message` (in the handler's error
+    /// shape; `head` is the request as far as it was read) and close the connection.
+    case reject(status: Int, message: String, head: HTTPRequest?)
   }
 
-  /// Reads up to `count` bytes into the buffer; returns 0 at end of input, -1 on error or timeout.
-  let read: (UnsafeMutableRawPointer, Int) -> Int
+  /// How long each part may take.
+  struct Timeouts {
+    /// Between requests, for the first byte of the next one.
+    var idle: Duration
+    /// From a request's first byte to the end of its header block.
+    var header: Duration
+    /// From the end of the header block to the end of the body.
+    var body: Duration
+  }
+
+  /// Reads up to `count` bytes into the buffer, giving up at the deadline; returns 0 at end of
+  /// input, -1 on error or when the deadline passed.
+  let read: (UnsafeMutableRawPointer, Int, ContinuousClock.Instant) -> Int
   /// Sends `HTTP/1.1 100 Continue` (for `Expect: 100-continue`).
   let sendContinue: () -> Void
   let maximumHeaderBytes: Int
-  let maximumBodyBytes: Int
+  /// The longest body accepted for a request with this head.
+  let bodyLimit: (HTTPRequest) -> Int
+  let timeouts: Timeouts
   /// Bytes read past the previous request.
   private var pending: [UInt8] = []
 
   init(
-    maximumHeaderBytes: Int, maximumBodyBytes: Int, read: @escaping (UnsafeMutableRawPointer, Int) -> Int,
+    maximumHeaderBytes: Int, timeouts: Timeouts, bodyLimit: @escaping (HTTPRequest) -> Int,
+    read: @escaping (UnsafeMutableRawPointer, Int, ContinuousClock.Instant) -> Int,
     sendContinue: @escaping () -> Void
   ) {
     self.maximumHeaderBytes = maximumHeaderBytes
-    self.maximumBodyBytes = maximumBodyBytes
+    self.timeouts = timeouts
+    self.bodyLimit = bodyLimit
     self.read = read
     self.sendContinue = sendContinue
   }
 
-  private mutating func fill() -> Bool {
+  /// Reads more bytes before `deadline`: true when some came, false at end of input, on an
+  /// error or when the deadline passed.
+  private mutating func fill(before deadline: ContinuousClock.Instant) -> Bool {
     var chunk = [UInt8](repeating: 0, count: 16_384)
-    let count = chunk.withUnsafeMutableBytes { read($0.baseAddress!, $0.count) }
+    let count = chunk.withUnsafeMutableBytes { read($0.baseAddress!, $0.count, deadline) }
     guard count > 0 else { return false }
     pending += chunk[0..<count]
     return true
   }
 
-  private static func reject(_ status: Int, _ message: String) -> Outcome {
-    .reject(.error(status, .invalidRequest(message), closesConnection: true))
+  private static func reject(_ status: Int, _ message: String, _ head: HTTPRequest? = nil) -> Outcome {
+    .reject(status: status, message: message, head: head)
   }
 
   /// The next request.
   mutating func next() -> Outcome {
-    // The header block, up to the blank line.
+    // The header block, up to the blank line: the first byte within the idle time, the rest
+    // within the header time from the first byte.
     var end: Int?
     var searched = 0
+    var headerDeadline: ContinuousClock.Instant? = pending.isEmpty ? nil : .now + timeouts.header
     while end == nil {
       if let found = Self.headerEnd(in: pending, from: max(0, searched - 3)) {
         end = found
@@ -259,9 +333,14 @@ struct HTTPRequestReader {
       if pending.count > maximumHeaderBytes {
         return Self.reject(431, "the request's header block is over \(maximumHeaderBytes) bytes")
       }
-      guard fill() else {
-        return pending.isEmpty ? .closed : Self.reject(400, "the connection ended inside a request")
+      guard fill(before: headerDeadline ?? .now + timeouts.idle) else {
+        if pending.isEmpty { return .closed }
+        if let headerDeadline, ContinuousClock.now >= headerDeadline {
+          return Self.reject(408, "the request's headers took longer than \(Self.describe(timeouts.header))")
+        }
+        return Self.reject(400, "the connection ended inside a request")
       }
+      if headerDeadline == nil { headerDeadline = .now + timeouts.header }
     }
     guard let end, end <= maximumHeaderBytes else {
       return Self.reject(431, "the request's header block is over \(maximumHeaderBytes) bytes")
@@ -277,9 +356,7 @@ struct HTTPRequestReader {
     switch requestLine[2] {
     case "HTTP/1.1": minorVersion = 1
     case "HTTP/1.0": minorVersion = 0
-    default:
-      return .reject(
-        .error(505, .invalidRequest("only HTTP/1.1 and HTTP/1.0 are served"), closesConnection: true))
+    default: return Self.reject(505, "only HTTP/1.1 and HTTP/1.0 are served")
     }
     var headers: [(name: String, value: String)] = []
     for line in lines {
@@ -299,36 +376,44 @@ struct HTTPRequestReader {
       minorVersion: minorVersion, headers: headers)
 
     if request.header("transfer-encoding") != nil {
-      return .reject(
-        .error(
-          501, .invalidRequest("Transfer-Encoding is not supported; send Content-Length"),
-          closesConnection: true))
+      return Self.reject(501, "Transfer-Encoding is not supported; send Content-Length", request)
     }
     var length = 0
     if let lengthField = request.header("content-length") {
       let values = Set(lengthField.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
       guard values.count == 1, let value = values.first, !value.isEmpty, value.count <= 18,
         value.allSatisfy(\.isWholeNumber), let parsed = Int(value)
-      else { return Self.reject(400, "invalid Content-Length") }
+      else { return Self.reject(400, "invalid Content-Length", request) }
       length = parsed
     } else if request.method == "POST" {
-      return .reject(.error(411, .invalidRequest("a POST needs Content-Length"), closesConnection: true))
+      return Self.reject(411, "a POST needs Content-Length", request)
     }
-    if length > maximumBodyBytes {
-      return .reject(
-        .error(
-          413,
-          .invalidRequest(
-            "the body is \(length) bytes, over the \(LineInput.describe(bytes: maximumBodyBytes)) limit"),
-          closesConnection: true))
+    let limit = bodyLimit(request)
+    if length > limit {
+      return Self.reject(
+        413, "the body is \(length) bytes, over the \(LineInput.describe(bytes: limit)) limit", request)
     }
     if length > pending.count, request.header("expect")?.lowercased() == "100-continue" { sendContinue() }
+    let bodyDeadline = ContinuousClock.now + timeouts.body
     while pending.count < length {
-      guard fill() else { return Self.reject(400, "the connection ended inside the body") }
+      guard fill(before: bodyDeadline) else {
+        if ContinuousClock.now >= bodyDeadline {
+          return Self.reject(
+            408, "the request's body took longer than \(Self.describe(timeouts.body))", request)
+        }
+        return Self.reject(400, "the connection ended inside the body", request)
+      }
     }
     request.body = Data(pending[0..<length])
     pending.removeFirst(length)
     return .request(request)
+  }
+
+  /// `5 s`, `1.5 s`.
+  private static func describe(_ duration: Duration) -> String {
+    let (seconds, attoseconds) = duration.components
+    let value = Double(seconds) + Double(attoseconds) / 1e18
+    return value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
   }
 
   /// The offset of the first `\r\n\r\n` at or after `start`.

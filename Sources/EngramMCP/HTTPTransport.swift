@@ -27,20 +27,35 @@ public struct HTTPTransportConfiguration: Sendable {
   public var bearerToken: String?
   /// Origins allowed besides loopback ones (exact `scheme://host[:port]` strings). Default: none.
   public var allowedOrigins: Set<String> = []
+  /// Host names served besides `localhost`, `127.0.0.1` and `[::1]` (`--allow-host`): a request
+  /// whose `Host` is none of them is answered 421 before any handler sees it (against DNS
+  /// rebinding). A name may carry a port (`name:8930`, then only that port); without one, any.
+  /// Required (at least one) when the address is not loopback. Default: none.
+  public var allowedHosts: Set<String> = []
   /// The endpoint's path. Default `/mcp`.
   public var path = "/mcp"
   /// The longest request body accepted (413 beyond). Default 4 MiB.
   public var maximumBodyBytes = 4 << 20
   /// The longest header block accepted (431 beyond). Default 16 KiB.
   public var maximumHeaderBytes = 16 << 10
-  /// Connections served at once; more are answered 503 and closed. Default 64.
-  public var maximumConnections = 64
+  /// Connections open at once. A connection beyond it takes the place of the longest-waiting
+  /// one that has no request being served (idle, or slow to send its request); when every
+  /// connection is being served, it is answered 503 and closed. Default 128.
+  public var maximumConnections = 128
+  /// Connections open at once from one client address; beyond it, that address's own
+  /// longest-waiting connection gives way (or 503 when all of them are being served). Default 64.
+  public var maximumConnectionsPerAddress = 64
   /// Open sessions kept; the least recently used goes when a new one would exceed it. Default 1000.
   public var maximumSessions = 1000
   /// A session unused this long is ended. Default one hour.
   public var sessionIdleTimeout: Duration = .seconds(3600)
-  /// A connection idle (or stalled mid-request) this long is closed. Default 30 s.
+  /// A connection idle this long between requests (or stalled while a response is sent) is
+  /// closed. Default 30 s.
   public var connectionIdleTimeout: Duration = .seconds(30)
+  /// The time a request's header block has to arrive, from its first byte (408 beyond). Default 5 s.
+  public var headerTimeout: Duration = .seconds(5)
+  /// The time a request's body has to arrive, from the end of its headers (408 beyond). Default 30 s.
+  public var bodyTimeout: Duration = .seconds(30)
   /// Seconds between keep-alive comments on an event stream. Default 15 s.
   public var eventStreamKeepAlive: Duration = .seconds(15)
   /// JSON bodies (default) or event streams.
@@ -91,6 +106,8 @@ public enum HTTPTransportError: Error, Sendable, Hashable, CustomStringConvertib
   case tokenRequired(host: String)
   /// A bearer token shorter than the minimum.
   case tokenTooShort(minimum: Int)
+  /// A non-loopback address without a host name to serve (`--allow-host`).
+  case allowedHostRequired(host: String)
   /// A socket call failed.
   case socketFailed(call: String, errno: Int32)
 
@@ -103,9 +120,13 @@ public enum HTTPTransportError: Error, Sendable, Hashable, CustomStringConvertib
     case .tokenRequired(let host):
       return
         "serving on \(host), which is not a loopback address, needs a bearer token: set ENGRAM_MCP_TOKEN "
-        + "(at least \(HTTPTransportConfiguration.minimumTokenLength) characters)"
+        + "or give --token-file (at least \(HTTPTransportConfiguration.minimumTokenLength) characters)"
     case .tokenTooShort(let minimum):
       return "the bearer token (ENGRAM_MCP_TOKEN) must have at least \(minimum) characters"
+    case .allowedHostRequired(let host):
+      return
+        "serving on \(host), which is not a loopback address, needs --allow-host NAME: the host name "
+        + "clients use to reach this server (requests for any other name are refused)"
     case .socketFailed(let call, let code):
       return "\(call) failed: \(String(cString: strerror(code)))"
     }
@@ -114,8 +135,11 @@ public enum HTTPTransportError: Error, Sendable, Hashable, CustomStringConvertib
 
 /// An HTTP/1.1 server for one ``HTTPHandling`` handler (``StreamableHTTPHandler`` for MCP, the
 /// web app of `engram serve`): a listening socket, one thread per connection (blocking reads
-/// never hold a thread of the cooperative pool), keep-alive, size limits, timeouts, and bodies
-/// streamed as the handler produces them. TLS is left to a reverse proxy (see docs/mcp.md).
+/// never hold a thread of the cooperative pool), keep-alive, size limits, deadlines for a
+/// request's headers and body, connection caps that slow clients cannot fill (see
+/// ``HTTPTransportConfiguration/maximumConnections``), the `Host` rule (``HTTPHostRule``) before
+/// any handler, and bodies streamed as the handler produces them. TLS is left to a reverse
+/// proxy (see docs/mcp.md).
 public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
   /// The protocol logic.
   public let handler: Handler
@@ -130,7 +154,32 @@ public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
 
   private struct State {
     var stopped = false
-    var connections: Set<Int32> = []
+    var connections: [Int32: Connection] = [:]
+
+    /// The connections still counted (not already told to give way).
+    func open(from address: String? = nil) -> [(descriptor: Int32, connection: Connection)] {
+      connections.filter { !$0.value.evicted && (address == nil || $0.value.address == address) }
+        .map { ($0.key, $0.value) }
+    }
+
+    /// The connection that gives way to a new one: among `candidates`, the one without a
+    /// request being served that has waited longest.
+    static func victim(among candidates: [(descriptor: Int32, connection: Connection)]) -> Int32? {
+      candidates.filter { !$0.connection.serving }.min { $0.connection.since < $1.connection.since }?
+        .descriptor
+    }
+  }
+
+  /// What the accept loop knows of one open connection.
+  private struct Connection {
+    /// The client's address (without the port).
+    var address: String
+    /// Whether a complete request is being answered (it is never made to give way then).
+    var serving = false
+    /// When it last started waiting for a request.
+    var since: ContinuousClock.Instant
+    /// Told to give way to a newer connection (its socket is shut down).
+    var evicted = false
   }
 
   /// Resolves and binds `handler.configuration`'s address, checking the token rules; call
@@ -164,6 +213,9 @@ public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
     }
     if !loopback && configuration.bearerToken == nil && !handler.servesManyUsers {
       throw .tokenRequired(host: configuration.host)
+    }
+    if !loopback && configuration.allowedHosts.isEmpty {
+      throw .allowedHostRequired(host: configuration.host)
     }
 
     let descriptor = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
@@ -248,14 +300,15 @@ public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
 
   /// Stops accepting, closes the open connections and lets ``wait()`` return.
   public func stop() {
-    let connections = state.withLock { state -> Set<Int32>? in
-      guard !state.stopped else { return nil }
+    let stopping = state.withLock { state -> Bool in
+      guard !state.stopped else { return false }
       state.stopped = true
-      return state.connections
+      // Under the lock, so no descriptor is one a finished connection has closed (see `admit`).
+      for descriptor in state.connections.keys { shutdown(descriptor, Int32(SHUT_RDWR)) }
+      return true
     }
-    guard let connections else { return }
+    guard stopping else { return }
     shutdown(listener, Int32(SHUT_RDWR))
-    for descriptor in connections { shutdown(descriptor, Int32(SHUT_RDWR)) }
   }
 
   /// Waits (off the cooperative pool) until ``stop()`` ends the accept loop.
@@ -291,7 +344,11 @@ public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
 
   private func acceptLoop() {
     while true {
-      let connection = accept(listener, nil, nil)
+      var peer = sockaddr_storage()
+      var peerLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+      let connection = withUnsafeMutablePointer(to: &peer) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { accept(listener, $0, &peerLength) }
+      }
       if connection < 0 {
         if errno == EINTR || errno == ECONNABORTED { continue }
         if state.withLock({ $0.stopped }) { break }
@@ -303,15 +360,11 @@ public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
         log("accept failed: \(String(cString: strerror(errno)))")
         break
       }
-      let admitted = state.withLock { state -> Bool in
-        guard !state.stopped, state.connections.count < handler.configuration.maximumConnections else {
-          return false
-        }
-        state.connections.insert(connection)
-        return true
-      }
+      let address = Self.describe(peer)
+      let admitted = admit(connection, from: address)
       guard admitted else {
-        var response = HTTPResponse.error(503, .invalidRequest("too many connections; retry shortly"))
+        var response = handler.errorResponse(
+          status: 503, message: "too many connections; retry shortly", for: nil)
         response.closesConnection = true
         Self.write(response, to: connection, minorVersion: 1, keepAlive: false)
         close(connection)
@@ -319,7 +372,7 @@ public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
       }
       let thread = Thread { [self] in
         serve(connection: connection)
-        state.withLock { _ = $0.connections.remove(connection) }
+        state.withLock { _ = $0.connections.removeValue(forKey: connection) }
         close(connection)
       }
       thread.name = "engram-mcp-http-connection"
@@ -329,36 +382,123 @@ public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
     finished.signal()
   }
 
+  /// Counts `connection` in, making room when the server or `address` is at its limit by
+  /// shutting down the longest-waiting connection that has no request being served; false
+  /// when there is no room (every connection in the way is being served) or the server stopped.
+  private func admit(_ connection: Int32, from address: String) -> Bool {
+    let configuration = handler.configuration
+    return state.withLock { state -> Bool in
+      guard !state.stopped else { return false }
+      var victim: Int32?
+      let mine = state.open(from: address)
+      if mine.count >= configuration.maximumConnectionsPerAddress {
+        guard let oldest = State.victim(among: mine) else { return false }
+        victim = oldest
+      } else if state.open().count >= configuration.maximumConnections {
+        // The address holding the most connections gives one up.
+        let counts = Dictionary(grouping: state.open(), by: \.connection.address)
+        let ordered = counts.values.sorted { $0.count > $1.count }
+        guard let oldest = ordered.lazy.compactMap({ State.victim(among: $0) }).first else {
+          return false
+        }
+        victim = oldest
+      }
+      if let victim {
+        state.connections[victim]?.evicted = true
+        // Under the lock: the victim's thread closes its descriptor only after taking it out
+        // of the table, so the number cannot have been reused by anything else yet.
+        shutdown(victim, Int32(SHUT_RDWR))
+      }
+      state.connections[connection] = Connection(address: address, since: .now)
+      return true
+    }
+  }
+
+  /// The numeric address of a peer, without its port.
+  private static func describe(_ peer: sockaddr_storage) -> String {
+    var peer = peer
+    var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+    let length = socklen_t(
+      Int32(peer.ss_family) == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+    let status = withUnsafePointer(to: &peer) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        getnameinfo($0, length, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST)
+      }
+    }
+    guard status == 0 else { return "?" }
+    return String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+
   private func serve(connection: Int32) {
-    var timeout = Self.timeval(handler.configuration.connectionIdleTimeout)
-    setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    let configuration = handler.configuration
+    var timeout = Self.timeval(configuration.connectionIdleTimeout)
     setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     var reader = HTTPRequestReader(
-      maximumHeaderBytes: handler.configuration.maximumHeaderBytes,
-      maximumBodyBytes: handler.configuration.maximumBodyBytes,
-      read: { buffer, count in
-        while true {
-          let got = recv(connection, buffer, count, 0)
-          if got < 0 && errno == EINTR { continue }
-          return got
-        }
-      },
+      maximumHeaderBytes: configuration.maximumHeaderBytes,
+      timeouts: .init(
+        idle: configuration.connectionIdleTimeout, header: configuration.headerTimeout,
+        body: configuration.bodyTimeout),
+      bodyLimit: { [handler] head in handler.maximumBodyBytes(for: head) },
+      read: { buffer, count, deadline in Self.receive(connection, buffer, count, before: deadline) },
       sendContinue: { _ = Self.send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), to: connection) })
+    let hosts = HTTPHostRule(configuration: configuration, port: boundPort)
     while !state.withLock({ $0.stopped }) {
-      switch reader.next() {
+      let outcome = reader.next()
+      switch outcome {
       case .closed:
         return
-      case .reject(let response):
+      case .reject(let status, let message, let head):
+        var response = handler.errorResponse(status: status, message: message, for: head)
+        response.closesConnection = true
         Self.write(response, to: connection, minorVersion: 1, keepAlive: false)
         Self.lingeringClose(connection)
         return
       case .request(let request):
+        // Only a connection with nothing being served gives way (one lingering after a
+        // refusal does: it is done).
+        state.withLock { $0.connections[connection]?.serving = true }
+        guard hosts.serves(request.header("host")) else {
+          let named = request.header("host").map { "'\($0)'" } ?? "no host"
+          log("refused a request for \(named) (not a host this server serves; see --allow-host)")
+          var response = handler.errorResponse(
+            status: 421,
+            message: "this server does not serve \(named); use http://127.0.0.1:\(boundPort) "
+              + "or a name given with --allow-host", for: request)
+          response.closesConnection = true
+          Self.write(response, to: connection, minorVersion: request.minorVersion, keepAlive: false)
+          return
+        }
         let response = Self.blocking { [handler] in await handler.respond(to: request) }
         let keepAlive = request.wantsKeepAlive && !response.closesConnection
         guard write(response, to: connection, request: request, keepAlive: keepAlive), keepAlive else {
           return
         }
+        state.withLock {
+          $0.connections[connection]?.serving = false
+          $0.connections[connection]?.since = .now
+        }
       }
+    }
+  }
+
+  /// `recv(2)` that gives up at `deadline` (-1, as for an error); 0 at end of input.
+  private static func receive(
+    _ connection: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int,
+    before deadline: ContinuousClock.Instant
+  ) -> Int {
+    while true {
+      let left = ContinuousClock.now.duration(to: deadline)
+      guard left > .zero else { return -1 }
+      let (seconds, attoseconds) = left.components
+      let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+      var descriptor = pollfd(fd: connection, events: Int16(POLLIN), revents: 0)
+      let ready = poll(&descriptor, 1, milliseconds)
+      if ready < 0 && errno == EINTR { continue }
+      if ready < 0 { return -1 }
+      if ready == 0 { continue }
+      let got = recv(connection, buffer, count, 0)
+      if got < 0 && errno == EINTR { continue }
+      return got
     }
   }
 

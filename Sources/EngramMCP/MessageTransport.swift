@@ -76,7 +76,9 @@ public enum LineInput {
 
   /// `n MiB` (or bytes) for messages.
   static func describe(bytes: Int) -> String {
-    bytes >= 1 << 20 && bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : "\(bytes) bytes"
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+    if bytes >= 1 << 10 && bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
+    return "\(bytes) bytes"
   }
 
   /// The messages of `fileDescriptor` until end of file; an overlong line becomes one

@@ -10,7 +10,9 @@ import Synchronization
 ///   message; a request gets its response as `application/json` or as a one-event
 ///   `text/event-stream` (``HTTPTransportConfiguration/ResponseMode``); a notification or a
 ///   response gets `202 Accepted`. GET answers 405 (this server sends nothing unprompted), as
-///   the transport allows. DELETE ends a session.
+///   the transport allows. DELETE ends a session. OPTIONS answers a CORS preflight from an
+///   allowed origin (403 for others), and answers to such an origin carry
+///   `Access-Control-Allow-Origin`, so a browser-based client can read them.
 /// - Sessions: `initialize` (sent without `MCP-Session-Id`) creates one with its own
 ///   ``MCPServer`` and returns its id (256 random bits, hex) in `MCP-Session-Id`; every later
 ///   request must carry it (400 without, 404 for an ended or unknown one).
@@ -68,15 +70,53 @@ public final class StreamableHTTPHandler: HTTPHandling {
     let unauthorized = HTTPResponse.error(
       401, .invalidRequest("missing or wrong bearer token (Authorization: Bearer ...)"),
       headers: [("WWW-Authenticate", "Bearer realm=\"engram\"")])
+    if request.method == "OPTIONS" { return preflight(request) }
     switch access.check(request) {
     case .origin(let origin)?:
       log("refused a request from origin \(origin)")
       return .error(403, .invalidRequest("origin \(origin) is not allowed"))
     case .token?:
-      return unauthorized
+      return withCORS(unauthorized, for: request)
     case nil:
       break
     }
+    return withCORS(await admitted(request, unauthorized: unauthorized), for: request)
+  }
+
+  /// The answer to a CORS preflight (`OPTIONS` from a page of an allowed origin, such as a
+  /// browser-based MCP inspector on another loopback port): what it may send; 403 for any
+  /// other origin.
+  private func preflight(_ request: HTTPRequest) -> HTTPResponse {
+    guard let origin = request.header("origin"), access.checkOrigin(request) == nil else {
+      return .error(
+        403, .invalidRequest("OPTIONS is answered only for an Origin this server serves"),
+        headers: [("Vary", "Origin")])
+    }
+    return HTTPResponse(
+      status: 204,
+      headers: [
+        ("Access-Control-Allow-Origin", origin), ("Vary", "Origin"),
+        ("Access-Control-Allow-Methods", "POST, DELETE"),
+        (
+          "Access-Control-Allow-Headers",
+          "Authorization, Content-Type, Accept, MCP-Session-Id, MCP-Protocol-Version, Last-Event-ID"
+        ),
+        ("Access-Control-Max-Age", "600"),
+      ])
+  }
+
+  /// `response`, readable by the page that sent `request` when its origin is allowed.
+  private func withCORS(_ response: HTTPResponse, for request: HTTPRequest) -> HTTPResponse {
+    guard let origin = request.header("origin") else { return response }
+    var response = response
+    response.headers += [
+      ("Access-Control-Allow-Origin", origin), ("Vary", "Origin"),
+      ("Access-Control-Expose-Headers", "MCP-Session-Id, WWW-Authenticate"),
+    ]
+    return response
+  }
+
+  private func admitted(_ request: HTTPRequest, unauthorized: HTTPResponse) async -> HTTPResponse {
     var ticket: HTTPAdmissionTicket?
     if let admission {
       guard let token = Self.bearerToken(request.header("authorization")) else { return unauthorized }
@@ -135,7 +175,7 @@ public final class StreamableHTTPHandler: HTTPHandling {
     do {
       message = try JSONValue(parsing: request.body)
     } catch {
-      return .error(400, .parseError())
+      return .error(400, .parseError(error.isNestedTooDeep ? error.reason : nil))
     }
     guard case .object(let members) = message else {
       if case .array = message { return .error(400, .invalidRequest("batch requests are not supported")) }

@@ -292,6 +292,29 @@ import Testing
     if status == 405 { #expect(response.header("Allow") != nil) }
   }
 
+  @Test func aBodyNestedTooDeepIsSaidToBe() async throws {
+    let deep = String(repeating: "[", count: 20_000) + String(repeating: "]", count: 20_000)
+    let response = await app.respond(to: Self.post("/api/chat/send", #"{"text":\#(deep)}"#))
+    #expect(response.status == 400)
+    #expect(try Self.json(response)["error"]?.stringValue?.contains("nested too deep") == true)
+  }
+
+  @Test func aPreflightIsAnsweredForTheServersOwnOriginOnly() async throws {
+    let host = ("Host", "localhost:8930")
+    func preflight(_ origin: String) async -> HTTPResponse {
+      await app.respond(
+        to: HTTPRequest(
+          method: "OPTIONS", path: "/api/forget",
+          headers: [host, ("Origin", origin), ("Access-Control-Request-Method", "POST")]))
+    }
+    let own = await preflight("http://localhost:8930")
+    #expect(own.status == 204)
+    #expect(own.header("Access-Control-Allow-Origin") == "http://localhost:8930")
+    #expect(own.header("Access-Control-Allow-Methods")?.contains("POST") == true)
+    #expect(await preflight("http://localhost:3000").status == 403)
+    #expect(await preflight("http://evil.example").status == 403)
+  }
+
   @Test func bodiesOverTheLimitOrNotJSONAreRefused() async throws {
     let huge = String(repeating: "x", count: WebApp.maximumAPIBodyBytes + 1)
     #expect(await app.respond(to: Self.post("/api/chat/send", #"{"text":"\#(huge)"}"#)).status == 413)
@@ -302,19 +325,44 @@ import Testing
   }
 
   @Test func originAndTokenRulesApply() async throws {
-    let evil = await app.respond(to: Self.get("/api/status", headers: [("Origin", "http://evil.example")]))
+    let host = ("Host", "127.0.0.1:8930")
+    let evil = await app.respond(
+      to: Self.get("/api/status", headers: [host, ("Origin", "http://evil.example")]))
     #expect(evil.status == 403)
-    #expect(await app.respond(to: Self.get("/", headers: [("Origin", "http://evil.example")])).status == 403)
     #expect(
-      await app.respond(to: Self.get("/api/status", headers: [("Origin", "http://127.0.0.1:8930")])).status
-        == 200)
+      await app.respond(to: Self.get("/", headers: [host, ("Origin", "http://evil.example")])).status == 403)
+    #expect(
+      await app.respond(to: Self.get("/api/status", headers: [host, ("Origin", "http://127.0.0.1:8930")]))
+        .status == 200)
+    // Another page of this machine (another port) is another origin.
+    #expect(
+      await app.respond(to: Self.get("/api/status", headers: [host, ("Origin", "http://localhost:3000")]))
+        .status == 403)
 
     let token = "a-token-of-sixteen-or-more"
     let guarded = Self.app(engine, token: token)
-    #expect(await guarded.respond(to: Self.get("/")).status == 200)
+    let page = await guarded.respond(to: Self.get("/", headers: [host]))
+    #expect(page.status == 401)
+    #expect(String(decoding: page.bodyBytes, as: UTF8.self).contains("engram serve"))
+    #expect(await guarded.respond(to: Self.get("/app.js", headers: [host])).status == 200)
     let refused = await guarded.respond(to: Self.get("/api/status"))
     #expect(refused.status == 401)
     #expect(refused.header("WWW-Authenticate") != nil)
+    let entry = await guarded.respond(to: Self.get("/?token=\(token)", headers: [host]))
+    #expect(entry.status == 303)
+    #expect(entry.header("Location") == "/")
+    let cookie = try #require(entry.header("Set-Cookie"))
+    #expect(cookie.hasPrefix("engram_auth_8930=\(token);"))
+    #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"))
+    let withCookie = [host, ("Cookie", "engram_chat=x; engram_auth_8930=\(token)")]
+    #expect(await guarded.respond(to: Self.get("/", headers: withCookie)).status == 200)
+    #expect(await guarded.respond(to: Self.get("/api/status", headers: withCookie)).status == 200)
+    // A cookie of another port's server is not this one's.
+    let otherPort = [("Host", "127.0.0.1:8931"), ("Cookie", "engram_auth_8930=\(token)")]
+    #expect(await guarded.respond(to: Self.get("/api/status", headers: otherPort)).status == 401)
+    let wrongCookie = [host, ("Cookie", "engram_auth_8930=\(token)x")]
+    #expect(await guarded.respond(to: Self.get("/api/status", headers: wrongCookie)).status == 401)
+    #expect(await guarded.respond(to: Self.get("/?token=\(token)x", headers: [host])).status == 401)
     let allowed = await guarded.respond(
       to: Self.get(
         "/api/status",

@@ -5,6 +5,22 @@ import Testing
 @testable import EngramCore
 
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct JSONValueTests {
+  @Test(arguments: [600, 100_000])
+  func textNestedTooDeepIsSaidToBe(depth: Int) {
+    let text = String(repeating: "[", count: depth) + String(repeating: "]", count: depth)
+    let error = #expect(throws: JSONValue.ParseError.self) { _ = try JSONValue.parse(text) }
+    #expect(error?.isNestedTooDeep == true)
+    #expect(error?.reason.contains("nested more than 512 levels") == true)
+  }
+
+  @Test func bracketsInStringsAndShallowErrorsAreNotCalledDeep() {
+    let text = #"{"a": ""# + String(repeating: "[", count: 1000) + #"", "b": }"#
+    let error = #expect(throws: JSONValue.ParseError.self) { _ = try JSONValue.parse(text) }
+    #expect(error?.isNestedTooDeep == false)
+    let fine = String(repeating: "[", count: 500) + String(repeating: "]", count: 500)
+    #expect((try? JSONValue.parse(fine)) != nil)
+  }
+
   @Test func parsesEveryKindKeepingIntegersApart() throws {
     let value = try JSONValue(
       parsing: Data(#"{"a":null,"b":true,"c":3,"d":2.5,"e":"x","f":[1,"y"],"g":{}}"#.utf8))

@@ -96,14 +96,109 @@ import Testing
         makeServer: { MCPServer(info: ServerInfo(name: "x", version: "0"), provider: FakeToolProvider()) })
     }
     #expect(short == .tokenTooShort(minimum: HTTPTransportConfiguration.minimumTokenLength))
+    var configuration = HTTPTransportConfiguration(host: "0.0.0.0", port: 0, bearerToken: "0123456789abcdef")
+    let unnamed = #expect(throws: HTTPTransportError.self) {
+      _ = try HTTPTransport(
+        configuration: configuration, log: { _ in },
+        makeServer: { MCPServer(info: ServerInfo(name: "x", version: "0"), provider: FakeToolProvider()) })
+    }
+    #expect(unnamed == .allowedHostRequired(host: "0.0.0.0"))
+    #expect(unnamed.map { "\($0)".contains("--allow-host") } == true)
+    configuration.allowedHosts = ["box.lan"]
     let protected = try HTTPTransport(
-      configuration: HTTPTransportConfiguration(host: "0.0.0.0", port: 0, bearerToken: "0123456789abcdef"),
-      log: { _ in },
+      configuration: configuration, log: { _ in },
       makeServer: { MCPServer(info: ServerInfo(name: "x", version: "0"), provider: FakeToolProvider()) })
     #expect(!protected.isLoopback)
     let loopback = try Self.transport()
     #expect(loopback.isLoopback)
     loopback.stop()
+  }
+
+  @Test func aForeignHostIsRefusedBeforeAnyHandler() async throws {
+    let transport = try Self.transport { $0.allowedHosts = ["box.lan", "proxy.example:8443"] }
+    defer { transport.stop() }
+    let port = transport.boundPort
+    func status(host: String?) async -> Int {
+      let request =
+        "POST /mcp HTTP/1.1\r\n" + (host.map { "Host: \($0)\r\n" } ?? "")
+        + "Content-Type: application/json\r\nAccept: */*\r\nContent-Length: \(Self.initialize.utf8.count)\r\n"
+        + "Connection: close\r\n\r\n" + Self.initialize
+      return await RawHTTP.exchange(port: port, request).status
+    }
+    for served in [
+      "127.0.0.1", "127.0.0.1:\(port)", "localhost:\(port)", "LOCALHOST:\(port)", "[::1]:\(port)", "box.lan",
+      "box.lan:9999", "proxy.example:8443",
+    ] {
+      #expect(await status(host: served) == 200, "\(served)")
+    }
+    for foreign in [
+      nil, "", "evil.example", "evil.example:\(port)", "127.0.0.1:\(port == 1 ? 2 : 1)", "127.0.0.2:\(port)",
+      "proxy.example:9999", "localhost.evil.example", "127.0.0.1:x",
+    ] {
+      #expect(await status(host: foreign) == 421, "\(foreign ?? "no Host")")
+    }
+    #expect(transport.handler.sessionCount == 8)
+  }
+
+  /// `count` connections to `port`, each having sent a request line and one header and no more
+  /// (opened on a thread of their own, in order).
+  static func stall(_ count: Int, port: UInt16) async -> [Int32] {
+    await withCheckedContinuation { continuation in
+      Thread {
+        let descriptors = (0..<count).compactMap { _ in RawHTTP.connect(port: port) }
+        for descriptor in descriptors {
+          RawHTTP.send(descriptor, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        }
+        continuation.resume(returning: descriptors)
+      }.start()
+    }
+  }
+
+  @Test func halfFinishedConnectionsDoNotStarveOthers() async throws {
+    // No header deadline in reach: the connection caps alone must keep room for others.
+    let transport = try Self.transport { $0.headerTimeout = .seconds(600) }
+    defer { transport.stop() }
+    let port = transport.boundPort
+    // More connections than the server and one address may hold, each stopped inside its headers.
+    let stalled = await Self.stall(150, port: port)
+    defer { for descriptor in stalled { close(descriptor) } }
+    #expect(stalled.count == 150)
+    let answer = await RawHTTP.exchange(port: port, Self.post(Self.initialize), seconds: 20)
+    #expect(answer.status == 200)
+  }
+
+  @Test func aConnectionSlowToFinishItsHeadersIsAnswered408AndClosed() async throws {
+    let transport = try Self.transport { $0.headerTimeout = .milliseconds(300) }
+    defer { transport.stop() }
+    let answer = await RawHTTP.exchange(
+      port: transport.boundPort, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n", seconds: 60)
+    #expect(answer.status == 408)
+  }
+
+  @Test func anAddressOverItsCapGivesUpItsOldestWaitingConnection() async throws {
+    let transport = try Self.transport {
+      $0.maximumConnectionsPerAddress = 3
+      $0.headerTimeout = .seconds(600)
+    }
+    defer { transport.stop() }
+    let port = transport.boundPort
+    let stalled = await Self.stall(3, port: port)
+    defer { for descriptor in stalled { close(descriptor) } }
+    let answer = await RawHTTP.exchange(port: port, Self.post(Self.initialize), seconds: 20)
+    #expect(answer.status == 200)
+    // The oldest of the three was closed to make room (long before its header deadline); the
+    // newest still waits.
+    let closed = await withCheckedContinuation { continuation in
+      Thread {
+        var probe = pollfd(fd: stalled[0], events: Int16(POLLIN), revents: 0)
+        guard poll(&probe, 1, 20_000) == 1 else { return continuation.resume(returning: false) }
+        var byte: UInt8 = 0
+        continuation.resume(returning: recv(stalled[0], &byte, 1, 0) <= 0)
+      }.start()
+    }
+    #expect(closed)
+    var probe = pollfd(fd: stalled[2], events: Int16(POLLIN), revents: 0)
+    #expect(poll(&probe, 1, 0) == 0)
   }
 
   @Test(arguments: [

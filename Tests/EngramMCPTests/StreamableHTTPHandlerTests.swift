@@ -253,4 +253,35 @@ import Testing
     #expect(!equal(Array("abc".utf8), []))
     #expect(equal([], []))
   }
+
+  @Test func aPreflightIsAnsweredForAllowedOriginsOnly() async throws {
+    let handler = Self.handler()
+    func preflight(_ origin: String?) async -> HTTPResponse {
+      var headers = [(name: "Access-Control-Request-Method", value: "POST")]
+      if let origin { headers.append((name: "Origin", value: origin)) }
+      return await handler.respond(to: HTTPRequest(method: "OPTIONS", path: "/mcp", headers: headers))
+    }
+    let local = await preflight("http://localhost:6274")
+    #expect(local.status == 204)
+    #expect(local.header("Access-Control-Allow-Origin") == "http://localhost:6274")
+    #expect(local.header("Access-Control-Allow-Headers")?.contains("MCP-Session-Id") == true)
+    #expect(await preflight("http://evil.example").status == 403)
+    #expect(await preflight(nil).status == 403)
+    // The answer itself is readable by that page.
+    let answer = await handler.respond(
+      to: Self.post(Self.initialize, extra: [("Origin", "http://localhost:6274")]))
+    #expect(answer.status == 200)
+    #expect(answer.header("Access-Control-Allow-Origin") == "http://localhost:6274")
+    #expect(answer.header("Access-Control-Expose-Headers")?.contains("MCP-Session-Id") == true)
+  }
+
+  @Test func aMessageNestedTooDeepIsSaidToBe() async throws {
+    let handler = Self.handler()
+    let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+    let response = await handler.respond(to: Self.post(deep))
+    #expect(response.status == 400)
+    let error = try JSONValue(parsing: response.bodyBytes)["error"]
+    #expect(error?["code"]?.intValue == JSONRPCError.parseErrorCode)
+    #expect(error?["message"]?.stringValue?.contains("nested more than") == true)
+  }
 }

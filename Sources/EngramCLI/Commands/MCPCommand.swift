@@ -50,8 +50,13 @@ public enum MCPCommand: Command {
   /// Serves until standard input closes (with `--http`: until SIGINT or SIGTERM).
   public static func run(_ options: Options, context: CommandContext) async throws {
     let serving = options.serving
-    if serving.sse || !serving.allowOrigin.isEmpty, serving.http == nil {
-      throw UsageError("--sse and --allow-origin need --http HOST:PORT")
+    if serving.sse || !serving.allowOrigin.isEmpty || !serving.allowHost.isEmpty || serving.tokenFile != nil,
+      serving.http == nil
+    {
+      throw UsageError("--sse, --allow-origin, --allow-host and --token-file need --http HOST:PORT")
+    }
+    if serving.tokenFile != nil, options.users.users != nil {
+      throw UsageError("--token-file does not apply with --users: each user's token selects the user")
     }
     let info = serverInfo
     if options.users.users != nil {

@@ -73,6 +73,8 @@ public enum UserServing {
     try validate(options)
     guard let usersPath = options.users else { return nil }
     let users: UsersFile
+    // Whoever can change the file can give themselves a token.
+    try ServerSecret.checkPrivate(path: usersPath, what: "the users file", refuseReadable: false)
     do {
       users = try UsersFile.load(path: usersPath)
     } catch {

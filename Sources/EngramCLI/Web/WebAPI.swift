@@ -112,8 +112,13 @@ enum WebAPI {
     guard StreamableHTTPHandler.mediaType(request.header("content-type")) == "application/json" else {
       throw Failure(415, "send the body as application/json")
     }
-    guard let value = try? JSONValue(parsing: request.body) else {
-      throw Failure(400, "the body is not valid JSON")
+    let value: JSONValue
+    do {
+      value = try JSONValue(parsing: request.body)
+    } catch {
+      guard error.isNestedTooDeep else { throw Failure(400, "the body is not valid JSON") }
+      throw Failure(
+        400, "the body's JSON is nested too deep (at most \(JSONValue.ParseError.maximumDepth) levels)")
     }
     guard case .object(let members) = value else { throw Failure(400, "the body must be a JSON object") }
     return members

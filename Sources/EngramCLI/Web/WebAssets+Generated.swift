@@ -120,9 +120,10 @@ extension WebAssets {
           return result;
         }
 
-        // A served over a non-loopback address needs the bearer token: ask once per tab.
+        // Without the secret of the launch (the cookie the printed address sets) or a user's token
+        // (`engram serve --users`), the API answers 401: ask for a token once per tab.
         function askToken() {
-          const token = window.prompt('This server needs its token ($ENGRAM_MCP_TOKEN):');
+          const token = window.prompt('This server needs a token: your user token, or the secret in the address engram serve printed:');
           if (token) sessionStorage.setItem(tokenKey, token.trim());
         }
 
@@ -133,7 +134,12 @@ extension WebAssets {
             body: body === undefined ? undefined : JSON.stringify(body),
           });
           if (response.status === 401) askToken();
-          const data = await response.json().catch(() => ({}));
+          // A request aborted while its body arrives (a newer search replaced it) stays aborted,
+          // rather than resolving with an empty answer.
+          const data = await response.json().catch((error) => {
+            if (error.name === 'AbortError') throw error;
+            return {};
+          });
           if (!response.ok) throw new Error(data.error || `${response.status} ${response.statusText}`);
           return data;
         }

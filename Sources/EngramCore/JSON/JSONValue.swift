@@ -208,6 +208,10 @@ extension JSONValue {
   static func decodeWithJSONDecoder(_ data: Data) throws(ParseError) -> JSONValue {
     do {
       return try JSONDecoder().decode(JSONValue.self, from: data)
+    } catch _ where Self.nestingExceeds(ParseError.maximumDepth, data) {
+      // JSONDecoder stops at this depth but reports it as text that is not JSON.
+      throw ParseError(
+        reason: "the JSON is nested more than \(ParseError.maximumDepth) levels deep", isNestedTooDeep: true)
     } catch let error as DecodingError {
       switch error {
       case .dataCorrupted(let context):
@@ -221,9 +225,49 @@ extension JSONValue {
     }
   }
 
+  /// Whether arrays and objects in `data` nest more than `limit` deep (brackets inside
+  /// strings not counted). Only asked once a parse failed.
+  static func nestingExceeds(_ limit: Int, _ data: Data) -> Bool {
+    var depth = 0
+    var inString = false
+    var escaped = false
+    for byte in data {
+      if inString {
+        if escaped {
+          escaped = false
+        } else if byte == UInt8(ascii: "\\") {
+          escaped = true
+        } else if byte == UInt8(ascii: "\"") {
+          inString = false
+        }
+        continue
+      }
+      switch byte {
+      case UInt8(ascii: "\""): inString = true
+      case UInt8(ascii: "["), UInt8(ascii: "{"):
+        depth += 1
+        if depth > limit { return true }
+      case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+      default: break
+      }
+    }
+    return false
+  }
+
   /// Why JSON text could not be parsed.
   public struct ParseError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The deepest nesting of arrays and objects parsed (JSONDecoder's limit).
+    public static let maximumDepth = 512
+    /// The reason, one phrase.
     public var reason: String
+    /// Whether the text nests arrays and objects deeper than ``maximumDepth``.
+    public var isNestedTooDeep: Bool
     public var description: String { reason }
+
+    /// A parse error for `reason`.
+    public init(reason: String, isNestedTooDeep: Bool = false) {
+      self.reason = reason
+      self.isNestedTooDeep = isNestedTooDeep
+    }
   }
 }
