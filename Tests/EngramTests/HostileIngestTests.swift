@@ -112,3 +112,117 @@ import Testing
     }
   }
 }
+
+/// Issue 46: one huge turn made every search that found it as slow as its size (a 200 MB turn
+/// never returned). A turn is bounded where it enters: longer texts are stored as ordered
+/// parts that search finds and that join back byte for byte; a memory that long is refused.
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct TurnLimitTests {
+  @Test func partsAreBoundedCutBetweenScalarsAndJoinBackByteForByte() {
+    let unbroken = String(repeating: "é漢🙂a", count: 40_000)  // 10 bytes each, no white space
+    let lines = (0..<9_000).map { "line \($0) of the log" }.joined(separator: "\n")
+    for text in [unbroken, lines, "short"] {
+      let parts = TurnText.parts(text)
+      #expect(parts.joined() == text)
+      #expect(Array(parts.joined().utf8) == Array(text.utf8))
+      #expect(parts.allSatisfy { $0.utf8.count <= TurnText.maxBytes && !$0.isEmpty })
+      // Each part but the last is at least three quarters full.
+      #expect(parts.dropLast().allSatisfy { $0.utf8.count >= TurnText.maxBytes * 3 / 4 - 4 })
+    }
+    // A part of lines ends after a line break.
+    #expect(TurnText.parts(lines).dropLast().allSatisfy { $0.hasSuffix("\n") })
+  }
+
+  @Test func aHugeIngestedTurnIsStoredAsPartsThatSearchFindsAndTheExportJoins() async throws {
+    let folder = try TemporaryFolder()
+    let words = (0..<30_000).map { "word\($0 % 997)" }.joined(separator: " ")
+    let huge = "The zebra opened the log. " + words + " The log ends with a quokka."
+    let line = JSONValue.object(["role": "user", "content": .string(huge), "session": "s"]).jsonText
+    let small = JSONValue.object(["role": "assistant", "content": "noted", "session": "s"]).jsonText
+    let path = folder.path("huge.jsonl")
+    try writeFile(line + "\n" + small + "\n", to: path)
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let expected = TurnText.parts(huge).count
+    #expect(expected == 4)
+    let report = try await engine.conversation.ingest(path: path)
+    #expect(report.turns == expected + 1)
+    // Ingesting it again adds nothing.
+    #expect(try await engine.conversation.ingest(path: path).turns == 0)
+    for (word, part) in [("zebra", 1), ("quokka", expected)] {
+      let hit = try #require(try await engine.search(word, k: 1, mode: .keyword, recordAccess: false).first)
+      #expect(hit.metadata["part"] == .int(part))
+      #expect(hit.metadata["parts"] == .int(expected))
+      #expect(hit.text.utf8.count <= TurnText.maxBytes)
+    }
+    // The export holds the parts in order: joined, they are the turn byte for byte.
+    let exported = folder.path("export.jsonl")
+    _ = try engine.transfer.export(to: exported)
+    var parts: [(number: Int, text: String)] = []
+    for line in try String(contentsOfFile: exported, encoding: .utf8).split(separator: "\n") {
+      let object = try JSONValue.parse(line).objectValue ?? [:]
+      guard object["type"] == "message", let metadata = object["metadata"]?.stringValue,
+        let number = try JSONValue.parse(metadata)["part"]?.intValue,
+        let text = object["content"]?.stringValue
+      else { continue }
+      parts.append((number, text))
+    }
+    #expect(parts.map(\.number) == Array(1...expected))
+    #expect(Array(parts.map(\.text).joined().utf8) == Array(huge.utf8))
+  }
+
+  @Test func anAppendedTurnIsStoredInPartsAndALongMemoryIsRefused() async throws {
+    let folder = try TemporaryFolder()
+    let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
+    defer { engine.close() }
+    let text = String(repeating: "the heron waits by the weir. ", count: 6_000)  // 174,000 bytes
+    let first = try await engine.conversation.appendTurn(role: "user", content: text)
+    let turns = try engine.conversation.recentTurns(limit: 10)
+    #expect(turns.count == 3)
+    #expect(turns.first?.id == first)
+    #expect(turns.map(\.text).joined() == text)
+    #expect(turns.map { $0.metadata["part"] } == [.int(1), .int(2), .int(3)])
+    let hits = try await engine.search("heron weir", k: 5, mode: .hybrid, recordAccess: false)
+    #expect(Set(hits.map(\.id)) == Set(turns.map(\.id)))
+    await #expect(throws: EngramError.textTooLong(bytes: text.utf8.count, limit: TurnText.maxBytes)) {
+      try await engine.memories.remember(text)
+    }
+    #expect(try engine.memories.list().isEmpty)
+  }
+
+  @Test func deeplyNestedJSONIsToldAsTooDeepNotInvalid() throws {
+    let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+    #expect(throws: Never.self) {
+      try JSONValue.parse(String(repeating: "[", count: 500) + String(repeating: "]", count: 500))
+    }
+    do {
+      _ = try JSONValue.parse(deep)
+      Issue.record("parsed")
+    } catch {
+      #expect(error.tooDeepAt == JSONValue.maxNesting)
+    }
+    for text in [deep + "\n", #"{"role": "user", "content": "x", "metadata": {"a": "# + deep + "}}\n"] {
+      #expect {
+        try ConversationFile.parse(Data(text.utf8), path: "deep.jsonl", defaultSession: "d")
+      } throws: { error in
+        guard case .malformed(_, 1, let reason) = error as? ImportError else { return false }
+        return reason.contains("more than 512 levels deep") && !reason.contains("invalid")
+      }
+    }
+  }
+}
+
+/// A line longer than the reader's block is scanned for its end once, not once per block
+/// read, and the lines after it are read as before.
+@Suite(.timeLimit(.minutes(2)), .watchdog) struct LongLineReaderTests {
+  @Test func aLineSpanningManyBlocksAndTheLinesAroundItAreReadWhole() throws {
+    let folder = try TemporaryFolder()
+    let long = String(repeating: "abcdefgh", count: 3 << 17)  // 3 MiB
+    let path = folder.path("lines.txt")
+    try writeFile("first\n\(long)\nthird\nfourth", to: path)
+    let reader = try ExportLineReader(path: path)
+    var lines: [String] = []
+    while try reader.nextLine(path: path, { lines.append(String(decoding: $0, as: UTF8.self)) }) {}
+    #expect(lines == ["first\n", long + "\n", "third\n", "fourth"])
+    #expect(reader.lineNumber == 4)
+  }
+}

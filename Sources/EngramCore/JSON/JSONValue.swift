@@ -209,6 +209,11 @@ extension JSONValue {
     do {
       return try JSONDecoder().decode(JSONValue.self, from: data)
     } catch let error as DecodingError {
+      // Valid JSON nested deeper than the decoder reads is told as such, not as invalid.
+      if let offset = nestingLimitOffset(data) {
+        throw ParseError(
+          reason: "nested deeper than \(maxNesting) levels (at byte \(offset + 1))", tooDeepAt: offset)
+      }
       switch error {
       case .dataCorrupted(let context):
         let underlying = (context.underlyingError as NSError?)?.userInfo["NSDebugDescription"] as? String
@@ -221,9 +226,51 @@ extension JSONValue {
     }
   }
 
+  /// How deep arrays and objects may nest in JSON that is parsed (as `JSONDecoder` reads).
+  public static let maxNesting = 512
+
+  /// The offset of the bracket that opens level `maxNesting + 1`, if the bytes nest that deep.
+  static func nestingLimitOffset(_ data: Data) -> Int? {
+    data.withUnsafeBytes { raw -> Int? in
+      var depth = 0
+      var inString = false
+      var escaped = false
+      for (offset, byte) in raw.enumerated() {
+        if inString {
+          if escaped {
+            escaped = false
+          } else if byte == UInt8(ascii: "\\") {
+            escaped = true
+          } else if byte == UInt8(ascii: "\"") {
+            inString = false
+          }
+          continue
+        }
+        switch byte {
+        case UInt8(ascii: "\""): inString = true
+        case UInt8(ascii: "["), UInt8(ascii: "{"):
+          depth += 1
+          if depth > maxNesting { return offset }
+        case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+        default: break
+        }
+      }
+      return nil
+    }
+  }
+
   /// Why JSON text could not be parsed.
   public struct ParseError: Error, Equatable, Sendable, CustomStringConvertible {
     public var reason: String
+    /// For JSON nested deeper than `JSONValue.maxNesting`: the offset of the bracket that
+    /// goes too deep (the text may be valid JSON, only too deep to read); nil otherwise.
+    public var tooDeepAt: Int?
     public var description: String { reason }
+
+    /// An error with this reason.
+    public init(reason: String, tooDeepAt: Int? = nil) {
+      self.reason = reason
+      self.tooDeepAt = tooDeepAt
+    }
   }
 }
