@@ -54,20 +54,21 @@ with open(path, "w") as out:
 PY
 }
 
-# Median wall seconds of REPEAT runs of `engram query ARGS...`.
+# "WALL CPU": the medians, over REPEAT runs of `engram query ARGS...`, of the wall seconds
+# and of the CPU seconds (user + system; steadier on a busy machine).
 timed() {
-  local times=()
+  local walls=() cpus=()
   for _ in $(seq "$REPEAT"); do
-    local start end
-    start=$(date +%s.%N)
-    "$ENGRAM" query "$@" >/dev/null
-    end=$(date +%s.%N)
-    times+=("$(echo "$end - $start" | bc)")
+    local line
+    line=$( { /usr/bin/time -f '%e %U %S' "$ENGRAM" query "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+    walls+=("$(echo "$line" | awk '{print $1}')")
+    cpus+=("$(echo "$line" | awk '{printf "%.2f", $2 + $3}')")
   done
-  printf '%s\n' "${times[@]}" | sort -n | sed -n "$(((REPEAT + 1) / 2))p"
+  local middle=$(((REPEAT + 1) / 2))
+  echo "$(printf '%s\n' "${walls[@]}" | sort -n | sed -n "${middle}p") $(printf '%s\n' "${cpus[@]}" | sort -n | sed -n "${middle}p")"
 }
 
-echo "size_mb  kind      ingest_s  hybrid_s  keyword_s  resident_mb(hybrid)"
+echo "size_mb  kind      ingest_s  hybrid_wall_s hybrid_cpu_s  keyword_wall_s keyword_cpu_s  resident_mb(hybrid)"
 for size in "${SIZES[@]}"; do
   for kind in huge ordinary; do
     db="$WORK/$kind-$size.sqlite"
@@ -84,7 +85,10 @@ for size in "${SIZES[@]}"; do
     hybrid=$(timed zebra --db "$db" -k 10)
     keyword=$(timed zebra --db "$db" -k 10 --mode keyword)
     resident=$( { /usr/bin/time -f '%M' "$ENGRAM" query zebra --db "$db" -k 10 >/dev/null; } 2>&1 | tail -1)
-    printf '%-8s %-9s %-9s %-9s %-10s %s\n' "$size" "$kind" "$ingest" "$hybrid" "$keyword" "$((resident / 1024))"
+    read -r hybrid_wall hybrid_cpu <<<"$hybrid"
+    read -r keyword_wall keyword_cpu <<<"$keyword"
+    printf '%-8s %-9s %-9s %-13s %-13s %-14s %-13s %s\n' "$size" "$kind" "$ingest" "$hybrid_wall" "$hybrid_cpu" \
+      "$keyword_wall" "$keyword_cpu" "$((resident / 1024))"
   done
 done
 
@@ -108,6 +112,6 @@ PY
   mv "$db.vectors" "$db.vectors.aside"
   without=$(timed dentist --db "$db" --mode keyword -k 5)
   mv "$db.vectors.aside" "$db.vectors"
-  echo "keyword search, $KEYWORD_TURNS turns: with the snapshot ${with} s, without ${without} s"
+  echo "keyword search, $KEYWORD_TURNS turns (wall s, cpu s): with the snapshot ${with}, without ${without}"
 fi
 echo "scratch: $WORK"

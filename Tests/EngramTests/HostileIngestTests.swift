@@ -189,6 +189,28 @@ import Testing
     #expect(try engine.memories.list().isEmpty)
   }
 
+  /// The re-ranker's coverage reads a long hit without building its set of terms, and counts
+  /// exactly what the set did.
+  @Test func theRerankersTermMatcherCountsAsTheTermSetDid() {
+    let queries = [
+      "When did Ann go climbing with friends?", "周末攀岩 dentist", "walking walked walks",
+      "Caroline's LGBTQ group",
+    ]
+    let texts = [
+      ("Ann's friends went climbing 周末攀岩 last weekend", "Ann"), ("", "Caroline"),
+      ("She walked to the dentist; the group met.", ""),
+      (String(repeating: "nothing to see here ", count: 4_000) + "climbing", "Bob"),
+    ]
+    for query in queries {
+      let terms = Reranker.termSet(query, droppingStopwords: true)
+      var matcher = Reranker.TermMatcher(terms)
+      for (text, speaker) in texts {
+        let expected = terms.intersection(Reranker.termSet(text + " " + speaker)).count
+        #expect(matcher.found(in: text, and: speaker) == expected, "\(query) in \(text.prefix(40))")
+      }
+    }
+  }
+
   @Test func deeplyNestedJSONIsToldAsTooDeepNotInvalid() throws {
     let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
     #expect(throws: Never.self) {
