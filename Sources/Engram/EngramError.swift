@@ -9,6 +9,9 @@ public enum EngramError: Error, Sendable, Equatable {
   case modelMismatch(database: String, databaseDimension: Int, configured: String, configuredDimension: Int)
   /// A search or write was given empty text.
   case emptyText
+  /// A memory's text is longer than `TurnText.maxBytes` (`bytes` of UTF-8); nothing was
+  /// stored. (A longer conversation turn or note is stored in parts.)
+  case textTooLong(bytes: Int, limit: Int)
   /// `k` must be at least 1.
   case invalidK(Int)
   /// A token budget must be positive.
@@ -51,6 +54,10 @@ extension EngramError: CustomStringConvertible {
         "the memory's vectors come from \(database) (\(databaseDimension)-d) but the configured embedder is "
         + "\(configured) (\(configuredDimension)-d); reindex the memory to switch models"
     case .emptyText: return "the text is empty"
+    case .textTooLong(let bytes, let limit):
+      return
+        "the text is \(bytes) bytes, more than the \(limit) a memory holds; nothing was stored "
+        + "(a long text is stored in parts as conversation turns or Markdown notes: `engram ingest`)"
     case .invalidK(let k): return "k must be at least 1 (got \(k))"
     case .invalidBudget(let budget): return "the token budget must be positive (got \(budget))"
     case .notFound(let kind, let id): return "no \(kind.rawValue) with id \(id)"

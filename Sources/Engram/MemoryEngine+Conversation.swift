@@ -27,6 +27,10 @@ extension MemoryEngine {
 
     /// Appends one conversation turn (stored and embedded in one transaction); returns its id.
     ///
+    /// A text longer than `TurnText.maxBytes` (64 KiB) is stored as ordered turns of at most
+    /// that size (their metadata says `part` and `parts`), which joined give it back byte
+    /// for byte; the id returned is the first part's.
+    ///
     /// With `embedNow: false` the turn is stored at once (searchable by keyword) and embedded
     /// later by `embedPendingTurns()`, off the caller's critical path.
     ///

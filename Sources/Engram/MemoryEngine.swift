@@ -59,8 +59,11 @@ public final class MemoryEngine: Sendable {
   let doctor: Doctor
   let calendar: CalendarExchange
 
-  /// The vector index as it is now.
-  var index: VectorIndex { vectors.index }
+  /// The vector index as it is now (read from the embeddings table first when its load was
+  /// deferred).
+  var index: VectorIndex {
+    get throws { try vectors.loaded() }
+  }
   /// The most bytes the store's connections cache (SQLite's page caches; 0 for PostgreSQL).
   let pageCache: PageCacheEstimate
 
@@ -216,7 +219,7 @@ public final class MemoryEngine: Sendable {
   /// (`doctor(repair: true)` or any write). Read-only opens never do.
   public var isMissingSnapshot: Bool {
     vectors.snapshotURL != nil && vectors.source == .database
-      && vectors.keepsSnapshot(rows: vectors.index.count)
+      && vectors.keepsSnapshot(rows: vectors.rowCount)
   }
 
   /// Whether a search found the vectors of this memory's snapshot file damaged: the index was

@@ -115,6 +115,46 @@ import Testing
     #expect(vector.first?.text == "turn 999 about the lake")
   }
 
+  /// Issue 51: two ingests of one file at once each saw the other's text-only turns as left by
+  /// an interrupted ingest and reported embedding them (57,952 of 30,000).
+  @Test func anIngestCountsOnlyTheTurnsItEmbedsItselfWhenAnotherEmbedsThemMeanwhile() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.path("m.sqlite")
+    let failing = FailingEmbedder(base: try HashingEmbedder(dimension: 256), failAfter: 256)
+    do {
+      let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: failing))
+      defer { engine.close() }
+      await #expect(throws: FailingEmbedder.Stop.self) {
+        try await engine.conversation.ingest(conversation(1_000), path: "big")
+      }
+    }
+    // Ingest A reads the turns left unembedded; before it embeds them, ingest B (another
+    // engine on the file) completes them all.
+    let other = try MemoryEngine(path: path, configuration: hashingConfiguration())
+    defer { other.close() }
+    let otherReport = Mutex<IngestReport?>(nil)
+    let file = conversation(1_000)
+    let hooked = HookEmbedder(base: try HashingEmbedder(dimension: 256)) {
+      let report = try await other.conversation.ingest(file, path: "big")
+      otherReport.withLock { $0 = report }
+    }
+    let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: hooked))
+    defer { engine.close() }
+    let seen = Mutex<[EngramProgress]>([])
+    let report = try await engine.conversation.ingest(file, path: "big") { progress in
+      seen.withLock { $0.append(progress) }
+    }
+    #expect(otherReport.withLock { $0 }?.completed == 1_000 - 256)
+    #expect(report.completed == 0)
+    #expect(report.turns == 0)
+    #expect(seen.withLock { $0 }.allSatisfy { $0.done <= $0.total })
+    let census = try engine.store.readTransaction {
+      try $0.embeddingCensus(model: engine.embedder.modelID, dimension: 256)
+    }
+    #expect(census.stored == 1_000)
+    #expect(census.missing == 0)
+  }
+
   @Test func importingTheSameExportAgainAddsNothingAndAnotherIsRefused() async throws {
     let folder = try TemporaryFolder()
     let source = try MemoryEngine(path: folder.path("a.sqlite"), configuration: hashingConfiguration())
@@ -184,6 +224,31 @@ final class FailingEmbedder: Embedder {
       return count
     }
     if done > failAfter { throw Stop() }
+    return try await base.embed(texts)
+  }
+}
+
+/// An embedder that runs `hook` (once) before its first embedding.
+final class HookEmbedder: Embedder {
+  let base: HashingEmbedder
+  private let hook: Mutex<(@Sendable () async throws -> Void)?>
+
+  init(base: HashingEmbedder, hook: @escaping @Sendable () async throws -> Void) {
+    self.base = base
+    self.hook = Mutex(hook)
+  }
+
+  var modelID: String { base.modelID }
+  var dimension: Int { base.dimension }
+  var maxSequenceLength: Int { base.maxSequenceLength }
+
+  func embed(_ texts: [String]) async throws -> [[Float]] {
+    if let hook = hook.withLock({ hook in
+      defer { hook = nil }
+      return hook
+    }) {
+      try await hook()
+    }
     return try await base.embed(texts)
   }
 }

@@ -70,7 +70,7 @@ import Testing
     let reader = try MemoryEngine(path: path, configuration: Self.configuration(minimum: 1_000))
     defer { reader.close() }
     #expect(reader.indexSource == .database)
-    #expect(reader.index.count == 30)
+    #expect(try reader.index.count == 30)
     #expect(try await Self.results(reader) == before)
     let report = try await reader.doctor()
     #expect(report.checks.allSatisfy { $0.ok }, "\(report.checks)")
@@ -94,7 +94,7 @@ import Testing
     let reader = try MemoryEngine(path: path, configuration: Self.configuration(minimum: 10))
     defer { reader.close() }
     #expect(reader.indexSource == .snapshot)
-    #expect(reader.index.count == 12)
+    #expect(try reader.index.count == 12)
     #expect(try await Self.results(reader) == before)
   }
 
@@ -118,7 +118,7 @@ import Testing
 
     let reopened = try MemoryEngine(path: path, configuration: Self.configuration(minimum: 10))
     #expect(reopened.indexSource == .database)
-    #expect(reopened.index.count == 9)
+    #expect(try reopened.index.count == 9)
     #expect(try await Self.results(reopened) == before)
     await reopened.close()
 
@@ -128,8 +128,8 @@ import Testing
     let restored = try MemoryEngine(path: path, configuration: Self.configuration(minimum: 10))
     defer { restored.close() }
     #expect(restored.indexSource == .database)
-    #expect(restored.index.count == 9)
-    for id in ids.prefix(3) { #expect(!restored.index.contains(VectorKey.make(.memory, id))) }
+    #expect(try restored.index.count == 9)
+    for id in ids.prefix(3) { #expect(try !restored.index.contains(VectorKey.make(.memory, id))) }
     #expect(try await Self.results(restored) == before)
   }
 

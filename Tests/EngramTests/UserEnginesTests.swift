@@ -33,7 +33,7 @@ import Testing
     // The index holds its 40 rows of 32 floats and little room; each of the two connections
     // caches at most the files (far less than its 256 KiB cache on a memory this small),
     // besides its schema and statements.
-    let index = engine.index.memoryBytes
+    let index = try engine.index.memoryBytes
     #expect(index >= 40 * 32 * 4 && index < 100 * (32 * 4 + 64))
     let files = [scratch.url.path + "/ann.sqlite", scratch.url.path + "/ann.sqlite-wal"].map {
       (try? FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int) ?? 0

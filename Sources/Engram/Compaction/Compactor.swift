@@ -52,6 +52,8 @@ struct Compactor: Sendable {
     progress: (@Sendable (EngramProgress) -> Void)? = nil
   ) async throws -> CompactionReport {
     try open.check()
+    // Compaction reads vectors of the index (duplicates, summaries): read it when deferred.
+    _ = try vectors.loaded()
     let cutoff = Timestamp.milliseconds(now.addingTimeInterval(-(olderThan ?? policy.olderThan)))
     let rowsBefore = try maintenance.tableCounts()
     if !dryRun { try maintenance.maintainIfSupported(.checkpoint) }
@@ -203,7 +205,7 @@ struct Compactor: Sendable {
       }
       return ids
     }
-    vectors.index.remove(ids: prepared.flatMap { $0.deletable.map { VectorKey.make(.message, $0) } })
+    vectors.remove(ids: prepared.flatMap { $0.deletable.map { VectorKey.make(.message, $0) } })
     // The index holds what the store holds: the int8 vectors, decoded.
     let stored = try store.readTransaction { connection in
       var rows: [(kind: ItemKind, id: Int64, vector: [Float])] = []

@@ -150,6 +150,9 @@ final class ExportLineReader {
   private let ownsDescriptor: Bool
   private var buffer: [UInt8] = []
   private var start = 0
+  /// Where the search for the next newline resumes: the bytes of an unfinished line before it
+  /// hold none (so a long line is scanned once, not once per block read).
+  private var scanned = 0
   private var atEnd = false
   /// The 1-based number of the last line returned.
   private(set) var lineNumber = 0
@@ -182,8 +185,9 @@ final class ExportLineReader {
   func nextLine(path: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws -> Bool {
     while true {
       let newline = buffer.withUnsafeBufferPointer { all -> Int? in
-        guard start < all.count, let base = all.baseAddress else { return nil }
-        guard let found = memchr(base + start, 0x0A, all.count - start) else { return nil }
+        let from = max(start, scanned)
+        guard from < all.count, let base = all.baseAddress else { return nil }
+        guard let found = memchr(base + from, 0x0A, all.count - from) else { return nil }
         return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
       }
       if let newline {
@@ -192,6 +196,8 @@ final class ExportLineReader {
         start = newline + 1
         return true
       }
+      // No newline after `start` so far: the next search starts after these bytes.
+      scanned = buffer.count
       if atEnd {
         guard start < buffer.count else { return false }
         lineNumber += 1
@@ -206,6 +212,7 @@ final class ExportLineReader {
       // Keep the unfinished line, then read the next block after it.
       if start > 0 {
         buffer.removeSubrange(0..<start)
+        scanned -= start
         start = 0
       }
       let block = 1 << 20

@@ -129,6 +129,9 @@ struct Importer: Sendable {
         if table == "meta", let key = object["key"]?.stringValue, Exporter.isLocalMetaKey(key) {
           continue
         }
+        if table == "messages" || table == "memories" || table == "summaries" {
+          try Self.checkImportedText(columns: columns, values: values, type: type, line: line)
+        }
         if table == "embeddings" {
           try Self.checkImportedVector(columns: columns, values: values, dimension: dimension, line: line)
         }
@@ -194,6 +197,22 @@ struct Importer: Sendable {
     guard sum == checksum.text else {
       throw EngramError.malformedExport(
         line: line, reason: "the checksum does not match: the file was changed or damaged after export")
+    }
+  }
+
+  /// Refuses a turn, memory or summary longer than `TurnText.maxBytes`: an import restores
+  /// rows as they were (ids, embeddings), so a longer text cannot be cut into parts here.
+  static func checkImportedText(columns: [String], values: [SQLValue], type: String, line: Int) throws {
+    guard let column = columns.firstIndex(of: "content"), case .text(let text) = values[column] else {
+      return
+    }
+    let bytes = text.utf8.count
+    guard bytes <= TurnText.maxBytes else {
+      throw EngramError.malformedExport(
+        line: line,
+        reason:
+          "the \(type)'s text is \(bytes) bytes, more than the \(TurnText.maxBytes) one stored item holds "
+          + "(ingest a long conversation instead: it is stored in parts)")
     }
   }
 

@@ -13,8 +13,9 @@ extension VectorIndexKeeper {
   ///   errors for a bad query.
   func search(_ vector: [Float], k: Int, filter: VectorFilter?, exact: Bool) throws -> VectorSearchResult {
     try refreshIfStale()
+    let current = try loaded()
     do {
-      return try index.search(vector, k: k, filter: filter, exact: exact)
+      return try current.search(vector, k: k, filter: filter, exact: exact)
     } catch .snapshotCorrupt {
       try rebuildAfterDamage()
       return try index.search(vector, k: k, filter: filter, exact: exact)

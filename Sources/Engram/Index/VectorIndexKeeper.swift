@@ -24,8 +24,12 @@ final class VectorIndexKeeper: Sendable {
   let snapshotURL: URL?
   /// Rows below which no snapshot file is kept (`EngramConfiguration.snapshotMinimumRows`).
   let snapshotMinimumRows: Int
-  /// The index; replaced whole by import, reindex and reload.
+  /// The index; replaced whole by import, reindex and reload. While the load is deferred
+  /// (`State.deferred`) it is an empty index standing in for the rows of the table.
   let holder: Mutex<VectorIndex>
+  /// Held while a deferred index is loaded, and by writes to the index (`add`, `remove`)
+  /// while a load may be under way, so no write falls between the load's read and its use.
+  let loading = Mutex<Void>(())
   /// The embedding generation the index reflects; another process's write makes it stale.
   let state = Mutex<State>(State(generation: 0, stale: false))
   /// How the index was loaded at open.
@@ -46,6 +50,17 @@ final class VectorIndexKeeper: Sendable {
     var writesInFlight = 0
     /// The snapshot file's vectors were found damaged and the index rebuilt from the table.
     var damagedSnapshot = false
+    /// The index has not been read from the embeddings table yet (there is no usable
+    /// snapshot): it is, when a search or a check first needs it (`loaded()`), so an open
+    /// and a keyword search read no vector.
+    var deferred = false
+    /// Rows of the table when the load was deferred (what `rowCount` says until it is loaded).
+    var deferredRows = 0
+    /// This process stored embeddings while the load was deferred (the snapshot is saved
+    /// at close, as after any write).
+    var changedWhileDeferred = false
+    /// How many times the index was read from the embeddings table whole.
+    var tableLoads = 0
   }
 
   /// Loads the index of `database` (dimension `dimension`).
@@ -60,19 +75,69 @@ final class VectorIndexKeeper: Sendable {
     self.threads = threads
     self.approximate = approximate
     self.snapshotURL = snapshotURL
-    let (index, source, generation) = try Self.load(
-      store: store, snapshot: snapshotURL,
-      configuration: VectorIndex.Configuration(
-        dimension: dimension, threads: threads, initialCapacity: Self.initialRows, approximate: approximate))
-    holder = Mutex(index)
-    self.source = source
-    state.withLock {
-      $0.generation = generation
-      $0.unsaved = source == .database
-      // A snapshot brought up to date at open counts as changed (its writer saves it).
-      $0.baselineChanges = source == .snapshot ? 0 : index.changeCount
-      $0.fromSnapshot = source == .snapshot
+    let configuration = VectorIndex.Configuration(
+      dimension: dimension, threads: threads, initialCapacity: Self.initialRows, approximate: approximate)
+    // A usable snapshot is mapped now (cheap); the table is read when first needed.
+    if let mapped = try Self.openSnapshot(store: store, url: snapshotURL, configuration: configuration) {
+      holder = Mutex(mapped.index)
+      source = .snapshot
+      state.withLock {
+        $0.generation = mapped.generation
+        // A snapshot brought up to date at open counts as changed (its writer saves it).
+        $0.baselineChanges = 0
+        $0.fromSnapshot = true
+      }
+      return
     }
+    let rows = try store.readTransaction { try $0.count(EmbeddingRow.self) }
+    holder = Mutex(try VectorIndex(configuration: configuration, ids: [], metadata: [], vectors: []))
+    source = rows == 0 ? .empty : .database
+    state.withLock {
+      $0.deferred = rows > 0
+      $0.deferredRows = rows
+      $0.baselineChanges = 0
+    }
+    if rows == 0 {
+      let generation = try store.readTransaction { try $0.embeddingGeneration() }
+      state.withLock { $0.generation = generation }
+    }
+  }
+
+  /// The index with its rows: read from the embeddings table now when its load was deferred
+  /// (the first vector search, a check or a repair), once.
+  /// - Throws: the store's errors.
+  /// - Complexity: O(rows · dimension) the first time when deferred, O(1) after.
+  func loaded() throws -> VectorIndex {
+    guard state.withLock({ $0.deferred }) else { return index }
+    try loading.withLock { _ in
+      guard state.withLock({ $0.deferred }) else { return }
+      let (fresh, _, generation) = try Self.load(
+        store: store, snapshot: nil, configuration: indexConfiguration)
+      holder.withLock { $0 = fresh }
+      state.withLock { state in
+        state.deferred = false
+        state.generation = generation
+        state.stale = false
+        state.unsaved = true
+        state.baselineChanges = fresh.changeCount
+        state.fromSnapshot = false
+        state.tableLoads += 1
+      }
+    }
+    return index
+  }
+
+  /// Whether the index's rows are not read yet (see `loaded()`).
+  var isDeferred: Bool { state.withLock { $0.deferred } }
+
+  /// How many times this keeper read the whole embeddings table into its index (a deferred
+  /// load, a reload after another process's change or a damaged snapshot).
+  var tableLoads: Int { state.withLock { $0.tableLoads } }
+
+  /// The rows of the index, or of the table while its load is deferred.
+  var rowCount: Int {
+    if let rows = state.withLock({ $0.deferred ? $0.deferredRows : nil }) { return rows }
+    return index.count
   }
 
   /// The configuration of every index this keeper loads.
@@ -107,7 +172,8 @@ final class VectorIndexKeeper: Sendable {
       // Own writes in flight keep counting: they update the generation after their commit.
       state = State(
         generation: generation, stale: false, unsaved: true, baselineChanges: index.changeCount,
-        writesInFlight: state.writesInFlight, damagedSnapshot: state.damagedSnapshot)
+        writesInFlight: state.writesInFlight, damagedSnapshot: state.damagedSnapshot,
+        tableLoads: state.tableLoads)
     }
   }
 
@@ -139,6 +205,10 @@ final class VectorIndexKeeper: Sendable {
   /// stamped with a newer token (another process's writes make it stale), never a rewrite
   /// of an unchanged index.
   func writeSnapshot() throws {
+    // An index never read has nothing to save, unless this process stored embeddings
+    // (then it is read now, as an open before deferral did, and saved).
+    if state.withLock({ $0.deferred && !$0.changedWhileDeferred }) { return }
+    _ = try loaded()
     try rebuildIfSnapshotDamaged()
     let index = self.index
     let (token, generation, stored, maxID) = try store.readTransaction { connection in
@@ -239,8 +309,10 @@ final class VectorIndexKeeper: Sendable {
     }
   }
 
-  /// Reloads the index from the database when another process changed the embeddings.
+  /// Reloads the index from the database when another process changed the embeddings (an
+  /// index not read yet reads the current rows when it is).
   func refreshIfStale() throws {
+    guard !isDeferred else { return }
     let (current, followed) = try newestGeneration()
     let needed = state.withLock { state in
       // A followed generation may lag this process's own writes (their notifications are on
@@ -264,15 +336,40 @@ final class VectorIndexKeeper: Sendable {
     let (fresh, _, generation) = try Self.load(
       store: store, snapshot: nil, configuration: indexConfiguration)
     replace(with: fresh, generation: generation)
+    state.withLock { $0.tableLoads += 1 }
   }
 
-  /// Adds stored embeddings to the index after their transaction committed.
+  /// Adds stored embeddings to the index after their transaction committed (an index not
+  /// read yet will read them from the table).
   func add(_ entries: [(kind: ItemKind, id: Int64, metadata: VectorMetadata, vector: [Float])]) throws {
     guard !entries.isEmpty else { return }
-    var flat: [Float] = []
-    flat.reserveCapacity(entries.count * dimension)
-    for entry in entries { flat.append(contentsOf: entry.vector) }
-    try index.upsert(
-      ids: entries.map { VectorKey.make($0.kind, $0.id) }, metadata: entries.map(\.metadata), vectors: flat)
+    try loading.withLock { _ in
+      if state.withLock({ state in
+        if state.deferred { state.changedWhileDeferred = true }
+        return state.deferred
+      }) {
+        return
+      }
+      var flat: [Float] = []
+      flat.reserveCapacity(entries.count * dimension)
+      for entry in entries { flat.append(contentsOf: entry.vector) }
+      try index.upsert(
+        ids: entries.map { VectorKey.make($0.kind, $0.id) }, metadata: entries.map(\.metadata), vectors: flat)
+    }
+  }
+
+  /// Removes rows from the index after their deletion committed (an index not read yet will
+  /// not read them); returns how many it held.
+  @discardableResult
+  func remove(ids: [Int64]) -> Int {
+    loading.withLock { _ in
+      if state.withLock({ state in
+        if state.deferred { state.changedWhileDeferred = true }
+        return state.deferred
+      }) {
+        return 0
+      }
+      return index.remove(ids: ids)
+    }
   }
 }

@@ -180,6 +180,17 @@ public struct ConversationFile: Sendable, Equatable {
     return .malformed(path: path, line: scanner.line(at: failure.offset), reason: reason)
   }
 
+  /// Why a line or record is not read as JSON: nested too deep (valid, but past the limit),
+  /// or invalid.
+  static func jsonReason(_ error: JSONValue.ParseError, in unit: String = "line") -> String {
+    if let offset = error.tooDeepAt {
+      return
+        "the JSON nests arrays and objects more than \(JSONValue.maxNesting) levels deep "
+        + "(past the limit at byte \(offset + 1) of the \(unit)); it is not read"
+    }
+    return "invalid JSON: \(error.reason)"
+  }
+
   static func firstInvalidUTF8Line(_ data: Data) -> Int {
     var line = 1
     var start = data.startIndex
@@ -205,7 +216,7 @@ public struct ConversationFile: Sendable, Equatable {
       do {
         value = try JSONValue.parse(Data(line))
       } catch {
-        throw .malformed(path: path, line: lineNumber, reason: "invalid JSON: \(error.reason)")
+        throw .malformed(path: path, line: lineNumber, reason: jsonReason(error))
       }
       let turn = try turn(from: value, path: path, line: lineNumber)
       let session = turn.session ?? defaultSession
@@ -285,7 +296,7 @@ public struct ConversationFile: Sendable, Equatable {
     do {
       parsed = try JSONValue.parse(Data(bytes))
     } catch {
-      throw .malformed(path: path, line: 0, reason: "invalid JSON: \(error.reason)")
+      throw .malformed(path: path, line: 0, reason: jsonReason(error, in: "file"))
     }
     guard let object = parsed.objectValue else {
       throw .malformed(path: path, line: 1, reason: "expected a JSON object")

@@ -291,7 +291,7 @@ final class ConversationStream: @unchecked Sendable {
             value = try JSONValue.parse(Data(line))
           } catch {
             throw ImportError.malformed(
-              path: path, line: reader.lineNumber, reason: "invalid JSON: \(error.reason)")
+              path: path, line: reader.lineNumber, reason: ConversationFile.jsonReason(error))
           }
           parsed = try ConversationFile.turn(from: value, path: path, line: reader.lineNumber)
         }

@@ -45,11 +45,17 @@ public struct ConversationSession: Sendable, Equatable {
   public var startedAt: Date?
   /// The turns, in order.
   public var turns: [ConversationTurn]
+  /// What was left out of the session's record and why (a dangling reference).
+  public var warnings: [IngestWarning]
 
-  public init(name: String, title: String? = nil, startedAt: Date?, turns: [ConversationTurn]) {
+  public init(
+    name: String, title: String? = nil, startedAt: Date?, turns: [ConversationTurn],
+    warnings: [IngestWarning] = []
+  ) {
     self.name = name
     self.title = title
     self.startedAt = startedAt
     self.turns = turns
+    self.warnings = warnings
   }
 }

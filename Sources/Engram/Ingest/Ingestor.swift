@@ -38,6 +38,8 @@ public struct IngestReport: Sendable, Equatable {
   public var memories: Int = 0
   /// Memories of the notes stored already (identical text), not stored again.
   public var memoriesAlreadyStored: Int = 0
+  /// What was left out of the file or folder, each with its reason (the rest was stored).
+  public var warnings: [IngestWarning] = []
 }
 
 /// The stable key of an ingested turn (see migration 10): FNV-1a over the format's message id,
@@ -115,8 +117,10 @@ struct Ingestor: Sendable {
       switch try await BlockingWork.run({ () throws(ImportError) in
         try Self.read(path: path, options: options)
       }) {
-      case .notes(let notes):
-        return try await store(notes, path: path, progress: progress)
+      case .notes(let notes, let warnings):
+        var report = try await store(notes, path: path, progress: progress)
+        report.warnings = warnings
+        return report
       case .conversations(let file):
         return try await ingest(
           file, path: path, sessionPrefix: Self.sessionPrefix(file.format, path), progress: progress)
@@ -141,7 +145,8 @@ struct Ingestor: Sendable {
   /// What a path holds once parsed.
   enum Parsed {
     case conversations(ConversationFile)
-    case notes([NoteFile])
+    /// The notes, and the links of their folder left out.
+    case notes([NoteFile], warnings: [IngestWarning])
   }
 
   /// Reads and parses `path` whole (a folder of notes, a note, standard input or a pipe).
@@ -150,14 +155,15 @@ struct Ingestor: Sendable {
       guard options.format == nil || options.format == .markdown else {
         throw .unreadable(path: path, reason: "it is a folder; only Markdown notes are read from a folder")
       }
-      let files = NoteFolder.files(in: path)
+      let walked = IngestFolder.walk(path)
+      let files = walked.notes
       guard !files.isEmpty else {
         throw .unreadable(path: path, reason: "it is a folder without Markdown notes (.md)")
       }
       // Every note is read before anything is stored: a malformed one refuses the folder.
       var notes: [NoteFile] = []
       for file in files { notes.append(try NoteFile.read(path: file)) }
-      return .notes(notes)
+      return .notes(notes, warnings: walked.noteWarnings)
     }
     let data = try InputFile.readAll(path)
     var options = options
@@ -170,7 +176,7 @@ struct Ingestor: Sendable {
     if format == .markdown {
       let note = try NoteFile.parse(data, path: path)
       guard !note.memories.isEmpty else { throw .empty(path: path) }
-      return .notes([note])
+      return .notes([note], warnings: [])
     }
     options.format = format
     return .conversations(
@@ -182,7 +188,14 @@ struct Ingestor: Sendable {
   func store(_ notes: [NoteFile], path: String, progress: (@Sendable (EngramProgress) -> Void)?)
     async throws -> IngestReport
   {
-    let memories = notes.flatMap(\.memories)
+    // A section longer than `TurnText.maxBytes` is stored as its parts, in order.
+    let memories = notes.flatMap(\.memories).flatMap { memory in
+      TurnText.parts(memory.text).map { text in
+        var part = memory
+        part.text = text
+        return part
+      }
+    }
     let fallbackDate = Date()
     var report = IngestReport(path: path, format: .markdown, sessions: 0, turns: 0)
     // In batches: one identical-text check, one embedding call and one transaction each.
@@ -217,8 +230,12 @@ struct Ingestor: Sendable {
     var firstTimes: [String: Date] = [:]
     var titles: [String: String] = [:]
     var turns = 0
+    var warnings: [IngestWarning] = []
 
     mutating func add(_ session: ConversationSession) {
+      warnings += session.warnings
+      // A record whose turns all dangled holds no session.
+      guard !session.turns.isEmpty || session.warnings.isEmpty else { return }
       if names.insert(session.name).inserted {
         if let title = session.title { titles[session.name] = title }
         if let first = session.turns.first?.timestamp { firstTimes[session.name] = first }
@@ -249,7 +266,8 @@ struct Ingestor: Sendable {
     // 1. Check the whole file and learn its sessions.
     let facts = try await BlockingWork.run { () throws(ImportError) -> SessionFacts in
       var facts = SessionFacts()
-      while let session = try first.next() { facts.add(session) }
+      // A turn longer than `TurnText.maxBytes` is stored (and counted) as its parts.
+      while let session = try first.next() { facts.add(session.storedParts()) }
       return facts
     }
     guard facts.turns > 0 || !facts.names.isEmpty || !first.isFromFile else {
@@ -280,7 +298,7 @@ struct Ingestor: Sendable {
           exhausted = true
           break
         }
-        pending += session.turns.map { (sessionPrefix + session.name, $0) }
+        pending += session.storedParts().turns.map { (sessionPrefix + session.name, $0) }
       }
       let batch = pending.prefix(Self.textBatch)
       pending.removeFirst(batch.count)
@@ -355,8 +373,13 @@ struct Ingestor: Sendable {
     // 3. Embeddings of the new turns, then of turns an interrupted ingest stored without
     // theirs, committed and indexed batch by batch (rows read back by id).
     let toEmbed = newIDs + unembedded
+    // Turns another ingest stored without their embedding may be embedded by it meanwhile
+    // (two ingests of one file at once): those are left to it, and only the turns this
+    // ingest embeds are counted (`completed`).
+    let leftByOthers = Set(unembedded)
     let model = embedding.embedder.modelID
     var embedded = 0
+    var completed = 0
     for start in stride(from: 0, to: toEmbed.count, by: Self.embeddingBatch) {
       if Task.isCancelled { throw EngramError.cancelled }
       let ids = Array(toEmbed[start..<min(start + Self.embeddingBatch, toEmbed.count)])
@@ -365,6 +388,9 @@ struct Ingestor: Sendable {
         try store.readTransaction { connection in
           try ids.map { id -> (message: Message, previous: String?)? in
             guard let message = try connection.fetch(Message.self, id: id) else { return nil }
+            if leftByOthers.contains(id), try connection.embedding(ownerKind: .message, ownerID: id) != nil {
+              return nil
+            }
             let previous = try message.sessionID.flatMap {
               try connection.previousTurnContent(sessionID: $0, time: message.createdAt, id: id)
             }
@@ -397,8 +423,12 @@ struct Ingestor: Sendable {
         return (message, vector)
       }
       let kept = try await vectors.writeTrackedOffPool { connection -> [Int] in
-        let present = try entries.indices.filter {
-          try connection.fetch(Message.self, id: entries[$0].0.id!) != nil
+        let present = try entries.indices.filter { position in
+          let id = entries[position].0.id!
+          guard try connection.fetch(Message.self, id: id) != nil else { return false }
+          // Embedded by another ingest since it was read: kept as it is.
+          return try !leftByOthers.contains(id)
+            || connection.embedding(ownerKind: .message, ownerID: id) == nil
         }
         try connection.upsertEmbeddings(
           present.map { position in
@@ -420,12 +450,13 @@ struct Ingestor: Sendable {
             vector
           )
         })
+      completed += kept.filter { leftByOthers.contains(entries[$0].0.id!) }.count
       embedded += ids.count
       progress?(EngramProgress(phase: "embedding", done: embedded, total: toEmbed.count))
     }
     progress?(EngramProgress(phase: "done", done: total, total: total))
     return IngestReport(
       path: path, format: format, sessions: facts.names.count, turns: written,
-      alreadyStored: total - written, completed: unembedded.count)
+      alreadyStored: total - written, completed: completed, warnings: facts.warnings)
   }
 }

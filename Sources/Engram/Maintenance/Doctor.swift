@@ -37,6 +37,8 @@ struct Doctor: Sendable {
   /// Checks that store, full-text indexes and vector index agree: SQLite's integrity check,
   func doctor(repair: Bool = false) async throws -> DoctorReport {
     try open.check()
+    // The index is checked row by row: read it when its load was deferred.
+    _ = try vectors.loaded()
     // Another process's writes are not disagreement: pick them up first.
     try vectors.refreshIfStale()
     var report = try diagnose()
@@ -141,7 +143,7 @@ struct Doctor: Sendable {
   func snapshotCheck() throws -> DoctorReport.Check {
     let inUse = vectors.isFromSnapshot
     guard let url = vectors.snapshotURL, FileManager.default.fileExists(atPath: url.path) else {
-      let rows = vectors.index.count
+      let rows = vectors.rowCount
       if readOnly, vectors.snapshotURL != nil, vectors.keepsSnapshot(rows: rows) {
         // Every open then reads every vector from the table (seconds on a large memory),
         // and read-only commands never write one (a writable engine saves it as it closes).

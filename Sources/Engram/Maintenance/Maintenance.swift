@@ -66,9 +66,11 @@ public struct Maintenance: Sendable {
 
   /// Rows and bytes of the in-memory vector index.
   public var vectorIndexStatistics: VectorIndexStatistics {
+    // An index not read yet (no snapshot, no vector search so far) is not read for this:
+    // its rows are the table's.
     let index = vectors.index
     return VectorIndexStatistics(
-      rows: index.count, tombstones: index.tombstoneCount, bytes: index.memoryBytes,
+      rows: vectors.rowCount, tombstones: index.tombstoneCount, bytes: index.memoryBytes,
       approximate: index.approximateStatus)
   }
 

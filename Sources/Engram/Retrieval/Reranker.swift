@@ -63,17 +63,16 @@ public struct Reranker: Sendable, Equatable {
     let topBM25 = hits.compactMap(\.bm25).max() ?? 0
     let cosineRanks = ranks(hits.map(\.cosine))
     let bm25Ranks = ranks(hits.map(\.bm25))
+    var matcher = TermMatcher(facts.terms)
     let coverages = hits.map { hit in
       facts.terms.isEmpty
         ? 0
-        : Double(facts.terms.intersection(termSet(hit.text + " " + (hit.speaker ?? ""))).count)
-          / Double(facts.terms.count)
+        : Double(matcher.found(in: hit.text, and: hit.speaker ?? "")) / Double(facts.terms.count)
     }
     // Adjacent turns among the candidates (the turn before or after, same session).
     var positionByTurn: [Int64: Int] = [:]
     for (position, hit) in hits.enumerated() where hit.kind == .message { positionByTurn[hit.id] = position }
     return hits.enumerated().map { position, hit in
-      let lowered = (hit.text + " " + (hit.speaker ?? "")).lowercased()
       let coverage = coverages[position]
       var neighbourCoverage = 0.0
       var neighbourBM25 = 0.0
@@ -86,8 +85,13 @@ public struct Reranker: Sendable, Equatable {
           neighbourCosine = max(neighbourCosine, hits[other].cosine ?? 0)
         }
       }
+      // Read only when the query names someone (a hit's text may be long).
       let namesMissing =
-        !facts.names.isEmpty && !facts.names.contains { lowered.contains($0) } ? 1.0 : 0
+        !facts.names.isEmpty
+          && !{
+            let lowered = (hit.text + " " + (hit.speaker ?? "")).lowercased()
+            return facts.names.contains { lowered.contains($0) }
+          }() ? 1.0 : 0
       return [
         topScore > 0 ? hit.score / topScore : 0,
         1 / Double(position + 1),
@@ -247,6 +251,49 @@ public struct Reranker: Sendable, Equatable {
   }
 
   static let stemmedStopwords = Set(FTSQuery.stopwords.map { FTSText.indexText($0) })
+
+  /// Counts which of a query's terms a hit's text holds, as `termSet` reads them, without
+  /// building the text's set of terms: the text is normalized into one reused buffer and
+  /// its terms compared, as bytes, with the query's few; the scan stops once every query
+  /// term is found.
+  /// - Complexity: O(n) in the text's bytes, with no allocation per term.
+  struct TermMatcher {
+    private let terms: [[UInt8]]
+    private var buffer: [UInt8] = []
+    private var stemmer = EnglishStemmer()
+    private var found: [Bool]
+
+    init(_ terms: Set<String>) {
+      self.terms = terms.map { Array($0.utf8) }
+      found = Array(repeating: false, count: self.terms.count)
+    }
+
+    /// How many of the terms `text` or `speaker` holds.
+    mutating func found(in text: String, and speaker: String) -> Int {
+      for index in found.indices { found[index] = false }
+      var remaining = terms.count
+      for var part in [speaker, text] where remaining > 0 {
+        buffer.removeAll(keepingCapacity: true)
+        part.withUTF8 { FTSText.normalize($0, into: &buffer, stemmer: &stemmer) }
+        buffer.withUnsafeBufferPointer { normalized in
+          var start = 0
+          while start < normalized.count, remaining > 0 {
+            var end = start
+            while end < normalized.count, normalized[end] != 0x20 { end += 1 }
+            let term = UnsafeBufferPointer(rebasing: normalized[start..<end])
+            for (index, query) in terms.enumerated() where !found[index] && query.count == term.count {
+              if query.withUnsafeBufferPointer({ $0.elementsEqual(term) }) {
+                found[index] = true
+                remaining -= 1
+              }
+            }
+            start = end + 1
+          }
+        }
+      }
+      return terms.count - remaining
+    }
+  }
 
   /// Whether `text` says when something happened: a day or month name, a year, or a
   /// relative time ("yesterday", "last week", "two days ago").

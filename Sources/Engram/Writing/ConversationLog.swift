@@ -53,6 +53,8 @@ final class ConversationLog: Sendable {
   }
 
   /// Appends one conversation turn (stored and embedded in one transaction); returns its id.
+  /// A text longer than `TurnText.maxBytes` is stored as its parts (the id of the first is
+  /// returned).
   @discardableResult
   func appendTurn(
     role: String, content: String, speaker: String? = nil, session: Int64? = nil, at date: Date = Date(),
@@ -66,45 +68,57 @@ final class ConversationLog: Sendable {
     guard !TextChecks.isBlank(content) else {
       throw EngramError.emptyText
     }
-    let message = Message(
-      sessionID: session, role: role, speaker: speaker, content: content,
-      createdAt: date, tokenCount: TokenEstimator.estimate(content),
-      metadata: JSONValue.object(metadata).jsonText)
-    guard embedNow else {
-      let id = try store.writeTransaction { try $0.insert(message) }
-      deferredTurns.withLock { $0.append(id) }
-      if speaker != nil { speakers.invalidate() }
-      return id
+    // A text longer than `TurnText.maxBytes` is stored as its parts, in order.
+    let texts = TurnText.parts(content)
+    let messages = texts.enumerated().map { offset, text in
+      Message(
+        sessionID: session, role: role, speaker: speaker, content: text,
+        createdAt: date, tokenCount: TokenEstimator.estimate(text),
+        metadata: JSONValue.object(TurnText.partMetadata(metadata, number: offset + 1, of: texts.count))
+          .jsonText)
     }
-    // The turn it follows in its session (its embedded text carries the start of it).
+    guard embedNow else {
+      let ids = try store.writeTransaction { connection in try messages.map { try connection.insert($0) } }
+      deferredTurns.withLock { $0.append(contentsOf: ids) }
+      if speaker != nil { speakers.invalidate() }
+      return ids[0]
+    }
+    // The turn it follows in its session (its embedded text carries the start of it); a
+    // part follows the part before it.
     var previous: String?
     if let session {
       previous = try await BlockingWork.run { [store] in
         try store.readTransaction { try $0.previousTurnContent(sessionID: session, time: date, id: nil) }
       }
     }
-    let vector = try await embedding.embed([
-      DocumentText.make(speaker: speaker, content: content, date: date, previous: previous)
-    ])[0]
+    let documents = texts.indices.map { index in
+      DocumentText.make(
+        speaker: speaker, content: texts[index], date: date,
+        previous: index == 0 ? previous : texts[index - 1])
+    }
+    let vectors = try await embedding.embed(documents)
     let model = embedding.embedder.modelID
-    let id = try await vectors.writeTrackedOffPool { connection in
-      let id = try connection.insert(message)
-      try connection.upsertEmbedding(
-        EmbeddingRow(
-          ownerKind: .message, ownerID: id, model: model, vector: vector,
-          createdAt: message.createdAt))
-      return id
+    let ids = try await self.vectors.writeTrackedOffPool { connection in
+      try zip(messages, vectors).map { message, vector in
+        let id = try connection.insert(message)
+        try connection.upsertEmbedding(
+          EmbeddingRow(
+            ownerKind: .message, ownerID: id, model: model, vector: vector,
+            createdAt: message.createdAt))
+        return id
+      }
     }
     if speaker != nil { speakers.invalidate() }
-    try vectors.add([
-      (
-        .message, id,
-        VectorMetadata(
-          kind: ItemKind.message.code, session: session ?? 0, scope: 0,
-          timestamp: Timestamp.milliseconds(message.createdAt)), vector
-      )
-    ])
-    return id
+    try self.vectors.add(
+      zip(ids, vectors).map { id, vector in
+        (
+          .message, id,
+          VectorMetadata(
+            kind: ItemKind.message.code, session: session ?? 0, scope: 0,
+            timestamp: Timestamp.milliseconds(date)), vector
+        )
+      })
+    return ids[0]
   }
 
   /// Embeds the turns this engine stored with `embedNow: false` (up to `limit` of them);

@@ -36,9 +36,9 @@ struct Forgetting: Sendable {
       return preview.report
     }
     guard let report else { return nil }
-    _ = vectors.index.remove(id: VectorKey.make(kind, id))
-    for turn in report.turns { _ = vectors.index.remove(id: VectorKey.make(.message, turn)) }
-    for summary in report.summaries { _ = vectors.index.remove(id: VectorKey.make(.summary, summary)) }
+    vectors.remove(
+      ids: [VectorKey.make(kind, id)] + report.turns.map { VectorKey.make(.message, $0) }
+        + report.summaries.map { VectorKey.make(.summary, $0) })
     if kind == .message || !report.turns.isEmpty { speakers.invalidate() }
     return report
   }

@@ -23,6 +23,11 @@ struct MemoryRecords: Sendable {
     guard !TextChecks.isBlank(content) else {
       throw EngramError.emptyText
     }
+    // A memory is one fact or note: a longer text is refused, not cut (ingest stores a long
+    // note in parts).
+    guard content.utf8.count <= TurnText.maxBytes else {
+      throw EngramError.textTooLong(bytes: content.utf8.count, limit: TurnText.maxBytes)
+    }
     guard importance >= 0, importance <= 1 else { throw StoreError.invalidImportance(importance) }
     if let existing = try await BlockingWork.run({ [store] in
       try store.readTransaction { try $0.identicalMemory(content: content, kind: kind, scopeUser: scopeUser) }

@@ -43,22 +43,26 @@ public enum IngestCommand: Command {
     }
     // A folder stands for its notes and exports; a folder with neither is refused now.
     var entries: [(path: String, inFolder: Bool)] = []
+    // Links of the folders that lead outside them, said before anything is read.
+    var outside: [IngestWarning] = []
     for file in files {
       guard InputFile.isFolder(file) else {
         entries.append((file, false))
         continue
       }
-      let inside = IngestFolder.entries(file, format: options.format)
-      guard !inside.isEmpty else {
+      let listing = IngestFolder.listing(file, format: options.format)
+      outside += listing.warnings
+      guard !listing.entries.isEmpty else {
         throw ImportError.unreadable(
           path: file, reason: "the folder holds no Markdown notes and no .json, .jsonl or .txt exports")
       }
-      entries += inside.map { ($0, $0 != file) }
+      entries += listing.entries.map { ($0, $0 != file) }
     }
     let ingestOptions = IngestOptions(format: options.format, dateOrder: options.dateOrder)
     Interruption.install()
     defer { Interruption.uninstall() }
     try await EngineAccess.withEngine(context) { engine in
+      try write(outside, json: options.json, context: context)
       var totalTurns = 0
       var totalMemories = 0
       for entry in entries {
@@ -76,6 +80,7 @@ public enum IngestCommand: Command {
           }
           continue
         }
+        try write(report.warnings, json: options.json, context: context)
         totalTurns += report.turns
         totalMemories += report.memories
         if options.json {
@@ -98,6 +103,25 @@ public enum IngestCommand: Command {
         let memories =
           totalMemories > 0 ? " and \(totalMemories) memor\(totalMemories == 1 ? "y" : "ies")" : ""
         context.output.write("ingested \(totalTurns) turns\(memories) from \(entries.count) files\n")
+      }
+    }
+  }
+
+  /// Says what an ingest left out: a link outside its folder as a skipped file (as a
+  /// folder's other files are), a dangling reference of an export as a note on stderr.
+  static func write(_ warnings: [IngestWarning], json: Bool, context: CommandContext) throws {
+    for warning in warnings {
+      switch warning {
+      case .linkOutsideFolder(let path, _), .linkAlreadyRead(let path, _):
+        if json {
+          let reason = warning.description.dropFirst("skipped \(path): ".count)
+          try context.jsonLines.write(
+            ["file": .string(path), "skipped": .string(String(reason))] as JSONValue)
+        } else {
+          context.output.write(warning.description + "\n")
+        }
+      case .danglingNode:
+        context.error.write("engram: note: \(warning.description)\n")
       }
     }
   }

@@ -55,11 +55,12 @@ public enum QueryCommand: Command {
       context.error.write(
         "note: this memory's vector snapshot is damaged, so this search read every vector from the "
           + "database; `engram doctor --repair` (or any write) saves a sound one\n")
-    } else if missingSnapshot {
-      // A read command writes nothing: say once per query how to get the fast open back.
+    } else if missingSnapshot && mode != .keyword {
+      // A read command writes nothing: say once per query how to get the fast search back (a
+      // keyword search reads no vector).
       context.error.write(
-        "note: this memory has no current vector snapshot, so every open reads all its vectors; "
-          + "`engram doctor --repair` (or any write) saves one\n")
+        "note: this memory has no current vector snapshot, so every search by meaning reads all its "
+          + "vectors from the database; `engram doctor --repair` (or any write) saves one\n")
     }
     if options.json {
       for hit in hits { try context.jsonLines.write(HitRendering.json(hit)) }

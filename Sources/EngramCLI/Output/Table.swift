@@ -52,10 +52,15 @@ public struct Table: Sendable {
     }
     let header = columns.map { Self.sanitize($0.title) }
     let allRows = (showsHeader ? [header] : []) + body
-    var widths = columns.indices.map { index in
-      allRows.map { TextWidth.width(of: $0[index]) }.max() ?? 0
-    }
     let last = columns.count - 1
+    // The last column is cut to what is left of `width`: its cells are measured no further
+    // (a long text costs what is shown, not its length).
+    var widths = columns.indices.map { index in
+      allRows.map {
+        index == last ? TextWidth.width(of: $0[index], upTo: max(2, width)) : TextWidth.width(of: $0[index])
+      }
+      .max() ?? 0
+    }
     let before = widths[..<last].reduce(0, +) + spacing * last
     // The last column gets what is left, but never less than one column plus the ellipsis.
     widths[last] = min(widths[last], max(2, width - before))
@@ -77,11 +82,15 @@ public struct Table: Sendable {
   }
 
   private static func sanitize(_ text: String) -> String {
-    guard text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+    guard text.unicodeScalars.contains(where: isControl) else {
       return text
     }
-    return String(
-      String.UnicodeScalarView(
-        text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+    return String(String.UnicodeScalarView(text.unicodeScalars.map { isControl($0) ? " " : $0 }))
+  }
+
+  /// Whether a scalar is a control character (general category Cc: U+0000–U+001F and
+  /// U+007F–U+009F), told by its value (no property lookup per scalar of a long cell).
+  private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
   }
 }

@@ -62,10 +62,23 @@ public enum TextWidth {
     text.reduce(0) { $0 + width(of: $1) }
   }
 
+  /// Columns `text` takes when that is at most `limit`, else a number above `limit` (the
+  /// count stops there).
+  /// - Complexity: O(characters that fill `limit` + 1 columns), whatever the text's length.
+  public static func width(of text: some StringProtocol, upTo limit: Int) -> Int {
+    var total = 0
+    for character in text {
+      total += width(of: character)
+      if total > limit { return total }
+    }
+    return total
+  }
+
   /// `text` cut to at most `columns` columns, ending in `…` when something was cut.
+  /// - Complexity: O(characters that fill `columns` columns), whatever the text's length.
   public static func truncate(_ text: String, toWidth columns: Int) -> String {
     guard columns > 0 else { return "" }
-    if width(of: text) <= columns { return text }
+    if width(of: text, upTo: columns) <= columns { return text }
     var result = ""
     var used = 0
     for character in text {

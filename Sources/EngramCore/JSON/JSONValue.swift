@@ -208,11 +208,12 @@ extension JSONValue {
   static func decodeWithJSONDecoder(_ data: Data) throws(ParseError) -> JSONValue {
     do {
       return try JSONDecoder().decode(JSONValue.self, from: data)
-    } catch _ where Self.nestingExceeds(ParseError.maximumDepth, data) {
-      // JSONDecoder stops at this depth but reports it as text that is not JSON.
-      throw ParseError(
-        reason: "the JSON is nested more than \(ParseError.maximumDepth) levels deep", isNestedTooDeep: true)
     } catch let error as DecodingError {
+      // Valid JSON nested deeper than the decoder reads is told as such, not as invalid.
+      if let offset = nestingLimitOffset(data) {
+        throw ParseError(
+          reason: "the JSON is nested more than \(maxNesting) levels deep (at byte \(offset + 1))", tooDeepAt: offset)
+      }
       switch error {
       case .dataCorrupted(let context):
         let underlying = (context.underlyingError as NSError?)?.userInfo["NSDebugDescription"] as? String
@@ -225,49 +226,56 @@ extension JSONValue {
     }
   }
 
-  /// Whether arrays and objects in `data` nest more than `limit` deep (brackets inside
-  /// strings not counted). Only asked once a parse failed.
-  static func nestingExceeds(_ limit: Int, _ data: Data) -> Bool {
-    var depth = 0
-    var inString = false
-    var escaped = false
-    for byte in data {
-      if inString {
-        if escaped {
-          escaped = false
-        } else if byte == UInt8(ascii: "\\") {
-          escaped = true
-        } else if byte == UInt8(ascii: "\"") {
-          inString = false
+  /// How deep arrays and objects may nest in JSON that is parsed (as `JSONDecoder` reads).
+  public static let maxNesting = 512
+
+  /// The offset of the bracket that opens level `maxNesting + 1`, if the bytes nest that deep.
+  static func nestingLimitOffset(_ data: Data) -> Int? {
+    data.withUnsafeBytes { raw -> Int? in
+      var depth = 0
+      var inString = false
+      var escaped = false
+      for (offset, byte) in raw.enumerated() {
+        if inString {
+          if escaped {
+            escaped = false
+          } else if byte == UInt8(ascii: "\\") {
+            escaped = true
+          } else if byte == UInt8(ascii: "\"") {
+            inString = false
+          }
+          continue
         }
-        continue
+        switch byte {
+        case UInt8(ascii: "\""): inString = true
+        case UInt8(ascii: "["), UInt8(ascii: "{"):
+          depth += 1
+          if depth > maxNesting { return offset }
+        case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+        default: break
+        }
       }
-      switch byte {
-      case UInt8(ascii: "\""): inString = true
-      case UInt8(ascii: "["), UInt8(ascii: "{"):
-        depth += 1
-        if depth > limit { return true }
-      case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
-      default: break
-      }
+      return nil
     }
-    return false
   }
 
   /// Why JSON text could not be parsed.
   public struct ParseError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The deepest nesting of arrays and objects parsed (JSONDecoder's limit).
-    public static let maximumDepth = 512
+    public static let maximumDepth = JSONValue.maxNesting
+    /// Whether the text nests arrays and objects deeper than ``maximumDepth``.
+    public var isNestedTooDeep: Bool { tooDeepAt != nil }
     /// The reason, one phrase.
     public var reason: String
-    /// Whether the text nests arrays and objects deeper than ``maximumDepth``.
-    public var isNestedTooDeep: Bool
+    /// For JSON nested deeper than `JSONValue.maxNesting`: the offset of the bracket that
+    /// goes too deep (the text may be valid JSON, only too deep to read); nil otherwise.
+    public var tooDeepAt: Int?
     public var description: String { reason }
 
-    /// A parse error for `reason`.
-    public init(reason: String, isNestedTooDeep: Bool = false) {
+    /// An error with this reason.
+    public init(reason: String, tooDeepAt: Int? = nil) {
       self.reason = reason
-      self.isNestedTooDeep = isNestedTooDeep
+      self.tooDeepAt = tooDeepAt
     }
   }
 }

@@ -30,10 +30,31 @@ extension ConversationFile {
     let created = try epochSeconds(
       conversation["create_time"], failure("'create_time' is not a time in seconds"))
 
+    // References to nodes the mapping does not hold (an export cut by ChatGPT itself: a
+    // child, a parent or the current node that is not there) are skipped, each with a note.
+    var warnings: [IngestWarning] = []
+    func dangling(_ node: String?, _ reference: String, _ relation: IngestWarning.Relation) {
+      warnings.append(
+        .danglingNode(
+          path: path, conversation: number, session: name, node: node, reference: reference,
+          relation: relation))
+    }
+    for key in mapping.keys.sorted() {
+      for child in mapping[key]?["children"]?.arrayValue ?? [] {
+        if let child = child.stringValue, mapping[child]?.objectValue == nil { dangling(key, child, .child) }
+      }
+    }
+
     // The branch shown, from its last node up to the root.
     var nodeID: String?
     switch conversation["current_node"] {
-    case .string(let current)?: nodeID = current
+    case .string(let current)?:
+      if mapping[current]?.objectValue != nil {
+        nodeID = current
+      } else {
+        dangling(nil, current, .currentNode)
+        nodeID = latestLeaf(mapping)
+      }
     case nil, .null?: nodeID = latestLeaf(mapping)
     default: throw failure("'current_node' must be a node id")
     }
@@ -42,10 +63,15 @@ extension ConversationFile {
     while let current = nodeID {
       guard seen.insert(current).inserted else { throw failure("the parents of node \(current) form a loop") }
       guard let node = mapping[current]?.objectValue else {
-        throw failure("node \(current) is not in 'mapping'")
+        throw failure("node \(current) is not an object")
       }
       branch.append((current, node))
       nodeID = node["parent"]?.stringValue
+      if let parent = nodeID, mapping[parent]?.objectValue == nil {
+        // The node is the first the mapping holds of its branch: the branch starts there.
+        dangling(current, parent, .parent)
+        nodeID = nil
+      }
     }
 
     var turns: [ConversationTurn] = []
@@ -74,14 +100,21 @@ extension ConversationFile {
           role: role, content: text, session: name, timestamp: time, metadata: metadata, sourceLine: line,
           sourceID: nodeKey))
     }
-    guard !turns.isEmpty else { return nil }
+    guard !turns.isEmpty || !warnings.isEmpty else { return nil }
     return ConversationSession(
-      name: name, title: title, startedAt: created ?? turns.compactMap(\.timestamp).min(), turns: turns)
+      name: name, title: title, startedAt: created ?? turns.compactMap(\.timestamp).min(), turns: turns,
+      warnings: warnings)
   }
 
-  /// The leaf with the latest message, for a conversation that names no `current_node`.
+  /// The leaf with the latest message, for a conversation that names no `current_node` (or
+  /// one the mapping does not hold). A leaf is a node none of whose children the mapping
+  /// holds, so a dangling child does not hide the branch that names it.
   static func latestLeaf(_ mapping: [String: JSONValue]) -> String? {
-    let leaves = mapping.filter { ($0.value["children"]?.arrayValue ?? []).isEmpty }
+    let leaves = mapping.filter { entry in
+      (entry.value["children"]?.arrayValue ?? []).allSatisfy { child in
+        child.stringValue.map { mapping[$0]?.objectValue == nil } ?? true
+      }
+    }
     return leaves.max { first, second in
       let a = first.value["message"]?["create_time"]?.doubleValue ?? 0
       let b = second.value["message"]?["create_time"]?.doubleValue ?? 0

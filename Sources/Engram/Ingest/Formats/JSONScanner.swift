@@ -175,7 +175,9 @@ struct JSONScanner {
     do {
       return try JSONValue.parse(Data(UnsafeBufferPointer(rebasing: bytes[range])))
     } catch {
-      throw Failure(offset: range.lowerBound, reason: "invalid JSON: \(error.reason)")
+      throw Failure(
+        offset: range.lowerBound + (error.tooDeepAt ?? 0),
+        reason: ConversationFile.jsonReason(error, in: "record"))
     }
   }
 }

@@ -171,22 +171,11 @@ public struct NoteFile: Sendable, Equatable {
 }
 
 /// The notes of a folder: every `.md` and `.markdown` file in it and its subfolders (hidden
-/// ones, such as `.obsidian` or `.git`, left out), in path order.
+/// ones, such as `.obsidian` or `.git`, left out), in path order. The walk never leaves the
+/// folder: a symbolic link whose target lies outside it is not followed (`IngestFolder.walk`).
 public enum NoteFolder {
   /// The note files under `folder`, sorted by path.
   public static func files(in folder: String) -> [String] {
-    let root = URL(fileURLWithPath: folder)
-    guard
-      let walker = FileManager.default.enumerator(
-        at: root, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles])
-    else { return [] }
-    var files: [String] = []
-    for case let url as URL in walker {
-      let name = url.lastPathComponent.lowercased()
-      guard name.hasSuffix(".md") || name.hasSuffix(".markdown") else { continue }
-      guard (try? url.resourceValues(forKeys: [.isRegularFileKey]))?.isRegularFile == true else { continue }
-      files.append(url.path)
-    }
-    return files.sorted()
+    IngestFolder.walk(folder).notes
   }
 }
