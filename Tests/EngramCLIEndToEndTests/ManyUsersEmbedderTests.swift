@@ -83,6 +83,7 @@ struct ManyUsersEmbedderTests {
         ["mcp", "--http", "127.0.0.1:0", "--db", url, "--users", usersFile], log: scratch.path("u3.log"))
       try await server.mcpRemember(
         "The spare key is under the blue flower pot.", token: try #require(tokens["u3"]))
+      #expect(server.log.contains("the memory of user u3 is new: it uses the embedder hashing (the store's)"))
       await server.stop()
       let query = try await run(["query", "--db", url, "--user", "u3", "where is the spare key"])
       #expect(query.status == 0 && query.standardOutput.contains("spare key is under the blue"), "\(query)")

@@ -104,11 +104,13 @@ public enum UserServing {
         store = .postgres(uri, try PostgresConnectionPool(uri: uri, size: options.connections))
       }
     }
-    let newUserSpec = try newUserSpec(context, options: options, store: store)
+    let newUserSpec = try newUserSpec(options: options, store: store)
     let embedders = SharedEmbedders(environment: context.environment)
     // Loaded now, so a missing model stops the server at its start rather than at each
     // new user's first request.
     _ = try embedders.embedder(for: newUserSpec)
+    let newOrigin = options.model == nil ? "the store's" : "--model"
+    let (notes, toolName) = (context.error, context.toolName)
     var limits = UserEngines.Limits()
     limits.cacheBytes = options.cacheMb << 20
     limits.concurrentRequestsPerUser = options.userConcurrency
@@ -137,6 +139,8 @@ public enum UserServing {
         engine.close()
         throw error
       }
+      notes.write(
+        "\(toolName): the memory of user \(user) is new: it uses the embedder \(spec.text) (\(newOrigin))\n")
       return engine
     }
   }
@@ -156,7 +160,7 @@ public enum UserServing {
   /// ingest --user` takes; in `--db-dir` the first user file's), else the default. On one
   /// SQLite file for all users, the file's embedder whatever `--model` says (its users share
   /// it).
-  static func newUserSpec(_ context: CommandContext, options: Options, store: Store) throws -> EmbedderSpec {
+  static func newUserSpec(options: Options, store: Store) throws -> EmbedderSpec {
     if case .file(let path) = store, FileManager.default.fileExists(atPath: path),
       let recorded = try EngineAccess.recordedSpec(forDatabaseAt: path)
     {
