@@ -24,12 +24,24 @@ extension MemoryEngine {
   public static func storedEmbedderSettings(path: String, user: String = StoreUser.defaultID) throws
     -> StoredEmbedderSettings
   {
-    let settings = try StoreFactory.inspect(StoreLocation(parsing: path), user: user) { session in
-      let model = try session.embeddingModel()
-      return StoredEmbedderSettings(
-        spec: try session.meta(EmbedderSpec.metaKey), modelID: model?.name, dimension: model?.dimension)
-    }
+    let settings = try StoreFactory.inspect(StoreLocation(parsing: path), user: user, settings(in:))
     return settings ?? StoredEmbedderSettings()
+  }
+
+  /// Reads `user`'s embedder settings on a connection of `pool` (a server of many users on
+  /// PostgreSQL, where each user's memory records its own embedder), as
+  /// ``storedEmbedderSettings(path:user:)`` does without a connection of its own.
+  /// - Throws: `StoreError.invalidUser`; pool and PostgreSQL errors.
+  public static func storedEmbedderSettings(pool: PostgresConnectionPool, user: String) throws
+    -> StoredEmbedderSettings
+  {
+    try StoreFactory.inspect(pool, user: user, settings(in:))
+  }
+
+  private static func settings(in session: any StoreSession) throws -> StoredEmbedderSettings {
+    let model = try session.embeddingModel()
+    return StoredEmbedderSettings(
+      spec: try session.meta(EmbedderSpec.metaKey), modelID: model?.name, dimension: model?.dimension)
   }
 
   /// The embedder spec recorded in the database at `path`, or nil (see

@@ -27,6 +27,12 @@ public enum IngestCommand: Command {
       help: "The order of day and month in WhatsApp dates.",
       defaultDescription: "as the file shows, else dmy")
     var dateOrder: DateOrder?
+    @Option(
+      valueName: "SPEC",
+      help:
+        "On PostgreSQL, the embedder of the user's memory when this creates it (default: the store's, "
+        + "the one `engram init` chose); a memory made before keeps its own.")
+    var model: String?
     @Flag(help: ArgumentHelp.json) var json = false
     @Argument(help: "Files or folders to read; '-' reads standard input.") var file: [String]
 
@@ -38,6 +44,7 @@ public enum IngestCommand: Command {
   public static func run(_ options: Options, context: CommandContext) async throws {
     let files = options.file
     guard !files.isEmpty else { throw UsageError(.missingArgument("FILE")) }
+    let model = try EmbedderOptions.spec(options.model)
     if files.filter({ $0 == "-" }).count > 1 {
       throw UsageError("standard input ('-') can be read only once")
     }
@@ -61,7 +68,7 @@ public enum IngestCommand: Command {
     let ingestOptions = IngestOptions(format: options.format, dateOrder: options.dateOrder)
     Interruption.install()
     defer { Interruption.uninstall() }
-    try await EngineAccess.withEngine(context) { engine in
+    try await EngineAccess.withEngine(context, model: model) { engine in
       try write(outside, json: options.json, context: context)
       var totalTurns = 0
       var totalMemories = 0

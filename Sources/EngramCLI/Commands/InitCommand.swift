@@ -16,6 +16,10 @@ public enum InitCommand: Command {
       and switch with `engram reindex --model minilm`). `--model e5-small` chooses
       multilingual-e5-small, for memories and questions in Chinese or another language than
       English (installed by `make setup`; slower than MiniLM).
+
+      On PostgreSQL each user's memory has its own embedder. `init --db URL` records the
+      store's, which a user new to the store takes (`ingest`, `remember`, the servers of
+      `--users`); `init --db URL --user ID --model SPEC` makes a new user's memory with another.
       """)
 
   /// The command's options.
@@ -33,7 +37,19 @@ public enum InitCommand: Command {
     let requested = try options.embedder.spec()
     try await EngineAccess.mappingErrors {
       if try DatabaseFile.inspect(path, toolName: context.toolName) != .absent {
-        let existing = try EngineAccess.spec(forDatabaseAt: path)
+        let user = try context.user()
+        if StoreLocation.isURI(path), try EngineAccess.recordedSpec(forDatabaseAt: path, user: user) == nil {
+          // A user new to a shared store: their memory takes --model, else the store's embedder.
+          try await EngineAccess.closing(try await EngineAccess.openOffPool(context, model: requested)) {
+            engine in
+            let spec = try engine.maintenance.metaValue(EmbedderSpec.metaKey) ?? "?"
+            context.output.write(
+              "created the memory of user \(user) in \(StoreLocation.redacted(path)) (embedder \(spec): "
+                + "\(engine.embedder.modelID), \(engine.embedder.dimension)-d)\n")
+          }
+          return
+        }
+        let existing = try EngineAccess.spec(forDatabaseAt: path, user: user)
         if let requested, requested != existing {
           throw CommandFailure(
             "\(path) already holds a memory using \(existing.text); "
@@ -101,6 +117,12 @@ public struct EmbedderOptions: ParsableOptions {
   /// The embedder `--model` names, or `nil` without it.
   /// - Throws: ``UsageError`` for a spec that does not parse.
   func spec() throws(UsageError) -> EmbedderSpec? {
+    try Self.spec(model)
+  }
+
+  /// The embedder a `--model` value names, or `nil` without one.
+  /// - Throws: ``UsageError`` for a spec that does not parse.
+  static func spec(_ model: String?) throws(UsageError) -> EmbedderSpec? {
     guard let model else { return nil }
     switch EmbedderSpec.parseOption(model) {
     case .success(let spec): return spec

@@ -13,6 +13,12 @@ public enum RememberCommand: Command {
     @Option(help: "What the memory is.") var kind = Kind.fact
     @Option(valueName: "0..1", help: "How much it matters.") var importance = 0.5
     @Option(valueName: "TAG", help: "A tag to file it under.") var tag: [String] = []
+    @Option(
+      valueName: "SPEC",
+      help:
+        "On PostgreSQL, the embedder of the user's memory when this creates it (default: the store's, "
+        + "the one `engram init` chose); a memory made before keeps its own.")
+    var model: String?
     @Flag(help: ArgumentHelp.json) var json = false
     @Argument(help: "What to remember (words are joined).") var text: [String]
 
@@ -48,7 +54,8 @@ public enum RememberCommand: Command {
         .invalidValue(argument: "--importance", value: String(importance), expected: "a number in 0...1"))
     }
     let tags = options.tag
-    let (id, isNew) = try await EngineAccess.withEngine(context) { engine in
+    let model = try EmbedderOptions.spec(options.model)
+    let (id, isNew) = try await EngineAccess.withEngine(context, model: model) { engine in
       try await engine.memories.rememberReporting(text, kind: kind, importance: importance, tags: tags)
     }
     if options.json {

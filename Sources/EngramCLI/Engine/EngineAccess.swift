@@ -23,18 +23,60 @@ public enum EngineAccess {
   public static func spec(forDatabaseAt path: String, user: String = StoreUser.defaultID) throws
     -> EmbedderSpec
   {
-    let settings = try MemoryEngine.storedEmbedderSettings(path: path, user: user)
+    try recordedSpec(forDatabaseAt: path, user: user) ?? .default
+  }
+
+  /// The embedder spec the database at `path` records for `user` (on PostgreSQL each user's
+  /// memory records its own; a SQLite file records one for all its users): the recorded
+  /// spec, else the one its stored model id implies; nil when it records neither (a memory
+  /// with no vectors yet, or on PostgreSQL a user new to the store).
+  public static func recordedSpec(forDatabaseAt path: String, user: String = StoreUser.defaultID) throws
+    -> EmbedderSpec?
+  {
+    try spec(recordedIn: try MemoryEngine.storedEmbedderSettings(path: path, user: user), at: path)
+  }
+
+  /// The embedder spec `settings` (read from the memory at `location`) record, or nil.
+  /// - Throws: ``CommandFailure`` for a spec that does not parse, or a model id no spec builds.
+  static func spec(recordedIn settings: StoredEmbedderSettings, at location: String) throws -> EmbedderSpec? {
     if let text = settings.spec {
       switch EmbedderSpec.parse(text) {
       case .success(let spec): return spec
-      case .failure(let error): throw CommandFailure("\(path): \(error)")
+      case .failure(let error): throw CommandFailure("\(StoreLocation.redacted(location)): \(error)")
       }
     }
-    guard let modelID = settings.modelID else { return .default }
+    guard let modelID = settings.modelID else { return nil }
     if let spec = EmbedderSpec.inferred(fromModelID: modelID) { return spec }
     throw CommandFailure(
-      "\(path): cannot tell how to build the embedder of its vectors (\(modelID)); "
+      "\(StoreLocation.redacted(location)): cannot tell how to build the embedder of its vectors (\(modelID)); "
         + "run `engram reindex --model SPEC` to choose one")
+  }
+
+  /// The embedder a user new to the shared store at `path` takes: the store's (the one
+  /// `engram init --db URL` recorded for the default user), else the default.
+  public static func storeSpec(forDatabaseAt path: String) throws -> EmbedderSpec {
+    try recordedSpec(forDatabaseAt: path, user: StoreUser.defaultID) ?? .default
+  }
+
+  /// The embedder the command's user's memory at `path` is opened with, and, for a memory
+  /// new to a shared store (PostgreSQL), where that choice came from (`--model`, or the
+  /// store's): `model` when given and the memory records nothing; the recorded one otherwise.
+  /// - Throws: ``CommandFailure`` when `model` differs from the one the memory records.
+  static func embedderChoice(path: String, user: String, model: EmbedderSpec?) throws
+    -> (spec: EmbedderSpec, newOrigin: String?)
+  {
+    if let recorded = try recordedSpec(forDatabaseAt: path, user: user) {
+      if let model, model != recorded {
+        throw CommandFailure(
+          "\(StoreLocation.redacted(path)): the memory of user \(user) uses the embedder \(recorded.text), "
+            + "not \(model.text); switch it with `engram reindex --model \(model.text)`")
+      }
+      return (recorded, nil)
+    }
+    guard StoreLocation.isURI(path) else { return (model ?? .default, nil) }
+    if let model { return (model, "--model") }
+    if user == StoreUser.defaultID { return (.default, "the default") }
+    return (try storeSpec(forDatabaseAt: path), "the store's")
   }
 
   /// Fails with a line suggesting `engram init` when no memory exists at the command's path.
@@ -81,40 +123,63 @@ public enum EngineAccess {
   ///
   /// A read-only open of a memory written by an older Engram (an older schema) upgrades it
   /// once through a read-write open when the file can be written, then opens it read-only.
-  public static func open(_ context: CommandContext, mode: Mode = .readWrite) throws -> MemoryEngine {
+  ///
+  /// On PostgreSQL each user's memory records its own embedder. A user new to the store
+  /// takes `model` (`--model`), else the store's embedder (``storeSpec(forDatabaseAt:)``),
+  /// as `engram mcp --http --users` and `engram serve --users` do; a read-write open records
+  /// it in the new memory and says so on standard error.
+  /// - Throws: ``CommandFailure`` when `model` differs from the embedder the memory records.
+  public static func open(_ context: CommandContext, mode: Mode = .readWrite, model: EmbedderSpec? = nil)
+    throws
+    -> MemoryEngine
+  {
     let path = try requireExisting(context)
     let user = try context.user()
-    // On PostgreSQL each user's memory records its own embedder.
-    let spec = try spec(forDatabaseAt: path, user: user)
+    let (spec, newOrigin) = try embedderChoice(path: path, user: user, model: model)
     let embedder = try spec.makeEmbedder(environment: context.environment)
     var configuration = EngramConfiguration(embedder: embedder, readOnly: mode == .readOnly)
     configuration.user = user
+    let engine: MemoryEngine
     do {
-      return try MemoryEngine(path: path, configuration: configuration)
+      engine = try MemoryEngine(path: path, configuration: configuration)
     } catch StoreError.migrationRequired where mode == .readOnly {
       var writable = configuration
       writable.readOnly = false
       try MemoryEngine(path: path, configuration: writable).close()
-      return try MemoryEngine(path: path, configuration: configuration)
+      engine = try MemoryEngine(path: path, configuration: configuration)
     }
+    guard let newOrigin, mode == .readWrite else { return engine }
+    do {
+      try engine.maintenance.setEmbedderSpec(spec.text)
+    } catch {
+      engine.close()
+      throw error
+    }
+    context.error.write(
+      "\(context.toolName): the memory of user \(user) is new: it uses the embedder \(spec.text) (\(newOrigin))\n"
+    )
+    return engine
   }
 
-  /// ``open(_:mode:)`` off the cooperative pool: opening reads the database (and may build
+  /// ``open(_:mode:model:)`` off the cooperative pool: opening reads the database (and may build
   /// the vector index from its table, or migrate an older file), which is blocking work.
-  public static func openOffPool(_ context: CommandContext, mode: Mode = .readWrite) async throws
-    -> MemoryEngine
+  public static func openOffPool(
+    _ context: CommandContext, mode: Mode = .readWrite, model: EmbedderSpec? = nil
+  )
+    async throws -> MemoryEngine
   {
-    try await BlockingWork.run { try open(context, mode: mode) }
+    try await BlockingWork.run { try open(context, mode: mode, model: model) }
   }
 
   /// Opens the command's memory in `mode`, runs `body`, closes the memory, and maps
   /// failures to one readable line (usage errors, exit codes and interruptions pass
-  /// through).
+  /// through). `model` is the embedder of a memory this creates (see ``open(_:mode:model:)``).
   public static func withEngine<T: Sendable>(
-    _ context: CommandContext, mode: Mode = .readWrite, _ body: (MemoryEngine) async throws -> T
+    _ context: CommandContext, mode: Mode = .readWrite, model: EmbedderSpec? = nil,
+    _ body: (MemoryEngine) async throws -> T
   ) async throws -> T {
     try await mappingErrors {
-      try await closing(try await openOffPool(context, mode: mode), body)
+      try await closing(try await openOffPool(context, mode: mode, model: model), body)
     }
   }
 

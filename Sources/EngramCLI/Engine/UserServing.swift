@@ -34,7 +34,12 @@ public enum UserServing {
       valueName: "N",
       help: "With --users: requests per second one user may make on average (bursts of 2N; more get 503).")
     public var userRate = 100
-    @OptionGroup public var embedder: EmbedderOptions
+    @Option(
+      valueName: "SPEC",
+      help:
+        "With --users: the embedder of a user's memory new to the store (default: the store's, the one "
+        + "`engram init` chose); each user's memory made before is opened with its own.")
+    public var model: String?
 
     /// The defaults.
     public init() {}
@@ -69,6 +74,11 @@ public enum UserServing {
   /// The engines of the users in `--users`, opened on first use from `--db` (one SQLite
   /// file or a PostgreSQL database, with a pool of `--connections`) or from `--db-dir`; nil
   /// without `--users`.
+  ///
+  /// Each user's memory is opened with the embedder it was made with (the spec it records,
+  /// read through the pool on PostgreSQL); a memory new to the store takes `--model`, else
+  /// the store's embedder (as `engram ingest --user` does), and records it. Users of one
+  /// spec share one loaded embedder (``SharedEmbedders``).
   public static func engines(_ context: CommandContext, options: Options) throws -> UserEngines? {
     try validate(options)
     guard let usersPath = options.users else { return nil }
@@ -80,47 +90,116 @@ public enum UserServing {
     } catch {
       throw CommandFailure(error.description)
     }
-    let location: StoreLocation
-    let directory = options.dbDir
-    if let directory {
+    let store: Store
+    if let directory = options.dbDir {
       var isFolder: ObjCBool = false
       if !FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder) {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
       } else if !isFolder.boolValue {
         throw CommandFailure("\(directory) is not a folder")
       }
-      location = .sqlite(path: directory)
+      store = .directory(directory)
     } else {
-      location = try StoreLocation(parsing: context.databasePath)
+      switch try StoreLocation(parsing: context.databasePath) {
+      case .sqlite(let path): store = .file(path)
+      case .postgres(let uri):
+        store = .postgres(uri, try PostgresConnectionPool(uri: uri, size: options.connections))
+      }
     }
-    let spec = try embedderSpec(context, options: options, location: location, directory: directory)
-    let embedder = try spec.makeEmbedder(environment: context.environment)
-    var configuration = EngramConfiguration(embedder: embedder)
-    // Many engines at once: one reader each and a small page cache (the budget counts it).
-    configuration.readerCount = 1
-    configuration.cacheSizeKiB = 1024
-    if case .postgres(let uri) = location {
-      configuration.connectionPool = try PostgresConnectionPool(uri: uri, size: options.connections)
-    }
+    let newUserSpec = try newUserSpec(options: options, store: store)
+    let embedders = SharedEmbedders(environment: context.environment)
+    // Loaded now, so a missing model stops the server at its start rather than at each
+    // new user's first request.
+    _ = try embedders.embedder(for: newUserSpec)
+    let newOrigin = options.model == nil ? "the store's" : "--model"
+    let (notes, toolName) = (context.error, context.toolName)
     var limits = UserEngines.Limits()
     limits.cacheBytes = options.cacheMb << 20
     limits.concurrentRequestsPerUser = options.userConcurrency
     limits.requestsPerSecondPerUser = Double(options.userRate)
     limits.burstPerUser = Double(2 * options.userRate)
-    let base = configuration
-    let specText = spec.text
     return UserEngines(users: users, limits: limits) { user in
-      var configuration = base
+      let (spec, isNew) = try userSpec(user, store: store, newUserSpec: newUserSpec)
+      var configuration = EngramConfiguration(embedder: try embedders.embedder(for: spec))
       configuration.user = user
-      if let directory {
-        let path = directory + "/" + user + ".sqlite"
-        let isNew = !FileManager.default.fileExists(atPath: path)
-        let engine = try MemoryEngine(path: path, configuration: configuration)
-        if isNew { try? engine.maintenance.setEmbedderSpec(specText) }
-        return engine
+      // Many engines at once: one reader each and a small page cache (the budget counts it).
+      configuration.readerCount = 1
+      configuration.cacheSizeKiB = 1024
+      let engine: MemoryEngine
+      switch store {
+      case .file(let path): engine = try MemoryEngine(path: path, configuration: configuration)
+      case .directory(let directory):
+        engine = try MemoryEngine(path: directory + "/" + user + ".sqlite", configuration: configuration)
+      case .postgres(let uri, let pool):
+        configuration.connectionPool = pool
+        engine = try MemoryEngine(location: .postgres(uri: uri), configuration: configuration)
       }
-      return try MemoryEngine(location: location, configuration: configuration)
+      guard isNew else { return engine }
+      do {
+        try engine.maintenance.setEmbedderSpec(spec.text)
+      } catch {
+        engine.close()
+        throw error
+      }
+      notes.write(
+        "\(toolName): the memory of user \(user) is new: it uses the embedder \(spec.text) (\(newOrigin))\n")
+      return engine
     }
+  }
+
+  /// Where the users' memories live.
+  enum Store: Sendable {
+    /// One SQLite file for every user (its embedder is the file's).
+    case file(String)
+    /// A SQLite file per user, `DIR/USER.sqlite`.
+    case directory(String)
+    /// A PostgreSQL database, through a pool every user shares.
+    case postgres(String, PostgresConnectionPool)
+  }
+
+  /// The embedder a memory new to the store takes: `--model`, else the store's (on
+  /// PostgreSQL the one `engram init --db URL` recorded for the default user, as `engram
+  /// ingest --user` takes; in `--db-dir` the first user file's), else the default. On one
+  /// SQLite file for all users, the file's embedder whatever `--model` says (its users share
+  /// it).
+  static func newUserSpec(options: Options, store: Store) throws -> EmbedderSpec {
+    if case .file(let path) = store, FileManager.default.fileExists(atPath: path),
+      let recorded = try EngineAccess.recordedSpec(forDatabaseAt: path)
+    {
+      return recorded
+    }
+    if let spec = try EmbedderOptions.spec(options.model) { return spec }
+    switch store {
+    case .file: return .default
+    case .directory(let directory):
+      let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+        .filter { $0.hasSuffix(".sqlite") }.sorted()
+      guard let first = files.first else { return .default }
+      return try EngineAccess.spec(forDatabaseAt: directory + "/" + first)
+    case .postgres(let uri, let pool):
+      let settings = try MemoryEngine.storedEmbedderSettings(pool: pool, user: StoreUser.defaultID)
+      return try EngineAccess.spec(recordedIn: settings, at: uri) ?? .default
+    }
+  }
+
+  /// The embedder `user`'s memory was made with, and whether the memory is new (it records
+  /// none: it takes `newUserSpec`, and records it once open).
+  static func userSpec(_ user: String, store: Store, newUserSpec: EmbedderSpec) throws -> (EmbedderSpec, Bool)
+  {
+    let recorded: EmbedderSpec?
+    switch store {
+    case .file:
+      // One embedder for the whole file (`newUserSpec` is the file's).
+      return (newUserSpec, false)
+    case .directory(let directory):
+      let path = directory + "/" + user + ".sqlite"
+      guard FileManager.default.fileExists(atPath: path) else { return (newUserSpec, true) }
+      recorded = try EngineAccess.recordedSpec(forDatabaseAt: path)
+    case .postgres(let uri, let pool):
+      recorded = try EngineAccess.spec(
+        recordedIn: try MemoryEngine.storedEmbedderSettings(pool: pool, user: user), at: uri)
+    }
+    return recorded.map { ($0, false) } ?? (newUserSpec, true)
   }
 
   /// Runs `body` with the engines of `--users` (nothing without it), closing them afterwards
@@ -138,22 +217,6 @@ public enum UserServing {
       }
       await engines.close()
     }
-  }
-
-  /// `--model`, else the spec recorded in the memory (the first user file of `--db-dir`),
-  /// else the default.
-  static func embedderSpec(
-    _ context: CommandContext, options: Options, location: StoreLocation, directory: String?
-  ) throws -> EmbedderSpec {
-    if let spec = try options.embedder.spec() { return spec }
-    if let directory {
-      let files = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
-        .filter { $0.hasSuffix(".sqlite") }.sorted()
-      guard let first = files.first else { return .default }
-      return try EngineAccess.spec(forDatabaseAt: directory + "/" + first)
-    }
-    if case .sqlite(let path) = location, !FileManager.default.fileExists(atPath: path) { return .default }
-    return try EngineAccess.spec(forDatabaseAt: context.databasePath)
   }
 }
 

@@ -24,4 +24,22 @@ extension StoreFactory {
       }
     }
   }
+
+  /// Runs `body` in a read of `user`'s rows on a connection of `pool` (whose database the
+  /// pool migrated, or checked, when it opened): how a server of many users reads a user's
+  /// meta (which embedder made their vectors) before it opens their engine, without a
+  /// connection of its own.
+  /// - Throws: `StoreError.invalidUser`; `PostgresStoreError.poolExhausted(size:)`;
+  ///   `PostgresError`.
+  public static func inspect<T>(
+    _ pool: PostgresConnectionPool, user: String, _ body: (any StoreSession) throws -> T
+  ) throws -> T {
+    let user = try StoreUser.validated(user)
+    return try pool.use { pooled in
+      let session = try PostgresSession(pooled: pooled, userScope: user)
+      return try pooled.connection.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+        try body(session)
+      }
+    }
+  }
 }
