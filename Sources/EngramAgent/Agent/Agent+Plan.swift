@@ -39,6 +39,16 @@ extension Agent {
     steps.count > 1 || steps.contains { $0.condition != nil }
   }
 
+  /// Runs `steps` as the plan of a turn for `text` (tests put a step no request routes to in
+  /// a plan this way).
+  func runPlanForTesting(_ steps: [PlanStep], text: String) async -> AgentState {
+    let execution = UUID()
+    currentExecution = execution
+    let context = SkillContext(userText: text, clock: configuration.clock, memory: memory)
+    let run = TurnRun(executionID: execution, context: context, route: .rules, queue: [], total: steps.count)
+    return await startPlan(run, steps: steps)
+  }
+
   /// Runs the look-ups, prepares the rest and asks one confirmation for them.
   func startPlan(_ run: TurnRun, steps: [PlanStep]) async -> AgentState {
     var plan = PlanRun(

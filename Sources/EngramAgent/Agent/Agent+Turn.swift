@@ -139,8 +139,10 @@ extension Agent {
     case .skills(let steps):
       let run = TurnRun(
         executionID: execution, context: context, route: source, queue: steps, total: steps.count)
-      // Several steps, or a condition: one plan, confirmed once (Agent+Plan.swift).
-      if Self.isPlan(steps) { return await startPlan(run, steps: steps) }
+      // Several steps, or a condition, planned by the rules: one plan, confirmed once
+      // (Agent+Plan.swift). A language model's plan still confirms step by step, feeding
+      // `{{previous}}` and chained steps forward.
+      if source != .planner, Self.isPlan(steps) { return await startPlan(run, steps: steps) }
       return await advance(run)
     }
   }

@@ -1221,12 +1221,18 @@ extension SkillWords {
     plan.weather_rain	下雨
     plan.weather_rain	雨
     plan.weather_rain	阵雨
+    plan.weather_rain	rains
+    plan.weather_rain	rained
+    plan.weather_rain	pours
+    plan.weather_rain	pouring
+    plan.weather_rain	showers
     plan.weather_snow	snow
     plan.weather_snow	snows
     plan.weather_snow	snowing
     plan.weather_snow	snowy
     plan.weather_snow	下雪
     plan.weather_snow	雪
+    plan.weather_snow	snowed
     plan.weather_freeze	freeze
     plan.weather_freeze	freezes
     plan.weather_freeze	freezing
@@ -1266,6 +1272,7 @@ extension SkillWords {
     plan.weather_storm	雷
     plan.weather_storm	暴雨
     plan.weather_storm	冰雹
+    plan.weather_storm	storms
     plan.weather_clear	sunny
     plan.weather_clear	clear skies
     plan.weather_clear	nice weather
@@ -1605,5 +1612,14 @@ extension SkillWords {
     plan.openers	convert
     plan.openers	split
     plan.openers	whats
+    guard.tell_me_heads	remind me what
+    guard.tell_me_heads	remind me where
+    guard.tell_me_heads	remind me who
+    guard.tell_me_heads	remind me how
+    guard.tell_me_heads	remind me which
+    guard.tell_me_heads	remind me when
+    guard.tell_me_heads	remind me whose
+    guard.tell_me_heads	提醒我一下是
+    guard.tell_me_heads	提醒我是
     """#
 }

@@ -29,6 +29,11 @@ enum InverseGuard {
           ["reminder.create": "reminder.cancel", "calendar.create": "calendar.cancel"][chosen]
           ?? "memory.forget"
       }
+    } else if chosen == "reminder.create", decision.arguments["when"] == nil,
+      startsWithAny(head, "guard.tell_me_heads")
+    {
+      // "remind me what the code is": no time to be reminded at, a question to be told.
+      inverse = "memory.recall"
     } else if TextCues.isQuestion(text),
       startsWithAny(head, "guard.recall_heads")
         || ConditionReader.containsAny(lower, "guard.recall_questions")

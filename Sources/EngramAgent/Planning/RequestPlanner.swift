@@ -95,6 +95,15 @@ struct RequestPlanner: Sendable {
           }
           step.condition = guarded
         }
+        if let guarded = step.condition {
+          step.arguments = dayFromCondition(part.text, step: step, condition: guarded, clock: clock)
+        }
+        // "..., otherwise remind me at 4pm": the other branch keeps the first one's title.
+        if part.isOtherwise, step.arguments["title"] == nil,
+          let branch = steps.last(where: { $0.skill == step.skill && $0.arguments["title"] != nil })
+        {
+          step.arguments["title"] = branch.arguments["title"]
+        }
         step.inputFrom = inputSource(for: part.text, skill: step.skill, steps: steps)
         step.arguments = carryDate(part.text, step: step, steps: steps, clock: clock)
         if part.isQuestion { lastQuestion = (part.text, steps.count) }
@@ -209,7 +218,8 @@ struct RequestPlanner: Sendable {
       let lookups: Set<String> = ["memory.recall", "calendar.list", "reminder.list"]
       let refersBack =
         Self.refersBack(part.text) && !result[previous].isQuestion && !lookups.contains(earlier)
-      if (skill == earlier && !distinctTimes) || refersBack {
+      // An "otherwise" branch is a step of its own even for the same skill.
+      if !part.isOtherwise, (skill == earlier && !distinctTimes) || refersBack {
         result[previous].text += "，" + part.text
         if let merged = try await surely(
           result[previous].text, clock: clock, scenario: scenario, lenient: true)
@@ -562,6 +572,25 @@ struct RequestPlanner: Sendable {
       return index
     }
     return nil
+  }
+
+  /// A step whose text names a time but no day (…就帮我约个理发，三点) on the day its
+  /// condition is about (周六下午要是有空).
+  private func dayFromCondition(_ text: String, step: PlanStep, condition: StepCondition, clock: AgentClock)
+    -> SkillArguments
+  {
+    var arguments = step.arguments
+    guard let day = condition.when, let own = arguments["when"]?.dateValue,
+      let match = DateExpressionParser(clock: clock).parse(text), !match.hasDay
+    else { return arguments }
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = clock.timeZone
+    var parts = calendar.dateComponents([.year, .month, .day], from: day)
+    let time = calendar.dateComponents([.hour, .minute], from: own)
+    parts.hour = time.hour
+    parts.minute = time.minute
+    if let date = calendar.date(from: parts) { arguments["when"] = .date(date) }
+    return arguments
   }
 
   /// "that day", 当天, "the day before", 前一天: the date of an earlier step with a date,

@@ -1,0 +1,121 @@
+import EngramTestSupport
+import Foundation
+import Testing
+
+@testable import Engram
+@testable import EngramAgent
+
+/// A plan of several steps in the agent's turn: confirmed once, conditions checked when the
+/// step runs (a condition that fails or is about a later moment never runs its step), a
+/// failed step reported while the others run. The phrases are written for these tests.
+@MainActor @Suite(.timeLimit(.minutes(5)), .watchdog) struct AgentPlanTests {
+  static func isFinished(_ state: AgentState) -> Bool {
+    if case .finished = state { return true }
+    return false
+  }
+
+  @Test func aTwoStepPlanIsConfirmedOnceAndRunsBothSteps() async throws {
+    let harness = try AgentHarness()
+    let agent = try harness.agent()
+    let state = try await agent.send(
+      "remind me to renew the car registration on Monday at 8, and add the book club to my calendar for Thursday at 7pm"
+    )
+    guard case .waitingForConfirmation(let action) = state else {
+      Issue.record("expected one confirmation, got \(state)")
+      return
+    }
+    #expect(action.skillID == Agent.planSkillID)
+    #expect(action.confirmationText.contains("1. "))
+    #expect(action.confirmationText.contains("2. "))
+    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).count == 1)
+    let final = try await agent.confirm()
+    guard case .finished(let reply) = final else {
+      Issue.record("expected finished, got \(final)")
+      return
+    }
+    let items = try harness.engine.agentRecords.items()
+    #expect(Set(items.map(\.kind)) == [.reminder, .event])
+    #expect(reply.outputs.count == 2)
+  }
+
+  @Test func aDeclinedPlanWritesNothing() async throws {
+    let harness = try AgentHarness()
+    let agent = try harness.agent()
+    _ = try await agent.send(
+      "remind me to renew the car registration on Monday at 8, and add the book club to my calendar for Thursday at 7pm"
+    )
+    #expect(await agent.cancel())
+    #expect(try harness.engine.agentRecords.items().isEmpty)
+  }
+
+  @Test func aTimeConditionThatDoesNotHoldLeavesItsStepOut() async throws {
+    let harness = try AgentHarness()
+    let agent = try harness.agent()
+    // 10:00 in Shanghai is 11:00 in Tokyo: not yet after 9pm.
+    let state = try await agent.send(
+      "if it's already after 9pm in Tokyo, remind me tomorrow at 8 to message Kenji")
+    guard case .finished(let reply) = state else {
+      Issue.record("expected the turn to finish without asking, got \(state)")
+      return
+    }
+    #expect(reply.text.contains("does not hold"))
+    #expect(try harness.engine.agentRecords.items().isEmpty)
+  }
+
+  @Test func aTimeConditionThatHoldsRunsItsStepAfterConfirmation() async throws {
+    let harness = try AgentHarness()
+    let agent = try harness.agent()
+    let state = try await agent.send(
+      "if it's already after 9am in Tokyo, remind me tomorrow at 8 to message Kenji")
+    guard case .waitingForConfirmation(let action) = state else {
+      Issue.record("expected confirmation, got \(state)")
+      return
+    }
+    #expect(action.confirmationText.contains("only if"))
+    _ = try await agent.confirm()
+    #expect(try harness.engine.agentRecords.items().map(\.title) == ["message Kenji"])
+  }
+
+  @Test func aConditionOnALaterDayIsNeverRunAsIfItHeld() async throws {
+    let harness = try AgentHarness()
+    let agent = try harness.agent()
+    let state = try await agent.send(
+      "if it snows on Saturday, remind me on Friday evening to put the shovel by the door")
+    guard case .finished(let reply) = state else {
+      Issue.record("expected the turn to finish without asking, got \(state)")
+      return
+    }
+    #expect(reply.text.contains("later moment"))
+    #expect(try harness.engine.agentRecords.items().isEmpty)
+  }
+
+  @Test func aFailedMiddleStepIsReportedAndTheOthersRun() async throws {
+    let failing = StubSkill(
+      id: "test.fail", accepts: { _ in false },
+      body: { _ in throw SkillError.executionFailed(skill: "test.fail", reason: "boom") })
+    let harness = try AgentHarness(extraSkills: [failing])
+    let agent = try harness.agent()
+    // No request routes to the stub: the plan is handed to the orchestrator as the rules would.
+    let steps = [
+      PlanStep(skill: "note.create", arguments: ["content": .string("first list")]),
+      PlanStep(skill: "test.fail"),
+      PlanStep(skill: "note.create", arguments: ["content": .string("third list")]),
+      PlanStep(skill: "reminder.create", arguments: ["title": .string("after the failure")], inputFrom: 1),
+    ]
+    let state = await agent.runPlanForTesting(steps, text: "three things")
+    guard case .waitingForConfirmation = state else {
+      Issue.record("expected one confirmation, got \(state)")
+      return
+    }
+    let final = try await agent.confirm()
+    guard case .finished(let reply) = final else {
+      Issue.record("expected finished, got \(final)")
+      return
+    }
+    let notes = try harness.engine.agentRecords.items().filter { $0.kind == .note }
+    #expect(notes.count == 2)
+    #expect(reply.text.contains("Not done (test.fail)"))
+    #expect(reply.text.contains("Not done (reminder.create)"))
+    #expect(try harness.engine.agentRecords.items().allSatisfy { $0.kind != .reminder })
+  }
+}
