@@ -6,7 +6,7 @@ SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 # Every import must be declared in Package.swift (the layers of README "Architecture").
 IMPORT_CHECK ?= --explicit-target-dependency-import-check error
 
-.PHONY: demo test setup build release link-folder lint format bench peers clean schemas corpus web mcp-e2e web-e2e sanitize fuzz reliability kernels-test example-test soak watchdog-check
+.PHONY: demo test setup build release link-folder lint format bench peers clean schemas corpus web mcp-e2e web-e2e sanitize fuzz reliability kernels-test example-test soak watchdog-check docs
 
 setup:
 	@./scripts/setup.sh
@@ -78,6 +78,13 @@ example-test: setup
 # Every SIMD level of the kernels against scalar: natively, and NEON under qemu-aarch64.
 kernels-test: setup
 	./scripts/kernels-test.sh
+
+# The DocC documentation of Engram and EngramAgent (Sources/<Target>/<Target>.docc), built with
+# the toolchain's docc from symbol graphs, failing on any warning; every Swift snippet of the
+# articles must appear verbatim in Tests/<Target>Tests/DocCSnippetTests.swift, which runs them
+# (scripts/docs.sh). Archives in .build/docs/<Target>.doccarchive.
+docs: setup
+	SWIFT=$(SWIFT) ./scripts/docs.sh
 
 mcp-e2e: build
 	./scripts/mcp-e2e.sh

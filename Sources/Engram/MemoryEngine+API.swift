@@ -131,7 +131,9 @@ extension MemoryEngine {
   ///
   /// - Parameters:
   ///   - olderThan: only turns older than this are compacted (default: the policy's).
+  ///   - now: the time ages are measured from.
   ///   - dryRun: report the plan without changing anything.
+  ///   - progress: called with the phase and counts as the work advances.
   /// - Complexity: O(turns) reads for a dry run; O(Σ session² · dimension) for the
   ///   summaries of a real run, plus a `VACUUM` of the file.
   public func compact(
@@ -166,9 +168,13 @@ extension MemoryEngine {
   ///
   /// The old model is not needed: texts are read from the store.
   ///
-  /// - Parameter embedderSpec: when given, recorded as `meta.embedder_spec` in the same
-  ///   transaction as the new vectors, so a crash can never leave vectors of one model with
-  ///   the spec of the other (a tool reopening the file would then refuse it).
+  /// - Parameters:
+  ///   - path: the memory's location (a SQLite path or a PostgreSQL URI).
+  ///   - configuration: the engine's configuration, with the new embedder.
+  ///   - embedderSpec: when given, recorded as `meta.embedder_spec` in the same
+  ///     transaction as the new vectors, so a crash can never leave vectors of one model with
+  ///     the spec of the other (a tool reopening the file would then refuse it).
+  ///   - progress: called with the phase and counts as the work advances.
   /// - Throws: `EngramError.emptyText` for a blank `embedderSpec` (nothing changed); embedder
   ///   and store errors.
   public static func reindex(

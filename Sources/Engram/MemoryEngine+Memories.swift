@@ -89,7 +89,10 @@ extension MemoryEngine {
     ///   forgotten. Calls still waiting for an answer are left to the conversation holding them;
     /// - a summary: only itself (its turns become uncovered).
     ///
-    /// - Parameter dryRun: compute the report inside the transaction, then roll it back.
+    /// - Parameters:
+    ///   - kind: the item's kind.
+    ///   - id: the item's id in its table.
+    ///   - dryRun: compute the report inside the transaction, then roll it back.
     @discardableResult
     public func forgetReporting(kind: ItemKind, id: Int64, dryRun: Bool = false) throws -> ForgetReport? {
       try forgetting.forgetReporting(kind: kind, id: id, dryRun: dryRun)

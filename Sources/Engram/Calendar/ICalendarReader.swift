@@ -21,7 +21,7 @@ public struct CalendarEntry: Equatable, Sendable {
   /// Its RRULE value, as written.
   public var recurrence: String?
   /// Whether its start is a date alone (an all-day event): then `start` is that day at
-  /// ``ICalendarReader/allDayHour`` in the reader's time zone, and `end` the day after its last.
+  /// `ICalendarReader.allDayHour` in the reader's time zone, and `end` the day after its last.
   public var allDay: Bool { timeForm == .date }
   /// How its start was written: a UTC time, a date, a floating time or a TZID time.
   public var timeForm: AgentItemTimeForm

@@ -88,9 +88,12 @@ public enum ExtractiveSummarizer {
   /// Summarizes `turns` (in order), quoting at most `maxQuotes` of them, none of low
   /// information (`isLowInformation`) unless every turn is.
   ///
-  /// - Parameter lambda: MMR trade-off between centrality (1) and diversity (0).
+  /// - Parameters:
+  ///   - turns: the session's turns, in order.
+  ///   - maxQuotes: the most turns the summary quotes.
+  ///   - lambda: MMR trade-off between centrality (1) and diversity (0).
+  ///   - lowInformation: `isLowInformation` of each turn, when the caller has it.
   /// - Complexity: O(n² · d) for n turns of dimension d.
-  /// - Parameter lowInformation: `isLowInformation` of each turn, when the caller has it.
   public static func summarize(
     _ turns: [Turn], maxQuotes: Int, lambda: Double = 0.7, lowInformation: [Bool]? = nil
   ) -> StructuredSummary? {

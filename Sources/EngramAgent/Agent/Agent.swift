@@ -107,11 +107,14 @@ public final class Agent {
   /// by an earlier run (see `startupNotice`).
   ///
   /// - Parameters:
+  ///   - engine: the memory the agent reads and writes.
+  ///   - registry: the skills it may run.
   ///   - router: defaults to rules plus similarity with the engine's embedder.
   ///   - planner: the language-model planner, asked when rules and similarity find nothing.
   ///   - memory: what skills use; defaults to `EngineAgentMemory` over `engine`.
   ///   - conditions: checks a plan step's condition; defaults to one that asks Open-Meteo
   ///     (`ENGRAM_WEATHER_URL`) for the weather.
+  ///   - configuration: how the agent runs (session, budget, clock).
   /// - Throws: engine and store errors.
   public init(
     engine: MemoryEngine, registry: SkillRegistry, router: SkillRouter? = nil, planner: Planner? = nil,

@@ -4,7 +4,7 @@ import Foundation
 
 /// The memory engine as the agent's `AgentMemory`: hybrid search, memories, preferences, and
 /// reminders, events and notes in the engine's `agent_items` table. Its synchronous store
-/// calls run on ``BlockingWork``'s threads, never on the caller's cooperative thread.
+/// calls run on `BlockingWork`'s threads, never on the caller's cooperative thread.
 ///
 /// Ids returned by `search` are ids of the memories table only (by default), so every id it
 /// returns is one `forget(id:)` can delete. The agent's turn context, which also holds

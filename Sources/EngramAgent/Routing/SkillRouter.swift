@@ -90,6 +90,7 @@ public final class SkillRouter: Sendable {
   /// Creates a router over `registry`.
   ///
   /// - Parameters:
+  ///   - registry: the skills it chooses among.
   ///   - embedding: for the semantic stage; without it the stage is skipped.
   ///   - classifier: the intent model; `IntentCorpus.classifier` (trained on the built-in
   ///     corpus) by default, nil for rules and similarity alone.
@@ -107,11 +108,14 @@ public final class SkillRouter: Sendable {
   /// Creates a router over `registry` with the calibrated thresholds, any of them replaced.
   ///
   /// - Parameters:
+  ///   - registry: the skills it chooses among.
   ///   - embedding: for the semantic stage; without it the stage is skipped.
+  ///   - semanticThreshold: replaces `RoutingThresholds.semantic`.
   ///   - classifier: the intent model; `IntentCorpus.classifier` by default, nil for rules
   ///     and similarity alone.
-  ///   - semanticThreshold, intentThreshold, destructiveIntentThreshold, minimumKnownFraction:
-  ///     see `RoutingThresholds`.
+  ///   - intentThreshold: replaces `RoutingThresholds.intent`.
+  ///   - destructiveIntentThreshold: replaces `RoutingThresholds.destructiveIntent`.
+  ///   - minimumKnownFraction: replaces `RoutingThresholds.minimumKnownFraction`.
   public convenience init(
     registry: SkillRegistry, embedding: (any PhraseEmbedding)? = nil, semanticThreshold: Float? = nil,
     classifier: IntentClassifier? = IntentCorpus.classifier, intentThreshold: Double? = nil,

@@ -130,7 +130,9 @@ public enum WeatherError: Error, Sendable, Hashable {
 /// Where `weather.current` gets place coordinates and forecasts.
 public protocol WeatherService: Sendable {
   /// The best place named `name`, nil when the service knows none.
-  /// - Parameter language: the language place names come back in, when the service has it.
+  /// - Parameters:
+  ///   - name: the place as the user named it.
+  ///   - language: the language place names come back in, when the service has it.
   /// - Throws: `WeatherError`.
   func locate(_ name: String, language: MessageLanguage) async throws -> GeocodedPlace?
 

@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// Connections are opened when first needed, up to ``size``; a caller finding all of them in
 /// use waits (blocking its thread: stores run on ``BlockingWork`` threads) up to
-/// ``waitTimeout`` and then fails with ``PostgresStoreError/poolExhausted(size:)``. A
+/// ``waitTimeout`` and then fails with `PostgresStoreError.poolExhausted(size:)`. A
 /// connection that broke (a server restart) is replaced when next handed out.
 public final class PostgresConnectionPool: @unchecked Sendable, Hashable {
   /// The most connections open at once.
