@@ -60,7 +60,8 @@ timed() {
   local walls=() cpus=()
   for _ in $(seq "$REPEAT"); do
     local line
-    line=$( { /usr/bin/time -f '%e %U %S' "$ENGRAM" query "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+    /usr/bin/time -o "$WORK/time.txt" -f '%e %U %S' "$ENGRAM" query "$@" >/dev/null 2>/dev/null
+    line=$(tail -1 "$WORK/time.txt")
     walls+=("$(echo "$line" | awk '{print $1}')")
     cpus+=("$(echo "$line" | awk '{printf "%.2f", $2 + $3}')")
   done
@@ -77,14 +78,15 @@ for size in "${SIZES[@]}"; do
     if [ ! -f "$db" ]; then
       "$ENGRAM" init --db "$db" --model hashing >/dev/null
       start=$(date +%s.%N)
-      "$ENGRAM" ingest --db "$db" "$file" >/dev/null
+      "$ENGRAM" ingest --db "$db" "$file" >/dev/null 2>&1
       ingest=$(echo "$(date +%s.%N) - $start" | bc)
     else
       ingest="-"
     fi
     hybrid=$(timed zebra --db "$db" -k 10)
     keyword=$(timed zebra --db "$db" -k 10 --mode keyword)
-    resident=$( { /usr/bin/time -f '%M' "$ENGRAM" query zebra --db "$db" -k 10 >/dev/null; } 2>&1 | tail -1)
+    /usr/bin/time -o "$WORK/time.txt" -f '%M' "$ENGRAM" query zebra --db "$db" -k 10 >/dev/null 2>&1
+    resident=$(tail -1 "$WORK/time.txt")
     read -r hybrid_wall hybrid_cpu <<<"$hybrid"
     read -r keyword_wall keyword_cpu <<<"$keyword"
     printf '%-8s %-9s %-9s %-13s %-13s %-14s %-13s %s\n' "$size" "$kind" "$ingest" "$hybrid_wall" "$hybrid_cpu" \
@@ -105,7 +107,7 @@ with open(sys.argv[2], "w") as out:
                               "session": f"s{i // 100}"}) + "\n")
 PY
     "$ENGRAM" init --db "$db" --model hashing >/dev/null
-    "$ENGRAM" ingest --db "$db" "$WORK/keyword.jsonl" >/dev/null
+    "$ENGRAM" ingest --db "$db" "$WORK/keyword.jsonl" >/dev/null 2>&1
   fi
   [ -f "$db.vectors" ] || "$ENGRAM" doctor --repair --db "$db" >/dev/null || true
   with=$(timed dentist --db "$db" --mode keyword -k 5)

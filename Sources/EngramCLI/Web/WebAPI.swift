@@ -34,6 +34,8 @@ enum WebAPI {
       return WebApp.error(404, "no \(kind.rawValue) with id \(id)")
     } catch EngramError.emptyText {
       return WebApp.error(400, "the text is blank")
+    } catch EngramError.textTooLong(let bytes, let limit) {
+      return WebApp.error(413, EngramError.textTooLong(bytes: bytes, limit: limit).description)
     } catch {
       return WebApp.error(500, EngineAccess.describe(error))
     }
