@@ -368,7 +368,7 @@ extension Agent {
 
   static func laterConditionSentence(_ condition: StepCondition, language: MessageLanguage) -> String {
     language == .english
-      ? "the condition “\(condition.text)” is about a later moment, and I cannot keep a condition until then yet; ask again closer to the time, or without the condition."
-      : "条件“\(condition.text)”要到以后才能判断，我暂时还不能保存这样的条件；请临近时再说，或者去掉条件。"
+      ? "the condition “\(condition.text)” is about a later moment, and only a reminder keeps a condition until then; ask again closer to the time, or without the condition."
+      : "条件“\(condition.text)”要到以后才能判断，只有提醒能把条件保留到那时；请临近时再说，或者去掉条件。"
   }
 }
