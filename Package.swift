@@ -102,7 +102,7 @@ let package = Package(
       dependencies: ["Engram", "EngramAgent", "EngramCLI", "EngramStore", "EngramTestSupport"]),
     .testTarget(
       name: "EngramCLIEndToEndTests",
-      dependencies: ["Engram", "EngramCLI", "EngramStore", "EngramTestSupport"]),
+      dependencies: ["Engram", "EngramAgent", "EngramCLI", "EngramStore", "EngramTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

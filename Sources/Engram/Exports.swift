@@ -11,6 +11,7 @@
 @_exported import EngramEmbeddings
 
 @_exported import struct EngramStore.AgentItem
+@_exported import struct EngramStore.AgentItemConditionOutcome
 @_exported import enum EngramStore.AgentItemKind
 @_exported import struct EngramStore.ForgetReport
 @_exported import struct EngramStore.Memory

@@ -76,17 +76,64 @@ import Testing
     #expect(try harness.engine.agentRecords.items().map(\.title) == ["message Kenji"])
   }
 
-  @Test func aConditionOnALaterDayIsNeverRunAsIfItHeld() async throws {
+  @Test func aReminderKeepsAConditionOnALaterDayToBeCheckedWhenItComesDue() async throws {
     let harness = try AgentHarness()
     let agent = try harness.agent()
     let state = try await agent.send(
       "if it snows on Saturday, remind me on Friday evening to put the shovel by the door")
+    guard case .waitingForConfirmation(let action) = state else {
+      Issue.record("expected one confirmation, got \(state)")
+      return
+    }
+    #expect(action.confirmationText.contains("(only if it snows on Saturday, checked when it comes due)"))
+    // Nothing is checked (or stored) before the confirmation.
+    #expect(try harness.engine.agentRecords.items().isEmpty)
+    let final = try await agent.confirm()
+    guard case .finished(let reply) = final else {
+      Issue.record("expected finished, got \(final)")
+      return
+    }
+    #expect(reply.text.contains("Only if it snows on Saturday (checked when it comes due)."))
+    let items = try harness.engine.agentRecords.items()
+    #expect(items.map(\.title) == ["put the shovel by the door"])
+    let stored = try #require(items.first?.condition.flatMap(StepCondition.init(storedText:)))
+    #expect(stored.kind == .weather && stored.about == "snow" && !stored.negated)
+    #expect(stored.text == "it snows on Saturday")
+    // Saturday 2025-06-14 in Shanghai, after the reminder (Friday evening) comes due.
+    let saturday = try #require(stored.when)
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = testClock.timeZone
+    #expect(calendar.component(.weekday, from: saturday) == 7)
+    #expect(try #require(items.first?.dueAt) < saturday)
+    #expect(items.first?.conditionOutcome == nil)
+  }
+
+  @Test func aConditionOnALaterDayIsNeverRunAsIfItHeldByAStepThatCannotKeepIt() async throws {
+    let harness = try AgentHarness()
+    let agent = try harness.agent()
+    let saturday = testClock.now.addingTimeInterval(3 * 86_400)
+    let steps = [
+      PlanStep(
+        skill: "calendar.create",
+        arguments: ["title": .string("shovel the drive"), "when": .date(saturday)],
+        condition: StepCondition(kind: .weather, about: "snow", when: saturday, text: "it snows on Saturday"))
+    ]
+    let state = await agent.runPlanForTesting(steps, text: "if it snows on Saturday, add shovelling")
     guard case .finished(let reply) = state else {
       Issue.record("expected the turn to finish without asking, got \(state)")
       return
     }
     #expect(reply.text.contains("later moment"))
     #expect(try harness.engine.agentRecords.items().isEmpty)
+  }
+
+  @Test func aStepConditionRoundTripsThroughItsStoredText() throws {
+    let condition = StepCondition(
+      kind: .weather, about: "rain", negated: true, when: Date(timeIntervalSince1970: 1_749_900_000),
+      zone: "Asia/Tokyo", place: "Lisbon", text: "unless it rains on Saturday")
+    #expect(StepCondition(storedText: condition.storedText) == condition)
+    #expect(StepCondition(storedText: "not json") == nil)
+    #expect(condition.storedText.contains(#""when":"2025-06-14T11:20:00Z""#))
   }
 
   @Test func aFailedMiddleStepIsReportedAndTheOthersRun() async throws {

@@ -11,6 +11,7 @@ final class FakeMemory: AgentMemory {
     var title: String
     var date: Date?
     var body: String?
+    var condition: StepCondition? = nil
   }
 
   private struct State {
@@ -61,17 +62,21 @@ final class FakeMemory: AgentMemory {
     }
   }
 
-  private func store(_ kind: String, _ title: String, _ date: Date?, _ body: String?) -> Int64 {
+  private func store(
+    _ kind: String, _ title: String, _ date: Date?, _ body: String?, condition: StepCondition? = nil
+  ) -> Int64 {
     state.withLock { state in
       let id = state.nextID
       state.nextID += 1
-      state.stored[id] = Stored(kind: kind, title: title, date: date, body: body)
+      state.stored[id] = Stored(kind: kind, title: title, date: date, body: body, condition: condition)
       return id
     }
   }
 
-  func storeReminder(title: String, date: Date, body: String?) async throws -> Int64 {
-    store("reminder", title, date, body)
+  func storeReminder(title: String, date: Date, body: String?, condition: StepCondition?) async throws
+    -> Int64
+  {
+    store("reminder", title, date, body, condition: condition)
   }
 
   func storeEvent(title: String, date: Date, body: String?) async throws -> Int64 {

@@ -137,6 +137,19 @@ import Testing
     #expect(try engine.agentRecords.item(bank)?.deliveredAt == nil)  // read-only
   }
 
+  @Test func agendaShowsAReminderCondition() async throws {
+    let day = try #require(DateParser.parse("2025-06-12T00:00:00+08:00")).date
+    let condition = #"{"about":"snow","kind":"weather","negated":false,"text":"it snows on Saturday"}"#
+    _ = try engine.agentRecords.addItem(
+      kind: .reminder, title: "put the shovel out", due: day.addingTimeInterval(18 * 3600),
+      condition: condition)
+    let result = try await call("memory_agenda", ["from": "2025-06-12", "to": "2025-06-13"])
+    let item = try #require(result["structuredContent"]?["items"]?.arrayValue?.first)
+    #expect(item["condition"] == "it snows on Saturday")
+    #expect(item["condition_note"] == "only if it snows on Saturday")
+    #expect(result["content"]?[0]?["text"]?.stringValue?.contains("(only if it snows on Saturday)") == true)
+  }
+
   /// Every tool's failures, for every kind of wrong argument, are sentences: no Swift type or
   /// case text reaches the model.
   @Test func everyToolsErrorsAreSentences() async throws {

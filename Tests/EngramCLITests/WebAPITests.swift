@@ -237,6 +237,35 @@ import Testing
     #expect(try engine.agentRecords.item(id) == nil)
   }
 
+  @Test func agendaShowsAReminderConditionAndWhetherItFired() async throws {
+    let condition = StepCondition(
+      kind: .weather, about: "rain", when: Date().addingTimeInterval(86_400), place: "Lisbon",
+      text: "it rains tomorrow")
+    let due = Date().addingTimeInterval(-60)
+    let id = try engine.agentRecords.addItem(
+      kind: .reminder, title: "take an umbrella", due: due, condition: condition.storedText)
+    let before = try Self.json(await app.respond(to: Self.get("/api/agenda")))
+    let item = try #require(before["items"]?.arrayValue?.first)
+    #expect(item["condition"] == "it rains tomorrow")
+    #expect(item["condition_note"] == "only if it rains tomorrow")
+    #expect(item["condition_outcome"] == .null)
+    // Checked when it came due: it did not hold, so it was delivered without firing.
+    let checker = Checker(
+      outcome: AgentItemConditionOutcome(.failed, reason: "the forecast does not say rain"))
+    #expect(try await engine.reminders.deliver(at: Date(), conditions: checker).isEmpty)
+    let after = try Self.json(await app.respond(to: Self.get("/api/agenda")))
+    let skipped = try #require(after["items"]?.arrayValue?.first { $0["id"] == .int(Int(id)) })
+    #expect(skipped["condition_outcome"] == "failed")
+    #expect(
+      skipped["condition_note"]
+        == "not fired: only if it rains tomorrow, and the forecast does not say rain")
+  }
+
+  struct Checker: ReminderConditionChecking {
+    let outcome: AgentItemConditionOutcome
+    func check(_ reminder: AgentItem, at now: Date) async -> AgentItemConditionOutcome { outcome }
+  }
+
   @Test func insightCompactionAndRouteAnswer() async throws {
     _ = try await engine.memories.remember("my sister lives in Lyon", kind: .fact)
     _ = try await engine.conversation.appendTurn(role: "user", content: "hello there")

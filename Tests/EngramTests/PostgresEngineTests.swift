@@ -123,6 +123,14 @@ struct PostgresEngineTests {
     }
   }
 
+  @Test func aConditionalReminderKeepsItsConditionAndItsOutcome() async throws {
+    try await withDatabase { url in
+      let engine = try engine(url, user: "alice")
+      defer { engine.close() }
+      try await checkConditionalReminders(engine, at: Date(timeIntervalSince1970: 1_750_000_000))
+    }
+  }
+
   @Test func oneUsersSearchNeverReturnsAnothersMemory() async throws {
     try await withDatabase { url in
       let alice = try engine(url, user: "alice")

@@ -1,3 +1,4 @@
+import EngramStore
 import Foundation
 
 /// Why an agent record was refused before anything was written.
@@ -10,6 +11,8 @@ public enum AgentRecordError: Error, Sendable, Hashable {
   case invalidDuration(Double)
   /// Step numbers start at 0 (routing) or 1 (skills); negative steps are refused.
   case invalidStep(Int)
+  /// A condition was given for an item it cannot guard: only a dated reminder keeps one.
+  case misplacedCondition(kind: AgentItemKind)
   /// No row with this id in `table`.
   case notFound(table: String, id: Int64)
 }

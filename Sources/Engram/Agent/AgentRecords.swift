@@ -11,16 +11,26 @@ public struct AgentRecords: Sendable {
   // MARK: - Agent items
 
   /// Stores a reminder, event or note; returns its id.
-  /// - Throws: `AgentRecordError.emptyField("title")` for a blank title (nothing stored); store errors.
+  /// A reminder may carry a `condition` (the agent's JSON text of it): it is checked when the
+  /// reminder comes due (``ReminderDelivery``).
+  /// - Throws: `AgentRecordError.emptyField("title")` for a blank title,
+  ///   `.invalidJSON(field: "condition")` for a condition that is not a JSON object,
+  ///   `.misplacedCondition` for one on an item that is not a dated reminder (nothing stored);
+  ///   store errors.
   @discardableResult
   public func addItem(
-    kind: AgentItemKind, title: String, body: String? = nil, due: Date? = nil, at date: Date = Date()
+    kind: AgentItemKind, title: String, body: String? = nil, due: Date? = nil, at date: Date = Date(),
+    condition: String? = nil
   ) throws -> Int64 {
     try open.check()
     guard !TextChecks.isBlank(title) else { throw AgentRecordError.emptyField("title") }
+    if let condition {
+      guard kind == .reminder, due != nil else { throw AgentRecordError.misplacedCondition(kind: kind) }
+      try Self.checkJSONObject(condition, field: "condition")
+    }
     let item = AgentItem(
       kind: kind, title: title, body: body,
-      dueAt: due, createdAt: date)
+      dueAt: due, createdAt: date, condition: condition)
     return try store.writeTransaction { try $0.insert(item) }
   }
 
@@ -110,6 +120,7 @@ public struct AgentRecords: Sendable {
       if let due, due != item.dueAt {
         item.dueAt = due
         item.deliveredAt = nil
+        item.conditionOutcome = nil
       }
       try connection.update(item)
       return item

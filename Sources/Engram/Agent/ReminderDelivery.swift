@@ -28,18 +28,34 @@ public struct ReminderDelivery: Sendable {
   /// Hands each reminder due at or before `now` and never delivered to `handOver`, soonest
   /// first, at most `limit`, claiming each just before its hand-over (one another process
   /// claimed first is skipped).
+  ///
+  /// A reminder kept with a condition (``AgentItem/condition``) is checked by `conditions` once
+  /// claimed: when it holds, the reminder is handed over with the reason in
+  /// ``AgentItem/conditionOutcome``; when it does not, it is delivered without firing (never
+  /// handed over) and the reason is stored; when it cannot be checked (or `conditions` is nil),
+  /// it is handed over with an outcome that says so: never dropped silently.
   /// - Returns: the reminders handed over, as stored (delivered at `now`).
   /// - Throws: a store error, or the error of `handOver`: that reminder's claim is released
   ///   first and the ones after it are left as they were.
   public func deliver(
-    at now: Date, limit: Int = 1000, handOver: (AgentItem) async throws -> Void
+    at now: Date, limit: Int = 1000, conditions: (any ReminderConditionChecking)? = nil,
+    handOver: (AgentItem) async throws -> Void
   ) async throws -> [AgentItem] {
     let time = now
     let candidates = try await BlockingWork.run { try self.due(at: time, limit: limit) }
     var delivered: [AgentItem] = []
     for candidate in candidates {
       guard let id = candidate.id else { continue }
-      guard let claimed = try await BlockingWork.run({ try self.claim(id, at: time) }) else { continue }
+      guard var claimed = try await BlockingWork.run({ try self.claim(id, at: time) }) else { continue }
+      if claimed.condition != nil {
+        let outcome =
+          await conditions?.check(claimed, at: time)
+          ?? AgentItemConditionOutcome(.unchecked, reason: Self.noCheckerReason)
+        claimed.conditionOutcome = outcome
+        let recorded = claimed
+        try await BlockingWork.run { try self.record(recorded) }
+        guard outcome.fired else { continue }
+      }
       do {
         try await handOver(claimed)
       } catch {
@@ -53,14 +69,45 @@ public struct ReminderDelivery: Sendable {
 
   /// Claims and returns the reminders due at or before `now` and never delivered, soonest
   /// first, at most `limit`: for a caller whose hand-over is the return itself (a chat's
-  /// lines, a web reply). Looks on a reader first: most times nothing is due, and then the
-  /// write lock is never taken.
+  /// lines, a web reply). A reminder with a condition is checked by `conditions` as
+  /// ``deliver(at:limit:conditions:handOver:)`` does; one whose condition failed is not returned.
+  public func deliver(
+    at now: Date, limit: Int = 1000, conditions: (any ReminderConditionChecking)?
+  ) async throws -> [AgentItem] {
+    try await deliver(at: now, limit: limit, conditions: conditions) { _ in }
+  }
+
+  /// Claims and returns the reminders due at or before `now` and never delivered, soonest
+  /// first, at most `limit`, without checking conditions: a reminder kept with one is returned
+  /// with an outcome that says it could not be checked. Looks on a reader first: most times
+  /// nothing is due, and then the write lock is never taken.
   public func deliver(at now: Date, limit: Int = 1000) throws -> [AgentItem] {
     var delivered: [AgentItem] = []
     for candidate in try due(at: now, limit: limit) {
-      if let id = candidate.id, let claimed = try claim(id, at: now) { delivered.append(claimed) }
+      guard let id = candidate.id, var claimed = try claim(id, at: now) else { continue }
+      if claimed.condition != nil {
+        claimed.conditionOutcome = AgentItemConditionOutcome(.unchecked, reason: Self.noCheckerReason)
+        try record(claimed)
+      }
+      delivered.append(claimed)
     }
     return delivered
+  }
+
+  /// The outcome's reason when nothing could check a condition.
+  static let noCheckerReason = "nothing here can check conditions"
+
+  /// Stores what `item`'s condition came to, if it is still the claim `item` holds (its
+  /// `deliveredAt` as stored).
+  func record(_ item: AgentItem) throws {
+    try open.check()
+    try store.writeTransaction { session in
+      guard let id = item.id, var stored = try session.fetch(AgentItem.self, id: id),
+        stored.deliveredAt == item.deliveredAt
+      else { return }
+      stored.conditionOutcome = item.conditionOutcome
+      try session.update(stored)
+    }
   }
 
   /// Claims reminder `id` (delivered at `now`); nil when it is not due or already delivered.
@@ -74,4 +121,15 @@ public struct ReminderDelivery: Sendable {
     try open.check()
     try store.writeTransaction { try $0.releaseReminder(id, claimedAt: claimedAt) }
   }
+}
+
+/// Checks a reminder's condition just before its hand-over (``ReminderDelivery``). The engine
+/// keeps a condition as text it does not read; the agent's front ends supply the checker
+/// (`engram reminders`, chat and the web app check with the agent's `ConditionChecker`).
+public protocol ReminderConditionChecking: Sendable {
+  /// What `reminder`'s condition (``AgentItem/condition``) comes to at `now`: `.held` (it
+  /// fires, and why), `.failed` (it is delivered without firing, and why) or `.unchecked` (it
+  /// fires with a note saying why the condition could not be checked). Never throws: a check
+  /// that cannot be made is `.unchecked`.
+  func check(_ reminder: AgentItem, at now: Date) async -> AgentItemConditionOutcome
 }

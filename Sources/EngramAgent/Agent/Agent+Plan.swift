@@ -115,8 +115,21 @@ extension Agent {
     return await suspendPlan(plan)
   }
 
+  /// The skills whose item keeps a condition about a later moment, checked when it comes due.
+  static func keepsLaterCondition(_ skill: String) -> Bool { skill == "reminder.create" }
+
+  /// The condition step `planned` hands its skill to keep: one about a later moment, on a
+  /// skill that keeps it.
+  private func laterCondition(of planned: PlannedStep) -> StepCondition? {
+    guard let condition = planned.step.condition, Self.keepsLaterCondition(planned.step.skill),
+      condition.isFuture(after: configuration.clock.now)
+    else { return nil }
+    return condition
+  }
+
   /// Why a step is left out before it runs: an earlier step it needs did not run, its
-  /// condition does not hold (or cannot be checked), or it is about a later moment.
+  /// condition does not hold (or cannot be checked), or it is about a later moment and the
+  /// step cannot keep it.
   private func leaveOutReason(_ planned: PlannedStep, plan: PlanRun) async -> String? {
     let language = plan.run.context.language
     if let source = planned.step.inputFrom, source < plan.steps.count {
@@ -127,7 +140,9 @@ extension Agent {
     }
     guard let condition = planned.step.condition else { return nil }
     if condition.isFuture(after: configuration.clock.now) {
-      // Never carried out as if it held: a condition on a later moment is not kept yet.
+      // A reminder keeps it and is checked when it comes due; any other step would have to
+      // be carried out now as if it held, so it is left out.
+      if Self.keepsLaterCondition(planned.step.skill) { return nil }
       return Self.laterConditionSentence(condition, language: language)
     }
     switch await conditionChecker.check(condition, context: plan.run.context) {
@@ -171,7 +186,9 @@ extension Agent {
     var planned = plan.steps[position]
     transition(
       .executing(skillID: skill.id, step: position + 1, total: plan.steps.count), for: plan.run.executionID)
-    switch await execute(skill, arguments: planned.arguments, run: plan.run, step: position + 1) {
+    var run = plan.run
+    run.context.laterCondition = laterCondition(of: planned)
+    switch await execute(skill, arguments: planned.arguments, run: run, step: position + 1) {
     case .success(let output):
       noteShown(output)
       planned.state = .ran(output.text)
@@ -304,7 +321,14 @@ extension Agent {
       case .waiting:
         var line = "\(number). \(planned.summary ?? planned.step.skill)"
         if let condition = planned.step.condition {
-          line += language == .english ? " (only if \(condition.text))" : "（仅当\(condition.text)）"
+          let later =
+            keepsLaterCondition(planned.step.skill) && condition.isFuture(after: plan.run.context.clock.now)
+          switch (language, later) {
+          case (.english, false): line += " (only if \(condition.text))"
+          case (.english, true): line += " (only if \(condition.text), checked when it comes due)"
+          case (.chinese, false): line += "（仅当\(condition.text)）"
+          case (.chinese, true): line += "（仅当\(condition.text)，到时再检查）"
+          }
         }
         lines.append(line)
       case .ran(let text): lines.append("\(number). \(text)")
@@ -344,7 +368,7 @@ extension Agent {
 
   static func laterConditionSentence(_ condition: StepCondition, language: MessageLanguage) -> String {
     language == .english
-      ? "the condition “\(condition.text)” is about a later moment, and I cannot keep a condition until then yet; ask again closer to the time, or without the condition."
-      : "条件“\(condition.text)”要到以后才能判断，我暂时还不能保存这样的条件；请临近时再说，或者去掉条件。"
+      ? "the condition “\(condition.text)” is about a later moment, and only a reminder keeps a condition until then; ask again closer to the time, or without the condition."
+      : "条件“\(condition.text)”要到以后才能判断，只有提醒能把条件保留到那时；请临近时再说，或者去掉条件。"
   }
 }

@@ -45,12 +45,17 @@ public struct EngineAgentMemory: AgentMemory {
     }
   }
 
-  /// Stores a reminder in `agent_items`.
+  /// Stores a reminder in `agent_items`, with its condition (``StepCondition/storedText``)
+  /// when it has one.
   /// - Throws: `AgentRecordError.emptyField` for a blank title; store errors.
-  public func storeReminder(title: String, date: Date, body: String?) async throws -> Int64 {
+  public func storeReminder(title: String, date: Date, body: String?, condition: StepCondition?) async throws
+    -> Int64
+  {
     let (engine, now) = (engine, clock.now)
+    let stored = condition?.storedText
     return try await BlockingWork.run {
-      try engine.agentRecords.addItem(kind: .reminder, title: title, body: body, due: date, at: now)
+      try engine.agentRecords.addItem(
+        kind: .reminder, title: title, body: body, due: date, at: now, condition: stored)
     }
   }
 

@@ -32,8 +32,18 @@ public struct ReminderSkill: Skill {
 
   public func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput {
     let (title, date, note) = try DatedTitle.require(arguments)
-    let id = try await context.memory.storeReminder(title: title, date: date, body: note)
-    return DatedTitle.created(kind: .reminder, id: id, title: title, date: date, context: context)
+    let condition = context.laterCondition
+    let id = try await context.memory.storeReminder(
+      title: title, date: date, body: note, condition: condition)
+    let created = DatedTitle.created(kind: .reminder, id: id, title: title, date: date, context: context)
+    guard let condition, case .created(let item, let message) = created else { return created }
+    return .created(item, message: message + " " + Self.conditionNote(condition, language: context.language))
+  }
+
+  /// The sentence a reminder kept with a condition adds: when it fires.
+  static func conditionNote(_ condition: StepCondition, language: MessageLanguage) -> String {
+    language == .english
+      ? "Only if \(condition.text) (checked when it comes due)." : "仅当\(condition.text)时提醒（到时再检查）。"
   }
 }
 

@@ -12,8 +12,10 @@ public protocol AgentMemory: Sendable {
   func remember(content: String, kind: MemoryKind) async throws -> Int64
   /// Deletes the memory with `id`.
   func forget(id: Int64) async throws
-  /// Stores a reminder due at `date` and returns its id.
-  func storeReminder(title: String, date: Date, body: String?) async throws -> Int64
+  /// Stores a reminder due at `date`, kept with `condition` (checked when it comes due) when
+  /// one is given, and returns its id.
+  func storeReminder(title: String, date: Date, body: String?, condition: StepCondition?) async throws
+    -> Int64
   /// Stores a calendar event starting at `date` and returns its id.
   func storeEvent(title: String, date: Date, body: String?) async throws -> Int64
   /// Stores a note (optionally dated) and returns its id.
@@ -28,4 +30,11 @@ public protocol AgentMemory: Sendable {
   func preference(key: String) async throws -> String?
   /// Stores `value` under the preference `key`, replacing any previous value.
   func setPreference(key: String, value: String) async throws
+}
+
+extension AgentMemory {
+  /// Stores a reminder due at `date` without a condition and returns its id.
+  public func storeReminder(title: String, date: Date, body: String?) async throws -> Int64 {
+    try await storeReminder(title: title, date: date, body: body, condition: nil)
+  }
 }

@@ -72,6 +72,32 @@ public struct StepCondition: Sendable, Hashable, Codable {
     self.text = text
   }
 
+  /// The condition as a reminder keeps it (`agent_items.condition`): a JSON object with
+  /// `kind`, `about`, `negated`, `when` (ISO 8601), `zone`, `place` and `text`.
+  public var storedText: String {
+    // Encoding strings, a flag and a date cannot fail.
+    (try? Self.encoder.encode(self)).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
+  }
+
+  /// Reads a condition a reminder kept (``storedText``); nil when the text is not one.
+  public init?(storedText: String) {
+    guard let value = try? Self.decoder.decode(Self.self, from: Data(storedText.utf8)) else { return nil }
+    self = value
+  }
+
+  private static var encoder: JSONEncoder {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .iso8601
+    return encoder
+  }
+
+  private static var decoder: JSONDecoder {
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .iso8601
+    return decoder
+  }
+
   /// Whether the condition is about a moment after `now` (so it is checked then, not now).
   public func isFuture(after now: Date) -> Bool {
     guard let when else { return false }

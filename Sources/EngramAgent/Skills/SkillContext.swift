@@ -20,6 +20,9 @@ public struct SkillContext: Sendable {
   /// The reminders and events this conversation last created or showed (ids, newest focus
   /// first): what "it", "that" or "the second one" refer to.
   public var recentItems: [Int64]
+  /// The condition about a later moment the step runs under, which what it creates keeps and
+  /// which is checked then (a reminder's, docs/requests.md); nil for none.
+  public var laterCondition: StepCondition?
 
   /// Creates a context; the language follows `userText` unless the turn's `language`
   /// preference overrides it.

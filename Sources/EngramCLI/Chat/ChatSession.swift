@@ -130,9 +130,11 @@ public final class ChatSession {
     remindersCheckedAt = .now
     let engine = agent.engine
     let now = agent.configuration.clock.now
+    let conditions = ReminderConditions(engine: engine, timeZone: agent.configuration.clock.timeZone)
     let due: [AgentItem]
     do {
-      due = try await BlockingWork.run { try engine.reminders.deliver(at: now) }
+      // A conditional reminder is checked first: one whose condition failed is not shown.
+      due = try await engine.reminders.deliver(at: now, conditions: conditions)
     } catch {
       self.error.write("reminders: \(EngineAccess.describe(error))\n")
       return

@@ -10,12 +10,16 @@ public enum RemindersCommand: Command {
     commandName: "reminders", abstract: "List reminders, deliver the due ones, or watch for them.",
     discussion: """
       Without options, lists the reminders still to come (and those due but never
-      delivered), soonest first. --due lists the reminders that are due and were never
+      delivered, and those of the last week whose condition kept them from firing), soonest
+      first; a reminder kept with a condition ("if it rains on Saturday") shows it, and is
+      checked when it comes due: it fires when the condition holds (or cannot be checked,
+      with a note saying so) and is delivered without firing when it does not. --due lists the reminders that are due and were never
       delivered and marks them delivered, so nothing shows them again (--peek lists them
       and leaves them). --watch stays running and prints each reminder when it comes due
       (checking every second), running --exec CMD for each with /bin/sh, its environment
       holding ENGRAM_REMINDER_ID, ENGRAM_REMINDER_TITLE, ENGRAM_REMINDER_DUE (ISO 8601) and
-      ENGRAM_REMINDER_BODY (each text cut to 16 KiB; ENGRAM_REMINDER_TRIMMED=1 when one was)
+      ENGRAM_REMINDER_BODY (each text cut to 16 KiB; ENGRAM_REMINDER_TRIMMED=1 when one was),
+      ENGRAM_REMINDER_CONDITION for a conditional one (why it fired)
       and ENGRAM_REMINDER_FILE, a private file holding the whole reminder as JSON; e.g.
       --exec 'notify-send "$ENGRAM_REMINDER_TITLE"'. Each reminder is claimed (marked
       delivered) on its own just before it is printed: two watchers (or a watcher and
@@ -53,6 +57,7 @@ public enum RemindersCommand: Command {
       throw UsageError("--watch follows the real clock; --now would never let a reminder come due")
     }
     let json = options.json
+    let environment = context.environment
     let writer = ReminderWriter(context: context, json: json, timeZone: clock.timeZone)
     if watch {
       Interruption.install()
@@ -66,7 +71,10 @@ public enum RemindersCommand: Command {
     if due && !peek {
       // Each reminder is claimed as it is printed (ReminderDelivery), not all up front.
       let delivered = try await EngineAccess.withEngine(context) { engine in
-        try await engine.reminders.deliver(at: now) { try writer.write($0, now: now) }
+        try await engine.reminders.deliver(
+          at: now,
+          conditions: ReminderConditions(engine: engine, environment: environment, timeZone: clock.timeZone)
+        ) { try writer.write($0, now: now) }
       }
       if delivered.isEmpty && !json { context.error.write("no reminders are due\n") }
       return
@@ -74,8 +82,12 @@ public enum RemindersCommand: Command {
     let items = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
       try await BlockingWork.run { () throws -> [AgentItem] in
         if due { return try engine.reminders.due(at: now) }
+        // Also those that came due in the last week and did not fire (their condition failed).
+        let weekAgo = now.addingTimeInterval(-7 * 86_400)
         return try engine.agentRecords.agenda(kind: .reminder).filter { item in
-          (item.dueAt ?? .distantPast) >= now || item.deliveredAt == nil
+          let due = item.dueAt ?? .distantPast
+          return due >= now || item.deliveredAt == nil
+            || (item.conditionOutcome?.fired == false && due >= weekAgo)
         }
       }
     }
@@ -92,8 +104,9 @@ public enum RemindersCommand: Command {
   static func watch(
     _ engine: MemoryEngine, writer: ReminderWriter, exec: String?, environment: [String: String]
   ) async throws {
+    let conditions = ReminderConditions(engine: engine, environment: environment, timeZone: writer.timeZone)
     while !Interruption.isRequested {
-      _ = try await engine.reminders.deliver(at: Date()) { item in
+      _ = try await engine.reminders.deliver(at: Date(), conditions: conditions) { item in
         try writer.write(item, now: Date())
         guard let exec else { return }
         let id = item.id ?? 0
@@ -136,6 +149,9 @@ struct ReminderWriter {
     var body: String?
     var due: String?
     var deliveredAt: String?
+    var condition: String?
+    var conditionOutcome: String?
+    var conditionReason: String?
 
     init(_ item: AgentItem, timeZone: TimeZone) {
       id = item.id ?? 0
@@ -144,11 +160,16 @@ struct ReminderWriter {
       body = item.body
       due = item.dueAt.map { DateParser.iso8601($0, timeZone: timeZone) }
       deliveredAt = item.deliveredAt.map { DateParser.iso8601($0, timeZone: timeZone) }
+      condition = item.condition.map { _ in ReminderRendering.conditionText(item) ?? "" }
+      conditionOutcome = item.conditionOutcome?.state.rawValue
+      conditionReason = item.conditionOutcome?.reason
     }
 
     enum CodingKeys: String, CodingKey {
-      case id, kind, title, body, due
+      case id, kind, title, body, due, condition
       case deliveredAt = "delivered_at"
+      case conditionOutcome = "condition_outcome"
+      case conditionReason = "condition_reason"
     }
   }
 }
@@ -174,7 +195,28 @@ enum ReminderRendering {
     if let due = item.dueAt, now.timeIntervalSince(due) >= 3600 {
       line += " (late \(Int(now.timeIntervalSince(due) / 3600))h)"
     }
+    if let note = conditionNote(item) { line += " (\(note))" }
     return line
+  }
+
+  /// The words of a reminder's condition as the user said them ("it snows on Saturday"), or
+  /// nil for none (or one that cannot be read).
+  static func conditionText(_ item: AgentItem) -> String? {
+    item.condition.flatMap(StepCondition.init(storedText:))?.text
+  }
+
+  /// What a reminder's condition says on its line: `only if …` before it comes due, then
+  /// `because …` (it fired), `not fired: …` (it did not) or `fired unchecked: …`.
+  static func conditionNote(_ item: AgentItem) -> String? {
+    guard item.condition != nil else { return nil }
+    let text = conditionText(item) ?? "a condition"
+    switch item.conditionOutcome {
+    case nil: return "only if \(text)"
+    case let outcome? where outcome.state == .held: return "because \(outcome.reason)"
+    case let outcome? where outcome.state == .failed:
+      return "not fired: only if \(text), and \(outcome.reason)"
+    case let outcome?: return "fired without its condition “\(text)”: \(outcome.reason)"
+    }
   }
 }
 
@@ -251,6 +293,7 @@ enum ReminderCommand {
       "ENGRAM_REMINDER_DUE": item.dueAt.map { DateParser.iso8601($0, timeZone: timeZone) } ?? "",
       "ENGRAM_REMINDER_BODY": body.text,
     ]
+    if let note = ReminderRendering.conditionNote(item) { values["ENGRAM_REMINDER_CONDITION"] = note }
     if title.cut || body.cut { values["ENGRAM_REMINDER_TRIMMED"] = "1" }
     return values
   }

@@ -174,7 +174,8 @@ public struct EngineToolProvider: ToolProvider {
         name: "memory_agenda", title: "Reminders and events",
         description:
           "The user's reminders and calendar events due in a range (default: from now on), soonest first, "
-          + "with ids, titles and due times. Read-only.",
+          + "with ids, titles and due times; a reminder kept with a condition has `condition` (its words) "
+          + "and, once due, `condition_outcome` (held, failed: not fired, unchecked) and `condition_note`. Read-only.",
         inputSchema: [
           "type": "object",
           "properties": [
@@ -303,14 +304,20 @@ public struct EngineToolProvider: ToolProvider {
             "id": .int(Int(item.id ?? 0)), "kind": .string(item.kind.rawValue), "title": .string(item.title),
             "body": item.body.map(JSONValue.string) ?? .null, "due": .string(item.dueAt.map(iso) ?? ""),
             "delivered_at": item.deliveredAt.map { .string(iso($0)) } ?? .null,
+            "condition": item.condition.map { _ in .string(ReminderRendering.conditionText(item) ?? "") }
+              ?? .null,
+            "condition_outcome": item.conditionOutcome.map { .string($0.state.rawValue) } ?? .null,
+            "condition_note": ReminderRendering.conditionNote(item).map(JSONValue.string) ?? .null,
           ]
         })
     ]
     let text =
       items.isEmpty
       ? "Nothing due in that range."
-      : items.map { "\($0.kind.rawValue) #\($0.id ?? 0) \($0.dueAt.map(iso) ?? ""): \($0.title)" }.joined(
-        separator: "\n")
+      : items.map { item in
+        "\(item.kind.rawValue) #\(item.id ?? 0) \(item.dueAt.map(iso) ?? ""): \(item.title)"
+          + (ReminderRendering.conditionNote(item).map { " (\($0))" } ?? "")
+      }.joined(separator: "\n")
     return .structured(value, text: text)
   }
 

@@ -287,6 +287,9 @@ enum WebAPI {
       "ends": item.endsAt.map { .string(iso($0, scope)) } ?? .null,
       "delivered_at": item.deliveredAt.map { .string(iso($0, scope)) } ?? .null,
       "repeats": .bool(item.recurrence != nil),
+      "condition": item.condition.map { _ in .string(ReminderRendering.conditionText(item) ?? "") } ?? .null,
+      "condition_outcome": item.conditionOutcome.map { .string($0.state.rawValue) } ?? .null,
+      "condition_note": ReminderRendering.conditionNote(item).map(JSONValue.string) ?? .null,
     ]
   }
 
@@ -333,7 +336,8 @@ enum WebAPI {
   private static func dueReminders(_ scope: WebScope) async throws -> JSONValue {
     let engine = scope.engine
     let now = scope.clock.now
-    let due = try await BlockingWork.run { try engine.reminders.deliver(at: now) }
+    let conditions = ReminderConditions(engine: engine, timeZone: scope.clock.timeZone)
+    let due = try await engine.reminders.deliver(at: now, conditions: conditions)
     return [
       "reminders": .array(
         due.map { item in

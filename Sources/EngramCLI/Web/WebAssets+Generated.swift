@@ -29,7 +29,10 @@ extension WebAssets {
               el('span', { class: 'when', text: when }),
               el('span', { class: 'badge', text: item.kind + (item.repeats ? ', repeats' : '') }), ' ',
               el('span', { text: item.title }),
-              item.delivered_at ? el('span', { class: 'meta', text: 'delivered' }) : null);
+              item.condition_note ? el('span', { class: 'meta condition', text: item.condition_note }) : null,
+              item.delivered_at
+                ? el('span', { class: 'meta', text: item.condition_outcome === 'failed' ? 'not fired' : 'delivered' })
+                : null);
             const actions = el('div', { class: 'actions' },
               el('button', { type: 'button', text: 'Move', 'aria-label': `Move ${item.kind} ${item.id}`,
                 onclick: () => move(view, item) }),

@@ -507,7 +507,10 @@ extension PostgresSession {
   /// Undoes the claim of reminder `id` made at `claimedAt`: it is due again.
   public func releaseReminder(_ id: Int64, claimedAt: Date) throws {
     try run(
-      "UPDATE agent_items SET delivered_at = NULL WHERE user_scope = $1 AND id = $2 AND delivered_at = $3",
+      """
+      UPDATE agent_items SET delivered_at = NULL, condition_outcome = NULL
+      WHERE user_scope = $1 AND id = $2 AND delivered_at = $3
+      """,
       [.int(id), .int(Timestamp.milliseconds(claimedAt))])
   }
 

@@ -66,10 +66,14 @@ extension Connection {
     return try fetch(AgentItem.self, id: id)
   }
 
-  /// Undoes the claim of reminder `id` made at `claimedAt`: it is due again.
+  /// Undoes the claim of reminder `id` made at `claimedAt`: it is due again (and what its
+  /// condition came to is forgotten).
   public func releaseReminder(_ id: Int64, claimedAt: Date) throws {
     let statement = try cachedStatement(
-      "UPDATE agent_items SET delivered_at = NULL WHERE user_id = ?1 AND id = ?2 AND delivered_at = ?3")
+      """
+      UPDATE agent_items SET delivered_at = NULL, condition_outcome = NULL
+      WHERE user_id = ?1 AND id = ?2 AND delivered_at = ?3
+      """)
     try statement.bind(user, at: 1)
     try statement.bind(id, at: 2)
     try statement.bind(claimedAt, at: 3)

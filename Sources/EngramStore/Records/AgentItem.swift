@@ -23,6 +23,49 @@ public enum AgentItemTimeForm: String, Sendable, Hashable, CaseIterable, Codable
   case zoned
 }
 
+/// What a reminder's condition came to when it came due (`agent_items.condition_outcome`, a
+/// JSON object): whether it fired, and the sentence that says why.
+public struct AgentItemConditionOutcome: Sendable, Hashable, Codable {
+  /// What the check found.
+  public enum State: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The condition held: the reminder fired.
+    case held
+    /// It did not: the reminder was delivered without firing.
+    case failed
+    /// It could not be checked (the weather service was down): the reminder fired anyway,
+    /// with a note that says so.
+    case unchecked
+  }
+
+  /// What the check found.
+  public var state: State
+  /// Why, as a sentence fragment ("the forecast for Saturday in Oslo says snow").
+  public var reason: String
+
+  /// Creates an outcome.
+  public init(_ state: State, reason: String) {
+    self.state = state
+    self.reason = reason
+  }
+
+  /// Whether the reminder fired (held, or could not be checked).
+  public var fired: Bool { state != .failed }
+
+  /// The JSON text stored in the column.
+  public var storedText: String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    // Encoding two strings cannot fail.
+    return (try? encoder.encode(self)).flatMap { String(data: $0, encoding: .utf8) } ?? "{}"
+  }
+
+  /// Reads the column's JSON text; nil when it is not an outcome.
+  public init?(storedText: String) {
+    guard let value = try? JSONDecoder().decode(Self.self, from: Data(storedText.utf8)) else { return nil }
+    self = value
+  }
+}
+
 /// A reminder, event or note an agent skill created (`agent_items`).
 public struct AgentItem: StoredRecord, Hashable {
   /// The row id; nil before insertion.
@@ -54,13 +97,18 @@ public struct AgentItem: StoredRecord, Hashable {
   /// zone for `.date` and `.floating`; nil for `.utc`. An IANA identifier or a fixed offset
   /// (`GMT+0530`).
   public var timeZone: String?
+  /// The condition a reminder fires under, as the agent stored it (a JSON object the store
+  /// keeps as text: docs/agenda.md "Conditional reminders"); nil for none.
+  public var condition: String?
+  /// What the condition came to when the reminder came due; nil before (or without a condition).
+  public var conditionOutcome: AgentItemConditionOutcome?
 
   /// Creates an item.
   public init(
     id: Int64? = nil, kind: AgentItemKind, title: String, body: String? = nil, dueAt: Date? = nil,
     createdAt: Date, done: Bool = false, deliveredAt: Date? = nil, endsAt: Date? = nil,
     calendarUID: String? = nil, recurrence: String? = nil, timeForm: AgentItemTimeForm = .utc,
-    timeZone: String? = nil
+    timeZone: String? = nil, condition: String? = nil, conditionOutcome: AgentItemConditionOutcome? = nil
   ) {
     self.id = id
     self.kind = kind
@@ -75,6 +123,8 @@ public struct AgentItem: StoredRecord, Hashable {
     self.recurrence = recurrence
     self.timeForm = timeForm
     self.timeZone = timeZone
+    self.condition = condition
+    self.conditionOutcome = conditionOutcome
   }
 
   /// The table.
@@ -82,7 +132,7 @@ public struct AgentItem: StoredRecord, Hashable {
   /// The non-id columns, in binding order.
   public static let columns = [
     "kind", "title", "body", "due_at", "created_at", "done", "delivered_at", "ends_at", "calendar_uid",
-    "recurrence", "time_form", "time_zone",
+    "recurrence", "time_form", "time_zone", "condition", "condition_outcome",
   ]
   /// The column time filters apply to (the due time).
   public static var timeColumn: String? { "due_at" }
@@ -101,6 +151,8 @@ public struct AgentItem: StoredRecord, Hashable {
     try statement.bind(recurrence, at: 10)
     try statement.bind(timeForm.rawValue, at: 11)
     try statement.bind(timeZone, at: 12)
+    try statement.bind(condition, at: 13)
+    try statement.bind(conditionOutcome?.storedText, at: 14)
   }
 
   /// Reads a row (id first).
@@ -118,5 +170,12 @@ public struct AgentItem: StoredRecord, Hashable {
     recurrence = row.optionalString(at: 10)
     timeForm = try row.enumValue(AgentItemTimeForm.self, at: 11, table: "agent_items", column: "time_form")
     timeZone = row.optionalString(at: 12)
+    condition = row.optionalString(at: 13)
+    conditionOutcome = try row.optionalString(at: 14).map { text in
+      guard let outcome = AgentItemConditionOutcome(storedText: text) else {
+        throw StoreError.invalidColumnValue(table: "agent_items", column: "condition_outcome", value: text)
+      }
+      return outcome
+    }
   }
 }
