@@ -68,8 +68,13 @@ import Testing
     #expect(definition.unreadable == ["blorp the flibbet"])
   }
 
-  @Test func anOrdinaryRequestDefinesNothing() async throws {
-    let route = try await router().route("say hello when I get home", clock: clock)
+  @Test(arguments: [
+    "say hello when I get home",
+    "when I say the cabin, I mean my uncle's place near Lake Tahoe",
+    "以后我说\"老地方\"就是指公司楼下那家星巴克",
+  ])
+  func aSentenceThatIsNoRoutineDefinesNothing(_ text: String) async throws {
+    let route = try await router().route(text, clock: clock)
     if case .defineRoutine = route.plan { Issue.record("read as a routine definition") }
   }
 }

@@ -1646,9 +1646,6 @@ extension SkillWords {
     routine.define_name_ends	就
     routine.body_openers	then
     routine.body_openers	please
-    routine.body_openers	it means
-    routine.body_openers	that means
-    routine.body_openers	means
     routine.body_openers	i want you to
     routine.body_openers	you should
     routine.body_openers	you
@@ -1661,8 +1658,6 @@ extension SkillWords {
     routine.body_openers	就
     routine.body_openers	请
     routine.body_openers	帮我
-    routine.body_openers	意思是
-    routine.body_openers	表示
     routine.body_openers	的时候
     routine.body_openers	时
     routine.step_joins	、
@@ -1706,5 +1701,23 @@ extension SkillWords {
     routine.run_fillers	请
     routine.run_fillers	例程
     routine.run_fillers	吧
+    routine.meaning_markers	i mean
+    routine.meaning_markers	i'm talking about
+    routine.meaning_markers	i am talking about
+    routine.meaning_markers	i'm referring to
+    routine.meaning_markers	i am referring to
+    routine.meaning_markers	it means
+    routine.meaning_markers	that means
+    routine.meaning_markers	means
+    routine.meaning_markers	it's
+    routine.meaning_markers	it is
+    routine.meaning_markers	就是指
+    routine.meaning_markers	是指
+    routine.meaning_markers	指的是
+    routine.meaning_markers	我指的是
+    routine.meaning_markers	的意思是
+    routine.meaning_markers	意思是
+    routine.meaning_markers	就是
+    routine.meaning_markers	表示
     """#
 }

@@ -140,12 +140,18 @@ extension TurnRouter {
       body = rest[end.upperBound...]
     }
     var request = String(body).trimmingCharacters(in: RequestPlanner.edge)
+    // "when I say the cabin, I mean ...", 以后我说“老地方”就是指…: what a word means is a fact to
+    // remember, not a routine.
+    let meaning = SkillWords.list("routine.meaning_markers")
+    func definesMeaning(_ text: String) -> Bool { meaning.contains { RequestPlanner.startsWith(text, $0) } }
+    if definesMeaning(request) { return nil }
     for _ in 0..<3 {
       let stripped = RequestPlanner.stripLeading(request, SkillWords.list("routine.body_openers"))
         .trimmingCharacters(in: RequestPlanner.edge)
       if stripped == request { break }
       request = stripped
     }
+    if definesMeaning(request) { return nil }
     let cleanName = name.trimmingCharacters(in: RequestPlanner.edge.union(.punctuationCharacters))
     guard !Routine.key(cleanName).isEmpty, !request.isEmpty else { return nil }
     return (cleanName, request)
