@@ -103,6 +103,28 @@ import Testing
     #expect(try harness.engine.agentRecords.items().map(\.title) == ["stretch"])
   }
 
+  @Test func routinesAreListedAndRemovedInChat() async throws {
+    let harness = try AgentHarness()
+    let agent = try harness.agent()
+    _ = try await agent.send("When I say morning briefing, show today's calendar and my reminders")
+    guard case .finished(let listed) = try await agent.send("list my routines") else {
+      Issue.record("expected the list")
+      return
+    }
+    #expect(listed.text.contains("“morning briefing”: show today's calendar; my reminders"))
+    guard case .finished(let removed) = try await agent.send("remove the routine morning briefing") else {
+      Issue.record("expected the removal")
+      return
+    }
+    #expect(removed.text == "Removed the routine “morning briefing”.")
+    #expect(try harness.engine.agentRecords.routines().isEmpty)
+    guard case .finished(let again) = try await agent.send("删除例程“早安”") else {
+      Issue.record("expected the removal")
+      return
+    }
+    #expect(again.text == "没有名为“早安”的例程，没有删除任何内容。")
+  }
+
   @Test func aDefinitionWithAStepNoSkillClaimsSavesNothing() async throws {
     let harness = try AgentHarness()
     let agent = try harness.agent()

@@ -29,6 +29,54 @@ extension Agent {
         executionID: execution, text: text, outputs: [.text(text)], language: language, route: .routine))
   }
 
+  /// Lists the routines, or removes one ("remove the routine NAME"); says what it did.
+  func manageRoutines(_ request: RoutineRequest, execution: UUID, language: MessageLanguage) async
+    -> AgentState
+  {
+    let engine = self.engine
+    let text: String
+    do {
+      switch request {
+      case .list:
+        let routines = try await Self.offMain { try engine.agentRecords.routines() }
+        text = Self.routineListSentence(routines, language: language)
+      case .remove(let name):
+        let removed = try await Self.offMain { () throws -> Bool in
+          do {
+            try engine.agentRecords.removeRoutine(named: name)
+            return true
+          } catch AgentRecordError.routineNotFound {
+            return false
+          }
+        }
+        switch (removed, language) {
+        case (true, .english): text = "Removed the routine “\(name)”."
+        case (true, .chinese): text = "已删除例程“\(name)”。"
+        case (false, .english): text = "No routine is named “\(name)”; nothing was removed."
+        case (false, .chinese): text = "没有名为“\(name)”的例程，没有删除任何内容。"
+        }
+      }
+    } catch {
+      return await fail(execution, error, language: language, skillID: nil)
+    }
+    return await finish(
+      AgentReply(
+        executionID: execution, text: text, outputs: [.text(text)], language: language, route: .routine))
+  }
+
+  /// The routines, one a line with their steps; or how to make one.
+  static func routineListSentence(_ routines: [Routine], language: MessageLanguage) -> String {
+    guard !routines.isEmpty else {
+      return language == .english
+        ? "You have no routines yet. Say “when I say NAME, ...” to make one."
+        : "你还没有例程。说“以后我说“名字”就……”即可创建。"
+    }
+    return routines.map { routine in
+      let off = routine.enabled ? "" : (language == .english ? " (disabled)" : "（已停用）")
+      return "“\(routine.name)”\(off): " + routine.steps.map(\.text).joined(separator: "; ")
+    }.joined(separator: "\n")
+  }
+
   /// "Saved the routine “morning briefing”: 1. show today's calendar ... Say “morning briefing” to run it."
   static func routineSavedSentence(_ routine: Routine, replaced: Bool, language: MessageLanguage) -> String {
     let steps = routine.steps.enumerated().map { "\($0.offset + 1). \($0.element.text)" }

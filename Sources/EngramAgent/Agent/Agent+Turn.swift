@@ -136,6 +136,8 @@ extension Agent {
           executionID: execution, text: reply, outputs: [.text(reply)], language: language, route: source))
     case .defineRoutine(let definition):
       return await saveRoutine(definition, execution: execution, language: language)
+    case .manageRoutine(let request):
+      return await manageRoutines(request, execution: execution, language: language)
     case .skills(let steps) where steps.isEmpty:
       return await finish(
         AgentReply(

@@ -1719,5 +1719,35 @@ extension SkillWords {
     routine.meaning_markers	意思是
     routine.meaning_markers	就是
     routine.meaning_markers	表示
+    routine.list_phrases	list my routines
+    routine.list_phrases	list routines
+    routine.list_phrases	list the routines
+    routine.list_phrases	show my routines
+    routine.list_phrases	show me my routines
+    routine.list_phrases	show routines
+    routine.list_phrases	my routines
+    routine.list_phrases	what routines do i have
+    routine.list_phrases	which routines do i have
+    routine.list_phrases	what are my routines
+    routine.list_phrases	我的例程
+    routine.list_phrases	列出例程
+    routine.list_phrases	列出我的例程
+    routine.list_phrases	看看我的例程
+    routine.list_phrases	有哪些例程
+    routine.list_phrases	我有哪些例程
+    routine.remove_heads	please remove the routine
+    routine.remove_heads	please delete the routine
+    routine.remove_heads	remove the routine
+    routine.remove_heads	delete the routine
+    routine.remove_heads	forget the routine
+    routine.remove_heads	remove my routine
+    routine.remove_heads	delete my routine
+    routine.remove_heads	remove routine
+    routine.remove_heads	delete routine
+    routine.remove_heads	删除例程
+    routine.remove_heads	删掉例程
+    routine.remove_heads	删除我的例程
+    routine.remove_heads	删掉我的例程
+    routine.remove_heads	请删除例程
     """#
 }

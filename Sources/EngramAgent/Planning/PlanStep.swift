@@ -97,6 +97,8 @@ public enum TurnPlan: Sendable, Equatable {
   case askLanguageModel
   /// Save a routine the user defined (refused when a request of it is unreadable).
   case defineRoutine(RoutineDefinition)
+  /// List the routines, or remove one.
+  case manageRoutine(RoutineRequest)
 
   /// The steps to run (none unless `.skills`).
   public var steps: [PlanStep] {
@@ -114,6 +116,8 @@ public enum TurnPlan: Sendable, Equatable {
     case .answerWithModel: return "\(source.rawValue): memory.recall (language model)"
     case .askLanguageModel: return "\(source.rawValue): language model"
     case .defineRoutine(let definition): return "\(source.rawValue): define \(definition.name)"
+    case .manageRoutine(.list): return "\(source.rawValue): list routines"
+    case .manageRoutine(.remove(let name)): return "\(source.rawValue): remove \(name)"
     }
   }
 }

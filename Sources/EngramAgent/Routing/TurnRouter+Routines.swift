@@ -20,6 +20,14 @@ public struct RoutineDefinition: Sendable, Hashable {
   }
 }
 
+/// A request about the routines themselves, said in chat: list them, or remove one.
+public enum RoutineRequest: Sendable, Hashable {
+  /// "list my routines", 我的例程.
+  case list
+  /// "remove the routine NAME", 删除例程NAME.
+  case remove(String)
+}
+
 /// The routine stages of the turn router: a sentence that defines a routine, and a line that
 /// names one (exactly, or nearly: "run morning briefing", "morning breifing", 早安！), whose
 /// requests are each routed and run as one plan.
@@ -114,6 +122,21 @@ extension TurnRouter {
       if let found { definition.steps.append(found) } else { definition.unreadable.append(text) }
     }
     return definition
+  }
+
+  /// The request about routines `text` makes ("list my routines", "remove the routine
+  /// NAME", 删除例程NAME), or nil.
+  public static func routineRequest(_ text: String) -> RoutineRequest? {
+    let key = Routine.key(text)
+    if SkillWords.list("routine.list_phrases").contains(where: { Routine.key($0) == key }) { return .list }
+    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    for head in SkillWords.list("routine.remove_heads").sorted(by: { $0.count > $1.count })
+    where RequestPlanner.startsWith(trimmed, head) {
+      let name = String(trimmed.dropFirst(head.count)).trimmingCharacters(
+        in: RequestPlanner.edge.union(.punctuationCharacters).union(CharacterSet(charactersIn: "“”「」")))
+      return Routine.key(name).isEmpty ? nil : .remove(name)
+    }
+    return nil
   }
 
   // MARK: - Reading the words

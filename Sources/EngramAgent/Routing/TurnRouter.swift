@@ -42,7 +42,8 @@ public enum SlotReading: Sendable, Equatable {
 /// The stages, in order:
 /// 1. a pending question's answer (`readAnswer(_:to:clock:)`, called by the agent when it
 ///    asked for an argument);
-/// 2. a routine: a sentence that defines one ("when I say NAME, ...") is saved, and a line
+/// 2. a routine: a sentence that defines one ("when I say NAME, ...") is saved, "list my
+///    routines" and "remove the routine NAME" keep them, and a line
 ///    that names one (exactly or nearly) runs its requests, each routed, as one plan
 ///    (`TurnRouter+Routines.swift`);
 /// 3. a compound request (several steps, conditions): `RequestPlanner`, when every part
@@ -83,6 +84,9 @@ public struct TurnRouter: Sendable {
       var route = TurnRoute(plan: .defineRoutine(definition), source: .routine, confidence: 1)
       route.routine = definition.name
       return route
+    }
+    if let request = Self.routineRequest(text) {
+      return TurnRoute(plan: .manageRoutine(request), source: .routine, confidence: 1)
     }
     if let routine = routine(namedBy: text) {
       return try await plan(of: routine, clock: clock, scenario: scenario)
