@@ -4,7 +4,7 @@
 // and the few store types the engine's API passes through unchanged: its two error types
 // (SQLite result codes with the path; what the store found wrong), the report of what
 // forgetting removed, the agent records (reminders, events and notes; traces; pending calls)
-// with their kinds and statuses, and where a memory lives
+// with their kinds and statuses, routines, and where a memory lives
 // (`StoreLocation`: a SQLite path or a PostgreSQL URI) and whose it is (`StoreUser`). Nothing else of the
 // store or the vector index is visible to callers.
 @_exported import EngramCore
@@ -18,6 +18,7 @@
 @_exported import struct EngramStore.PendingCall
 @_exported import enum EngramStore.PendingCallStatus
 @_exported import class EngramStore.PostgresConnectionPool
+@_exported import struct EngramStore.Routine
 @_exported import struct EngramStore.SQLiteError
 @_exported import enum EngramStore.StoreError
 @_exported import enum EngramStore.StoreLocation

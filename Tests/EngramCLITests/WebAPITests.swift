@@ -282,6 +282,31 @@ import Testing
     #expect(route["arguments"]?["title"] == "call Sam")
   }
 
+  @Test func aRoutineRunsByNameInTheWebChatAndTheInspectorShowsItsSteps() async throws {
+    try engine.agentRecords.saveRoutine(
+      Routine(
+        name: "wind down",
+        steps: [
+          Routine.Step(text: "remind me tomorrow at 9pm to stretch", skill: "reminder.create"),
+          Routine.Step(text: "show my reminders", skill: "reminder.list"),
+        ], createdAt: Date()))
+    let route = try Self.json(await app.respond(to: Self.get("/api/route?text=wind%20down")))
+    #expect(route["routine"] == "wind down")
+    #expect(
+      route["steps"]?.arrayValue?.compactMap { $0["skill"]?.stringValue } == [
+        "reminder.create", "reminder.list",
+      ])
+
+    let sent = await app.respond(to: Self.post("/api/chat/send", #"{"text":"wind down"}"#))
+    let cookie = try #require(sent.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+    let waiting = try #require(try await Self.events(sent).last?.1)
+    #expect(waiting["phase"] == "waiting")
+    let confirmed = try await Self.events(
+      await app.respond(to: Self.post("/api/chat/confirm", headers: [("Cookie", cookie)])))
+    #expect(confirmed.last?.1["phase"] == "finished")
+    #expect(try engine.agentRecords.items().map(\.title) == ["stretch"])
+  }
+
   // MARK: Refusals
 
   @Test(arguments: [

@@ -43,7 +43,7 @@ struct PostgresSchemaTests {
       let expected = [
         "agent_items", "embedding_changes", "embedding_generation", "embeddings", "engram_schema", "memories",
         "messages", "meta",
-        "pending_calls", "preferences", "sessions", "skill_state", "summaries", "traces",
+        "pending_calls", "preferences", "routines", "sessions", "skill_state", "summaries", "traces",
       ]
       #expect(tables.map(\.0) == expected)
       for (table, nullable) in tables where table != "engram_schema" {

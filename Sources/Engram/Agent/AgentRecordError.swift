@@ -15,4 +15,16 @@ public enum AgentRecordError: Error, Sendable, Hashable {
   case misplacedCondition(kind: AgentItemKind)
   /// No row with this id in `table`.
   case notFound(table: String, id: Int64)
+  /// A routine was refused: its name is empty (after folding) or it has no steps.
+  case invalidRoutine(name: String, reason: RoutineProblem)
+  /// No routine has this name.
+  case routineNotFound(name: String)
+
+  /// What is wrong with a routine that was refused.
+  public enum RoutineProblem: Sendable, Hashable {
+    /// The name has no letters or digits.
+    case emptyName
+    /// It has no steps, or a blank one.
+    case noSteps
+  }
 }

@@ -285,6 +285,70 @@ public struct AgentRecords: Sendable {
     }
   }
 
+  // MARK: - Routines
+
+  /// Every routine (`routines`), by name.
+  public func routines() throws -> [Routine] {
+    try open.check()
+    return try store.readTransaction { try $0.routines() }
+  }
+
+  /// The routine named `name` (compared as `Routine.key(_:)` folds names), or nil.
+  public func routine(named name: String) throws -> Routine? {
+    try open.check()
+    let key = Routine.key(name)
+    return try store.readTransaction { try $0.routine(key: key) }
+  }
+
+  /// Saves `routine`, replacing one with the same name (which keeps its creation time);
+  /// returns whether it replaced one.
+  /// - Throws: `AgentRecordError.invalidRoutine` for an empty name or no steps; store errors.
+  @discardableResult
+  public func saveRoutine(_ routine: Routine) throws -> Bool {
+    try open.check()
+    guard !routine.key.isEmpty else {
+      throw AgentRecordError.invalidRoutine(name: routine.name, reason: .emptyName)
+    }
+    guard !routine.steps.isEmpty,
+      routine.steps.allSatisfy({ !$0.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty })
+    else { throw AgentRecordError.invalidRoutine(name: routine.name, reason: .noSteps) }
+    return try store.writeTransaction { session in
+      var saved = routine
+      let existing = try session.routine(key: routine.key)
+      if let existing { saved.createdAt = existing.createdAt }
+      try session.saveRoutine(saved)
+      return existing != nil
+    }
+  }
+
+  /// Enables or disables the routine named `name`; returns it as it now is.
+  /// - Throws: `AgentRecordError.routineNotFound`; store errors.
+  @discardableResult
+  public func setRoutineEnabled(_ enabled: Bool, named name: String, at date: Date = Date()) throws -> Routine
+  {
+    try open.check()
+    let key = Routine.key(name)
+    return try store.writeTransaction { session in
+      guard var routine = try session.routine(key: key) else {
+        throw AgentRecordError.routineNotFound(name: name)
+      }
+      routine.enabled = enabled
+      routine.updatedAt = date
+      try session.saveRoutine(routine)
+      return routine
+    }
+  }
+
+  /// Removes the routine named `name`.
+  /// - Throws: `AgentRecordError.routineNotFound`; store errors.
+  public func removeRoutine(named name: String) throws {
+    try open.check()
+    let key = Routine.key(name)
+    try store.writeTransaction { session in
+      guard try session.deleteRoutine(key: key) else { throw AgentRecordError.routineNotFound(name: name) }
+    }
+  }
+
   // MARK: - Helpers
 
   static func checkJSONObject(_ text: String, field: String) throws(AgentRecordError) {

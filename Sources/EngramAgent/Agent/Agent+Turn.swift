@@ -68,8 +68,11 @@ extension Agent {
   /// Where this turn goes: the turn router's plan, or the language model planner's when the
   /// router leaves the turn to it.
   func route(_ text: String, prompt: TurnContext, execution: UUID) async throws -> (TurnPlan, RouteSource) {
-    let routed = try await turnRouter.route(
-      text, clock: configuration.clock, scenario: configuration.scenario)
+    var router = turnRouter
+    let engine = self.engine
+    // Read each turn: a routine saved by another tool (the CLI, the web app) runs at once.
+    router.routines = try await Self.offMain { try engine.agentRecords.routines() }
+    let routed = try await router.route(text, clock: configuration.clock, scenario: configuration.scenario)
     guard case .askLanguageModel = routed.plan else { return (routed.plan, routed.source) }
     // The language model takes what the earlier stages leave (it answers with the memories
     // in hand); without one, the memories answer.
@@ -131,6 +134,10 @@ extension Agent {
       return await finish(
         AgentReply(
           executionID: execution, text: reply, outputs: [.text(reply)], language: language, route: source))
+    case .defineRoutine(let definition):
+      return await saveRoutine(definition, execution: execution, language: language)
+    case .manageRoutine(let request):
+      return await manageRoutines(request, execution: execution, language: language)
     case .skills(let steps) where steps.isEmpty:
       return await finish(
         AgentReply(
@@ -142,7 +149,10 @@ extension Agent {
       // Several steps, or a condition, planned by the rules: one plan, confirmed once
       // (Agent+Plan.swift). A language model's plan still confirms step by step, feeding
       // `{{previous}}` and chained steps forward.
-      if source != .planner, Self.isPlan(steps) { return await startPlan(run, steps: steps) }
+      // A routine is always a plan: a step whose skill is disabled is left out, and said.
+      if source == .routine || (source != .planner && Self.isPlan(steps)) {
+        return await startPlan(run, steps: steps)
+      }
       return await advance(run)
     }
   }

@@ -69,6 +69,8 @@ public enum RouteSource: String, Sendable, Hashable {
   case tieBreak
   /// The language model planned the steps or answered directly.
   case planner
+  /// A routine: its name ran its steps, or a sentence defined it.
+  case routine
   /// No skill fitted and no language model was configured.
   case none
 }

@@ -1717,5 +1717,133 @@ extension SkillWords {
     plan.weather_cloudy	多云
     plan.weather_cloudy	雾
     plan.weather_cloudy	雾霾
+    routine.define_heads	from now on, when i say
+    routine.define_heads	from now on when i say
+    routine.define_heads	from now on, whenever i say
+    routine.define_heads	from now on whenever i say
+    routine.define_heads	whenever i say
+    routine.define_heads	every time i say
+    routine.define_heads	when i say
+    routine.define_heads	if i say
+    routine.define_heads	以后只要我说
+    routine.define_heads	以后我一说
+    routine.define_heads	以后我说
+    routine.define_heads	每当我说
+    routine.define_heads	只要我说
+    routine.define_heads	当我说
+    routine.define_heads	我一说
+    routine.define_name_ends	,
+    routine.define_name_ends	，
+    routine.define_name_ends	的时候
+    routine.define_name_ends	时候
+    routine.define_name_ends	时
+    routine.define_name_ends	:
+    routine.define_name_ends	：
+    routine.define_name_ends	就
+    routine.body_openers	then
+    routine.body_openers	please
+    routine.body_openers	i want you to
+    routine.body_openers	you should
+    routine.body_openers	you
+    routine.body_openers	do
+    routine.body_openers	go and
+    routine.body_openers	and
+    routine.body_openers	你就
+    routine.body_openers	就请
+    routine.body_openers	就帮我
+    routine.body_openers	就
+    routine.body_openers	请
+    routine.body_openers	帮我
+    routine.body_openers	的时候
+    routine.body_openers	时
+    routine.step_joins	、
+    routine.step_joins	和
+    routine.step_joins	以及
+    routine.carry_verbs	show me
+    routine.carry_verbs	show
+    routine.carry_verbs	tell me
+    routine.carry_verbs	give me
+    routine.carry_verbs	check
+    routine.carry_verbs	read me
+    routine.carry_verbs	read
+    routine.carry_verbs	list
+    routine.carry_verbs	看一下
+    routine.carry_verbs	看看
+    routine.carry_verbs	查看
+    routine.carry_verbs	查一下
+    routine.carry_verbs	显示
+    routine.carry_verbs	告诉我
+    routine.carry_verbs	列出
+    routine.run_fillers	please run
+    routine.run_fillers	please do
+    routine.run_fillers	please start
+    routine.run_fillers	please
+    routine.run_fillers	run my
+    routine.run_fillers	run the
+    routine.run_fillers	run
+    routine.run_fillers	start my
+    routine.run_fillers	start the
+    routine.run_fillers	start
+    routine.run_fillers	do my
+    routine.run_fillers	do the
+    routine.run_fillers	let's do
+    routine.run_fillers	my
+    routine.run_fillers	the
+    routine.run_fillers	routine
+    routine.run_fillers	请执行
+    routine.run_fillers	执行
+    routine.run_fillers	运行
+    routine.run_fillers	开始
+    routine.run_fillers	请
+    routine.run_fillers	例程
+    routine.run_fillers	吧
+    routine.meaning_markers	i mean
+    routine.meaning_markers	i'm talking about
+    routine.meaning_markers	i am talking about
+    routine.meaning_markers	i'm referring to
+    routine.meaning_markers	i am referring to
+    routine.meaning_markers	it means
+    routine.meaning_markers	that means
+    routine.meaning_markers	means
+    routine.meaning_markers	it's
+    routine.meaning_markers	it is
+    routine.meaning_markers	就是指
+    routine.meaning_markers	是指
+    routine.meaning_markers	指的是
+    routine.meaning_markers	我指的是
+    routine.meaning_markers	的意思是
+    routine.meaning_markers	意思是
+    routine.meaning_markers	就是
+    routine.meaning_markers	表示
+    routine.list_phrases	list my routines
+    routine.list_phrases	list routines
+    routine.list_phrases	list the routines
+    routine.list_phrases	show my routines
+    routine.list_phrases	show me my routines
+    routine.list_phrases	show routines
+    routine.list_phrases	my routines
+    routine.list_phrases	what routines do i have
+    routine.list_phrases	which routines do i have
+    routine.list_phrases	what are my routines
+    routine.list_phrases	我的例程
+    routine.list_phrases	列出例程
+    routine.list_phrases	列出我的例程
+    routine.list_phrases	看看我的例程
+    routine.list_phrases	有哪些例程
+    routine.list_phrases	我有哪些例程
+    routine.remove_heads	please remove the routine
+    routine.remove_heads	please delete the routine
+    routine.remove_heads	remove the routine
+    routine.remove_heads	delete the routine
+    routine.remove_heads	forget the routine
+    routine.remove_heads	remove my routine
+    routine.remove_heads	delete my routine
+    routine.remove_heads	remove routine
+    routine.remove_heads	delete routine
+    routine.remove_heads	删除例程
+    routine.remove_heads	删掉例程
+    routine.remove_heads	删除我的例程
+    routine.remove_heads	删掉我的例程
+    routine.remove_heads	请删除例程
     """#
 }

@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 /// One step of a turn's plan: a skill call with its arguments, perhaps guarded by a
@@ -120,6 +121,10 @@ public enum TurnPlan: Sendable, Equatable {
   case answerWithModel
   /// The rules leave the turn to the language model's planner (a model is on hand).
   case askLanguageModel
+  /// Save a routine the user defined (refused when a request of it is unreadable).
+  case defineRoutine(RoutineDefinition)
+  /// List the routines, or remove one.
+  case manageRoutine(RoutineRequest)
 
   /// The steps to run (none unless `.skills`).
   public var steps: [PlanStep] {
@@ -136,6 +141,9 @@ public enum TurnPlan: Sendable, Equatable {
     case .final: return "\(source.rawValue): final"
     case .answerWithModel: return "\(source.rawValue): memory.recall (language model)"
     case .askLanguageModel: return "\(source.rawValue): language model"
+    case .defineRoutine(let definition): return "\(source.rawValue): define \(definition.name)"
+    case .manageRoutine(.list): return "\(source.rawValue): list routines"
+    case .manageRoutine(.remove(let name)): return "\(source.rawValue): remove \(name)"
     }
   }
 }

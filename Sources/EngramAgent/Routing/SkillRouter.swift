@@ -136,6 +136,11 @@ public final class SkillRouter: Sendable {
     registry.skills(in: scenario).first { $0.id == id }
   }
 
+  /// Whether skill `id` is registered but disabled.
+  public func isDisabled(id: String) -> Bool {
+    registry.skill(id: id) != nil && !registry.isEnabled(id: id)
+  }
+
   /// The intent model's prediction for `text`, or nil without a model.
   public func intent(of text: String) -> IntentPrediction? { classifier?.predict(text) }
 

@@ -1,3 +1,4 @@
+import Engram
 import Foundation
 
 /// Where one turn goes, as data: the plan, the stage that decided, and its confidence.
@@ -11,6 +12,8 @@ public struct TurnRoute: Sendable, Equatable {
   /// The skill router's decision for the whole request (or its first part), when one ran:
   /// the intent model's top labels and the rule candidates, for inspectors.
   public var decision: RouteDecision?
+  /// The routine the plan runs (or defines), by name; nil otherwise.
+  public var routine: String?
 
   /// Creates a route.
   public init(plan: TurnPlan, source: RouteSource, confidence: Double, decision: RouteDecision? = nil) {
@@ -39,29 +42,36 @@ public enum SlotReading: Sendable, Equatable {
 /// The stages, in order:
 /// 1. a pending question's answer (`readAnswer(_:to:clock:)`, called by the agent when it
 ///    asked for an argument);
-/// 2. a compound request (several steps, conditions): `RequestPlanner`, when every part
+/// 2. a routine: a sentence that defines one ("when I say NAME, ...") is saved, "list my
+///    routines" and "remove the routine NAME" keep them, and a line
+///    that names one (exactly or nearly) runs its requests, each routed, as one plan
+///    (`TurnRouter+Routines.swift`);
+/// 3. a compound request (several steps, conditions): `RequestPlanner`, when every part
 ///    routes surely to a skill;
-/// 3. the skill router's stages (`SkillRouter.Stage`): explicit patterns, an application's
+/// 4. the skill router's stages (`SkillRouter.Stage`): explicit patterns, an application's
 ///    rules, the intent model, similarity, the fallback;
-/// 4. the inverse guard: a request to forget, cancel or recall is never sent to a write of
+/// 5. the inverse guard: a request to forget, cancel or recall is never sent to a write of
 ///    the opposite kind (`InverseGuard`);
-/// 5. with a language model on hand: a question for memory is answered by the model, and an
+/// 6. with a language model on hand: a question for memory is answered by the model, and an
 ///    unsure or empty decision is left to the model's planner (`needsLanguageModel`);
-/// 6. otherwise a question no skill claims is answered from the memories.
+/// 7. otherwise a question no skill claims is answered from the memories.
 public struct TurnRouter: Sendable {
   /// The skill-choosing stages.
   public let skills: SkillRouter
   /// Whether a language model is on hand (the agent then asks its planner where the rules
   /// leave the turn, and lets it compose answers from memory).
   public var hasLanguageModel: Bool
+  /// The user's routines (the enabled ones run when named).
+  public var routines: [Routine]
 
   /// The thresholds of every stage.
   public var thresholds: RoutingThresholds { skills.thresholds }
 
   /// Creates a turn router over the skill router's stages.
-  public init(skills: SkillRouter, hasLanguageModel: Bool = false) {
+  public init(skills: SkillRouter, hasLanguageModel: Bool = false, routines: [Routine] = []) {
     self.skills = skills
     self.hasLanguageModel = hasLanguageModel
+    self.routines = routines
   }
 
   /// Where `text` goes. `TurnPlan.askLanguageModel` means the language model's planner
@@ -70,6 +80,17 @@ public struct TurnRouter: Sendable {
   public func route(_ text: String, clock: AgentClock, scenario: SkillScenario = .all) async throws
     -> TurnRoute
   {
+    if let definition = try await routineDefinition(text, clock: clock, scenario: scenario) {
+      var route = TurnRoute(plan: .defineRoutine(definition), source: .routine, confidence: 1)
+      route.routine = definition.name
+      return route
+    }
+    if let request = Self.routineRequest(text) {
+      return TurnRoute(plan: .manageRoutine(request), source: .routine, confidence: 1)
+    }
+    if let routine = routine(namedBy: text) {
+      return try await plan(of: routine, clock: clock, scenario: scenario)
+    }
     let planner = RequestPlanner(router: skills, thresholds: thresholds)
     if let compound = try await planner.plan(text, clock: clock, scenario: scenario) {
       return compound

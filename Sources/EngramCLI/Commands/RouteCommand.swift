@@ -70,8 +70,10 @@ public enum RouteCommand: Command {
             try registry.setEnabled(enabled, id: skill.id)
           }
         }
+        // The memory's routines: a routine's name routes to its steps, as in chat.
         let router = TurnRouter(
-          skills: SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine)))
+          skills: SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine)),
+          routines: try engine.agentRecords.routines())
         try await route(
           requests, router: router, registry: registry, clock: clock, json: options.json, context: context)
       }
@@ -126,6 +128,9 @@ public enum RouteCommand: Command {
       rendered.append(line)
     }
     var line = rendered.joined(separator: "  →  ")
+    if let routine = members["routine"]?.stringValue {
+      line = "routine \(routine): " + (steps.isEmpty ? "define" : line)
+    }
     if case .array(let problems)? = members["problems"], !problems.isEmpty {
       line += "  (" + problems.compactMap(\.stringValue).joined(separator: "; ") + ")"
     }
@@ -174,6 +179,17 @@ public enum RouteCommand: Command {
     object["arguments"] = first.map { arguments($0.arguments, clock: clock) } ?? .object([:])
     object["problems"] = .array(problems)
     object["steps"] = .array(stepObjects)
+    if let routine = route.routine { object["routine"] = .string(routine) }
+    if case .defineRoutine(let definition) = route.plan {
+      object["defines"] = .object([
+        "name": .string(definition.name),
+        "steps": .array(
+          definition.steps.map {
+            .object(["text": .string($0.text), "skill": $0.skill.map { .string($0) } ?? .null])
+          }),
+        "unreadable": .array(definition.unreadable.map { .string($0) }),
+      ])
+    }
     return .object(object)
   }
 

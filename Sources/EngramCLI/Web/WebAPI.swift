@@ -383,13 +383,16 @@ enum WebAPI {
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)
     let engine = scope.engine
-    let enabled = try await BlockingWork.run { () throws -> [(String, Bool)] in
-      try registry.allSkills.compactMap { skill in
+    let (enabled, routines) = try await BlockingWork.run { () throws -> ([(String, Bool)], [Routine]) in
+      let enabled = try registry.allSkills.compactMap { skill in
         try engine.agentRecords.skillEnabled(id: skill.id).map { (skill.id, $0) }
       }
+      return (enabled, try engine.agentRecords.routines())
     }
     for (id, flag) in enabled { try registry.setEnabled(flag, id: id) }
-    let router = TurnRouter(skills: SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine)))
+    // The user's routines, as chat reads them: the inspector shows what chat does.
+    let router = TurnRouter(
+      skills: SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine)), routines: routines)
     let route = try await router.route(text, clock: scope.clock)
     return RouteCommand.json(text: text, route: route, registry: registry, clock: scope.clock)
   }

@@ -692,4 +692,43 @@ extension PostgresSession {
   public func deleteSkillState(skillID: String) throws -> Bool {
     try run("DELETE FROM skill_state WHERE user_scope = $1 AND skill_id = $2", [.text(skillID)]) > 0
   }
+
+  /// Inserts the user's routine, or replaces the one with the same key (creation time kept).
+  public func saveRoutine(_ routine: Routine) throws {
+    try run(
+      """
+      INSERT INTO routines (user_scope, name_key, name, steps, enabled, created_at, updated_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7)
+      ON CONFLICT (user_scope, name_key) DO UPDATE SET name = excluded.name, steps = excluded.steps,
+        enabled = excluded.enabled, updated_at = excluded.updated_at
+      """,
+      [
+        .text(routine.key), .text(routine.name), .text(try routine.stepsJSON()), .bool(routine.enabled),
+        .int(Timestamp.milliseconds(routine.createdAt)), .int(Timestamp.milliseconds(routine.updatedAt)),
+      ])
+  }
+
+  /// The user's routines, by name.
+  public func routines() throws -> [Routine] {
+    try records(
+      """
+      SELECT name, steps, enabled, created_at, updated_at FROM routines WHERE user_scope = $1
+      ORDER BY name_key COLLATE "C"
+      """
+    ) { try Routine(row: $0) }
+  }
+
+  /// The user's routine whose key is `key`, or nil.
+  public func routine(key: String) throws -> Routine? {
+    try records(
+      "SELECT name, steps, enabled, created_at, updated_at FROM routines WHERE user_scope = $1 AND name_key = $2",
+      [.text(key)]
+    ) { try Routine(row: $0) }.first
+  }
+
+  /// Deletes the user's routine whose key is `key`; returns whether it existed.
+  @discardableResult
+  public func deleteRoutine(key: String) throws -> Bool {
+    try run("DELETE FROM routines WHERE user_scope = $1 AND name_key = $2", [.text(key)]) > 0
+  }
 }

@@ -252,6 +252,18 @@ public protocol AgentRecordQueries: AnyObject {
   /// Inserts or replaces a skill's state.
   func setSkillState(_ state: SkillState) throws
 
+  /// Inserts a routine, or replaces the one with the same key (`Routine.swift`).
+  func saveRoutine(_ routine: Routine) throws
+
+  /// Every routine, by name.
+  func routines() throws -> [Routine]
+
+  /// The routine whose key (`Routine.key(_:)`) is `key`, or nil.
+  func routine(key: String) throws -> Routine?
+
+  /// Deletes the routine whose key is `key`; returns whether it existed.
+  @discardableResult func deleteRoutine(key: String) throws -> Bool
+
   /// Pending calls with `status`, oldest first.
   func pendingCalls(status: PendingCallStatus) throws -> [PendingCall]
 
