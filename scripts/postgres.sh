@@ -122,7 +122,7 @@ start() {
   # away afterwards, so durability settings are off for speed.
   if ! as_owner "$bin/pg_ctl" -D "$folder/data" -l "$folder/server.log" -w -t 60 start \
     -o "-c listen_addresses='' -c unix_socket_directories='$folder' -c fsync=off \
-        -c synchronous_commit=off -c full_page_writes=off -c max_connections=100" >/dev/null; then
+        -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" >/dev/null; then
     log "the server did not start:"
     cat "$folder/server.log" >&2
     as_owner "$bin/pg_ctl" -D "$folder/data" -m immediate stop >/dev/null 2>&1 || true
