@@ -18,7 +18,7 @@ import Foundation
 /// word of the gold answer is in the reply).
 ///
 /// `--llm URL --llm-model M`: each question is also asked of an agent whose language model
-/// composes the answer (`engram chat --llm`); `model` reports the same measures for those
+/// composes the answer (`engram chat --llm`); `llm` reports the same measures for those
 /// replies, with its turn times and how many fell back to memory's answer (the model failed).
 ///
 /// `--calibrate --conversations 26,30` instead fits the relevance gate of `MemoryAnswer`:
@@ -351,7 +351,7 @@ enum AnswersSuite {
     if let llm {
       var model = composed.report
       model.set("llm_model", llm.model)
-      report.set("model", model)
+      report.set("llm", model)
     }
     return report
   }
