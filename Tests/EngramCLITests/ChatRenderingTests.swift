@@ -45,6 +45,28 @@ import Testing
     #expect(ChatRendering.history([], timeZone: utc) == ["(no turns yet)"])
   }
 
+  @Test func theShownContextIsWhatTheModelReceivesUnderItsTokenCount() throws {
+    let utc = try #require(TimeZone(identifier: "UTC"))
+    let hit = SearchHit(
+      kind: .memory, id: 7, text: "my locker code is 4512", sessionID: nil, speaker: nil,
+      timestamp: Date(timeIntervalSince1970: 1_700_000_000), bm25: nil, cosine: nil, score: 1, provenance: [],
+      metadata: [:])
+    let turn = TurnContext(query: "code?", budget: 1500, hits: [hit], timeZone: utc, omitted: 2)
+    let lines = ChatRendering.context(
+      turn, tokens: ContextTokenCount(tokens: 31, source: .server), budget: 1500)
+    #expect(
+      lines.first
+        == "--- prompt context: 31 tokens (counted by the model's server), budget 1500, 2 left out ---")
+    #expect(lines.dropFirst().dropLast().joined(separator: "\n") == turn.rendered)
+    #expect(lines.contains("[memory #7 2023-11-14] my locker code is 4512"))
+    #expect(lines.last == "--- end of prompt context ---")
+    let estimated = ChatRendering.context(TurnContext(timeZone: utc), tokens: nil, budget: 80)
+    #expect(
+      estimated == [
+        "--- prompt context: 0 tokens (estimated), budget 80 ---", "(empty)", "--- end of prompt context ---",
+      ])
+  }
+
   @Test func theSkillsTableShowsEachSkillsEnabledState() throws {
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)

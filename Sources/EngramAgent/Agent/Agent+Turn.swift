@@ -27,6 +27,7 @@ extension Agent {
     }
     guard isCurrent(execution) else { return state }
     lastContext = prompt
+    contextsBuilt += 1
     let context = SkillContext(
       userText: text, turn: prompt, clock: clock, memory: memory,
       partial: streamingOutput(for: execution), recentItems: recentItems)
@@ -51,6 +52,10 @@ extension Agent {
       await trace(
         execution, step: 0, skillID: nil, arguments: SkillArguments(), status: Self.status(for: error),
         error: error, startedAt: routeStartedAt, since: routeStart)
+      // The model failed on a question: memory answers it (with a notice), never nothing.
+      if Self.isModelFailure(error), TextCues.isQuestion(text), isCurrent(execution) {
+        return await answerAfterModelFailure(error, text: text, context: context, execution: execution)
+      }
       return await fail(execution, error, language: language, skillID: nil)
     }
     let first = plan.steps.first
@@ -100,12 +105,17 @@ extension Agent {
           executionID: execution, text: output.text, outputs: [output], language: language,
           route: output.isMemoryAnswer ? .memory : source))
     case .final(let answer):
-      // A final answer drawn from the memories in hand cites only those.
+      // A final answer drawn from the memories in hand cites only those; to a question memory
+      // answers, it keeps the retrieved fact.
       let checked = AnswerCitations.check(answer, memories: context.turn.hits)
+      let reply =
+        TextCues.isQuestion(text)
+        ? grounded(checked.text, cited: checked.cited, question: text, context: context)
+        : (text: checked.text, hits: checked.cited)
       return await finish(
         AgentReply(
-          executionID: execution, text: checked.text,
-          outputs: checked.cited.isEmpty ? [] : [.memories(answer: checked.text, hits: checked.cited)],
+          executionID: execution, text: reply.text,
+          outputs: reply.hits.isEmpty ? [] : [.memories(answer: reply.text, hits: reply.hits)],
           language: language, route: source))
     case .answerWithModel:
       guard let planner else {
@@ -116,12 +126,16 @@ extension Agent {
         let answer = try await planner.answer(
           question: text, context: lastContext?.rendered ?? "", partial: streamingOutput(for: execution))
         let checked = AnswerCitations.check(answer, memories: context.turn.hits)
+        let reply = grounded(checked.text, cited: checked.cited, question: text, context: context)
         return await finish(
           AgentReply(
-            executionID: execution, text: checked.text,
-            outputs: [.memories(answer: checked.text, hits: checked.cited)], language: language, route: source
+            executionID: execution, text: reply.text,
+            outputs: [.memories(answer: reply.text, hits: reply.hits)], language: language, route: source
           ))
       } catch {
+        if Self.isModelFailure(error), isCurrent(execution) {
+          return await answerAfterModelFailure(error, text: text, context: context, execution: execution)
+        }
         return await fail(execution, error, language: language, skillID: RecallSkill.skillID)
       }
     case .askLanguageModel:
@@ -413,10 +427,11 @@ extension Agent {
     let catalogCost =
       planner == nil ? 0 : TokenEstimator.estimate(registry.catalog(for: configuration.scenario))
     let memoryBudget = max(configuration.minimumMemoryBudget, configuration.contextBudget - catalogCost)
-    return try await engine.context(
+    let context = try await engine.context(
       for: text, budget: memoryBudget, memoryCount: configuration.memoryCount,
       recentCount: configuration.recentCount, session: sessionID,
       filters: SearchFilters(excludedSessions: [sessionID]), timeZone: configuration.clock.timeZone)
+    return try await fitted(context, budget: memoryBudget)
   }
 
   // MARK: - Traces

@@ -33,6 +33,14 @@ public final class Agent {
   /// The turn context of the latest turn (retrieved items, preferences, recent turns, the
   /// prompt text), for display and debugging.
   public internal(set) var lastContext: TurnContext?
+  /// How many tokens `lastContext`'s prompt text counts, and who counted them (the language
+  /// model's server when it can tokenize, else the estimate).
+  public internal(set) var lastContextTokens: ContextTokenCount?
+  /// How many turns have built their context: a change tells a front end that `lastContext`
+  /// belongs to the turn now running.
+  public internal(set) var contextsBuilt = 0
+  /// The language model's server could not count tokens once: the estimate serves from then on.
+  @ObservationIgnored var tokenizerFailed = false
   /// The question the agent asked for a missing argument, answered by the next `send`; nil
   /// when none waits.
   public internal(set) var awaitingAnswer: SlotQuestion?

@@ -19,6 +19,12 @@ public struct AgentConfiguration: Sendable {
   public var clock: AgentClock
   /// Whether to append the user's and the agent's turns to the conversation log. Default true.
   public var persistTurns: Bool
+  /// Whether to count the prompt context's tokens with the language model's server (llama.cpp's
+  /// `/tokenize`, one request per turn) and trim the context to `contextBudget` in those
+  /// tokens, instead of the estimate. Default false (`engram chat --show-context` and
+  /// `--context-budget` turn it on); without a planner, or with a server that cannot count,
+  /// the estimate serves.
+  public var countsTokensWithModel = false
 
   /// Creates a configuration with the documented defaults.
   public init(

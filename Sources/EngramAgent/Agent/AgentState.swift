@@ -87,6 +87,9 @@ public struct AgentReply: Sendable, Hashable {
   public var language: MessageLanguage
   /// How the request was routed.
   public var route: RouteSource
+  /// Something the person should know about how the reply was made, on one line: the language
+  /// model failed and the reply is the answer from memory alone (`FriendlyMessage.fallbackNotice`).
+  public var notice: String? = nil
 }
 
 /// Why a turn failed, with the sentence to show.

@@ -103,6 +103,43 @@ public struct MemoryAnswer: Sendable {
     return .memories(answer: lines.joined(separator: "\n"), hits: chosen)
   }
 
+  /// Whether `reply` (a language model's answer) carries the fact of `item` that answers
+  /// `question`: the words of `item`'s answering sentence that the question does not already
+  /// hold (the answer: "4512" in "my locker code is 4512" for "what is my locker code?").
+  /// Every number among them must be in the reply, and at least half of the other words
+  /// (cut to five letters, as the gate compares them); nothing to look for is carried.
+  public func carries(_ reply: String, answerOf item: SearchHit, question: String) -> Bool {
+    let asked = Self.contentTerms(question, keepStopwords: true)
+    let sentence =
+      item.text.count <= Self.wholeItemCharacters
+      ? item.text : Self.bestSentence(of: item.text, covering: Self.contentTerms(question))
+    // Numbers are compared whole (the word terms read every digit run as one "0").
+    let numbers = Self.numbers(in: sentence).subtracting(Self.numbers(in: question))
+    guard numbers.isSubset(of: Self.numbers(in: reply)) else { return false }
+    let words = Self.contentTerms(sentence).subtracting(asked)
+    guard !words.isEmpty else { return true }
+    let said = Self.contentTerms(reply, keepStopwords: true)
+    return 2 * words.intersection(said).count >= words.count
+  }
+
+  /// The digit runs of `text` ("4512", "2023"), ASCII and full-width digits alike.
+  static func numbers(in text: String) -> Set<String> {
+    var numbers = Set<String>()
+    var current = ""
+    for character in text {
+      if let digit = character.wholeNumberValue, character.isNumber, (0...9).contains(digit),
+        !character.isLetter
+      {
+        current.append(String(digit))
+      } else if !current.isEmpty {
+        numbers.insert(current)
+        current = ""
+      }
+    }
+    if !current.isEmpty { numbers.insert(current) }
+    return numbers
+  }
+
   /// The answer line of `item`: its sentence that covers most of `terms`, with who said it
   /// and when; a "when" question's line starts with the time that sentence names, resolved
   /// against the day it was said ("yesterday" said on 8 May 2023: "7 May 2023").

@@ -77,6 +77,13 @@ extension LanguageModel {
   }
 }
 
+/// Counts tokens the way a model's own tokenizer does (llama.cpp's `/tokenize`), where the
+/// estimate (`TokenEstimator`) is not good enough: the prompt context's budget and its display.
+public protocol TokenCounter: Sendable {
+  /// How many tokens the model makes of `text`.
+  func countTokens(_ text: String) async throws -> Int
+}
+
 /// Errors of the language-model client.
 public enum LanguageModelError: Error, Sendable, Hashable {
   /// Plain http to a host that is not loopback, without `allowInsecureRemote`.

@@ -51,6 +51,18 @@ public struct LanguageModelConfiguration: Sendable, Hashable {
     return url
   }
 
+  /// llama.cpp's `/tokenize` endpoint beside the API (`{server root}/tokenize`, the root being
+  /// the base URL without a trailing `/v1`), after the same checks as `validatedEndpoint`.
+  /// - Throws: `LanguageModelError.invalidBaseURL`, `.insecureEndpoint`, `.emptyModelName`.
+  public func tokenizeEndpoint() throws(LanguageModelError) -> URL {
+    _ = try validatedEndpoint()
+    var root = baseURL.absoluteString
+    while root.hasSuffix("/") { root.removeLast() }
+    if root.hasSuffix("/v1") { root.removeLast(3) }
+    guard let url = URL(string: root + "/tokenize") else { throw .invalidBaseURL(baseURL.absoluteString) }
+    return url
+  }
+
   /// Whether `host` is the local machine (localhost, 127.0.0.0/8, ::1).
   public static func isLoopback(_ host: String) -> Bool {
     let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()

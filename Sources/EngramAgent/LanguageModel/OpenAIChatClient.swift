@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// A `LanguageModel` speaking the OpenAI chat-completions protocol (also Ollama and llama.cpp).
-public final class OpenAIChatClient: LanguageModel {
+public final class OpenAIChatClient: LanguageModel, TokenCounter {
   /// The configuration it was created with.
   public let configuration: LanguageModelConfiguration
   private let endpoint: URL
@@ -80,6 +80,34 @@ public final class OpenAIChatClient: LanguageModel {
     return try Self.completionContent(data)
   }
 
+  /// How many tokens the server's model makes of `text`, from llama.cpp's `/tokenize`
+  /// (`{"content": text}` answered by `{"tokens": [...]}`), within the configured timeout but
+  /// at most 10 seconds (a count is not worth a long wait). Servers without the endpoint
+  /// (Ollama, OpenAI) answer 404: `.httpStatus`.
+  /// - Throws: `LanguageModelError` (`.httpStatus`, `.malformedResponse`, `.timedOut`, `.transport`).
+  public func countTokens(_ text: String) async throws -> Int {
+    var request = URLRequest(url: try configuration.tokenizeEndpoint())
+    request.httpMethod = "POST"
+    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    request.setValue("application/json", forHTTPHeaderField: "Accept")
+    if let apiKey { request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization") }
+    request.httpBody = try JSONEncoder().encode(["content": text])
+    let (data, response) = try await send(request, limit: min(configuration.timeout, .seconds(10)))
+    guard let http = response as? HTTPURLResponse else {
+      throw LanguageModelError.malformedResponse(reason: "not an HTTP response")
+    }
+    guard (200..<300).contains(http.statusCode) else {
+      throw LanguageModelError.httpStatus(
+        code: http.statusCode, body: String(decoding: data.prefix(2048), as: UTF8.self))
+    }
+    struct Tokens: Decodable { var tokens: [Int] }
+    do {
+      return try JSONDecoder().decode(Tokens.self, from: data).tokens.count
+    } catch {
+      throw LanguageModelError.malformedResponse(reason: "the /tokenize body has no tokens array")
+    }
+  }
+
   /// The first choice's content of a whole (not streamed) chat-completion body.
   static func completionContent(_ data: Data) throws(LanguageModelError) -> String {
     if let message = ChatCompletionStreamDecoder.errorMessage(in: data) {
@@ -99,9 +127,9 @@ public final class OpenAIChatClient: LanguageModel {
 
   /// Sends `request`, racing it against the configured timeout: URLSession on Linux rounds
   /// sub-second timeouts down to zero, so the session's own limit is only a backstop.
-  private func send(_ request: URLRequest) async throws -> (Data, URLResponse) {
+  private func send(_ request: URLRequest, limit: Duration? = nil) async throws -> (Data, URLResponse) {
     let session = session
-    let limit = configuration.timeout
+    let limit = limit ?? configuration.timeout
     let seconds = Self.seconds(limit)
     return try await withThrowingTaskGroup(of: (Data, URLResponse)?.self) { group in
       group.addTask {

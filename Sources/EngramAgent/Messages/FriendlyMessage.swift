@@ -81,6 +81,34 @@ public enum FriendlyMessage {
     }
   }
 
+  /// One line saying the language model failed and the reply is memory's answer alone.
+  public static func fallbackNotice(for error: any Error, language: MessageLanguage) -> String {
+    let english: String
+    let chinese: String
+    switch error {
+    case LanguageModelError.timedOut(let seconds):
+      english = "The language model did not answer within \(Int(seconds.rounded())) s"
+      chinese = "语言模型在 \(Int(seconds.rounded())) 秒内没有回答"
+    case LanguageModelError.incompleteStream:
+      english = "The language model stopped in the middle of its reply"
+      chinese = "语言模型的回答中途断了"
+    case LanguageModelError.httpStatus(let code, _):
+      english = "The language model server answered with HTTP status \(code)"
+      chinese = "语言模型服务返回了 HTTP 状态 \(code)"
+    case LanguageModelError.serverError:
+      english = "The language model server reported an error"
+      chinese = "语言模型服务报告了错误"
+    case is PlannerError, LanguageModelError.malformedResponse:
+      english = "The language model's reply could not be used"
+      chinese = "语言模型的回答无法使用"
+    default:
+      english = "I couldn't reach the language model"
+      chinese = "无法连接语言模型"
+    }
+    return language == .english
+      ? "\(english); this answer is from your memories alone." : "\(chinese)；以下回答只来自你的记忆。"
+  }
+
   /// A sentence for a weather-service error.
   public static func text(for error: WeatherError, language: MessageLanguage) -> String {
     switch (error, language) {

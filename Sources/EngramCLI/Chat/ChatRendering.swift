@@ -29,6 +29,20 @@ public enum ChatRendering {
     }
   }
 
+  /// The lines `--show-context` prints for a turn: a header with the token count (and who
+  /// counted: the language model's server, or the estimate) and the budget, the prompt context
+  /// as the model receives it, and a closing line.
+  public static func context(_ turn: TurnContext, tokens: ContextTokenCount?, budget: Int) -> [String] {
+    let count = tokens ?? ContextTokenCount(tokens: turn.tokenCount, source: .estimate)
+    let counted = count.source == .server ? "counted by the model's server" : "estimated"
+    let left = turn.omitted > 0 ? ", \(turn.omitted) left out" : ""
+    var lines = ["--- prompt context: \(count.tokens) tokens (\(counted)), budget \(budget)\(left) ---"]
+    let rendered = turn.rendered
+    lines.append(contentsOf: rendered.isEmpty ? ["(empty)"] : rendered.components(separatedBy: "\n"))
+    lines.append("--- end of prompt context ---")
+    return lines
+  }
+
   /// `text` on one line: line breaks (and the blanks around them) become one space.
   ///
   /// Scripts read one reply per line, so a multi-line reply (a recall with several memories)

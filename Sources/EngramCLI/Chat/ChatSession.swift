@@ -45,8 +45,16 @@ public final class ChatSession {
   /// How long the status spinner waits between frames (and Ctrl-C is looked for while the agent works).
   static let tick = Duration.milliseconds(80)
 
-  /// Creates a session over `agent` with the command's streams.
-  public init(agent: Agent, context: CommandContext) {
+  /// Whether each turn's prompt context is printed (on standard error) before its reply.
+  private let showContext: Bool
+  /// `agent.contextsBuilt` when the context was last printed.
+  private var contextPrinted = 0
+
+  /// Creates a session over `agent` with the command's streams; with `showContext`, each
+  /// turn's prompt context and its token count are printed before the reply.
+  public init(agent: Agent, context: CommandContext, showContext: Bool = false) {
+    self.showContext = showContext
+    self.contextPrinted = agent.contextsBuilt
     self.agent = agent
     self.output = context.output
     self.error = context.error
@@ -190,6 +198,7 @@ public final class ChatSession {
     var label = ChatRendering.statusLabel(for: agent.state)
     var stopRequested = false
     for await event in events {
+      printContextIfNew()
       switch event {
       case .done(let result):
         return result
@@ -230,6 +239,10 @@ public final class ChatSession {
         state = value
       }
       guard case .waitingForConfirmation(let action) = state else {
+        // The language model failed and memory answered: say so on standard error, one line.
+        if case .finished(let reply) = state, let notice = reply.notice {
+          error.write(TextStyle.yellow.apply(to: notice, enabled: terminal.colorsError) + "\n")
+        }
         if let reply = ChatRendering.replyText(for: state) { printReply(reply) }
         return true
       }
@@ -320,8 +333,20 @@ public final class ChatSession {
     return try input.readLine()
   }
 
+  /// Prints the running turn's prompt context once, as soon as the agent has built it (before
+  /// any of the reply is written), with `--show-context`.
+  private func printContextIfNew() {
+    guard showContext, agent.contextsBuilt != contextPrinted, let turn = agent.lastContext else { return }
+    contextPrinted = agent.contextsBuilt
+    clearStatus()
+    error.write(
+      ChatRendering.context(turn, tokens: agent.lastContextTokens, budget: agent.configuration.contextBudget)
+        .map { $0 + "\n" }.joined())
+  }
+
   /// Writes the reply, or what is left of it after the part written while it streamed in.
   private func printReply(_ text: String) {
+    printContextIfNew()
     output.write(partialReply.finish(text))
   }
 

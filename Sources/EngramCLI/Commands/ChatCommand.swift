@@ -26,7 +26,13 @@ public enum ChatCommand: Command {
 
       --llm takes an OpenAI-compatible server (Ollama, llama.cpp, OpenAI); the bearer key is
       read from $ENGRAM_LLM_API_KEY. Plain http is refused unless the host is this machine or
-      --allow-insecure is given.
+      --allow-insecure is given. `make llm` builds a small local one (docs/llm.md). When the
+      model fails on a question, the answer from memory is given with a one-line notice.
+
+      --show-context prints, before each reply, the prompt context the model sees (retrieved
+      memories, preferences, recent turns) and its token count: counted by the --llm server's
+      /tokenize when it has one (llama.cpp), else estimated. --context-budget N caps it (in
+      those tokens).
       """)
 
   /// The command's options.
@@ -39,6 +45,9 @@ public enum ChatCommand: Command {
     @Option(valueName: "NAME", help: "The conversation the turns are filed under.")
     var session = ChatCommand.defaultSession
     @Option(valueName: "ISO8601", help: ArgumentHelp.now) var now: String?
+    @Flag(help: "Print each turn's prompt context and its token count (on standard error) before the reply.")
+    var showContext = false
+    @Option(valueName: "N", help: "The prompt context's token budget (default 1500).") var contextBudget: Int?
 
     /// The defaults.
     public init() {}
@@ -52,16 +61,30 @@ public enum ChatCommand: Command {
     guard !session.trimmingCharacters(in: .whitespaces).isEmpty else {
       throw UsageError(.invalidValue(argument: "--session", value: session, expected: "a non-empty name"))
     }
+    var configuration = AgentConfiguration(sessionName: session, clock: clock)
+    // The context's tokens as the --llm server counts them, where they are shown or capped.
+    configuration.countsTokensWithModel = options.showContext || options.contextBudget != nil
+    if let budget = options.contextBudget {
+      guard budget >= 1 else {
+        throw UsageError(
+          .invalidValue(argument: "--context-budget", value: String(budget), expected: "a positive number"))
+      }
+      configuration.contextBudget = budget
+      // The budget asked for is the budget: memories get no floor above it.
+      configuration.minimumMemoryBudget = min(configuration.minimumMemoryBudget, budget)
+    }
     Interruption.install()
     defer { Interruption.uninstall() }
     try await EngineAccess.mappingErrors {
-      try await converse(context, languageModel: languageModel, session: session, clock: clock)
+      try await converse(
+        context, languageModel: languageModel, configuration: configuration, showContext: options.showContext)
     }
   }
 
   @MainActor
   private static func converse(
-    _ context: CommandContext, languageModel: LanguageModelConfiguration?, session: String, clock: AgentClock
+    _ context: CommandContext, languageModel: LanguageModelConfiguration?, configuration: AgentConfiguration,
+    showContext: Bool
   ) async throws {
     let engine = try await EngineAccess.openOffPool(context)
     try await EngineAccess.closing(engine) { engine in
@@ -74,11 +97,11 @@ public enum ChatCommand: Command {
       }
       let agent = try Agent(
         engine: engine, registry: registry, planner: planner,
-        configuration: AgentConfiguration(sessionName: session, clock: clock))
+        configuration: configuration)
       // The last replies' turns are still being embedded in the background: finish before the
       // engine closes (and before exit, which must not find OpenBLAS mid-computation).
       do {
-        try await ChatSession(agent: agent, context: context).run()
+        try await ChatSession(agent: agent, context: context, showContext: showContext).run()
       } catch {
         await agent.waitForBackgroundWork()
         throw error
