@@ -212,7 +212,8 @@ extension JSONValue {
       // Valid JSON nested deeper than the decoder reads is told as such, not as invalid.
       if let offset = nestingLimitOffset(data) {
         throw ParseError(
-          reason: "the JSON is nested more than \(maxNesting) levels deep (at byte \(offset + 1))", tooDeepAt: offset)
+          reason: "the JSON is nested more than \(maxNesting) levels deep (at byte \(offset + 1))",
+          tooDeepAt: offset)
       }
       switch error {
       case .dataCorrupted(let context):
