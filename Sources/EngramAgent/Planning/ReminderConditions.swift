@@ -2,7 +2,7 @@ import Engram
 import Foundation
 
 /// Checks a reminder's kept condition when it comes due, with the agent's ``ConditionChecker``:
-/// what `engram reminders`, chat and the web app hand ``ReminderDelivery`` (the engine keeps a
+/// what `engram reminders`, chat and the web app hand `ReminderDelivery` (the engine keeps a
 /// condition as text and cannot read it).
 public struct ReminderConditions: ReminderConditionChecking {
   /// The checker (its forecast service answers weather conditions).
