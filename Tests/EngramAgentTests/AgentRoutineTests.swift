@@ -13,18 +13,18 @@ import Testing
     let harness = try AgentHarness()
     let agent = try harness.agent()
     let defined = try await agent.send(
-      "When I say morning briefing, show today's calendar and my reminders")
+      "When I say evening wrap up, show today's calendar and my reminders")
     guard case .finished(let saved) = defined else {
       Issue.record("expected the routine to be saved, got \(defined)")
       return
     }
     #expect(saved.route == .routine)
-    #expect(saved.text.contains("morning briefing"))
-    let routine = try #require(try harness.engine.agentRecords.routine(named: "Morning Briefing"))
+    #expect(saved.text.contains("evening wrap up"))
+    let routine = try #require(try harness.engine.agentRecords.routine(named: "Evening Wrap Up"))
     #expect(routine.steps.map(\.skill) == ["calendar.list", "reminder.list"])
     #expect(routine.steps.map(\.text) == ["show today's calendar", "my reminders"])
 
-    let ran = try await agent.send("morning briefing")
+    let ran = try await agent.send("evening wrap up")
     guard case .finished(let reply) = ran else {
       Issue.record("expected the routine to run without a question, got \(ran)")
       return
@@ -74,9 +74,9 @@ import Testing
   @Test func aDisabledSkillIsLeftOutOfTheRoutineWithASentence() async throws {
     let harness = try AgentHarness()
     let agent = try harness.agent()
-    _ = try await agent.send("When I say morning briefing, show today's calendar and my reminders")
+    _ = try await agent.send("When I say evening wrap up, show today's calendar and my reminders")
     try harness.registry.setEnabled(false, id: "reminder.list")
-    let state = try await agent.send("morning briefing")
+    let state = try await agent.send("evening wrap up")
     guard case .finished(let reply) = state else {
       Issue.record("expected the routine to finish, got \(state)")
       return
@@ -106,17 +106,17 @@ import Testing
   @Test func routinesAreListedAndRemovedInChat() async throws {
     let harness = try AgentHarness()
     let agent = try harness.agent()
-    _ = try await agent.send("When I say morning briefing, show today's calendar and my reminders")
+    _ = try await agent.send("When I say evening wrap up, show today's calendar and my reminders")
     guard case .finished(let listed) = try await agent.send("list my routines") else {
       Issue.record("expected the list")
       return
     }
-    #expect(listed.text.contains("“morning briefing”: show today's calendar; my reminders"))
-    guard case .finished(let removed) = try await agent.send("remove the routine morning briefing") else {
+    #expect(listed.text.contains("“evening wrap up”: show today's calendar; my reminders"))
+    guard case .finished(let removed) = try await agent.send("remove the routine evening wrap up") else {
       Issue.record("expected the removal")
       return
     }
-    #expect(removed.text == "Removed the routine “morning briefing”.")
+    #expect(removed.text == "Removed the routine “evening wrap up”.")
     #expect(try harness.engine.agentRecords.routines().isEmpty)
     guard case .finished(let again) = try await agent.send("删除例程“早安”") else {
       Issue.record("expected the removal")

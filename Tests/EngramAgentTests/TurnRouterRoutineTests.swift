@@ -17,19 +17,19 @@ import Testing
   }
 
   let briefing = Routine(
-    name: "Morning Briefing",
+    name: "Evening Wrap Up",
     steps: [
       Routine.Step(text: "show today's calendar", skill: "calendar.list"),
       Routine.Step(text: "remind me at 6pm to water the plants", skill: "reminder.create"),
     ], createdAt: Date(timeIntervalSince1970: 0))
 
   @Test(arguments: [
-    "morning briefing", "Morning Briefing!", "run my morning briefing", "morning breifing please",
+    "evening wrap up", "Evening Wrap Up!", "run my evening wrap up", "evening wrap upp please",
   ])
   func aRoutinesNameRoutesToItsSteps(_ text: String) async throws {
     let route = try await router([briefing]).route(text, clock: clock)
     #expect(route.source == .routine)
-    #expect(route.routine == "Morning Briefing")
+    #expect(route.routine == "Evening Wrap Up")
     #expect(route.plan.steps.map(\.skill) == ["calendar.list", "reminder.create"])
     #expect(route.plan.steps[1].arguments["when"] == .date(wallClock(2025, 6, 11, 18, in: Zones.shanghai)))
   }
@@ -37,13 +37,13 @@ import Testing
   @Test func aDisabledRoutineOrAnotherNameIsAnOrdinaryRequest() async throws {
     var off = briefing
     off.enabled = false
-    #expect(try await router([off]).route("morning briefing", clock: clock).source != .routine)
-    #expect(try await router([briefing]).route("evening briefing", clock: clock).source != .routine)
+    #expect(try await router([off]).route("evening wrap up", clock: clock).source != .routine)
+    #expect(try await router([briefing]).route("weekly review", clock: clock).source != .routine)
   }
 
   @Test(arguments: [
     (
-      "When I say morning briefing, show today's calendar, my reminders and the weather", "morning briefing",
+      "When I say evening wrap up, show today's calendar, my reminders and the weather", "evening wrap up",
       ["calendar.list", "reminder.list", "weather.current"]
     ),
     ("以后我说“早安”就看看今天的日程和我的提醒", "早安", ["calendar.list", "reminder.list"]),

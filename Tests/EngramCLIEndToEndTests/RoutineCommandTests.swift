@@ -9,17 +9,17 @@ import Testing
     let scratch = try ScratchFolder()
     let db = try await scratch.initializedDatabase()
     let added = try await engram(
-      "skills", "routine", "add", "--db", db, "morning briefing", "show today's calendar",
+      "skills", "routine", "add", "--db", db, "evening wrap up", "show today's calendar",
       "show my reminders",
       "what's the weather in Paris")
     #expect(added.status == 0, "\(added.standardError)")
-    #expect(added.standardOutput.contains("added routine morning briefing: 3 steps"))
+    #expect(added.standardOutput.contains("added routine evening wrap up: 3 steps"))
 
     let listed = try await engram("skills", "routine", "list", "--db", db, "--json")
     #expect(listed.status == 0, "\(listed.standardError)")
     let routines = try jsonLines(listed.standardOutput)
     try #require(routines.count == 1)
-    #expect(routines[0]["name"] as? String == "morning briefing")
+    #expect(routines[0]["name"] as? String == "evening wrap up")
     #expect(routines[0]["enabled"] as? Bool == true)
     let steps = try #require(routines[0]["steps"] as? [[String: Any]])
     #expect(steps.map { $0["skill"] as? String } == ["calendar.list", "reminder.list", "weather.current"])
@@ -27,33 +27,33 @@ import Testing
     // Listed beside the skills.
     let skills = try await engram("skills", "--db", db, "--json")
     let kinds = try jsonLines(skills.standardOutput).map { ($0["kind"] as? String, $0["name"] as? String) }
-    #expect(kinds.contains { $0.0 == "routine" && $0.1 == "morning briefing" })
+    #expect(kinds.contains { $0.0 == "routine" && $0.1 == "evening wrap up" })
 
     // `route NAME` shows the routine's steps, nearly said too.
     let routed = try await engram(
-      "route", "--db", db, "--json", "--now", "2025-06-11T10:00:00+08:00", "Morning Briefing!",
-      "run morning breifing")
+      "route", "--db", db, "--json", "--now", "2025-06-11T10:00:00+08:00", "Evening Wrap Up!",
+      "run evening wrap upp")
     #expect(routed.status == 0, "\(routed.standardError)")
     for object in try jsonLines(routed.standardOutput) {
-      #expect(object["routine"] as? String == "morning briefing")
+      #expect(object["routine"] as? String == "evening wrap up")
       #expect(object["method"] as? String == "routine")
       let planned = try #require(object["steps"] as? [[String: Any]])
       #expect(
         planned.map { $0["skill"] as? String } == ["calendar.list", "reminder.list", "weather.current"])
     }
 
-    let disabled = try await engram("skills", "routine", "disable", "--db", db, "morning briefing")
+    let disabled = try await engram("skills", "routine", "disable", "--db", db, "evening wrap up")
     #expect(disabled.status == 0, "\(disabled.standardError)")
-    let offRoute = try await engram("route", "--db", db, "--json", "morning briefing")
+    let offRoute = try await engram("route", "--db", db, "--json", "evening wrap up")
     #expect(try jsonLines(offRoute.standardOutput).first?["routine"] == nil)
 
-    let removed = try await engram("skills", "routine", "remove", "--db", db, "morning briefing")
+    let removed = try await engram("skills", "routine", "remove", "--db", db, "evening wrap up")
     #expect(removed.status == 0, "\(removed.standardError)")
     let empty = try await engram("skills", "routine", "list", "--db", db, "--json")
     #expect(empty.standardOutput.isEmpty)
-    let again = try await engram("skills", "routine", "remove", "--db", db, "morning briefing")
+    let again = try await engram("skills", "routine", "remove", "--db", db, "evening wrap up")
     #expect(again.status != 0)
-    #expect(again.standardError.contains("no routine is named \"morning briefing\""))
+    #expect(again.standardError.contains("no routine is named \"evening wrap up\""))
   }
 
   @Test func aStepNoSkillClaimsIsRefusedAndNothingIsStored() async throws {

@@ -10,7 +10,7 @@ import Testing
 /// was there.
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct RoutineStoreTests {
   let briefing = Routine(
-    name: "Morning Briefing",
+    name: "Evening Wrap Up",
     steps: [
       Routine.Step(text: "show today's calendar", skill: "calendar.list"),
       Routine.Step(text: "天气怎么样", skill: nil),
@@ -21,14 +21,14 @@ import Testing
     #expect(try alice.readTransaction { try $0.routines() } == [briefing])
     #expect(try bob.readTransaction { try $0.routines() }.isEmpty)
     var renamed = briefing
-    renamed.name = "morning  briefing!"
+    renamed.name = "evening  wrap up!"
     renamed.enabled = false
     renamed.updatedAt = Date(timeIntervalSince1970: 1_700_000_100)
     try alice.writeTransaction { try $0.saveRoutine(renamed) }
-    let stored = try alice.readTransaction { try $0.routine(key: "morning briefing") }
+    let stored = try alice.readTransaction { try $0.routine(key: "evening wrap up") }
     #expect(stored == renamed)
-    #expect(try bob.writeTransaction { try $0.deleteRoutine(key: "morning briefing") } == false)
-    #expect(try alice.writeTransaction { try $0.deleteRoutine(key: "morning briefing") })
+    #expect(try bob.writeTransaction { try $0.deleteRoutine(key: "evening wrap up") } == false)
+    #expect(try alice.writeTransaction { try $0.deleteRoutine(key: "evening wrap up") })
     #expect(try alice.readTransaction { try $0.routines() }.isEmpty)
   }
 

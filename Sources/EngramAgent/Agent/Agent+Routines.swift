@@ -1,7 +1,7 @@
 import Engram
 import Foundation
 
-/// Routines defined in chat: "when I say morning briefing, show today's calendar, my
+/// Routines defined in chat: "when I say evening wrap up, show today's calendar, my
 /// reminders and the weather" saves the routine (nothing is run); saying its name later runs
 /// its requests as one plan (`TurnRouter+Routines.swift`, `Agent+Plan.swift`).
 extension Agent {
@@ -77,7 +77,7 @@ extension Agent {
     }.joined(separator: "\n")
   }
 
-  /// "Saved the routine “morning briefing”: 1. show today's calendar ... Say “morning briefing” to run it."
+  /// "Saved the routine “evening wrap up”: 1. show today's calendar ... Say “evening wrap up” to run it."
   static func routineSavedSentence(_ routine: Routine, replaced: Bool, language: MessageLanguage) -> String {
     let steps = routine.steps.enumerated().map { "\($0.offset + 1). \($0.element.text)" }
     switch language {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Reads a condition as the user wrote it ("it snows on Friday", 东京已经过了下午六点,
+/// Reads a condition as the user wrote it ("it hails on Sunday", 大阪已经过了晚上九点,
 /// "I'm free friday 2-4pm") into a `StepCondition`: its kind, what must hold, whether it is
 /// negated, the moment it is about and, for a time, the zone. The words are data in
 /// `skill-words.json` (`plan.weather_*`, `plan.calendar_*`, `plan.time_*`, `plan.negations`).

@@ -1,7 +1,7 @@
 import Engram
 import Foundation
 
-/// A routine the user defined in a sentence ("when I say morning briefing, show today's
+/// A routine the user defined in a sentence ("when I say evening wrap up, show today's
 /// calendar, my reminders and the weather"): its name, the requests it stands for (each with
 /// the skill it routes to now), and the requests no skill claims (then nothing is saved).
 public struct RoutineDefinition: Sendable, Hashable {
@@ -29,7 +29,7 @@ public enum RoutineRequest: Sendable, Hashable {
 }
 
 /// The routine stages of the turn router: a sentence that defines a routine, and a line that
-/// names one (exactly, or nearly: "run morning briefing", "morning breifing", 早安！), whose
+/// names one (exactly, or nearly: "run evening wrap up", "evening wrap upp", 早安！), whose
 /// requests are each routed and run as one plan.
 extension TurnRouter {
   /// The enabled routine `text` names, exactly or nearly, or nil. Filler words around the

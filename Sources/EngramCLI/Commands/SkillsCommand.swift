@@ -12,7 +12,7 @@ public enum SkillsCommand: Command {
     abstract: "List the skills and routines, enable/disable a skill, or keep routines.",
     discussion: """
       A routine is a name for several requests run as one plan: `engram skills routine add
-      "morning briefing" "show today's calendar" "show my reminders" "what's the weather"`
+      "evening wrap up" "show today's calendar" "show my reminders" "what's the weather"`
       saves it (each STEP is a request, as you would say it in chat; a step no skill claims
       is refused); saying its name in chat runs the steps, with one confirmation when a step
       changes something. `routine list`, `routine remove NAME`, `routine enable|disable NAME`.

@@ -963,7 +963,7 @@ extension Migration {
         -- A routine is a name the user says and the requests it stands for: `steps` is a JSON array
         -- of {"text": request text, "skill": the skill it routed to when saved (or null)}; each text
         -- is routed again when the routine runs. `name_key` is the name folded (lower case, single
-        -- spaces, no punctuation), so "Morning Briefing" and "morning briefing!" are one routine.
+        -- spaces, no punctuation), so "Evening Wrap Up" and "evening wrap up!" are one routine.
         CREATE TABLE routines (
           user_id    TEXT NOT NULL DEFAULT 'default',
           name_key   TEXT NOT NULL CHECK (length(name_key) > 0),

@@ -39,7 +39,7 @@ public struct Routine: Sendable, Hashable {
   }
 
   /// The name folded for matching and as the key: lower case, punctuation dropped, runs of
-  /// white space as one space ("Morning  Briefing!" is "morning briefing").
+  /// white space as one space ("Evening  Wrap Up!" is "evening wrap up").
   public static func key(_ name: String) -> String {
     let kept = name.lowercased().unicodeScalars.map { scalar -> Character in
       CharacterSet.punctuationCharacters.contains(scalar) || CharacterSet.symbols.contains(scalar)
