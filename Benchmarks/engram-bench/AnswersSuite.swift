@@ -19,7 +19,9 @@ import Foundation
 ///
 /// `--llm URL --llm-model M`: each question is also asked of an agent whose language model
 /// composes the answer (`engram chat --llm`); `llm` reports the same measures for those
-/// replies, with its turn times and how many fell back to memory's answer (the model failed).
+/// replies, per category too, with its turn times, reply tokens per second (the model's own
+/// count from /tokenize over the turn's time) and how many fell back to memory's answer (the model
+/// failed); `extractive` reports the agent's own answers the same way.
 ///
 /// `--calibrate --conversations 26,30` instead fits the relevance gate of `MemoryAnswer`:
 /// each question of the named conversations is searched in its own memory (positive: the
@@ -190,24 +192,53 @@ enum AnswersSuite {
     var contains = 0
     var fellBack = 0
     var latencies: [Double] = []
+    /// Tokens of the replies (the model's own count) and the seconds of the turns they came in.
+    var replyTokens = 0
+    var tokenSeconds = 0.0
+    /// The same measures per LoCoMo category.
+    var byCategory: [Int: Tally] = [:]
 
-    mutating func add(_ reply: String, question: Question, milliseconds: Double) {
+    mutating func add(_ reply: String, question: Question, milliseconds: Double, tokens: Int? = nil) {
+      record(reply, question: question, milliseconds: milliseconds, tokens: tokens)
+      byCategory[question.category, default: Tally()].record(
+        reply, question: question, milliseconds: milliseconds, tokens: tokens)
+    }
+
+    private mutating func record(_ reply: String, question: Question, milliseconds: Double, tokens: Int?) {
       total += 1
       if AnswersSuite.quotes(reply, evidence: question.evidence) { answered += 1 }
       f1 += AnswersSuite.tokenF1(reply, gold: question.answer)
       if AnswersSuite.containsGold(reply, gold: question.answer) { contains += 1 }
       latencies.append(milliseconds)
+      if let tokens {
+        replyTokens += tokens
+        tokenSeconds += milliseconds / 1000
+      }
     }
 
     var report: BenchReport {
+      var report = measures
+      report.set("fell_back_to_memory", fellBack)
+      var categories = BenchReport()
+      for category in byCategory.keys.sorted() { categories.set(String(category), byCategory[category]!.measures) }
+      report.set("by_category", categories)
+      return report
+    }
+
+    /// The measures without the per-category breakdown.
+    private var measures: BenchReport {
       var report = BenchReport()
       report.set("questions", total)
       report.set("answered_rate", ratio(answered, total))
       report.set("answer_f1", total == 0 ? 0 : f1 / Double(total))
       report.set("contains_rate", ratio(contains, total))
-      report.set("fell_back_to_memory", fellBack)
       report.set("turn_p50_ms", Measure.percentile(latencies, 0.5))
       report.set("turn_p95_ms", Measure.percentile(latencies, 0.95))
+      if tokenSeconds > 0 {
+        // Reply tokens over the whole turn (retrieval, prompt reading and generation): what a
+        // user waits per token, not the server's generation speed alone.
+        report.set("reply_tokens_per_s", Double(replyTokens) / tokenSeconds)
+      }
       return report
     }
   }
@@ -269,6 +300,8 @@ enum AnswersSuite {
             clock: AgentClock(timeZone: TimeZone(identifier: "UTC")!, now: { now }), persistTurns: oneSession)
         )
       }
+      // The model's own count of each reply's tokens (llama.cpp's /tokenize), for tokens/s.
+      let tokenCounter = try llm.map { try OpenAIChatClient(configuration: $0) }
       var local = 0
       progress("answers: asking \(conversation.questions.count) questions")
       for question in conversation.questions {
@@ -285,8 +318,10 @@ enum AnswersSuite {
           let modelStart = ContinuousClock.now
           let modelFinal = try await modelAgent.send(question.text)
           let modelElapsed = (ContinuousClock.now - modelStart).seconds * 1000
+          let modelReply = await replyText(modelFinal, agent: modelAgent)
           composed.add(
-            await replyText(modelFinal, agent: modelAgent), question: question, milliseconds: modelElapsed)
+            modelReply, question: question, milliseconds: modelElapsed,
+            tokens: try await tokenCounter?.countTokens(modelReply))
           if case .finished(let result) = modelFinal, result.notice != nil { composed.fellBack += 1 }
         }
         if case .finished(let result) = final,
@@ -348,6 +383,8 @@ enum AnswersSuite {
     }
     report.set("by_category", categories)
     report.set("by_conversation", byConversation)
+    // The extractive answers' measures per category, beside the model's (same keys).
+    report.set("extractive", extractive.report)
     if let llm {
       var model = composed.report
       model.set("llm_model", llm.model)

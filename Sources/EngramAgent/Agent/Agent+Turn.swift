@@ -148,6 +148,12 @@ extension Agent {
       return await finish(
         AgentReply(
           executionID: execution, text: reply, outputs: [.text(reply)], language: language, route: source))
+    case .clarify(let question):
+      // A write or its inverse: nothing runs until the user says which.
+      let reply = question.question(language)
+      return await finish(
+        AgentReply(
+          executionID: execution, text: reply, outputs: [.text(reply)], language: language, route: source))
     case .defineRoutine(let definition):
       return await saveRoutine(definition, execution: execution, language: language)
     case .manageRoutine(let request):

@@ -1505,6 +1505,23 @@ extension SkillWords {
     guard.destroy_heads	撤掉
     guard.destroy_heads	去除
     guard.destroy_heads	抹掉
+    guard.destroy_heads	stop reminding
+    guard.destroy_heads	don't remind me
+    guard.destroy_heads	do not remind me
+    guard.destroy_heads	no need to remind
+    guard.destroy_heads	no more reminders
+    guard.destroy_heads	stop keeping track
+    guard.destroy_heads	stop tracking
+    guard.destroy_heads	kill
+    guard.destroy_heads	nuke
+    guard.destroy_heads	trash
+    guard.destroy_heads	别再提醒
+    guard.destroy_heads	不要再提醒
+    guard.destroy_heads	不用再提醒
+    guard.destroy_heads	不用提醒
+    guard.destroy_heads	别提醒
+    guard.destroy_heads	别再记
+    guard.destroy_heads	不用记
     guard.recall_heads	do you remember
     guard.recall_heads	do you recall
     guard.recall_heads	do you know
@@ -1845,5 +1862,159 @@ extension SkillWords {
     routine.remove_heads	删除我的例程
     routine.remove_heads	删掉我的例程
     routine.remove_heads	请删除例程
+    guard.destroy_anywhere	forget
+    guard.destroy_anywhere	delete
+    guard.destroy_anywhere	remove
+    guard.destroy_anywhere	erase
+    guard.destroy_anywhere	scrap
+    guard.destroy_anywhere	ditch
+    guard.destroy_anywhere	cancel
+    guard.destroy_anywhere	get rid of
+    guard.destroy_anywhere	wipe out
+    guard.destroy_anywhere	unschedule
+    guard.destroy_anywhere	删
+    guard.destroy_anywhere	删除
+    guard.destroy_anywhere	删掉
+    guard.destroy_anywhere	去掉
+    guard.destroy_anywhere	清除
+    guard.destroy_anywhere	取消
+    guard.destroy_anywhere	忘掉
+    guard.destroy_anywhere	忘记
+    guard.destroy_anywhere	别记
+    guard.destroy_anywhere	不要记
+    guard.destroy_anywhere	撤销
+    guard.destroy_anywhere	撤掉
+    guard.destroy_anywhere	作废
+    guard.destroy_anywhere	kill
+    guard.destroy_anywhere	nuke
+    guard.destroy_anywhere	trash
+    guard.destroy_anywhere	stop reminding
+    guard.destroy_anywhere	stop keeping track
+    guard.destroy_anywhere	stop tracking
+    guard.destroy_anywhere	别再提醒
+    guard.destroy_anywhere	不要再提醒
+    guard.destroy_anywhere	不用再提醒
+    guard.task_openers	to
+    guard.task_openers	not
+    guard.task_openers	never
+    guard.task_openers	don't
+    guard.task_openers	dont
+    guard.task_openers	do not
+    guard.task_openers	so i
+    guard.task_openers	别
+    guard.task_openers	不要
+    guard.task_openers	不会
+    guard.task_openers	要
+    guard.task_openers	去
+    guard.task_openers	提醒我
+    guard.task_openers	记得
+    guard.task_openers	让我
+    guard.task_openers	不能
+    guard.task_openers	总是
+    guard.task_openers	老是
+    guard.task_openers	又
+    guard.recall_anywhere	do you remember
+    guard.recall_anywhere	do you recall
+    guard.recall_anywhere	you remember
+    guard.recall_anywhere	remember when
+    guard.recall_anywhere	remember what
+    guard.recall_anywhere	did i tell you
+    guard.recall_anywhere	did i mention
+    guard.recall_anywhere	have i told you
+    guard.recall_anywhere	what did i say
+    guard.recall_anywhere	what did i tell you
+    guard.recall_anywhere	你还记得
+    guard.recall_anywhere	你记得
+    guard.recall_anywhere	记不记得
+    guard.recall_anywhere	还记得
+    guard.recall_anywhere	记得吗
+    guard.recall_anywhere	我跟你说过
+    guard.recall_anywhere	我告诉过你
+    guard.recall_anywhere	我说过
+    guard.recall_anywhere	我提过
+    plan.time_working	working hours
+    plan.time_working	work hours
+    plan.time_working	office hours
+    plan.time_working	business hours
+    plan.time_working	working time
+    plan.time_working	at work
+    plan.time_working	on the clock
+    plan.time_working	上班
+    plan.time_working	上班时间
+    plan.time_working	工作时间
+    plan.time_working	办公时间
+    plan.time_working	营业
+    plan.time_working	营业时间
+    plan.time_working	开门
+    plan.time_off_work	after work
+    plan.time_off_work	off work
+    plan.time_off_work	after hours
+    plan.time_off_work	closed
+    plan.time_off_work	shut
+    plan.time_off_work	下班
+    plan.time_off_work	关门
+    plan.time_off_work	打烊
+    plan.time_day	daytime
+    plan.time_day	daylight
+    plan.time_day	day time
+    plan.time_day	白天
+    plan.time_day	大白天
+    plan.time_lunch	lunchtime
+    plan.time_lunch	lunch time
+    plan.time_lunch	lunch hour
+    plan.time_lunch	午饭
+    plan.time_lunch	午饭时间
+    plan.time_lunch	午休
+    plan.time_now	now
+    plan.time_now	right now
+    plan.time_now	currently
+    plan.time_now	at the moment
+    plan.time_now	现在
+    plan.time_now	此刻
+    plan.time_now	目前
+    plan.calendar_owner	my
+    plan.calendar_owner	i
+    plan.calendar_owner	i'm
+    plan.calendar_owner	im
+    plan.calendar_owner	i am
+    plan.calendar_owner	i have
+    plan.calendar_owner	i've
+    plan.calendar_owner	me
+    plan.calendar_owner	我
+    plan.calendar_owner	我的
+    plan.calendar_owner	我有
+    plan.calendar_owner	我没
+    plan.request_heads	提醒我
+    plan.request_heads	再提醒
+    plan.request_heads	设个提醒
+    plan.request_heads	设一个提醒
+    plan.request_heads	加个
+    plan.request_heads	加一个
+    plan.request_heads	添加
+    plan.request_heads	记一下
+    plan.request_heads	记个
+    plan.request_heads	记下
+    plan.request_heads	记到
+    plan.request_heads	把
+    plan.request_heads	取消
+    plan.request_heads	删
+    plan.request_heads	安排
+    plan.request_heads	约个
+    plan.request_heads	约一个
+    plan.request_heads	订个
+    plan.request_heads	订一个
+    plan.request_heads	预约
+    plan.request_heads	查一下
+    plan.request_heads	查查
+    plan.request_heads	看一下
+    plan.request_heads	看看
+    plan.request_heads	告诉我
+    plan.request_heads	算一下
+    plan.request_heads	算算
+    plan.request_heads	新建
+    plan.request_heads	建个
+    plan.request_heads	创建
+    plan.request_heads	列出
+    plan.request_heads	列一下
     """#
 }

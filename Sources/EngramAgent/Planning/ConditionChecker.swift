@@ -70,6 +70,10 @@ public struct ConditionChecker: Sendable {
       case "afternoon": holds = (12..<18).contains(hour)
       case "evening": holds = hour >= 18
       case "night": holds = hour >= 21 || hour < 5
+      case "working hours": holds = (9..<18).contains(hour)
+      case "off hours": holds = !(9..<18).contains(hour)
+      case "lunch": holds = (12..<14).contains(hour)
+      case "day": holds = (7..<19).contains(hour)
       default: holds = false
       }
     }

@@ -11,11 +11,15 @@ struct ConditionReader: Sendable {
   /// in a place, else a fact in memory.
   static func kind(of text: String, zoneKnown: Bool = false) -> StepCondition.Kind {
     let lower = text.lowercased()
+    let namesCalendar = containsAny(lower, "plan.calendar_free") || containsAny(lower, "plan.calendar_busy")
+    // "if my Saturday evening is clear": the user's own time is the calendar's, whatever
+    // the word could say of the sky.
+    if namesCalendar, containsAny(lower, "plan.calendar_owner") { return .calendar }
     if weatherAbout(lower) != nil { return .weather }
-    if containsAny(lower, "plan.calendar_free") || containsAny(lower, "plan.calendar_busy") {
-      return .calendar
-    }
-    let namesTime = containsAny(lower, "plan.time_words") || lower.contains(where: \.isNumber)
+    if namesCalendar { return .calendar }
+    let namesTime =
+      containsAny(lower, "plan.time_words") || lower.contains(where: \.isNumber)
+      || ["working", "off_work", "day", "lunch", "now"].contains { containsAny(lower, "plan.time_\($0)") }
     let namesPlace = zoneKnown || containsAny(lower, "plan.time_there")
     if namesTime && namesPlace { return .time }
     return .memory
@@ -96,8 +100,9 @@ struct ConditionReader: Sendable {
   }
 
   /// What a time condition asks and whether it is negated: `after 18:00` ("already past
-  /// 6pm", 过了六点), `before 07:00`, or a part of the day (`evening`); "not yet" and 还没
-  /// ask for the opposite of `after`.
+  /// 6pm", 过了六点), `before 07:00`, or a part of the day (`evening`, `working hours`,
+  /// `lunch`, `day`, `off hours`: "closed", 下班); "not yet" and 还没 ask for the opposite
+  /// of `after`.
   private func timeAbout(_ lower: String, text: String) -> (String, Bool) {
     let negated = Self.isNegated(lower)
     var about: String?
@@ -108,10 +113,18 @@ struct ConditionReader: Sendable {
       let time = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
       about = Self.containsAny(lower, "plan.time_before") ? "before \(time)" : "after \(time)"
     }
+    if let time = about, negated, time.hasPrefix("after ") {
+      // "not yet past 9am", 还没过九点: before 9am, said plainly.
+      return ("before " + time.dropFirst("after ".count), false)
+    }
+    if about == nil, Self.containsAny(lower, "plan.time_off_work") {
+      // "already closed there", 下班了: outside working hours.
+      return ("off hours", negated)
+    }
     if about == nil {
-      for period in ["night", "evening", "afternoon", "morning"]
+      for period in ["working", "lunch", "day", "night", "evening", "afternoon", "morning"]
       where Self.containsAny(lower, "plan.time_\(period)") {
-        about = period
+        about = period == "working" ? "working hours" : period
         break
       }
     }

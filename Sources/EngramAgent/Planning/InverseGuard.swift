@@ -54,6 +54,60 @@ enum InverseGuard {
       intent: decision.intent, ruleCandidates: decision.ruleCandidates)
   }
 
+  /// The question to ask instead of `decision` when the request also reads as the inverse of
+  /// the write chosen, though not surely enough for `correct` to turn it: a word that destroys
+  /// or gives up on something later in the sentence ("the dentist thing, scrap it", "I don't
+  /// need the ... any more"), or a question about what is remembered. A word that destroys as
+  /// the task of a reminder ("remind me to cancel ...", 提醒我取消...) is the write's content.
+  static func doubt(_ decision: RouteDecision, text: String, skills: SkillRouter, scenario: SkillScenario)
+    -> Clarification?
+  {
+    guard let chosen = decision.skillID, writes.contains(chosen) else { return nil }
+    let lower = text.lowercased()
+    let inverse: String
+    if destroysLater(lower) {
+      if ConditionReader.containsAny(lower, "guard.reminder_words"), chosen != "reminder.create" {
+        inverse = "reminder.cancel"
+      } else if ConditionReader.containsAny(lower, "guard.event_words"), chosen != "calendar.create" {
+        inverse = "calendar.cancel"
+      } else {
+        inverse =
+          ["reminder.create": "reminder.cancel", "calendar.create": "calendar.cancel"][chosen] ?? "memory.forget"
+      }
+    } else if TextCues.isQuestion(text), chosen != "note.create",
+      ConditionReader.containsAny(lower, "guard.recall_anywhere")
+    {
+      inverse = "memory.recall"
+    } else {
+      return nil
+    }
+    guard skills.registeredSkill(id: inverse, scenario: scenario) != nil else { return nil }
+    return Clarification(write: chosen, inverse: inverse)
+  }
+
+  /// Whether a word that destroys or gives up on something stands in the request other than
+  /// as the task of a reminder or note ("remind me to cancel the gym").
+  static func destroysLater(_ lower: String) -> Bool {
+    let tasks = SkillWords.list("guard.task_openers")
+    for word in SkillWords.list("guard.destroy_anywhere") {
+      var searchStart = lower.startIndex
+      while let range = lower.range(of: word, range: searchStart..<lower.endIndex) {
+        searchStart = range.upperBound
+        if word.first?.isASCII == true {
+          // A whole word: "drop" is not "dropbox", "clear" is not "nuclear".
+          if range.lowerBound > lower.startIndex, lower[lower.index(before: range.lowerBound)].isLetter {
+            continue
+          }
+          if range.upperBound < lower.endIndex, lower[range.upperBound].isLetter { continue }
+        }
+        let before = lower[..<range.lowerBound].trimmingCharacters(in: .whitespaces)
+        if tasks.contains(where: { before.hasSuffix($0) }) { continue }
+        return true
+      }
+    }
+    return false
+  }
+
   /// 把 X 取消 / 删掉: the verb that destroys comes after its object.
   static func destroysWithBa(_ lower: String) -> Bool {
     guard let ba = lower.range(of: "把") else { return false }

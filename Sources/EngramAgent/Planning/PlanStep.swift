@@ -125,6 +125,9 @@ public enum TurnPlan: Sendable, Equatable {
   case defineRoutine(RoutineDefinition)
   /// List the routines, or remove one.
   case manageRoutine(RoutineRequest)
+  /// The request reads both as a write and as its inverse (forget, cancel, recall): ask which
+  /// is meant, and do nothing yet.
+  case clarify(Clarification)
 
   /// The steps to run (none unless `.skills`).
   public var steps: [PlanStep] {
@@ -144,6 +147,45 @@ public enum TurnPlan: Sendable, Equatable {
     case .defineRoutine(let definition): return "\(source.rawValue): define \(definition.name)"
     case .manageRoutine(.list): return "\(source.rawValue): list routines"
     case .manageRoutine(.remove(let name)): return "\(source.rawValue): remove \(name)"
+    case .clarify(let question): return "\(source.rawValue): ask \(question.write) or \(question.inverse)"
+    }
+  }
+}
+
+/// A question back when one request reads two opposite ways: a write (remember, create) and
+/// its inverse (forget, cancel, recall). Nothing runs until the user says which.
+public struct Clarification: Sendable, Equatable {
+  /// The write the router chose.
+  public var write: String
+  /// The inverse the request's words point to.
+  public var inverse: String
+
+  /// Creates the question between `write` and `inverse`.
+  public init(write: String, inverse: String) {
+    self.write = write
+    self.inverse = inverse
+  }
+
+  /// The question, in the user's language.
+  public func question(_ language: MessageLanguage) -> String {
+    let english = language != .chinese
+    switch inverse {
+    case "memory.recall":
+      return english
+        ? "Are you asking what I remember, or asking me to save something new? Say \"what ...?\" to ask, or \"remember ...\" or \"remind me ...\" to save."
+        : "你是想问我记得什么，还是要我记下新的内容？问的话请说“……是什么？”，要记下请说“记住……”或“提醒我……”。"
+    case "reminder.cancel":
+      return english
+        ? "Should I cancel a reminder, or set a new one? Say \"cancel the reminder ...\" or \"remind me to ...\"."
+        : "你是要取消一个提醒，还是新建一个？请说“取消……的提醒”或“提醒我……”。"
+    case "calendar.cancel":
+      return english
+        ? "Should I cancel an event, or add one? Say \"cancel ...\" or \"add ... to my calendar\"."
+        : "你是要取消一个日程，还是新加一个？请说“取消……”或“把……加到日程”。"
+    default:
+      return english
+        ? "Should I forget something, or remember it? Say \"forget ...\" or \"remember ...\"."
+        : "你是要我忘掉一件事，还是记住它？请说“忘掉……”或“记住……”。"
     }
   }
 }

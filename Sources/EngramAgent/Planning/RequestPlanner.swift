@@ -38,9 +38,14 @@ struct RequestPlanner: Sendable {
     let sentences = Self.sentences(trimmed)
     var steps: [PlanStep] = []
     var sources: [RouteDecision] = []
+    // The text each step was routed from.
+    var texts: [String] = []
     // The question just before an "if not" / "if so" sentence, and its step.
     var lastQuestion: (text: String, step: Int)?
     var conditionCount = 0
+    // The condition of the last sentence that had one: an "otherwise" or "if not" sentence
+    // after it runs when it does not hold.
+    var lastCondition: StepCondition?
     for sentence in sentences {
       // A note's text is one step whatever it lists ("note: eggs, milk and bread").
       let parts =
@@ -55,15 +60,29 @@ struct RequestPlanner: Sendable {
         if part.isGuarded, let written = sentenceCondition, !conditionRead {
           // Read once the requests before it are steps: "there" and a question's zone need them.
           conditionRead = true
-          condition = read(
-            written, clock: clock, question: written.answersQuestion ? lastQuestion : nil, steps: steps)
+          if let earlier = lastCondition, Self.isElliptical(written, after: lastQuestion, steps: steps) {
+            // "if not, ...", 还没到的话 after a sentence with a condition: that condition, or
+            // its opposite.
+            condition = earlier
+            condition?.negated = earlier.negated != Self.negatesEarlier(written)
+          } else {
+            condition = read(
+              written, clock: clock, question: written.answersQuestion ? lastQuestion : nil, steps: steps)
+          }
           guard condition != nil else { return nil }
           conditionCount += 1
+        }
+        if condition == nil, sentenceCondition == nil, part.isOtherwise, let earlier = lastCondition {
+          // A sentence that opens with "otherwise": the previous sentence's condition.
+          condition = earlier
         }
         let guarded = part.isGuarded ? condition : nil
         // Under a condition about the weather, a time or the calendar, the action needs only
         // to name a skill: the condition's words already say this is a plan.
-        let lenient = guarded.map { $0.kind != .memory } ?? false
+        // A later part that opens with a request verb ("..., then book a table") needs only to
+        // name a skill too: the verb says where a request starts.
+        let opensWithVerb = steps.count > 0 && Self.opensWithRequestVerb(part.text)
+        let lenient = (guarded.map { $0.kind != .memory } ?? false) || opensWithVerb
         var found = try await surely(part.text, clock: clock, scenario: scenario, lenient: lenient)
         if found == nil, lenient, parts.count == 2,
           var whole = try await surely(
@@ -115,6 +134,7 @@ struct RequestPlanner: Sendable {
         }
         if let guarded = step.condition {
           step.arguments = dayFromCondition(part.text, step: step, condition: guarded, clock: clock)
+          if !part.isOtherwise { lastCondition = guarded }
         }
         // "..., otherwise remind me at 4pm": the other branch keeps the first one's title.
         if part.isOtherwise, step.arguments["title"] == nil,
@@ -127,8 +147,10 @@ struct RequestPlanner: Sendable {
         if part.isQuestion { lastQuestion = (part.text, steps.count) }
         steps.append(step)
         sources.append(decision)
+        texts.append(part.text)
       }
     }
+    steps = Self.retargeted(steps, texts: texts)
     guard steps.count >= 2 || (steps.count == 1 && conditionCount > 0), let first = sources.first else {
       return nil
     }
@@ -151,6 +173,11 @@ struct RequestPlanner: Sendable {
         continue
       }
       var current = part
+      if current.isOtherwise, pending == nil, !result.isEmpty {
+        // "otherwise book it Saturday": the other branch is a step of its own, however short.
+        result.append(current)
+        continue
+      }
       if let waiting = pending {
         current.text = waiting.text + "，" + current.text
         current.isOtherwise = waiting.isOtherwise
@@ -164,7 +191,8 @@ struct RequestPlanner: Sendable {
         result.last.map { $0.condition == nil && $0.isGuarded == current.isGuarded } ?? false
       if previousIsRequest, !Self.opensRequest(current.text) {
         result[result.count - 1].text += "，" + current.text
-      } else if let decision = try await surely(current.text, clock: clock, scenario: scenario),
+      } else if let decision = try await surely(
+        current.text, clock: clock, scenario: scenario, lenient: !result.isEmpty && Self.opensWithRequestVerb(current.text)),
         isLast || !isFragment(current.text, decision: decision, clock: clock, scenario: scenario)
       {
         result.append(current)
@@ -207,6 +235,18 @@ struct RequestPlanner: Sendable {
     }
     let required = skill.inputSchema.parameters.filter(\.isRequired).map(\.name)
     return !required.isEmpty && required.allSatisfy { decision.arguments[$0] == nil }
+  }
+
+  /// Whether a piece opens with a verb that asks the assistant to do something ("book ...",
+  /// "remind me ...", 提醒我, 帮我加), after the politeness before it.
+  static func opensWithRequestVerb(_ text: String) -> Bool {
+    let opening = InverseGuard.opening(of: text)
+    guard let first = opening.first else { return false }
+    if first.isASCII {
+      let word = opening.prefix { $0.isLetter || $0 == "'" }.lowercased()
+      return words("plan.action_verbs").contains(word)
+    }
+    return words("plan.request_heads").contains { opening.hasPrefix($0) }
   }
 
   /// Whether an English piece opens with a word that starts a request or a question (a
@@ -397,10 +437,14 @@ struct RequestPlanner: Sendable {
           condition: ConditionText(text: conditionText, negatedByMarker: negated)))
       text = action
     }
+    let hasCondition = parts.contains { $0.condition != nil }
     for (index, piece) in split(text).enumerated() {
       var body = piece
       var otherwise = false
-      if index > 0, let stripped = stripMarker(body, words("plan.otherwise")) {
+      // "..., otherwise ...", "..., if not ..." after the sentence's condition; a sentence
+      // that opens with "otherwise" takes the previous sentence's condition (`plan`).
+      let markers = words("plan.otherwise") + (hasCondition ? words("plan.answer_no") : [])
+      if index > 0 || !hasCondition, let stripped = stripMarker(body, markers) {
         body = stripped
         otherwise = true
       }
@@ -446,6 +490,11 @@ struct RequestPlanner: Sendable {
   /// (after a comma, "and", 先…) and from the marker on; nil when none does, or when the
   /// condition has no action after it (a trailing condition, read by `trailingCondition`).
   static func conditionInside(_ text: String) -> (String, String)? {
+    // A sentence that opens with its condition is read by `leadingCondition`; its "if not"
+    // later is the other branch, not a condition of its own.
+    if conditionMarkers().contains(where: { $0.0.first?.isASCII == true && startsWith(text, $0.0) }) {
+      return nil
+    }
     for (marker, _) in conditionMarkers() {
       let isLatin = marker.first?.isASCII ?? false
       var searchFrom = text.startIndex
@@ -463,6 +512,7 @@ struct RequestPlanner: Sendable {
           guard trimmedBefore.hasSuffix("，") || trimmedBefore.hasSuffix(",") else { continue }
         }
         let rest = String(text[range.lowerBound...])
+        if answerMarkers().contains(where: { startsWith(rest, $0.0) }) { continue }
         guard leadingCondition(rest) != nil else { continue }
         let head = stripTrailing(trimmedBefore)
         guard !head.isEmpty else { continue }
@@ -532,6 +582,14 @@ struct RequestPlanner: Sendable {
         best = range
       }
     }
+    // "if it's past 8 there remind me at 9, if not ...": a request to the assistant before the
+    // first comma starts the action.
+    if let comma = best, let verb = addressedVerb(in: text), verb < comma.lowerBound {
+      return (
+        String(text[..<verb]).trimmingCharacters(in: edge),
+        String(text[verb...]).trimmingCharacters(in: edge)
+      )
+    }
     if let best {
       let condition = String(text[..<best.lowerBound]).trimmingCharacters(in: edge)
       let action = String(text[best.upperBound...]).trimmingCharacters(in: edge)
@@ -563,7 +621,44 @@ struct RequestPlanner: Sendable {
     )
   }
 
+  /// Where "remind me", "tell me", "ping me" (an action verb addressed to the assistant
+  /// about the user) first stands after the start of `text`.
+  static func addressedVerb(in text: String) -> String.Index? {
+    let lower = text.lowercased()
+    var first: String.Index?
+    for verb in words("plan.action_verbs") {
+      guard let range = lower.range(of: verb + " me"), range.lowerBound != lower.startIndex,
+        !lower[lower.index(before: range.lowerBound)].isLetter,
+        range.upperBound == lower.endIndex || !lower[range.upperBound].isLetter
+      else { continue }
+      if first.map({ range.lowerBound < $0 }) ?? true { first = range.lowerBound }
+    }
+    guard let first else { return nil }
+    return text.index(text.startIndex, offsetBy: lower.distance(from: lower.startIndex, to: first))
+  }
+
   // MARK: - Reading conditions, inputs and dates
+
+  /// Whether a condition only refers to the one before it ("if not", "if so", 还没到的话,
+  /// 不是的话): it answers no question just asked and says too little to read on its own.
+  static func isElliptical(_ written: ConditionText, after question: (text: String, step: Int)?, steps: [PlanStep])
+    -> Bool
+  {
+    if written.answersQuestion { return question == nil || question!.step != steps.count - 1 }
+    let lower = written.text.lowercased()
+    let bare = ConditionReader.removing(["plan.negations", "plan.time_before"], from: lower)
+      .trimmingCharacters(in: edge)
+    let latinWords = bare.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).count
+    let cjk = bare.unicodeScalars.filter { $0.value >= 0x4E00 && $0.value <= 0x9FFF }.count
+    return ConditionReader.kind(of: written.text) == .memory && latinWords <= 2 && cjk <= 2
+      && !lower.contains(where: \.isNumber)
+  }
+
+  /// Whether an elliptical condition asks for the opposite of the one before it.
+  static func negatesEarlier(_ written: ConditionText) -> Bool {
+    if written.answersQuestion { return written.negatedByMarker }
+    return ConditionReader.isNegated(written.text.lowercased()) != written.negatedByMarker
+  }
 
   /// The condition `written` states, read against the question it may answer.
   private func read(
@@ -583,6 +678,43 @@ struct RequestPlanner: Sendable {
     let afterTimeQuestion = steps.last?.skill == "time.now"
     return reader.read(
       written.text, negatedByMarker: written.negatedByMarker, zone: zone, zoneKnown: afterTimeQuestion)
+  }
+
+  /// Steps that act on what an earlier look-up found, made to agree with it: a question
+  /// about an appointment or meeting ("when is the dentist appointment?") followed by a step
+  /// that uses its answer looks the event up in the calendar (not in memory); a change right
+  /// after a calendar look-up acts on that event (cancel or move it, not a reminder, not a
+  /// new event), and one after a reminder list on that reminder.
+  static func retargeted(_ steps: [PlanStep], texts: [String]) -> [PlanStep] {
+    var result = steps
+    for index in result.indices.dropFirst() {
+      let previous = index - 1
+      let lookup = result[previous].skill
+      let changes = ["reminder.cancel", "reminder.update", "calendar.cancel", "calendar.update", "calendar.create"]
+      guard changes.contains(result[index].skill) || result[index].inputFrom == previous else { continue }
+      if lookup == "memory.recall", ConditionReader.containsAny(texts[previous].lowercased(), "guard.event_words"),
+        result[index].inputFrom == previous || result[index].skill.hasPrefix("calendar.")
+          || result[index].skill.hasSuffix(".cancel")
+      {
+        result[previous].skill = "calendar.list"
+      }
+      let kind: String
+      switch result[previous].skill {
+      case "calendar.list": kind = "calendar"
+      case "reminder.list": kind = "reminder"
+      default: continue
+      }
+      let verb: String
+      switch result[index].skill {
+      case "reminder.cancel", "calendar.cancel": verb = "cancel"
+      case "reminder.update", "calendar.update": verb = "update"
+      case "calendar.create" where refersBack(texts[index]): verb = "update"
+      default: continue
+      }
+      result[index].skill = "\(kind).\(verb)"
+      result[index].inputFrom = previous
+    }
+    return result
   }
 
   /// The earlier step whose result this part needs: a look-up (recall, a list) before a part

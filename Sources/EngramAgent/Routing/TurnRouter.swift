@@ -51,7 +51,8 @@ public enum SlotReading: Sendable, Equatable {
 /// 4. the skill router's stages (`SkillRouter.Stage`): explicit patterns, an application's
 ///    rules, the intent model, similarity, the fallback;
 /// 5. the inverse guard: a request to forget, cancel or recall is never sent to a write of
-///    the opposite kind (`InverseGuard`);
+///    the opposite kind (`InverseGuard`); when the words point both ways, the turn asks which
+///    is meant (`TurnPlan.clarify`) and writes nothing;
 /// 6. with a language model on hand: a question for memory is answered by the model, and an
 ///    unsure or empty decision is left to the model's planner (`needsLanguageModel`);
 /// 7. otherwise a question no skill claims is answered from the memories.
@@ -101,6 +102,11 @@ public struct TurnRouter: Sendable {
       let guarded = InverseGuard.correct(chosen, text: text, skills: skills, clock: clock, scenario: scenario)
     {
       decision = guarded
+    } else if let chosen = decision,
+      let question = InverseGuard.doubt(chosen, text: text, skills: skills, scenario: scenario)
+    {
+      // Unsure between a write and its inverse: ask, never write.
+      return TurnRoute(plan: .clarify(question), source: RouteSource(chosen.method), confidence: chosen.score, decision: chosen)
     }
     return single(decision)
   }
