@@ -1187,6 +1187,16 @@ extension SkillWords {
     plan.action_verbs	tell
     plan.action_verbs	ping
     plan.action_verbs	nudge
+    plan.action_verbs	pencil
+    plan.action_verbs	block
+    plan.action_verbs	arrange
+    plan.action_verbs	shift
+    plan.action_verbs	bump
+    plan.action_verbs	plan
+    plan.action_verbs	text
+    plan.action_verbs	email
+    plan.action_verbs	order
+    plan.action_verbs	buy
     plan.references	it
     plan.references	that
     plan.references	them
@@ -1242,6 +1252,9 @@ extension SkillWords {
     plan.weather_rain	下大雨
     plan.weather_rain	下小雨
     plan.weather_rain	有雨
+    plan.weather_rain	pour
+    plan.weather_rain	downpour
+    plan.weather_rain	bucketing
     plan.weather_snow	snow
     plan.weather_snow	snows
     plan.weather_snow	snowing
@@ -1281,6 +1294,10 @@ extension SkillWords {
     plan.weather_heat	暖
     plan.weather_heat	闷热
     plan.weather_heat	炎热
+    plan.weather_heat	uv
+    plan.weather_heat	uv index
+    plan.weather_heat	紫外线
+    plan.weather_heat	sunburn
     plan.weather_wind	wind
     plan.weather_wind	windy
     plan.weather_wind	gale
@@ -1538,6 +1555,7 @@ extension SkillWords {
     guard.recall_heads	记得
     guard.recall_heads	你知道
     guard.recall_heads	还记得
+    guard.recall_heads	recall
     guard.recall_questions	do you remember
     guard.recall_questions	do you recall
     guard.recall_questions	you remember
@@ -1724,6 +1742,11 @@ extension SkillWords {
     plan.weather_cold	寒
     plan.weather_cold	变冷
     plan.weather_cold	低于
+    plan.weather_cold	以下
+    plan.weather_cold	降到
+    plan.weather_cold	降温到
+    plan.weather_cold	度以下
+    plan.weather_cold	under
     plan.weather_cloudy	cloudy
     plan.weather_cloudy	overcast
     plan.weather_cloudy	fog
@@ -1913,6 +1936,17 @@ extension SkillWords {
     guard.task_openers	总是
     guard.task_openers	老是
     guard.task_openers	又
+    guard.task_openers	let me
+    guard.task_openers	before i
+    guard.task_openers	i'll
+    guard.task_openers	i will
+    guard.task_openers	i might
+    guard.task_openers	i may
+    guard.task_openers	probably
+    guard.task_openers	i always
+    guard.task_openers	in case i
+    guard.task_openers	i usually
+    guard.task_openers	i often
     guard.recall_anywhere	do you remember
     guard.recall_anywhere	do you recall
     guard.recall_anywhere	you remember
@@ -2016,5 +2050,58 @@ extension SkillWords {
     plan.request_heads	创建
     plan.request_heads	列出
     plan.request_heads	列一下
+    plan.regardless	regardless
+    plan.regardless	either way
+    plan.regardless	no matter
+    plan.regardless	whatever the weather
+    plan.regardless	in any case
+    plan.regardless	anyway
+    plan.regardless	不管
+    plan.regardless	无论
+    plan.regardless	不论
+    plan.regardless	反正
+    guard.write_heads.reminder.create	remind
+    guard.write_heads.reminder.create	reminder
+    guard.write_heads.reminder.create	forget to
+    guard.write_heads.reminder.create	let me forget
+    guard.write_heads.reminder.create	alarm
+    guard.write_heads.reminder.create	nudge
+    guard.write_heads.reminder.create	ping me
+    guard.write_heads.reminder.create	提醒
+    guard.write_heads.reminder.create	别忘
+    guard.write_heads.reminder.create	不要忘
+    guard.write_heads.reminder.create	记得
+    guard.write_heads.reminder.create	闹钟
+    guard.write_heads.calendar.create	calendar
+    guard.write_heads.calendar.create	schedule
+    guard.write_heads.calendar.create	book
+    guard.write_heads.calendar.create	add
+    guard.write_heads.calendar.create	put
+    guard.write_heads.calendar.create	event
+    guard.write_heads.calendar.create	meeting
+    guard.write_heads.calendar.create	appointment
+    guard.write_heads.calendar.create	日历
+    guard.write_heads.calendar.create	日程
+    guard.write_heads.calendar.create	加个
+    guard.write_heads.calendar.create	加一个
+    guard.write_heads.calendar.create	安排
+    guard.write_heads.calendar.create	预约
+    guard.write_heads.calendar.create	会
+    guard.write_heads.memory.remember	remember
+    guard.write_heads.memory.remember	keep in mind
+    guard.write_heads.memory.remember	note that
+    guard.write_heads.memory.remember	记住
+    guard.write_heads.memory.remember	记得
+    guard.write_heads.memory.remember	记一下
+    guard.write_heads.memory.remember	记下
+    guard.write_heads.note.create	note
+    guard.write_heads.note.create	jot
+    guard.write_heads.note.create	write down
+    guard.write_heads.note.create	memo
+    guard.write_heads.note.create	笔记
+    guard.write_heads.note.create	记下
+    guard.write_heads.note.create	备忘
+    guard.write_heads.note.create	记个
+    guard.write_heads.note.create	记一下
     """#
 }

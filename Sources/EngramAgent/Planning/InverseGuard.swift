@@ -54,8 +54,9 @@ enum InverseGuard {
       intent: decision.intent, ruleCandidates: decision.ruleCandidates)
   }
 
-  /// The question to ask instead of `decision` when the request also reads as the inverse of
-  /// the write chosen, though not surely enough for `correct` to turn it: a word that destroys
+  /// The question to ask instead of `decision` when the intent model is unsure of the write
+  /// (below `RoutingThresholds.inverseDoubt`) and the request also reads as its inverse,
+  /// though not surely enough for `correct` to turn it: a word that destroys
   /// or gives up on something later in the sentence ("the dentist thing, scrap it", "I don't
   /// need the ... any more"), or a question about what is remembered. A word that destroys as
   /// the task of a reminder ("remind me to cancel ...", 提醒我取消...) is the write's content.
@@ -63,9 +64,14 @@ enum InverseGuard {
     -> Clarification?
   {
     guard let chosen = decision.skillID, writes.contains(chosen) else { return nil }
+    // Unsure: the intent model gives the write less than `inverseDoubt` (a rule's pick, with
+    // no model reading, stands).
+    guard let intent = decision.intent,
+      (intent.ranked.first { $0.label == chosen }?.probability ?? 0) < skills.thresholds.inverseDoubt
+    else { return nil }
     let lower = text.lowercased()
     let inverse: String
-    if destroysLater(lower) {
+    if destroysLater(lower, after: SkillWords.list("guard.write_heads." + chosen)) {
       if ConditionReader.containsAny(lower, "guard.reminder_words"), chosen != "reminder.create" {
         inverse = "reminder.cancel"
       } else if ConditionReader.containsAny(lower, "guard.event_words"), chosen != "calendar.create" {
@@ -86,8 +92,9 @@ enum InverseGuard {
   }
 
   /// Whether a word that destroys or gives up on something stands in the request other than
-  /// as the task of a reminder or note ("remind me to cancel the gym").
-  static func destroysLater(_ lower: String) -> Bool {
+  /// as the task of a reminder or note ("remind me to cancel the gym"): after one of the
+  /// write's own words (`heads`: remind, 提醒, calendar, 记住) it is the write's content.
+  static func destroysLater(_ lower: String, after heads: [String]) -> Bool {
     let tasks = SkillWords.list("guard.task_openers")
     for word in SkillWords.list("guard.destroy_anywhere") {
       var searchStart = lower.startIndex
@@ -102,6 +109,7 @@ enum InverseGuard {
         }
         let before = lower[..<range.lowerBound].trimmingCharacters(in: .whitespaces)
         if tasks.contains(where: { before.hasSuffix($0) }) { continue }
+        if heads.contains(where: { before.contains($0) }) { continue }
         return true
       }
     }

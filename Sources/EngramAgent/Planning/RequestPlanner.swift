@@ -438,7 +438,12 @@ struct RequestPlanner: Sendable {
       text = action
     }
     let hasCondition = parts.contains { $0.condition != nil }
-    for (index, piece) in split(text).enumerated() {
+    // "either way", 不管天气怎样: says the step is unconditional; nothing to run of its own.
+    let pieces = split(text).compactMap { piece -> String? in
+      guard let rest = stripMarker(piece, words("plan.regardless")) else { return piece }
+      return opensWithRequestVerb(rest) ? rest : nil
+    }
+    for (index, piece) in pieces.enumerated() {
       var body = piece
       var otherwise = false
       // "..., otherwise ...", "..., if not ..." after the sentence's condition; a sentence
@@ -644,7 +649,11 @@ struct RequestPlanner: Sendable {
   static func isElliptical(_ written: ConditionText, after question: (text: String, step: Int)?, steps: [PlanStep])
     -> Bool
   {
-    if written.answersQuestion { return question == nil || question!.step != steps.count - 1 }
+    if written.answersQuestion {
+      // "if it IS raining": a condition of its own after the marker is read on its own.
+      if !written.text.isEmpty, ConditionReader.kind(of: written.text) != .memory { return false }
+      return question == nil || question!.step != steps.count - 1
+    }
     let lower = written.text.lowercased()
     let bare = ConditionReader.removing(["plan.negations", "plan.time_before"], from: lower)
       .trimmingCharacters(in: edge)
@@ -821,6 +830,10 @@ struct RequestPlanner: Sendable {
     let after = text.dropFirst(marker.count).first
     return !(marker.last?.isLetter ?? false) || !(marker.first?.isASCII ?? false)
       || !(after?.isLetter ?? false)
+  }
+
+  static func startsWithAny(_ text: String, _ markers: [String]) -> Bool {
+    markers.contains { startsWith(text.trimmingCharacters(in: edge), $0) }
   }
 
   static func stripLeading(_ text: String, _ markers: [String]) -> String {

@@ -22,11 +22,17 @@ public struct RoutingThresholds: Sendable, Hashable {
   /// The intent probability each part of a compound request needs before the request is
   /// planned as several steps (below it, the request is one step, routed whole).
   public var compoundPart: Double
+  /// The intent probability of a write (remember, create) below which a word of its inverse
+  /// in the request (forget, cancel, "do you remember") makes the turn ask which is meant
+  /// instead of writing (`InverseGuard.doubt`). Set at 0.9 (the model sure nine times in
+  /// ten), not fitted: a question costs one more line, a wrong write costs a memory.
+  public var inverseDoubt: Double
 
   /// Creates thresholds; the defaults are the calibrated ones.
   public init(
     semantic: Float = 0.5, intent: Double = 0.45, destructiveIntent: Double = 0.6,
-    minimumKnownFraction: Double = 0.7, newRequestWhileAsking: Double = 0.8, compoundPart: Double = 0.45
+    minimumKnownFraction: Double = 0.7, newRequestWhileAsking: Double = 0.8, compoundPart: Double = 0.45,
+    inverseDoubt: Double = 0.9
   ) {
     self.semantic = semantic
     self.intent = intent
@@ -34,6 +40,7 @@ public struct RoutingThresholds: Sendable, Hashable {
     self.minimumKnownFraction = minimumKnownFraction
     self.newRequestWhileAsking = newRequestWhileAsking
     self.compoundPart = compoundPart
+    self.inverseDoubt = inverseDoubt
   }
 
   /// The calibrated thresholds every front end uses.

@@ -180,6 +180,10 @@ public enum RouteCommand: Command {
     object["problems"] = .array(problems)
     object["steps"] = .array(stepObjects)
     if let routine = route.routine { object["routine"] = .string(routine) }
+    if case .clarify(let question) = route.plan {
+      // Unsure between a write and its inverse: the turn asks which, and runs nothing.
+      object["clarify"] = .object(["write": .string(question.write), "inverse": .string(question.inverse)])
+    }
     if case .defineRoutine(let definition) = route.plan {
       object["defines"] = .object([
         "name": .string(definition.name),
