@@ -220,7 +220,9 @@ enum AnswersSuite {
       var report = measures
       report.set("fell_back_to_memory", fellBack)
       var categories = BenchReport()
-      for category in byCategory.keys.sorted() { categories.set(String(category), byCategory[category]!.measures) }
+      for category in byCategory.keys.sorted() {
+        categories.set(String(category), byCategory[category]!.measures)
+      }
       report.set("by_category", categories)
       return report
     }

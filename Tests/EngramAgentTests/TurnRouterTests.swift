@@ -144,6 +144,99 @@ import Testing
         decision, text: text, skills: SkillRouter(registry: registry), clock: clock, scenario: .all) == nil)
   }
 
+  /// A decision for `chosen` as the intent model would give it, `probability` sure.
+  func decision(_ chosen: String, probability: Double, text: String) throws -> RouteDecision {
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    var decision = RouteDecision(skillID: chosen, method: .intent, score: probability)
+    decision.intent = IntentPrediction(
+      label: chosen, confidence: probability,
+      ranked: [(chosen, probability), ("memory.forget", 1 - probability)])
+    decision.arguments = registry.skill(id: chosen)!.extractArguments(from: text, clock: clock)
+    return decision
+  }
+
+  @Test(arguments: [
+    ("the note about the locksmith, scrap it", "note.create", "memory.forget"),
+    ("the yoga class on thursday evening — I want it gone, cancel it", "calendar.create", "calendar.cancel"),
+    ("my bike lock combination, did I tell you it?", "memory.remember", "memory.recall"),
+    ("周四那个提醒用不上了，帮我删了", "reminder.create", "reminder.cancel"),
+  ])
+  func aWriteThatAlsoReadsAsItsInverseAsksWhichIsMeant(text: String, chosen: String, inverse: String) throws {
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    let skills = SkillRouter(registry: registry)
+    let unsure = try decision(chosen, probability: 0.6, text: text)
+    let question = try #require(InverseGuard.doubt(unsure, text: text, skills: skills, scenario: .all))
+    #expect(question == Clarification(write: chosen, inverse: inverse))
+    #expect(
+      !question.question(.english).isEmpty && question.question(.english) != question.question(.chinese))
+    // The intent model sure of the write: the write stands.
+    let sure = try decision(chosen, probability: 0.97, text: text)
+    #expect(InverseGuard.doubt(sure, text: text, skills: skills, scenario: .all) == nil)
+  }
+
+  @Test(arguments: [
+    ("remind me on Saturday to delete the old photo backups", "reminder.create"),
+    ("don't let me forget to water the basil at 6", "reminder.create"),
+    ("提醒我周一上午取消那个视频会员", "reminder.create"),
+    ("remember that my flight to Oslo got cancelled last year", "memory.remember"),
+  ])
+  func aDestroyingWordThatIsTheWritesContentAsksNothing(text: String, chosen: String) throws {
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    let unsure = try decision(chosen, probability: 0.6, text: text)
+    #expect(
+      InverseGuard.doubt(unsure, text: text, skills: SkillRouter(registry: registry), scenario: .all) == nil)
+  }
+
+  @Test func aTimeConditionNeedsOnlyAPlaceAndAPartOfTheDay() async throws {
+    let plan = try await steps(
+      "if it's business hours in Chicago right now, remind me in 20 minutes to call the landlord")
+    try #require(plan.map(\.skill) == ["reminder.create"])
+    #expect(plan[0].condition?.kind == .time)
+    #expect(plan[0].condition?.zone == "America/Chicago")
+    #expect(plan[0].condition?.about == "working hours")
+    let closed = try await steps("要是首尔那边已经下班了，就提醒我明天上午十点给金先生发邮件")
+    try #require(closed.map(\.skill) == ["reminder.create"])
+    #expect(closed[0].condition?.kind == .time)
+    #expect(closed[0].condition?.about == "off hours")
+  }
+
+  @Test func anOtherwiseSentenceTakesTheConditionBeforeIt() async throws {
+    let plan = try await steps(
+      "If it's snowing on Sunday, put cocoa night on my calendar at 7pm. Otherwise remind me at 6 on Sunday to go cycling"
+    )
+    try #require(plan.map(\.skill) == ["calendar.create", "reminder.create"])
+    #expect(plan[0].condition?.kind == .weather)
+    #expect(plan[0].condition?.negated == false)
+    #expect(plan[1].condition?.kind == .weather)
+    #expect(plan[1].condition?.negated == true)
+  }
+
+  @Test func ifNotAfterAConditionIsItsOtherBranch() async throws {
+    let plan = try await steps(
+      "if it's past 7pm in Denver remind me at 10 tonight to call Rosa, if not remind me at 11 to email her")
+    try #require(plan.map(\.skill) == ["reminder.create", "reminder.create"])
+    #expect(plan[0].condition?.kind == .time)
+    #expect(plan[0].condition?.negated == false)
+    #expect(plan[1].condition?.kind == .time)
+    #expect(plan[1].condition?.negated == true)
+  }
+
+  @Test func aChangeAfterAQuestionAboutAnAppointmentActsOnTheCalendar() async throws {
+    let plan = try await steps("when is my orthodontist appointment? cancel it please")
+    try #require(plan.count == 2)
+    #expect(plan.map(\.skill) == ["calendar.list", "calendar.cancel"])
+    #expect(plan[1].inputFrom == 0)
+  }
+
+  @Test func aClauseThatOnlySaysRegardlessIsNoStep() async throws {
+    let plan = try await steps("周日要是下雨就帮我在日历上加个看电影，下午两点。不管天气如何，周六晚上八点提醒我买菜")
+    #expect(plan.map(\.skill) == ["calendar.create", "reminder.create"])
+    #expect(plan[1].condition == nil)
+  }
+
   @Test func aPendingQuestionReadsARetractionADateOrANewRequest() throws {
     let router = try router()
     let question = SlotQuestion(

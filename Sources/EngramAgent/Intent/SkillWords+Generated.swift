@@ -2061,47 +2061,39 @@ extension SkillWords {
     plan.regardless	不论
     plan.regardless	反正
     guard.write_heads.reminder.create	remind
-    guard.write_heads.reminder.create	reminder
     guard.write_heads.reminder.create	forget to
     guard.write_heads.reminder.create	let me forget
-    guard.write_heads.reminder.create	alarm
     guard.write_heads.reminder.create	nudge
     guard.write_heads.reminder.create	ping me
-    guard.write_heads.reminder.create	提醒
+    guard.write_heads.reminder.create	提醒我
+    guard.write_heads.reminder.create	提醒一下
     guard.write_heads.reminder.create	别忘
     guard.write_heads.reminder.create	不要忘
     guard.write_heads.reminder.create	记得
-    guard.write_heads.reminder.create	闹钟
-    guard.write_heads.calendar.create	calendar
     guard.write_heads.calendar.create	schedule
     guard.write_heads.calendar.create	book
     guard.write_heads.calendar.create	add
     guard.write_heads.calendar.create	put
-    guard.write_heads.calendar.create	event
-    guard.write_heads.calendar.create	meeting
-    guard.write_heads.calendar.create	appointment
-    guard.write_heads.calendar.create	日历
-    guard.write_heads.calendar.create	日程
+    guard.write_heads.calendar.create	pencil
     guard.write_heads.calendar.create	加个
     guard.write_heads.calendar.create	加一个
     guard.write_heads.calendar.create	安排
     guard.write_heads.calendar.create	预约
-    guard.write_heads.calendar.create	会
+    guard.write_heads.calendar.create	约个
     guard.write_heads.memory.remember	remember
     guard.write_heads.memory.remember	keep in mind
     guard.write_heads.memory.remember	note that
     guard.write_heads.memory.remember	记住
-    guard.write_heads.memory.remember	记得
     guard.write_heads.memory.remember	记一下
     guard.write_heads.memory.remember	记下
-    guard.write_heads.note.create	note
+    guard.write_heads.note.create	take a note
+    guard.write_heads.note.create	make a note
+    guard.write_heads.note.create	note down
     guard.write_heads.note.create	jot
     guard.write_heads.note.create	write down
-    guard.write_heads.note.create	memo
-    guard.write_heads.note.create	笔记
+    guard.write_heads.note.create	记个笔记
     guard.write_heads.note.create	记下
-    guard.write_heads.note.create	备忘
-    guard.write_heads.note.create	记个
     guard.write_heads.note.create	记一下
+    guard.write_heads.note.create	写下
     """#
 }

@@ -71,14 +71,15 @@ enum InverseGuard {
     else { return nil }
     let lower = text.lowercased()
     let inverse: String
-    if destroysLater(lower, after: SkillWords.list("guard.write_heads." + chosen)) {
+    if destroysLater(lower, after: "guard.write_heads." + chosen) {
       if ConditionReader.containsAny(lower, "guard.reminder_words"), chosen != "reminder.create" {
         inverse = "reminder.cancel"
       } else if ConditionReader.containsAny(lower, "guard.event_words"), chosen != "calendar.create" {
         inverse = "calendar.cancel"
       } else {
         inverse =
-          ["reminder.create": "reminder.cancel", "calendar.create": "calendar.cancel"][chosen] ?? "memory.forget"
+          ["reminder.create": "reminder.cancel", "calendar.create": "calendar.cancel"][chosen]
+          ?? "memory.forget"
       }
     } else if TextCues.isQuestion(text), chosen != "note.create",
       ConditionReader.containsAny(lower, "guard.recall_anywhere")
@@ -93,8 +94,8 @@ enum InverseGuard {
 
   /// Whether a word that destroys or gives up on something stands in the request other than
   /// as the task of a reminder or note ("remind me to cancel the gym"): after one of the
-  /// write's own words (`heads`: remind, 提醒, calendar, 记住) it is the write's content.
-  static func destroysLater(_ lower: String, after heads: [String]) -> Bool {
+  /// write's own verbs (the list `heads`: remind, 提醒我, add, 记住) it is the write's content.
+  static func destroysLater(_ lower: String, after heads: String) -> Bool {
     let tasks = SkillWords.list("guard.task_openers")
     for word in SkillWords.list("guard.destroy_anywhere") {
       var searchStart = lower.startIndex
@@ -109,7 +110,7 @@ enum InverseGuard {
         }
         let before = lower[..<range.lowerBound].trimmingCharacters(in: .whitespaces)
         if tasks.contains(where: { before.hasSuffix($0) }) { continue }
-        if heads.contains(where: { before.contains($0) }) { continue }
+        if ConditionReader.containsAny(before, heads) { continue }
         return true
       }
     }

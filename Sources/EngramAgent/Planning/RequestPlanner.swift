@@ -192,7 +192,8 @@ struct RequestPlanner: Sendable {
       if previousIsRequest, !Self.opensRequest(current.text) {
         result[result.count - 1].text += "，" + current.text
       } else if let decision = try await surely(
-        current.text, clock: clock, scenario: scenario, lenient: !result.isEmpty && Self.opensWithRequestVerb(current.text)),
+        current.text, clock: clock, scenario: scenario,
+        lenient: !result.isEmpty && Self.opensWithRequestVerb(current.text)),
         isLast || !isFragment(current.text, decision: decision, clock: clock, scenario: scenario)
       {
         result.append(current)
@@ -646,7 +647,9 @@ struct RequestPlanner: Sendable {
 
   /// Whether a condition only refers to the one before it ("if not", "if so", 还没到的话,
   /// 不是的话): it answers no question just asked and says too little to read on its own.
-  static func isElliptical(_ written: ConditionText, after question: (text: String, step: Int)?, steps: [PlanStep])
+  static func isElliptical(
+    _ written: ConditionText, after question: (text: String, step: Int)?, steps: [PlanStep]
+  )
     -> Bool
   {
     if written.answersQuestion {
@@ -699,9 +702,12 @@ struct RequestPlanner: Sendable {
     for index in result.indices.dropFirst() {
       let previous = index - 1
       let lookup = result[previous].skill
-      let changes = ["reminder.cancel", "reminder.update", "calendar.cancel", "calendar.update", "calendar.create"]
+      let changes = [
+        "reminder.cancel", "reminder.update", "calendar.cancel", "calendar.update", "calendar.create",
+      ]
       guard changes.contains(result[index].skill) || result[index].inputFrom == previous else { continue }
-      if lookup == "memory.recall", ConditionReader.containsAny(texts[previous].lowercased(), "guard.event_words"),
+      if lookup == "memory.recall",
+        ConditionReader.containsAny(texts[previous].lowercased(), "guard.event_words"),
         result[index].inputFrom == previous || result[index].skill.hasPrefix("calendar.")
           || result[index].skill.hasSuffix(".cancel")
       {

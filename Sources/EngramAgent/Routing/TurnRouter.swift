@@ -106,7 +106,9 @@ public struct TurnRouter: Sendable {
       let question = InverseGuard.doubt(chosen, text: text, skills: skills, scenario: scenario)
     {
       // Unsure between a write and its inverse: ask, never write.
-      return TurnRoute(plan: .clarify(question), source: RouteSource(chosen.method), confidence: chosen.score, decision: chosen)
+      return TurnRoute(
+        plan: .clarify(question), source: RouteSource(chosen.method), confidence: chosen.score,
+        decision: chosen)
     }
     return single(decision)
   }
