@@ -58,10 +58,14 @@ extension AgentSuite {
     var byCategory: [String: (correct: Int, total: Int)] = [:]
     var byLanguage: [String: (correct: Int, total: Int)] = [:]
     var seconds: [Double] = []
+    // The requests of two steps, for the time of a two-step plan against a single step's.
+    var twoStepSeconds: [Double] = []
     progress("agent: planning \(plans.count) compound requests")
     for gold in plans {
       var route: TurnRoute?
-      seconds.append(try await Measure.seconds { route = try await router.route(gold.text, clock: clock) })
+      let elapsed = try await Measure.seconds { route = try await router.route(gold.text, clock: clock) }
+      seconds.append(elapsed)
+      if gold.steps.count == 2 { twoStepSeconds.append(elapsed) }
       let steps = route?.plan.steps ?? []
       if steps.count > 1 { multiStep += 1 }
       let sameSkills = steps.map(\.skill) == gold.steps.map(\.skill)
@@ -106,6 +110,7 @@ extension AgentSuite {
     report.set("by_category", breakdown(byCategory))
     report.set("by_language", breakdown(byLanguage))
     report.set("route_p50_ms", Measure.percentile(seconds, 0.5) * 1000)
+    report.set("two_step_route_p50_ms", Measure.percentile(twoStepSeconds, 0.5) * 1000)
     return report
   }
 }

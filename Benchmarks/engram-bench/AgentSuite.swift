@@ -89,6 +89,12 @@ enum AgentSuite {
       let plans = try await measurePlans(try readPlans(compoundPath), embedder: embedder, clock: clock)
       report["plan_accuracy"] = plans["plan_accuracy"]
       report.set("compound_split", plans)
+      // A two-step plan's routing time over a single step's, both p50, same run.
+      if case .double(let single)? = report["route_p50_ms"], single > 0,
+        case .double(let twoStep)? = plans["two_step_route_p50_ms"]
+      {
+        report.set("two_step_route_ratio", twoStep / single)
+      }
     }
     // Forget, cancel or recall sent to a write, over both frozen single-step splits.
     var harmful = 0

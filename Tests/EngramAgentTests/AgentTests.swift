@@ -354,6 +354,55 @@ import Testing
     #expect(routed?.skillID != "reminder.create")
   }
 
+  @Test func aModelPlanWithAnInvalidCallIsRefusedWholeAndNothingRuns() async throws {
+    let harness = try AgentHarness()
+    // The second call's date is not a date: the plan is refused before the user sees it.
+    let planner = Planner(
+      model: FixedReplyModel(
+        reply: #"""
+          {"plan": [{"skill": "memory.remember", "arguments": {"content": "the bike shop closes at six"}},
+            {"skill": "reminder.create", "arguments": {"title": "pick up the bike", "when": "whenever suits"}}]}
+          """#),
+      registry: harness.registry)
+    let agent = try harness.agent(
+      router: SkillRouter(registry: harness.registry, classifier: nil), planner: planner)
+    let state = try await agent.send("sort out the bike errand")
+    guard case .finished(let reply) = state else {
+      Issue.record("expected a refusal, got \(state)")
+      return
+    }
+    #expect(reply.text.contains("step 2 (reminder.create)"))
+    #expect(reply.text.contains("Nothing was done"))
+    #expect(try harness.engine.agentRecords.items().isEmpty)
+    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
+    #expect(try harness.engine.memories.list().isEmpty)
+  }
+
+  @Test func aValidModelPlanIsConfirmedOnceForAllItsSteps() async throws {
+    let harness = try AgentHarness()
+    let planner = Planner(
+      model: FixedReplyModel(
+        reply: #"""
+          {"plan": [{"skill": "reminder.create", "arguments": {"title": "pick up the bike", "when": "2025-06-12T17:00:00"}},
+            {"skill": "calendar.create", "arguments": {"title": "bike service", "when": "2025-06-14T10:00:00"}}]}
+          """#),
+      registry: harness.registry)
+    let agent = try harness.agent(
+      router: SkillRouter(registry: harness.registry, classifier: nil), planner: planner)
+    let state = try await agent.send("sort out the bike errand")
+    guard case .waitingForConfirmation(let action) = state else {
+      Issue.record("expected one confirmation, got \(state)")
+      return
+    }
+    #expect(action.skillID == Agent.planSkillID)
+    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).count == 1)
+    guard case .finished = try await agent.confirm() else {
+      Issue.record("expected the plan to finish after one confirmation")
+      return
+    }
+    #expect(Set(try harness.engine.agentRecords.items().map(\.kind)) == [.reminder, .event])
+  }
+
   @Test func plannerPlanPassesOutputsForward() async throws {
     let harness = try AgentHarness(extraSkills: [ForecastSkill()])
     let planner = Planner(

@@ -166,11 +166,28 @@ extension Agent {
     case .skills(let steps):
       let run = TurnRun(
         executionID: execution, context: context, route: source, queue: steps, total: steps.count)
-      // Several steps, or a condition, planned by the rules: one plan, confirmed once
-      // (Agent+Plan.swift). A language model's plan still confirms step by step, feeding
-      // `{{previous}}` and chained steps forward.
+      // Several steps, or a condition: one plan, confirmed once (Agent+Plan.swift). A
+      // language model's plan is first checked whole against the skills' schemas: one
+      // invalid call and nothing runs. Its steps that chain `{{previous}}` still confirm
+      // step by step, feeding each result forward.
       // A routine is always a plan: a step whose skill is disabled is left out, and said.
-      if source == .routine || (source != .planner && Self.isPlan(steps)) {
+      if source == .planner {
+        if let refusal = plannerRefusal(steps, language: language) {
+          await trace(
+            execution, step: 1, skillID: steps.first?.skill,
+            arguments: steps.first?.arguments ?? SkillArguments(),
+            status: .failed, result: refusal, startedAt: configuration.clock.now, since: .now)
+          return await finish(
+            AgentReply(
+              executionID: execution, text: refusal, outputs: [.text(refusal)], language: language,
+              route: source))
+        }
+        if steps.count > 1, !steps.contains(where: Self.usesPrevious) {
+          return await startPlan(run, steps: steps)
+        }
+        return await advance(run)
+      }
+      if source == .routine || Self.isPlan(steps) {
         return await startPlan(run, steps: steps)
       }
       return await advance(run)
@@ -491,6 +508,45 @@ extension Agent {
   }
 
   /// Replaces `previousOutputPlaceholder` in string arguments with the previous output's text.
+  /// Whether a step takes the previous step's result through `{{previous}}`.
+  static func usesPrevious(_ step: PlanStep) -> Bool {
+    step.arguments.names.contains { name in
+      if case .string(let text)? = step.arguments[name] { return text.contains(previousOutputPlaceholder) }
+      return false
+    }
+  }
+
+  /// Why a language model's plan cannot run, as one sentence, or nil when every step names
+  /// an enabled skill of the scenario and its arguments fit the skill's schema (a single
+  /// step may leave a required argument out: the agent asks for it).
+  func plannerRefusal(_ steps: [PlanStep], language: MessageLanguage) -> String? {
+    for (index, step) in steps.enumerated() {
+      let reason: String
+      do {
+        let skill = try registry.enabledSkill(id: step.skill)
+        guard configuration.scenario.includes(skill) else {
+          throw SkillRegistryError.unknownSkill(step.skill)
+        }
+        if Self.usesPrevious(step) { continue }
+        _ = try ArgumentValidator.validate(
+          step.arguments, against: skill.inputSchema, timeZone: configuration.clock.timeZone)
+        continue
+      } catch SkillError.missingArgument where steps.count == 1 {
+        continue
+      } catch {
+        reason = FriendlyMessage.text(for: error, language: language)
+      }
+      switch language {
+      case .english:
+        return
+          "The language model's plan cannot run: step \(index + 1) (\(step.skill)): \(reason) Nothing was done."
+      case .chinese:
+        return "语言模型给出的计划无法执行：第\(index + 1)步（\(step.skill)）：\(reason) 什么都没有做。"
+      }
+    }
+    return nil
+  }
+
   static func substitute(_ arguments: SkillArguments, previous: String?) -> SkillArguments {
     var result = arguments
     for name in arguments.names {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The rules that turn one request into several steps: it splits the text into parts at
 /// the words people join requests with, finds the conditions ("if it rains on Friday",
@@ -11,6 +12,9 @@ import Foundation
 struct RequestPlanner: Sendable {
   let router: SkillRouter
   let thresholds: RoutingThresholds
+  /// The skill router's decision for each text this request has routed: a part is looked at
+  /// by several rules (merging, joining, planning), and routes once.
+  let decisions = DecisionMemo()
 
   /// One part of a request: text to route, or a condition over the parts near it.
   struct Part: Sendable {
@@ -320,7 +324,7 @@ struct RequestPlanner: Sendable {
     async throws -> RouteDecision?
   {
     guard Self.isSubstantial(text),
-      var decision = try await router.route(text, clock: clock, scenario: scenario)
+      var decision = try await decisions.route(text, with: router, clock: clock, scenario: scenario)
     else { return nil }
     if let guarded = InverseGuard.correct(
       decision, text: text, skills: router, clock: clock, scenario: scenario)
@@ -852,5 +856,20 @@ struct RequestPlanner: Sendable {
       return String(trimmed.dropFirst(marker.count)).trimmingCharacters(in: edge)
     }
     return nil
+  }
+}
+
+/// The skill router's decisions for one request's texts, each routed once.
+final class DecisionMemo: Sendable {
+  private let decisions = Mutex<[String: RouteDecision?]>([:])
+
+  /// The router's decision for `text`, from an earlier call when there was one.
+  func route(_ text: String, with router: SkillRouter, clock: AgentClock, scenario: SkillScenario)
+    async throws -> RouteDecision?
+  {
+    if let known = decisions.withLock({ $0[text] }) { return known }
+    let decision = try await router.route(text, clock: clock, scenario: scenario)
+    decisions.withLock { $0[text] = .some(decision) }
+    return decision
   }
 }

@@ -97,7 +97,7 @@ public struct TurnRouter: Sendable {
       return compound
     }
     // Only the user's text is routed: retrieved memories never choose a skill.
-    var decision = try await skills.route(text, clock: clock, scenario: scenario)
+    var decision = try await planner.decisions.route(text, with: skills, clock: clock, scenario: scenario)
     if let chosen = decision,
       let guarded = InverseGuard.correct(chosen, text: text, skills: skills, clock: clock, scenario: scenario)
     {
