@@ -1,4 +1,5 @@
 import Engram
+import EngramHTTP
 import EngramMCP
 import Foundation
 
@@ -237,7 +238,7 @@ public struct UserEngineAdmission: HTTPUserAdmission {
     do {
       let lease = try await engines.lease(user: user)
       return .admitted(
-        HTTPAdmissionTicket(user: user, provider: EngineToolProvider(engine: lease.engine)) {
+        HTTPAdmissionTicket(user: user, provider: EngineToolProvider(engine: lease.engine, describe: EngineAccess.describe)) {
           lease.release()
         })
     } catch {
