@@ -22,7 +22,8 @@ public struct EngineToolProvider: ToolProvider {
   /// Creates a provider over `engine`; `describe` words an engine error as one sentence (the
   /// CLI passes its own), by default ``sentence(for:)``.
   public init(
-    engine: MemoryEngine, describe: @escaping @Sendable (any Error) -> String = EngineToolProvider.sentence(for:)
+    engine: MemoryEngine,
+    describe: @escaping @Sendable (any Error) -> String = EngineToolProvider.sentence(for:)
   ) {
     self.engine = engine
     self.describe = describe
