@@ -123,6 +123,7 @@ enum MCPHTTPServing {
       log: log)
     if let hint = tokenHint(options) { log(hint) }
     await transport.runUntilSignalled()
+    await provider.finish()
   }
 }
 
