@@ -5,7 +5,7 @@ import PackageDescription
 ///
 /// Layers (arrows are the only allowed imports; `make build` checks every import is declared
 /// with `--explicit-target-dependency-import-check error`; see README "Architecture"):
-/// engram (CLI), EngramMCP -> EngramAgent -> Engram -> EngramStore / EngramVectors /
+/// engram (CLI), EngramMCP (tools) -> EngramHTTP / EngramAgent -> Engram -> EngramStore / EngramVectors /
 /// EngramEmbeddings -> EngramCore, and the system libraries CSQLite / CPostgres / CBLAS / CEngramKernels.
 let package = Package(
   name: "Engram",
@@ -56,10 +56,13 @@ let package = Package(
       ]),
 
     // Executables.
-    .target(name: "EngramMCP", dependencies: ["EngramCore"]),
+    // The HTTP/1.1, SSE and JSON-RPC core (MCP's transports, the web app's server, access).
+    .target(name: "EngramHTTP", dependencies: ["EngramCore"]),
+    // The MCP tools over the engine: Codable arguments whose input schemas derive from them.
+    .target(name: "EngramMCP", dependencies: ["Engram", "EngramAgent", "EngramCore", "EngramHTTP"]),
     // The web app's files (Web/assets) ship inside the binary as generated Swift (`make web`).
     .target(
-      name: "EngramCLI", dependencies: ["EngramAgent", "Engram", "EngramCore", "EngramMCP"],
+      name: "EngramCLI", dependencies: ["EngramAgent", "Engram", "EngramCore", "EngramHTTP", "EngramMCP"],
       exclude: ["Web/assets"]),
     .executableTarget(name: "engram", dependencies: ["EngramCLI"]),
     .executableTarget(
@@ -95,11 +98,14 @@ let package = Package(
       dependencies: ["EngramAgent", "EngramTestSupport"],
       resources: [.copy("Fixtures")]
     ),
-    .testTarget(name: "EngramMCPTests", dependencies: ["EngramCore", "EngramMCP", "EngramTestSupport"]),
+    .testTarget(name: "EngramHTTPTests", dependencies: ["EngramCore", "EngramHTTP", "EngramTestSupport"]),
+    .testTarget(
+      name: "EngramMCPTests",
+      dependencies: ["Engram", "EngramAgent", "EngramCore", "EngramHTTP", "EngramMCP", "EngramTestSupport"]),
     // Unit tests of the CLI's parts; the end-to-end tests run the built `engram` binary.
     .testTarget(
       name: "EngramCLITests",
-      dependencies: ["Engram", "EngramAgent", "EngramCLI", "EngramStore", "EngramTestSupport"]),
+      dependencies: ["Engram", "EngramAgent", "EngramCLI", "EngramMCP", "EngramStore", "EngramTestSupport"]),
     .testTarget(
       name: "EngramCLIEndToEndTests",
       dependencies: ["Engram", "EngramAgent", "EngramCLI", "EngramStore", "EngramTestSupport"]),

@@ -1,7 +1,7 @@
 // libFuzzer entry: the MCP server answers any line with one JSON-RPC line (or nothing, for a
 // notification), never crashing and never emitting a newline. Built by scripts/fuzz.sh.
 import Engram
-import EngramMCP
+import EngramHTTP
 import Foundation
 import Synchronization
 

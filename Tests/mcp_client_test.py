@@ -39,6 +39,9 @@ EXPECTED_TOOLS = [
     "conversation_append",
     "memory_stats",
     "memory_agenda",
+    "reminders_deliver",
+    "routine_list",
+    "routine_run",
 ]
 
 
@@ -80,7 +83,7 @@ async def exercise_session(session, checks, label):
 
     listed = await session.list_tools()
     tools = {tool.name: tool for tool in listed.tools}
-    check("six tools listed", sorted(tools) == sorted(EXPECTED_TOOLS), str(sorted(tools)))
+    check("the tools are listed", sorted(tools) == sorted(EXPECTED_TOOLS), str(sorted(tools)))
     check(
         "every tool has input and output schemas",
         all(tool.inputSchema.get("type") == "object" and tool.outputSchema for tool in listed.tools),
@@ -126,6 +129,24 @@ async def exercise_session(session, checks, label):
         "memory_stats counts", content.get("memories") == 1 and content.get("messages") == 1, json.dumps(content)
     )
 
+    delivered = await session.call_tool("reminders_deliver", {})
+    check(
+        "reminders_deliver answers (nothing due)",
+        not delivered.isError and (delivered.structuredContent or {}).get("reminders") == [],
+        text_of(delivered),
+    )
+    routines = await session.call_tool("routine_list", {})
+    check(
+        "routine_list answers (none yet)",
+        not routines.isError and (routines.structuredContent or {}).get("routines") == [],
+        text_of(routines),
+    )
+    unknown = await session.call_tool("routine_run", {"name": "no such routine"})
+    check(
+        "routine_run of an unknown name is an error result",
+        unknown.isError and "routine_list" in text_of(unknown),
+        text_of(unknown),
+    )
     bad = await session.call_tool("memory_search", {"query": "x", "k": 0})
     check("invalid arguments give an error result", bad.isError and "'k'" in text_of(bad), text_of(bad))
 

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `engram mcp --http`: the refusals that happen before anything listens (the served protocol is
-/// covered by EngramMCPTests and by scripts/mcp-e2e.sh with the official Python SDK).
+/// covered by EngramHTTPTests and by scripts/mcp-e2e.sh with the official Python SDK).
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct MCPHTTPCommandTests {
   @Test func httpOptionsNeedAValidAddress() async throws {
     let folder = try ScratchFolder()

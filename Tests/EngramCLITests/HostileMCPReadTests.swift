@@ -1,5 +1,6 @@
 import Engram
 import EngramEmbeddings
+import EngramHTTP
 import EngramMCP
 import EngramStore
 import EngramTestSupport

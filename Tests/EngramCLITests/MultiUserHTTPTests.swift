@@ -1,5 +1,5 @@
 import Engram
-import EngramMCP
+import EngramHTTP
 import EngramTestSupport
 import Foundation
 import Testing

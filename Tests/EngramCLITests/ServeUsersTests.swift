@@ -1,6 +1,6 @@
 import Engram
 import EngramEmbeddings
-import EngramMCP
+import EngramHTTP
 import EngramTestSupport
 import Foundation
 import Testing

@@ -1,7 +1,7 @@
 import Engram
 import EngramAgent
 import EngramEmbeddings
-import EngramMCP
+import EngramHTTP
 import EngramTestSupport
 import Foundation
 import Synchronization
@@ -344,6 +344,32 @@ import Testing
     let message = try #require(try Self.json(response)["error"]?.stringValue)
     #expect(!message.isEmpty)
     if status == 405 { #expect(response.header("Allow") != nil) }
+  }
+
+  /// A body or query field of the wrong type is a 400 whose sentence names the field (the API
+  /// used to read `"dry_run": "yes"` as false and `"text": 5` as blank).
+  @Test(arguments: [
+    ("POST", "/api/chat/send", #"{"text":5}"#, "'text' must be a string"),
+    ("POST", "/api/forget", #"{"id":1,"dry_run":"yes"}"#, "'dry_run' must be true or false"),
+    ("POST", "/api/forget", #"{"id":[1]}"#, "'id' must be a positive integer"),
+    (
+      "POST", "/api/memories/1", #"{"kind":7}"#,
+      "'kind' must be one of fact, preference, note, summary, event"
+    ),
+    ("POST", "/api/agenda/1/move", #"{"due":20300101}"#, "'due' must be an ISO 8601 time"),
+    ("GET", "/api/search?q=x&k=five", "", "'k' must be 1 to 100"),
+    ("GET", "/api/memories?limit=lots", "", "'limit' must be an integer"),
+  ])
+  func aFieldOfTheWrongTypeIsNamed(method: String, path: String, body: String, sentence: String) async throws
+  {
+    let parts = path.split(separator: "?", maxSplits: 1).map(String.init)
+    let response = await app.respond(
+      to: HTTPRequest(
+        method: method, path: parts[0], query: parts.count > 1 ? parts[1] : "",
+        headers: [("Content-Type", "application/json")], body: Data(body.utf8)))
+    #expect(response.status == 400)
+    let message = try #require(try Self.json(response)["error"]?.stringValue)
+    #expect(message.hasPrefix(sentence), "\(message)")
   }
 
   @Test func aBodyNestedTooDeepIsSaidToBe() async throws {

@@ -1,4 +1,5 @@
 import Engram
+import EngramMCP
 import Foundation
 
 /// `engram demo`: the whole pipeline on a small built-in conversation, in a temporary memory.
@@ -125,6 +126,6 @@ public enum DemoCommand: Command {
     for line in CompactCommand.summary(compaction) { out.write(line + "\n") }
 
     heading("stats")
-    for line in StatsCommand.lines(try StatsCommand.collect(engine)) { out.write(line + "\n") }
+    for line in StatsCommand.lines(try EngineJSON.stats(engine)) { out.write(line + "\n") }
   }
 }

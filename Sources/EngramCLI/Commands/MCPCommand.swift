@@ -1,4 +1,5 @@
 import Engram
+import EngramHTTP
 import EngramMCP
 import Foundation
 
@@ -74,8 +75,9 @@ public enum MCPCommand: Command {
           context, options: serving, engine: engine, address: address, info: info)
         return
       }
-      let server = MCPServer(info: info, provider: EngineToolProvider(engine: engine))
-      try await server.serveStandardIO()
+      let provider = EngineToolProvider(engine: engine, describe: EngineAccess.describe)
+      try await MCPServer(info: info, provider: provider).serveStandardIO()
+      await provider.finish()
     }
   }
 }

@@ -1,4 +1,5 @@
 import Engram
+import EngramMCP
 import Foundation
 
 /// `engram query TEXT`: searches the memory.
@@ -63,7 +64,7 @@ public enum QueryCommand: Command {
           + "vectors from the database; `engram doctor --repair` (or any write) saves one\n")
     }
     if options.json {
-      for hit in hits { try context.jsonLines.write(HitRendering.json(hit)) }
+      for hit in hits { try context.jsonLines.write(EngineJSON.hit(hit)) }
       return
     }
     guard !hits.isEmpty else {

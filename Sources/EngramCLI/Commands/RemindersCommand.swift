@@ -174,52 +174,6 @@ struct ReminderWriter {
   }
 }
 
-/// How reminders and events read on a terminal.
-enum ReminderRendering {
-  /// `#12  2025-06-17 09:00 (Tue)  call the dentist` (with `(late 2h)` for one delivered well
-  /// after it was due).
-  static func line(_ item: AgentItem, timeZone: TimeZone, now: Date) -> String {
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = timeZone
-    let when =
-      item.dueAt.map { due -> String in
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .weekday], from: due)
-        let weekday = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"][parts.weekday! - 1]
-        return String(
-          format: "%04d-%02d-%02d %02d:%02d", parts.year!, parts.month!, parts.day!, parts.hour!,
-          parts.minute!)
-          + " (\(weekday))"
-      } ?? "(no date)"
-    var line = "#\(item.id ?? 0)  \(when)  \(item.title)"
-    if let body = item.body, !body.isEmpty { line += " — \(body)" }
-    if let due = item.dueAt, now.timeIntervalSince(due) >= 3600 {
-      line += " (late \(Int(now.timeIntervalSince(due) / 3600))h)"
-    }
-    if let note = conditionNote(item) { line += " (\(note))" }
-    return line
-  }
-
-  /// The words of a reminder's condition as the user said them ("it snows on Saturday"), or
-  /// nil for none (or one that cannot be read).
-  static func conditionText(_ item: AgentItem) -> String? {
-    item.condition.flatMap(StepCondition.init(storedText:))?.text
-  }
-
-  /// What a reminder's condition says on its line: `only if …` before it comes due, then
-  /// `because …` (it fired), `not fired: …` (it did not) or `fired unchecked: …`.
-  static func conditionNote(_ item: AgentItem) -> String? {
-    guard item.condition != nil else { return nil }
-    let text = conditionText(item) ?? "a condition"
-    switch item.conditionOutcome {
-    case nil: return "only if \(text)"
-    case let outcome? where outcome.state == .held: return "because \(outcome.reason)"
-    case let outcome? where outcome.state == .failed:
-      return "not fired: only if \(text), and \(outcome.reason)"
-    case let outcome?: return "fired without its condition “\(text)”: \(outcome.reason)"
-    }
-  }
-}
-
 /// Runs `--exec` for one reminder, without blocking a cooperative thread.
 ///
 /// The command sees the reminder in its environment: `ENGRAM_REMINDER_ID`,

@@ -1,5 +1,6 @@
 import Engram
 import EngramAgent
+import EngramHTTP
 import EngramMCP
 import Foundation
 
@@ -129,7 +130,9 @@ public enum ServeCommand: Command {
       let mcp = StreamableHTTPHandler(
         configuration: configuration, log: log,
         makeServer: {
-          MCPServer(info: MCPCommand.serverInfo, provider: EngineToolProvider(engine: engine), log: log)
+          MCPServer(
+            info: MCPCommand.serverInfo,
+            provider: EngineToolProvider(engine: engine, describe: EngineAccess.describe), log: log)
         })
       var root = configuration
       root.path = "/"

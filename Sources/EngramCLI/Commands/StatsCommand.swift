@@ -1,4 +1,5 @@
 import Engram
+import EngramMCP
 import Foundation
 
 /// `engram stats`: what the memory holds and how big it is.
@@ -18,40 +19,14 @@ public enum StatsCommand: Command {
 
   /// Prints the statistics.
   public static func run(_ options: Options, context: CommandContext) async throws {
-    let stats = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in try collect(engine) }
+    let stats = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
+      try EngineJSON.stats(engine)
+    }
     if options.json {
       try context.jsonLines.write(stats)
     } else {
       for line in lines(stats) { context.output.write(line + "\n") }
     }
-  }
-
-  /// The statistics as one JSON object.
-  static func collect(_ engine: MemoryEngine) throws -> JSONValue {
-    let counts = try engine.maintenance.tableCounts()
-    let kinds = try engine.maintenance.memoryCountsByKind()
-    let index = engine.maintenance.vectorIndexStatistics
-    let lastCompaction = try engine.maintenance.metaValue("last_compaction").flatMap(Int64.init).map {
-      JSONValue.string(HitRendering.isoDate(Date(timeIntervalSince1970: Double($0) / 1000)))
-    }
-    return [
-      "path": .string(engine.path),
-      "sessions": .int(counts["sessions"] ?? 0), "messages": .int(counts["messages"] ?? 0),
-      "summaries": .int(counts["summaries"] ?? 0), "memories": .int(counts["memories"] ?? 0),
-      "embeddings": .int(counts["embeddings"] ?? 0),
-      "memories_by_kind": .object(
-        Dictionary(uniqueKeysWithValues: MemoryKind.allCases.map { ($0.rawValue, .int(kinds[$0] ?? 0)) })),
-      "bytes": .int(engine.maintenance.databaseBytes()),
-      "embedder_spec": try engine.maintenance.metaValue(EmbedderSpec.metaKey).map { .string($0) } ?? .null,
-      "model": .string(engine.embedder.modelID), "dimension": .int(engine.embedder.dimension),
-      "index_rows": .int(index.rows), "index_tombstones": .int(index.tombstones),
-      "index_bytes": .int(index.bytes),
-      "index_tier": .string(index.approximate?.serving == true ? "approximate" : "exact"),
-      "index_calibrated_recall": index.approximate.map { .double($0.calibratedRecall) } ?? .null,
-      "index_lists": index.approximate.map { .int($0.lists) } ?? .null,
-      "index_probes": index.approximate.map { .int($0.probes) } ?? .null,
-      "last_compaction": lastCompaction ?? .null,
-    ]
   }
 
   /// Which index serves searches: the exact scan, or the approximate lists with their

@@ -9,11 +9,6 @@ enum HitRendering {
     DateParser.display(date, timeZone: timeZone)
   }
 
-  /// ISO 8601 with seconds, UTC (machine output: stable across machines).
-  static func isoDate(_ date: Date) -> String {
-    DateParser.iso8601(date, timeZone: TimeZone(secondsFromGMT: 0)!)
-  }
-
   /// The kind column: `memory`, `summary`, or the speaker of a turn (`turn:Alice`).
   static func kindLabel(_ hit: SearchHit) -> String {
     switch hit.kind {
@@ -35,17 +30,6 @@ enum HitRendering {
       ])
     }
     return table.render(width: width, styled: styled)
-  }
-
-  /// One hit as a JSON object (the `query --json` line format).
-  static func json(_ hit: SearchHit) -> JSONValue {
-    [
-      "id": .int(Int(hit.id)), "kind": .string(hit.kind.rawValue), "score": .double(hit.score),
-      "bm25": hit.bm25.map { .double($0) } ?? .null, "cosine": hit.cosine.map { .double($0) } ?? .null,
-      "date": .string(isoDate(hit.timestamp)), "session": hit.sessionID.map { .int(Int($0)) } ?? .null,
-      "speaker": hit.speaker.map { .string($0) } ?? .null, "text": .string(hit.text),
-      "provenance": .array(hit.provenance.map { .string($0) }),
-    ]
   }
 
   /// `12.3 MB`, `840 KB`, `512 B`.

@@ -1,4 +1,4 @@
-import EngramMCP
+import EngramHTTP
 import Foundation
 
 #if canImport(Glibc)

@@ -1,6 +1,8 @@
 import Engram
+import EngramHTTP
 import EngramMCP
 import Foundation
+import Synchronization
 
 /// Many users in one server process (`engram mcp --http ... --users FILE`, and `engram
 /// serve`): the options, and the `UserEngines` cache they describe.
@@ -225,6 +227,8 @@ public enum UserServing {
 public struct UserEngineAdmission: HTTPUserAdmission {
   /// The engines.
   public let engines: UserEngines
+  /// The tools of the users served lately (each request is admitted on its own).
+  let providers = UserToolProviders()
 
   /// Admission through `engines`.
   public init(engines: UserEngines) {
@@ -237,7 +241,7 @@ public struct UserEngineAdmission: HTTPUserAdmission {
     do {
       let lease = try await engines.lease(user: user)
       return .admitted(
-        HTTPAdmissionTicket(user: user, provider: EngineToolProvider(engine: lease.engine)) {
+        HTTPAdmissionTicket(user: user, provider: providers.provider(user: user, engine: lease.engine)) {
           lease.release()
         })
     } catch {
@@ -258,6 +262,45 @@ public struct UserEngineAdmission: HTTPUserAdmission {
       return .busy(retryAfterSeconds: 5, message: "the server is shutting down")
     default:
       return .failed(message: "cannot open this user's memory: \(EngineAccess.describe(error))")
+    }
+  }
+}
+
+/// The MCP tools of the users served lately, at most `capacity`, the least recently used
+/// dropped first: each request of a many-users server is admitted on its own, and a routine
+/// run waiting for confirmation (`routine_run`) lives in its user's tools until the request
+/// that confirms it. A user whose engine was reopened gets new tools (a waiting run is then
+/// refused as stale, never run on another engine).
+final class UserToolProviders: Sendable {
+  private struct Entry {
+    var user: String
+    var engine: ObjectIdentifier
+    var provider: EngineToolProvider
+  }
+
+  /// How many users' tools are kept.
+  let capacity: Int
+  private let entries = Mutex<[Entry]>([])
+
+  init(capacity: Int = 64) {
+    self.capacity = max(1, capacity)
+  }
+
+  /// The tools of `user` over `engine`: the ones kept when they serve this engine, else new.
+  func provider(user: String, engine: MemoryEngine) -> EngineToolProvider {
+    entries.withLock { entries in
+      let identity = ObjectIdentifier(engine)
+      if let index = entries.firstIndex(where: { $0.user == user }) {
+        let entry = entries.remove(at: index)
+        if entry.engine == identity {
+          entries.append(entry)
+          return entry.provider
+        }
+      }
+      let provider = EngineToolProvider(engine: engine, describe: EngineAccess.describe)
+      entries.append(Entry(user: user, engine: identity, provider: provider))
+      if entries.count > capacity { entries.removeFirst(entries.count - capacity) }
+      return provider
     }
   }
 }

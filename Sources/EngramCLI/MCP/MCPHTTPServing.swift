@@ -1,4 +1,5 @@
 import Engram
+import EngramHTTP
 import EngramMCP
 import Foundation
 
@@ -113,7 +114,7 @@ enum MCPHTTPServing {
     _ context: CommandContext, options: Options, engine: MemoryEngine, address: String, info: ServerInfo
   ) async throws {
     let configuration = try configuration(context, options: options, address: address)
-    let provider = EngineToolProvider(engine: engine)
+    let provider = EngineToolProvider(engine: engine, describe: EngineAccess.describe)
     let log = MCPServer.logToStandardError
     let transport = try transport(
       StreamableHTTPHandler(
@@ -122,6 +123,7 @@ enum MCPHTTPServing {
       log: log)
     if let hint = tokenHint(options) { log(hint) }
     await transport.runUntilSignalled()
+    await provider.finish()
   }
 }
 

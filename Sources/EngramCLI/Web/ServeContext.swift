@@ -1,6 +1,6 @@
 import Engram
 import EngramAgent
-import EngramMCP
+import EngramHTTP
 import Foundation
 import Synchronization
 

@@ -1,6 +1,7 @@
 import Engram
 import EngramAgent
 import EngramCore
+import EngramHTTP
 import EngramMCP
 import Foundation
 
@@ -69,10 +70,10 @@ enum WebAPI {
       return WebApp.json(200, try await dueReminders(scope))
     case ["search"]:
       try method("GET")
-      return WebApp.json(200, try await search(request.queryParameters, scope: scope))
+      return WebApp.json(200, try await search(query(request), scope: scope))
     case ["memories"]:
       try method("GET")
-      return WebApp.json(200, try await memories(request.queryParameters, scope: scope))
+      return WebApp.json(200, try await memories(query(request), scope: scope))
     case let path where path.count == 2 && path[0] == "memories":
       try method("POST")
       return WebApp.json(200, try await edit(id: try identifier(path[1]), body(request), scope: scope))
@@ -84,7 +85,7 @@ enum WebAPI {
       return WebApp.json(200, try await session(id: try identifier(path[1]), scope: scope))
     case ["agenda"]:
       try method("GET")
-      return WebApp.json(200, try await agenda(request.queryParameters, scope: scope))
+      return WebApp.json(200, try await agenda(query(request), scope: scope))
     case let path where path.count == 3 && path[0] == "agenda" && path[2] == "cancel":
       try method("POST")
       return WebApp.json(200, try await cancelItem(id: try identifier(path[1]), scope: scope))
@@ -99,7 +100,7 @@ enum WebAPI {
       return WebApp.json(200, try await compaction(scope))
     case ["route"]:
       try method("GET")
-      return WebApp.json(200, try await routeRequest(request.queryParameters, scope: scope))
+      return WebApp.json(200, try await routeRequest(query(request), scope: scope))
     default:
       throw Failure(404, "no API at \(request.path) (docs/web.md lists them)")
     }
@@ -107,9 +108,29 @@ enum WebAPI {
 
   // MARK: Input
 
-  /// The request's JSON object body (`{}` when empty).
-  /// - Throws: 415 for a body that is not `application/json`, 400 for malformed JSON or a non-object.
-  static func body(_ request: HTTPRequest) throws -> [String: JSONValue] {
+  /// The request's JSON object body (`{}` when empty), decoded as `Body`.
+  /// - Throws: 415 for a body that is not `application/json`, 400 for malformed JSON, a
+  ///   non-object, or a field `Body` cannot take (the sentence names it).
+  static func body<Body: Arguments>(_ request: HTTPRequest) throws -> Body {
+    try decoded { try Body.decode(try members(request)) }
+  }
+
+  /// The request's query parameters, decoded as `Query`.
+  /// - Throws: 400 for a parameter `Query` cannot take (the sentence names it).
+  static func query<Query: Arguments>(_ request: HTTPRequest) throws -> Query {
+    try decoded { try Query.decode(query: request.queryParameters) }
+  }
+
+  private static func decoded<Value>(_ decode: () throws -> Value) throws -> Value {
+    do {
+      return try decode()
+    } catch let error as ArgumentError {
+      throw Failure(400, error.description)
+    }
+  }
+
+  /// The members of the request's JSON object body (none when empty).
+  private static func members(_ request: HTTPRequest) throws -> [String: JSONValue] {
     guard !request.body.isEmpty else { return [:] }
     guard StreamableHTTPHandler.mediaType(request.header("content-type")) == "application/json" else {
       throw Failure(415, "send the body as application/json")
@@ -157,33 +178,18 @@ enum WebAPI {
 
   // MARK: Memory
 
-  private static func search(_ query: [String: String], scope: WebScope) async throws -> JSONValue {
-    let text = query["q"] ?? ""
+  private static func search(_ query: SearchQuery, scope: WebScope) async throws -> JSONValue {
+    let text = query.q ?? ""
     guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
       throw Failure(400, "'q' is blank; pass the words to look for")
     }
-    let k = try query["k"].map { value -> Int in
-      guard let k = Int(value), (1...100).contains(k) else { throw Failure(400, "'k' must be 1 to 100") }
-      return k
-    }
-    guard let mode = SearchMode(rawValue: query["mode"] ?? "hybrid") else {
-      throw Failure(400, "'mode' must be hybrid, vector or keyword")
-    }
-    var kinds: Set<ItemKind> = []
-    for name in (query["kinds"] ?? "").split(separator: ",") {
-      guard let kind = ItemKind(rawValue: String(name)) else {
-        throw Failure(400, "'kinds' lists message, memory or summary, not '\(name)'")
-      }
-      kinds.insert(kind)
-    }
     let zone = scope.clock.timeZone
-    let since = try date(query["since"], field: "since", timeZone: zone)?.date
-    let until = try date(query["until"], field: "until", timeZone: zone)?.end
+    let since = try date(query.since, field: "since", timeZone: zone)?.date
+    let until = try date(query.until, field: "until", timeZone: zone)?.end
     if let since, let until, since >= until { throw Failure(400, "'since' must come before 'until'") }
-    let session = query["session"].flatMap { $0.isEmpty ? nil : $0 }
-    let filters = SearchFilters(kinds: kinds, session: session, since: since, until: until)
+    let filters = SearchFilters(kinds: Set(query.kinds), session: query.session, since: since, until: until)
     let started = ContinuousClock.now
-    let hits = try await scope.engine.search(text, k: k ?? 20, mode: mode, filters: filters)
+    let hits = try await scope.engine.search(text, k: query.k, mode: query.mode, filters: filters)
     let elapsed = ContinuousClock.now - started
     return [
       "hits": .array(hits.map { hitJSON($0, scope) }),
@@ -213,50 +219,34 @@ enum WebAPI {
     ]
   }
 
-  private static func memories(_ query: [String: String], scope: WebScope) async throws -> JSONValue {
-    let kind = try query["kind"].flatMap { $0.isEmpty ? nil : $0 }.map { name -> MemoryKind in
-      guard let kind = MemoryKind(rawValue: name) else {
-        throw Failure(
-          400, "'kind' must be one of " + MemoryKind.allCases.map(\.rawValue).joined(separator: ", "))
-      }
-      return kind
-    }
-    let limit = min(500, max(1, Int(query["limit"] ?? "") ?? 50))
+  private static func memories(_ query: MemoriesQuery, scope: WebScope) async throws -> JSONValue {
+    let kind = query.kind
+    let limit = min(500, max(1, query.limit))
     let engine = scope.engine
     let items = try await BlockingWork.run { try engine.memories.list(kind: kind, limit: limit) }
     return ["memories": .array(items.map { memoryJSON($0, scope) })]
   }
 
-  private static func edit(id: Int64, _ body: [String: JSONValue], scope: WebScope) async throws -> JSONValue
-  {
+  private static func edit(id: Int64, _ body: MemoryEditBody, scope: WebScope) async throws -> JSONValue {
     let engine = scope.engine
     guard let old = try await BlockingWork.run({ try engine.memories.get(id) }) else {
       throw Failure(404, "no memory with id \(id)")
     }
-    let text = body["text"]?.stringValue ?? old.content
+    let text = body.text ?? old.content
     guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
       throw Failure(400, "'text' is blank; forget the memory instead")
     }
-    let kind = try body["kind"]?.stringValue.map { name -> MemoryKind in
-      guard let kind = MemoryKind(rawValue: name) else {
-        throw Failure(
-          400, "'kind' must be one of " + MemoryKind.allCases.map(\.rawValue).joined(separator: ", "))
-      }
-      return kind
-    }
-    let newID = try await engine.memories.update(id, content: text, kind: kind)
+    let newID = try await engine.memories.update(id, content: text, kind: body.kind)
     guard let memory = try await BlockingWork.run({ try engine.memories.get(newID) }) else {
       throw Failure(404, "no memory with id \(newID)")
     }
     return ["memory": memoryJSON(memory, scope), "superseded": newID == id ? .null : .int(Int(id))]
   }
 
-  private static func forget(_ body: [String: JSONValue], scope: WebScope) async throws -> JSONValue {
-    guard let id = body["id"]?.intValue, id > 0 else { throw Failure(400, "'id' must be a positive integer") }
-    guard let kind = ItemKind(rawValue: body["kind"]?.stringValue ?? "memory") else {
-      throw Failure(400, "'kind' must be memory, message or summary")
-    }
-    let dryRun = body["dry_run"]?.boolValue ?? false
+  private static func forget(_ body: ForgetBody, scope: WebScope) async throws -> JSONValue {
+    guard let id = body.id else { throw Failure(400, "'id' must be a positive integer") }
+    let kind = body.kind
+    let dryRun = body.dryRun
     let engine = scope.engine
     guard
       let report = try await BlockingWork.run({
@@ -293,11 +283,11 @@ enum WebAPI {
     ]
   }
 
-  private static func agenda(_ query: [String: String], scope: WebScope) async throws -> JSONValue {
+  private static func agenda(_ query: AgendaQuery, scope: WebScope) async throws -> JSONValue {
     let zone = scope.clock.timeZone
     let now = scope.clock.now
-    let from = try date(query["from"], field: "from", timeZone: zone)?.date ?? now.addingTimeInterval(-86_400)
-    let to = try date(query["to"], field: "to", timeZone: zone)?.end ?? from.addingTimeInterval(31 * 86_400)
+    let from = try date(query.from, field: "from", timeZone: zone)?.date ?? now.addingTimeInterval(-86_400)
+    let to = try date(query.to, field: "to", timeZone: zone)?.end ?? from.addingTimeInterval(31 * 86_400)
     guard from < to else { throw Failure(400, "'from' must come before 'to'") }
     let engine = scope.engine
     let items = try await BlockingWork.run { () throws -> [AgentItem] in
@@ -319,10 +309,8 @@ enum WebAPI {
     return ["cancelled": itemJSON(item, scope)]
   }
 
-  private static func moveItem(id: Int64, _ body: [String: JSONValue], scope: WebScope) async throws
-    -> JSONValue
-  {
-    guard let text = body["due"]?.stringValue,
+  private static func moveItem(id: Int64, _ body: MoveBody, scope: WebScope) async throws -> JSONValue {
+    guard let text = body.due,
       let due = DateParser.parse(text, timeZone: scope.clock.timeZone)?.date
     else { throw Failure(400, "'due' must be an ISO 8601 time (2025-06-17T09:00) or a date") }
     let engine = scope.engine
@@ -356,7 +344,7 @@ enum WebAPI {
     return try await BlockingWork.run { () throws -> JSONValue in
       let weeks = try engine.maintenance.weeklyActivity()
       return [
-        "stats": try StatsCommand.collect(engine),
+        "stats": try EngineJSON.stats(engine),
         "timeline": .array(
           weeks.map { week in
             [
@@ -375,8 +363,8 @@ enum WebAPI {
 
   // MARK: Route
 
-  private static func routeRequest(_ query: [String: String], scope: WebScope) async throws -> JSONValue {
-    let text = query["text"] ?? ""
+  private static func routeRequest(_ query: RouteQuery, scope: WebScope) async throws -> JSONValue {
+    let text = query.text ?? ""
     guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
       throw Failure(400, "'text' is blank; pass a request to route")
     }

@@ -1,6 +1,6 @@
 import Engram
 import EngramCore
-import EngramMCP
+import EngramHTTP
 import Foundation
 
 /// `engram serve`'s handler on the HTTP core: the single-page app's files (shipped in the

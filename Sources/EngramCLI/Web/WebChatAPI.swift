@@ -1,7 +1,7 @@
 import Engram
 import EngramAgent
 import EngramCore
-import EngramMCP
+import EngramHTTP
 import Foundation
 
 /// The chat part of the web API: each browser session (the `engram_chat` cookie) talks to its
@@ -46,8 +46,8 @@ enum WebChatAPI {
 
   /// `POST /api/chat/send {"text": ...}`: runs one turn, streaming its events.
   static func send(_ request: HTTPRequest, scope: WebScope) async throws -> HTTPResponse {
-    let body = try WebAPI.body(request)
-    guard let text = body["text"]?.stringValue, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+    let body: ChatSendBody = try WebAPI.body(request)
+    guard let text = body.text, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
     else { throw WebAPI.Failure(400, "'text' is blank; say something first") }
     let session = session(of: request)
     let agent = try await agent(for: session, scope: scope)

@@ -3,7 +3,7 @@ import EngramTestSupport
 import Foundation
 import Testing
 
-@testable import EngramMCP
+@testable import EngramHTTP
 
 /// The Streamable HTTP protocol rules, request by request (no sockets).
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct StreamableHTTPHandlerTests {

@@ -2,7 +2,7 @@ import EngramCore
 import EngramTestSupport
 import Testing
 
-@testable import EngramMCP
+@testable import EngramHTTP
 
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct JSONSchemaValidatorTests {
   let schema: JSONValue = [

@@ -2,7 +2,7 @@ import EngramTestSupport
 import Foundation
 import Testing
 
-@testable import EngramMCP
+@testable import EngramHTTP
 
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct LineInputTests {
   func lines(of bytes: [UInt8], maximumLength: Int = LineInput.maximumLineLength) async throws -> [String] {

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import EngramMCP
+@testable import EngramHTTP
 
 /// A provider with one echo tool and one that always fails, for driving the server.
 struct FakeToolProvider: ToolProvider {

@@ -2,7 +2,7 @@ import EngramTestSupport
 import Foundation
 import Testing
 
-@testable import EngramMCP
+@testable import EngramHTTP
 
 /// An oversized message is skipped whole and answered; the stream stays in step.
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct HostileMCPTests {

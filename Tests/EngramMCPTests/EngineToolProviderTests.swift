@@ -1,11 +1,11 @@
 import Engram
 import EngramEmbeddings
-import EngramMCP
+import EngramHTTP
 import EngramTestSupport
 import Foundation
 import Testing
 
-@testable import EngramCLI
+@testable import EngramMCP
 
 /// The MCP tools, called in process through the server as a client would.
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct EngineToolProviderTests {
@@ -32,14 +32,14 @@ import Testing
     return try #require(try JSONValue.parse(line)["result"])
   }
 
-  @Test func listsSevenToolsWithSchemasAndHints() async throws {
+  @Test func listsTheToolsWithSchemasAndHints() async throws {
     let line = try #require(await server.handle(line: #"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#))
     let tools = try #require(try JSONValue.parse(line)["result"]?["tools"]?.arrayValue)
     let names = tools.compactMap { $0["name"]?.stringValue }
     #expect(
       names == [
         "memory_search", "memory_remember", "memory_forget", "memory_context", "conversation_append",
-        "memory_stats", "memory_agenda",
+        "memory_stats", "memory_agenda", "reminders_deliver", "routine_list", "routine_run",
       ])
     for tool in tools {
       #expect(tool["inputSchema"]?["type"] == "object")
@@ -51,6 +51,60 @@ import Testing
     #expect(hints["memory_stats"]?["readOnlyHint"] == true)
     #expect(hints["memory_agenda"]?["readOnlyHint"] == true)
     #expect(hints["memory_forget"]?["destructiveHint"] == true)
+    #expect(hints["reminders_deliver"]?["readOnlyHint"] == false)
+    #expect(hints["routine_run"]?["readOnlyHint"] == false)
+  }
+
+  /// Each tool's input schema is its arguments type's, with the defaults declared there.
+  @Test func inputSchemasAreDerivedFromTheArgumentTypes() async throws {
+    let provider = EngineToolProvider(engine: engine)
+    let schemas = Dictionary(uniqueKeysWithValues: provider.tools.map { ($0.name, $0.inputSchema) })
+    #expect(schemas["memory_search"] == SearchArguments.jsonSchema)
+    #expect(schemas["memory_agenda"] == AgendaArguments.jsonSchema)
+    #expect(schemas["routine_run"] == RoutineRunArguments.jsonSchema)
+    let search = try #require(schemas["memory_search"])
+    #expect(search["required"] == ["query"])
+    #expect(search["properties"]?["k"]?["default"] == 10)
+    #expect(search["properties"]?["k"]?["maximum"] == 100)
+    #expect(search["properties"]?["mode"]?["enum"] == ["hybrid", "vector", "keyword"])
+    #expect(
+      search["properties"]?["filters"]?["properties"]?["kinds"]?["items"]?["enum"] == [
+        "message", "memory", "summary",
+      ])
+    #expect(schemas["memory_remember"]?["properties"]?["importance"]?["default"] == 0.5)
+    #expect(
+      schemas["memory_remember"]?["properties"]?["kind"]?["enum"] == ["fact", "preference", "note", "event"])
+    #expect(schemas["memory_agenda"]?["properties"]?["kinds"]?["default"] == ["reminder", "event"])
+    #expect(schemas["memory_agenda"]?["required"] == [])
+  }
+
+  /// Called without the server's schema check, a wrong type or a missing field is one sentence
+  /// naming the field (the provider used to read `k: "five"` as the default 10).
+  @Test func argumentsThatDoNotDecodeNameTheirField() async throws {
+    let provider = EngineToolProvider(engine: engine)
+    let cases: [(String, [String: JSONValue], String)] = [
+      ("memory_search", ["query": "tea", "k": "five"], "'k' must be an integer from 1 to 100"),
+      ("memory_search", ["k": 3], "'query' is missing"),
+      (
+        "memory_search", ["query": "tea", "filters": ["kinds": ["thought"]]],
+        "'filters.kinds' must be a list, each one of message, memory, summary"
+      ),
+      (
+        "memory_remember", ["content": "x", "importance": "high"], "'importance' must be a number from 0 to 1"
+      ),
+      ("memory_forget", ["id": 0], "'id' must be a positive integer"),
+      ("memory_agenda", ["limit": true], "'limit' must be an integer"),
+      ("routine_run", ["name": 7], "'name' must be a non-empty string"),
+    ]
+    for (name, arguments, sentence) in cases {
+      do {
+        _ = try await provider.call(name: name, arguments: arguments)
+        Issue.record("\(name) \(arguments) was accepted")
+      } catch let error as ToolError {
+        #expect(error.message.hasPrefix(sentence), "\(name): \(error.message)")
+      }
+    }
+    #expect(try engine.maintenance.tableCounts()["memories"] == 0)
   }
 
   @Test func rememberSearchContextAppendStatsAndForget() async throws {

@@ -3,7 +3,7 @@ import EngramTestSupport
 import Foundation
 import Testing
 
-@testable import EngramMCP
+@testable import EngramHTTP
 
 #if canImport(Glibc)
   import Glibc
