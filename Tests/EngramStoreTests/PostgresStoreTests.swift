@@ -1,8 +1,10 @@
 import EngramCore
+import EngramPostgresTestSupport
 import EngramTestSupport
 import Foundation
 import Testing
 
+@testable import EngramPostgres
 @testable import EngramStore
 
 /// The PostgreSQL store against a real server: the same records and behaviour as the SQLite

@@ -1,5 +1,6 @@
 import Engram
 import EngramMCP
+import EngramPostgres
 import Foundation
 
 /// Many users in one server process (`engram mcp --http ... --users FILE`, and `engram
