@@ -71,8 +71,9 @@ soak: setup
 watchdog-check: build
 	./scripts/watchdog-check.sh
 
-# Engram, EngramStore and EngramAgent build (EngramAgent's tests pass) with libpq hidden from the
-# machine (a mount namespace), in a copy of the package without the PostgreSQL targets
+# Engram, EngramStore and EngramAgent build (EngramStore's and EngramAgent's tests pass) with
+# libpq hidden from the machine (a mount namespace), in a copy of the package without the
+# PostgreSQL targets
 # (scripts/check-no-libpq.sh says how that proves it). NO_LIBPQ_TESTS=none only builds.
 check-no-libpq: setup
 	./scripts/check-no-libpq.sh

@@ -98,14 +98,7 @@ let package = Package(
 
     // Tests mirror sources.
     .testTarget(name: "EngramCoreTests", dependencies: ["EngramCore", "EngramTestSupport"]),
-    // EngramStoreTests and EngramTests still hold PostgreSQL suites that share their helpers
-    // (PostgresStoreTests, PostgresEngineTests, ...): they link EngramPostgres until those move.
-    .testTarget(
-      name: "EngramStoreTests",
-      dependencies: [
-        "EngramCore", "EngramStore", "EngramTestSupport", "EngramPostgres", "EngramPostgresTestSupport",
-      ]
-    ),
+    .testTarget(name: "EngramStoreTests", dependencies: ["EngramCore", "EngramStore", "EngramTestSupport"]),
     .testTarget(
       name: "EngramVectorsTests", dependencies: ["EngramCore", "EngramVectors", "EngramTestSupport"]),
     .testTarget(
@@ -113,6 +106,8 @@ let package = Package(
       dependencies: ["EngramEmbeddings", "EngramTestSupport"],
       resources: [.copy("Fixtures")]
     ),
+    // EngramTests still holds the engine's PostgreSQL suites (PostgresEngineTests, ...), which
+    // share its helpers: it links EngramPostgres until they move to EngramPostgresTests.
     .testTarget(
       name: "EngramTests",
       dependencies: [

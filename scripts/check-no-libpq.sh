@@ -3,7 +3,7 @@
 # EngramPostgres product needs PostgreSQL's client library (docs/postgres.md).
 #
 #   scripts/check-no-libpq.sh          build every target that does not need libpq, with the
-#                                      tests, and run EngramAgentTests and EngramCoreTests
+#                                      tests, and run EngramStoreTests and EngramAgentTests
 #                                      ($NO_LIBPQ_TESTS: a --filter; "none" only builds)
 #
 # How it proves it:
@@ -12,7 +12,7 @@
 #    their tests, whose Package.swift ends with a filter that removes CPostgres and every
 #    target depending on it (directly or through another target), and the products of those.
 #    The targets that remain are declared exactly as in Package.swift (nothing is edited, only
-#    removed). If Engram, EngramStore, EngramAgent or EngramAgentTests needs libpq,
+#    removed). If Engram, EngramStore, EngramAgent or their tests (but EngramTests) need libpq,
 #    the filter removes it and the check fails here, naming it.
 # 2. The build and the tests run in a mount namespace (unshare) where libpq is gone from the
 #    machine: every libpq-fe.h folder, libpq.pc and libpq.so* under /usr is hidden, which the
@@ -24,12 +24,12 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$root/.build/no-libpq"
 copy="$work/package"
-tests="${NO_LIBPQ_TESTS:-EngramAgentTests|EngramCoreTests}"
+tests="${NO_LIBPQ_TESTS:-EngramStoreTests|EngramAgentTests}"
 swift="${SWIFT:-swift}"
 # The targets that must build without libpq.
-# (EngramStoreTests and EngramTests are not yet among them: they still hold PostgreSQL suites
-# that share their helpers, and link EngramPostgres; see Package.swift.)
-required=(EngramCore EngramStore Engram EngramAgent EngramAgentTests)
+# (EngramTests is not yet among them: it still holds the engine's PostgreSQL suites, which
+# share its helpers, and links EngramPostgres; see Package.swift.)
+required=(EngramCore EngramStore Engram EngramAgent EngramStoreTests EngramAgentTests)
 
 log() { printf 'check-no-libpq: %s\n' "$*" >&2; }
 
