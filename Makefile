@@ -6,7 +6,7 @@ SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 # Every import must be declared in Package.swift (the layers of README "Architecture").
 IMPORT_CHECK ?= --explicit-target-dependency-import-check error
 
-.PHONY: demo test setup build release link-folder lint format bench peers clean schemas corpus web mcp-e2e web-e2e sanitize fuzz reliability kernels-test example-test soak watchdog-check docs llm llm-e2e
+.PHONY: demo test setup build release link-folder lint format bench peers clean schemas corpus web mcp-e2e web-e2e sanitize fuzz reliability kernels-test example-test soak watchdog-check docs llm llm-e2e check-no-libpq
 
 setup:
 	@./scripts/setup.sh
@@ -70,6 +70,13 @@ soak: setup
 # name (ENGRAM_DEADLOCK_PROBE=1 enables it; it is skipped everywhere else).
 watchdog-check: build
 	./scripts/watchdog-check.sh
+
+# Engram, EngramStore and EngramAgent build (EngramStore's and EngramAgent's tests pass) with
+# libpq hidden from the machine (a mount namespace), in a copy of the package without the
+# PostgreSQL targets
+# (scripts/check-no-libpq.sh says how that proves it). NO_LIBPQ_TESTS=none only builds.
+check-no-libpq: setup
+	./scripts/check-no-libpq.sh
 
 # Examples/RecallExample built against a tagged clone: Engram works as a versioned dependency.
 example-test: setup

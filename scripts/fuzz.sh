@@ -41,7 +41,7 @@ BIN=$(swift build --scratch-path "$SCRATCH" --show-bin-path)
 
 # 2. The fuzz entry, linked against every library's objects.
 OBJECTS=()
-for module in CEngramKernels EngramCore EngramStore EngramVectors EngramEmbeddings Engram EngramAgent EngramHTTP EngramMCP EngramCLI; do
+for module in CEngramKernels EngramCore EngramStore EngramPostgres EngramVectors EngramEmbeddings Engram EngramAgent EngramHTTP EngramMCP EngramCLI; do
   while IFS= read -r object; do OBJECTS+=("$object"); done < <(find "$BIN/$module.build" -name '*.o' | sort)
 done
 EXECUTABLE="$SCRATCH/entries/fuzz-$TARGET"

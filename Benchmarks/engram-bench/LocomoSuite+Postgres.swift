@@ -1,5 +1,6 @@
 import Engram
 import EngramEmbeddings
+import EngramPostgres
 import EngramStore
 import Foundation
 import Synchronization

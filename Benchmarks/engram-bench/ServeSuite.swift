@@ -1,4 +1,5 @@
 import Engram
+import EngramPostgres
 import Foundation
 import Synchronization
 

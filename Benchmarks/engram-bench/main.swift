@@ -1,3 +1,4 @@
+import EngramPostgres
 import Foundation
 
 // engram-bench SUITE [options] [--json]
@@ -33,6 +34,9 @@ let usage = """
               server (--users N --turns M --clients C --seconds S [--db-url URL] [--cache-mb MB]
               [--warm-up engines|sessions] [--dir DIR [--reuse]])
   """
+
+// `--db-url` opens PostgreSQL stores by URI.
+PostgresBackend.register()
 
 let suites: [String: (inout BenchArguments) async throws -> (BenchReport, String)] = [
   "store": StoreSuite.run,

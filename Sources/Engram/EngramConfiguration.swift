@@ -103,8 +103,9 @@ public struct EngramConfiguration: Sendable {
   /// users' engines uses less (see `UserEngines`).
   public var cacheSizeKiB: Int = 16 * 1024
   /// For a PostgreSQL memory: a pool of connections shared with other engines (of other
-  /// users) instead of 1 + `readerCount` connections of the engine's own. Default none.
-  public var connectionPool: PostgresConnectionPool?
+  /// users) instead of 1 + `readerCount` connections of the engine's own
+  /// (`PostgresConnectionPool` of the EngramPostgres product). Default none.
+  public var connectionPool: (any StoreConnectionPool)?
 
   /// Creates a configuration; every default is documented on its property.
   public init(

@@ -5,8 +5,10 @@
 // (SQLite result codes with the path; what the store found wrong), the report of what
 // forgetting removed, the agent records (reminders, events and notes; traces; pending calls)
 // with their kinds and statuses, routines, and where a memory lives
-// (`StoreLocation`: a SQLite path or a PostgreSQL URI) and whose it is (`StoreUser`). Nothing else of the
-// store or the vector index is visible to callers.
+// (`StoreLocation`: a SQLite path or a PostgreSQL URI) and whose it is (`StoreUser`), and the
+// connections many users' engines share (`StoreConnectionPool`: the EngramPostgres product's
+// `PostgresConnectionPool`, which that product exports with the PostgreSQL store). Nothing else
+// of the store or the vector index is visible to callers.
 @_exported import EngramCore
 @_exported import EngramEmbeddings
 
@@ -17,9 +19,9 @@
 @_exported import struct EngramStore.Memory
 @_exported import struct EngramStore.PendingCall
 @_exported import enum EngramStore.PendingCallStatus
-@_exported import class EngramStore.PostgresConnectionPool
 @_exported import struct EngramStore.Routine
 @_exported import struct EngramStore.SQLiteError
+@_exported import protocol EngramStore.StoreConnectionPool
 @_exported import enum EngramStore.StoreError
 @_exported import enum EngramStore.StoreLocation
 @_exported import enum EngramStore.StoreUser

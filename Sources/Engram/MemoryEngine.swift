@@ -110,7 +110,7 @@ public final class MemoryEngine: Sendable {
     options.user = configuration.user
     options.readerCount = configuration.readerCount
     options.cacheSizeKiB = configuration.cacheSizeKiB
-    options.postgresPool = configuration.connectionPool
+    options.connectionPool = configuration.connectionPool
     if case .sqlite(let file) = location {
       pageCache = PageCacheEstimate(
         connections: (configuration.readOnly ? 0 : 1) + configuration.readerCount,

@@ -1,4 +1,5 @@
 // EngramCLI: the commands of the `engram` tool (parse, call the engine, render).
+import EngramPostgres
 import Foundation
 
 /// The entry point of the `engram` tool.
@@ -18,9 +19,11 @@ public enum EngramCommandLine {
     VersionCommand.self,
   ]
 
-  /// The tool: name, version and commands.
+  /// The tool: name, version and commands. The tool opens PostgreSQL stores (`--db
+  /// postgresql://...`): this registers EngramPostgres's store with the engine.
   public static var tool: CommandLineTool {
-    CommandLineTool(
+    PostgresBackend.register()
+    return CommandLineTool(
       name: "engram", version: version,
       abstract: "A local-first memory and vector store for assistant agents.",
       commands: commands)

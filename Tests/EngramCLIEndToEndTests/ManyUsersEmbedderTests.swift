@@ -1,3 +1,5 @@
+import EngramPostgres
+import EngramPostgresTestSupport
 import EngramTestSupport
 import Foundation
 import Testing

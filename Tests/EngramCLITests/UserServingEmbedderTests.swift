@@ -1,5 +1,7 @@
 import Engram
 import EngramEmbeddings
+import EngramPostgres
+import EngramPostgresTestSupport
 import EngramStore
 import EngramTestSupport
 import Foundation

@@ -1,3 +1,5 @@
+import EngramPostgres
+import EngramPostgresTestSupport
 import EngramStore
 import EngramTestSupport
 import Foundation

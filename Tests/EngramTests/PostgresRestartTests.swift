@@ -1,4 +1,6 @@
 import EngramCore
+import EngramPostgres
+import EngramPostgresTestSupport
 import EngramStore
 import EngramTestSupport
 import Foundation

@@ -1,9 +1,9 @@
-import EngramStore
 import EngramTestSupport
 import Foundation
 import Testing
 
 @testable import Engram
+@testable import EngramStore
 
 /// Issue 19: many users in one memory, kept apart by the engine's user (EngramConfiguration.user,
 /// the CLI's --user): one user's search, lists, export and forget never see or touch another's
@@ -199,14 +199,15 @@ import Testing
       }
     }
     #expect(!FileManager.default.fileExists(atPath: folder.path("m.sqlite")))
-    #expect {
-      try MemoryEngine.open(
-        "postgresql://engram@localhost:5432/memory", configuration: hashingConfiguration())
-    } throws: { error in
-      // The PostgreSQL store, which finds no server there (the tests' server listens on a
-      // Unix socket only).
-      guard let error = error as? PostgresError else { return false }
-      return error.kind == .connection
+    // Without the PostgreSQL store (EngramPostgres not linked; PostgresBackendTests: with it).
+    StoreBackends.$scoped.withValue([:]) {
+      #expect {
+        try MemoryEngine.open(
+          "postgresql://engram@localhost:5432/memory", configuration: hashingConfiguration())
+      } throws: { error in
+        guard case .storeUnavailable(let location, let missing) = error as? StoreError else { return false }
+        return location == "postgresql://engram@localhost:5432/memory" && missing.contains("EngramPostgres")
+      }
     }
     #expect(
       throws: StoreError.invalidLocation(

@@ -32,7 +32,7 @@ extension MemoryEngine {
   /// PostgreSQL, where each user's memory records its own embedder), as
   /// ``storedEmbedderSettings(path:user:)`` does without a connection of its own.
   /// - Throws: `StoreError.invalidUser`; pool and PostgreSQL errors.
-  public static func storedEmbedderSettings(pool: PostgresConnectionPool, user: String) throws
+  public static func storedEmbedderSettings(pool: any StoreConnectionPool, user: String) throws
     -> StoredEmbedderSettings
   {
     try StoreFactory.inspect(pool, user: user, settings(in:))

@@ -21,7 +21,7 @@ import Synchronization
 ///   busy user cannot take every connection and thread from the others.
 ///
 /// The engines are opened by `open` (for example on one SQLite file, a file per user, or
-/// a PostgreSQL database through a shared ``PostgresConnectionPool``).
+/// a PostgreSQL database through a shared `PostgresConnectionPool` of EngramPostgres).
 public final class UserEngines: Sendable {
   /// Bounds of the cache and of each user's share.
   public struct Limits: Sendable, Hashable {

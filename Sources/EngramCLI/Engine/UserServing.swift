@@ -1,6 +1,7 @@
 import Engram
 import EngramHTTP
 import EngramMCP
+import EngramPostgres
 import Foundation
 import Synchronization
 

@@ -31,10 +31,17 @@ public struct FTSConsistency: Sendable, Hashable {
   public var indexIntact: Bool
   /// Whether both counts agree and the index is intact.
   public var isConsistent: Bool { sourceRows == indexedRows && indexIntact }
+
+  package init(table: String, sourceRows: Int, indexedRows: Int, indexIntact: Bool) {
+    self.table = table
+    self.sourceRows = sourceRows
+    self.indexedRows = indexedRows
+    self.indexIntact = indexIntact
+  }
 }
 
 extension ItemKind {
-  var sourceTable: String {
+  package var sourceTable: String {
     switch self {
     case .message: "messages"
     case .memory: "memories"
@@ -51,7 +58,7 @@ extension ItemKind {
     }
   }
 
-  var timeColumn: String {
+  package var timeColumn: String {
     switch self {
     case .message, .memory: "created_at"
     case .summary: "start_at"

@@ -7,6 +7,11 @@ public struct CompactionCandidate: Sendable, Equatable {
   public var id: Int64
   /// Its external name, or `session <id>`.
   public var name: String
+
+  package init(id: Int64, name: String) {
+    self.id = id
+    self.name = name
+  }
 }
 
 /// How many turns and memories were created in one week (`MaintenanceQueries.weeklyActivity`).
@@ -26,12 +31,12 @@ public struct WeeklyActivity: Sendable, Equatable {
   }
 
   /// Milliseconds from the Unix epoch (a Thursday) to the first Monday, 1970-01-05.
-  static let mondayOffsetMilliseconds: Int64 = 4 * 86_400_000
+  package static let mondayOffsetMilliseconds: Int64 = 4 * 86_400_000
   /// Milliseconds in a week.
-  static let weekMilliseconds: Int64 = 7 * 86_400_000
+  package static let weekMilliseconds: Int64 = 7 * 86_400_000
 
   /// Merges per-week counts of turns and of memories (keys: week numbers from 1970-01-05).
-  static func merge(turns: [Int64: Int], memories: [Int64: Int]) -> [WeeklyActivity] {
+  package static func merge(turns: [Int64: Int], memories: [Int64: Int]) -> [WeeklyActivity] {
     Set(turns.keys).union(memories.keys).sorted().map { week in
       WeeklyActivity(
         weekStart: Date(
@@ -51,6 +56,13 @@ public struct EmbeddingCensus: Sendable, Equatable {
   public var foreign: Int
   /// All embeddings.
   public var stored: Int
+
+  package init(missing: Int, orphaned: Int, foreign: Int, stored: Int) {
+    self.missing = missing
+    self.orphaned = orphaned
+    self.foreign = foreign
+    self.stored = stored
+  }
 }
 
 /// The text of an item as its embedding is made from: a turn's or summary's content with

@@ -23,9 +23,11 @@ public struct VectorSnapshotStamp: Sendable, Hashable {
   }
 
   /// The meta value: "token:generation:maxEmbeddingID" (token in hexadecimal).
-  var metaValue: String { String(token, radix: 16) + ":" + String(generation) + ":" + String(maxEmbeddingID) }
+  package var metaValue: String {
+    String(token, radix: 16) + ":" + String(generation) + ":" + String(maxEmbeddingID)
+  }
 
-  init?(metaValue: String) {
+  package init?(metaValue: String) {
     let parts = metaValue.split(separator: ":")
     guard parts.count == 3, let token = UInt64(parts[0], radix: 16), let generation = Int64(parts[1]),
       let maxID = Int64(parts[2])
@@ -41,12 +43,22 @@ public struct EmbeddingChanges: Sendable, Hashable {
   /// Their owners (before and after an update that moved a row).
   public var owners: Set<OwnerKey>
 
+  package init(embeddingIDs: Set<Int64>, owners: Set<OwnerKey>) {
+    self.embeddingIDs = embeddingIDs
+    self.owners = owners
+  }
+
   /// An owner of an embedding.
   public struct OwnerKey: Sendable, Hashable {
     /// The owner's table.
     public var kind: ItemKind
     /// The owner's id.
     public var id: Int64
+
+    package init(kind: ItemKind, id: Int64) {
+      self.kind = kind
+      self.id = id
+    }
   }
 }
 

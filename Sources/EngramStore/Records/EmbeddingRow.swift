@@ -145,6 +145,21 @@ public struct EmbeddingEntry: Sendable, Hashable {
   public var scopeAgent: String?
   /// For memories: whether another memory superseded this one.
   public var superseded: Bool
+
+  package init(
+    embeddingID: Int64, ownerKind: ItemKind, ownerID: Int64, sessionID: Int64?, time: Int64,
+    memoryKind: MemoryKind?, scopeUser: String?, scopeAgent: String?, superseded: Bool
+  ) {
+    self.embeddingID = embeddingID
+    self.ownerKind = ownerKind
+    self.ownerID = ownerID
+    self.sessionID = sessionID
+    self.time = time
+    self.memoryKind = memoryKind
+    self.scopeUser = scopeUser
+    self.scopeAgent = scopeAgent
+    self.superseded = superseded
+  }
 }
 
 extension Connection {

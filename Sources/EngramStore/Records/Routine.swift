@@ -52,14 +52,14 @@ public struct Routine: Sendable, Hashable {
   public var key: String { Self.key(name) }
 
   /// The steps as the `steps` column stores them (a JSON array).
-  func stepsJSON() throws -> String {
+  package func stepsJSON() throws -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     return String(decoding: try encoder.encode(steps), as: UTF8.self)
   }
 
   /// Reads `name, steps, enabled, created_at, updated_at` from `row`.
-  init(row: Statement) throws {
+  package init(row: Statement) throws {
     name = row.string(at: 0)
     let json = row.string(at: 1)
     do {

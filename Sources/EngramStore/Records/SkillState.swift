@@ -16,7 +16,7 @@ public struct SkillState: Sendable, Hashable {
     self.updatedAt = updatedAt
   }
 
-  init(row: Statement) {
+  package init(row: Statement) {
     skillID = row.string(at: 0)
     enabled = row.bool(at: 1)
     updatedAt = row.date(at: 2)

@@ -82,7 +82,7 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
 /// Opens the store at a location: the one place that knows the concrete stores.
 public enum StoreFactory {
   /// How to open a store.
-  public struct Options: Sendable, Hashable {
+  public struct Options: Sendable {
     /// The user whose rows the store's sessions see (validated, see `StoreUser`).
     public var user: String = StoreUser.defaultID
     /// Open read-only: nothing is written, and no migration runs.
@@ -94,8 +94,8 @@ public enum StoreFactory {
     /// SQLite's page cache per connection in KiB. Default 16 MiB.
     public var cacheSizeKiB = 16 * 1024
     /// For a PostgreSQL location: the pool of connections to use instead of the store's own
-    /// (see `PostgresConnectionPool`; its URI is used, `readOnly` is the pool's). Default none.
-    public var postgresPool: PostgresConnectionPool?
+    /// (`PostgresConnectionPool`; its URI is used, `readOnly` is the pool's). Default none.
+    public var connectionPool: (any StoreConnectionPool)?
 
     /// The default options.
     public init() {}
@@ -103,7 +103,8 @@ public enum StoreFactory {
 
   /// Opens (creating and migrating a SQLite file when needed) the store at `location`.
   /// - Throws: `StoreError.invalidUser`; `StoreError.storeUnavailable` for a PostgreSQL
-  ///   location while this build has no PostgreSQL store; the store's own open errors.
+  ///   location when no PostgreSQL store is registered (`StoreBackends`: link EngramPostgres);
+  ///   the store's own open errors.
   public static func open(_ location: StoreLocation, options: Options = Options()) throws -> any MemoryStore {
     let user = try StoreUser.validated(options.user)
     switch location {
@@ -116,9 +117,10 @@ public enum StoreFactory {
       configuration.user = user
       return try Database(path: path, configuration: configuration)
     case .postgres(let uri):
-      if let pool = options.postgresPool { return try PostgresStore(pool: pool, user: user) }
-      return try PostgresStore(
-        uri: uri, user: user, readOnly: options.readOnly, readerCount: options.readerCount)
+      if let pool = options.connectionPool { return try pool.openStore(user: user) }
+      var options = options
+      options.user = user
+      return try StoreBackends.postgres(uri).open(uri: uri, options: options)
     }
   }
 }

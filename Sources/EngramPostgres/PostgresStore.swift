@@ -1,4 +1,5 @@
 import EngramCore
+import EngramStore
 import Foundation
 import Synchronization
 
@@ -107,7 +108,7 @@ public final class PostgresStore: MemoryStore {
     try checkOpen()
     // Not retried: a body may gather what it reads outside (run twice, it would gather twice).
     return try useReader(retryingBrokenConnection: false) { session in
-      try session.connection.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+      try session.connection.transaction(begin: PostgresSession.readOnlyBegin) {
         try body(session)
       }
     }

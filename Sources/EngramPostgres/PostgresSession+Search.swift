@@ -1,4 +1,5 @@
 import EngramCore
+import EngramStore
 import Foundation
 
 /// What one search needs from the database, read by one statement: the keyword candidates

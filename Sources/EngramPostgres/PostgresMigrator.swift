@@ -1,3 +1,5 @@
+import EngramStore
+
 /// Applies the PostgreSQL schema (schemas/postgres, compiled in by
 /// scripts/generate-migrations.sh postgres) to a database.
 ///
@@ -5,6 +7,7 @@
 /// missing migration runs in its own transaction under an advisory lock, so a failure leaves
 /// the database at the previous version and two processes opening a new database at once
 /// apply each migration once.
+
 public enum PostgresMigrator {
   /// The migrations compiled into this binary, in order.
   public static var all: [Migration] { generated }

@@ -1,4 +1,5 @@
 import EngramCore
+import EngramStore
 import Foundation
 
 /// One user's view of a PostgreSQL database: the operations the SQLite store offers on

@@ -1,4 +1,5 @@
 import CPostgres
+import EngramStore
 
 /// The rows a statement returned, in PostgreSQL's text format, owned until released.
 ///

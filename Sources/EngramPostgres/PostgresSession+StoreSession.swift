@@ -1,4 +1,5 @@
 import EngramCore
+import EngramStore
 import Foundation
 
 /// A PostgreSQL session is a `StoreSession`: the operations the engine calls, for one user.

@@ -1,8 +1,11 @@
+import EngramStore
+
 /// A value bound to a statement's parameter (`$1`, `$2`, ...).
 ///
 /// Texts, integers, doubles and booleans are sent in PostgreSQL's text format, bytes as
 /// binary `bytea`; `.null` is SQL NULL. A `.text` parameter's type is left for the server to
 /// infer from the statement (so it also fills `jsonb`, `tsvector` or `timestamptz` columns).
+
 public enum PostgresValue: Sendable, Hashable {
   /// SQL NULL.
   case null

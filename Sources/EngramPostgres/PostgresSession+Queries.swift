@@ -1,4 +1,5 @@
 import EngramCore
+import EngramStore
 import Foundation
 
 // The named queries of the SQLite store (Queries/ and the records' own), for one user.

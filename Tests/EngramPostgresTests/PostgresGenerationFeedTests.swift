@@ -1,4 +1,6 @@
 import EngramCore
+import EngramPostgres
+import EngramPostgresTestSupport
 import EngramTestSupport
 import Foundation
 import Testing

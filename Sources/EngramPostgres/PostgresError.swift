@@ -1,9 +1,12 @@
+import EngramStore
+
 /// An error reported by PostgreSQL or libpq: the SQLSTATE, the message and the statement that
 /// failed.
 ///
 /// Match it by SQLSTATE in a `catch`:
 /// `catch let error as PostgresError where error.sqlState == .uniqueViolation`.
 /// Tests assert states, never message text.
+
 public struct PostgresError: Error, Sendable, Hashable, CustomStringConvertible {
   /// A five-character SQLSTATE code (see PostgreSQL's "Errcodes" appendix).
   public struct SQLState: RawRepresentable, Sendable, Hashable, CustomStringConvertible {

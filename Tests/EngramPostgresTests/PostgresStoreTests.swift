@@ -1,8 +1,10 @@
 import EngramCore
+import EngramPostgresTestSupport
 import EngramTestSupport
 import Foundation
 import Testing
 
+@testable import EngramPostgres
 @testable import EngramStore
 
 /// The PostgreSQL store against a real server: the same records and behaviour as the SQLite
@@ -199,8 +201,10 @@ struct PostgresStoreTests {
       "Cooking pasta with tomatoes and basil", "我周末去攀岩了", "明天下午三点开会",
       "Ann's friends went climbing on Saturday", "We ran to the café crème place",
     ]
-    let directory = try TemporaryDirectory()
-    let sqlite = try makeMigratedConnection(directory)
+    let folder = try ScratchFolder()
+    let sqlite = try Connection(path: folder.path("test.sqlite"))
+    try sqlite.enableWriteAheadLog()
+    try Migrator.migrate(sqlite)
     try withStores(["alice"]) { stores, _ throws in
       try stores[0].writeTransaction { session throws in
         for (offset, text) in texts.enumerated() {

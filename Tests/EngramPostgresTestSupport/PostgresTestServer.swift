@@ -1,3 +1,4 @@
+import EngramPostgres
 import EngramStore
 import Foundation
 import Synchronization
@@ -22,9 +23,11 @@ public enum PostgresTestServer {
   /// The `stop` command run at exit (a C string, so the exit handler allocates nothing).
   nonisolated(unsafe) private static var stopCommand: UnsafeMutablePointer<CChar>?
 
-  /// The server's libpq URL (its default database).
+  /// The server's libpq URL (its default database). The PostgreSQL store is registered
+  /// (`PostgresBackend.register()`), so the engine opens its URLs.
   public static func url() throws -> String {
-    try state.withLock { state -> Result<String, Unavailable> in
+    PostgresBackend.register()
+    return try state.withLock { state -> Result<String, Unavailable> in
       if let state { return state }
       let started = start()
       state = started
@@ -32,7 +35,7 @@ public enum PostgresTestServer {
     }.get()
   }
 
-  /// The repository's root folder (this file is Tests/EngramTestSupport/PostgresTestServer.swift).
+  /// The repository's root folder (this file is Tests/EngramPostgresTestSupport/PostgresTestServer.swift).
   static let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .deletingLastPathComponent().deletingLastPathComponent()
 

@@ -1,3 +1,5 @@
+import EngramStore
+
 /// Reads and writes the store's record types (``StoredRecord``, ``Preference``,
 /// ``SkillState``) for PostgreSQL through their own SQLite binding code, so both stores share
 /// one definition of every column: a record binds itself to a one-row `SELECT ?1, ?2, ...` of
@@ -6,6 +8,7 @@
 /// enum, JSON and UTF-8 checks included).
 ///
 /// Not `Sendable`: one per ``PostgresSession``.
+
 final class RecordBridge {
   private let scratch: Connection
 

@@ -1,4 +1,5 @@
 import EngramCore
+import EngramStore
 
 /// The text PostgreSQL's full-text columns index and the terms its queries search for: the
 /// very terms of the SQLite store (``FTSText`` and ``FTSQuery``), in the shape the PostgreSQL

@@ -1,4 +1,5 @@
 import EngramCore
+import EngramStore
 import Foundation
 
 // Embeddings, their generation and change log, and keyword search: one user's.

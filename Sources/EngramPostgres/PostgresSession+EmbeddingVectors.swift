@@ -1,4 +1,5 @@
 import EngramCore
+import EngramStore
 
 extension PostgresSession {
   /// The decoded vector of each owner's embedding, in the order given (nil for an owner

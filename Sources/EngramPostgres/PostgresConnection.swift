@@ -1,4 +1,5 @@
 import CPostgres
+import EngramStore
 
 #if canImport(Glibc)
   import Glibc

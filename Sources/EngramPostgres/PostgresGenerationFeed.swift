@@ -1,3 +1,4 @@
+import EngramStore
 import Foundation
 import Synchronization
 

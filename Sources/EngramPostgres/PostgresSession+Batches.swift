@@ -1,4 +1,5 @@
 import EngramCore
+import EngramStore
 
 // Batched writes: many rows in one statement, so an ingest costs a few round trips instead
 // of two per turn (and one embedding generation, one change-log batch and one
