@@ -343,6 +343,53 @@ enum AgentSuite {
     report.set("queries", queries)
     report.set("turn_p50_ms", Measure.percentile(samples, 0.5) * 1000)
     report.set("turn_p95_ms", Measure.percentile(samples, 0.95) * 1000)
+    let (single, twoStep) = try await runWriteTurns(engine: engine, rounds: max(queries / 4, 5))
+    report.set("single_step_turn_p50_ms", Measure.percentile(single, 0.5) * 1000)
+    report.set("two_step_turn_p50_ms", Measure.percentile(twoStep, 0.5) * 1000)
+    // A two-step plan's turn (to its one confirmation) over a single step's (to its own).
+    report.set("two_step_turn_ratio", Measure.percentile(twoStep, 0.5) / Measure.percentile(single, 0.5))
+  }
+
+  /// Turns that ask to change something, timed to their confirmation (then declined): single
+  /// steps, and the same requests two at a time, planned as one plan of two steps.
+  @MainActor static func runWriteTurns(engine: MemoryEngine, rounds: Int) async throws -> (
+    single: [Double], twoStep: [Double]
+  ) {
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    let agent = try Agent(
+      engine: engine, registry: registry, configuration: AgentConfiguration(sessionName: "bench-writes"))
+    let singles = [
+      "remind me to repot the fern tomorrow at 6pm", "put the tax advisor on my calendar for Monday at 11am",
+      "提醒我后天早上八点交物业费", "add the choir rehearsal to my calendar for Thursday at 7pm",
+    ]
+    let pairs = [
+      "remind me to repot the fern tomorrow at 6pm, and put the tax advisor on my calendar for Monday at 11am",
+      "提醒我后天早上八点交物业费，然后把周四晚上七点的合唱排练加到日历",
+    ]
+    func timed(_ request: String, steps: Int) async throws -> Double {
+      let start = ContinuousClock.now
+      let state = try await agent.send(request)
+      let seconds = (ContinuousClock.now - start).seconds
+      guard case .waitingForConfirmation(let action) = state else {
+        throw BenchError("turn '\(request)' ended in \(state), not a confirmation")
+      }
+      if steps == 2, action.skillID != Agent.planSkillID {
+        throw BenchError("turn '\(request)' was not planned as two steps")
+      }
+      _ = await agent.cancel()
+      return seconds
+    }
+    // Warm-up, then alternate so that both see the same machine.
+    for request in singles { _ = try await timed(request, steps: 1) }
+    var single: [Double] = []
+    var twoStep: [Double] = []
+    for round in 0..<rounds {
+      single.append(try await timed(singles[round % singles.count], steps: 1))
+      twoStep.append(try await timed(pairs[round % pairs.count], steps: 2))
+    }
+    await agent.waitForBackgroundWork()
+    return (single, twoStep)
   }
 
   @MainActor

@@ -231,6 +231,17 @@ import Testing
     #expect(plan[1].inputFrom == 0)
   }
 
+  @Test func aJoinFusedWithTheNextVerbKeepsTheVerb() async throws {
+    let plan = try await steps("帮我把下周二上午十点的体检加到日历。再提醒我周一晚上九点以后别吃东西")
+    #expect(plan.map(\.skill) == ["calendar.create", "reminder.create"])
+  }
+
+  @Test func aRequestAboutAnEarlierRequestIsAStepOfItsOwn() async throws {
+    let plan = try await steps(
+      "book the piano tuner for Saturday at 10am and remind me the evening before it")
+    #expect(plan.map(\.skill) == ["calendar.create", "reminder.create"])
+  }
+
   @Test func aClauseThatOnlySaysRegardlessIsNoStep() async throws {
     let plan = try await steps("周日要是下雨就帮我在日历上加个看电影，下午两点。不管天气如何，周六晚上八点提醒我买菜")
     #expect(plan.map(\.skill) == ["calendar.create", "reminder.create"])

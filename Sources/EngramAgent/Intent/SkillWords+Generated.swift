@@ -1098,8 +1098,6 @@ extension SkillWords {
     plan.sequence_joins	另外
     plan.sequence_joins	，还有
     plan.sequence_joins	，再
-    plan.sequence_joins	再帮我
-    plan.sequence_joins	再提醒
     plan.sequence_joins	，并且
     plan.sequence_joins	并且
     plan.sequence_joins	，同时
@@ -2095,5 +2093,14 @@ extension SkillWords {
     guard.write_heads.note.create	记下
     guard.write_heads.note.create	记一下
     guard.write_heads.note.create	写下
+    plan.verb_joins	再帮我
+    plan.verb_joins	再提醒
+    plan.verb_joins	再给我
+    plan.verb_joins	再把
+    plan.verb_joins	再记
+    plan.verb_joins	再加
+    plan.verb_joins	还要提醒
+    plan.verb_joins	也提醒
+    plan.verb_joins	也帮我
     """#
 }

@@ -292,10 +292,12 @@ struct RequestPlanner: Sendable {
         lastArguments["when"]?.dateValue != nil && decision.arguments["when"]?.dateValue != nil
         && lastArguments["when"]?.dateValue != decision.arguments["when"]?.dateValue
         && lastArguments["title"] != nil && decision.arguments["title"] != nil
-      // "X, cancel it": the part names what an earlier statement (not a question, not a look-up) said.
+      // "X, cancel it": the part names what an earlier statement (not a question, not a look-up,
+      // not a request of its own: "book X and remind me before it") said.
       let lookups: Set<String> = ["memory.recall", "calendar.list", "reminder.list"]
       let refersBack =
         Self.refersBack(part.text) && !result[previous].isQuestion && !lookups.contains(earlier)
+        && !(Self.opensWithRequestVerb(result[previous].text) && Self.opensWithRequestVerb(part.text))
       // An "otherwise" branch is a step of its own even for the same skill.
       if !part.isOtherwise, (skill == earlier && !distinctTimes) || refersBack {
         result[previous].text += "，" + part.text
@@ -466,6 +468,22 @@ struct RequestPlanner: Sendable {
 
   /// The requests of a sentence with no condition left in it, split at the joining words.
   static func split(_ text: String) -> [String] {
+    // 再提醒我, 也帮我: a join fused with the next request's verb; the verb stays with it.
+    var text = text
+    for join in words("plan.verb_joins") {
+      var searchFrom = text.startIndex
+      while let range = text.range(of: join, range: searchFrom..<text.endIndex) {
+        let verb = String(join.dropFirst())
+        if range.lowerBound == text.startIndex {
+          text.replaceSubrange(range, with: verb)
+        } else {
+          text.replaceSubrange(range, with: "，" + verb)
+        }
+        searchFrom = text.index(
+          text.startIndex,
+          offsetBy: min(text.count, text.distance(from: text.startIndex, to: range.lowerBound) + verb.count))
+      }
+    }
     var pieces = [text]
     for join in words("plan.sequence_joins") + words("plan.otherwise_joins") {
       pieces = pieces.flatMap { piece in splitOn(piece, join) }
