@@ -836,16 +836,18 @@ struct RequestPlanner: Sendable {
   static func words(_ name: String) -> [String] { SkillWords.list(name) }
 
   /// Condition markers, longest first, with whether each negates.
-  static func conditionMarkers() -> [(String, Bool)] {
+  static func conditionMarkers() -> [(String, Bool)] { sortedConditionMarkers }
+
+  private static let sortedConditionMarkers =
     (words("plan.condition_markers").map { ($0, false) } + words("plan.unless_markers").map { ($0, true) })
-      .sorted { $0.0.count > $1.0.count }
-  }
+    .sorted { $0.0.count > $1.0.count }
 
   /// "if not" / "if so" / 如果不是 after a question, longest first, with whether each negates.
-  static func answerMarkers() -> [(String, Bool)] {
+  static func answerMarkers() -> [(String, Bool)] { sortedAnswerMarkers }
+
+  private static let sortedAnswerMarkers =
     (words("plan.answer_no").map { ($0, true) } + words("plan.answer_yes").map { ($0, false) })
-      .sorted { $0.0.count > $1.0.count }
-  }
+    .sorted { $0.0.count > $1.0.count }
 
   static func isSubstantial(_ text: String) -> Bool {
     let latinWords = text.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).count
