@@ -2102,5 +2102,57 @@ extension SkillWords {
     plan.verb_joins	还要提醒
     plan.verb_joins	也提醒
     plan.verb_joins	也帮我
+    plan.verb_objects	me
+    plan.verb_objects	a
+    plan.verb_objects	an
+    plan.verb_objects	the
+    plan.verb_objects	my
+    plan.verb_objects	"
+    plan.verb_objects	'
+    plan.verb_objects	“
+    plan.verb_objects	‘
+    plan.subject_pronouns	i
+    plan.subject_pronouns	we
+    plan.subject_pronouns	you
+    plan.subject_pronouns	they
+    plan.subject_pronouns	he
+    plan.subject_pronouns	she
+    plan.subject_pronouns	it
+    plan.subject_pronouns	someone
+    plan.subject_pronouns	nobody
+    plan.subject_pronouns	anyone
+    plan.said_before	i told you
+    plan.said_before	i mentioned
+    plan.said_before	i said
+    plan.said_before	did i tell you
+    plan.said_before	did i mention
+    plan.said_before	have i told you
+    plan.said_before	you should remember
+    plan.said_before	you should know
+    plan.said_before	do you remember
+    plan.said_before	do you recall
+    plan.said_before	我告诉过你
+    plan.said_before	我之前告诉过你
+    plan.said_before	我跟你说过
+    plan.said_before	我之前跟你说过
+    plan.said_before	我之前说过
+    plan.said_before	我说过
+    plan.said_before	我提过
+    plan.said_before	你应该记得
+    plan.said_before	你还记得
+    plan.lookup_heads	find
+    plan.lookup_heads	look up
+    plan.lookup_heads	lookup
+    plan.lookup_heads	check
+    plan.lookup_heads	search
+    plan.lookup_heads	pull up
+    plan.lookup_heads	找一下
+    plan.lookup_heads	找找
+    plan.lookup_heads	查一下
+    plan.lookup_heads	查查
+    plan.lookup_heads	看一下
+    plan.lookup_heads	看看
+    plan.lookup_heads	帮我找
+    plan.lookup_heads	帮我查
     """#
 }

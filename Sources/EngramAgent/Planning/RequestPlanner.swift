@@ -242,6 +242,19 @@ struct RequestPlanner: Sendable {
     return !required.isEmpty && required.allSatisfy { decision.arguments[$0] == nil }
   }
 
+  /// Whether a piece opens with a verb that looks something up ("find", "look up", 找一下).
+  static func opensWithLookup(_ text: String) -> Bool {
+    let opening = InverseGuard.opening(of: text)
+    return words("plan.lookup_heads").contains { startsWith(opening, $0) }
+  }
+
+  /// Whether a piece opens by asking back what the user said before ("I told you ...",
+  /// 我之前告诉过你, "do you remember", 你应该记得).
+  static func asksWhatWasSaid(_ text: String) -> Bool {
+    let opening = InverseGuard.opening(of: text)
+    return words("plan.said_before").contains { startsWith(opening, $0) }
+  }
+
   /// Whether a piece opens with a verb that asks the assistant to do something ("book ...",
   /// "remind me ...", 提醒我, 帮我加), after the politeness before it.
   static func opensWithRequestVerb(_ text: String) -> Bool {
@@ -298,6 +311,7 @@ struct RequestPlanner: Sendable {
       let refersBack =
         Self.refersBack(part.text) && !result[previous].isQuestion && !lookups.contains(earlier)
         && !(Self.opensWithRequestVerb(result[previous].text) && Self.opensWithRequestVerb(part.text))
+        && !Self.opensWithLookup(result[previous].text)
       // An "otherwise" branch is a step of its own even for the same skill.
       if !part.isOtherwise, (skill == earlier && !distinctTimes) || refersBack {
         result[previous].text += "，" + part.text
@@ -332,6 +346,15 @@ struct RequestPlanner: Sendable {
       decision, text: text, skills: router, clock: clock, scenario: scenario)
     {
       decision = guarded
+    }
+    // "I told you my rent, right?", 我之前告诉过你…: a part that asks back what was said is a
+    // recall, whatever else its words name.
+    if decision.skillID != RecallSkill.skillID, Self.asksWhatWasSaid(text),
+      let recall = router.registeredSkill(id: RecallSkill.skillID, scenario: scenario)
+    {
+      decision = RouteDecision(
+        skillID: recall.id, arguments: recall.extractArguments(from: text, clock: clock), method: .rules,
+        score: 1)
     }
     guard decision.skillID != nil else { return nil }
     if lenient { return decision }
@@ -649,17 +672,26 @@ struct RequestPlanner: Sendable {
     )
   }
 
-  /// Where "remind me", "tell me", "ping me" (an action verb addressed to the assistant
-  /// about the user) first stands after the start of `text`.
+  /// Where a request to the assistant first stands after the start of `text`: an action
+  /// verb before "me", an article, "my" or a quote ("remind me", "book a", "create '...'"),
+  /// not after a subject ("if I book a table" is a condition).
   static func addressedVerb(in text: String) -> String.Index? {
     let lower = text.lowercased()
     var first: String.Index?
+    let objects = words("plan.verb_objects")
+    let subjects = Set(words("plan.subject_pronouns"))
     for verb in words("plan.action_verbs") {
-      guard let range = lower.range(of: verb + " me"), range.lowerBound != lower.startIndex,
-        !lower[lower.index(before: range.lowerBound)].isLetter,
-        range.upperBound == lower.endIndex || !lower[range.upperBound].isLetter
-      else { continue }
-      if first.map({ range.lowerBound < $0 }) ?? true { first = range.lowerBound }
+      for object in objects {
+        guard let range = lower.range(of: verb + " " + object), range.lowerBound != lower.startIndex,
+          !lower[lower.index(before: range.lowerBound)].isLetter,
+          !(object.last?.isLetter ?? false) || range.upperBound == lower.endIndex
+            || !lower[range.upperBound].isLetter
+        else { continue }
+        // "if I book a table": a verb whose subject is someone is part of the condition.
+        let before = lower[..<range.lowerBound].split(whereSeparator: { !$0.isLetter && $0 != "'" })
+        if let word = before.last, subjects.contains(String(word)) { continue }
+        if first.map({ range.lowerBound < $0 }) ?? true { first = range.lowerBound }
+      }
     }
     guard let first else { return nil }
     return text.index(text.startIndex, offsetBy: lower.distance(from: lower.startIndex, to: first))
@@ -728,8 +760,17 @@ struct RequestPlanner: Sendable {
         "reminder.cancel", "reminder.update", "calendar.cancel", "calendar.update", "calendar.create",
       ]
       guard changes.contains(result[index].skill) || result[index].inputFrom == previous else { continue }
-      if lookup == "memory.recall",
-        ConditionReader.containsAny(texts[previous].lowercased(), "guard.event_words"),
+      let previousLower = texts[previous].lowercased()
+      if opensWithLookup(texts[previous]), !["calendar.list", "reminder.list"].contains(lookup) {
+        // "find my meeting with X and cancel it": the look-up is a step of its own.
+        if ConditionReader.containsAny(previousLower, "guard.reminder_words") {
+          result[previous].skill = "reminder.list"
+        } else if ConditionReader.containsAny(previousLower, "guard.event_words") {
+          result[previous].skill = "calendar.list"
+        }
+      }
+      if result[previous].skill == "memory.recall",
+        ConditionReader.containsAny(previousLower, "guard.event_words"),
         result[index].inputFrom == previous || result[index].skill.hasPrefix("calendar.")
           || result[index].skill.hasSuffix(".cancel")
       {
