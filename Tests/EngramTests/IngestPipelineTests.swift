@@ -228,7 +228,7 @@ final class WriteLockHolder: Sendable {
 
 /// An embedder that takes `lock` before it returns the first batch's vectors and lets it go
 /// when asked for the next batch.
-final class LockingEmbedder: Embedder {
+final class LockingEmbedder: HashingWrapper {
   let base: HashingEmbedder
   let lock: WriteLockHolder
   private let texts = Mutex(0)
@@ -237,10 +237,6 @@ final class LockingEmbedder: Embedder {
     self.base = base
     self.lock = lock
   }
-
-  var modelID: String { base.modelID }
-  var dimension: Int { base.dimension }
-  var maxSequenceLength: Int { base.maxSequenceLength }
 
   func embed(_ texts: [String]) async throws -> [[Float]] {
     let before = self.texts.withLock { count -> Int in
