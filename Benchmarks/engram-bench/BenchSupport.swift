@@ -34,7 +34,7 @@ struct BenchArguments {
 
   /// Switches that never take a value.
   static let knownFlags: Set<String> = [
-    "reuse", "json", "quick", "cross-validate", "calibrate", "sweep", "one-session",
+    "reuse", "json", "quick", "cross-validate", "calibrate", "sweep", "one-session", "source-keys",
   ]
 
   init(_ arguments: [String]) throws {

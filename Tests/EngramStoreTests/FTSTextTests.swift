@@ -73,4 +73,31 @@ import Testing
     #expect(try connection.scalarString("SELECT engram_fts_text(NULL)") == nil)
     #expect(try connection.scalarString("SELECT engram_fts_text(NULL, 0)") == nil)
   }
+
+  /// The SQL function keeps its buffers and the last day's terms from row to row: every row
+  /// still gets exactly what `indexText` gives it, across days, empty texts and NULL times.
+  @Test func sqlFunctionRowAfterRowMatchesSwift() throws {
+    let connection = try Connection(path: ":memory:")
+    let texts = [
+      "Walking to the lake", "", "明天下午三点开会", "ok", "The generously organized meetings' notes",
+      "x² Café", "?!", String(repeating: "climbing ", count: 40),
+    ]
+    let day: Int64 = 86_400_000
+    let times: [Int64?] = [
+      1_683_554_160_000, 1_683_554_160_001, nil, 1_683_554_160_000 + day, -1, 0, nil, 5 * day,
+    ]
+    let statement = try connection.prepare("SELECT engram_fts_text(?1, ?2)")
+    var rows = 0
+    for round in 0..<3 {
+      for (index, text) in texts.enumerated() {
+        let time = times[(index + round) % times.count]
+        try statement.bind(text, at: 1)
+        try statement.bind(time, at: 2)
+        let viaSQL = try statement.first { $0.string(at: 0) }
+        #expect(viaSQL == FTSText.indexText(text, time: time), "\(text) \(String(describing: time))")
+        rows += 1
+      }
+    }
+    #expect(rows == 3 * texts.count)
+  }
 }

@@ -203,7 +203,7 @@ import Testing
 
 /// An embedder that stops working once it has embedded `failAfter` texts (an ingest killed
 /// part way).
-final class FailingEmbedder: Embedder {
+final class FailingEmbedder: HashingWrapper {
   struct Stop: Error {}
   let base: HashingEmbedder
   let failAfter: Int
@@ -213,10 +213,6 @@ final class FailingEmbedder: Embedder {
     self.base = base
     self.failAfter = failAfter
   }
-
-  var modelID: String { base.modelID }
-  var dimension: Int { base.dimension }
-  var maxSequenceLength: Int { base.maxSequenceLength }
 
   func embed(_ texts: [String]) async throws -> [[Float]] {
     let done = calls.withLock { count -> Int in
@@ -229,7 +225,7 @@ final class FailingEmbedder: Embedder {
 }
 
 /// An embedder that runs `hook` (once) before its first embedding.
-final class HookEmbedder: Embedder {
+final class HookEmbedder: HashingWrapper {
   let base: HashingEmbedder
   private let hook: Mutex<(@Sendable () async throws -> Void)?>
 
@@ -237,10 +233,6 @@ final class HookEmbedder: Embedder {
     self.base = base
     self.hook = Mutex(hook)
   }
-
-  var modelID: String { base.modelID }
-  var dimension: Int { base.dimension }
-  var maxSequenceLength: Int { base.maxSequenceLength }
 
   func embed(_ texts: [String]) async throws -> [[Float]] {
     if let hook = hook.withLock({ hook in
@@ -251,4 +243,15 @@ final class HookEmbedder: Embedder {
     }
     return try await base.embed(texts)
   }
+}
+
+/// A test embedder that embeds with a hashing embedder, adding a behaviour of its own.
+protocol HashingWrapper: Embedder {
+  var base: HashingEmbedder { get }
+}
+
+extension HashingWrapper {
+  var modelID: String { base.modelID }
+  var dimension: Int { base.dimension }
+  var maxSequenceLength: Int { base.maxSequenceLength }
 }

@@ -93,6 +93,9 @@ struct Ingestor: Sendable {
   let speakers: SpeakerDirectory
   /// Stores the memories Markdown notes give.
   let memories: MemoryRecords
+  /// Whether a batch's vectors are committed while the next batch is embedded (see
+  /// `embedStored`); false commits each before the next is read, as earlier versions did.
+  var overlapsStoring = true
 
   /// How many turns one write transaction stores, and one embedding step embeds.
   static let textBatch = 2_000
@@ -371,89 +374,14 @@ struct Ingestor: Sendable {
     speakers.invalidate()
 
     // 3. Embeddings of the new turns, then of turns an interrupted ingest stored without
-    // theirs, committed and indexed batch by batch (rows read back by id).
-    let toEmbed = newIDs + unembedded
+    // theirs, committed and indexed batch by batch (rows read back by id), each batch's
+    // commit overlapping the next batch's embedding (`embedStored`).
     // Turns another ingest stored without their embedding may be embedded by it meanwhile
     // (two ingests of one file at once): those are left to it, and only the turns this
     // ingest embeds are counted (`completed`).
-    let leftByOthers = Set(unembedded)
-    let model = embedding.embedder.modelID
-    var embedded = 0
-    var completed = 0
-    for start in stride(from: 0, to: toEmbed.count, by: Self.embeddingBatch) {
-      if Task.isCancelled { throw EngramError.cancelled }
-      let ids = Array(toEmbed[start..<min(start + Self.embeddingBatch, toEmbed.count)])
-      // Each turn with the one before it in its session (what its embedded text carries).
-      let read = try await BlockingWork.run { [store] in
-        try store.readTransaction { connection in
-          try ids.map { id -> (message: Message, previous: String?)? in
-            guard let message = try connection.fetch(Message.self, id: id) else { return nil }
-            if leftByOthers.contains(id), try connection.embedding(ownerKind: .message, ownerID: id) != nil {
-              return nil
-            }
-            let previous = try message.sessionID.flatMap {
-              try connection.previousTurnContent(sessionID: $0, time: message.createdAt, id: id)
-            }
-            return (message, previous)
-          }
-        }
-      }
-      let rows = read.map { $0?.message }
-      // The new turns come first: the first of them were embedded before storing (reused
-      // where the stored turn gives the same text).
-      let reused = start == 0 && newIDs.count > 0 ? firstVectors ?? [] : []
-      let texts = read.map { entry in
-        entry.map {
-          DocumentText.make(
-            speaker: $0.message.speaker, content: $0.message.content, date: $0.message.createdAt,
-            previous: $0.previous)
-        } ?? ""
-      }
-      var found: [[Float]?] = Array(repeating: nil, count: ids.count)
-      for (offset, vector) in reused.prefix(ids.count).enumerated() where texts[offset] == firstTexts[offset]
-      {
-        found[offset] = vector
-      }
-      // A turn forgotten meanwhile (no row now) stays forgotten.
-      let remaining = texts.indices.filter { rows[$0] != nil && found[$0] == nil }
-      let computed = remaining.isEmpty ? [] : try await embedding.embed(remaining.map { texts[$0] })
-      for (offset, index) in remaining.enumerated() { found[index] = computed[offset] }
-      let entries = ids.indices.compactMap { index -> (Message, [Float])? in
-        guard let message = rows[index], let vector = found[index] else { return nil }
-        return (message, vector)
-      }
-      let kept = try await vectors.writeTrackedOffPool { connection -> [Int] in
-        let present = try entries.indices.filter { position in
-          let id = entries[position].0.id!
-          guard try connection.fetch(Message.self, id: id) != nil else { return false }
-          // Embedded by another ingest since it was read: kept as it is.
-          return try !leftByOthers.contains(id)
-            || connection.embedding(ownerKind: .message, ownerID: id) == nil
-        }
-        try connection.upsertEmbeddings(
-          present.map { position in
-            EmbeddingRow(
-              ownerKind: .message, ownerID: entries[position].0.id!, model: model,
-              vector: entries[position].1,
-              createdAt: entries[position].0.createdAt)
-          })
-        return present
-      }
-      try self.vectors.add(
-        kept.map { position in
-          let (message, vector) = entries[position]
-          return (
-            .message, message.id!,
-            VectorMetadata(
-              kind: ItemKind.message.code, session: message.sessionID ?? 0, scope: 0,
-              timestamp: Timestamp.milliseconds(message.createdAt)),
-            vector
-          )
-        })
-      completed += kept.filter { leftByOthers.contains(entries[$0].0.id!) }.count
-      embedded += ids.count
-      progress?(EngramProgress(phase: "embedding", done: embedded, total: toEmbed.count))
-    }
+    let completed = try await embedStored(
+      newIDs + unembedded, leftByOthers: Set(unembedded), reused: newIDs.isEmpty ? [] : firstVectors ?? [],
+      reusedTexts: firstTexts, progress: progress)
     progress?(EngramProgress(phase: "done", done: total, total: total))
     return IngestReport(
       path: path, format: format, sessions: facts.names.count, turns: written,

@@ -72,15 +72,16 @@ public struct EnglishStemmer {
   }
 
   /// Words with their own stems, and words left as they are.
-  private static let exceptions1: [([UInt8], [UInt8])] = [
+  private static let exceptions1: [(StaticString, StaticString)] = [
     ("skis", "ski"), ("skies", "sky"), ("idly", "idl"), ("gently", "gentl"), ("ugly", "ugli"),
     ("early", "earli"), ("only", "onli"), ("singly", "singl"), ("sky", "sky"), ("news", "news"),
     ("howe", "howe"), ("atlas", "atlas"), ("cosmos", "cosmos"), ("bias", "bias"), ("andes", "andes"),
-  ].map { (Array($0.0.utf8), Array($0.1.utf8)) }
+  ]
 
   private mutating func applyException1() -> Bool {
     for (form, stem) in Self.exceptions1 where equals(form) {
-      word = stem
+      // In place: the buffer keeps its capacity for the next word.
+      replaceSuffix(word.count, with: stem)
       return true
     }
     return false
@@ -98,7 +99,7 @@ public struct EnglishStemmer {
     r2 = word.count
     var start = 0
     for prefix in Self.r1Prefixes where startsWith(prefix) {
-      start = prefix.count
+      start = prefix.utf8CodeUnitCount
       r1 = start
       break
     }
@@ -110,10 +111,9 @@ public struct EnglishStemmer {
   }
 
   /// Words whose R1 starts after this prefix (Snowball's list).
-  private static let r1Prefixes: [[UInt8]] = [
+  private static let r1Prefixes: [StaticString] = [
     "arsen", "commun", "emerg", "gener", "inter", "later", "organ", "past", "univers",
   ]
-  .map { Array($0.utf8) }
 
   /// The position after the first non-vowel that follows a vowel, searching from `start`.
   private func regionStart(from start: Int) -> Int? {
@@ -124,20 +124,23 @@ public struct EnglishStemmer {
   }
 
   private mutating func step0() {
-    for suffix in [[apostrophe, s, apostrophe], [apostrophe, s], [apostrophe]] where endsWith(suffix) {
-      word.removeLast(suffix.count)
-      return
+    if endsWith("'s'") {
+      word.removeLast(3)
+    } else if endsWith("'s") {
+      word.removeLast(2)
+    } else if endsWith("'") {
+      word.removeLast()
     }
   }
 
   private mutating func step1a() {
-    if endsWith(sses) {
+    if endsWith("sses") {
       word.removeLast(2)
-    } else if endsWith(ied) || endsWith(ies) {
+    } else if endsWith("ied") || endsWith("ies") {
       // "ties" -> "tie", "cries" -> "cri".
       let stem = word.count - 3
       word.removeLast(stem > 1 ? 2 : 1)
-    } else if endsWith(us) || endsWith(ss) {
+    } else if endsWith("us") || endsWith("ss") {
       return
     } else if word.last == s {
       // Delete the s when a vowel comes before the letter before it ("gaps", not "gas").
@@ -147,33 +150,35 @@ public struct EnglishStemmer {
   }
 
   /// Stems before "eed" that stay whole (proceed, exceed, succeed).
-  private static let eedStems: [[UInt8]] = ["succ", "proc", "exc"].map { Array($0.utf8) }
+  private static let eedStems: [StaticString] = ["succ", "proc", "exc"]
   /// Stems before "ing" that stay whole (evening, canning, inning, earring, herring, outing).
-  private static let ingStems: [[UInt8]] = ["even", "cann", "inn", "earr", "herr", "out"].map {
-    Array($0.utf8)
-  }
+  private static let ingStems: [StaticString] = ["even", "cann", "inn", "earr", "herr", "out"]
 
   private mutating func step1b() {
     // The longest of eed eedly ed edly ing ingly.
-    if let suffix = [eedly, eed].first(where: endsWith) {
-      let start = word.count - suffix.count
+    if let length = endsWith("eedly") ? 5 : endsWith("eed") ? 3 : nil {
+      let start = word.count - length
       guard start >= r1, !Self.eedStems.contains(where: { isPrefix($0, length: start) }) else { return }
-      replaceSuffix(suffix.count, with: [e, e])
+      replaceSuffix(length, with: "ee")
       return
     }
-    guard let suffix = [ingly, edly, ing, ed].first(where: endsWith) else { return }
-    let start = word.count - suffix.count
-    if suffix == ing {
+    let isIng = endsWith("ing")
+    guard let length = endsWith("ingly") ? 5 : endsWith("edly") ? 4 : isIng ? 3 : endsWith("ed") ? 2 : nil
+    else {
+      return
+    }
+    let start = word.count - length
+    if isIng {
       // dying, lying, tying -> die, lie, tie: one non-vowel, then "ying".
       if start == 2, word[1] == y, !isVowel(at: 0) {
-        replaceSuffix(4, with: [i, e])
+        replaceSuffix(4, with: "ie")
         return
       }
       if Self.ingStems.contains(where: { isPrefix($0, length: start) }) { return }
     }
     guard (0..<start).contains(where: isVowel(at:)) else { return }
-    word.removeLast(suffix.count)
-    if endsWith(at) || endsWith(bl) || endsWith(iz) {
+    word.removeLast(length)
+    if endsWith("at") || endsWith("bl") || endsWith("iz") {
       word.append(e)
     } else if endsWithDouble() {
       // "add", "egg", "odd": a double after a single a, e or o keeps both letters.
@@ -191,53 +196,53 @@ public struct EnglishStemmer {
     word[word.count - 1] = i
   }
 
-  private static let step2Rules: [([UInt8], [UInt8])] = [
+  private static let step2Rules: [(StaticString, StaticString)] = [
     ("ization", "ize"), ("ational", "ate"), ("fulness", "ful"), ("ousness", "ous"), ("iveness", "ive"),
     ("tional", "tion"), ("biliti", "ble"), ("lessli", "less"), ("entli", "ent"), ("ation", "ate"),
     ("alism", "al"), ("aliti", "al"), ("ousli", "ous"), ("iviti", "ive"), ("fulli", "ful"), ("enci", "ence"),
     ("anci", "ance"), ("abli", "able"), ("izer", "ize"), ("ator", "ate"), ("alli", "al"), ("bli", "ble"),
     ("ogist", "og"), ("ogi", "og"), ("li", ""),
-  ].map { (Array($0.0.utf8), Array($0.1.utf8)) }
+  ]
 
   private mutating func step2() {
     guard let (suffix, replacement) = Self.step2Rules.first(where: { endsWith($0.0) }) else { return }
-    let start = word.count - suffix.count
+    let start = word.count - suffix.utf8CodeUnitCount
     guard start >= r1 else { return }
-    if suffix == ogi {
+    if same(suffix, "ogi") {
       guard start > 0, word[start - 1] == l else { return }
-    } else if suffix == li {
+    } else if same(suffix, "li") {
       guard start > 0, Self.isValidLIEnding(word[start - 1]) else { return }
     }
-    replaceSuffix(suffix.count, with: replacement)
+    replaceSuffix(suffix.utf8CodeUnitCount, with: replacement)
   }
 
-  private static let step3Rules: [([UInt8], [UInt8])] = [
+  private static let step3Rules: [(StaticString, StaticString)] = [
     ("ational", "ate"), ("tional", "tion"), ("alize", "al"), ("icate", "ic"), ("iciti", "ic"),
     ("ative", ""), ("ical", "ic"), ("ness", ""), ("ful", ""),
-  ].map { (Array($0.0.utf8), Array($0.1.utf8)) }
+  ]
 
   private mutating func step3() {
     guard let (suffix, replacement) = Self.step3Rules.first(where: { endsWith($0.0) }) else { return }
-    let start = word.count - suffix.count
+    let start = word.count - suffix.utf8CodeUnitCount
     guard start >= r1 else { return }
-    if suffix == ative, start < r2 { return }
-    replaceSuffix(suffix.count, with: replacement)
+    if same(suffix, "ative"), start < r2 { return }
+    replaceSuffix(suffix.utf8CodeUnitCount, with: replacement)
   }
 
   /// Step 4's suffixes, longest first.
-  private static let step4Suffixes: [[UInt8]] = [
+  private static let step4Suffixes: [StaticString] = [
     "ement", "ance", "ence", "able", "ible", "ment", "ant", "ent", "ism", "ate", "iti", "ous", "ive", "ize",
     "ion", "al", "er", "ic",
-  ].map { Array($0.utf8) }
+  ]
 
   private mutating func step4() {
     guard let suffix = Self.step4Suffixes.first(where: endsWith) else { return }
-    let start = word.count - suffix.count
+    let start = word.count - suffix.utf8CodeUnitCount
     guard start >= r2 else { return }
-    if suffix == ion {
+    if same(suffix, "ion") {
       guard start > 0, word[start - 1] == s || word[start - 1] == t else { return }
     }
-    word.removeLast(suffix.count)
+    word.removeLast(suffix.utf8CodeUnitCount)
   }
 
   private mutating func step5() {
@@ -299,27 +304,44 @@ public struct EnglishStemmer {
     }
   }
 
-  private func endsWith(_ suffix: [UInt8]) -> Bool {
-    guard suffix.count <= word.count else { return false }
-    let offset = word.count - suffix.count
-    for index in suffix.indices where word[offset + index] != suffix[index] { return false }
+  // The suffixes and stems are `StaticString`s: comparing them reads constant bytes, with no
+  // array to allocate or retain per word (the stemmer runs for every word the index stores).
+
+  /// Whether `word[offset..<(offset + text's length)]` is `text`.
+  @inline(__always)
+  private func matches(_ text: StaticString, at offset: Int) -> Bool {
+    let count = text.utf8CodeUnitCount
+    guard offset >= 0, offset + count <= word.count else { return false }
+    let bytes = text.utf8Start
+    for index in 0..<count where word[offset + index] != bytes[index] { return false }
     return true
   }
 
-  private func startsWith(_ prefix: [UInt8]) -> Bool {
-    prefix.count <= word.count && word.starts(with: prefix)
+  private func endsWith(_ suffix: StaticString) -> Bool {
+    matches(suffix, at: word.count - suffix.utf8CodeUnitCount)
   }
 
-  private func equals(_ other: [UInt8]) -> Bool { word == other }
+  private func startsWith(_ prefix: StaticString) -> Bool { matches(prefix, at: 0) }
+
+  private func equals(_ other: StaticString) -> Bool {
+    word.count == other.utf8CodeUnitCount && matches(other, at: 0)
+  }
 
   /// Whether `word[..<length]` is exactly `stem`.
-  private func isPrefix(_ stem: [UInt8], length: Int) -> Bool {
-    length == stem.count && word.starts(with: stem)
+  private func isPrefix(_ stem: StaticString, length: Int) -> Bool {
+    length == stem.utf8CodeUnitCount && matches(stem, at: 0)
   }
 
-  private mutating func replaceSuffix(_ count: Int, with replacement: [UInt8]) {
+  /// Whether two of the rule tables' suffixes are the same text.
+  private func same(_ one: StaticString, _ other: StaticString) -> Bool {
+    one.utf8CodeUnitCount == other.utf8CodeUnitCount
+      && (0..<one.utf8CodeUnitCount).allSatisfy { one.utf8Start[$0] == other.utf8Start[$0] }
+  }
+
+  private mutating func replaceSuffix(_ count: Int, with replacement: StaticString) {
     word.removeLast(count)
-    word.append(contentsOf: replacement)
+    word.append(
+      contentsOf: UnsafeBufferPointer(start: replacement.utf8Start, count: replacement.utf8CodeUnitCount))
   }
 }
 
@@ -341,21 +363,3 @@ private let y = UInt8(ascii: "y")
 private let z = UInt8(ascii: "z")
 private let Y = UInt8(ascii: "Y")
 private let apostrophe = UInt8(ascii: "'")
-private let sses = Array("sses".utf8)
-private let ied = Array("ied".utf8)
-private let ies = Array("ies".utf8)
-private let us = Array("us".utf8)
-private let ss = Array("ss".utf8)
-private let eed = Array("eed".utf8)
-private let eedly = Array("eedly".utf8)
-private let ed = Array("ed".utf8)
-private let edly = Array("edly".utf8)
-private let ing = Array("ing".utf8)
-private let ingly = Array("ingly".utf8)
-private let at = Array("at".utf8)
-private let bl = Array("bl".utf8)
-private let iz = Array("iz".utf8)
-private let ogi = Array("ogi".utf8)
-private let li = Array("li".utf8)
-private let ative = Array("ative".utf8)
-private let ion = Array("ion".utf8)
