@@ -258,7 +258,7 @@ def read_vectors(path, dim=384):
     return numpy.fromfile(path, dtype="<f4").reshape(-1, dim)
 
 
-def run_engram(root, threads, data, limit, vectors=None):
+def run_engram(root, threads, data, limit, vectors=None, quick=False):
     binary = os.path.join(
         subprocess.check_output(["swift", "build", "-c", "release", "--show-bin-path"], cwd=root, text=True).strip(),
         "engram-bench",
@@ -268,6 +268,8 @@ def run_engram(root, threads, data, limit, vectors=None):
     command = [binary, "embed", "--threads", str(threads), "--json", "--data", data]
     if vectors:
         command += ["--vectors", vectors]
+    if quick:
+        command += ["--quick"]
     if limit:
         command += ["--limit", str(limit)]
     output = subprocess.check_output(command, cwd=root, text=True)
@@ -329,6 +331,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", required=True, help="a thread count, or several: 1,2")
     parser.add_argument("--onnx", action="store_true", help="also ONNX Runtime, float and dynamic int8")
+    parser.add_argument("--quick", action="store_true",
+                        help="engram-bench embed --quick: 256 texts, 64 single texts, 50 queries (every side)")
     parser.add_argument("--data", default=None, help="LoCoMo folder (default ../shared/data/locomo-dev)")
     parser.add_argument("--limit", type=int, default=0, help="embed at most M texts")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -355,6 +359,8 @@ def main():
     texts = load_texts(data)
     if args.limit:
         texts = texts[: args.limit]
+    if args.quick:
+        texts = texts[:256]
     if not texts:
         sys.exit(f"embed_peers: no texts in {data}")
 
@@ -387,14 +393,17 @@ def run_table(args, root, data, texts, threads):
     from sentence_transformers import SentenceTransformer
 
     with tempfile.TemporaryDirectory() as scratch:
+        print(f"embed_peers: engram-bench embed, {threads} thread(s)", file=sys.stderr, flush=True)
         prefix = os.path.join(scratch, "engram")
-        engram = run_engram(root, threads, data, args.limit, vectors=prefix)
+        engram = run_engram(root, threads, data, args.limit, vectors=prefix, quick=args.quick)
         if args.level and engram.get("cpu_level") != args.level:
             sys.exit(f"embed_peers: asked for level {args.level}, engram-bench ran at {engram.get('cpu_level')}")
         engram_vectors = {name: read_vectors(f"{prefix}-{name}.f32") for name in ("int8", "f32")
                           if os.path.exists(f"{prefix}-{name}.f32")}
+    print(f"embed_peers: sentence-transformers, {threads} thread(s)", file=sys.stderr, flush=True)
     singles = int(engram.get("batch1_texts", 256))
-    peer = run_sentence_transformers(texts, threads, singles, 200)
+    rounds = 50 if args.quick else 200
+    peer = run_sentence_transformers(texts, threads, singles, rounds)
     reference = st_vectors(texts, threads, SentenceTransformer(model_dir(), device="cpu"))
     sides = {}
     engram_int8 = {key: engram.get(key) for key in ("batch32_per_s", "batch32_cpu_per_s", "batch1_per_s",
@@ -409,7 +418,8 @@ def run_table(args, root, data, texts, threads):
     if args.onnx:
         float_path, int8_path = onnx_models(root)
         for name, path in (("onnxruntime f32", float_path), ("onnxruntime int8", int8_path)):
-            figures, vectors = run_onnx(path, texts, threads, singles, 200)
+            print(f"embed_peers: {name}, {threads} thread(s)", file=sys.stderr, flush=True)
+            figures, vectors = run_onnx(path, texts, threads, singles, rounds)
             figures.update(cosines(vectors, reference))
             sides[name] = figures
     result = {"threads": threads, "texts": len(texts), "cpu_level": engram.get("cpu_level"),
