@@ -55,6 +55,7 @@ enum LocomoSuite {
     let limit = try arguments.int("limit", default: 0)
     let skipCompaction = arguments.flag("quick")
     let modelOption = arguments.optionalString("model")
+    let precision = try benchPrecision(&arguments)
     let keepFolder = arguments.optionalString("keep")
     let threads = try arguments.int("threads", default: ProcessInfo.processInfo.activeProcessorCount)
     let keywordText = arguments.string("keyword-text", default: "dated")
@@ -96,7 +97,7 @@ enum LocomoSuite {
       .map { dataPath + "/" + $0 }
     guard !files.isEmpty else { throw BenchError("no LoCoMo .json files (or none named) in \(dataPath)") }
 
-    let embedder = try benchEmbedder(modelOption ?? "minilm", threads: threads)
+    let embedder = try benchEmbedder(modelOption ?? "minilm", threads: threads, precision: precision)
     // --keep DIR leaves the compacted memories there for inspection.
     let scratch =
       keepFolder.map { URL(fileURLWithPath: $0) }
@@ -229,6 +230,7 @@ enum LocomoSuite {
     report.set("skipped_no_evidence", skipped)
     if snapshotMinimum >= 0 { report.set("snapshot_minimum_rows", snapshotMinimum) }
     report.set("model", embedder.modelID)
+    report.set("precision", precision.rawValue)
     report.set("embed_threads", threads)
     report.set("rerank", rerank)
     report.set(

@@ -25,6 +25,7 @@ enum MultilingualSuite {
   static func run(_ arguments: inout BenchArguments) async throws -> (BenchReport, String) {
     let dataPath = arguments.string("data", default: "Benchmarks/data/multilingual-retrieval.jsonl")
     let modelName = arguments.string("model", default: "minilm")
+    let precision = try benchPrecision(&arguments)
     let k = try arguments.int("k", default: 3)
     let threads = try arguments.int("threads", default: ProcessInfo.processInfo.activeProcessorCount)
     try arguments.finish()
@@ -46,7 +47,7 @@ enum MultilingualSuite {
     let pairs = rows.filter { $0.kind == "pair" }
     guard !pairs.isEmpty else { throw BenchError("no pair rows in \(dataPath)") }
 
-    let embedder = try benchEmbedder(modelName, threads: threads)
+    let embedder = try benchEmbedder(modelName, threads: threads, precision: precision)
     let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
       "engram-multilingual-\(getpid())")
     try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -87,6 +88,7 @@ enum MultilingualSuite {
       await engine.close()
     }
     report.set("model", embedder.modelID)
+    report.set("precision", precision.rawValue)
     report.set("pairs", pairs.count)
     report.set("memories_per_language", rows.count)
     report.set("k", k)

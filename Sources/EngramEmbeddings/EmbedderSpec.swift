@@ -125,16 +125,26 @@ public enum EmbedderSpec: Sendable, Hashable {
     return nil
   }
 
-  /// Builds the embedder (loading the model for `minilm`, `e5-small` and `model:DIR`).
-  /// - Throws: `EmbeddingError` (a missing model names the set-up command that installs it).
+  /// Builds the embedder (loading the model for `minilm`, `e5-small` and `model:DIR`), at the
+  /// precision `$ENGRAM_PRECISION` names (`f32` or `int8`; `EmbeddingPrecision.default` when
+  /// unset). The precision is not part of the spec: vectors of both are the same space.
+  /// - Throws: `EmbeddingError` (a missing model names the set-up command that installs it;
+  ///   `.invalidOption` for an unknown `$ENGRAM_PRECISION`).
   public func makeEmbedder(environment: [String: String]) throws -> any Embedder {
+    var options = BertEmbedder.Options()
+    if let name = environment[EmbeddingPrecision.environmentKey], !name.isEmpty {
+      guard let precision = EmbeddingPrecision(name: name) else {
+        throw EmbeddingError.invalidOption(name: EmbeddingPrecision.environmentKey, value: name)
+      }
+      options.precision = precision
+    }
     switch self {
     case .minilm:
-      return try BertEmbedder(locator: ModelLocator(environment: environment))
+      return try BertEmbedder(locator: ModelLocator(environment: environment), options: options)
     case .e5Small:
-      return try E5Embedder(locator: ModelLocator(environment: environment))
+      return try E5Embedder(locator: ModelLocator(environment: environment), options: options)
     case .directory(let path):
-      return try BertEmbedder(directory: URL(fileURLWithPath: path, isDirectory: true))
+      return try BertEmbedder(directory: URL(fileURLWithPath: path, isDirectory: true), options: options)
     case .hashing(let dimension):
       return try HashingEmbedder(dimension: dimension)
     case .http(let url, let api, let model, let dimension, let key):

@@ -46,14 +46,18 @@ func halfToFloat(_ bits: UInt16) -> Float {
   return sign * (1 + mantissa / 1024) * Float(sign: .plus, exponent: exponent - 15, significand: 1)
 }
 
-/// The installed multilingual-e5-small, loaded once; a missing model fails the test, never skips it.
+/// The installed multilingual-e5-small, loaded once per precision (the float path for the
+/// reference tests); a missing model fails the test, never skips it.
 enum InstalledE5 {
   static let shared = Result { () throws(EmbeddingError) in
-    try E5Embedder(options: BertEmbedder.Options(threads: 2))
+    try E5Embedder(options: BertEmbedder.Options(threads: 2, precision: .float32))
+  }
+  static let quantized = Result { () throws(EmbeddingError) in
+    try E5Embedder(options: BertEmbedder.Options(threads: 2, precision: .int8))
   }
 
-  static func embedder() throws -> E5Embedder {
-    switch shared {
+  static func embedder(precision: EmbeddingPrecision = .float32) throws -> E5Embedder {
+    switch precision == .float32 ? shared : quantized {
     case .success(let embedder): return embedder
     case .failure(let error):
       Issue.record(

@@ -41,17 +41,29 @@ struct ReferenceFixture: Decodable {
   }
 }
 
-/// The installed all-MiniLM-L6-v2, loaded once per thread count; a missing model fails the
-/// test, never skips it.
+/// The installed all-MiniLM-L6-v2 on the float path (the reference tests' tolerances are
+/// float32 rounding), loaded once per thread count, and once on the int8 path per thread
+/// count; a missing model fails the test, never skips it.
 enum InstalledModel {
   static let threadCounts = [1, 2, 3]
-  static let shared: [Int: Result<BertEmbedder, EmbeddingError>] = Dictionary(
-    uniqueKeysWithValues: threadCounts.map { threads in
-      (threads, Result { () throws(EmbeddingError) in try BertEmbedder(threads: threads) })
-    })
+  static let shared = load(.float32)
+  static let quantized = load(.int8)
 
-  static func embedder(threads: Int = 1) throws -> BertEmbedder {
-    switch shared[threads] ?? .failure(.invalidOption(name: "threads", value: String(threads))) {
+  private static func load(_ precision: EmbeddingPrecision) -> [Int: Result<BertEmbedder, EmbeddingError>] {
+    Dictionary(
+      uniqueKeysWithValues: threadCounts.map { threads in
+        (
+          threads,
+          Result { () throws(EmbeddingError) in
+            try BertEmbedder(options: .init(threads: threads, precision: precision))
+          }
+        )
+      })
+  }
+
+  static func embedder(threads: Int = 1, precision: EmbeddingPrecision = .float32) throws -> BertEmbedder {
+    let models = precision == .float32 ? shared : quantized
+    switch models[threads] ?? .failure(.invalidOption(name: "threads", value: String(threads))) {
     case .success(let embedder): return embedder
     case .failure(let error):
       Issue.record("all-MiniLM-L6-v2 is not installed — run `make test` (it installs the model): \(error)")
