@@ -242,6 +242,18 @@ import Testing
     #expect(plan.map(\.skill) == ["calendar.create", "reminder.create"])
   }
 
+  @Test func aPartThatAsksBackWhatWasSaidIsARecall() async throws {
+    let plan = try await steps("I told you my car insurance renewal date, right? put it on my calendar")
+    #expect(plan.map(\.skill) == ["memory.recall", "calendar.create"])
+    #expect(plan.last?.inputFrom == 0)
+  }
+
+  @Test func aLookUpBeforeAChangeIsAStepOfItsOwn() async throws {
+    let plan = try await steps("look up the parent-teacher meeting and move it to 5pm")
+    #expect(plan.map(\.skill) == ["calendar.list", "calendar.update"])
+    #expect(plan.last?.inputFrom == 0)
+  }
+
   @Test func aClauseThatOnlySaysRegardlessIsNoStep() async throws {
     let plan = try await steps("周日要是下雨就帮我在日历上加个看电影，下午两点。不管天气如何，周六晚上八点提醒我买菜")
     #expect(plan.map(\.skill) == ["calendar.create", "reminder.create"])

@@ -85,7 +85,8 @@ struct RequestPlanner: Sendable {
         // to name a skill: the condition's words already say this is a plan.
         // A later part that opens with a request verb ("..., then book a table") needs only to
         // name a skill too: the verb says where a request starts.
-        let opensWithVerb = steps.count > 0 && Self.opensWithRequestVerb(part.text)
+        let opensWithVerb =
+          (steps.count > 0 && Self.opensWithRequestVerb(part.text)) || Self.opensWithLookup(part.text)
         let lenient = (guarded.map { $0.kind != .memory } ?? false) || opensWithVerb
         var found = try await surely(part.text, clock: clock, scenario: scenario, lenient: lenient)
         if found == nil, lenient, parts.count == 2,
@@ -197,7 +198,8 @@ struct RequestPlanner: Sendable {
         result[result.count - 1].text += "，" + current.text
       } else if let decision = try await surely(
         current.text, clock: clock, scenario: scenario,
-        lenient: !result.isEmpty && Self.opensWithRequestVerb(current.text)),
+        lenient: (!result.isEmpty && Self.opensWithRequestVerb(current.text))
+          || Self.opensWithLookup(current.text)),
         isLast || !isFragment(current.text, decision: decision, clock: clock, scenario: scenario)
       {
         result.append(current)
@@ -349,7 +351,10 @@ struct RequestPlanner: Sendable {
     }
     // "I told you my rent, right?", 我之前告诉过你…: a part that asks back what was said is a
     // recall, whatever else its words name.
-    if decision.skillID != RecallSkill.skillID, Self.asksWhatWasSaid(text),
+    // "look up the date I gave you for ...": a look-up never writes; it recalls (a calendar or
+    // reminder look-up is told apart by `retargeted`).
+    let looksUp = Self.opensWithLookup(text) && InverseGuard.writes.contains(decision.skillID ?? "")
+    if decision.skillID != RecallSkill.skillID, looksUp || Self.asksWhatWasSaid(text),
       let recall = router.registeredSkill(id: RecallSkill.skillID, scenario: scenario)
     {
       decision = RouteDecision(
