@@ -13,17 +13,18 @@ struct QuantizedParityTests {
   @Test(
     "MiniLM: every fixture sentence, alone and in one batch, on 1 and 2 threads: cosine 0.985 or more",
     arguments: [1, 2])
-  func minilm(threads: Int) throws {
+  func minilm(threads: Int) async throws {
     let float = try InstalledModel.embedder(threads: threads, precision: .float32)
     let quantized = try InstalledModel.embedder(threads: threads, precision: .int8)
     let sentences = BertEmbedderTests.fixture.sentences
     #expect(sentences.contains { $0.id == "chinese" } && sentences.contains { $0.id == "long_gt256" })
     let texts = sentences.map(\.exactText)
-    let reference = float.embedSynchronously(texts)
-    let batch = quantized.embedSynchronously(texts)
+    // The async entry points: the forward passes run off the cooperative pool.
+    let reference = try await float.embed(texts)
+    let batch = try await quantized.embed(texts)
     var total: Float = 0
     for (index, sentence) in sentences.enumerated() {
-      let alone = quantized.embedSynchronously([sentence.exactText])[0]
+      let alone = try await quantized.embed([sentence.exactText])[0]
       total += cosine(batch[index], reference[index])
       #expect(cosine(batch[index], reference[index]) >= 0.985, "\(sentence.id) in a batch")
       #expect(cosine(alone, reference[index]) >= 0.985, "\(sentence.id) alone")
@@ -36,7 +37,7 @@ struct QuantizedParityTests {
   @Test(
     "e5-small: every fixture text (queries and passages), batches of 32: cosine 0.997 or more",
     arguments: E5EmbedderTests.parts)
-  func e5(part: Int) throws {
+  func e5(part: Int) async throws {
     let float = try InstalledE5.embedder(precision: .float32)
     let quantized = try InstalledE5.embedder(precision: .int8)
     var worst: (Float, Int) = (1, -1)
@@ -47,8 +48,9 @@ struct QuantizedParityTests {
       }
       for start in stride(from: 0, to: texts.count, by: 32) {
         let batch = Array(texts[start..<min(texts.count, start + 32)]).map(\.text)
-        let reference = float.embedSynchronously(batch, as: role)
-        let vectors = quantized.embedSynchronously(batch, as: role)
+        let reference = role == .query ? try await float.embedQueries(batch) : try await float.embed(batch)
+        let vectors =
+          role == .query ? try await quantized.embedQueries(batch) : try await quantized.embed(batch)
         for (offset, pair) in zip(reference, vectors).enumerated() {
           let similarity = cosine(pair.0, pair.1)
           if pair.0 == pair.1 { identical += 1 }
