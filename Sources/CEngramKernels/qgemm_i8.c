@@ -228,7 +228,15 @@ static int has_dotprod(void) {
 #endif
 }
 
-__attribute__((target("dotprod"))) static void tile_sdot_any(const int8_t *a, size_t lda, const int8_t *w,
+// The dot-product extension: clang names the feature, GCC 12 needs the whole architecture
+// (with "+dotprod" alone it refuses to inline arm_neon.h's vdotq_s32).
+#if defined(__clang__)
+#define ENGRAM_TARGET_DOTPROD __attribute__((target("dotprod")))
+#else
+#define ENGRAM_TARGET_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+#endif
+
+ENGRAM_TARGET_DOTPROD static void tile_sdot_any(const int8_t *a, size_t lda, const int8_t *w,
                                                               size_t kp, int32_t *tile, int rows, int nb) {
   for (int b = 0; b < nb; b++) {
     const int8_t *block = w + b * BLOCK * kp;
