@@ -295,15 +295,15 @@ def main():
 
         # A request of two steps: one confirmation lists both, one click runs both.
         driver.find_element(By.ID, "chat-input").send_keys(
-            "remind me to renew the car registration on Monday at 8, and add the book club to my calendar "
-            "for Thursday at 7pm", Keys.ENTER)
+            "please put the chess club on my calendar for Thursday at 7pm, and remind me on Monday at 8 "
+            "to return the library books", Keys.ENTER)
         wait.until(EC.visibility_of_element_located((By.ID, "chat-pending")))
         plan_text = driver.find_element(By.ID, "chat-pending-text").text
         check("a plan of two steps asks one confirmation listing both",
-              "1." in plan_text and "2." in plan_text and "registration" in plan_text and "book club" in plan_text,
+              "1." in plan_text and "2." in plan_text and "library books" in plan_text and "chess club" in plan_text,
               plan_text)
         driver.find_element(By.ID, "chat-confirm").click()
-        wait.until(lambda d: any("book club" in li.text.lower() and "registration" in li.text.lower()
+        wait.until(lambda d: any("chess club" in li.text.lower() and "library books" in li.text.lower()
                                  for li in d.find_elements(By.CSS_SELECTOR, "#chat-log li.agent")))
         time.sleep(0.5)
         check("one click ran both steps, and nothing else waits", not driver.find_element(By.ID, "chat-pending").is_displayed())

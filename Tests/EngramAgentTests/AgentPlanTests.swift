@@ -18,7 +18,7 @@ import Testing
     let harness = try AgentHarness()
     let agent = try harness.agent()
     let state = try await agent.send(
-      "remind me to renew the car registration on Monday at 8, and add the book club to my calendar for Thursday at 7pm"
+      "remind me to return the library books on Monday at 8, and add the chess club to my calendar for Thursday at 7pm"
     )
     guard case .waitingForConfirmation(let action) = state else {
       Issue.record("expected one confirmation, got \(state)")
@@ -42,7 +42,7 @@ import Testing
     let harness = try AgentHarness()
     let agent = try harness.agent()
     _ = try await agent.send(
-      "remind me to renew the car registration on Monday at 8, and add the book club to my calendar for Thursday at 7pm"
+      "remind me to return the library books on Monday at 8, and add the chess club to my calendar for Thursday at 7pm"
     )
     #expect(await agent.cancel())
     #expect(try harness.engine.agentRecords.items().isEmpty)

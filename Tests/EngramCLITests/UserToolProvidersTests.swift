@@ -19,7 +19,7 @@ import Testing
     _ = try engine.agentRecords.saveRoutine(
       Routine(
         name: "wind down",
-        steps: [Routine.Step(text: "remind me tomorrow at 9pm to stretch", skill: "reminder.create")],
+        steps: [Routine.Step(text: "at 9pm tomorrow remind me to stretch", skill: "reminder.create")],
         createdAt: Date()))
     let providers = UserToolProviders(capacity: 2)
     let planned = try await providers.provider(user: "ann", engine: engine).call(

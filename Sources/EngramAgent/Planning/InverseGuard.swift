@@ -59,7 +59,7 @@ enum InverseGuard {
   /// though not surely enough for `correct` to turn it: a word that destroys
   /// or gives up on something later in the sentence ("the dentist thing, scrap it", "I don't
   /// need the ... any more"), or a question about what is remembered. A word that destroys as
-  /// the task of a reminder ("remind me to cancel ...", 提醒我取消...) is the write's content.
+  /// the task of a reminder (a reminder whose task is to cancel something, 提醒我取消...) is the write's content.
   static func doubt(_ decision: RouteDecision, text: String, skills: SkillRouter, scenario: SkillScenario)
     -> Clarification?
   {
@@ -148,6 +148,12 @@ enum InverseGuard {
       }
     }
     return head
+  }
+
+  /// Whether `text`, without the politeness before its verb, opens with a phrase of `list`
+  /// (a Latin phrase as a whole word).
+  static func opens(_ text: String, withOneOf list: String) -> Bool {
+    startsWithAny(opening(of: text), list)
   }
 
   private static func startsWithAny(_ head: String, _ list: String) -> Bool {

@@ -246,15 +246,13 @@ struct RequestPlanner: Sendable {
 
   /// Whether a piece opens with a verb that looks something up ("find", "look up", 找一下).
   static func opensWithLookup(_ text: String) -> Bool {
-    let opening = InverseGuard.opening(of: text)
-    return words("plan.lookup_heads").contains { startsWith(opening, $0) }
+    InverseGuard.opens(text, withOneOf: "plan.lookup_heads")
   }
 
   /// Whether a piece opens by asking back what the user said before ("I told you ...",
   /// 我之前告诉过你, "do you remember", 你应该记得).
   static func asksWhatWasSaid(_ text: String) -> Bool {
-    let opening = InverseGuard.opening(of: text)
-    return words("plan.said_before").contains { startsWith(opening, $0) }
+    InverseGuard.opens(text, withOneOf: "plan.said_before")
   }
 
   /// Whether a piece opens with a verb that asks the assistant to do something ("book ...",
@@ -351,7 +349,7 @@ struct RequestPlanner: Sendable {
     }
     // "I told you my rent, right?", 我之前告诉过你…: a part that asks back what was said is a
     // recall, whatever else its words name.
-    // "look up the date I gave you for ...": a look-up never writes; it recalls (a calendar or
+    // A part that opens with a look-up verb never writes; it recalls (a calendar or
     // reminder look-up is told apart by `retargeted`).
     let looksUp = Self.opensWithLookup(text) && InverseGuard.writes.contains(decision.skillID ?? "")
     if decision.skillID != RecallSkill.skillID, looksUp || Self.asksWhatWasSaid(text),
@@ -752,7 +750,7 @@ struct RequestPlanner: Sendable {
   }
 
   /// Steps that act on what an earlier look-up found, made to agree with it: a question
-  /// about an appointment or meeting ("when is the dentist appointment?") followed by a step
+  /// about an appointment or meeting ("when is my orthodontist visit?") followed by a step
   /// that uses its answer looks the event up in the calendar (not in memory); a change right
   /// after a calendar look-up acts on that event (cancel or move it, not a reminder, not a
   /// new event), and one after a reminder list on that reminder.
@@ -767,7 +765,7 @@ struct RequestPlanner: Sendable {
       guard changes.contains(result[index].skill) || result[index].inputFrom == previous else { continue }
       let previousLower = texts[previous].lowercased()
       if opensWithLookup(texts[previous]), !["calendar.list", "reminder.list"].contains(lookup) {
-        // "find my meeting with X and cancel it": the look-up is a step of its own.
+        // A look-up verb, then a change of what it finds: the look-up is a step of its own.
         if ConditionReader.containsAny(previousLower, "guard.reminder_words") {
           result[previous].skill = "reminder.list"
         } else if ConditionReader.containsAny(previousLower, "guard.event_words") {
@@ -906,10 +904,6 @@ struct RequestPlanner: Sendable {
     let after = text.dropFirst(marker.count).first
     return !(marker.last?.isLetter ?? false) || !(marker.first?.isASCII ?? false)
       || !(after?.isLetter ?? false)
-  }
-
-  static func startsWithAny(_ text: String, _ markers: [String]) -> Bool {
-    markers.contains { startsWith(text.trimmingCharacters(in: edge), $0) }
   }
 
   static func stripLeading(_ text: String, _ markers: [String]) -> String {
