@@ -14,7 +14,7 @@ import Testing
 /// CLI made, served by `engram mcp --http --users` and `engram serve --users` (real processes).
 /// A new user's memory takes the store's embedder (or `--model`); the servers open each user's
 /// memory with the embedder it was made with.
-@Suite("Many users and their embedders", .timeLimit(.minutes(8)), .watchdog)
+@Suite("Many users and their embedders", .timeLimit(.minutes(8)), .watchdog, .offPool)
 struct ManyUsersEmbedderTests {
   /// What each user stores and a question only their memory answers.
   static let facts = [

@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// `engram` commands with `--db postgresql://...` (and `ENGRAM_DB`) against a real server.
-@Suite("CLI on PostgreSQL", .timeLimit(.minutes(5)), .watchdog)
+@Suite("CLI on PostgreSQL", .timeLimit(.minutes(5)), .watchdog, .offPool)
 struct PostgresCommandsTests {
   @Test func everyCommandWorksOnAPostgreSQLLocation() async throws {
     try await PostgresTestServer.inDatabase { _, url in

@@ -12,7 +12,7 @@ import Testing
 /// The engines of `--users` on a PostgreSQL store whose users' memories were made with
 /// different embedders: each user's is opened with its own, a new user takes the store's (or
 /// `--model`), and users of one spec share one loaded embedder.
-@Suite(.timeLimit(.minutes(5)), .watchdog) struct UserServingEmbedderTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog, .offPool) struct UserServingEmbedderTests {
   /// A memory for `user` made with `spec` (recorded), holding `text`.
   static func make(_ url: String, user: String, spec: EmbedderSpec, text: String) async throws {
     var configuration = EngramConfiguration(embedder: try spec.makeEmbedder(environment: [:]))

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// Argument types declared once: the schema and the decoding come from the same fields.
-@Suite(.timeLimit(.minutes(1)), .watchdog) struct ArgumentsTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct ArgumentsTests {
   enum Colour: String, ArgumentEnum { case red, green }
 
   struct Inner: Arguments, Equatable {

@@ -11,7 +11,7 @@ import Testing
 /// The PostgreSQL store as the engine finds it: registered by `PostgresBackend.register()`,
 /// it opens `postgresql://` and `postgres://` locations (StoreLocationTests and UserScopeTests
 /// check the typed error without it); the stores' shared checks (`StoreChecks`) on PostgreSQL.
-@Suite(.timeLimit(.minutes(5)), .watchdog) struct PostgresBackendTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog, .offPool) struct PostgresBackendTests {
   @Test func registeringOpensBothSchemes() throws {
     PostgresBackend.register()
     #expect(StoreBackends.backend(forURI: "postgresql://db/m") is PostgresBackend)

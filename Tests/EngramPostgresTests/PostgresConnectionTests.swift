@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// The libpq wrapper against a real PostgreSQL server (see ``PostgresTestServer``).
-@Suite("PostgresConnection", .timeLimit(.minutes(5)), .watchdog)
+@Suite("PostgresConnection", .timeLimit(.minutes(5)), .watchdog, .offPool)
 struct PostgresConnectionTests {
   @Test func connectsToAServerOfVersion15OrLater() throws {
     let connection = try PostgresConnection(url: try PostgresTestServer.url())

@@ -9,7 +9,7 @@ import Testing
 
 /// One user's embedding generation followed across connections (as another process or
 /// machine would): LISTEN/NOTIFY for speed, the counter for what notifications missed.
-@Suite("PostgreSQL generation feed", .timeLimit(.minutes(5)), .watchdog)
+@Suite("PostgreSQL generation feed", .timeLimit(.minutes(5)), .watchdog, .offPool)
 struct PostgresGenerationFeedTests {
   private func addEmbedding(_ store: PostgresStore, owner: Int64) throws {
     try store.writeTransaction { session in

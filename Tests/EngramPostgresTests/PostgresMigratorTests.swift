@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// The PostgreSQL migrator against a real server.
-@Suite("PostgreSQL migrator", .timeLimit(.minutes(5)), .watchdog)
+@Suite("PostgreSQL migrator", .timeLimit(.minutes(5)), .watchdog, .offPool)
 struct PostgresMigratorTests {
   /// The compiled migrations must be exactly the files of schemas/postgres: run
   /// `make schemas` when this fails.

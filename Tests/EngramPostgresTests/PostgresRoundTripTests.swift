@@ -9,7 +9,7 @@ import Testing
 
 /// What keeps round trips to the server few: statements prepared per connection, batched
 /// writes, one statement per search, and the generation known from the feed.
-@Suite("PostgreSQL round trips", .timeLimit(.minutes(5)), .watchdog)
+@Suite("PostgreSQL round trips", .timeLimit(.minutes(5)), .watchdog, .offPool)
 struct PostgresRoundTripTests {
   @Test func aStatementRunTwiceIsPreparedAndReplannedWhenItsTableChanges() throws {
     try PostgresTestServer.withDatabase { connection, _ in

@@ -7,7 +7,7 @@ import Testing
 
 /// schemas/postgres applied to a real PostgreSQL server: user scopes, keys, full-text search
 /// and the embedding generation.
-@Suite("PostgreSQL schema", .timeLimit(.minutes(5)), .watchdog)
+@Suite("PostgreSQL schema", .timeLimit(.minutes(5)), .watchdog, .offPool)
 struct PostgresSchemaTests {
   @Test func appliesAndRecordsItsVersion() throws {
     try PostgresTestServer.withDatabase { connection, _ in
@@ -235,7 +235,7 @@ struct PostgresSchemaTests {
   }
 }
 
-@Suite("PostgresFullText", .timeLimit(.minutes(5)), .watchdog)
+@Suite("PostgresFullText", .timeLimit(.minutes(5)), .watchdog, .offPool)
 struct PostgresFullTextTests {
   @Test func indexTextIsFTSTextsWithTheTurnsSpeakerAndDay() {
     #expect(PostgresFullText.indexText(of: "Walking 周末") == FTSText.indexText("Walking 周末"))

@@ -9,7 +9,7 @@ import Testing
 
 /// The PostgreSQL store against a real server: the same records and behaviour as the SQLite
 /// store, every user kept apart, transactions all or nothing.
-@Suite("PostgreSQL store", .timeLimit(.minutes(5)), .watchdog)
+@Suite("PostgreSQL store", .timeLimit(.minutes(5)), .watchdog, .offPool)
 struct PostgresStoreTests {
   /// Stores of `users` on one new database.
   private func withStores<T>(_ users: [String], _ body: ([PostgresStore], String) throws -> T) throws -> T {

@@ -10,7 +10,7 @@ import Testing
 /// The engine on the PostgreSQL store (a real server): the same behaviour as on SQLite, users
 /// kept apart, and engines of one user on separate connections (as on separate nodes)
 /// seeing each other's writes.
-@Suite("Engine on PostgreSQL", .timeLimit(.minutes(5)), .watchdog)
+@Suite("Engine on PostgreSQL", .timeLimit(.minutes(5)), .watchdog, .offPool)
 struct PostgresEngineTests {
   private func engine(_ url: String, user: String, dimension: Int = 256) throws -> MemoryEngine {
     var configuration = hashingConfiguration(dimension: dimension)

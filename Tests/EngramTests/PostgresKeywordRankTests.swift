@@ -10,7 +10,7 @@ import Testing
 /// Keyword ranking on PostgreSQL is the SQLite store's BM25 (`FTSRank`: Lucene's idf, k1 1.2,
 /// b 0.4): the same data ingested into both stores, a keyword query ranks the same rows in
 /// the same order with the same scores.
-@Suite("Keyword ranking on PostgreSQL and SQLite", .timeLimit(.minutes(5)), .watchdog)
+@Suite("Keyword ranking on PostgreSQL and SQLite", .timeLimit(.minutes(5)), .watchdog, .offPool)
 struct PostgresKeywordRankTests {
   /// Turns of varied length, repeated words (term frequency), rare and common words (idf),
   /// stemmed forms, CJK phrases, two speakers, several days.

@@ -18,7 +18,7 @@ import Testing
 /// Children are waited for on threads of their own, never on the cooperative pool.
 @Suite(
   "Kills and lost connections on PostgreSQL", .serialized, .timeLimit(.minutes(soakEnabled ? 120 : 8)),
-  .watchdog)
+  .watchdog, .offPool)
 struct PostgresKillTests {
   static let turnsPerFile = 160
 

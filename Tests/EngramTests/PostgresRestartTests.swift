@@ -19,7 +19,7 @@ import Testing
 /// suite owns, during runs of `engram ingest` and `engram remember`: no acknowledged write is
 /// lost, no ingest is left half-stored, and the next command works; an engine opened before
 /// a restart searches again after it (it reconnects).
-@Suite("PostgreSQL restarts", .serialized, .timeLimit(.minutes(soakEnabled ? 120 : 8)), .watchdog)
+@Suite("PostgreSQL restarts", .serialized, .timeLimit(.minutes(soakEnabled ? 120 : 8)), .watchdog, .offPool)
 struct PostgresRestartTests {
   /// A cluster of its own from scripts/postgres.sh (the shared test server is not
   /// restarted under the other suites), removed at the end.

@@ -9,7 +9,7 @@ import Testing
 
 /// Many users on PostgreSQL in one process: their engines share a bounded connection pool,
 /// and a user's keyword scores do not depend on what another user stores.
-@Suite("Many users on PostgreSQL", .timeLimit(.minutes(5)), .watchdog)
+@Suite("Many users on PostgreSQL", .timeLimit(.minutes(5)), .watchdog, .offPool)
 struct PostgresUserEnginesTests {
   /// Runs `body` with a URL of a new, empty database.
   private func withDatabase(_ body: (String) async throws -> Void) async throws {

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// ``SharedEmbedders``: one embedder per spec, whatever the number of users who ask.
-@Suite(.timeLimit(.minutes(1)), .watchdog) struct SharedEmbeddersTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct SharedEmbeddersTests {
   @Test func eachSpecIsLoadedOnceAndSharedByEveryoneWhoAsks() async throws {
     let embedders = SharedEmbedders(environment: [:])
     try await withThrowingTaskGroup(of: Void.self) { group in
