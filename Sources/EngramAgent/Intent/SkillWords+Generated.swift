@@ -1580,6 +1580,14 @@ extension SkillWords {
     guard.event_words	约会
     guard.event_words	活动
     guard.event_words	日历
+    guard.event_words	appt
+    guard.event_words	appts
+    guard.event_words	mtg
+    guard.event_words	standup
+    guard.event_words	stand-up
+    guard.event_words	interview
+    guard.event_words	面试
+    guard.event_words	会面
     guard.destroy_ba_verbs	取消
     guard.destroy_ba_verbs	删掉
     guard.destroy_ba_verbs	删除
@@ -2140,6 +2148,110 @@ extension SkillWords {
     plan.said_before	我提过
     plan.said_before	你应该记得
     plan.said_before	你还记得
+    plan.stored_before	i told you
+    plan.stored_before	i've told you
+    plan.stored_before	i told u
+    plan.stored_before	told you before
+    plan.stored_before	i saved
+    plan.stored_before	i've saved
+    plan.stored_before	i had you save
+    plan.stored_before	i asked you to remember
+    plan.stored_before	i asked you to save
+    plan.stored_before	i gave you
+    plan.stored_before	i gave u
+    plan.stored_before	i mentioned
+    plan.stored_before	i've mentioned
+    plan.stored_before	i shared with you
+    plan.stored_before	i sent you
+    plan.stored_before	you saved
+    plan.stored_before	you stored
+    plan.stored_before	you have on file
+    plan.stored_before	you remember
+    plan.stored_before	you should remember
+    plan.stored_before	you should know
+    plan.stored_before	that i said
+    plan.stored_before	i said earlier
+    plan.stored_before	i said before
+    plan.stored_before	我告诉过你
+    plan.stored_before	我跟你说过
+    plan.stored_before	我之前说
+    plan.stored_before	我上次说
+    plan.stored_before	上次我说
+    plan.stored_before	我之前告诉
+    plan.stored_before	我让你记
+    plan.stored_before	让你记的
+    plan.stored_before	让你记住的
+    plan.stored_before	我存的
+    plan.stored_before	我之前存
+    plan.stored_before	你记得的
+    plan.stored_before	你记下的
+    plan.stored_before	你记住的
+    plan.stored_before	我提过
+    plan.stored_before	我说过的
+    plan.stored_before	remember 的
+    plan.stored_before	记的那个
+    plan.stored_before	跟你说过
+    plan.stored_before	告诉过你
+    plan.kind.reminder.create	a reminder
+    plan.kind.reminder.create	reminder for
+    plan.kind.reminder.create	reminder to
+    plan.kind.reminder.create	set reminder
+    plan.kind.reminder.create	remind me
+    plan.kind.reminder.create	ping me
+    plan.kind.reminder.create	nudge me
+    plan.kind.reminder.create	设个提醒
+    plan.kind.reminder.create	设一个提醒
+    plan.kind.reminder.create	加个提醒
+    plan.kind.reminder.create	提醒我
+    plan.kind.note.create	a note
+    plan.kind.note.create	note down
+    plan.kind.note.create	jot
+    plan.kind.note.create	log that
+    plan.kind.note.create	write down
+    plan.kind.note.create	make note
+    plan.kind.note.create	笔记
+    plan.kind.note.create	备忘
+    plan.kind.calendar.create	my calendar
+    plan.kind.calendar.create	the calendar
+    plan.kind.calendar.create	to calendar
+    plan.kind.calendar.create	on calendar
+    plan.kind.calendar.create	an event
+    plan.kind.calendar.create	日历
+    plan.kind.calendar.create	日程
+    plan.kind.memory.remember	remember that
+    plan.kind.memory.remember	keep in mind
+    plan.kind.memory.remember	save that
+    plan.kind.memory.remember	save this
+    plan.kind.memory.remember	记住
+    plan.update_heads	move
+    plan.update_heads	shift
+    plan.update_heads	push
+    plan.update_heads	reschedule
+    plan.update_heads	bump
+    plan.update_heads	postpone
+    plan.update_heads	rename
+    plan.update_heads	change
+    plan.update_heads	改到
+    plan.update_heads	改成
+    plan.update_heads	挪到
+    plan.update_heads	推迟
+    plan.update_heads	往后推
+    plan.update_heads	往后挪
+    plan.update_heads	延后
+    plan.update_heads	改一下
+    plan.when_questions	which day
+    plan.when_questions	what day
+    plan.when_questions	what time
+    plan.when_questions	what date
+    plan.when_questions	when is
+    plan.when_questions	when's
+    plan.when_questions	whens
+    plan.when_questions	when does
+    plan.when_questions	几点
+    plan.when_questions	哪天
+    plan.when_questions	哪一天
+    plan.when_questions	什么时候
+    plan.when_questions	几号
     plan.lookup_heads	find
     plan.lookup_heads	look up
     plan.lookup_heads	lookup

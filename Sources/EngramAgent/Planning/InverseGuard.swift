@@ -54,6 +54,20 @@ enum InverseGuard {
       intent: decision.intent, ruleCandidates: decision.ruleCandidates)
   }
 
+  /// A recall for a question that asks what the assistant remembers ("do you remember ...?",
+  /// 你还记得…吗) when no skill claims it; nil otherwise.
+  static func recallQuestion(
+    _ decision: RouteDecision?, text: String, skills: SkillRouter, clock: AgentClock, scenario: SkillScenario
+  ) -> RouteDecision? {
+    guard decision?.skillID == nil, decision?.conversation == nil, TextCues.isQuestion(text),
+      startsWithAny(opening(of: text), "guard.recall_heads"),
+      let recall = skills.registeredSkill(id: RecallSkill.skillID, scenario: scenario)
+    else { return nil }
+    return RouteDecision(
+      skillID: recall.id, arguments: recall.extractArguments(from: text, clock: clock), method: .rules, score: 1,
+      intent: decision?.intent)
+  }
+
   /// The question to ask instead of `decision` when the intent model is unsure of the write
   /// (below `RoutingThresholds.inverseDoubt`) and the request also reads as its inverse,
   /// though not surely enough for `correct` to turn it: a word that destroys

@@ -104,6 +104,18 @@ struct RequestPlanner: Sendable {
         {
           found = try await surely(part.text, clock: clock, scenario: scenario, lenient: true)
         }
+        // "..., otherwise at 3pm", 过了中午就放到明天: the other branch names no skill of its
+        // own; it does what the branch it replaces does, with its own time.
+        if part.isOtherwise, guarded != nil, !Self.opensWithRequestVerb(part.text),
+          Self.openingWrite(of: part.text) == nil,
+          found.map({ isFragment(part.text, decision: $0, clock: clock, scenario: scenario) }) ?? true,
+          let branch = steps.last(where: { $0.condition != nil }), found?.skillID != branch.skill,
+          let skill = router.registeredSkill(id: branch.skill, scenario: scenario)
+        {
+          found = RouteDecision(
+            skillID: skill.id, arguments: skill.extractArguments(from: part.text, clock: clock), method: .rules,
+            score: 1)
+        }
         guard let decision = found else { return nil }
         // The same look-up asked twice across sentences ("what time is it? …what time?") is one
         // step; a request restated with what it lacked replaces the bare one.
@@ -117,6 +129,17 @@ struct RequestPlanner: Sendable {
             steps.removeLast()
             sources.removeLast()
           }
+        }
+        // "put the address I saved in a note": what was stored is recalled first, and the
+        // write takes it from that step.
+        if Self.refersToStored(part.text), Self.carriesRecalled.contains(decision.skillID ?? ""),
+          !steps.contains(where: { $0.skill == RecallSkill.skillID }),
+          let recall = router.registeredSkill(id: RecallSkill.skillID, scenario: scenario)
+        {
+          steps.append(
+            PlanStep(skill: recall.id, arguments: recall.extractArguments(from: part.text, clock: clock)))
+          sources.append(decision)
+          texts.append(part.text)
         }
         var step = PlanStep(skill: decision.skillID!, arguments: decision.arguments)
         // A fact in memory guards only a step that changes something ("if I leave a 20% tip
@@ -249,6 +272,45 @@ struct RequestPlanner: Sendable {
     InverseGuard.opens(text, withOneOf: "plan.lookup_heads")
   }
 
+  /// The one kind of write a part names ("set a reminder", "make a note", "on my calendar",
+  /// "keep in mind"); nil when it names none or several ("remind me to add it to my calendar").
+  static func namedWrite(in text: String) -> String? {
+    let lower = text.lowercased()
+    let named = ["reminder.create", "note.create", "calendar.create", "memory.remember"].filter {
+      ConditionReader.containsAny(lower, "plan.kind." + $0)
+    }
+    return named.count == 1 ? named[0] : nil
+  }
+
+  /// The change a part asks of an item when it opens with a verb that moves or renames
+  /// ("push ... back", 改到): an update, not a creation, of a reminder when it names one and
+  /// otherwise of a calendar event ("move my 3pm site visit"). Nil when `chosen` stands.
+  static func changeOfItem(_ text: String, chosen: String) -> String? {
+    let writesItem = ["calendar.create", "reminder.create", "calendar.update", "reminder.update"]
+    // 把 X 改到…: the verb follows its object.
+    let moves =
+      InverseGuard.opens(text, withOneOf: "plan.update_heads")
+      || (text.contains("把") && ConditionReader.containsAny(text.lowercased(), "plan.update_heads"))
+    guard writesItem.contains(chosen), moves else { return nil }
+    let remindersNamed = ConditionReader.containsAny(text.lowercased(), "guard.reminder_words")
+    return remindersNamed ? "reminder.update" : "calendar.update"
+  }
+
+  /// The one write whose own verbs (`guard.write_heads.*`) open `text`, or nil.
+  static func openingWrite(of text: String) -> String? {
+    let opening = InverseGuard.writes.filter { InverseGuard.opens(text, withOneOf: "guard.write_heads." + $0) }
+    return opening.count == 1 ? opening.first : nil
+  }
+
+  /// The look-up a part that opens with a look-up verb asks for: the reminders or the
+  /// calendar when it names one of them, else nil (a recall of what is remembered).
+  static func lookup(for text: String) -> String? {
+    let lower = text.lowercased()
+    if ConditionReader.containsAny(lower, "guard.reminder_words") { return "reminder.list" }
+    if ConditionReader.containsAny(lower, "guard.event_words") { return "calendar.list" }
+    return nil
+  }
+
   /// Whether a piece opens by asking back what the user said before ("I told you ...",
   /// 我之前告诉过你, "do you remember", 你应该记得).
   static func asksWhatWasSaid(_ text: String) -> Bool {
@@ -330,6 +392,15 @@ struct RequestPlanner: Sendable {
     return result
   }
 
+  /// Whether `text` refers to something the user stored before ("the address I saved",
+  /// "whatever I told you about", 我让你记的): a recall, wherever it stands in the part.
+  static func refersToStored(_ text: String) -> Bool {
+    ConditionReader.containsAny(text.lowercased(), "plan.stored_before")
+  }
+
+  /// The writes that may carry what a recall finds (a note, an event, a reminder made with it).
+  static let carriesRecalled: Set<String> = ["note.create", "calendar.create", "reminder.create"]
+
   /// Whether `text` refers back to something said before it ("it", "that", 那个).
   static func refersBack(_ text: String) -> Bool {
     ConditionReader.containsAny(text.lowercased(), "plan.references")
@@ -342,6 +413,11 @@ struct RequestPlanner: Sendable {
     guard Self.isSubstantial(text),
       var decision = try await decisions.route(text, with: router, clock: clock, scenario: scenario)
     else { return nil }
+    if let recall = InverseGuard.recallQuestion(
+      decision, text: text, skills: router, clock: clock, scenario: scenario)
+    {
+      decision = recall
+    }
     if let guarded = InverseGuard.correct(
       decision, text: text, skills: router, clock: clock, scenario: scenario)
     {
@@ -351,13 +427,50 @@ struct RequestPlanner: Sendable {
     // recall, whatever else its words name.
     // A part that opens with a look-up verb never writes; it recalls (a calendar or
     // reminder look-up is told apart by `retargeted`).
+    if let chosen = decision.skillID, InverseGuard.writes.contains(chosen), let named = Self.namedWrite(in: text),
+      named != chosen, let skill = router.registeredSkill(id: named, scenario: scenario)
+    {
+      // "add a reminder ...", "log that ...": a part that names one kind of thing to write
+      // is that kind, whichever write the router leaned to.
+      decision = RouteDecision(
+        skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules, score: 1,
+        intent: decision.intent)
+    }
+    if let chosen = decision.skillID, let changed = Self.changeOfItem(text, chosen: chosen), changed != chosen,
+      let skill = router.registeredSkill(id: changed, scenario: scenario)
+    {
+      // The router's confidence stands: only what the item is changes.
+      decision.skillID = skill.id
+      decision.arguments = skill.extractArguments(from: text, clock: clock)
+    }
+    if Self.opensWithLookup(text), decision.skillID == nil || InverseGuard.writes.contains(decision.skillID!),
+      let lookup = Self.lookup(for: text),
+      let skill = router.registeredSkill(id: lookup, scenario: scenario)
+    {
+      // "find my dentist appointment", 查一下提醒: a look-up of what the words name.
+      decision = RouteDecision(
+        skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules, score: 1)
+    }
     let looksUp = Self.opensWithLookup(text) && InverseGuard.writes.contains(decision.skillID ?? "")
-    if decision.skillID != RecallSkill.skillID, looksUp || Self.asksWhatWasSaid(text),
+    // "the code I gave you", 我让你记的: what was stored before is recalled, not stored or
+    // forgotten again (a note or event made with it gets a recall before it: `plan`).
+    let recallsStored =
+      Self.refersToStored(text) && !Self.carriesRecalled.contains(decision.skillID ?? "")
+    if decision.skillID != RecallSkill.skillID, looksUp || Self.asksWhatWasSaid(text) || recallsStored,
       let recall = router.registeredSkill(id: RecallSkill.skillID, scenario: scenario)
     {
       decision = RouteDecision(
         skillID: recall.id, arguments: recall.extractArguments(from: text, clock: clock), method: .rules,
         score: 1)
+    }
+    if decision.skillID == nil, lenient, let named = Self.openingWrite(of: text),
+      let skill = router.registeredSkill(id: named, scenario: scenario)
+    {
+      // Where a verb is enough ("..., otherwise book a movie"): the write its opening verb is
+      // one of (`guard.write_heads`), when the model named none.
+      decision = RouteDecision(
+        skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules, score: 1,
+        intent: decision.intent)
     }
     guard decision.skillID != nil else { return nil }
     if lenient { return decision }
@@ -765,15 +878,25 @@ struct RequestPlanner: Sendable {
       guard changes.contains(result[index].skill) || result[index].inputFrom == previous else { continue }
       let previousLower = texts[previous].lowercased()
       if opensWithLookup(texts[previous]), !["calendar.list", "reminder.list"].contains(lookup) {
-        // A look-up verb, then a change of what it finds: the look-up is a step of its own.
-        if ConditionReader.containsAny(previousLower, "guard.reminder_words") {
-          result[previous].skill = "reminder.list"
-        } else if ConditionReader.containsAny(previousLower, "guard.event_words") {
+        // A look-up verb, then a change of what it finds: the look-up is a step of its own, of
+        // the calendar unless it names a reminder (what is moved or cancelled has a time).
+        let changesTimedItem = changes.contains(result[index].skill) && result[index].skill != "calendar.create"
+        if let named = Self.lookup(for: texts[previous]) {
+          result[previous].skill = named
+        } else if changesTimedItem, !refersToStored(texts[previous]) {
           result[previous].skill = "calendar.list"
         }
       }
+      // "which day is the demo? move it to Friday": a question of when something is, then a
+      // change of it, looks it up in the calendar (or the reminders, when it names one).
+      if ["memory.recall", "time.now"].contains(result[previous].skill),
+        ConditionReader.containsAny(previousLower, "plan.when_questions"), !refersToStored(texts[previous]),
+        changes.contains(result[index].skill), result[index].skill != "calendar.create"
+      {
+        result[previous].skill = Self.lookup(for: texts[previous]) ?? "calendar.list"
+      }
       if result[previous].skill == "memory.recall",
-        ConditionReader.containsAny(previousLower, "guard.event_words"),
+        ConditionReader.containsAny(previousLower, "guard.event_words"), !refersToStored(texts[previous]),
         result[index].inputFrom == previous || result[index].skill.hasPrefix("calendar.")
           || result[index].skill.hasSuffix(".cancel")
       {

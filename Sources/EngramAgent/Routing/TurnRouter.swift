@@ -102,6 +102,10 @@ public struct TurnRouter: Sendable {
       let guarded = InverseGuard.correct(chosen, text: text, skills: skills, clock: clock, scenario: scenario)
     {
       decision = guarded
+    } else if let recall = InverseGuard.recallQuestion(
+      decision, text: text, skills: skills, clock: clock, scenario: scenario)
+    {
+      decision = recall
     } else if let chosen = decision,
       let question = InverseGuard.doubt(chosen, text: text, skills: skills, scenario: scenario)
     {
