@@ -64,7 +64,8 @@ enum InverseGuard {
       let recall = skills.registeredSkill(id: RecallSkill.skillID, scenario: scenario)
     else { return nil }
     return RouteDecision(
-      skillID: recall.id, arguments: recall.extractArguments(from: text, clock: clock), method: .rules, score: 1,
+      skillID: recall.id, arguments: recall.extractArguments(from: text, clock: clock), method: .rules,
+      score: 1,
       intent: decision?.intent)
   }
 

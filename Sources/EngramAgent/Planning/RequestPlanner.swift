@@ -113,7 +113,8 @@ struct RequestPlanner: Sendable {
           let skill = router.registeredSkill(id: branch.skill, scenario: scenario)
         {
           found = RouteDecision(
-            skillID: skill.id, arguments: skill.extractArguments(from: part.text, clock: clock), method: .rules,
+            skillID: skill.id, arguments: skill.extractArguments(from: part.text, clock: clock),
+            method: .rules,
             score: 1)
         }
         guard let decision = found else { return nil }
@@ -298,7 +299,9 @@ struct RequestPlanner: Sendable {
 
   /// The one write whose own verbs (`guard.write_heads.*`) open `text`, or nil.
   static func openingWrite(of text: String) -> String? {
-    let opening = InverseGuard.writes.filter { InverseGuard.opens(text, withOneOf: "guard.write_heads." + $0) }
+    let opening = InverseGuard.writes.filter {
+      InverseGuard.opens(text, withOneOf: "guard.write_heads." + $0)
+    }
     return opening.count == 1 ? opening.first : nil
   }
 
@@ -427,16 +430,19 @@ struct RequestPlanner: Sendable {
     // recall, whatever else its words name.
     // A part that opens with a look-up verb never writes; it recalls (a calendar or
     // reminder look-up is told apart by `retargeted`).
-    if let chosen = decision.skillID, InverseGuard.writes.contains(chosen), let named = Self.namedWrite(in: text),
+    if let chosen = decision.skillID, InverseGuard.writes.contains(chosen),
+      let named = Self.namedWrite(in: text),
       named != chosen, let skill = router.registeredSkill(id: named, scenario: scenario)
     {
       // "add a reminder ...", "log that ...": a part that names one kind of thing to write
       // is that kind, whichever write the router leaned to.
       decision = RouteDecision(
-        skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules, score: 1,
+        skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules,
+        score: 1,
         intent: decision.intent)
     }
-    if let chosen = decision.skillID, let changed = Self.changeOfItem(text, chosen: chosen), changed != chosen,
+    if let chosen = decision.skillID, let changed = Self.changeOfItem(text, chosen: chosen),
+      changed != chosen,
       let skill = router.registeredSkill(id: changed, scenario: scenario)
     {
       // The router's confidence stands: only what the item is changes.
@@ -449,7 +455,8 @@ struct RequestPlanner: Sendable {
     {
       // "find my dentist appointment", 查一下提醒: a look-up of what the words name.
       decision = RouteDecision(
-        skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules, score: 1)
+        skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules,
+        score: 1)
     }
     let looksUp = Self.opensWithLookup(text) && InverseGuard.writes.contains(decision.skillID ?? "")
     // "the code I gave you", 我让你记的: what was stored before is recalled, not stored or
@@ -469,7 +476,8 @@ struct RequestPlanner: Sendable {
       // Where a verb is enough ("..., otherwise book a movie"): the write its opening verb is
       // one of (`guard.write_heads`), when the model named none.
       decision = RouteDecision(
-        skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules, score: 1,
+        skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules,
+        score: 1,
         intent: decision.intent)
     }
     guard decision.skillID != nil else { return nil }
@@ -880,7 +888,8 @@ struct RequestPlanner: Sendable {
       if opensWithLookup(texts[previous]), !["calendar.list", "reminder.list"].contains(lookup) {
         // A look-up verb, then a change of what it finds: the look-up is a step of its own, of
         // the calendar unless it names a reminder (what is moved or cancelled has a time).
-        let changesTimedItem = changes.contains(result[index].skill) && result[index].skill != "calendar.create"
+        let changesTimedItem =
+          changes.contains(result[index].skill) && result[index].skill != "calendar.create"
         if let named = Self.lookup(for: texts[previous]) {
           result[previous].skill = named
         } else if changesTimedItem, !refersToStored(texts[previous]) {
