@@ -2252,6 +2252,36 @@ extension SkillWords {
     plan.when_questions	哪一天
     plan.when_questions	什么时候
     plan.when_questions	几号
+    plan.cancel_heads	cancel
+    plan.cancel_heads	call off
+    plan.cancel_heads	scrap
+    plan.cancel_heads	scratch
+    plan.cancel_heads	取消
+    plan.cancel_heads	不去了
+    plan.noop	skip it
+    plan.noop	forget it
+    plan.noop	never mind
+    plan.noop	nevermind
+    plan.noop	don't bother
+    plan.noop	do nothing
+    plan.noop	no need
+    plan.noop	算了
+    plan.noop	就算了
+    plan.noop	不用了
+    plan.noop	别管了
+    plan.noop	那就算了
+    plan.polite_conditions	if you can
+    plan.polite_conditions	if you could
+    plan.polite_conditions	if you don't mind
+    plan.polite_conditions	if possible
+    plan.polite_conditions	if that's ok
+    plan.polite_conditions	if that's okay
+    plan.polite_conditions	如果你方便的话
+    plan.polite_conditions	如果方便的话
+    plan.polite_conditions	方便的话
+    plan.polite_conditions	如果可以的话
+    plan.polite_conditions	可以的话
+    plan.polite_conditions	麻烦你
     plan.lookup_heads	find
     plan.lookup_heads	look up
     plan.lookup_heads	lookup

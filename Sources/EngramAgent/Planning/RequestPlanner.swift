@@ -80,6 +80,12 @@ struct RequestPlanner: Sendable {
           // A sentence that opens with "otherwise": the previous sentence's condition.
           condition = earlier
         }
+        if Self.isNoop(part.text) {
+          // "if it's past 7 there, skip it": the branch does nothing; its condition still
+          // stands for an "if not" after it.
+          if let condition, part.isGuarded, !part.isOtherwise { lastCondition = condition }
+          continue
+        }
         let guarded = part.isGuarded ? condition : nil
         // Under a condition about the weather, a time or the calendar, the action needs only
         // to name a skill: the condition's words already say this is a plan.
@@ -283,15 +289,33 @@ struct RequestPlanner: Sendable {
     return named.count == 1 ? named[0] : nil
   }
 
-  /// The change a part asks of an item when it opens with a verb that moves or renames
-  /// ("push ... back", 改到): an update, not a creation, of a reminder when it names one and
-  /// otherwise of a calendar event ("move my 3pm site visit"). Nil when `chosen` stands.
+  /// The change a part asks of an item when the router's pick says other: a part that opens
+  /// with a verb that moves or renames ("push ... back", 改到) updates (a reminder when it
+  /// names one, else a calendar event: "move my 3pm site visit"), one that opens with a verb
+  /// that makes something creates, and one that cancels what it names cancels an event (not a
+  /// memory, not a reminder it does not name). Nil when `chosen` stands.
   static func changeOfItem(_ text: String, chosen: String) -> String? {
     let writesItem = ["calendar.create", "reminder.create", "calendar.update", "reminder.update"]
     // 把 X 改到…: the verb follows its object.
     let moves =
       InverseGuard.opens(text, withOneOf: "plan.update_heads")
       || (text.contains("把") && ConditionReader.containsAny(text.lowercased(), "plan.update_heads"))
+    if !moves, chosen.hasSuffix(".update"), let opening = openingWrite(of: text), opening != "memory.remember"
+    {
+      // "remind me at 2 to ... instead": a verb that makes something, not one that moves it.
+      return opening
+    }
+    if chosen == "memory.forget", InverseGuard.opens(text, withOneOf: "plan.cancel_heads") {
+      // "cancel the rooftop drinks": what is cancelled has a time; a memory is forgotten.
+      return ConditionReader.containsAny(text.lowercased(), "guard.reminder_words")
+        ? "reminder.cancel" : "calendar.cancel"
+    }
+    if chosen == "reminder.cancel", InverseGuard.opens(text, withOneOf: "plan.cancel_heads"),
+      !ConditionReader.containsAny(text.lowercased(), "guard.reminder_words"),
+      ConditionReader.containsAny(text.lowercased(), "guard.event_words")
+    {
+      return "calendar.cancel"
+    }
     guard writesItem.contains(chosen), moves else { return nil }
     let remindersNamed = ConditionReader.containsAny(text.lowercased(), "guard.reminder_words")
     return remindersNamed ? "reminder.update" : "calendar.update"
@@ -403,6 +427,13 @@ struct RequestPlanner: Sendable {
 
   /// The writes that may carry what a recall finds (a note, an event, a reminder made with it).
   static let carriesRecalled: Set<String> = ["note.create", "calendar.create", "reminder.create"]
+
+  /// Whether a part asks for nothing to be done ("skip it", 算了).
+  static func isNoop(_ text: String) -> Bool {
+    let bare = stripLeading(text, words("plan.action_openers")).lowercased()
+      .trimmingCharacters(in: edge.union(.punctuationCharacters))
+    return words("plan.noop").contains(bare)
+  }
 
   /// Whether `text` refers back to something said before it ("it", "that", 那个).
   static func refersBack(_ text: String) -> Bool {
@@ -550,7 +581,9 @@ struct RequestPlanner: Sendable {
 
   /// The parts of one sentence: its condition (if any) and the requests around it.
   static func parts(of sentence: String, isQuestion: Bool) -> [Part] {
-    var text = stripLeading(sentence, words("plan.sequence_joins"))
+    // "if you don't mind, ...", 如果你方便的话: politeness, not a condition.
+    var text = stripLeading(
+      stripLeading(sentence, words("plan.sequence_joins")), words("plan.polite_conditions"))
     var parts: [Part] = []
     // "if not, ..." / "if so ..." / 如果不是 after a question.
     for (marker, negated) in answerMarkers() where startsWith(text, marker) {
