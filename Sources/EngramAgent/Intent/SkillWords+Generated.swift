@@ -1195,6 +1195,17 @@ extension SkillWords {
     plan.action_verbs	email
     plan.action_verbs	order
     plan.action_verbs	buy
+    plan.action_verbs	rename
+    plan.action_verbs	change
+    plan.action_verbs	update
+    plan.action_verbs	remove
+    plan.action_verbs	scrap
+    plan.action_verbs	log
+    plan.action_verbs	save
+    plan.action_verbs	store
+    plan.action_verbs	write
+    plan.action_verbs	calculate
+    plan.action_verbs	postpone
     plan.references	it
     plan.references	that
     plan.references	them

@@ -224,11 +224,14 @@ struct RequestPlanner: Sendable {
       let afterQuestion = result.last.map { $0.condition == nil && $0.isQuestion } ?? false
       let previousIsRequest =
         result.last.map { $0.condition == nil && $0.isGuarded == current.isGuarded } ?? false
+      // A piece that opens with a request verb, after a request or before another piece that
+      // opens with one ("cancel it, then remind me ..."), is a request of its own.
+      let nextIsRequest = parts.dropFirst(index + 1).first.map { Self.opensWithRequestVerb($0.text) } ?? false
       if previousIsRequest, !Self.opensRequest(current.text) {
         result[result.count - 1].text += "，" + current.text
       } else if let decision = try await surely(
         current.text, clock: clock, scenario: scenario,
-        lenient: (!result.isEmpty && Self.opensWithRequestVerb(current.text))
+        lenient: ((!result.isEmpty || nextIsRequest) && Self.opensWithRequestVerb(current.text))
           || Self.opensWithLookup(current.text)),
         isLast || !isFragment(current.text, decision: decision, clock: clock, scenario: scenario)
       {
