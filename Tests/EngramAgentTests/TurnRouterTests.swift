@@ -260,6 +260,68 @@ import Testing
     #expect(plan[1].condition == nil)
   }
 
+  @Test func aWriteThatUsesSomethingStoredRecallsItFirst() async throws {
+    let english = try await steps("jot the alarm code I gave you into a note for the babysitter")
+    #expect(english.map(\.skill) == ["memory.recall", "note.create"])
+    #expect(english.last?.inputFrom == 0)
+    let chinese = try await steps("把我之前存的车位号记到笔记里")
+    #expect(chinese.map(\.skill) == ["memory.recall", "note.create"])
+  }
+
+  @Test func aPartThatNamesOneKindOfWriteIsThatKind() async throws {
+    let plan = try await steps(
+      "book the tennis court for Sunday at 9, and add a reminder on Saturday evening to pack my racket")
+    #expect(plan.map(\.skill) == ["calendar.create", "reminder.create"])
+  }
+
+  @Test func aLookUpBeforeAMoveIsOfTheCalendarUnlessItNamesAReminder() async throws {
+    let event = try await steps("find my haircut and bump it to Thursday at 4")
+    #expect(event.map(\.skill) == ["calendar.list", "calendar.update"])
+    #expect(event.last?.inputFrom == 0)
+    let reminder = try await steps("find the reminder about the gas bill and move it to Friday at 9")
+    #expect(reminder.map(\.skill) == ["reminder.list", "reminder.update"])
+  }
+
+  @Test func aVerbThatMovesUpdatesUnderACondition() async throws {
+    let plan = try await steps("if it's windy on Saturday, shift the kayaking to Sunday at 10")
+    try #require(plan.map(\.skill) == ["calendar.update"])
+    #expect(plan[0].condition?.kind == .weather)
+  }
+
+  @Test func anOtherwiseBranchWithoutAVerbRepeatsItsBranch() async throws {
+    let plan = try await steps(
+      "if it's still before noon in Madrid, remind me to ring Lucia at 11, otherwise at 4pm")
+    try #require(plan.map(\.skill) == ["reminder.create", "reminder.create"])
+    #expect(plan[0].condition?.negated == false)
+    #expect(plan[1].condition?.negated == true)
+    #expect(plan[1].arguments["when"] == .date(wallClock(2025, 6, 11, 16, in: Zones.shanghai)))
+  }
+
+  @Test func aBranchThatDoesNothingKeepsItsConditionForTheOtherOne() async throws {
+    let plan = try await steps(
+      "If it's already evening in Cairo, never mind. If not, ping me at half past three to text Samir")
+    try #require(plan.map(\.skill) == ["reminder.create"])
+    #expect(plan[0].condition?.kind == .time)
+    #expect(plan[0].condition?.negated == true)
+  }
+
+  @Test func politenessIsNoCondition() async throws {
+    let plan = try await steps("如果方便的话，后天晚上七点半提醒我给猫剪指甲")
+    try #require(plan.map(\.skill) == ["reminder.create"])
+    #expect(plan[0].condition == nil)
+  }
+
+  @Test func aQuestionOfWhatIsRememberedIsARecall() async throws {
+    #expect(
+      try await steps("do you remember the name of my physiotherapist?").map(\.skill) == ["memory.recall"])
+  }
+
+  @Test func cancellingSomethingNamedCancelsAnEvent() async throws {
+    let plan = try await steps(
+      "cancel the pottery class on Tuesday and nudge me tomorrow at 9:15 to ask for a refund")
+    #expect(plan.map(\.skill) == ["calendar.cancel", "reminder.create"])
+  }
+
   @Test func aPendingQuestionReadsARetractionADateOrANewRequest() throws {
     let router = try router()
     let question = SlotQuestion(

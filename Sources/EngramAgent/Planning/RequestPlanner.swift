@@ -139,16 +139,24 @@ struct RequestPlanner: Sendable {
         }
         // "put the address I saved in a note": what was stored is recalled first, and the
         // write takes it from that step.
-        if Self.refersToStored(part.text), Self.carriesRecalled.contains(decision.skillID ?? ""),
-          !steps.contains(where: { $0.skill == RecallSkill.skillID }),
+        // The write is the one the router chose, or the one the part names when the stored
+        // thing made it a recall (把我存的…记到笔记里).
+        var step = PlanStep(skill: decision.skillID!, arguments: decision.arguments)
+        if Self.refersToStored(part.text), !steps.contains(where: { $0.skill == RecallSkill.skillID }),
+          let write = [decision.skillID!, Self.namedWrite(in: part.text)].compactMap({ $0 }).first(where: {
+            Self.carriesRecalled.contains($0)
+          }),
+          let writer = router.registeredSkill(id: write, scenario: scenario),
           let recall = router.registeredSkill(id: RecallSkill.skillID, scenario: scenario)
         {
           steps.append(
             PlanStep(skill: recall.id, arguments: recall.extractArguments(from: part.text, clock: clock)))
           sources.append(decision)
           texts.append(part.text)
+          if write != step.skill {
+            step = PlanStep(skill: write, arguments: writer.extractArguments(from: part.text, clock: clock))
+          }
         }
-        var step = PlanStep(skill: decision.skillID!, arguments: decision.arguments)
         // A fact in memory guards only a step that changes something ("if I leave a 20% tip
         // on 65, how much is it" asks a sum, with no condition).
         if guarded?.kind == .memory,
@@ -483,8 +491,11 @@ struct RequestPlanner: Sendable {
       decision.skillID = skill.id
       decision.arguments = skill.extractArguments(from: text, clock: clock)
     }
-    if Self.opensWithLookup(text), decision.skillID == nil || InverseGuard.writes.contains(decision.skillID!),
-      let lookup = Self.lookup(for: text),
+    // A part that opens with a look-up verb changes nothing.
+    let changes = decision.skillID.map {
+      router.registeredSkill(id: $0, scenario: scenario)?.hasSideEffects ?? false
+    }
+    if Self.opensWithLookup(text), changes ?? true, let lookup = Self.lookup(for: text),
       let skill = router.registeredSkill(id: lookup, scenario: scenario)
     {
       // "find my dentist appointment", 查一下提醒: a look-up of what the words name.
@@ -492,7 +503,10 @@ struct RequestPlanner: Sendable {
         skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules,
         score: 1)
     }
-    let looksUp = Self.opensWithLookup(text) && InverseGuard.writes.contains(decision.skillID ?? "")
+    let looksUp =
+      Self.opensWithLookup(text)
+      && (decision.skillID.map { router.registeredSkill(id: $0, scenario: scenario)?.hasSideEffects ?? false }
+        ?? false)
     // "the code I gave you", 我让你记的: what was stored before is recalled, not stored or
     // forgotten again (a note or event made with it gets a recall before it: `plan`).
     let recallsStored =
