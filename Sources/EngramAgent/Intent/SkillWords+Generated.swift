@@ -2307,5 +2307,8 @@ extension SkillWords {
     plan.lookup_heads	看看
     plan.lookup_heads	帮我找
     plan.lookup_heads	帮我查
+    plan.lookup_heads	recall
+    plan.lookup_heads	dig up
+    plan.lookup_heads	remind me what
     """#
 }

@@ -495,10 +495,12 @@ struct RequestPlanner: Sendable {
     let changes = decision.skillID.map {
       router.registeredSkill(id: $0, scenario: scenario)?.hasSideEffects ?? false
     }
-    if Self.opensWithLookup(text), changes ?? true, let lookup = Self.lookup(for: text),
-      let skill = router.registeredSkill(id: lookup, scenario: scenario)
+    if Self.opensWithLookup(text), changes ?? true,
+      let skill = router.registeredSkill(
+        id: Self.lookup(for: text) ?? RecallSkill.skillID, scenario: scenario)
     {
-      // "find my dentist appointment", 查一下提醒: a look-up of what the words name.
+      // "find my dentist appointment", 查一下提醒: a look-up of what the words name (else of
+      // what is remembered).
       decision = RouteDecision(
         skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules,
         score: 1)
