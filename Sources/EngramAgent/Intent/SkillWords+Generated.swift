@@ -1599,6 +1599,8 @@ extension SkillWords {
     guard.event_words	interview
     guard.event_words	面试
     guard.event_words	会面
+    guard.event_words	booked
+    guard.event_words	scheduled
     guard.destroy_ba_verbs	取消
     guard.destroy_ba_verbs	删掉
     guard.destroy_ba_verbs	删除
@@ -2203,6 +2205,10 @@ extension SkillWords {
     plan.stored_before	记的那个
     plan.stored_before	跟你说过
     plan.stored_before	告诉过你
+    plan.stored_before	did i tell you
+    plan.stored_before	did i ever tell you
+    plan.stored_before	did i mention
+    plan.stored_before	have i told you
     plan.kind.reminder.create	a reminder
     plan.kind.reminder.create	reminder for
     plan.kind.reminder.create	reminder to

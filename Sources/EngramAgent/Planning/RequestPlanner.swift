@@ -123,7 +123,7 @@ struct RequestPlanner: Sendable {
             method: .rules,
             score: 1)
         }
-        guard let decision = found else { return nil }
+        guard var decision = found else { return nil }
         // The same look-up asked twice across sentences ("what time is it? …what time?") is one
         // step; a request restated with what it lacked replaces the bare one.
         if let previous = steps.last, previous.skill == decision.skillID, previous.condition == nil,
@@ -141,6 +141,15 @@ struct RequestPlanner: Sendable {
         // write takes it from that step.
         // The write is the one the router chose, or the one the part names when the stored
         // thing made it a recall (把我存的…记到笔记里).
+        if let guarded, guarded.kind != .memory, decision.skillID == "memory.remember" {
+          // A fact does not hang on the weather, a time or the calendar: what is asked under
+          // one is a booking (when the calendar is free) or a reminder.
+          let instead = guarded.kind == .calendar ? "calendar.create" : "reminder.create"
+          if let skill = router.registeredSkill(id: instead, scenario: scenario) {
+            decision.skillID = skill.id
+            decision.arguments = skill.extractArguments(from: part.text, clock: clock)
+          }
+        }
         var step = PlanStep(skill: decision.skillID!, arguments: decision.arguments)
         if Self.refersToStored(part.text), !steps.contains(where: { $0.skill == RecallSkill.skillID }),
           let write = [decision.skillID!, Self.namedWrite(in: part.text)].compactMap({ $0 }).first(where: {
@@ -788,8 +797,12 @@ struct RequestPlanner: Sendable {
   /// the weather, a time or the calendar, so "remind me to check if the shop is open" stays whole.
   static func trailingCondition(_ text: String) -> (String, String, Bool)? {
     for (marker, negated) in conditionMarkers() where marker.first?.isASCII ?? false {
-      let spaced = " " + marker + " "
-      guard let range = text.range(of: spaced, options: [.caseInsensitive, .backwards]) else { continue }
+      // After a space, or after a comma in a Chinese sentence ("…两点，unless …").
+      guard
+        let range = [" ", "，", ","].lazy.compactMap({
+          text.range(of: $0 + marker + " ", options: [.caseInsensitive, .backwards])
+        }).first
+      else { continue }
       let action = String(text[..<range.lowerBound]).trimmingCharacters(in: edge)
       let condition = String(text[range.upperBound...]).trimmingCharacters(in: edge)
       guard !action.isEmpty, !condition.isEmpty, ConditionReader.kind(of: condition) != .memory else {
@@ -918,8 +931,26 @@ struct RequestPlanner: Sendable {
     // the time in a zone, a time names that zone's.
     let zone = steps.last(where: { $0.arguments["zone"] != nil })?.arguments["zone"]?.stringValue
     let afterTimeQuestion = steps.last?.skill == "time.now"
-    return reader.read(
-      written.text, negatedByMarker: written.negatedByMarker, zone: zone, zoneKnown: afterTimeQuestion)
+    guard
+      var condition = reader.read(
+        written.text, negatedByMarker: written.negatedByMarker, zone: zone, zoneKnown: afterTimeQuestion)
+    else { return nil }
+    // Right after a look at the calendar, "if the afternoon is clear" is about the calendar.
+    let lower = written.text.lowercased()
+    if steps.last?.skill == "calendar.list", condition.kind == .weather || condition.kind == .memory,
+      ConditionReader.containsAny(lower, "plan.calendar_free")
+        || ConditionReader.containsAny(lower, "plan.calendar_busy")
+    {
+      let busy =
+        ConditionReader.containsAny(lower, "plan.calendar_busy")
+        && !ConditionReader.containsAny(lower, "plan.calendar_free")
+      condition = StepCondition(
+        kind: .calendar, about: "free", negated: busy != written.negatedByMarker,
+        when: DateExpressionParser(clock: clock).parse(written.text)?.date
+          ?? steps.last?.arguments["when"]?.dateValue,
+        text: written.text)
+    }
+    return condition
   }
 
   /// Steps that act on what an earlier look-up found, made to agree with it: a question
