@@ -47,25 +47,20 @@ extension Row {
   /// Whether the value is `.null`.
   public func isNull(at index: Int) -> Bool { value(at: index) == .null }
 
-  /// The value as an integer: a real truncated toward zero (clamped), text's leading number.
-  public func int64(at index: Int) -> Int64 {
-    switch value(at: index) {
-    case .integer(let value): value
-    case .real(let value): SQLValue.integer(fromReal: value)
-    case .text(let text): SQLValue.leadingNumber(Array(text.utf8)).integer
-    case .blob(let bytes): SQLValue.leadingNumber(bytes).integer
-    case .null: 0
-    }
-  }
+  /// The value as an integer: a real truncated toward zero (clamped), text's leading digits.
+  public func int64(at index: Int) -> Int64 { number(at: index).integer }
 
   /// The value as a double: text's leading number, else 0.
-  public func double(at index: Int) -> Double {
+  public func double(at index: Int) -> Double { number(at: index).real }
+
+  /// The value as SQLite reads it as an integer and as a real.
+  private func number(at index: Int) -> (integer: Int64, real: Double) {
     switch value(at: index) {
-    case .integer(let value): Double(value)
-    case .real(let value): value
-    case .text(let text): SQLValue.leadingNumber(Array(text.utf8)).real
-    case .blob(let bytes): SQLValue.leadingNumber(bytes).real
-    case .null: 0
+    case .integer(let value): (value, Double(value))
+    case .real(let value): (SQLValue.integer(fromReal: value), value)
+    case .text(let text): SQLValue.leadingNumber(Array(text.utf8))
+    case .blob(let bytes): SQLValue.leadingNumber(bytes)
+    case .null: (0, 0)
     }
   }
 
