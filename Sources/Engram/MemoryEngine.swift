@@ -141,8 +141,8 @@ public final class MemoryEngine: Sendable {
     let open = OpenState()
     let embedding = EmbeddingRunner(
       embedder: configuration.embedder, batchSize: configuration.embeddingBatchSize)
-    let speakers = SpeakerDirectory(store: store)
-    let access = AccessRecorder(store: store)
+    let speakers = SpeakerDirectory(store: StoreRole(store) { $0 })
+    let access = AccessRecorder(store: StoreRole(store) { $0 })
     let retriever = HybridRetriever(
       open: open, candidates: store.candidateSource, vectors: vectors, embedding: embedding,
       speakers: speakers, access: configuration.readOnly ? nil : access, weights: configuration.retrieval)
@@ -157,7 +157,7 @@ public final class MemoryEngine: Sendable {
     self.maintenance = maintenance
     conversationLog = ConversationLog(
       open: open, store: store, vectors: vectors, embedding: embedding, speakers: speakers)
-    preferenceRecords = PreferenceRecords(open: open, store: store)
+    preferenceRecords = PreferenceRecords(open: open, store: StoreRole(store) { $0 })
     forgetting = Forgetting(open: open, vectors: vectors, speakers: speakers, retriever: retriever)
     ingestor = Ingestor(
       open: open, store: store, vectors: vectors, embedding: embedding, speakers: speakers, memories: memories

@@ -47,8 +47,8 @@ extension PostgresConnectionPool: StoreConnectionPool {
   public func inspect<T>(user: String, _ body: (any StoreSession) throws -> T) throws -> T {
     let user = try StoreUser.validated(user)
     return try use { pooled in
-      let session = try PostgresSession(pooled: pooled, userScope: user)
-      return try pooled.connection.transaction(begin: PostgresSession.readOnlyBegin) { try body(session) }
+      let session = try PostgresSession(connection: pooled, userScope: user)
+      return try pooled.transaction(begin: PostgresSession.readOnlyBegin) { try body(session) }
     }
   }
 }

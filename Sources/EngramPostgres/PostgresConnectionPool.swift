@@ -21,24 +21,13 @@ public final class PostgresConnectionPool: @unchecked Sendable, Hashable {
   let uri: String
   let readOnly: Bool
   private let condition = NSCondition()
-  private var idle: [Pooled] = []
+  private var idle: [PostgresConnection] = []
   private var open = 0
   private var closed = false
   /// One ``PostgresGenerationFeed`` for every user of the pool (one connection of its own,
   /// beside the pool's): started by the first search that asks, on a thread of its own.
   private let generations = Mutex<(feed: PostgresGenerationFeed?, starting: Bool, closed: Bool)>(
     (nil, false, false))
-
-  /// A connection and the scratch state its sessions share.
-  final class Pooled {
-    let connection: PostgresConnection
-    let bridge: RecordBridge
-
-    init(connection: PostgresConnection) throws {
-      self.connection = connection
-      bridge = try RecordBridge()
-    }
-  }
 
   /// Opens one connection to `uri`, applies the migrations the database lacks (unless
   /// `readOnly`: then checks that none is missing), and keeps it as the pool's first.
@@ -59,7 +48,7 @@ public final class PostgresConnectionPool: @unchecked Sendable, Hashable {
     } else {
       try PostgresMigrator.migrate(first, database: locationDescription)
     }
-    idle = [try Pooled(connection: first)]
+    idle = [first]
     open = 1
   }
 
@@ -71,19 +60,19 @@ public final class PostgresConnectionPool: @unchecked Sendable, Hashable {
   }
 
   /// Runs `body` with a connection of the pool, waiting for one when all are in use.
-  func use<T>(_ body: (Pooled) throws -> T) throws -> T {
+  func use<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
     let pooled = try checkOut()
     var healthy = true
     defer { checkIn(pooled, healthy: healthy) }
     do {
       return try body(pooled)
     } catch {
-      healthy = pooled.connection.isHealthy
+      healthy = pooled.isHealthy
       throw error
     }
   }
 
-  private func checkOut() throws -> Pooled {
+  private func checkOut() throws -> PostgresConnection {
     let deadline = Date(timeIntervalSinceNow: waitTimeout)
     condition.lock()
     while true {
@@ -93,10 +82,10 @@ public final class PostgresConnectionPool: @unchecked Sendable, Hashable {
       }
       if let pooled = idle.popLast() {
         condition.unlock()
-        if pooled.connection.isHealthy { return pooled }
+        if pooled.isHealthy { return pooled }
         // Replaced outside the lock; the slot stays counted as open meanwhile.
         do {
-          return try Pooled(connection: try SessionSlot.readerConnection(uri))
+          return try SessionSlot.readerConnection(uri)
         } catch {
           release(slot: ())
           throw error
@@ -106,7 +95,7 @@ public final class PostgresConnectionPool: @unchecked Sendable, Hashable {
         open += 1
         condition.unlock()
         do {
-          return try Pooled(connection: try SessionSlot.readerConnection(uri))
+          return try SessionSlot.readerConnection(uri)
         } catch {
           release(slot: ())
           throw error
@@ -127,7 +116,7 @@ public final class PostgresConnectionPool: @unchecked Sendable, Hashable {
     condition.unlock()
   }
 
-  private func checkIn(_ pooled: Pooled, healthy: Bool) {
+  private func checkIn(_ pooled: PostgresConnection, healthy: Bool) {
     condition.lock()
     if closed || !healthy {
       open -= 1

@@ -77,6 +77,15 @@ public struct PostgresRow {
     }
   }
 
+  /// Every value as the SQLite store would hold it (see `sqlValue(_:)`): the row a record
+  /// reads itself from.
+  public func valueRow() throws(PostgresError) -> ValueRow {
+    var values: [SQLValue] = []
+    values.reserveCapacity(result.columnCount)
+    for column in 0..<result.columnCount { values.append(try sqlValue(column)) }
+    return ValueRow(values)
+  }
+
   /// The value as text.
   public func string(_ column: Int) -> String? {
     raw(column).map { String(cString: $0) }

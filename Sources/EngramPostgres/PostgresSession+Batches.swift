@@ -58,8 +58,7 @@ extension PostgresSession {
   /// row of the same owner wins, as one upsert after another would).
   public func upsertEmbeddings(_ rows: [EmbeddingRow]) throws {
     guard !rows.isEmpty else { return }
-    let model = try embeddingModel()
-    for row in rows { try bridge.validate(row, model: model) }
+    try EmbeddingRow.validate(rows, embeddingModel: embeddingModel)
     var latest: [String: Int] = [:]
     for (index, row) in rows.enumerated() { latest["\(row.ownerKind.rawValue):\(row.ownerID)"] = index }
     let kept = rows.enumerated().filter { latest["\($1.ownerKind.rawValue):\($1.ownerID)"] == $0 }.map(\.1)
@@ -70,7 +69,7 @@ extension PostgresSession {
         parameters.reserveCapacity(chunk.count * columns)
         for row in chunk {
           parameters.append(scope)
-          parameters.append(contentsOf: try bridge.columnValues(row).map(\.postgres))
+          parameters.append(contentsOf: try row.encoded().map(\.postgres))
         }
         try connection.execute(
           """

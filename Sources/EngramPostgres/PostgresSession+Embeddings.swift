@@ -29,8 +29,8 @@ extension PostgresSession {
   /// Inserts or replaces the embedding of (`ownerKind`, `ownerID`); returns its row id.
   @discardableResult
   public func upsertEmbedding(_ row: EmbeddingRow) throws -> Int64 {
-    try bridge.validate(row, model: try embeddingModel())
-    let values = try bridge.columnValues(row).map(\.postgres)
+    try row.validate(against: try embeddingModel())
+    let values = try row.encoded().map(\.postgres)
     return try connection.execute(
       """
       INSERT INTO embeddings (user_scope, owner_kind, owner_id, model, dimension, vector, created_at)

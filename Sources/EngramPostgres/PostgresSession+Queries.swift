@@ -97,14 +97,6 @@ extension PostgresSession {
     return texts
   }
 
-  /// The user's session with external id `externalID`, or nil.
-  public func session(externalID: String) throws -> Session? {
-    try records(
-      "SELECT \(Self.selectList(Session.self)) FROM sessions WHERE user_scope = $1 AND external_id = $2",
-      [.text(externalID)]
-    ) { try Session(row: $0) }.first
-  }
-
   /// The user's session named `name` (its external id, else its numeric id), or nil.
   public func sessionID(named name: String) throws -> Int64? {
     if let session = try session(externalID: name) { return session.id }
@@ -236,16 +228,6 @@ extension PostgresSession {
     ).rows {
       try body(row.string(0) ?? "")
     }
-  }
-
-  /// The session's turns in time order.
-  public func messages(inSession sessionID: Int64) throws -> [Message] {
-    try records(
-      """
-      SELECT \(Self.selectList(Message.self)) FROM messages WHERE user_scope = $1 AND session_id = $2
-      ORDER BY created_at, id
-      """, [.int(sessionID)]
-    ) { try Message(row: $0) }
   }
 
   /// Marks the session's uncovered turns as covered by `summaryID`.
@@ -453,16 +435,6 @@ extension PostgresSession {
 
   // MARK: Agent records
 
-  /// The user's agent items (of `kind`), in id order.
-  public func agentItems(kind: AgentItemKind?, limit: Int) throws -> [AgentItem] {
-    try records(
-      """
-      SELECT \(Self.selectList(AgentItem.self)) FROM agent_items
-      WHERE user_scope = $1 AND ($2::text IS NULL OR kind = $2) ORDER BY id LIMIT $3
-      """, [kind.map { .text($0.rawValue) } ?? .null, .int(Int64(max(0, limit)))]
-    ) { try AgentItem(row: $0) }
-  }
-
   /// The user's items of `kind` due in `from..<to`, soonest first.
   public func agentItems(
     kind: AgentItemKind, dueFrom from: Date?, to: Date?, undeliveredOnly: Bool, limit: Int
@@ -481,16 +453,6 @@ extension PostgresSession {
         .int(Int64(max(0, limit))),
       ]
     ) { try AgentItem(row: $0) }
-  }
-
-  /// The user's item imported with the iCalendar UID `uid`, or nil.
-  public func agentItem(calendarUID uid: String) throws -> AgentItem? {
-    try records(
-      """
-      SELECT \(Self.selectList(AgentItem.self)) FROM agent_items
-      WHERE user_scope = $1 AND calendar_uid = $2
-      """, [.text(uid)]
-    ) { try AgentItem(row: $0) }.first
   }
 
   /// Claims reminder `id` when due and undelivered (an UPDATE ... RETURNING: a row is claimed once).
@@ -541,34 +503,6 @@ extension PostgresSession {
         AND scope_user IS NOT DISTINCT FROM $4 ORDER BY id LIMIT 1
       """, [scope, .text(kind.rawValue), .text(content), scopeUser.map(PostgresValue.text) ?? .null]
     ).rows.first.flatMap { try $0.int64(0) }
-  }
-
-  /// The user's newest traces, newest first.
-  public func recentTraces(limit: Int) throws -> [Trace] {
-    try records(
-      "SELECT \(Self.selectList(Trace.self)) FROM traces WHERE user_scope = $1 ORDER BY id DESC LIMIT $2",
-      [.int(Int64(max(0, limit)))]
-    ) { try Trace(row: $0) }
-  }
-
-  /// The steps of one execution, in order.
-  public func traces(executionID: String) throws -> [Trace] {
-    try records(
-      """
-      SELECT \(Self.selectList(Trace.self)) FROM traces WHERE user_scope = $1 AND execution_id = $2
-      ORDER BY step, id
-      """, [.text(executionID)]
-    ) { try Trace(row: $0) }
-  }
-
-  /// The user's pending calls with `status`, in id order.
-  public func pendingCalls(status: PendingCallStatus) throws -> [PendingCall] {
-    try records(
-      """
-      SELECT \(Self.selectList(PendingCall.self)) FROM pending_calls WHERE user_scope = $1 AND status = $2
-      ORDER BY id
-      """, [.text(status.rawValue)]
-    ) { try PendingCall(row: $0) }
   }
 
   /// Sets a pending call's status (and error).

@@ -110,7 +110,7 @@ extension PostgresSession: StoreSession {
       "SELECT \(names.joined(separator: ", ")) FROM \(table) WHERE user_scope = $1 ORDER BY \(order)", [scope]
     )
     for row in result.rows {
-      try body(PostgresExportedRow(values: try (0..<names.count).map { try row.sqlValue($0) }))
+      try body(try row.valueRow())
     }
   }
 
@@ -168,52 +168,6 @@ extension PostgresSession: StoreSession {
     if let index = columns.firstIndex(of: "id"), case .integer(let id) = values[index] {
       try advanceSequence(table, past: id)
     }
-  }
-}
-
-/// One exported row of a PostgreSQL table, as the SQLite store's types.
-struct PostgresExportedRow: ExportedRow {
-  let values: [SQLValue]
-
-  func columnType(at index: Int) -> Statement.ColumnType {
-    switch values[index] {
-    case .null: .null
-    case .integer: .integer
-    case .real: .real
-    case .text: .text
-    case .blob: .blob
-    }
-  }
-
-  func int64(at index: Int) -> Int64 {
-    switch values[index] {
-    case .integer(let value): value
-    case .real(let value): Int64(value)
-    default: 0
-    }
-  }
-
-  func double(at index: Int) -> Double {
-    switch values[index] {
-    case .integer(let value): Double(value)
-    case .real(let value): value
-    default: 0
-    }
-  }
-
-  func string(at index: Int) -> String {
-    if case .text(let text) = values[index] { return text }
-    return ""
-  }
-
-  func withUTF8Bytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T {
-    var text = string(at: index)
-    return try text.withUTF8(body)
-  }
-
-  func withBlob<T>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
-    if case .blob(let bytes) = values[index] { return try bytes.withUnsafeBytes(body) }
-    return try body(UnsafeRawBufferPointer(start: nil, count: 0))
   }
 }
 

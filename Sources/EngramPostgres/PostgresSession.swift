@@ -12,7 +12,6 @@ public final class PostgresSession {
   public let connection: PostgresConnection
   /// The user whose rows this session reads and writes.
   public let userScope: String
-  let bridge: RecordBridge
 
   /// A session of `userScope` on `connection` (whose database is migrated).
   /// - Throws: `StoreError.invalidUserScope` for an empty scope or one over 256 bytes.
@@ -20,15 +19,6 @@ public final class PostgresSession {
     guard Self.isValidScope(userScope) else { throw PostgresStoreError.invalidUserScope(userScope) }
     self.connection = connection
     self.userScope = userScope
-    bridge = try RecordBridge()
-  }
-
-  /// A session of `userScope` on a pooled connection, sharing the connection's scratch state.
-  init(pooled: PostgresConnectionPool.Pooled, userScope: String) throws {
-    guard Self.isValidScope(userScope) else { throw PostgresStoreError.invalidUserScope(userScope) }
-    connection = pooled.connection
-    self.userScope = userScope
-    bridge = pooled.bridge
   }
 
   /// Whether `scope` can name a user: 1 to 256 characters, no NUL.
@@ -92,7 +82,7 @@ public final class PostgresSession {
   /// The columns written for `R` (with `fts_text` where the table has a keyword index) and
   /// their values.
   func writeColumns<R: StoredRecord>(_ record: R) throws -> (names: [String], values: [PostgresValue]) {
-    let values = try bridge.columnValues(record)
+    let values = try record.encoded()
     var names = R.columns
     var parameters = values.map(\.postgres)
     if let fts = Self.ftsText(table: R.tableName, columns: R.columns, values: values) {
@@ -106,7 +96,7 @@ public final class PostgresSession {
   /// ids are never reused) and returns the row id.
   @discardableResult
   public func insert<R: StoredRecord>(_ record: R) throws -> Int64 {
-    try bridge.validate(record, model: R.self == EmbeddingRow.self ? try embeddingModel() : nil)
+    try record.validate(embeddingModel: embeddingModel)
     var (names, parameters) = try writeColumns(record)
     names.insert("user_scope", at: 0)
     parameters.insert(scope, at: 0)
@@ -136,8 +126,7 @@ public final class PostgresSession {
   /// Inserts `records` in one transaction; returns their ids in order.
   @discardableResult
   public func insert<R: StoredRecord>(contentsOf records: [R]) throws -> [Int64] {
-    let model = R.self == EmbeddingRow.self ? try embeddingModel() : nil
-    for record in records { try bridge.validate(record, model: model) }
+    try R.validate(records, embeddingModel: embeddingModel)
     // Rows with ids of their own keep the one-by-one path (it moves the sequence past them).
     if records.count > 1 && records.allSatisfy({ $0.id == nil }) { return try insertBatch(records) }
     return try transaction { try records.map { try insert($0) } }
@@ -147,7 +136,7 @@ public final class PostgresSession {
   /// - Throws: `StoreError.missingID`, `StoreError.notFound`, validation errors, `PostgresError`.
   public func update<R: StoredRecord>(_ record: R) throws {
     guard let id = record.id else { throw StoreError.missingID(table: R.tableName) }
-    try bridge.validate(record, model: R.self == EmbeddingRow.self ? try embeddingModel() : nil)
+    try record.validate(embeddingModel: embeddingModel)
     let (names, parameters) = try writeColumns(record)
     let assignments = names.enumerated().map { "\($1) = $\($0 + 3)" }.joined(separator: ", ")
     let updated = try connection.execute(
@@ -172,7 +161,7 @@ public final class PostgresSession {
     let result = try connection.execute(
       "SELECT \(Self.selectList(R.self)) FROM \(R.tableName) WHERE user_scope = $1 AND id = $2",
       [scope, .int(id)])
-    return try bridge.readAll(result) { try R(row: $0) }.first
+    return try Self.rows(of: result) { try R(row: $0) }.first
   }
 
   private func whereClause<R: StoredRecord>(_ type: R.Type, _ filter: RecordFilter) -> (
@@ -213,7 +202,16 @@ public final class PostgresSession {
       SELECT \(Self.selectList(R.self)) FROM \(R.tableName) WHERE \(clause)
       ORDER BY id LIMIT $\(arguments.count - 1) OFFSET $\(arguments.count)
       """, arguments)
-    return try bridge.readAll(result) { try R(row: $0) }
+    return try Self.rows(of: result) { try R(row: $0) }
+  }
+
+  /// This user's rows of `R` that `query` selects.
+  public func select<R: StoredRecord>(_ query: RecordQuery<R>) throws -> [R] {
+    let (conditions, tail, arguments) = query.clauses { "$\($0)" }
+    return try records(
+      "SELECT \(Self.selectList(R.self)) FROM \(R.tableName) WHERE user_scope = $1\(conditions)\(tail)",
+      arguments.map(\.postgres)
+    ) { try R(row: $0) }
   }
 
   /// The number of this user's rows of `type` matching `filter`.
@@ -225,10 +223,16 @@ public final class PostgresSession {
   }
 
   /// Runs `sql` (its `$1` is this user's scope) and reads each row as `R`.
-  func records<R>(_ sql: String, _ arguments: [PostgresValue] = [], _ read: (Statement) throws -> R) throws
+  func records<R>(_ sql: String, _ arguments: [PostgresValue] = [], _ read: (ValueRow) throws -> R) throws
     -> [R]
   {
-    try bridge.readAll(try connection.execute(sql, [scope] + arguments), read)
+    try Self.rows(of: try connection.execute(sql, [scope] + arguments), read)
+  }
+
+  /// Reads every row of `result` with `read`, its values as the SQLite store holds them (so
+  /// a record refuses the same malformed values in both stores).
+  static func rows<R>(of result: PostgresResult, _ read: (ValueRow) throws -> R) throws -> [R] {
+    try result.rows.map { try read(try $0.valueRow()) }
   }
 
   /// Runs `sql` with this user's scope as `$1`; returns the rows affected.

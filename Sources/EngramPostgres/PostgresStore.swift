@@ -87,7 +87,7 @@ public final class PostgresStore: MemoryStore {
   private func useReader<T>(retryingBrokenConnection: Bool, _ body: (PostgresSession) throws -> T) throws -> T
   {
     if let pool {
-      return try pool.use { pooled in try body(try PostgresSession(pooled: pooled, userScope: user)) }
+      return try pool.use { pooled in try body(try PostgresSession(connection: pooled, userScope: user)) }
     }
     let slot = readers[nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % readers.count]
     return try slot.use(retryingBrokenConnection: retryingBrokenConnection, body)
@@ -174,7 +174,7 @@ public final class PostgresStore: MemoryStore {
       poolWriteLock.lock()
       defer { poolWriteLock.unlock() }
       return try pool!.use { pooled in
-        let session = try PostgresSession(pooled: pooled, userScope: user)
+        let session = try PostgresSession(connection: pooled, userScope: user)
         return try session.transaction { try body(session) }
       }
     }

@@ -66,3 +66,17 @@ extension PostgresValue {
     }
   }
 }
+
+extension SQLValue {
+  /// The value as a PostgreSQL parameter: numbers as untyped text, so that the server reads
+  /// each as its column's type (an integer 0 or 1 as a boolean, too).
+  var postgres: PostgresValue {
+    switch self {
+    case .null: .null
+    case .integer(let value): .text(String(value))
+    case .real(let value): .double(value)
+    case .text(let value): .text(value)
+    case .blob(let value): .bytes(value)
+    }
+  }
+}

@@ -22,7 +22,7 @@ extension Connection {
       .joined(separator: ", ")
     let statement = try prepare(
       "INSERT INTO \(R.tableName) (\(names.joined(separator: ", "))) VALUES (\(placeholders))")
-    try record.bind(to: statement)
+    try statement.bind(try record.encoded())
     try statement.bind(record.id, at: R.columns.count + 1)
     if owned { try statement.bind(user, at: R.columns.count + 2) }
     try statement.execute()
@@ -48,7 +48,7 @@ extension Connection {
       INSERT INTO embeddings (owner_kind, owner_id, model, dimension, vector, created_at)
       VALUES (?1, ?2, ?3, ?4, ?5, ?6)
       """)
-    try row.bind(to: statement)
+    try statement.bind(try row.encoded())
     try statement.execute()
   }
 
@@ -60,7 +60,7 @@ extension Connection {
       INSERT INTO embeddings (owner_kind, owner_id, model, dimension, vector, created_at, user_id)
       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
       """)
-    try row.bind(to: statement)
+    try statement.bind(try row.encoded())
     try statement.bind(user, at: 7)
     try statement.execute()
   }

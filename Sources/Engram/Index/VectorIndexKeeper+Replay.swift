@@ -23,7 +23,7 @@ extension VectorIndexKeeper {
   {
     guard let url, FileManager.default.fileExists(atPath: url.path) else { return nil }
     // A snapshot of int8 codes re-ranks with float32 rows read from the store.
-    let rows = StoreFloatRowSource(store: store)
+    let rows = StoreFloatRowSource(store: StoreRole(store) { $0 })
     return try store.readTransaction { connection -> (VectorIndex, Int64)? in
       let (token, generation) = try snapshotToken(connection)
       if let token,

@@ -6,7 +6,7 @@ import Synchronization
 /// Counts retrievals of memories and writes them off the read path, batched: a search
 /// never writes and never waits for a writer (another process's lock included).
 final class AccessRecorder: Sendable {
-  let store: any MemoryStore
+  let store: StoreRole<any ItemQueries>
   /// Access statistics not yet written (memory id -> count, last access).
   private let pending = Mutex<Pending>(Pending())
   /// Writes access statistics in the background (blocking SQLite work stays off the
@@ -25,7 +25,7 @@ final class AccessRecorder: Sendable {
     var flushScheduled = false
   }
 
-  init(store: any MemoryStore) {
+  init(store: StoreRole<any ItemQueries>) {
     self.store = store
   }
 

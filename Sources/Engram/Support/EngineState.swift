@@ -41,11 +41,11 @@ enum TextChecks {
 /// The speakers of the conversation log, read once and kept until a write may change them
 /// (hybrid search boosts turns of the one speaker a query names).
 final class SpeakerDirectory: Sendable {
-  let store: any MemoryStore
+  let store: StoreRole<any ItemQueries>
   /// Lowercased name -> name as written; nil until read, or after a write.
   private let names = Mutex<[String: String]?>(nil)
 
-  init(store: any MemoryStore) {
+  init(store: StoreRole<any ItemQueries>) {
     self.store = store
   }
 

@@ -4,7 +4,7 @@ import Foundation
 /// Key-value preferences (pinned ones go into every prompt context).
 struct PreferenceRecords: Sendable {
   let open: OpenState
-  let store: any MemoryStore
+  let store: StoreRole<any AgentRecordQueries>
 
   /// Sets a key-value preference (pinned ones go into every prompt context).
   func setPreference(_ key: String, _ value: String, pinned: Bool = false) throws {

@@ -3,6 +3,7 @@ import EngramCore
 import Foundation
 
 /// A prepared SQLite statement. It owns its `sqlite3_stmt` and finalizes it in `deinit`.
+/// While stepping, it is the current ``Row`` (the typed reads beyond its own are ``Row``'s).
 ///
 /// Bind indices are 1-based and column indices 0-based, as in SQLite. Not `Sendable`: a
 /// statement belongs to its connection's thread of use.
@@ -12,9 +13,6 @@ public final class Statement {
   /// The SQL this statement was prepared from.
   public let sql: String
   let db: OpaquePointer
-  /// Added to every bind index, so a record's `bind(to:)` (which binds parameters
-  /// 1...columns.count) can fill any row of a multi-row `VALUES` statement.
-  var parameterOffset: Int32 = 0
 
   init(db: OpaquePointer, sql: String) throws {
     var statement: OpaquePointer?
@@ -48,7 +46,7 @@ public final class Statement {
   // MARK: Binding
 
   @inline(__always) private func parameter(_ index: Int) -> Int32 {
-    Int32(clamping: index &+ Int(parameterOffset))
+    Int32(clamping: index)
   }
 
   /// Binds an integer at `index` (1-based).
@@ -130,7 +128,11 @@ public final class Statement {
   /// Binds `values` to parameters 1, 2, ... after clearing previous bindings.
   public func bind(_ values: [SQLValue]) throws {
     sqlite3_clear_bindings(handle)
-    for (offset, value) in values.enumerated() { try bind(value, at: offset + 1) }
+    try bind(values, startingAt: 1)
+  }
+  /// Binds `values` to parameters `index`, `index + 1`, ... (other bindings are kept).
+  public func bind(_ values: [SQLValue], startingAt index: Int) throws {
+    for (offset, value) in values.enumerated() { try bind(value, at: index + offset) }
   }
 
   // MARK: Stepping
@@ -206,17 +208,8 @@ public final class Statement {
   public func isNull(at index: Int) -> Bool { sqlite3_column_type(handle, Int32(index)) == SQLITE_NULL }
   /// Column `index` as an integer (NULL reads 0).
   public func int64(at index: Int) -> Int64 { sqlite3_column_int64(handle, Int32(index)) }
-  /// Column `index` as an Int (NULL reads 0).
-  public func int(at index: Int) -> Int { Int(sqlite3_column_int64(handle, Int32(index))) }
   /// Column `index` as a double (NULL reads 0).
   public func double(at index: Int) -> Double { sqlite3_column_double(handle, Int32(index)) }
-  /// Column `index` as a Bool (non-zero is true).
-  public func bool(at index: Int) -> Bool { sqlite3_column_int64(handle, Int32(index)) != 0 }
-  /// Column `index` as an optional integer.
-  public func optionalInt64(at index: Int) -> Int64? { isNull(at: index) ? nil : int64(at: index) }
-  /// Column `index` as an optional double.
-  public func optionalDouble(at index: Int) -> Double? { isNull(at: index) ? nil : double(at: index) }
-
   /// The raw UTF-8 bytes of text column `index` (valid until the next step or reset).
   public func withUTF8Bytes<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R
   {
@@ -230,41 +223,11 @@ public final class Statement {
   public func string(at index: Int) -> String {
     withUTF8Bytes(at: index) { String(decoding: $0, as: UTF8.self) }
   }
-  /// Column `index` as optional text (see `string(at:)`).
-  public func optionalString(at index: Int) -> String? { isNull(at: index) ? nil : string(at: index) }
-  /// Column `index` as text, refusing invalid UTF-8.
-  /// - Throws: `StoreError.invalidUTF8(column:)`.
-  public func validatedString(at index: Int) throws -> String {
-    try withUTF8Bytes(at: index) { bytes in
-      guard let text = String(validating: bytes, as: UTF8.self) else {
-        throw StoreError.invalidUTF8(column: index)
-      }
-      return text
-    }
-  }
-
   /// The bytes of blob column `index` (valid until the next step or reset).
   public func withBlob<R>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
     let pointer = sqlite3_column_blob(handle, Int32(index))
     let count = Int(sqlite3_column_bytes(handle, Int32(index)))
     return try body(UnsafeRawBufferPointer(start: pointer, count: pointer == nil ? 0 : count))
-  }
-  /// Column `index` as bytes (NULL reads empty).
-  public func bytes(at index: Int) -> [UInt8] { withBlob(at: index) { Array($0) } }
-  /// Column `index` as Data (NULL reads empty).
-  public func data(at index: Int) -> Data { withBlob(at: index) { Data($0) } }
-  /// Column `index` as float32 values (the blob's length must be a multiple of 4).
-  public func floats(at index: Int) -> [Float] {
-    withBlob(at: index) { raw in
-      let count = raw.count / MemoryLayout<Float>.size
-      return [Float](unsafeUninitializedCapacity: count) { buffer, initialized in
-        if count > 0 {
-          UnsafeMutableRawBufferPointer(buffer).copyMemory(
-            from: UnsafeRawBufferPointer(rebasing: raw[0..<count * 4]))
-        }
-        initialized = count
-      }
-    }
   }
   /// Column `index` as a generic value.
   public func value(at index: Int) -> SQLValue {
@@ -303,14 +266,6 @@ extension Statement {
   public func bind(_ value: Date?, at index: Int) throws {
     try bind(value.map(Timestamp.milliseconds), at: index)
   }
-
-  /// The time in column `index` (milliseconds since the epoch).
-  public func date(at index: Int) -> Date {
-    Timestamp.date(int64(at: index))
-  }
-
-  /// The time in column `index`, or nil for NULL.
-  public func optionalDate(at index: Int) -> Date? {
-    optionalInt64(at: index).map(Timestamp.date)
-  }
 }
+
+extension Statement: Row {}

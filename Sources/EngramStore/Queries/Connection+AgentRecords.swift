@@ -3,19 +3,6 @@ import Foundation
 
 // Named queries of the agent's records.
 extension Connection {
-  /// Agent items (of `kind` when given), in id order (oldest first), at most `limit`.
-  public func agentItems(kind: AgentItemKind?, limit: Int) throws -> [AgentItem] {
-    let statement = try cachedStatement(
-      """
-      SELECT \(AgentItem.selectList) FROM agent_items
-      WHERE user_id = ?3 AND (?1 IS NULL OR kind = ?1) ORDER BY id LIMIT ?2
-      """)
-    try statement.bind(kind?.rawValue, at: 1)
-    try statement.bind(limit, at: 2)
-    try statement.bind(user, at: 3)
-    return try statement.map { try AgentItem(row: $0) }
-  }
-
   /// Agent items of `kind` whose due time lies in `due` (both ends optional: `from` inclusive,
   /// `to` exclusive), soonest first, at most `limit`; with `undeliveredOnly`, only those
   /// never delivered. Items without a due time are left out.
@@ -37,15 +24,6 @@ extension Connection {
     try statement.bind(undeliveredOnly, at: 5)
     try statement.bind(limit, at: 6)
     return try statement.map { try AgentItem(row: $0) }
-  }
-
-  /// The user's item imported with the iCalendar UID `uid`, or nil.
-  public func agentItem(calendarUID uid: String) throws -> AgentItem? {
-    let statement = try cachedStatement(
-      "SELECT \(AgentItem.selectList) FROM agent_items WHERE user_id = ?1 AND calendar_uid = ?2")
-    try statement.bind(user, at: 1)
-    try statement.bind(uid, at: 2)
-    return try statement.first { try AgentItem(row: $0) }
   }
 
   /// Marks reminder `id` delivered at `now` if it is due by then and was never delivered;
@@ -78,14 +56,5 @@ extension Connection {
     try statement.bind(id, at: 2)
     try statement.bind(claimedAt, at: 3)
     try statement.execute()
-  }
-
-  /// The most recent trace rows, newest first.
-  public func recentTraces(limit: Int) throws -> [Trace] {
-    let statement = try cachedStatement(
-      "SELECT \(Trace.selectList) FROM traces WHERE user_id = ?2 ORDER BY id DESC LIMIT ?1")
-    try statement.bind(limit, at: 1)
-    try statement.bind(user, at: 2)
-    return try statement.map { try Trace(row: $0) }
   }
 }

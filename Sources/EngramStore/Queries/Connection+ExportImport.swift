@@ -113,7 +113,7 @@ extension Connection {
     return try scalarInt("SELECT EXISTS (SELECT 1 FROM \(table) WHERE \(conditions))", values) == 1
   }
 
-  /// An imported embedding row as `EmbeddingRow.bindStored(to:)` writes one: a plain float32
+  /// An imported embedding row as `EmbeddingRow.encodeStored(to:)` writes one: a plain float32
   /// vector packed when smaller, the database's model as NULL. Anything else is left for the
   /// table's checks to judge.
   func storeSmaller(embeddingColumns columns: [String], values: inout [SQLValue]) throws {

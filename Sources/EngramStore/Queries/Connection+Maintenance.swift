@@ -124,13 +124,6 @@ extension Connection {
     try statement.forEachRow { try body($0.string(at: 0)) }
   }
 
-  /// The turns of session `sessionID` in time order.
-  public func messages(inSession sessionID: Int64) throws -> [Message] {
-    try prepare(
-      "SELECT \(Message.selectList) FROM messages WHERE session_id = ?1 AND user_id = ?2 ORDER BY created_at, id"
-    ).bindingAndMap([.integer(sessionID), .text(user)]) { try Message(row: $0) }
-  }
-
   /// Marks every turn of `sessionID` not yet covered as covered by summary `summaryID`.
   public func coverUncoveredMessages(inSession sessionID: Int64, bySummary summaryID: Int64) throws {
     try run(

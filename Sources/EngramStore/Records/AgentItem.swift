@@ -137,26 +137,17 @@ public struct AgentItem: StoredRecord, Hashable {
   /// The column time filters apply to (the due time).
   public static var timeColumn: String? { "due_at" }
 
-  /// Binds the non-id columns.
-  public func bind(to statement: Statement) throws {
-    try statement.bind(kind.rawValue, at: 1)
-    try statement.bind(title, at: 2)
-    try statement.bind(body, at: 3)
-    try statement.bind(dueAt, at: 4)
-    try statement.bind(createdAt, at: 5)
-    try statement.bind(done, at: 6)
-    try statement.bind(deliveredAt, at: 7)
-    try statement.bind(endsAt, at: 8)
-    try statement.bind(calendarUID, at: 9)
-    try statement.bind(recurrence, at: 10)
-    try statement.bind(timeForm.rawValue, at: 11)
-    try statement.bind(timeZone, at: 12)
-    try statement.bind(condition, at: 13)
-    try statement.bind(conditionOutcome?.storedText, at: 14)
+  /// Appends the non-id columns.
+  public func encode(to row: inout [SQLValue]) throws {
+    row += [
+      SQLValue(kind), SQLValue(title), SQLValue(body), SQLValue(dueAt), SQLValue(createdAt), SQLValue(done),
+      SQLValue(deliveredAt), SQLValue(endsAt), SQLValue(calendarUID), SQLValue(recurrence),
+      SQLValue(timeForm), SQLValue(timeZone), SQLValue(condition), SQLValue(conditionOutcome?.storedText),
+    ]
   }
 
   /// Reads a row (id first).
-  public init(row: Statement) throws {
+  public init(row: some Row) throws {
     id = row.int64(at: 0)
     kind = try row.enumValue(AgentItemKind.self, at: 1, table: "agent_items", column: "kind")
     title = row.string(at: 2)
@@ -177,5 +168,19 @@ public struct AgentItem: StoredRecord, Hashable {
       }
       return outcome
     }
+  }
+}
+
+extension RecordQueries {
+  /// Agent items (of `kind` when given), in id order (oldest first), at most `limit`.
+  public func agentItems(kind: AgentItemKind?, limit: Int) throws -> [AgentItem] {
+    try select(
+      RecordQuery<AgentItem>(
+        kind.map { [.init("kind", SQLValue($0))] } ?? [], order: [.init("id")], limit: limit))
+  }
+
+  /// The item imported with the iCalendar UID `uid`, or nil.
+  public func agentItem(calendarUID uid: String) throws -> AgentItem? {
+    try select(RecordQuery<AgentItem>([.init("calendar_uid", .text(uid))])).first
   }
 }

@@ -17,7 +17,7 @@ extension Connection {
   /// - Complexity: O(n); one statement per chunk of rows.
   @discardableResult
   public func insert<R: StoredRecord>(contentsOf records: [R]) throws -> [Int64] {
-    for record in records { try record.validate(in: self) }
+    try R.validate(records, embeddingModel: embeddingModel)
     guard records.count > 1 else { return try records.map { try insert($0) } }
     return try transaction {
       guard var lastID = try largestID(R.self) else {
@@ -72,15 +72,16 @@ extension Connection {
     let base = records.count / chunks
     let extra = records.count % chunks
     var start = 0
+    var values: [SQLValue] = []
     for chunk in 0..<chunks {
       let rows = base + (chunk < extra ? 1 : 0)
       let statement = try multiRowInsert(R.self, rows: rows)
-      defer { statement.parameterOffset = 0 }
       for row in 0..<rows {
-        statement.parameterOffset = Int32(row * width)
-        try records[start + row].bindStored(to: statement)
-        try statement.bind(ids[start + row], at: width - 1)
-        try statement.bind(user, at: width)
+        values.removeAll(keepingCapacity: true)
+        try records[start + row].encodeStored(to: &values)
+        values.append(.integer(ids[start + row]))
+        values.append(.text(user))
+        try statement.bind(values, startingAt: row * width + 1)
       }
       try statement.execute()
       start += rows

@@ -56,10 +56,17 @@ public struct EmbeddingRow: StoredRecord, Hashable {
   public static var timeColumn: String? { "created_at" }
 
   /// Refuses an empty vector, a length other than `dimension`, NaN or infinity, and a model
-  /// or dimension other than the database's, before any SQL runs.
+  /// or dimension other than the store's (`embeddingModel`), before any SQL runs.
+  /// - Throws: as `validate(against:)`.
+  public func validate(embeddingModel: () throws -> EmbeddingModel?) throws {
+    try validate(against: try embeddingModel())
+  }
+
+  /// Refuses an empty vector, a length other than `dimension`, NaN or infinity, and a model
+  /// or dimension other than `configured` (the store's; nil when none is configured).
   /// - Throws: `StoreError.emptyVector`, `.wrongDimension`, `.nonFiniteVector`,
   ///   `.embeddingModelNotConfigured`, `.modelMismatch`.
-  public func validate(in connection: Connection) throws {
+  public func validate(against configured: EmbeddingModel?) throws {
     guard !vector.isEmpty else { throw StoreError.emptyVector }
     guard vector.count == dimension else {
       throw StoreError.wrongDimension(expected: dimension, actual: vector.count)
@@ -67,9 +74,7 @@ public struct EmbeddingRow: StoredRecord, Hashable {
     if let index = vector.firstIndex(where: { !$0.isFinite }) {
       throw StoreError.nonFiniteVector(index: index)
     }
-    guard let configured = try connection.embeddingModel() else {
-      throw StoreError.embeddingModelNotConfigured
-    }
+    guard let configured else { throw StoreError.embeddingModelNotConfigured }
     guard configured.name == model else {
       throw StoreError.modelMismatch(
         expectedModel: configured.name, expectedDimension: configured.dimension, actualModel: model,
@@ -80,9 +85,12 @@ public struct EmbeddingRow: StoredRecord, Hashable {
     }
   }
 
-  /// Binds the non-id columns.
-  public func bind(to statement: Statement) throws {
-    try bindColumns(to: statement, stored: false)
+  /// Appends the non-id columns: the model by name, the vector as plain float32 bytes.
+  public func encode(to row: inout [SQLValue]) throws {
+    row += [
+      SQLValue(ownerKind), SQLValue(ownerID), SQLValue(model), SQLValue(dimension),
+      .blob(vector.withUnsafeBytes { Array($0) }), SQLValue(createdAt),
+    ]
   }
 
   /// As SQLite keeps the row (migration 8): the vector packed when that is smaller
@@ -90,21 +98,11 @@ public struct EmbeddingRow: StoredRecord, Hashable {
   /// model as NULL, which stands for the database's model (meta `embedding_model`, the only
   /// one its trigger admits): 38 bytes a row less. Three such MiniLM rows fit a 4 KiB page
   /// (two plain ones did).
-  public func bindStored(to statement: Statement) throws {
-    try bindColumns(to: statement, stored: true)
-  }
-
-  private func bindColumns(to statement: Statement, stored: Bool) throws {
-    try statement.bind(ownerKind.rawValue, at: 1)
-    try statement.bind(ownerID, at: 2)
-    if stored { try statement.bindNull(at: 3) } else { try statement.bind(model, at: 3) }
-    try statement.bind(dimension, at: 4)
-    if stored {
-      try statement.bind(vector.withUnsafeBufferPointer { EmbeddingCodec.encodeFloat32($0) }, at: 5)
-    } else {
-      try statement.bind(floats: vector, at: 5)
-    }
-    try statement.bind(createdAt, at: 6)
+  public func encodeStored(to row: inout [SQLValue]) throws {
+    row += [
+      SQLValue(ownerKind), SQLValue(ownerID), .null, SQLValue(dimension),
+      .blob(vector.withUnsafeBufferPointer { EmbeddingCodec.encodeFloat32($0) }), SQLValue(createdAt),
+    ]
   }
 
   /// The stored columns, a NULL model read as the database's.
@@ -112,7 +110,7 @@ public struct EmbeddingRow: StoredRecord, Hashable {
     "id, owner_kind, owner_id, coalesce(model, (SELECT value FROM meta WHERE key = 'embedding_model')), dimension, vector, created_at"
 
   /// Reads a row (id first).
-  public init(row: Statement) throws {
+  public init(row: some Row) throws {
     id = row.int64(at: 0)
     ownerKind = try row.enumValue(ItemKind.self, at: 1, table: "embeddings", column: "owner_kind")
     ownerID = row.int64(at: 2)
@@ -189,10 +187,10 @@ extension Connection {
   }
 
   /// Inserts or replaces the embedding of (`ownerKind`, `ownerID`); returns its row id.
-  /// - Throws: the `EmbeddingRow.validate(in:)` errors; `SQLiteError`.
+  /// - Throws: the `EmbeddingRow.validate(against:)` errors; `SQLiteError`.
   @discardableResult
   public func upsertEmbedding(_ row: EmbeddingRow) throws -> Int64 {
-    try row.validate(in: self)
+    try row.validate(against: try embeddingModel())
     let statement = try cachedStatement(
       """
       INSERT INTO embeddings (owner_kind, owner_id, model, dimension, vector, created_at, user_id)
@@ -203,7 +201,7 @@ extension Connection {
       WHERE embeddings.user_id = excluded.user_id
       RETURNING id
       """)
-    try row.bindStored(to: statement)
+    try statement.bind(try row.storedValues(), startingAt: 1)
     try statement.bind(user, at: 7)
     // No row back: the owner's embedding belongs to another user, and is left alone.
     guard let id = try statement.first({ $0.int64(at: 0) }) else {

@@ -79,32 +79,23 @@ public struct Memory: StoredRecord, Hashable {
   public static var sessionColumn: String? { "session_id" }
 
   /// Refuses an importance outside 0...1.
-  public func validate(in connection: Connection) throws {
+  public func validate(embeddingModel: () throws -> EmbeddingModel?) throws {
     guard importance >= 0, importance <= 1 else { throw StoreError.invalidImportance(importance) }
   }
 
-  /// Binds the non-id columns.
-  public func bind(to statement: Statement) throws {
-    try statement.bind(kind.rawValue, at: 1)
-    try statement.bind(content, at: 2)
-    try statement.bind(importance, at: 3)
-    try statement.bind(createdAt, at: 4)
-    try statement.bind(updatedAt, at: 5)
-    try statement.bind(lastAccessedAt, at: 6)
-    try statement.bind(accessCount, at: 7)
-    try statement.bind(validFrom, at: 8)
-    try statement.bind(validUntil, at: 9)
-    try statement.bind(supersededBy, at: 10)
-    try statement.bind("[" + sourceMessageIDs.map(String.init).joined(separator: ",") + "]", at: 11)
-    try statement.bind(scopeUser, at: 12)
-    try statement.bind(scopeAgent, at: 13)
-    try statement.bind(sessionID, at: 14)
-    try statement.bind(JSONText.encode(tags), at: 15)
-    try statement.bind(metadata, at: 16)
+  /// Appends the non-id columns.
+  public func encode(to row: inout [SQLValue]) throws {
+    row += [
+      SQLValue(kind), SQLValue(content), SQLValue(importance), SQLValue(createdAt), SQLValue(updatedAt),
+      SQLValue(lastAccessedAt), SQLValue(accessCount), SQLValue(validFrom), SQLValue(validUntil),
+      SQLValue(supersededBy), .text("[" + sourceMessageIDs.map(String.init).joined(separator: ",") + "]"),
+      SQLValue(scopeUser), SQLValue(scopeAgent), SQLValue(sessionID), .text(JSONText.encode(tags)),
+      SQLValue(metadata),
+    ]
   }
 
   /// Reads a row (id first).
-  public init(row: Statement) throws {
+  public init(row: some Row) throws {
     id = row.int64(at: 0)
     kind = try row.enumValue(MemoryKind.self, at: 1, table: "memories", column: "kind")
     content = row.string(at: 2)

@@ -66,21 +66,16 @@ public struct Message: StoredRecord, Hashable {
   /// The column session filters apply to.
   public static var sessionColumn: String? { "session_id" }
 
-  /// Binds the non-id columns.
-  public func bind(to statement: Statement) throws {
-    try statement.bind(sessionID, at: 1)
-    try statement.bind(role.rawValue, at: 2)
-    try statement.bind(speaker, at: 3)
-    try statement.bind(content, at: 4)
-    try statement.bind(createdAt, at: 5)
-    try statement.bind(tokenCount, at: 6)
-    try statement.bind(metadata, at: 7)
-    try statement.bind(summaryID, at: 8)
-    try statement.bind(sourceKey, at: 9)
+  /// Appends the non-id columns.
+  public func encode(to row: inout [SQLValue]) throws {
+    row += [
+      SQLValue(sessionID), SQLValue(role), SQLValue(speaker), SQLValue(content), SQLValue(createdAt),
+      SQLValue(tokenCount), SQLValue(metadata), SQLValue(summaryID), SQLValue(sourceKey),
+    ]
   }
 
   /// Reads a row (id first).
-  public init(row: Statement) throws {
+  public init(row: some Row) throws {
     id = row.int64(at: 0)
     sessionID = row.optionalInt64(at: 1)
     role = try row.enumValue(MessageRole.self, at: 2, table: "messages", column: "role")
@@ -135,5 +130,14 @@ extension Connection {
       try statement.bind(user, at: 3)
       try statement.execute()
     }
+  }
+}
+
+extension RecordQueries {
+  /// The turns of session `sessionID` in time order.
+  public func messages(inSession sessionID: Int64) throws -> [Message] {
+    try select(
+      RecordQuery<Message>(
+        [.init("session_id", .integer(sessionID))], order: [.init("created_at"), .init("id")]))
   }
 }

@@ -65,21 +65,16 @@ public struct PendingCall: StoredRecord, Hashable {
   /// The column time filters apply to.
   public static var timeColumn: String? { "created_at" }
 
-  /// Binds the non-id columns.
-  public func bind(to statement: Statement) throws {
-    try statement.bind(executionID, at: 1)
-    try statement.bind(step, at: 2)
-    try statement.bind(skillID, at: 3)
-    try statement.bind(arguments, at: 4)
-    try statement.bind(summary, at: 5)
-    try statement.bind(status.rawValue, at: 6)
-    try statement.bind(createdAt, at: 7)
-    try statement.bind(updatedAt, at: 8)
-    try statement.bind(error, at: 9)
+  /// Appends the non-id columns.
+  public func encode(to row: inout [SQLValue]) throws {
+    row += [
+      SQLValue(executionID), SQLValue(step), SQLValue(skillID), SQLValue(arguments), SQLValue(summary),
+      SQLValue(status), SQLValue(createdAt), SQLValue(updatedAt), SQLValue(error),
+    ]
   }
 
   /// Reads a row (id first).
-  public init(row: Statement) throws {
+  public init(row: some Row) throws {
     id = row.int64(at: 0)
     executionID = row.string(at: 1)
     step = row.int(at: 2)
@@ -94,15 +89,6 @@ public struct PendingCall: StoredRecord, Hashable {
 }
 
 extension Connection {
-  /// Pending calls with `status`, oldest first.
-  public func pendingCalls(status: PendingCallStatus) throws -> [PendingCall] {
-    let statement = try cachedStatement(
-      "SELECT \(PendingCall.selectList) FROM pending_calls WHERE user_id = ?2 AND status = ?1 ORDER BY id")
-    try statement.bind(status.rawValue, at: 1)
-    try statement.bind(user, at: 2)
-    return try statement.map { try PendingCall(row: $0) }
-  }
-
   /// Moves call `id` to `status` (with `error` when it failed).
   /// - Throws: `StoreError.notFound`.
   public func setPendingCallStatus(
@@ -141,5 +127,12 @@ extension Connection {
       "UPDATE pending_calls SET status = ?1, updated_at = ?2 WHERE id = ?3 AND user_id = ?4 AND status IN (\(list))",
       [.text(status.rawValue), .integer(Timestamp.milliseconds(time)), .integer(id), .text(user)])
     return changes > 0
+  }
+}
+
+extension RecordQueries {
+  /// Pending calls with `status`, oldest first.
+  public func pendingCalls(status: PendingCallStatus) throws -> [PendingCall] {
+    try select(RecordQuery<PendingCall>([.init("status", SQLValue(status))], order: [.init("id")]))
   }
 }

@@ -19,7 +19,7 @@ public struct Preference: Sendable, Hashable {
     self.updatedAt = updatedAt
   }
 
-  package init(row: Statement) {
+  package init(row: some Row) {
     key = row.string(at: 0)
     value = row.string(at: 1)
     pinned = row.bool(at: 2)

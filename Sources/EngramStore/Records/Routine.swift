@@ -59,7 +59,7 @@ public struct Routine: Sendable, Hashable {
   }
 
   /// Reads `name, steps, enabled, created_at, updated_at` from `row`.
-  package init(row: Statement) throws {
+  package init(row: some Row) throws {
     name = row.string(at: 0)
     let json = row.string(at: 1)
     do {

@@ -35,17 +35,15 @@ public struct Session: StoredRecord, Hashable {
   /// The column time filters apply to.
   public static var timeColumn: String? { "started_at" }
 
-  /// Binds the non-id columns.
-  public func bind(to statement: Statement) throws {
-    try statement.bind(externalID, at: 1)
-    try statement.bind(title, at: 2)
-    try statement.bind(startedAt, at: 3)
-    try statement.bind(endedAt, at: 4)
-    try statement.bind(metadata, at: 5)
+  /// Appends the non-id columns.
+  public func encode(to row: inout [SQLValue]) throws {
+    row += [
+      SQLValue(externalID), SQLValue(title), SQLValue(startedAt), SQLValue(endedAt), SQLValue(metadata),
+    ]
   }
 
   /// Reads a row (id first).
-  public init(row: Statement) throws {
+  public init(row: some Row) throws {
     id = row.int64(at: 0)
     externalID = row.optionalString(at: 1)
     title = row.optionalString(at: 2)
@@ -55,13 +53,9 @@ public struct Session: StoredRecord, Hashable {
   }
 }
 
-extension Connection {
+extension RecordQueries {
   /// The session with `externalID`, or nil.
   public func session(externalID: String) throws -> Session? {
-    let statement = try cachedStatement(
-      "SELECT \(Session.selectList) FROM sessions WHERE user_id = ?2 AND external_id = ?1")
-    try statement.bind(externalID, at: 1)
-    try statement.bind(user, at: 2)
-    return try statement.first { try Session(row: $0) }
+    try select(RecordQuery<Session>([.init("external_id", .text(externalID))])).first
   }
 }

@@ -16,7 +16,7 @@ public struct SkillState: Sendable, Hashable {
     self.updatedAt = updatedAt
   }
 
-  package init(row: Statement) {
+  package init(row: some Row) {
     skillID = row.string(at: 0)
     enabled = row.bool(at: 1)
     updatedAt = row.date(at: 2)

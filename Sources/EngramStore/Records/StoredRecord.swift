@@ -13,7 +13,7 @@ import Foundation
 public protocol StoredRecord: Sendable {
   /// The table's name.
   static var tableName: String { get }
-  /// The columns other than `id`, in the order `bind(to:)` binds and `init(row:)` reads
+  /// The columns other than `id`, in the order `encode(to:)` writes and `init(row:)` reads
   /// them (after `id`, at column 0).
   static var columns: [String] { get }
   /// The time column filtered by `RecordFilter.timeRange`, if the table has one.
@@ -22,23 +22,26 @@ public protocol StoredRecord: Sendable {
   static var sessionColumn: String? { get }
   /// The row id; nil before insertion.
   var id: Int64? { get set }
-  /// Binds the non-id columns to parameters 1...columns.count.
-  func bind(to statement: Statement) throws
-  /// Binds the non-id columns as SQLite stores them (`bind(to:)` unless the table keeps a
-  /// smaller form: see `EmbeddingRow`).
-  func bindStored(to statement: Statement) throws
+  /// Appends the values of the non-id columns, in `columns` order: what every backend binds.
+  func encode(to row: inout [SQLValue]) throws
+  /// Appends the values as SQLite keeps them: `encode(to:)`, unless the table keeps a smaller
+  /// form there (see `EmbeddingRow`).
+  func encodeStored(to row: inout [SQLValue]) throws
   /// The columns SQLite reads for `init(row:)`, `id` first (`columns`, unless the table
   /// keeps a smaller form).
   static var selectList: String { get }
-  /// Reads a row whose column 0 is `id`, followed by `columns`.
-  init(row: Statement) throws
-  /// Refuses invalid values in Swift before any SQL runs.
-  func validate(in connection: Connection) throws
+  /// Reads a row of any backend whose column 0 is `id`, followed by `columns`.
+  /// - Throws: `StoreError.invalidColumnValue` for a value the record's type refuses.
+  init(row: some Row) throws
+  /// Refuses invalid values in Swift before any SQL runs. `embeddingModel` reads the
+  /// store's configured embedding model, for records checked against it (`EmbeddingRow`);
+  /// no other record calls it.
+  func validate(embeddingModel: () throws -> EmbeddingModel?) throws
 }
 
 extension StoredRecord {
   /// No validation beyond the schema's constraints.
-  public func validate(in connection: Connection) throws {}
+  public func validate(embeddingModel: () throws -> EmbeddingModel?) throws {}
   /// No time filter.
   public static var timeColumn: String? { nil }
   /// No session filter.
@@ -46,7 +49,39 @@ extension StoredRecord {
   /// The columns themselves.
   public static var selectList: String { (["id"] + columns).joined(separator: ", ") }
   /// The values themselves.
-  public func bindStored(to statement: Statement) throws { try bind(to: statement) }
+  public func encodeStored(to row: inout [SQLValue]) throws { try encode(to: &row) }
+
+  /// The values as SQLite keeps them (`encodeStored(to:)`).
+  func storedValues() throws -> [SQLValue] {
+    var row: [SQLValue] = []
+    row.reserveCapacity(Self.columns.count)
+    try encodeStored(to: &row)
+    return row
+  }
+
+  /// The values of the non-id columns, in `columns` order (`encode(to:)`).
+  public func encoded() throws -> [SQLValue] {
+    var row: [SQLValue] = []
+    row.reserveCapacity(Self.columns.count)
+    try encode(to: &row)
+    return row
+  }
+
+  /// Validates `records` in order, reading the store's embedding model at most once.
+  /// - Throws: the first invalid record's error.
+  public static func validate(
+    _ records: some Sequence<Self>, embeddingModel: () throws -> EmbeddingModel?
+  ) throws {
+    var model: EmbeddingModel??
+    for record in records {
+      try record.validate {
+        if let model { return model }
+        let configured = try embeddingModel()
+        model = .some(configured)
+        return configured
+      }
+    }
+  }
 }
 
 /// Which page of a listing to return. Rows come in ascending id order.
@@ -92,13 +127,13 @@ extension Connection {
   /// - Throws: the record's validation error, or `SQLiteError` (`.constraint`).
   @discardableResult
   public func insert<R: StoredRecord>(_ record: R) throws -> Int64 {
-    try record.validate(in: self)
+    try record.validate(embeddingModel: embeddingModel)
     let statement = try recordStatement(R.self, .insert) {
       let names = R.columns + ["id", "user_id"]
       let placeholders = (1...names.count).map { "?\($0)" }.joined(separator: ", ")
       return "INSERT INTO \(R.tableName) (\(names.joined(separator: ", "))) VALUES (\(placeholders))"
     }
-    try record.bindStored(to: statement)
+    try statement.bind(try record.storedValues(), startingAt: 1)
     try statement.bind(record.id, at: R.columns.count + 1)
     try statement.bind(user, at: R.columns.count + 2)
     try statement.execute()
@@ -109,13 +144,13 @@ extension Connection {
   /// - Throws: `StoreError.missingID`, `StoreError.notFound`, validation errors, `SQLiteError`.
   public func update<R: StoredRecord>(_ record: R) throws {
     guard let id = record.id else { throw StoreError.missingID(table: R.tableName) }
-    try record.validate(in: self)
+    try record.validate(embeddingModel: embeddingModel)
     let statement = try recordStatement(R.self, .update) {
       let assignments = R.columns.enumerated().map { "\($1) = ?\($0 + 1)" }.joined(separator: ", ")
       return
         "UPDATE \(R.tableName) SET \(assignments) WHERE id = ?\(R.columns.count + 1) AND user_id = ?\(R.columns.count + 2)"
     }
-    try record.bindStored(to: statement)
+    try statement.bind(try record.storedValues(), startingAt: 1)
     try statement.bind(id, at: R.columns.count + 1)
     try statement.bind(user, at: R.columns.count + 2)
     try statement.execute()
@@ -167,6 +202,15 @@ extension Connection {
     return try statement.map { try R(row: $0) }
   }
 
+  /// This user's rows of `R` that `query` selects.
+  public func select<R: StoredRecord>(_ query: RecordQuery<R>) throws -> [R] {
+    let (conditions, tail, arguments) = query.clauses { "?\($0)" }
+    let statement = try cachedStatement(
+      "SELECT \(R.selectList) FROM \(R.tableName) WHERE user_id = ?1\(conditions)\(tail)")
+    try statement.bind([.text(user)] + arguments)
+    return try statement.map { try R(row: $0) }
+  }
+
   /// The number of `type`'s rows matching `filter`.
   public func count<R: StoredRecord>(_ type: R.Type, filter: RecordFilter = .none) throws -> Int {
     let (clause, arguments) = whereClause(R.self, filter)
@@ -207,18 +251,5 @@ extension Connection {
       clause.append("\(column) < ?\(arguments.count)")
     }
     return (clause, arguments)
-  }
-}
-
-extension Statement {
-  /// Reads an enum column, refusing raw values the type does not know.
-  func enumValue<E: RawRepresentable>(_ type: E.Type, at index: Int, table: String, column: String) throws
-    -> E
-  where E.RawValue == String {
-    let raw = string(at: index)
-    guard let value = E(rawValue: raw) else {
-      throw StoreError.invalidColumnValue(table: table, column: column, value: raw)
-    }
-    return value
   }
 }

@@ -54,21 +54,16 @@ public struct Summary: StoredRecord, Hashable {
   /// The column session filters apply to.
   public static var sessionColumn: String? { "session_id" }
 
-  /// Binds the non-id columns.
-  public func bind(to statement: Statement) throws {
-    try statement.bind(sessionID, at: 1)
-    try statement.bind(firstMessageID, at: 2)
-    try statement.bind(lastMessageID, at: 3)
-    try statement.bind(startAt, at: 4)
-    try statement.bind(endAt, at: 5)
-    try statement.bind(content, at: 6)
-    try statement.bind(structured, at: 7)
-    try statement.bind(generator, at: 8)
-    try statement.bind(createdAt, at: 9)
+  /// Appends the non-id columns.
+  public func encode(to row: inout [SQLValue]) throws {
+    row += [
+      SQLValue(sessionID), SQLValue(firstMessageID), SQLValue(lastMessageID), SQLValue(startAt),
+      SQLValue(endAt), SQLValue(content), SQLValue(structured), SQLValue(generator), SQLValue(createdAt),
+    ]
   }
 
   /// Reads a row (id first).
-  public init(row: Statement) throws {
+  public init(row: some Row) throws {
     id = row.int64(at: 0)
     sessionID = row.optionalInt64(at: 1)
     firstMessageID = row.optionalInt64(at: 2)

@@ -63,21 +63,16 @@ public struct Trace: StoredRecord, Hashable {
   /// The column time filters apply to.
   public static var timeColumn: String? { "started_at" }
 
-  /// Binds the non-id columns.
-  public func bind(to statement: Statement) throws {
-    try statement.bind(executionID, at: 1)
-    try statement.bind(step, at: 2)
-    try statement.bind(skillID, at: 3)
-    try statement.bind(arguments, at: 4)
-    try statement.bind(result, at: 5)
-    try statement.bind(status.rawValue, at: 6)
-    try statement.bind(startedAt, at: 7)
-    try statement.bind(durationMs, at: 8)
-    try statement.bind(error, at: 9)
+  /// Appends the non-id columns.
+  public func encode(to row: inout [SQLValue]) throws {
+    row += [
+      SQLValue(executionID), SQLValue(step), SQLValue(skillID), SQLValue(arguments), SQLValue(result),
+      SQLValue(status), SQLValue(startedAt), SQLValue(durationMs), SQLValue(error),
+    ]
   }
 
   /// Reads a row (id first).
-  public init(row: Statement) throws {
+  public init(row: some Row) throws {
     id = row.int64(at: 0)
     executionID = row.string(at: 1)
     step = row.int(at: 2)
@@ -91,13 +86,15 @@ public struct Trace: StoredRecord, Hashable {
   }
 }
 
-extension Connection {
+extension RecordQueries {
   /// The steps of `executionID`, in step order.
   public func traces(executionID: String) throws -> [Trace] {
-    let statement = try cachedStatement(
-      "SELECT \(Trace.selectList) FROM traces WHERE user_id = ?2 AND execution_id = ?1 ORDER BY step, id")
-    try statement.bind(executionID, at: 1)
-    try statement.bind(user, at: 2)
-    return try statement.map { try Trace(row: $0) }
+    try select(
+      RecordQuery<Trace>([.init("execution_id", .text(executionID))], order: [.init("step"), .init("id")]))
+  }
+
+  /// The most recent trace rows, newest first.
+  public func recentTraces(limit: Int) throws -> [Trace] {
+    try select(RecordQuery<Trace>(order: [.init("id", descending: true)], limit: limit))
   }
 }

@@ -102,7 +102,12 @@ struct PlainVectorRow: ExportedRow {
   let vectorColumn: Int
   let dimensionColumn: Int
 
+  var columnCount: Int { row.columnCount }
+  func value(at index: Int) -> SQLValue {
+    index == vectorColumn ? .blob(withBlob(at: index) { Array($0) }) : row.value(at: index)
+  }
   func columnType(at index: Int) -> Statement.ColumnType { row.columnType(at: index) }
+  func isNull(at index: Int) -> Bool { row.isNull(at: index) }
   func int64(at index: Int) -> Int64 { row.int64(at: index) }
   func double(at index: Int) -> Double { row.double(at: index) }
   func string(at index: Int) -> String { row.string(at: index) }
@@ -123,8 +128,6 @@ struct PlainVectorRow: ExportedRow {
     }
   }
 }
-
-extension Statement: ExportedRow {}
 
 extension SQLiteError: StoreDatabaseError {}
 

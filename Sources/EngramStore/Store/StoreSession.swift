@@ -24,7 +24,7 @@ public protocol StoreSession: RecordQueries, MetaQueries, ItemQueries, SearchQue
 {}
 
 /// Rows as typed records (`StoredRecord.swift`, `Connection+BatchInsert.swift`): insert,
-/// update, delete, fetch, list and count any table's rows.
+/// update, delete, fetch, list, count and select any table's rows.
 public protocol RecordQueries: AnyObject {
   /// Inserts `record` (its `id` is used when set, else assigned) and returns the row id.
   func insert<R: StoredRecord>(_ record: R) throws -> Int64
@@ -40,6 +40,9 @@ public protocol RecordQueries: AnyObject {
   func list<R: StoredRecord>(_ type: R.Type, filter: RecordFilter, page: Page) throws -> [R]
   /// The number of `type`'s rows matching `filter`.
   func count<R: StoredRecord>(_ type: R.Type, filter: RecordFilter) throws -> Int
+  /// The rows of `query`'s table it selects: the lookups written once beside their records
+  /// (`session(externalID:)`, `traces(executionID:)`, `pendingCalls(status:)`...).
+  func select<R: StoredRecord>(_ query: RecordQuery<R>) throws -> [R]
 }
 
 /// The store's `meta` keys and schema version (`Meta.swift`).
@@ -58,8 +61,6 @@ public protocol MetaQueries: AnyObject {
 /// `Message.swift`, `Connection+Retrieval.swift`): what writing and reading them needs beyond
 /// `RecordQueries`.
 public protocol ItemQueries: AnyObject {
-  /// The session with `externalID`, or nil.
-  func session(externalID: String) throws -> Session?
   /// The id of the session whose external id or title is `name`, or nil.
   func sessionID(named name: String) throws -> Int64?
   /// The latest `limit` turns (of one session when given), oldest first.
@@ -102,8 +103,6 @@ public protocol SearchQueries: AnyObject {
 /// Embeddings, their model, generation and change log, and the vector snapshot's stamp
 /// (`EmbeddingRow.swift`, `EmbeddingCodec.swift`, `Connection+VectorSnapshot.swift`).
 public protocol EmbeddingQueries: AnyObject {
-  /// The configured embedding model, or nil.
-  func embeddingModel() throws -> EmbeddingModel?
   /// Configures the embedding model (`replace` allows a change; the caller re-embeds).
   func configureEmbeddingModel(model: String, dimension: Int, replace: Bool) throws
   /// Inserts or replaces the embedding of the row's owner; returns its id.
@@ -162,9 +161,6 @@ public protocol MaintenanceQueries: AnyObject {
   /// Calls `body` with the content of each turn of a session, in order.
   func forEachMessageContent(inSession sessionID: Int64, _ body: (String) throws -> Void) throws
 
-  /// The turns of a session, in order.
-  func messages(inSession sessionID: Int64) throws -> [Message]
-
   /// Marks a session's uncovered turns as covered by `summaryID`.
   func coverUncoveredMessages(inSession sessionID: Int64, bySummary summaryID: Int64) throws
 
@@ -192,9 +188,6 @@ public protocol MaintenanceQueries: AnyObject {
 
   /// Every item that has text to embed.
   func embeddableItems() throws -> [EmbeddableItem]
-
-  /// One item's text to embed, or nil.
-  func embeddableItem(_ kind: ItemKind, id: Int64) throws -> EmbeddableItem?
 
   /// Problems the store's integrity check finds (empty when none).
   func integrityCheck() throws -> [String]
@@ -264,9 +257,6 @@ public protocol AgentRecordQueries: AnyObject {
   /// Deletes the routine whose key is `key`; returns whether it existed.
   @discardableResult func deleteRoutine(key: String) throws -> Bool
 
-  /// Pending calls with `status`, oldest first.
-  func pendingCalls(status: PendingCallStatus) throws -> [PendingCall]
-
   /// Sets a pending call's status (`StoreError.notFound`).
   func setPendingCallStatus(_ id: Int64, to status: PendingCallStatus, error: String?, at time: Date) throws
 
@@ -278,17 +268,7 @@ public protocol AgentRecordQueries: AnyObject {
   /// Marks every unfinished pending call cancelled; returns them.
   func markUnfinishedPendingCallsCancelled(at time: Date) throws -> [PendingCall]
 
-  /// The traces of one execution, by step.
-  func traces(executionID: String) throws -> [Trace]
-
-  /// The latest traces.
-  func recentTraces(limit: Int) throws -> [Trace]
-
-  /// Reminders and notes (of `kind` when given), newest first.
-  func agentItems(kind: AgentItemKind?, limit: Int) throws -> [AgentItem]
-
   /// Items of `kind` due in `from..<to` (either end open), soonest first; with
-
   /// `undeliveredOnly`, only those never delivered.
   func agentItems(kind: AgentItemKind, dueFrom from: Date?, to: Date?, undeliveredOnly: Bool, limit: Int)
     throws -> [AgentItem]
@@ -300,9 +280,6 @@ public protocol AgentRecordQueries: AnyObject {
   /// Undoes the claim of reminder `id` made at `claimedAt` (its hand-over failed): it is due
   /// again. A later claim or change of the reminder is left alone.
   func releaseReminder(_ id: Int64, claimedAt: Date) throws
-
-  /// The item imported with the iCalendar UID `uid`, or nil.
-  func agentItem(calendarUID uid: String) throws -> AgentItem?
 }
 
 /// What ingest asks before it stores (`Connection+Ingest.swift`): the turns stored already
@@ -375,20 +352,7 @@ public protocol StoreDatabaseError: Error {
 
 /// One row of an export, read column by column without copying (see
 /// `StoreSession.forEachExportedRow`). Valid only inside the callback it is passed to.
-public protocol ExportedRow {
-  /// The value type of column `index` (no conversion).
-  func columnType(at index: Int) -> Statement.ColumnType
-  /// An integer column.
-  func int64(at index: Int) -> Int64
-  /// A real column.
-  func double(at index: Int) -> Double
-  /// A text column as text.
-  func string(at index: Int) -> String
-  /// A text column's UTF-8 bytes.
-  func withUTF8Bytes<T>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> T) rethrows -> T
-  /// A blob column's bytes.
-  func withBlob<T>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T
-}
+public typealias ExportedRow = Row
 
 /// A row whose reference points at no row: its table, its rowid (nil when the table has none)
 /// and the table it refers to.
