@@ -10,7 +10,7 @@ import Testing
 /// PostgreSQL binds a record's one encoding and reads records from its own rows (no SQLite
 /// in between): the values it stores are the encoding, and a malformed row fails exactly as
 /// it fails in the SQLite store.
-@Suite("PostgreSQL rows", .timeLimit(.minutes(5)), .watchdog)
+@Suite("PostgreSQL rows", .timeLimit(.minutes(5)), .watchdog, .offPool)
 struct PostgresRowTests {
   /// A migrated SQLite store of its own, to compare with.
   private func sqlite() throws -> Connection {
