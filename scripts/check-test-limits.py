@@ -3,7 +3,9 @@
 
 Checks each test file under Tests/: a top-level type that holds @Test functions must be
 marked `@Suite(..., .timeLimit(...), .watchdog)` (an extension is covered by its type's
-declaration). Nested suites inherit both traits. Exits 1 naming each type that lacks them.
+declaration). Nested suites inherit both traits. A suite whose tests talk to PostgreSQL
+(a file that uses PostgresTestServer or PostgresConnection) also carries `.offPool`: libpq
+blocks its thread. Exits 1 naming each type that lacks them.
 """
 import pathlib
 import re
@@ -41,6 +43,9 @@ for path in sorted(root.rglob("*.swift")):
             end += 1
         body = "\n".join(lines[index:end])
         marked = "@Suite" in header and ".timeLimit(" in header and ".watchdog" in header
+        source = "\n".join(lines)
+        if kind != "extension" and ("PostgresTestServer" in source or "PostgresConnection(" in source):
+            marked = marked and ".offPool" in header
         if kind != "extension":
             declared[name] = marked or declared.get(name, False)
         if "@Test" in body:
@@ -49,6 +54,7 @@ for path in sorted(root.rglob("*.swift")):
 
 failed = [
     f"{path}:{line}: {kind} {name} has tests but no @Suite(..., .timeLimit(...), .watchdog)"
+    " (and .offPool, when it talks to PostgreSQL)"
     for kind, name, path, line, marked in problems
     if not marked and not (kind == "extension" and declared.get(name))
 ]
