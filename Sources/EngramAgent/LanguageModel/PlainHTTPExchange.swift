@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 import Synchronization
 
@@ -217,13 +218,7 @@ final class PlainHTTPExchange: Sendable {
     }
 
     private mutating func connect() throws {
-      var hints = addrinfo()
-      hints.ai_family = AF_UNSPEC
-      #if canImport(Glibc)
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-      #else
-        hints.ai_socktype = SOCK_STREAM
-      #endif
+      var hints = addrinfo.streamHints()
       var list: UnsafeMutablePointer<addrinfo>?
       let status = getaddrinfo(host, String(port), &hints, &list)
       guard status == 0, let first = list else {
