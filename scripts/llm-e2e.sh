@@ -6,7 +6,10 @@
 #       (the reply is not the answer from memory alone);
 #   (b) the model's tokens reach standard output as they come, in several pieces over time;
 #   (c) an unreachable server, then the server killed in the middle of a reply: one line on
-#       standard error, the answer from memory on standard output, status 0, nothing written.
+#       standard error, the answer from memory on standard output, status 0, nothing written;
+#   (d) waiting does not spin: against a stub server that thinks 4 s before it answers, the
+#       chat uses little more CPU time than against one that answers at once (URLSession on
+#       Linux once kept a core busy while it waited, the core a local model server needs).
 # Every check fails the script with what it saw. CI runs it after `make test` (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -117,6 +120,73 @@ for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; 
 kill -0 "$server_pid" 2>/dev/null && fail "the server is still running after kill -9"
 check_fallback "server killed mid-reply" "$work/c2.json" || fail "(c) killed: $(cat "$work/c2.json")"
 server_pid=""
+
+# --- (d) waiting does not spin -------------------------------------------------------------
+# A stub OpenAI-compatible server (chat completions streamed after DELAY seconds, /tokenize
+# answered 404); the chat's CPU time (user + system, from the kernel's accounting of the
+# child) with a 4 s delay minus that with none is what waiting cost. Spinning cost about a
+# core for the whole wait (3 to 4 s); a client that sleeps, a few hundredths.
+cat >"$work/slow.py" <<'PY'
+import http.server, json, socketserver, sys, threading, time
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *args): pass
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if not self.path.endswith("/chat/completions"):
+            self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return
+        time.sleep(self.server.delay)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for text in ["Your locker", " code is", " 4512."]:
+            event = {"choices": [{"index": 0, "delta": {"content": text}}]}
+            self.wfile.write(f"data: {json.dumps(event)}\n\n".encode()); self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n"); self.wfile.flush()
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+server = Server(("127.0.0.1", 0), Handler)
+server.delay = float(sys.argv[1])
+print(server.server_address[1], flush=True)
+server.serve_forever()
+PY
+cat >"$work/cpu.py" <<'PY'
+import os, resource, subprocess, sys, time
+bin, db, url, question = sys.argv[1:5]
+start = time.monotonic()
+run = subprocess.run([bin, "chat", "--db", db, "--session", "d", "--llm", url, "--llm-model", "stub"],
+    input=(question + "\n").encode(), capture_output=True)
+wall = time.monotonic() - start
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+assert run.returncode == 0, f"chat exited with {run.returncode}: {run.stderr.decode()}"
+assert b"4512" in run.stdout, f"no 4512 in {run.stdout!r}"
+print(f"{usage.ru_utime + usage.ru_stime:.3f} {wall:.3f}")
+PY
+cpu_against() { # DELAY -> "CPU-SECONDS WALL-SECONDS"
+  local port_file="$work/slow-$1.port" stub_pid result
+  python3 "$work/slow.py" "$1" >"$port_file" &
+  stub_pid=$!
+  for _ in $(seq 1 100); do [ -s "$port_file" ] && break; sleep 0.05; done
+  result=$(python3 "$work/cpu.py" "$bin" "$db" "http://127.0.0.1:$(cat "$port_file")" "$question") || {
+    kill "$stub_pid"
+    return 1
+  }
+  kill "$stub_pid"
+  echo "$result"
+}
+read -r quick_cpu quick_wall < <(cpu_against 0) || fail "(d) the chat against the quick stub failed"
+read -r slow_cpu slow_wall < <(cpu_against 4) || fail "(d) the chat against the slow stub failed"
+python3 - "$quick_cpu" "$quick_wall" "$slow_cpu" "$slow_wall" <<'PY' || fail "(d) waiting spins"
+import sys
+quick_cpu, quick_wall, slow_cpu, slow_wall = map(float, sys.argv[1:5])
+extra = slow_cpu - quick_cpu
+assert slow_wall >= 4, f"the slow chat took {slow_wall:.2f} s: the stub did not delay"
+assert extra < 1.0, (f"waiting 4 s for the server cost {extra:.2f} s of CPU "
+    f"({slow_cpu:.2f} s against {quick_cpu:.2f} s without the wait)")
+print(f"llm-e2e: ok: (d) waiting 4 s cost {extra:.2f} s of CPU (chat {slow_cpu:.2f} s in {slow_wall:.2f} s; "
+      f"{quick_cpu:.2f} s in {quick_wall:.2f} s without the wait)", file=sys.stderr)
+PY
 
 after=$(memories)
 [ "$after" = "$before" ] || fail "(c) the memories changed: $before before, $after after"

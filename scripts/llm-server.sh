@@ -61,12 +61,13 @@ fi
 folder=$(mktemp -d /tmp/engram-llm.XXXXXX)
 # The server: loopback only; an 8,192-token window, SmolLM2's own (the default 1,500-token
 # budget is estimated, and LoCoMo contexts came to over 2,048 of its tokens with the prompt); at
-# most 256 tokens per reply, so a model that never stops cannot hold a caller; two threads
-# (the machines this runs on are small and shared; $ENGRAM_LLM_THREADS sets another count:
-# docs/llm.md says why one may be better on 2 cores). The model answers to any name; its
-# alias is `smollm2`.
+# most 256 tokens per reply, so a model that never stops cannot hold a caller; one thread
+# ($ENGRAM_LLM_THREADS sets another count): llama.cpp's threads meet at a barrier after
+# every operation, and on a small machine whose cores are shared, one descheduled thread
+# stalls the other (2 cores under load 18: 1.8 tokens per second with two threads, 28 with
+# one; docs/llm.md). The model answers to any name; its alias is `smollm2`.
 setsid "$server" --host 127.0.0.1 --port "$port" -m "$model" --alias smollm2 \
-  --ctx-size 8192 --n-predict 256 --threads "${ENGRAM_LLM_THREADS:-2}" --parallel 1 \
+  --ctx-size 8192 --n-predict 256 --threads "${ENGRAM_LLM_THREADS:-1}" --parallel 1 \
   >"$folder/server.log" 2>&1 </dev/null &
 pid=$!
 echo "$pid" >"$folder/server.pid"

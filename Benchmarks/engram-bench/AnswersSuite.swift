@@ -21,7 +21,8 @@ import Foundation
 /// composes the answer (`engram chat --llm`); `llm` reports the same measures for those
 /// replies, per category too, with its turn times, reply tokens per second (the model's own
 /// count from /tokenize over the turn's time) and how many fell back to memory's answer (the model
-/// failed); `extractive` reports the agent's own answers the same way.
+/// failed; `fallback_notices` counts each notice that said why); `extractive` reports the agent's
+/// own answers the same way.
 ///
 /// `--calibrate --conversations 26,30` instead fits the relevance gate of `MemoryAnswer`:
 /// each question of the named conversations is searched in its own memory (positive: the
@@ -191,6 +192,8 @@ enum AnswersSuite {
     var f1 = 0.0
     var contains = 0
     var fellBack = 0
+    /// The fallback notices (why the model's reply is missing), with how often each came.
+    var notices: [String: Int] = [:]
     var latencies: [Double] = []
     /// Tokens of the replies (the model's own count) and the seconds of the turns they came in.
     var replyTokens = 0
@@ -219,6 +222,11 @@ enum AnswersSuite {
     var report: BenchReport {
       var report = measures
       report.set("fell_back_to_memory", fellBack)
+      if !notices.isEmpty {
+        var reasons = BenchReport()
+        for (notice, count) in notices.sorted(by: { $0.key < $1.key }) { reasons.set(notice, count) }
+        report.set("fallback_notices", reasons)
+      }
       var categories = BenchReport()
       for category in byCategory.keys.sorted() {
         categories.set(String(category), byCategory[category]!.measures)
@@ -324,7 +332,10 @@ enum AnswersSuite {
           composed.add(
             modelReply, question: question, milliseconds: modelElapsed,
             tokens: try await tokenCounter?.countTokens(modelReply))
-          if case .finished(let result) = modelFinal, result.notice != nil { composed.fellBack += 1 }
+          if case .finished(let result) = modelFinal, let notice = result.notice {
+            composed.fellBack += 1
+            composed.notices[notice, default: 0] += 1
+          }
         }
         if case .finished(let result) = final,
           result.route == .memory

@@ -1,4 +1,5 @@
 import Dispatch
+import EngramCore
 import Foundation
 import Synchronization
 
@@ -190,14 +191,7 @@ public final class HTTPTransport<Handler: HTTPHandling>: Sendable {
     if let token = configuration.bearerToken, token.count < HTTPTransportConfiguration.minimumTokenLength {
       throw .tokenTooShort(minimum: HTTPTransportConfiguration.minimumTokenLength)
     }
-    var hints = addrinfo()
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
-    hints.ai_family = AF_UNSPEC
-    #if canImport(Glibc)
-      hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-    #else
-      hints.ai_socktype = SOCK_STREAM
-    #endif
+    var hints = addrinfo.streamHints(flags: AI_PASSIVE | AI_NUMERICSERV)
     var results: UnsafeMutablePointer<addrinfo>?
     let status = getaddrinfo(configuration.host, String(configuration.port), &hints, &results)
     guard status == 0, let first = results else {

@@ -65,7 +65,9 @@ struct ReportingSkill: PhraseRuledSkill {
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct AgentStreamingTests {
   static let answer = "Zebras have stripes; 斑马有条纹 🦓. \"Quoted\"\nand a second line."
 
-  /// The planner's reply for `answer`, cut into deltas of 5 characters, one event per write.
+  /// The planner's reply for `answer`, cut into deltas of 5 characters, in pieces of 23
+  /// bytes; the last part is the whole end of the stream (the finish event and `[DONE]`), so
+  /// the reply cannot be complete before it arrives.
   static func parts() throws -> [[UInt8]] {
     let json = try JSONSerialization.data(withJSONObject: ["final": answer])
     let reply = String(decoding: json, as: UTF8.self)
@@ -75,7 +77,9 @@ struct ReportingSkill: PhraseRuledSkill {
       deltas.append(String(rest.prefix(5)))
       rest = rest.dropFirst(5)
     }
-    return ChatCompletionStream.pieces(ChatCompletionStream.body(deltas), size: 23)
+    let body = ChatCompletionStream.body(deltas)
+    let end = ChatCompletionStream.finishEvent + ChatCompletionStream.done
+    return ChatCompletionStream.pieces(String(body.dropLast(end.count)), size: 23) + [Array(end.utf8)]
   }
 
   @Test func streamingTextGrowsWhileThePlannerStreamsAndIsEmptyAfterwards() async throws {

@@ -25,10 +25,11 @@ extension OpenAIChatClient {
       return AsyncThrowingStream { $0.finish(throwing: error) }
     }
     let timeout = configuration.timeout
+    let wakes = socketWakes
     return AsyncThrowingStream { continuation in
       let task = Task {
         do {
-          try await Self.receive(request, timeout: timeout) { continuation.yield($0) }
+          try await Self.receive(request, timeout: timeout, wakes: wakes) { continuation.yield($0) }
           continuation.finish()
         } catch {
           continuation.finish(throwing: error)
@@ -47,10 +48,10 @@ extension OpenAIChatClient {
 
   /// Runs one streamed request, handing each text delta to `yield`.
   private static func receive(
-    _ request: URLRequest, timeout: Duration, yield: (String) -> Void
+    _ request: URLRequest, timeout: Duration, wakes: SocketWakeCounter, yield: (String) -> Void
   ) async throws {
     let seconds = Self.seconds(timeout)
-    let connection = StreamingConnection(request: request, timeout: timeout)
+    let connection = StreamingConnection(request: request, timeout: timeout, wakes: wakes)
     defer { connection.close() }
     var status: Int?
     var shape = BodyShape.undecided
@@ -91,6 +92,11 @@ extension OpenAIChatClient {
       }
     } catch let error as LanguageModelError {
       throw error
+    } catch is PlainHTTPExchange.Truncated {
+      // The connection closed before the body's end (the server died mid-reply).
+      if shape == .events { throw LanguageModelError.incompleteStream(received: decoder.received) }
+      throw LanguageModelError.transport(
+        reason: "the server closed the connection before the end of its reply")
     } catch let error as URLError where error.code == .timedOut {
       throw LanguageModelError.timedOut(seconds: seconds)
     } catch let error as URLError where error.code == .cancelled {
@@ -126,17 +132,23 @@ extension OpenAIChatClient {
   }
 }
 
-/// One streamed HTTP exchange on its own session: the status and body chunks as they arrive
-/// (a delegate-based data task, which FoundationNetworking on Linux supports where
-/// `URLSession.bytes` is missing), with a watchdog that fails the exchange when the server
-/// stays silent longer than the timeout.
+/// One streamed HTTP exchange: the status and body chunks as they arrive. Plain `http` goes
+/// over `PlainHTTPExchange` (URLSession on Linux keeps a core busy while it waits; see there);
+/// `https` over its own URLSession, a delegate-based data task (which FoundationNetworking
+/// on Linux supports where `URLSession.bytes` is missing), with a watchdog that fails the
+/// exchange when the server stays silent longer than the timeout.
 private struct StreamingConnection: Sendable {
-  let events: AsyncThrowingStream<StreamingDelegate.Event, any Error>
-  private let session: URLSession
-  private let task: URLSessionDataTask
-  private let watchdog: Task<Void, Never>
+  let events: AsyncThrowingStream<HTTPExchangeEvent, any Error>
+  /// Stops the transfer and releases what it holds.
+  private let stop: @Sendable () -> Void
 
-  init(request: URLRequest, timeout: Duration) {
+  init(request: URLRequest, timeout: Duration, wakes: SocketWakeCounter) {
+    if OpenAIChatClient.isPlainHTTP(request) {
+      let exchange = PlainHTTPExchange(request: request, idleTimeout: timeout, wakes: wakes)
+      events = exchange.events
+      stop = { exchange.close() }
+      return
+    }
     let delegate = StreamingDelegate()
     events = delegate.events
     let configuration = URLSessionConfiguration.ephemeral
@@ -144,10 +156,9 @@ private struct StreamingConnection: Sendable {
     let seconds = max(1, OpenAIChatClient.seconds(timeout).rounded(.up)) + 1
     configuration.timeoutIntervalForRequest = seconds
     configuration.timeoutIntervalForResource = 24 * 3600
-    session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
     let task = session.dataTask(with: request)
-    self.task = task
-    watchdog = Task {
+    let watchdog = Task {
       while !Task.isCancelled {
         let deadline = delegate.lastActivity + timeout
         if ContinuousClock.now >= deadline {
@@ -158,32 +169,28 @@ private struct StreamingConnection: Sendable {
         try? await Task.sleep(until: deadline, clock: .continuous)
       }
     }
+    stop = {
+      watchdog.cancel()
+      task.cancel()
+      // The session retains its delegate until invalidated.
+      session.invalidateAndCancel()
+    }
     task.resume()
   }
 
-  /// Stops the watchdog and the transfer, and releases the session (it retains its delegate).
-  func close() {
-    watchdog.cancel()
-    task.cancel()
-    session.invalidateAndCancel()
-  }
+  /// Stops the transfer (and, for https, the watchdog and the session).
+  func close() { stop() }
 }
 
 /// Receives a data task's response and body chunks and hands them to an async stream.
 private final class StreamingDelegate: NSObject, URLSessionDataDelegate, Sendable {
-  enum Event: Sendable {
-    /// The response head arrived with this HTTP status.
-    case response(status: Int)
-    /// A chunk of the body.
-    case data(Data)
-  }
-
-  let events: AsyncThrowingStream<Event, any Error>
-  private let continuation: AsyncThrowingStream<Event, any Error>.Continuation
+  let events: AsyncThrowingStream<HTTPExchangeEvent, any Error>
+  private let continuation: AsyncThrowingStream<HTTPExchangeEvent, any Error>.Continuation
   private let activity = Mutex(ContinuousClock.now)
 
   override init() {
-    (events, continuation) = AsyncThrowingStream.makeStream(of: Event.self, throwing: (any Error).self)
+    (events, continuation) = AsyncThrowingStream.makeStream(
+      of: HTTPExchangeEvent.self, throwing: (any Error).self)
     super.init()
   }
 

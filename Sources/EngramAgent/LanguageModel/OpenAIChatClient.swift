@@ -11,6 +11,8 @@ public final class OpenAIChatClient: LanguageModel, TokenCounter {
   private let endpoint: URL
   private let apiKey: String?
   private let session: URLSession
+  /// Wake-ups of the plain-HTTP exchanges' waits (tests check that waiting does not spin).
+  let socketWakes = SocketWakeCounter()
 
   /// Creates a client; the API key is read once from `environment`.
   /// - Throws: `LanguageModelError` when the configuration is unusable (see `validatedEndpoint`).
@@ -69,13 +71,10 @@ public final class OpenAIChatClient: LanguageModel, TokenCounter {
   ///   `.serverError`).
   public func complete(messages: [ChatMessage]) async throws -> String {
     let request = try request(for: messages, stream: false)
-    let (data, response) = try await send(request)
-    guard let http = response as? HTTPURLResponse else {
-      throw LanguageModelError.malformedResponse(reason: "not an HTTP response")
-    }
-    guard (200..<300).contains(http.statusCode) else {
+    let (data, status) = try await send(request)
+    guard (200..<300).contains(status) else {
       throw LanguageModelError.httpStatus(
-        code: http.statusCode, body: String(decoding: data.prefix(2048), as: UTF8.self))
+        code: status, body: String(decoding: data.prefix(2048), as: UTF8.self))
     }
     return try Self.completionContent(data)
   }
@@ -92,13 +91,10 @@ public final class OpenAIChatClient: LanguageModel, TokenCounter {
     request.setValue("application/json", forHTTPHeaderField: "Accept")
     if let apiKey { request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization") }
     request.httpBody = try JSONEncoder().encode(["content": text])
-    let (data, response) = try await send(request, limit: min(configuration.timeout, .seconds(10)))
-    guard let http = response as? HTTPURLResponse else {
-      throw LanguageModelError.malformedResponse(reason: "not an HTTP response")
-    }
-    guard (200..<300).contains(http.statusCode) else {
+    let (data, status) = try await send(request, limit: min(configuration.timeout, .seconds(10)))
+    guard (200..<300).contains(status) else {
       throw LanguageModelError.httpStatus(
-        code: http.statusCode, body: String(decoding: data.prefix(2048), as: UTF8.self))
+        code: status, body: String(decoding: data.prefix(2048), as: UTF8.self))
     }
     struct Tokens: Decodable { var tokens: [Int] }
     do {
@@ -125,11 +121,49 @@ public final class OpenAIChatClient: LanguageModel, TokenCounter {
     return content
   }
 
-  /// Sends `request`, racing it against the configured timeout: URLSession on Linux rounds
-  /// sub-second timeouts down to zero, so the session's own limit is only a backstop.
-  private func send(_ request: URLRequest, limit: Duration? = nil) async throws -> (Data, URLResponse) {
-    let session = session
+  /// Sends `request` within `limit` (default: the configured timeout) and returns the body
+  /// and the HTTP status. Plain `http` goes over a socket of its own (`PlainHTTPExchange`: URLSession
+  /// on Linux keeps a core busy while it waits); `https` over URLSession.
+  private func send(_ request: URLRequest, limit: Duration? = nil) async throws -> (Data, Int) {
     let limit = limit ?? configuration.timeout
+    if Self.isPlainHTTP(request) {
+      let exchange = PlainHTTPExchange(
+        request: request, idleTimeout: limit, totalTimeout: limit, wakes: socketWakes)
+      return try await withTaskCancellationHandler {
+        var status: Int?
+        var data = Data()
+        do {
+          for try await event in exchange.events {
+            switch event {
+            case .response(let code): status = code
+            case .data(let chunk): data.append(chunk)
+            }
+          }
+        } catch is PlainHTTPExchange.Truncated {
+          throw LanguageModelError.transport(
+            reason: "the server closed the connection before the end of its reply")
+        }
+        try Task.checkCancellation()
+        guard let status else { throw LanguageModelError.malformedResponse(reason: "no response") }
+        return (data, status)
+      } onCancel: {
+        exchange.close()
+      }
+    }
+    let (data, response) = try await sendWithSession(request, limit: limit)
+    guard let http = response as? HTTPURLResponse else {
+      throw LanguageModelError.malformedResponse(reason: "not an HTTP response")
+    }
+    return (data, http.statusCode)
+  }
+
+  /// Whether `request` goes to a plain `http` URL (served by `PlainHTTPExchange`).
+  static func isPlainHTTP(_ request: URLRequest) -> Bool { request.url?.scheme?.lowercased() == "http" }
+
+  /// Sends `request` with URLSession, racing it against `limit`: URLSession on Linux rounds
+  /// sub-second timeouts down to zero, so the session's own limit is only a backstop.
+  private func sendWithSession(_ request: URLRequest, limit: Duration) async throws -> (Data, URLResponse) {
+    let session = session
     let seconds = Self.seconds(limit)
     return try await withThrowingTaskGroup(of: (Data, URLResponse)?.self) { group in
       group.addTask {
