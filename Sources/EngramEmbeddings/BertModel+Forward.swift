@@ -28,7 +28,8 @@ extension BertModel {
     let projected: UnsafeMutablePointer<Float>
     let intermediate: UnsafeMutablePointer<Float>
     let scores: UnsafeMutablePointer<Float>
-    /// A product's input quantized per row (int8 path): codes, rows `codeStride` apart.
+    /// A product's input quantized per row in two passes (int8 path): two rows of codes per
+    /// row of input (coarse, then fine), rows `codeStride` apart.
     let codes: UnsafeMutablePointer<Int8>
     let codeStride: Int
     /// The scale of each row of `codes`.
@@ -40,7 +41,7 @@ extension BertModel {
       let block = tokens * width
       let total = 6 * block + tokens * innerWidth + threads * longest * longest
       codeStride = quantized ? engram_qgemm_padded_inputs(max(width, innerWidth)) : 0
-      codes = .allocate(capacity: tokens * codeStride)
+      codes = .allocate(capacity: 2 * tokens * codeStride)
       codeScales = .allocate(capacity: quantized ? tokens : 0)
       storage = .allocate(capacity: total)
       hidden = storage
@@ -217,14 +218,15 @@ extension BertModel {
       }
     case .int8(let packed, let scales, let sums):
       engram_qgemm_f32(
-        space.codes, space.codeScales, rows, space.codeStride, packed, scales, sums, k, columns.lowerBound,
+        space.codes, space.codeScales, rows, space.codeStride, packed, scales, sums, ldc, k,
+        columns.lowerBound,
         columns.upperBound, output, ldc)
     }
     engram_bias_gelu_rows(target, rows, columns.count, ldc, dense.bias + columns.lowerBound, gelu ? 1 : 0)
   }
 
   /// Several products of the same input, each split by output columns across `threads`. On the
-  /// int8 path the input is quantized once, per row, for all of them.
+  /// int8 path the input is quantized once, per row in two passes, for all of them.
   private static func linear(
     _ products: [(Linear, UnsafeMutablePointer<Float>)], _ input: UnsafeMutablePointer<Float>, rows: Int,
     space: Workspace, threads: Int, gelu: Bool = false

@@ -19,7 +19,7 @@ final class BertModel: @unchecked Sendable {
   /// One linear layer: `output = input · weightᵀ + bias`, the weight stored [out, in].
   struct Linear: @unchecked Sendable {
     /// float32 rows (mapped, or dequantized into memory the model owns), or int8 rows packed
-    /// by `engram_qgemm_pack` with a scale and a code sum per output row.
+    /// by `engram_qgemm_pack` with a scale and a code sum per output row and group of 64 inputs.
     enum Weights {
       case float32(UnsafePointer<Float>)
       case int8(packed: UnsafePointer<Int8>, scales: UnsafePointer<Float>, sums: UnsafePointer<Int32>)
@@ -45,7 +45,7 @@ final class BertModel: @unchecked Sendable {
   }
 
   /// Builds the linear layers of one model at one precision, owning what it allocates: int8
-  /// packs (weights quantized once, per output row) and, for the packed e5 file, the float
+  /// packs (weights quantized once, per output row in groups of 64 inputs) and, for the packed e5 file, the float
   /// weights dequantized from its 4-bit blocks when the float path is selected.
   final class LinearBuilder {
     let precision: EmbeddingPrecision
@@ -61,14 +61,14 @@ final class BertModel: @unchecked Sendable {
       guard precision == .int8 else {
         return Linear(weights: .float32(weight), bias: bias, inputWidth: inputs, outputWidth: outputs)
       }
-      let rows = engram_qgemm_padded_outputs(outputs)
+      let groups = engram_qgemm_padded_outputs(outputs) * engram_qgemm_groups(inputs)
       let packedBytes = engram_qgemm_packed_bytes(outputs, inputs)
       // One allocation: the codes, then the scales, then the sums (both 4-byte aligned).
-      let storage = UnsafeMutableRawPointer.allocate(byteCount: packedBytes + 8 * rows, alignment: 64)
+      let storage = UnsafeMutableRawPointer.allocate(byteCount: packedBytes + 8 * groups, alignment: 64)
       allocations.append(storage)
       let packed = storage.bindMemory(to: Int8.self, capacity: packedBytes)
-      let scales = (storage + packedBytes).bindMemory(to: Float.self, capacity: rows)
-      let sums = (storage + packedBytes + 4 * rows).bindMemory(to: Int32.self, capacity: rows)
+      let scales = (storage + packedBytes).bindMemory(to: Float.self, capacity: groups)
+      let sums = (storage + packedBytes + 4 * groups).bindMemory(to: Int32.self, capacity: groups)
       engram_qgemm_pack(weight, outputs, inputs, inputs, packed, scales, sums)
       return Linear(
         weights: .int8(packed: packed, scales: scales, sums: sums), bias: bias, inputWidth: inputs,

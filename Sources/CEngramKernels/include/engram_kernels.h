@@ -178,41 +178,51 @@ void engram_parallel(int parts, engram_part_fn fn, void *context);
 
 /// Int8 products for linear layers (`qgemm_i8.c`). A weight matrix W [n x k] (row-major, a
 /// row per output) is packed once by `engram_qgemm_pack`: each row quantized symmetrically to
-/// codes -127...127 with its own scale (largest |w| / 127), laid out in blocks of 16 output
-/// columns, and within a block in steps of 4 inputs, 64 bytes a step (column c's 4 codes at
-/// byte 4c). k is padded to a multiple of 4 and n to one of 16 with zero codes.
+/// codes -127...127 in groups of 64 inputs, each group with its own scale (largest |w| / 127),
+/// laid out in blocks of 16 output columns, and within a block in steps of 4 inputs, 64 bytes a
+/// step (column c's 4 codes at byte 4c). k is padded to a multiple of 64 and n to one of 16
+/// with zero codes.
 size_t engram_qgemm_padded_inputs(size_t k);
-/// n rounded up to a multiple of 16 (the length of the `scales` and `sums` arrays).
+/// n rounded up to a multiple of 16.
 size_t engram_qgemm_padded_outputs(size_t n);
+/// The groups of 64 inputs of a row: the padded k / 64.
+size_t engram_qgemm_groups(size_t k);
 /// Bytes of a packed [n x k] matrix.
 size_t engram_qgemm_packed_bytes(size_t n, size_t k);
-/// Packs W (rows `ldw` apart) into `packed` (`engram_qgemm_packed_bytes`), its per-row scales
-/// into `scales` and per-row code sums into `sums` (both `engram_qgemm_padded_outputs(n)` long).
+/// Packs W (rows `ldw` apart) into `packed` (`engram_qgemm_packed_bytes`), the scale of row j's
+/// group g into scales[g * np + j] and its code sum into sums[g * np + j] (np the padded n;
+/// both arrays `engram_qgemm_groups(k) * np` long, zero past n).
 void engram_qgemm_pack(const float *w, size_t n, size_t k, size_t ldw, int8_t *packed, float *scales,
                        int32_t *sums);
 
-/// Quantizes `m` rows of `k` floats (`ldx` apart) per row: codes round(x * 127 / max|x|),
-/// ties to even, in rows `ldq` apart (zeros from k to ldq), and each row's scale max|x| / 127.
+/// Quantizes `m` rows of `k` floats (`ldx` apart) in two int8 passes, into 2m code rows `ldq`
+/// apart (zeros from k to ldq): with t = x * 127 / max|x| over the row, row 2i holds the coarse
+/// codes rint(t) and row 2i + 1 the fine codes rint((t - rint(t)) * 256), clamped to +-127
+/// (ties to even); scales[i] = max|x| / 127 / 256, so that x ~ scale * (256 coarse + fine).
 void engram_quantize_rows(const float *x, size_t m, size_t k, size_t ldx, int8_t *q, size_t ldq, float *scales);
 /// `engram_quantize_rows` on a chosen level; every level writes the same codes.
 void engram_quantize_rows_path(const float *x, size_t m, size_t k, size_t ldx, int8_t *q, size_t ldq,
                                float *scales, int path);
 
-/// C[i, j] = (float)dot(A row i, W row j) * (row_scales[i] * column_scales[j]) for i < m and
-/// col0 <= j < col1 (col0 a multiple of 16), A being `engram_quantize_rows` codes (rows `lda`
-/// apart, lda >= the padded k, padding zero) and W packed by `engram_qgemm_pack`. The dot
-/// products are exact int32: AVX-512 VNNI (vpdpbusd), AVX2 (vpmaddubsw/vpmaddwd), NEON sdot
-/// or portable C, chosen at run time; all levels give bit-equal results.
+/// C[i, j] ~ (A row i) . (W row j) for i < m and col0 <= j < col1 (col0 a multiple of 16), A
+/// being `engram_quantize_rows` codes (2m rows `lda` apart, lda >= the padded k, padding zero)
+/// with their `row_scales`, and W [n x k] packed by `engram_qgemm_pack` with its `scales` and
+/// `sums`. Per group g of 64 inputs, the exact int32 s = 256 * dot(coarse, w) + dot(fine, w) is
+/// added as acc = fma(float(s), scale[g, j], acc) in order of g; C[i, j] = acc * row_scales[i].
+/// The sums are exact on every level (AVX-512 VNNI vpdpbusd, AVX2 vpmaddubsw/vpmaddwd, NEON sdot
+/// or portable C, chosen at run time), so all levels give bit-equal results.
 void engram_qgemm_f32(const int8_t *a, const float *row_scales, size_t m, size_t lda, const int8_t *packed,
-                      const float *column_scales, const int32_t *sums, size_t k, size_t col0, size_t col1, float *c,
-                      size_t ldc);
+                      const float *scales, const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1,
+                      float *c, size_t ldc);
 /// `engram_qgemm_f32` on a chosen level (`ENGRAM_LEVEL_*`; 2 is VNNI where the CPU has it, else
 /// AVX2; NEON needs the dot-product extension, else portable C), never above the dispatch level.
 void engram_qgemm_f32_path(const int8_t *a, const float *row_scales, size_t m, size_t lda, const int8_t *packed,
-                           const float *column_scales, const int32_t *sums, size_t k, size_t col0, size_t col1,
+                           const float *scales, const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1,
                            float *c, size_t ldc, int path);
-/// The raw int32 dot products of `engram_qgemm_f32_path` (out[i * ldo + j]), for tests.
-void engram_qgemm_i32_path(const int8_t *a, size_t m, size_t lda, const int8_t *packed, const int32_t *sums,
-                           size_t k, size_t col0, size_t col1, int32_t *out, size_t ldo, int path);
+/// The exact int32 group sums of `engram_qgemm_f32_path`, for tests: s of token i, group g and
+/// column j at out[(g * m + i) * ldo + j].
+void engram_qgemm_i32_path(const int8_t *a, size_t m, size_t lda, const int8_t *packed, const float *scales,
+                           const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1, int32_t *out,
+                           size_t ldo, int path);
 
 #endif

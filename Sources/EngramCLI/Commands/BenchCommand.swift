@@ -11,6 +11,7 @@ public enum BenchCommand: Command {
   /// The command's options.
   public struct Options: ParsableOptions {
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var precision: PrecisionOptions
     @Option(short: "k", valueName: "N", help: "Hits per query.") var limit = 10
     @Flag(help: ArgumentHelp.json) var json = false
 

@@ -38,6 +38,7 @@ public enum ChatCommand: Command {
   /// The command's options.
   public struct Options: ParsableOptions {
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var precision: PrecisionOptions
     @Option(valueName: "URL", help: "An OpenAI-compatible server that plans requests no rule fits.")
     var llm: String?
     @Option(valueName: "NAME", help: "The model name sent to the --llm server.") var llmModel: String?

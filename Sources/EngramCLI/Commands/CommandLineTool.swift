@@ -152,11 +152,19 @@ public struct CommandLineTool: Sendable {
     case .help:
       streams.output.write(HelpFormatter.help(for: configuration, toolName: name))
     case .run(let parsed):
+      // --precision of a command that embeds reaches every embedder it builds as $ENGRAM_PRECISION.
+      let environment: [String: String]
+      do {
+        environment = try PrecisionOptions.decode(parsed).applied(to: streams.environment)
+      } catch var error as UsageError {
+        error.usage = parser.usage
+        throw error
+      }
       let context = CommandContext(
         toolName: name, database: try DatabaseOptions.decode(parsed).db,
         userOption: try UserOptions.decode(parsed).user,
         output: streams.output, error: streams.error, input: streams.input, terminal: streams.terminal,
-        environment: streams.environment)
+        environment: environment)
       do {
         try await Self.execute(command, parsed, context: context)
       } catch var error as UsageError {

@@ -24,6 +24,7 @@ public enum ImportCommand: Command {
   /// The command's options.
   public struct Options: ParsableOptions {
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var precision: PrecisionOptions
     @OptionGroup var embedder: EmbedderOptions
     @Option(help: "What the file is (default: read from its content; standard input: jsonl).") var format:
       ExchangeFormat?

@@ -21,6 +21,7 @@ public enum IngestCommand: Command {
   /// The command's options.
   public struct Options: ParsableOptions {
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var precision: PrecisionOptions
     @Option(help: "Read the files as this format.", defaultDescription: "detected from the content")
     var format: ConversationFile.Format?
     @Option(

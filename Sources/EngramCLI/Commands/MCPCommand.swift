@@ -22,6 +22,7 @@ public enum MCPCommand: Command {
   /// The command's options.
   public struct Options: ParsableOptions {
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var precision: PrecisionOptions
     @OptionGroup var serving: MCPHTTPServing.Options
     @OptionGroup var users: UserServing.Options
 

@@ -11,6 +11,7 @@ public enum QueryCommand: Command {
   /// The command's options.
   public struct Options: ParsableOptions {
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var precision: PrecisionOptions
     @Option(short: "k", valueName: "N", help: "How many hits.") var limit = 10
     @Option(help: "How to rank.") var mode = SearchMode.hybrid
     @Option(help: "Only items of this kind.") var kind: [ItemKind] = []

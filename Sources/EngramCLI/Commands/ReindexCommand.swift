@@ -11,6 +11,7 @@ public enum ReindexCommand: Command {
   /// The command's options.
   public struct Options: ParsableOptions {
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var precision: PrecisionOptions
     @OptionGroup var embedder: EmbedderOptions
 
     /// The defaults.

@@ -10,6 +10,7 @@ public enum RememberCommand: Command {
   /// The command's options.
   public struct Options: ParsableOptions {
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var precision: PrecisionOptions
     @Option(help: "What the memory is.") var kind = Kind.fact
     @Option(valueName: "0..1", help: "How much it matters.") var importance = 0.5
     @Option(valueName: "TAG", help: "A tag to file it under.") var tag: [String] = []

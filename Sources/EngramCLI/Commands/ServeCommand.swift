@@ -34,6 +34,7 @@ public enum ServeCommand: Command {
   /// The command's options.
   public struct Options: ParsableOptions {
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var precision: PrecisionOptions
     @Option(
       valueName: "HOST:PORT",
       help: "The address to serve at (default \(ServeCommand.defaultAddress); port 0: any free port).")
