@@ -1,0 +1,65 @@
+import EngramCore
+import EngramTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Engram
+
+/// The engine's topic types run their blocking store work off Swift concurrency's
+/// cooperative pool themselves: callers await them and never wrap them in `BlockingWork.run`.
+@Suite(.timeLimit(.minutes(2)), .watchdog) struct TopicOffPoolTests {
+  /// Many topic calls waiting for a write lock another connection holds leave the cooperative
+  /// threads free: a task that only sleeps resumes while the lock is still held. (When a topic
+  /// call ran its transaction on the caller's thread, the waiting calls took every
+  /// cooperative thread, and the sleeper resumed only after the lock was released.)
+  @Test func callsWaitingForTheWriteLockLeaveTheCooperativePoolFree() async throws {
+    let folder = try TemporaryFolder()
+    let path = folder.path("m.sqlite")
+    var configuration = hashingConfiguration()
+    configuration.busyTimeout = .seconds(30)
+    let engine = try MemoryEngine(path: path, configuration: configuration)
+    let other = try MemoryEngine(path: path, configuration: configuration)
+    defer {
+      engine.close()
+      other.close()
+    }
+    let holding = Mutex(false)
+    let released = Mutex(false)
+    // The other connection takes the write lock and keeps it for two seconds.
+    let holder = Task {
+      try await BlockingWork.run {
+        try other.store.writeTransaction { _ in
+          holding.withLock { $0 = true }
+          Thread.sleep(forTimeInterval: 2)
+          released.withLock { $0 = true }
+        }
+      }
+    }
+    while !holding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+    // More waiting writes and reads than the pool has threads (one per core).
+    let callers = 4 * ProcessInfo.processInfo.activeProcessorCount + 4
+    let writes = Task {
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        for index in 0..<callers {
+          group.addTask {
+            switch index % 4 {
+            case 0: try await engine.userPreferences.set("key\(index)", "value")
+            case 1: _ = try await engine.conversation.startSession(name: "s\(index)")
+            case 2: try await engine.maintenance.setEmbedderSpec("hashing:256")
+            default: _ = try await engine.memories.forget(kind: .memory, id: Int64(index))
+            }
+          }
+        }
+        try await group.waitForAll()
+      }
+    }
+    try await Task.sleep(for: .milliseconds(300))
+    let resumedWhileHeld = !released.withLock { $0 }
+    try await holder.value
+    try await writes.value
+    #expect(resumedWhileHeld)
+    #expect(try await engine.userPreferences.get("key0") == "value")
+    #expect(try await engine.maintenance.metaValue("embedder_spec") == "hashing:256")
+  }
+}
