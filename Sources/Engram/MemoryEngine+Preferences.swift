@@ -5,9 +5,7 @@ extension MemoryEngine {
   /// Key-value preferences of a memory (`engine.userPreferences`); pinned ones go into every
   /// prompt context.
   ///
-  /// Named `userPreferences`, not `preferences`, while the deprecated method `preferences()`
-  /// (all of them) still exists: a property and a method without arguments cannot share a
-  /// name. Every method is async and runs its SQLite work off the cooperative thread pool.
+  /// Every method is async and runs its SQLite work off the cooperative thread pool.
   public struct UserPreferences: Sendable {
     let open: OpenState
     let store: any MemoryStore
