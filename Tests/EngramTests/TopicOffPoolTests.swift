@@ -25,12 +25,14 @@ import Testing
   /// Topic calls waiting for a write lock another connection holds leave their task's thread
   /// free: with every caller on one thread, a task that only sleeps there resumes while the
   /// lock is still held. (When a topic call ran its transaction on the caller's thread, the
-  /// first waiting call held that thread until the lock was released.)
+  /// first waiting call held that thread until the lock was released.) The lock is held until
+  /// the sleeper has looked, or for 20 seconds when it cannot: no deadline depends on how soon
+  /// a loaded machine resumes a task.
   @Test func callsWaitingForTheWriteLockLeaveTheCallersThreadFree() async throws {
     let folder = try TemporaryFolder()
     let path = folder.path("m.sqlite")
     var configuration = hashingConfiguration()
-    configuration.busyTimeout = .seconds(30)
+    configuration.busyTimeout = .seconds(60)
     let engine = try MemoryEngine(path: path, configuration: configuration)
     let other = try MemoryEngine(path: path, configuration: configuration)
     defer {
@@ -38,13 +40,15 @@ import Testing
       other.close()
     }
     let holding = Mutex(false)
+    let looked = Mutex(false)
     let released = Mutex(false)
-    // The other connection takes the write lock and keeps it for two seconds.
+    // The other connection takes the write lock and keeps it until the sleeper has looked.
     let holder = Task {
       try await BlockingWork.run {
         try other.store.writeTransaction { _ in
           holding.withLock { $0 = true }
-          Thread.sleep(forTimeInterval: 2)
+          let deadline = Date().addingTimeInterval(20)
+          while !looked.withLock({ $0 }) && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
           released.withLock { $0 = true }
         }
       }
@@ -64,6 +68,7 @@ import Testing
         }
         try await Task.sleep(for: .milliseconds(300))
         let resumedWhileHeld = !released.withLock { $0 }
+        looked.withLock { $0 = true }
         try await group.waitForAll()
         return resumedWhileHeld
       }
