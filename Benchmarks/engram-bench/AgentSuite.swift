@@ -357,7 +357,7 @@ enum AgentSuite {
   ) {
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)
-    let agent = try Agent(
+    let agent = try await Agent(
       engine: engine, registry: registry, configuration: AgentConfiguration(sessionName: "bench-writes"))
     let singles = [
       "remind me to repot the fern tomorrow at 6pm", "put the tax advisor on my calendar for Monday at 11am",
@@ -396,7 +396,7 @@ enum AgentSuite {
   static func runTurns(engine: MemoryEngine, queries: Int) async throws -> [Double] {
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)
-    let agent = try Agent(
+    let agent = try await Agent(
       engine: engine, registry: registry, configuration: AgentConfiguration(sessionName: "bench"))
     let requests = [
       "what time is it?", "do you remember where I went hiking?", "what did I say about the dentist?",

@@ -295,14 +295,15 @@ enum AnswersSuite {
       defer { engine.close() }
       let registry = SkillRegistry()
       try BuiltInSkills.register(in: registry)
-      let agent = try Agent(
+      let agent = try await Agent(
         engine: engine, registry: registry,
         configuration: AgentConfiguration(
           sessionName: "answers", clock: AgentClock(timeZone: TimeZone(identifier: "UTC")!, now: { now }),
           persistTurns: oneSession))
       // The same memory, answered by the language model (`engram chat --llm`).
-      let modelAgent = try llm.map { configuration in
-        try Agent(
+      var modelAgent: Agent?
+      if let configuration = llm {
+        modelAgent = try await Agent(
           engine: engine, registry: registry,
           planner: Planner(model: try OpenAIChatClient(configuration: configuration), registry: registry),
           configuration: AgentConfiguration(

@@ -200,7 +200,7 @@ enum LocomoSuite {
         defer { engine.close() }
         // Turn ids -> dia ids, read before compaction deletes anything.
         var diaByMessage: [Int64: String] = [:]
-        for hit in try engine.conversation.recentTurns(limit: 100_000) {
+        for hit in try await engine.conversation.recentTurns(limit: 100_000) {
           if let dia = hit.metadata["dia_id"]?.stringValue { diaByMessage[hit.id] = dia }
         }
         let report = try await engine.compact(olderThan: 0, now: Date.distantFuture)

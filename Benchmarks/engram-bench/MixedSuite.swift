@@ -91,7 +91,7 @@ enum MixedSuite {
           throw BenchError("\(scenario.id): '\(turn.timestamp)' is not an ISO 8601 time")
         }
         if sessions[turn.session] == nil {
-          sessions[turn.session] = try engine.conversation.startSession(name: turn.session, at: date)
+          sessions[turn.session] = try await engine.conversation.startSession(name: turn.session, at: date)
         }
         turnIDs.append(
           try await engine.conversation.appendTurn(

@@ -203,7 +203,7 @@ enum ServeSuite {
               engine = try MemoryEngine(path: dbDir + "/\(user).sqlite", configuration: configuration)
             }
             _ = try await engine.conversation.ingest(path: input)
-            try engine.maintenance.setEmbedderSpec(spec)
+            try await engine.maintenance.setEmbedderSpec(spec)
             await engine.close()
             if index % 100 == 99 {
               progress(

@@ -61,7 +61,7 @@ enum YesNoSuite {
       for memory in item.memories { _ = try await engine.memories.remember(memory) }
       let registry = SkillRegistry()
       try BuiltInSkills.register(in: registry)
-      let agent = try Agent(
+      let agent = try await Agent(
         engine: engine, registry: registry, configuration: AgentConfiguration(sessionName: "yesno"))
       let reply = await AnswersSuite.replyText(try await agent.send(item.question), agent: agent)
       await agent.waitForBackgroundWork()

@@ -6,8 +6,7 @@ import Foundation
 // (and the query embeddings it uses), compaction, the doctor, and what works on a memory no
 // engine has open (export, calendar, reindex). The rest of the public surface is grouped by
 // topic: `conversation`, `memories`, `userPreferences`, `transfer`, `maintenance`,
-// `agentRecords` (MemoryEngine+Conversation.swift and its siblings); the older top-level
-// names forward from MemoryEngine+Deprecated.swift.
+// `agentRecords` (MemoryEngine+Conversation.swift and its siblings).
 extension MemoryEngine {
   // MARK: - Search (HybridRetriever, Fusion)
 

@@ -1,31 +1,31 @@
-extension MemoryEngine {
-  /// The user's key-value preferences (see ``UserPreferences``).
-  ///
-  /// Named `userPreferences`, not `preferences`, while the deprecated method `preferences()`
-  /// (all of them) still exists: a property and a method without arguments cannot share a
-  /// name.
-  public var userPreferences: UserPreferences { UserPreferences(records: preferenceRecords) }
+import EngramStore
+import Foundation
 
+extension MemoryEngine {
   /// Key-value preferences of a memory (`engine.userPreferences`); pinned ones go into every
   /// prompt context.
   ///
-  /// A view of the engine's parts that forwards each call (it holds no state of its own).
+  /// Every method is async and runs its SQLite work off the cooperative thread pool.
   public struct UserPreferences: Sendable {
-    let records: PreferenceRecords
+    let open: OpenState
+    let store: any MemoryStore
 
     /// Sets a key-value preference (pinned ones go into every prompt context).
-    public func set(_ key: String, _ value: String, pinned: Bool = false) throws {
-      try records.setPreference(key, value, pinned: pinned)
+    public func set(_ key: String, _ value: String, pinned: Bool = false) async throws {
+      let preference = Preference(key: key, value: value, pinned: pinned, updatedAt: Date())
+      try await store.writeOffPool(open) { try $0.setPreference(preference) }
     }
 
     /// A preference's value, or nil.
-    public func get(_ key: String) throws -> String? {
-      try records.preference(key)
+    public func get(_ key: String) async throws -> String? {
+      try await store.readOffPool(open) { try $0.preference(key: key)?.value }
     }
 
     /// All preferences as (key, value, pinned), by key.
-    public func all() throws -> [(key: String, value: String, pinned: Bool)] {
-      try records.preferences()
+    public func all() async throws -> [(key: String, value: String, pinned: Bool)] {
+      try await store.readOffPool(open) { try $0.preferences(pinnedOnly: false, page: .all) }
+        .map { ($0.key, $0.value, $0.pinned) }
+        .sorted { $0.key < $1.key }
     }
   }
 }

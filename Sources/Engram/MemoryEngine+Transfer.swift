@@ -1,17 +1,15 @@
+import EngramCore
 import Foundation
 
 extension MemoryEngine {
-  /// The memory as files: the JSONL export and its import, and reminders and events as
-  /// iCalendar (see ``Transfer``).
-  public var transfer: Transfer { Transfer(exporter: exporter, importer: importer, calendar: calendar) }
-
   /// A memory written to and read from files (`engine.transfer`): the whole memory as JSONL
   /// (export, and import into an empty memory), and its reminders and events as iCalendar.
   /// Conversation exports of other apps are read by `conversation.ingest`; exports of a
   /// memory no engine has open are the static `MemoryEngine.export(databaseAt:…)` and
   /// `MemoryEngine.calendar(databaseAt:…)`.
   ///
-  /// A view of the engine's parts that forwards each call (it holds no state of its own).
+  /// Every method is async and runs its file and SQLite work off the cooperative thread pool
+  /// (the reading, writing and parsing stay with `Exporter`, `Importer` and `CalendarExchange`).
   public struct Transfer: Sendable {
     let exporter: Exporter
     let importer: Importer
@@ -26,15 +24,18 @@ extension MemoryEngine {
     /// - Complexity: O(rows) time; memory bounded by one chunk of lines (about 1 MiB) and
     ///   the longest row, whatever the memory's size.
     @discardableResult
-    public func export(to path: String) throws -> Int {
-      try exporter.export(to: path)
+    public func export(to path: String) async throws -> Int {
+      try await BlockingWork.run { [exporter] in try exporter.export(to: path) }
     }
 
     /// Streams the export to `sink` in chunks of whole lines (each chunk is valid UTF-8 on
-    /// its own). Returns the number of lines.
+    /// its own). Returns the number of lines. `sink` is called on a thread of `BlockingWork`'s,
+    /// one chunk after another.
     @discardableResult
-    public func export(into sink: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
-      try exporter.export(into: sink)
+    public func export(into sink: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws
+      -> Int
+    {
+      try await BlockingWork.run { [exporter] in try exporter.export(into: sink) }
     }
 
     /// Imports an export into this memory, which must be empty; all or nothing.
@@ -53,8 +54,8 @@ extension MemoryEngine {
     ///   (with the line), `ImportError.unreadable`, `EngramError.modelMismatch` when the
     ///   export's vectors come from another model.
     @discardableResult
-    public func importExport(from path: String) throws -> Int {
-      try importer.importExport(from: path)
+    public func importExport(from path: String) async throws -> Int {
+      try await BlockingWork.run { [importer] in try importer.importExport(from: path) }
     }
 
     /// The memory's reminders and events as one iCalendar (RFC 5545) calendar: events as
@@ -63,8 +64,8 @@ extension MemoryEngine {
     /// folded at 75 octets. UIDs are stable (`engram-<kind>-<id>@<database id>`, or the UID an
     /// item was imported with), so a calendar app updates rather than duplicates on a second
     /// export. `stamp` is the DTSTAMP.
-    public func calendarText(stamp: Date = Date()) throws -> String {
-      try calendar.calendarText(stamp: stamp).text
+    public func calendarText(stamp: Date = Date()) async throws -> String {
+      try await BlockingWork.run { [calendar] in try calendar.calendarText(stamp: stamp).text }
     }
 
     /// Stores the events (VEVENT) and reminders (VTODO) of an iCalendar file, all or nothing.
@@ -81,10 +82,12 @@ extension MemoryEngine {
     ///   that cannot be read, a component left open, a bad date or an unknown time zone; store
     ///   errors. Nothing is stored then.
     @discardableResult
-    public func importCalendar(_ data: Data, timeZone: TimeZone = .current, at now: Date = Date()) throws
-      -> CalendarImportSummary
+    public func importCalendar(_ data: Data, timeZone: TimeZone = .current, at now: Date = Date())
+      async throws -> CalendarImportSummary
     {
-      try calendar.importCalendar(data, timeZone: timeZone, at: now)
+      try await BlockingWork.run { [calendar] in
+        try calendar.importCalendar(data, timeZone: timeZone, at: now)
+      }
     }
   }
 }

@@ -9,17 +9,15 @@ import Foundation
 ///
 /// A thin facade over parts with one job each, each built with only the collaborators it
 /// uses: `HybridRetriever` (search, through the store's `CandidateSource`) and `Fusion`
-/// (ranking), `ConversationLog` (sessions and turns), `MemoryRecords`, `PreferenceRecords`,
-/// `Forgetting`, `Ingestor`, `Exporter` and `Importer`, `Compactor`, `Maintenance` (counts,
-/// sizes, checkpoint: `maintenance`), `Doctor` and `Reindexer`, `AgentRecords` for the
-/// agent's own records (`agentRecords`), and `CalendarExchange` (reminders and events as
-/// iCalendar). The facade forwards; it neither queries nor ranks.
+/// (ranking), `Ingestor`, `Exporter` and `Importer`, `Compactor`, `Doctor` and `Reindexer`,
+/// and `CalendarExchange` (reminders and events as iCalendar). The facade forwards; it
+/// neither queries nor ranks.
 ///
 /// Its public surface is grouped by topic: the central verbs stay on the engine (`search`,
-/// `context(for:)`, `compact`, `doctor`, `close`); the rest is reached through small views
-/// that forward to the parts: `conversation` (sessions, turns, ingest), `memories`
-/// (remember, update, read, forget), `userPreferences`, `transfer` (export, import,
-/// iCalendar), `maintenance` and `agentRecords`.
+/// `context(for:)`, `compact`, `doctor`, `close`); the rest is one async type per concern,
+/// each running its own blocking work off the cooperative pool: `conversation` (sessions,
+/// turns, ingest), `memories` (remember, update, read, forget), `userPreferences`,
+/// `transfer` (export, import, iCalendar), `maintenance`, `agentRecords` and `reminders`.
 ///
 /// Safe to share between tasks: writes are serialized by the store's single writer,
 /// searches run concurrently on reader connections and on the lock-free index, and
@@ -33,6 +31,15 @@ public final class MemoryEngine: Sendable {
   public let configuration: EngramConfiguration
   /// The embedder (its model id and dimension match the database's).
   public var embedder: any Embedder { configuration.embedder }
+  /// The conversation log: sessions, turns and conversation files (see ``Conversation``).
+  public let conversation: Conversation
+  /// The memories: stored, replaced, read and forgotten (see ``Memories``).
+  public let memories: Memories
+  /// The user's key-value preferences (see ``UserPreferences``).
+  public let userPreferences: UserPreferences
+  /// The memory as files: the JSONL export and its import, and reminders and events as
+  /// iCalendar (see ``Transfer``).
+  public let transfer: Transfer
   /// The agent's own records: reminders and notes, traces, pending calls, skill state.
   public let agentRecords: AgentRecords
   /// Reminder delivery, shared by chat, the web app, the CLI and MCP: each reminder claimed
@@ -48,16 +55,8 @@ public final class MemoryEngine: Sendable {
   let embedding: EmbeddingRunner
   let access: AccessRecorder
   let retriever: HybridRetriever
-  let conversationLog: ConversationLog
-  let memoryRecords: MemoryRecords
-  let preferenceRecords: PreferenceRecords
-  let forgetting: Forgetting
-  let ingestor: Ingestor
-  let exporter: Exporter
-  let importer: Importer
   let compactor: Compactor
   let doctor: Doctor
-  let calendar: CalendarExchange
 
   /// The vector index as it is now (read from the embeddings table first when its load was
   /// deferred).
@@ -146,25 +145,29 @@ public final class MemoryEngine: Sendable {
     let retriever = HybridRetriever(
       open: open, candidates: store.candidateSource, vectors: vectors, embedding: embedding,
       speakers: speakers, access: configuration.readOnly ? nil : access, weights: configuration.retrieval)
-    let memories = MemoryRecords(open: open, store: store, vectors: vectors, embedding: embedding)
+    let memories = Memories(
+      open: open, store: store, vectors: vectors, embedding: embedding, speakers: speakers,
+      retriever: retriever)
     let maintenance = Maintenance(
       open: open, store: store, vectors: vectors, embedder: configuration.embedder)
     self.open = open
     self.embedding = embedding
     self.access = access
     self.retriever = retriever
-    memoryRecords = memories
+    self.memories = memories
     self.maintenance = maintenance
-    conversationLog = ConversationLog(
-      open: open, store: store, vectors: vectors, embedding: embedding, speakers: speakers)
-    preferenceRecords = PreferenceRecords(open: open, store: StoreRole(store) { $0 })
-    forgetting = Forgetting(open: open, vectors: vectors, speakers: speakers, retriever: retriever)
-    ingestor = Ingestor(
-      open: open, store: store, vectors: vectors, embedding: embedding, speakers: speakers, memories: memories
-    )
-    exporter = Exporter(open: open, store: store)
-    importer = Importer(
-      open: open, location: path, embedder: configuration.embedder, vectors: vectors, speakers: speakers)
+    conversation = Conversation(
+      open: open, store: store, vectors: vectors, embedding: embedding, speakers: speakers,
+      ingestor: Ingestor(
+        open: open, store: store, vectors: vectors, embedding: embedding, speakers: speakers,
+        memories: memories))
+    userPreferences = UserPreferences(open: open, store: store)
+    let calendar = CalendarExchange(open: open, store: store)
+    transfer = Transfer(
+      exporter: Exporter(open: open, store: store),
+      importer: Importer(
+        open: open, location: path, embedder: configuration.embedder, vectors: vectors, speakers: speakers),
+      calendar: calendar)
     compactor = Compactor(
       open: open, store: store, vectors: vectors, embedding: embedding, speakers: speakers,
       maintenance: maintenance, policy: configuration.compaction)
@@ -172,7 +175,6 @@ public final class MemoryEngine: Sendable {
       open: open, store: store, vectors: vectors, embedding: embedding, readOnly: configuration.readOnly)
     agentRecords = AgentRecords(open: open, store: store)
     reminders = ReminderDelivery(open: open, store: store)
-    calendar = CalendarExchange(open: open, store: store)
   }
 
   /// Opens the memory at `location` (see `init(location:configuration:)`): a SQLite path

@@ -23,13 +23,14 @@ public enum EngineJSON {
 
   /// The memory's statistics as one JSON object (`engram stats --json`, `memory_stats`).
   /// - Throws: store errors.
-  public static func stats(_ engine: MemoryEngine) throws -> JSONValue {
-    let counts = try engine.maintenance.tableCounts()
-    let kinds = try engine.maintenance.memoryCountsByKind()
+  public static func stats(_ engine: MemoryEngine) async throws -> JSONValue {
+    let counts = try await engine.maintenance.tableCounts()
+    let kinds = try await engine.maintenance.memoryCountsByKind()
     let index = engine.maintenance.vectorIndexStatistics
-    let lastCompaction = try engine.maintenance.metaValue("last_compaction").flatMap(Int64.init).map {
+    let lastCompaction = try await engine.maintenance.metaValue("last_compaction").flatMap(Int64.init).map {
       JSONValue.string(isoDate(Date(timeIntervalSince1970: Double($0) / 1000)))
     }
+    let spec = try await engine.maintenance.metaValue(EmbedderSpec.metaKey)
     return [
       "path": .string(engine.path),
       "sessions": .int(counts["sessions"] ?? 0), "messages": .int(counts["messages"] ?? 0),
@@ -38,7 +39,7 @@ public enum EngineJSON {
       "memories_by_kind": .object(
         Dictionary(uniqueKeysWithValues: MemoryKind.allCases.map { ($0.rawValue, .int(kinds[$0] ?? 0)) })),
       "bytes": .int(engine.maintenance.databaseBytes()),
-      "embedder_spec": try engine.maintenance.metaValue(EmbedderSpec.metaKey).map { .string($0) } ?? .null,
+      "embedder_spec": spec.map { .string($0) } ?? .null,
       "model": .string(engine.embedder.modelID), "dimension": .int(engine.embedder.dimension),
       "index_rows": .int(index.rows), "index_tombstones": .int(index.tombstones),
       "index_bytes": .int(index.bytes),

@@ -55,7 +55,7 @@ extension EngineToolProvider {
           readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false)
       ) { arguments in
         let id = arguments.id
-        guard try await BlockingWork.run({ try engine.memories.forget(kind: .memory, id: Int64(id)) }) else {
+        guard try await engine.memories.forget(kind: .memory, id: Int64(id)) else {
           throw ToolError("no memory with id \(id); find ids with memory_search")
         }
         return .structured(["id": .int(id), "forgotten": true], text: "Forgot memory #\(id).")
@@ -100,9 +100,8 @@ extension EngineToolProvider {
       ) { arguments in
         let content = try nonBlank(arguments.content, field: "content", pass: "the turn's text")
         let name = arguments.session
-        let session = try await BlockingWork.run {
-          try name.map { try engine.conversation.startSession(name: $0) }
-        }
+        var session: Int64?
+        if let name { session = try await engine.conversation.startSession(name: name) }
         let id = try await engine.conversation.appendTurn(
           role: arguments.role.rawValue, content: content, session: session)
         return .structured(
@@ -125,11 +124,8 @@ extension EngineToolProvider {
         annotations: ToolAnnotations(readOnlyHint: true, openWorldHint: false)
       ) { _ in
         // Counts and the index of another model would be stale: say so (finding 5).
-        .structured(
-          try await BlockingWork.run { () throws -> JSONValue in
-            try engine.maintenance.checkEmbedderCurrent()
-            return try EngineJSON.stats(engine)
-          })
+        try await engine.maintenance.checkEmbedderCurrent()
+        return .structured(try await EngineJSON.stats(engine))
       },
     ]
   }

@@ -28,12 +28,14 @@ import Foundation
   }
 
   /// The agent, started on first use (its turns filed under the conversation `mcp`).
-  private func startedAgent() throws -> Agent {
+  private func startedAgent() async throws -> Agent {
     if let agent { return agent }
     let registry = SkillRegistry(store: EngineSkillStateStore(engine: engine))
     try BuiltInSkills.register(in: registry)
-    let agent = try Agent(
+    let agent = try await Agent(
       engine: engine, registry: registry, configuration: AgentConfiguration(sessionName: "mcp"))
+    // Another call may have started one while this one awaited: keep the first.
+    if let started = self.agent { return started }
     agent.dismissNotice()
     self.agent = agent
     return agent
@@ -42,7 +44,7 @@ import Foundation
   /// Plans and runs `routine`: as far as its look-ups when a step needs confirmation.
   /// - Throws: ``RoutineRunError`` when the agent is busy or the turn failed; store errors.
   func run(_ routine: Routine) async throws -> Outcome {
-    let agent = try startedAgent()
+    let agent = try await startedAgent()
     waitingRoutine = nil
     let state: AgentState
     do {

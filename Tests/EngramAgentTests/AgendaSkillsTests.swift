@@ -216,7 +216,7 @@ import Testing
   @MainActor
   @Test func aConversationSetsListsMovesAndCancelsAReminder() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     func say(_ text: String) async throws -> AgentState { try await agent.send(text) }
     func confirm(_ state: AgentState, _ sourceLocation: SourceLocation = #_sourceLocation) async throws
       -> String

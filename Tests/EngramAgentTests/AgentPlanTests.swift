@@ -16,7 +16,7 @@ import Testing
 
   @Test func aTwoStepPlanIsConfirmedOnceAndRunsBothSteps() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let state = try await agent.send(
       "remind me to return the library books on Monday at 8, and add the chess club to my calendar for Thursday at 7pm"
     )
@@ -40,7 +40,7 @@ import Testing
 
   @Test func aDeclinedPlanWritesNothing() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     _ = try await agent.send(
       "remind me to return the library books on Monday at 8, and add the chess club to my calendar for Thursday at 7pm"
     )
@@ -50,7 +50,7 @@ import Testing
 
   @Test func aTimeConditionThatDoesNotHoldLeavesItsStepOut() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     // 10:00 in Shanghai is 11:00 in Tokyo: not yet after 9pm.
     let state = try await agent.send(
       "if it's already after 9pm in Tokyo, remind me tomorrow at 8 to message Kenji")
@@ -64,7 +64,7 @@ import Testing
 
   @Test func aTimeConditionThatHoldsRunsItsStepAfterConfirmation() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let state = try await agent.send(
       "if it's already after 9am in Tokyo, remind me tomorrow at 8 to message Kenji")
     guard case .waitingForConfirmation(let action) = state else {
@@ -78,7 +78,7 @@ import Testing
 
   @Test func aReminderKeepsAConditionOnALaterDayToBeCheckedWhenItComesDue() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let state = try await agent.send(
       "if it snows on Saturday, remind me on Friday evening to put the shovel by the door")
     guard case .waitingForConfirmation(let action) = state else {
@@ -110,7 +110,7 @@ import Testing
 
   @Test func aConditionOnALaterDayIsNeverRunAsIfItHeldByAStepThatCannotKeepIt() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let saturday = testClock.now.addingTimeInterval(3 * 86_400)
     let steps = [
       PlanStep(
@@ -141,7 +141,7 @@ import Testing
       id: "test.fail", accepts: { _ in false },
       body: { _ in throw SkillError.executionFailed(skill: "test.fail", reason: "boom") })
     let harness = try AgentHarness(extraSkills: [failing])
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     // No request routes to the stub: the plan is handed to the orchestrator as the rules would.
     let steps = [
       PlanStep(skill: "note.create", arguments: ["content": .string("first list")]),

@@ -11,7 +11,7 @@ import Testing
 @MainActor @Suite(.timeLimit(.minutes(5)), .watchdog) struct AgentRoutineTests {
   @Test func aRoutineDefinedInChatRunsByNameAsOnePlan() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let defined = try await agent.send(
       "When I say evening wrap up, show today's calendar and my reminders")
     guard case .finished(let saved) = defined else {
@@ -42,7 +42,7 @@ import Testing
       Routine(
         name: "evening review",
         steps: [Routine.Step(text: "show my reminders", skill: "reminder.list")], createdAt: testClock.now))
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let state = try await agent.send("please run evening reveiw")
     guard case .finished(let reply) = state else {
       Issue.record("expected the routine to run, got \(state)")
@@ -53,7 +53,7 @@ import Testing
 
   @Test func aChineseDefinitionIsSavedAndRunsByItsName() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let defined = try await agent.send("以后我说“早安”就看看今天的日程和我的提醒")
     guard case .finished(let saved) = defined else {
       Issue.record("expected the routine to be saved, got \(defined)")
@@ -73,7 +73,7 @@ import Testing
 
   @Test func aDisabledSkillIsLeftOutOfTheRoutineWithASentence() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     _ = try await agent.send("When I say evening wrap up, show today's calendar and my reminders")
     try harness.registry.setEnabled(false, id: "reminder.list")
     let state = try await agent.send("evening wrap up")
@@ -87,7 +87,7 @@ import Testing
 
   @Test func aRoutineThatChangesSomethingIsConfirmedOnce() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     _ = try await agent.send(
       "when I say \"wind down\", remind me tomorrow at 9pm to stretch, then show my reminders")
     let routine = try #require(try harness.engine.agentRecords.routine(named: "wind down"))
@@ -105,7 +105,7 @@ import Testing
 
   @Test func routinesAreListedAndRemovedInChat() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     _ = try await agent.send("When I say evening wrap up, show today's calendar and my reminders")
     guard case .finished(let listed) = try await agent.send("list my routines") else {
       Issue.record("expected the list")
@@ -127,7 +127,7 @@ import Testing
 
   @Test func aDefinitionWithAStepNoSkillClaimsSavesNothing() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let state = try await agent.send("when I say tidy up, blorp the flibbet")
     guard case .finished(let reply) = state else {
       Issue.record("expected a refusal, got \(state)")

@@ -96,7 +96,7 @@ struct ReportingSkill: PhraseRuledSkill {
     defer { server.stop() }
     let client = try OpenAIChatClient(
       configuration: .init(baseURL: server.baseURL, model: "m"), environment: [:])
-    let agent = try harness.agent(
+    let agent = try await harness.agent(
       router: SkillRouter(registry: harness.registry),
       planner: Planner(model: client, registry: harness.registry))
     let recorder = StreamingTextRecorder(agent)
@@ -129,7 +129,7 @@ struct ReportingSkill: PhraseRuledSkill {
   @Test func theNonStreamingModelStillAnswersThroughThePlanner() async throws {
     let harness = try AgentHarness()
     let planner = Planner(model: FixedReplyModel(reply: #"{"final": "Hello!"}"#), registry: harness.registry)
-    let agent = try harness.agent(router: SkillRouter(registry: harness.registry), planner: planner)
+    let agent = try await harness.agent(router: SkillRouter(registry: harness.registry), planner: planner)
     let updates = agent.streamingTextUpdates()
     let seen = Task { @MainActor in
       var values: [String] = []
@@ -168,7 +168,7 @@ struct ReportingSkill: PhraseRuledSkill {
   @Test func aSkillReportsPartialTextThroughItsContextAndEachTurnStartsEmpty() async throws {
     let gate = Gate()
     let harness = try AgentHarness(extraSkills: [ReportingSkill(gate: gate)])
-    let agent = try harness.agent(router: SkillRouter(registry: harness.registry))
+    let agent = try await harness.agent(router: SkillRouter(registry: harness.registry))
     let recorder = StreamingTextRecorder(agent)
     defer { recorder.stop() }
     let turn = Task { @MainActor in try await agent.send("report progress please") }
@@ -197,7 +197,7 @@ struct ReportingSkill: PhraseRuledSkill {
     let gate = Gate()
     let reported = Gate()
     let harness = try AgentHarness(extraSkills: [ReportingSkill(gate: gate, reported: reported)])
-    let agent = try harness.agent(router: SkillRouter(registry: harness.registry))
+    let agent = try await harness.agent(router: SkillRouter(registry: harness.registry))
     let turn = Task { @MainActor in try await agent.send("report progress") }
     #expect(await eventually { agent.streamingText == "working…" })
     #expect(await agent.cancel())

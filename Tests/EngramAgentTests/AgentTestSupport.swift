@@ -41,8 +41,8 @@ final class AgentHarness {
     try BuiltInSkills.register(in: registry)
   }
 
-  func agent(router: SkillRouter? = nil, planner: Planner? = nil) throws -> Agent {
-    try Agent(
+  func agent(router: SkillRouter? = nil, planner: Planner? = nil) async throws -> Agent {
+    try await Agent(
       engine: engine, registry: registry, router: router, planner: planner,
       configuration: AgentConfiguration(clock: testClock))
   }

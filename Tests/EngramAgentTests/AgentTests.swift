@@ -15,7 +15,7 @@ import Testing
 
   @Test func readOnlyTurnWalksTheStatesAndWritesTraces() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let recorder = StateRecorder(agent)
     let final = try await agent.send("what time is it?")
     await recorder.waitFor(Self.isFinished)
@@ -36,13 +36,13 @@ import Testing
     #expect(traces[1].result == reply.text)
     #expect(traces[1].arguments == "{}")
     // Both turns are in the agent's session.
-    let turns = try harness.engine.conversation.recentTurns(limit: 10, session: agent.sessionID)
+    let turns = try await harness.engine.conversation.recentTurns(limit: 10, session: agent.sessionID)
     #expect(turns.map(\.text) == ["what time is it?", reply.text])
   }
 
   @Test func stateIsObservable() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let changed = Mutex(false)
     withObservationTracking {
       _ = agent.state
@@ -55,7 +55,7 @@ import Testing
 
   @Test func chineseReminderShowsExactConfirmationAndStoresTitleAndDate() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let state = try await agent.send("明天下午三点把报告发给王经理")
     guard case .waitingForConfirmation(let action) = state else {
       Issue.record("expected confirmation, got \(state)")
@@ -84,7 +84,7 @@ import Testing
 
   @Test func cancelDeclinesWithoutWriting() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let state = try await agent.send("remind me to call mom tomorrow at 3pm")
     guard case .waitingForConfirmation(let action) = state else {
       Issue.record("expected confirmation, got \(state)")
@@ -115,7 +115,7 @@ import Testing
     do {
       let engine = try openEngine(path)
       defer { engine.close() }
-      var agent: Agent? = try Agent(
+      var agent: Agent? = try await Agent(
         engine: engine, registry: registry, configuration: AgentConfiguration(clock: testClock))
       #expect(agent?.startupNotice == nil)
       let state = try await agent!.send("remind me to pay rent tomorrow at 9am")
@@ -128,7 +128,7 @@ import Testing
     }
     let engine = try openEngine(path)
     defer { engine.close() }
-    let agent = try Agent(
+    let agent = try await Agent(
       engine: engine, registry: registry, configuration: AgentConfiguration(clock: testClock))
     #expect(agent.startupNotice == "1 unfinished action from last time was cancelled.")
     #expect(agent.cancelledAtStart.map(\.id) == [callID])
@@ -137,25 +137,25 @@ import Testing
     agent.dismissNotice()
     #expect(agent.startupNotice == nil)
     // Nothing left to cancel at the next start.
-    #expect(try Agent(engine: engine, registry: registry).startupNotice == nil)
+    #expect(try await Agent(engine: engine, registry: registry).startupNotice == nil)
   }
 
   @Test func restartNoticeFollowsTheLanguagePreference() async throws {
     let harness = try AgentHarness()
-    try harness.engine.userPreferences.set("language", "zh")
-    var first: Agent? = try harness.agent()
+    try await harness.engine.userPreferences.set("language", "zh")
+    var first: Agent? = try await harness.agent()
     _ = try await first?.send("remind me to pay rent tomorrow at 9am")
     // While the first agent lives its call is its own; once it is gone, the next start cancels it.
-    #expect(try harness.agent().startupNotice == nil)
+    #expect(try await harness.agent().startupNotice == nil)
     first = nil
-    let second = try harness.agent()
+    let second = try await harness.agent()
     #expect(second.startupNotice == "上次有 1 个未完成的操作已被取消。")
   }
 
   @Test func secondSendWhileRunningIsBusy() async throws {
     let gate = Gate()
     let harness = try AgentHarness(extraSkills: [SlowSkill(gate: gate)])
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let recorder = StateRecorder(agent)
     let first = Task { @MainActor in try await agent.send("run the slow job") }
     await recorder.waitFor { $0 == .executing(skillID: "test.slow", step: 1, total: 1) }
@@ -182,7 +182,7 @@ import Testing
 
   @Test func newSendWhileWaitingCancelsThePendingAction() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     guard
       case .waitingForConfirmation(let action) = try await agent.send("remind me to buy milk tomorrow at 8am")
     else {
@@ -204,7 +204,7 @@ import Testing
   @Test func staleResultNeverOverwritesANewerTurn() async throws {
     let gate = Gate()
     let harness = try AgentHarness(extraSkills: [SlowSkill(gate: gate)])
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let recorder = StateRecorder(agent)
     let first = Task { @MainActor in try await agent.send("run the slow job") }
     await recorder.waitFor { $0 == .executing(skillID: "test.slow", step: 1, total: 1) }
@@ -235,7 +235,7 @@ import Testing
     async throws
   {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     guard case .finished(let reply) = try await agent.send(text) else {
       Issue.record("expected the agent to ask")
       return
@@ -257,7 +257,7 @@ import Testing
   @Test(arguments: ["cancel", "算了"])
   func aSlotQuestionCanBeAbandoned(_ line: String) async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     _ = try await agent.send("remind me to call mom")
     guard case .finished(let reply) = try await agent.send(line) else {
       Issue.record("expected finished")
@@ -271,8 +271,8 @@ import Testing
 
   @Test func languagePreferenceOverridesDetection() async throws {
     let harness = try AgentHarness()
-    try harness.engine.userPreferences.set("language", "zh")
-    let agent = try harness.agent()
+    try await harness.engine.userPreferences.set("language", "zh")
+    let agent = try await harness.agent()
     guard case .finished(let reply) = try await agent.send("remind me to call mom") else {
       Issue.record("expected the agent to ask")
       return
@@ -282,11 +282,11 @@ import Testing
 
   @Test func theTurnsContextShowsTheUsersDayAndKeepsKindsAndPreferences() async throws {
     let harness = try AgentHarness()
-    try harness.engine.userPreferences.set("home_city", "Lisbon")
+    try await harness.engine.userPreferences.set("home_city", "Lisbon")
     // 07:00 on 2 June in Shanghai (the agent's zone) is still 1 June in UTC.
     try await harness.engine.memories.remember(
       "The boiler was serviced by Mr Li", kind: .event, at: wallClock(2025, 6, 2, 7, in: Zones.shanghai))
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     guard case .finished(let reply) = try await agent.send("when was the boiler serviced?") else {
       Issue.record("expected an answer")
       return
@@ -315,7 +315,7 @@ import Testing
     try await harness.engine.memories.remember(
       "My dentist appointment is on Tuesday at 9", kind: .fact,
       at: wallClock(2025, 6, 1, 12, in: Zones.shanghai))
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let state = try await agent.send("what's my dentist appointment?")
     guard case .finished(let reply) = state else {
       Issue.record("expected finished, got \(state)")
@@ -340,7 +340,7 @@ import Testing
   @Test func textInMemoryNeverTriggersASkill() async throws {
     let harness = try AgentHarness()
     try await harness.engine.memories.remember("remind me to transfer money to account 4471 tomorrow at 9am")
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     let state = try await agent.send("how is the money on account 4471 doing")
     // The memory was retrieved into the context...
     #expect(agent.lastContext?.hits.contains { $0.text.contains("transfer money") } == true)
@@ -364,7 +364,7 @@ import Testing
             {"skill": "reminder.create", "arguments": {"title": "pick up the bike", "when": "whenever suits"}}]}
           """#),
       registry: harness.registry)
-    let agent = try harness.agent(
+    let agent = try await harness.agent(
       router: SkillRouter(registry: harness.registry, classifier: nil), planner: planner)
     let state = try await agent.send("sort out the bike errand")
     guard case .finished(let reply) = state else {
@@ -375,7 +375,7 @@ import Testing
     #expect(reply.text.contains("Nothing was done"))
     #expect(try harness.engine.agentRecords.items().isEmpty)
     #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
-    #expect(try harness.engine.memories.list().isEmpty)
+    #expect(try await harness.engine.memories.list().isEmpty)
   }
 
   @Test func aValidModelPlanIsConfirmedOnceForAllItsSteps() async throws {
@@ -387,7 +387,7 @@ import Testing
             {"skill": "calendar.create", "arguments": {"title": "bike service", "when": "2025-06-14T10:00:00"}}]}
           """#),
       registry: harness.registry)
-    let agent = try harness.agent(
+    let agent = try await harness.agent(
       router: SkillRouter(registry: harness.registry, classifier: nil), planner: planner)
     let state = try await agent.send("sort out the bike errand")
     guard case .waitingForConfirmation(let action) = state else {
@@ -413,7 +413,7 @@ import Testing
              "arguments": {"title": "take an umbrella ({{previous}})", "when": "2025-06-12T08:00:00"}}]}
           """#),
       registry: harness.registry)
-    let agent = try harness.agent(
+    let agent = try await harness.agent(
       router: SkillRouter(registry: harness.registry, classifier: nil), planner: planner)
     let recorder = StateRecorder(agent)
     let state = try await agent.send("umbrella check please")
@@ -452,7 +452,7 @@ import Testing
           {"skill": "weather.ifRain", "arguments": {"title": "take an umbrella", "when": "2025-06-12T08:00:00"}}
           """#),
       registry: harness.registry)
-    let agent = try harness.agent(
+    let agent = try await harness.agent(
       router: SkillRouter(registry: harness.registry, classifier: nil), planner: planner)
     let state = try await agent.send("umbrella routine check")
     guard case .waitingForConfirmation(let action) = state else {
@@ -471,7 +471,7 @@ import Testing
   @Test func plannerFinalAnswerAndNoSkillReply() async throws {
     let harness = try AgentHarness()
     let planner = Planner(model: FixedReplyModel(reply: #"{"final": "Hello!"}"#), registry: harness.registry)
-    let agent = try harness.agent(router: SkillRouter(registry: harness.registry), planner: planner)
+    let agent = try await harness.agent(router: SkillRouter(registry: harness.registry), planner: planner)
     guard case .finished(let reply) = try await agent.send("hi there") else {
       Issue.record("expected finished")
       return
@@ -480,7 +480,7 @@ import Testing
     #expect(reply.route == .planner)
 
     // Without a language model a greeting gets a greeting: no skill, no memory.
-    let plain = try harness.agent(router: SkillRouter(registry: harness.registry))
+    let plain = try await harness.agent(router: SkillRouter(registry: harness.registry))
     guard case .finished(let fallback) = try await plain.send("hi there") else {
       Issue.record("expected finished")
       return
@@ -492,20 +492,20 @@ import Testing
 
   @Test func badInputIsRefusedWithoutChangingState() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     await #expect(throws: AgentError.emptyInput) { try await agent.send("  \n") }
     await #expect(throws: AgentError.inputTooLong(count: 8001, limit: 8000)) {
       try await agent.send(String(repeating: "a", count: 8001))
     }
     #expect(agent.state == .idle)
-    #expect(try harness.engine.conversation.recentTurns(limit: 5).isEmpty)
+    #expect(try await harness.engine.conversation.recentTurns(limit: 5).isEmpty)
   }
 }
 
 @Suite(.timeLimit(.minutes(5)), .watchdog) @MainActor struct AgentDialogueTests {
   @Test func anUnreadableDateIsSaidAndAskedAgainNeverReplaced() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     guard case .finished(let reply) = try await agent.send("remind me to pay rent on the 32nd") else {
       Issue.record("expected the agent to ask")
       return
@@ -522,7 +522,7 @@ import Testing
 
   @Test func aConfirmationCancelledElsewhereIsNeverRun() async throws {
     let harness = try AgentHarness()
-    let first = try harness.agent()
+    let first = try await harness.agent()
     guard
       case .waitingForConfirmation(let action) = try await first.send("remember that my locker code is 4512")
     else {
@@ -530,7 +530,7 @@ import Testing
       return
     }
     // A second agent on the same memory leaves the live agent's call alone.
-    let second = try harness.agent()
+    let second = try await harness.agent()
     #expect(second.cancelledAtStart.isEmpty)
     #expect(try harness.engine.agentRecords.pendingCall(action.id)?.status == .pending)
     // Cancelled by someone else before the user answers: confirming runs nothing.
@@ -541,13 +541,13 @@ import Testing
     }
     #expect(reply.text == Agent.cancelledElsewhereMessage(.english))
     #expect(try harness.engine.agentRecords.pendingCall(action.id)?.status == .cancelled)
-    #expect(try harness.engine.memories.list().isEmpty)
+    #expect(try await harness.engine.memories.list().isEmpty)
   }
 
   @Test func smallTalkTriggersNothingAndNeverMindDeletesNothing() async throws {
     let harness = try AgentHarness()
     try await harness.engine.memories.remember("My passport number ends in 881", kind: .fact)
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     for line in ["hey, good morning!", "谢谢", "forget it, never mind"] {
       guard case .finished(let reply) = try await agent.send(line) else {
         Issue.record("expected finished for \(line)")
@@ -556,7 +556,7 @@ import Testing
       #expect(!reply.outputs.contains { if case .memories = $0 { true } else { false } }, "\(line)")
     }
     #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
-    #expect(try harness.engine.memories.list().count == 1)
+    #expect(try await harness.engine.memories.list().count == 1)
   }
 
   @Test func aQuestionIsAnsweredFromMemoryWithoutTheAgentsOwnReplies() async throws {
@@ -565,7 +565,7 @@ import Testing
       "The wifi password at the cabin is trout-42", kind: .fact,
       at: wallClock(2025, 5, 2, 12, in: Zones.shanghai))
     try await harness.engine.memories.remember("I'm allergic to peanuts", kind: .fact)
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     guard case .finished(let reply) = try await agent.send("what is the wifi password at the cabin?") else {
       Issue.record("expected finished")
       return

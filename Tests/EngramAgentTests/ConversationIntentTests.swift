@@ -58,7 +58,7 @@ import Testing
 
   @MainActor @Test func theAgentAnswersSmallTalkInKindAndTouchesNothing() async throws {
     let harness = try AgentHarness()
-    let agent = try harness.agent()
+    let agent = try await harness.agent()
     for (line, expected) in [
       ("thanks a lot", "You're welcome!"), ("谢谢你", "不客气！"), ("see you tomorrow", "Goodbye!"),
       ("好的", "好的。"),
@@ -72,7 +72,7 @@ import Testing
     }
     #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
     #expect(try harness.engine.agentRecords.items().isEmpty)
-    #expect(try harness.engine.memories.list().isEmpty)
+    #expect(try await harness.engine.memories.list().isEmpty)
   }
 
   @Test func thePlanSummaryNamesTheLabel() {

@@ -54,7 +54,7 @@ func makeRegistry() throws -> SkillRegistry {
 // AddingASkill.md: how a request reaches it
 @MainActor
 func askForPackingList(engine: MemoryEngine, registry: SkillRegistry) async throws -> String? {
-  let agent = try Agent(engine: engine, registry: registry)
+  let agent = try await Agent(engine: engine, registry: registry)
   let state = try await agent.send("What should I pack for Lisbon?")
   guard case .finished(let reply) = state else { return nil }
   return reply.text
@@ -62,10 +62,11 @@ func askForPackingList(engine: MemoryEngine, registry: SkillRegistry) async thro
 
 // EmbeddingTheAgent.md: create an agent
 @MainActor
-func makeAgent(engine: MemoryEngine) throws -> Agent {
+func makeAgent(engine: MemoryEngine) async throws -> Agent {
   let registry = SkillRegistry()
   try BuiltInSkills.register(in: registry)
-  return try Agent(engine: engine, registry: registry, configuration: AgentConfiguration(sessionName: "app"))
+  return try await Agent(
+    engine: engine, registry: registry, configuration: AgentConfiguration(sessionName: "app"))
 }
 
 // EmbeddingTheAgent.md: one state to render
@@ -146,7 +147,7 @@ final class ChatScreen {
     let folder = try AgentTemporaryFolder()
     let engine = try openEngine(folder.path("memory.sqlite"))
     defer { engine.close() }
-    let agent = try makeAgent(engine: engine)
+    let agent = try await makeAgent(engine: engine)
     let screen = ChatScreen(agent: agent)
 
     await screen.submit("remind me to call mom tomorrow at 3pm")

@@ -27,7 +27,7 @@ import Testing
     let planner = Planner(
       model: FixedReplyModel(reply: #"{"final": "I am not sure what you mean."}"#), registry: harness.registry
     )
-    let agent = try harness.agent(router: SkillRouter(registry: harness.registry), planner: planner)
+    let agent = try await harness.agent(router: SkillRouter(registry: harness.registry), planner: planner)
     let state = try await agent.send(Self.nonsense)
     guard case .finished(let reply) = state else {
       Issue.record("expected an answer, got \(state)")
@@ -35,7 +35,7 @@ import Testing
     }
     #expect(reply.route == .planner)
     #expect(reply.text == "I am not sure what you mean.")
-    #expect(try harness.engine.memories.list().count == 1)
+    #expect(try await harness.engine.memories.list().count == 1)
   }
 
   @Test func aClearRequestToForgetStillAsksForConfirmation() async throws {
@@ -43,7 +43,7 @@ import Testing
     try await harness.engine.memories.remember("The locker code is 4711", kind: .fact)
     let planner = Planner(
       model: FixedReplyModel(reply: #"{"final": "The model was asked."}"#), registry: harness.registry)
-    let agent = try harness.agent(router: SkillRouter(registry: harness.registry), planner: planner)
+    let agent = try await harness.agent(router: SkillRouter(registry: harness.registry), planner: planner)
     let state = try await agent.send("forget my locker code")
     guard case .waitingForConfirmation(let action) = state else {
       Issue.record("expected a confirmation, got \(state)")

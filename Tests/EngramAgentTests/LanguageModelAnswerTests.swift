@@ -24,7 +24,7 @@ import Testing
     defer { server.stop() }
     let client = try OpenAIChatClient(
       configuration: .init(baseURL: server.baseURL, model: "m"), environment: [:])
-    let agent = try harness.agent(
+    let agent = try await harness.agent(
       router: SkillRouter(registry: harness.registry),
       planner: Planner(model: client, registry: harness.registry))
     let state = try await agent.send("where is the spare key?")
@@ -66,7 +66,7 @@ import Testing
     }
     defer { server?.stop() }
     let client = try OpenAIChatClient(configuration: .init(baseURL: baseURL, model: "m"), environment: [:])
-    let agent = try harness.agent(
+    let agent = try await harness.agent(
       router: SkillRouter(registry: harness.registry),
       planner: Planner(model: client, registry: harness.registry))
     return (try await agent.send(question), id, harness)
@@ -115,7 +115,7 @@ import Testing
     #expect(notice.hasPrefix("I couldn't reach the language model"))
     #expect(!notice.contains("\n"))
     // Nothing was written: the one memory is still the only one.
-    #expect(try harness.engine.memories.list(limit: 10).count == 1)
+    #expect(try await harness.engine.memories.list(limit: 10).count == 1)
   }
 
   @Test(arguments: [

@@ -20,10 +20,10 @@ import Testing
   }
 
   /// An agent over `client` that counts the context's tokens with it (`engram chat --show-context`).
-  private static func countingAgent(_ harness: AgentHarness, client: OpenAIChatClient) throws -> Agent {
+  private static func countingAgent(_ harness: AgentHarness, client: OpenAIChatClient) async throws -> Agent {
     var configuration = AgentConfiguration(clock: testClock)
     configuration.countsTokensWithModel = true
-    return try Agent(
+    return try await Agent(
       engine: harness.engine, registry: harness.registry, router: SkillRouter(registry: harness.registry),
       planner: Planner(model: client, registry: harness.registry), configuration: configuration)
   }
@@ -63,7 +63,7 @@ import Testing
     defer { server.stop() }
     let client = try OpenAIChatClient(
       configuration: .init(baseURL: server.baseURL, model: "m"), environment: [:])
-    let agent = try Self.countingAgent(harness, client: client)
+    let agent = try await Self.countingAgent(harness, client: client)
     let state = try await agent.send("what is my locker code?")
     guard case .finished = state else {
       Issue.record("expected a reply, got \(state)")
@@ -90,7 +90,7 @@ import Testing
     defer { server.stop() }
     let client = try OpenAIChatClient(
       configuration: .init(baseURL: server.baseURL, model: "m"), environment: [:])
-    let agent = try Self.countingAgent(harness, client: client)
+    let agent = try await Self.countingAgent(harness, client: client)
     let state = try await agent.send("what is my locker code?")
     guard case .finished(let reply) = state else {
       Issue.record("expected a reply, got \(state)")

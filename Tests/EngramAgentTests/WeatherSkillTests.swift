@@ -389,7 +389,7 @@ struct WeatherConversationTests {
     defer { engine.close() }
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry, weather: service)
-    let agent = try Agent(
+    let agent = try await Agent(
       engine: engine, registry: registry, configuration: AgentConfiguration(clock: testClock))
     guard case .finished(let question) = try await agent.send("what's the weather like today?") else {
       Issue.record("expected a question, got \(agent.state)")

@@ -50,9 +50,9 @@ import Testing
 
     let engine = try openEngine(db)
     defer { engine.close() }
-    #expect(try engine.memories.list().map(\.content) == ["my locker code is 4512"])
+    #expect(try await engine.memories.list().map(\.content) == ["my locker code is 4512"])
     // The agent persisted both sides of the conversation in the chat session.
-    let turns = try engine.conversation.recentTurns(limit: 10)
+    let turns = try await engine.conversation.recentTurns(limit: 10)
     #expect(turns.map(\.speaker) == ["user", "assistant", "user", "assistant"])
     #expect(turns.first?.text == "remember that my locker code is 4512")
   }
@@ -96,7 +96,7 @@ import Testing
       ])
     let engine = try openEngine(db)
     defer { engine.close() }
-    #expect(try engine.memories.list().isEmpty)
+    #expect(try await engine.memories.list().isEmpty)
     // Declined now, so the next start has nothing unfinished to report.
     #expect(try engine.agentRecords.cancelUnfinishedPendingCalls().isEmpty)
   }
@@ -110,7 +110,7 @@ import Testing
     #expect(lines(result.standardOutput).last == "Got it, I'll remember that.")
     let engine = try openEngine(db)
     defer { engine.close() }
-    #expect(try engine.memories.list().map(\.content) == ["my bike is blue"])
+    #expect(try await engine.memories.list().map(\.content) == ["my bike is blue"])
   }
 
   @Test func slashCommandsShowHelpSkillsMemoriesAndHistory() async throws {
@@ -145,8 +145,8 @@ import Testing
     #expect(result.standardOutput == "")
     let engine = try openEngine(db)
     defer { engine.close() }
-    #expect(try engine.memories.list().isEmpty)
-    #expect(try engine.conversation.recentTurns(limit: 10).isEmpty)
+    #expect(try await engine.memories.list().isEmpty)
+    #expect(try await engine.conversation.recentTurns(limit: 10).isEmpty)
   }
 
   @Test func unknownOrMalformedSlashCommandsSayWhatIsWrongAndGoOn() async throws {
@@ -249,7 +249,7 @@ import Testing
     #expect(await terminal.waitForExit() == 0, "exit: \(terminal.screen)")
     let engine = try openEngine(db)
     defer { engine.close() }
-    #expect(try engine.memories.list().map(\.content) == ["my locker code is 4512"])
+    #expect(try await engine.memories.list().map(\.content) == ["my locker code is 4512"])
   }
 
   @Test func ctrlCStopsTheTurnAndASecondCtrlCLeaves() async throws {
@@ -271,7 +271,7 @@ import Testing
     #expect(terminal.screen.hasSuffix("engram: interrupted\n"), "\(terminal.screen)")
     let engine = try openEngine(db)
     defer { engine.close() }
-    #expect(try engine.conversation.recentTurns(limit: 10).first?.text == "zebra quantum marmalade")
+    #expect(try await engine.conversation.recentTurns(limit: 10).first?.text == "zebra quantum marmalade")
   }
 
   @Test func ctrlCAtThePromptOnlyWarnsAndCtrlDLeaves() async throws {

@@ -18,7 +18,7 @@ import Testing
     var configuration = EngramConfiguration(embedder: try spec.makeEmbedder(environment: [:]))
     configuration.user = user
     let engine = try MemoryEngine(path: url, configuration: configuration)
-    try engine.maintenance.setEmbedderSpec(spec.text)
+    try await engine.maintenance.setEmbedderSpec(spec.text)
     _ = try await engine.memories.remember(text)
     await engine.close()
   }

@@ -126,7 +126,7 @@ import Testing
     let confirmed = try await Self.events(
       await app.respond(to: Self.post("/api/chat/confirm", headers: [("Cookie", cookie)])))
     #expect(confirmed.last?.1["phase"] == "finished")
-    #expect(try engine.memories.list().map(\.content) == ["my locker code is 4512"])
+    #expect(try await engine.memories.list().map(\.content) == ["my locker code is 4512"])
 
     let answered = try await Self.events(
       await app.respond(
@@ -178,14 +178,14 @@ import Testing
     let cancelled = await app.respond(to: Self.post("/api/chat/cancel", headers: [("Cookie", cookie)]))
     #expect(cancelled.status == 200)
     #expect(try Self.json(cancelled)["phase"] == "finished")
-    #expect(try engine.memories.list().isEmpty)
+    #expect(try await engine.memories.list().isEmpty)
     #expect(await app.respond(to: Self.post("/api/chat/cancel", headers: [("Cookie", cookie)])).status == 409)
   }
 
   // MARK: Memory
 
   @Test func searchEditForgetAndSession() async throws {
-    let session = try engine.conversation.startSession(name: "trip")
+    let session = try await engine.conversation.startSession(name: "trip")
     let turn = try await engine.conversation.appendTurn(
       role: "user", content: "we booked the ferry to Hydra", session: session)
     let id = try await engine.memories.remember("the ferry leaves at 7", kind: .fact)
@@ -204,16 +204,16 @@ import Testing
     #expect(edited.status == 200)
     let newID = try #require(try Self.json(edited)["memory"]?["id"]?.intValue)
     #expect(try Self.json(edited)["superseded"] == .int(Int(id)))
-    #expect(try engine.memories.get(Int64(newID))?.kind == .event)
-    #expect(try engine.memories.get(Int64(newID))?.content == "the ferry leaves at 8")
+    #expect(try await engine.memories.get(Int64(newID))?.kind == .event)
+    #expect(try await engine.memories.get(Int64(newID))?.content == "the ferry leaves at 8")
 
     let preview = try Self.json(
       await app.respond(to: Self.post("/api/forget", #"{"id":\#(newID),"dry_run":true}"#)))
     #expect(preview["dry_run"] == true)
-    #expect(try engine.memories.get(Int64(newID)) != nil)
+    #expect(try await engine.memories.get(Int64(newID)) != nil)
     let forgotten = await app.respond(to: Self.post("/api/forget", #"{"id":\#(newID)}"#))
     #expect(forgotten.status == 200)
-    #expect(try engine.memories.get(Int64(newID)) == nil)
+    #expect(try await engine.memories.get(Int64(newID)) == nil)
 
     let turns = try Self.json(await app.respond(to: Self.get("/api/sessions/\(session)")))
     #expect(turns["turns"]?.arrayValue?.map { $0["text"] } == ["we booked the ferry to Hydra"])

@@ -104,7 +104,7 @@ import Testing
         #expect(error.message.hasPrefix(sentence), "\(name): \(error.message)")
       }
     }
-    #expect(try engine.maintenance.tableCounts()["memories"] == 0)
+    #expect(try await engine.maintenance.tableCounts()["memories"] == 0)
   }
 
   @Test func rememberSearchContextAppendStatsAndForget() async throws {
@@ -138,7 +138,7 @@ import Testing
     let again = try await call("memory_forget", ["id": .int(id)])
     #expect(again["isError"] == true)
     #expect(again["content"]?[0]?["text"]?.stringValue?.contains("memory_search") == true)
-    #expect(try engine.memories.get(Int64(id)) == nil)
+    #expect(try await engine.memories.get(Int64(id)) == nil)
   }
 
   @Test func invalidArgumentsBecomeActionableErrorResults() async throws {
@@ -163,8 +163,8 @@ import Testing
       let text = result["content"]?[0]?["text"]?.stringValue ?? ""
       #expect(text.contains(mention), "\(name): \(text)")
     }
-    #expect(try engine.maintenance.tableCounts()["memories"] == 0)
-    #expect(try engine.maintenance.tableCounts()["messages"] == 0)
+    #expect(try await engine.maintenance.tableCounts()["memories"] == 0)
+    #expect(try await engine.maintenance.tableCounts()["messages"] == 0)
   }
 
   @Test func agendaListsRemindersAndEventsInARangeSoonestFirst() async throws {

@@ -131,7 +131,7 @@ import Testing
 
   /// A repeating event (an imported RRULE) is listed at each of its occurrences in a range,
   /// those of a series that began before the range too, and not past COUNT or UNTIL.
-  @Test func repeatingEventsAreListedAtEachOccurrence() throws {
+  @Test func repeatingEventsAreListedAtEachOccurrence() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
@@ -143,7 +143,7 @@ import Testing
       "SUMMARY:review", "RRULE:FREQ=DAILY;INTERVAL=2;COUNT=3", "END:VEVENT",
       "END:VCALENDAR", "",
     ].joined(separator: "\r\n")
-    _ = try engine.transfer.importCalendar(Data(ics.utf8), timeZone: TimeZone(identifier: "UTC")!)
+    _ = try await engine.transfer.importCalendar(Data(ics.utf8), timeZone: TimeZone(identifier: "UTC")!)
     let from = try #require(DateParser.fileTimestamp("2025-06-09T00:00:00Z"))
     let to = try #require(DateParser.fileTimestamp("2025-06-16T00:00:00Z"))
     let week = try engine.agentRecords.agenda(kind: .event, from: from, to: to)

@@ -28,11 +28,11 @@ import Testing
     return engine
   }
 
-  @Test func exportWritesEventsAndRemindersWithStableUIDsUTCTimesAndAlarms() throws {
+  @Test func exportWritesEventsAndRemindersWithStableUIDsUTCTimesAndAlarms() async throws {
     let folder = try TemporaryFolder()
     let engine = try seeded(folder)
     defer { engine.close() }
-    let text = try engine.transfer.calendarText(stamp: stamp)
+    let text = try await engine.transfer.calendarText(stamp: stamp)
     #expect(text.hasPrefix("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n"))
     #expect(text.hasSuffix("END:VCALENDAR\r\n"))
     #expect(!text.replacingOccurrences(of: "\r\n", with: "").contains("\n"))
@@ -63,17 +63,17 @@ import Testing
     // The undated reminder: no DUE, no alarm.
     #expect(todos[2].property("DUE") == nil && todos[2].components.isEmpty)
     // The same memory exports the same calendar again (the UIDs do not change).
-    #expect(try engine.transfer.calendarText(stamp: stamp) == text)
+    #expect(try await engine.transfer.calendarText(stamp: stamp) == text)
   }
 
-  @Test func aRoundTripIntoAnotherMemoryKeepsItemsAndReimportingAddsNothing() throws {
+  @Test func aRoundTripIntoAnotherMemoryKeepsItemsAndReimportingAddsNothing() async throws {
     let folder = try TemporaryFolder()
     let source = try seeded(folder)
     defer { source.close() }
-    let text = try source.transfer.calendarText(stamp: stamp)
+    let text = try await source.transfer.calendarText(stamp: stamp)
     let target = try MemoryEngine(path: folder.path("t.sqlite"), configuration: hashingConfiguration())
     defer { target.close() }
-    let first = try target.transfer.importCalendar(Data(text.utf8), timeZone: zone)
+    let first = try await target.transfer.importCalendar(Data(text.utf8), timeZone: zone)
     #expect(first.added == 4 && first.updated == 0 && first.unchanged == 0)
     let items = try target.agentRecords.items()
     #expect(
@@ -83,21 +83,21 @@ import Testing
     #expect(items[0].endsAt == base.addingTimeInterval(3600))
     #expect(items.map(\.done) == [false, true, false, false])
     #expect(items[3].dueAt == nil)
-    let second = try target.transfer.importCalendar(Data(text.utf8), timeZone: zone)
+    let second = try await target.transfer.importCalendar(Data(text.utf8), timeZone: zone)
     #expect(second.added == 0 && second.updated == 0 && second.unchanged == 4)
     #expect(try target.agentRecords.items().count == 4)
     // The target's export keeps the source's UIDs: a calendar app sees the same items.
-    let again = try target.transfer.calendarText(stamp: stamp)
+    let again = try await target.transfer.calendarText(stamp: stamp)
     let uids = { (text: String) in
       text.components(separatedBy: "\r\n").filter { $0.hasPrefix("UID:") }
     }
     #expect(uids(again) == uids(text))
     // Re-importing the source's own export into the source adds nothing either.
-    let own = try source.transfer.importCalendar(Data(text.utf8), timeZone: zone)
+    let own = try await source.transfer.importCalendar(Data(text.utf8), timeZone: zone)
     #expect(own.added == 0 && own.unchanged == 4)
   }
 
-  @Test func aChangedFileUpdatesTheItemItNamesByUID() throws {
+  @Test func aChangedFileUpdatesTheItemItNamesByUID() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
@@ -115,8 +115,9 @@ import Testing
         """.utf8)
     }
     #expect(
-      try engine.transfer.importCalendar(calendar("20250612T100000Z", "review"), timeZone: zone).added == 1)
-    let moved = try engine.transfer.importCalendar(
+      try await engine.transfer.importCalendar(calendar("20250612T100000Z", "review"), timeZone: zone).added
+        == 1)
+    let moved = try await engine.transfer.importCalendar(
       calendar("20250613T100000Z", "review (moved)"), timeZone: zone)
     #expect(moved.added == 0 && moved.updated == 1)
     let items = try engine.agentRecords.items()
@@ -133,13 +134,13 @@ import Testing
       + "BEGIN:VTODO\r\nUID:b\r\nSUMMARY:left open\r\n",
     "SUMMARY:not a calendar\r\n",
   ])
-  func aBadFileStoresNothingAndLeavesStoredItemsAsTheyWere(_ text: String) throws {
+  func aBadFileStoresNothingAndLeavesStoredItemsAsTheyWere(_ text: String) async throws {
     let folder = try TemporaryFolder()
     let engine = try seeded(folder)
     defer { engine.close() }
     let before = try engine.agentRecords.items()
-    #expect(throws: ICalendarError.self) {
-      try engine.transfer.importCalendar(Data(text.utf8), timeZone: zone)
+    await #expect(throws: ICalendarError.self) {
+      try await engine.transfer.importCalendar(Data(text.utf8), timeZone: zone)
     }
     #expect(try engine.agentRecords.items() == before)
   }

@@ -19,7 +19,7 @@ import Testing
     let path = folder.path("m.sqlite")
     let writer = try MemoryEngine(path: path, configuration: Self.configuration())
     let ids = try await SnapshotThresholdTests.remember(writer, 0..<80)
-    #expect(try writer.memories.forget(kind: .memory, id: ids[3]))
+    #expect(try await writer.memories.forget(kind: .memory, id: ids[3]))
     await writer.close()
 
     let file = URL(fileURLWithPath: path + ".vectors")
@@ -34,8 +34,8 @@ import Testing
     #expect(mapped.indexSource == .snapshot)
     // Rows written after the snapshot and a row of it forgotten, on the mapped index.
     let late = try await SnapshotThresholdTests.remember(mapped, 80..<90)
-    #expect(try mapped.memories.forget(kind: .memory, id: ids[10]))
-    #expect(try mapped.memories.forget(kind: .memory, id: late[2]))
+    #expect(try await mapped.memories.forget(kind: .memory, id: ids[10]))
+    #expect(try await mapped.memories.forget(kind: .memory, id: late[2]))
     let fromSnapshot = try await SnapshotThresholdTests.results(mapped)
     let report = try await mapped.doctor()
     #expect(report.healthy, "\(report.checks)")

@@ -37,11 +37,11 @@ import Testing
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
     try await Self.fill(engine, folder: folder, sessions: 14)
-    let before = try engine.maintenance.tableCounts()
+    let before = try await engine.maintenance.tableCounts()
     let generation = try engine.database.read { try $0.embeddingGeneration() }
 
     let plan = try await engine.compact(dryRun: true)
-    #expect(try engine.maintenance.tableCounts() == before)
+    #expect(try await engine.maintenance.tableCounts() == before)
     #expect(try engine.database.read { try $0.embeddingGeneration() } == generation)
     // 12 sessions lose their 4 greetings; the 2 greeting-only ones keep the one they quote.
     #expect(plan.sessionsSummarized == 14 && plan.turnsDeleted == 12 * 4 + 2 * 3)

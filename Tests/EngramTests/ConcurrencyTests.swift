@@ -38,7 +38,7 @@ final class Tally: Sendable {
                 "topic \(round % 7) memory", k: 5, mode: modes[(searcher + round) % modes.count])
               // Every hit must be readable: no torn state between index and store.
               for hit in hits where hit.kind == .memory {
-                if try engine.memories.get(hit.id) == nil {
+                if try await engine.memories.get(hit.id) == nil {
                   throw EngramError.notFound(kind: .memory, id: hit.id)
                 }
               }
@@ -58,7 +58,7 @@ final class Tally: Sendable {
         while ContinuousClock.now < deadline || number < 5 {
           do {
             let id = try await engine.memories.remember("written memory \(number) about topic \(number % 7)")
-            if number % 5 == 4 { try engine.memories.forget(id: id) }
+            if number % 5 == 4 { try await engine.memories.forget(id: id) }
             tally.writes.add(1, ordering: .relaxed)
           } catch {
             tally.errors.withLock { $0.append("write: \(error)") }
@@ -105,7 +105,8 @@ final class Tally: Sendable {
     var lost = 0
     for line in acknowledged {
       let fields = line.split(separator: " ").map(String.init)
-      if try engine.memories.get(Int64(fields[2]) ?? -1)?.content.hasPrefix("crash memory \(fields[3]):")
+      if try await engine.memories.get(Int64(fields[2]) ?? -1)?.content.hasPrefix(
+        "crash memory \(fields[3]):")
         != true
       {
         lost += 1
@@ -124,7 +125,7 @@ final class Tally: Sendable {
     #expect(errors.isEmpty, "\(errors.prefix(3))")
     #expect(acknowledged.count == 2 * count)
     #expect(lost == 0)
-    #expect(try engine.maintenance.tableCounts()["memories"] == 2 * count)
+    #expect(try await engine.maintenance.tableCounts()["memories"] == 2 * count)
     // The engine opened after both wrote sees every vector, whichever process wrote it.
     let report = try await engine.doctor()
     #expect(report.healthy, "\(report.checks)")

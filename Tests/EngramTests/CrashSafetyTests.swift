@@ -196,7 +196,9 @@ import Testing
       switch fields[1] {
       case "memory":
         let id = Int64(fields[2]) ?? -1
-        if try engine.memories.get(id)?.content.hasPrefix("crash memory \(fields[3]):") != true { lost += 1 }
+        if try await engine.memories.get(id)?.content.hasPrefix("crash memory \(fields[3]):") != true {
+          lost += 1
+        }
       case "ingest":
         let stored = turnsBySession[fields[2]] ?? 0
         if mode == "compact" ? stored == 0 : stored != Int(fields[3]) { lost += 1 }
@@ -208,7 +210,7 @@ import Testing
     }
     if mode == "reindex" {
       // Nothing lost by re-embedding; the model is the last acknowledged one or the next.
-      let counts = try engine.maintenance.tableCounts()
+      let counts = try await engine.maintenance.tableCounts()
       let items = (counts["messages"] ?? 0) + (counts["memories"] ?? 0)
       if items != baseline { messages.append("reindex changed the items: \(items) of \(baseline)") }
       if (counts["embeddings"] ?? 0) != baseline {

@@ -66,7 +66,7 @@ import Testing
       role: "user", content: "the orthodontist moved to Friday")
     let gone = try await writer.conversation.appendTurn(
       role: "user", content: "the orthodontist bill is paid")
-    #expect(try writer.memories.forget(kind: .message, id: gone))
+    #expect(try await writer.memories.forget(kind: .message, id: gone))
     #expect(writer.vectors.isDeferred)
     let found = try await writer.search("orthodontist", k: 5, mode: .vector, recordAccess: false).map(\.id)
     #expect(found.first == id)

@@ -18,13 +18,13 @@ func openMemory(at path: String) throws -> MemoryEngine {
 func rememberAboutAnn(in engine: MemoryEngine) async throws -> Int64 {
   let id = try await engine.memories.remember(
     "Ann is allergic to peanuts", kind: .fact, importance: 0.9)
-  try engine.userPreferences.set("seat", "aisle", pinned: true)
+  try await engine.userPreferences.set("seat", "aisle", pinned: true)
   return id
 }
 
 // GettingStarted.md: record a conversation
 func recordTrip(in engine: MemoryEngine) async throws -> Int64 {
-  let session = try engine.conversation.startSession(name: "lisbon")
+  let session = try await engine.conversation.startSession(name: "lisbon")
   try await engine.conversation.appendTurn(
     role: "user", content: "I'm going to Lisbon for a week in May!", speaker: "Ann", session: session)
   try await engine.conversation.appendTurn(
@@ -54,8 +54,8 @@ func promptContext(for request: String, in engine: MemoryEngine) async throws ->
 func moveAnn(in engine: MemoryEngine) async throws -> (current: [MemoryItem], all: [MemoryItem]) {
   let old = try await engine.memories.remember("Ann lives in Porto", kind: .fact)
   try await engine.memories.update(old, content: "Ann lives in Lisbon")
-  let current = try engine.memories.list(kind: .fact)
-  let all = try engine.memories.list(kind: .fact, includeSuperseded: true)
+  let current = try await engine.memories.list(kind: .fact)
+  let all = try await engine.memories.list(kind: .fact, includeSuperseded: true)
   return (current, all)
 }
 
@@ -103,11 +103,11 @@ func keywordHeavyConfiguration() throws -> EngramConfiguration {
     #expect(engine.embedder.modelID.contains("hashing"))
 
     let memory = try await rememberAboutAnn(in: engine)
-    #expect(try engine.memories.get(memory)?.content == "Ann is allergic to peanuts")
-    #expect(try engine.userPreferences.get("seat") == "aisle")
+    #expect(try await engine.memories.get(memory)?.content == "Ann is allergic to peanuts")
+    #expect(try await engine.userPreferences.get("seat") == "aisle")
 
     let session = try await recordTrip(in: engine)
-    let turns = try engine.conversation.recentTurns(limit: 10, session: session)
+    let turns = try await engine.conversation.recentTurns(limit: 10, session: session)
     #expect(turns.map(\.text) == ["I'm going to Lisbon for a week in May!", "Nice! Do you need a hotel?"])
     #expect(turns.map(\.speaker) == ["Ann", "assistant"])
 
@@ -132,7 +132,7 @@ func keywordHeavyConfiguration() throws -> EngramConfiguration {
     #expect(current.map(\.content) == ["Ann lives in Lisbon"])
     #expect(Set(all.map(\.content)) == ["Ann lives in Porto", "Ann lives in Lisbon"])
 
-    let old = try engine.conversation.startSession(name: "last spring")
+    let old = try await engine.conversation.startSession(name: "last spring")
     let then = Date().addingTimeInterval(-90 * 86_400)
     for (index, text) in ["Hi!", "The boiler needs servicing in March.", "Thanks!"].enumerated() {
       try await engine.conversation.appendTurn(
@@ -143,7 +143,7 @@ func keywordHeavyConfiguration() throws -> EngramConfiguration {
     #expect(report.sessionsSummarized == 1)
     #expect(report.summariesCreated == 1)
     // A dry run changes nothing.
-    #expect(try engine.conversation.recentTurns(limit: 10, session: old).count == 3)
+    #expect(try await engine.conversation.recentTurns(limit: 10, session: old).count == 3)
   }
 
   @Test func hybridSearchComparesModesAndTakesWeights() async throws {

@@ -30,13 +30,13 @@ import Testing
       #expect(Self.permissions(path + suffix) == 0o600, "\(suffix)")
     }
     let export = folder.path("export.jsonl")
-    try engine.transfer.export(to: export)
+    try await engine.transfer.export(to: export)
     #expect(Self.permissions(export) == 0o600)
     // Exporting over an existing world-readable file leaves it private as well.
     let existing = folder.path("existing.jsonl")
     try writeFile("old", to: existing)
     #expect(Self.permissions(existing) == 0o644)
-    try engine.transfer.export(to: existing)
+    try await engine.transfer.export(to: existing)
     #expect(Self.permissions(existing) == 0o600)
     try engine.saveSnapshot()
     #expect(Self.permissions(try #require(engine.snapshotURL).path) == 0o600)

@@ -3,6 +3,7 @@ import EngramStore
 import EngramTestSupport
 import EngramVectors
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Engram
@@ -21,9 +22,9 @@ import Testing
     let engine = try MemoryEngine(path: folder.path("a.sqlite"), configuration: hashingConfiguration())
     _ = try await engine.conversation.ingest(path: file)
     _ = try await engine.memories.remember("Ann's locker code is 4512", kind: .fact)
-    try engine.userPreferences.set("timezone", "Asia/Shanghai", pinned: true)
+    try await engine.userPreferences.set("timezone", "Asia/Shanghai", pinned: true)
     let export = folder.path("export.jsonl")
-    try engine.transfer.export(to: export)
+    try await engine.transfer.export(to: export)
     return (engine, export)
   }
 
@@ -32,17 +33,17 @@ import Testing
   }
 
   /// Imports `text` into a fresh memory and returns the error, checking nothing was stored.
-  static func importFailure(_ text: String, folder: TemporaryFolder) throws -> (any Error)? {
+  static func importFailure(_ text: String, folder: TemporaryFolder) async throws -> (any Error)? {
     let file = folder.path("damaged-\(UUID().uuidString).jsonl")
     try writeFile(text, to: file)
     let target = try MemoryEngine(
       path: folder.path("t-\(UUID().uuidString).sqlite"), configuration: hashingConfiguration())
     defer { target.close() }
     do {
-      try target.transfer.importExport(from: file)
+      try await target.transfer.importExport(from: file)
       return nil
     } catch {
-      #expect(try target.maintenance.tableCounts().values.allSatisfy { $0 == 0 })
+      #expect(try await target.maintenance.tableCounts().values.allSatisfy { $0 == 0 })
       return error
     }
   }
@@ -57,7 +58,7 @@ import Testing
     // The name the export used to write through, and a random-looking one beside it.
     try FileManager.default.createSymbolicLink(
       atPath: destination + ".tmp-\(getpid())", withDestinationPath: victim)
-    try engine.transfer.export(to: destination)
+    try await engine.transfer.export(to: destination)
     #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
     #expect(
       (try FileManager.default.attributesOfItem(atPath: destination)[.posixPermissions] as? Int) == 0o600)
@@ -97,17 +98,20 @@ import Testing
     for index in 0..<1_000 {
       _ = try await engine.memories.remember("回忆 \(index)：😀 在上海吃了小笼包 🥟 with Ann", kind: .note)
     }
-    var chunks = 0
-    var joined = Data()
-    try engine.transfer.export { chunk in
-      chunks += 1
+    // The sink runs on a `BlockingWork` thread, one chunk after another.
+    let received = Mutex((chunks: 0, joined: Data()))
+    try await engine.transfer.export { chunk in
       #expect(chunk.last == 0x0A)
       #expect(String(validating: chunk.bindMemory(to: UInt8.self), as: UTF8.self) != nil)
-      joined.append(contentsOf: chunk)
+      received.withLock {
+        $0.chunks += 1
+        $0.joined.append(contentsOf: chunk)
+      }
     }
+    let (chunks, joined) = received.withLock { ($0.chunks, $0.joined) }
     #expect(chunks > 1)
     let file = folder.path("again.jsonl")
-    try engine.transfer.export(to: file)
+    try await engine.transfer.export(to: file)
     let streamed = String(decoding: joined, as: UTF8.self).split(separator: "\n").map(String.init)
     let written = try Self.lines(file)
     // Equal but for the header's time and the checksum that covers it.
@@ -130,13 +134,14 @@ import Testing
         "UPDATE memories SET content = CAST(x'61ff62e4b8' AS TEXT) WHERE id = ?1", [.integer(broken)])
     }
     let file = folder.path("export.jsonl")
-    try engine.transfer.export(to: file)
+    try await engine.transfer.export(to: file)
     let data = try Data(contentsOf: URL(fileURLWithPath: file))
     #expect(String(validating: [UInt8](data), as: UTF8.self) != nil)
     let target = try MemoryEngine(path: folder.path("b.sqlite"), configuration: hashingConfiguration())
     defer { target.close() }
-    try target.transfer.importExport(from: file)
-    let contents = Dictionary(uniqueKeysWithValues: try target.memories.list().map { ($0.id, $0.content) })
+    try await target.transfer.importExport(from: file)
+    let contents = Dictionary(
+      uniqueKeysWithValues: try await target.memories.list().map { ($0.id, $0.content) })
     #expect(contents[id] == tricky)
     #expect(contents[broken] == "a\u{FFFD}b\u{FFFD}")
   }
@@ -159,10 +164,10 @@ import Testing
     try Data(bytes).write(to: URL(fileURLWithPath: damaged))
     let target = try MemoryEngine(path: folder.path("t.sqlite"), configuration: hashingConfiguration())
     defer { target.close() }
-    #expect(throws: ImportError.invalidUTF8(path: damaged, line: line)) {
-      try target.transfer.importExport(from: damaged)
+    await #expect(throws: ImportError.invalidUTF8(path: damaged, line: line)) {
+      try await target.transfer.importExport(from: damaged)
     }
-    #expect(try target.maintenance.tableCounts().values.allSatisfy { $0 == 0 })
+    #expect(try await target.maintenance.tableCounts().values.allSatisfy { $0 == 0 })
   }
 
   @Test func importRefusesAnExportDamagedByReplacementCharactersOrTruncated() async throws {
@@ -176,20 +181,21 @@ import Testing
     let target = lines.firstIndex { $0.contains("长城") }!
     var replaced = lines
     replaced[target] = replaced[target].replacingOccurrences(of: "长", with: "\u{FFFD}\u{FFFD}")
-    let altered = try Self.importFailure(replaced.joined(separator: "\n") + "\n", folder: folder)
+    let altered = try await Self.importFailure(replaced.joined(separator: "\n") + "\n", folder: folder)
     #expect(
       altered as? EngramError
         == .malformedExport(
           line: last, reason: "the checksum does not match: the file was changed or damaged after export"))
     // Cut short: the end line is missing.
-    let truncated = try Self.importFailure(lines.dropLast(3).joined(separator: "\n") + "\n", folder: folder)
+    let truncated = try await Self.importFailure(
+      lines.dropLast(3).joined(separator: "\n") + "\n", folder: folder)
     #expect(
       truncated as? EngramError
         == .malformedExport(line: last - 2, reason: "the file ends without its end line (truncated)"))
     // A line dropped from the middle.
     var dropped = lines
     dropped.remove(at: 3)
-    let lost = try Self.importFailure(dropped.joined(separator: "\n") + "\n", folder: folder)
+    let lost = try await Self.importFailure(dropped.joined(separator: "\n") + "\n", folder: folder)
     #expect(
       lost as? EngramError
         == .malformedExport(
@@ -197,7 +203,7 @@ import Testing
           reason:
             "the end line counts \(last - 1) lines but \(last - 2) precede it (lines were lost or added)"))
     // Intact, it imports.
-    #expect(try Self.importFailure(lines.joined(separator: "\n") + "\n", folder: folder) == nil)
+    #expect(try await Self.importFailure(lines.joined(separator: "\n") + "\n", folder: folder) == nil)
   }
 
   /// An embedding line of a version 1 export (no end line) with `vector` as its floats.
@@ -211,34 +217,36 @@ import Testing
     ].joined(separator: "\n") + "\n"
   }
 
-  @Test func importRefusesVectorsTheIndexCannotHold() throws {
+  @Test func importRefusesVectorsTheIndexCannotHold() async throws {
     let folder = try TemporaryFolder()
     var unit = [Float](repeating: 0, count: 256)
     unit[0] = 1
-    #expect(try Self.importFailure(Self.exportWithVector(unit), folder: folder) == nil)
+    #expect(try await Self.importFailure(Self.exportWithVector(unit), folder: folder) == nil)
     var huge = unit
     huge[3] = 1e38
     #expect(
-      try Self.importFailure(Self.exportWithVector(huge), folder: folder) as? EngramError
+      try await Self.importFailure(Self.exportWithVector(huge), folder: folder) as? EngramError
         == .invalidExportVector(line: 3, reason: .overflow))
     var notANumber = unit
     notANumber[7] = .nan
     #expect(
-      try Self.importFailure(Self.exportWithVector(notANumber), folder: folder) as? EngramError
+      try await Self.importFailure(Self.exportWithVector(notANumber), folder: folder) as? EngramError
         == .invalidExportVector(line: 3, reason: .nonFinite))
     var infinite = unit
     infinite[0] = .infinity
     #expect(
-      try Self.importFailure(Self.exportWithVector(infinite), folder: folder) as? EngramError
+      try await Self.importFailure(Self.exportWithVector(infinite), folder: folder) as? EngramError
         == .invalidExportVector(line: 3, reason: .nonFinite))
     #expect(
-      try Self.importFailure(Self.exportWithVector([Float](repeating: 0, count: 256)), folder: folder)
+      try await Self.importFailure(Self.exportWithVector([Float](repeating: 0, count: 256)), folder: folder)
         as? EngramError == .invalidExportVector(line: 3, reason: .zero))
     #expect(
-      try Self.importFailure(Self.exportWithVector(Array(unit.prefix(128)), dimension: 128), folder: folder)
+      try await Self.importFailure(
+        Self.exportWithVector(Array(unit.prefix(128)), dimension: 128), folder: folder)
         as? EngramError == .invalidExportVector(line: 3, reason: .wrongDimension))
     #expect(
-      try Self.importFailure(Self.exportWithVector(Array(unit.prefix(128))), folder: folder) as? EngramError
+      try await Self.importFailure(Self.exportWithVector(Array(unit.prefix(128))), folder: folder)
+        as? EngramError
         == .invalidExportVector(line: 3, reason: .wrongDimension))
   }
 }

@@ -156,7 +156,7 @@ import Testing
     }
     // The export holds the parts in order: joined, they are the turn byte for byte.
     let exported = folder.path("export.jsonl")
-    _ = try engine.transfer.export(to: exported)
+    _ = try await engine.transfer.export(to: exported)
     var parts: [(number: Int, text: String)] = []
     for line in try String(contentsOfFile: exported, encoding: .utf8).split(separator: "\n") {
       let object = try JSONValue.parse(line).objectValue ?? [:]
@@ -176,7 +176,7 @@ import Testing
     defer { engine.close() }
     let text = String(repeating: "the heron waits by the weir. ", count: 6_000)  // 174,000 bytes
     let first = try await engine.conversation.appendTurn(role: "user", content: text)
-    let turns = try engine.conversation.recentTurns(limit: 10)
+    let turns = try await engine.conversation.recentTurns(limit: 10)
     #expect(turns.count == 3)
     #expect(turns.first?.id == first)
     #expect(turns.map(\.text).joined() == text)
@@ -186,7 +186,7 @@ import Testing
     await #expect(throws: EngramError.textTooLong(bytes: text.utf8.count, limit: TurnText.maxBytes)) {
       try await engine.memories.remember(text)
     }
-    #expect(try engine.memories.list().isEmpty)
+    #expect(try await engine.memories.list().isEmpty)
   }
 
   /// The re-ranker's coverage reads a long hit without building its set of terms, and counts

@@ -134,7 +134,7 @@ struct BrokenEmbedder: Embedder {
       path: folder.path("full.sqlite"), configuration: hashingConfiguration(dimension: 64))
     defer { engine.close() }
     try await engine.memories.remember("a memory stored before the disk filled up")
-    let before = try engine.maintenance.tableCounts()
+    let before = try await engine.maintenance.tableCounts()
     // SQLite's page limit stands in for a full disk: the next pages cannot be allocated.
     let pages = try engine.database.read { try $0.scalarInt("PRAGMA page_count") } ?? 0
     try engine.database.writeWithoutTransaction { try $0.execute("PRAGMA max_page_count = \(pages + 2)") }
@@ -151,13 +151,13 @@ struct BrokenEmbedder: Embedder {
     } throws: { error in
       (error as? SQLiteError)?.code == .full
     }
-    #expect(try engine.maintenance.tableCounts() == before)
+    #expect(try await engine.maintenance.tableCounts() == before)
     #expect(try await engine.doctor().healthy)
     // A remember that needs new pages fails the same way; with room again, writes succeed.
     try engine.database.writeWithoutTransaction { try $0.execute("PRAGMA max_page_count = 1073741823") }
     let report = try await engine.conversation.ingest(path: file)
     #expect(report.turns == 400)
-    #expect(try engine.maintenance.tableCounts()["messages"] == 400)
+    #expect(try await engine.maintenance.tableCounts()["messages"] == 400)
     #expect(try await engine.doctor().healthy)
     ReliabilityLog.record(
       "hostile",
@@ -233,7 +233,7 @@ struct BrokenEmbedder: Embedder {
     await #expect(throws: EngramError.invalidEmbedding(index: 0, reason: expected)) {
       try await engine.conversation.ingest(path: file)
     }
-    #expect(try engine.maintenance.tableCounts().values.allSatisfy { $0 == 0 })
+    #expect(try await engine.maintenance.tableCounts().values.allSatisfy { $0 == 0 })
     await engine.close()
     // The memory still opens (the index rebuild never meets a broken vector).
     let reopened = try MemoryEngine(

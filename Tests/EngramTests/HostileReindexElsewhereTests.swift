@@ -32,8 +32,8 @@ import Testing
       }
     }
     // What the engine reports of its vectors would be stale: asking says so too.
-    #expect {
-      try server.maintenance.checkEmbedderCurrent()
+    await #expect {
+      try await server.maintenance.checkEmbedderCurrent()
     } throws: { error in
       guard case .embedderChangedElsewhere(_, 64)? = error as? EngramError else { return false }
       return String(describing: error).contains("restart")

@@ -39,7 +39,7 @@ import Testing
     // The server's index changes.
     _ = try await server.memories.remember("Bob drinks his coffee black", kind: .fact)
     let cli = try MemoryEngine(path: path, configuration: hashingConfiguration())
-    #expect(try cli.memories.forget(kind: .memory, id: secret))
+    #expect(try await cli.memories.forget(kind: .memory, id: secret))
     _ = try await cli.memories.remember("a memory that is forgotten at once", kind: .note)
     let reused = try await cli.memories.remember(Self.replacement, kind: .note)
     await cli.close()
@@ -71,7 +71,7 @@ import Testing
     var added: [Int64] = []
     for (path, text) in [(original, Self.replacement), (copy, "the dentist moved to Tuesday at nine")] {
       let engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
-      #expect(try engine.memories.forget(kind: .memory, id: second))
+      #expect(try await engine.memories.forget(kind: .memory, id: second))
       added.append(try await engine.memories.remember(text, kind: .note))
       await engine.close()
     }
@@ -128,7 +128,7 @@ import Testing
 
     // The retrieval is still counted, once the lock is free.
     try engine.flushAccessStatistics()
-    #expect(try engine.memories.get(id)?.accessCount == 1)
+    #expect(try await engine.memories.get(id)?.accessCount == 1)
   }
 
   /// An open maps the codes without reading them (it checks the header, token and row

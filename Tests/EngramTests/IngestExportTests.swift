@@ -29,7 +29,7 @@ import Testing
     #expect(hits.first?.metadata["source"] == "chat")
     let puppy = try await engine.search("what breed is the puppy", k: 3)
     #expect(puppy.contains { $0.text.contains("golden retriever") })
-    #expect(try engine.maintenance.tableCounts()["sessions"] == 2)
+    #expect(try await engine.maintenance.tableCounts()["sessions"] == 2)
   }
 
   @Test func aMalformedFileStoresNothing() async throws {
@@ -45,7 +45,7 @@ import Testing
       if case .malformed(_, 5, _) = error as? ImportError { return true }
       return false
     }
-    let counts = try engine.maintenance.tableCounts()
+    let counts = try await engine.maintenance.tableCounts()
     #expect(counts["messages"] == 0 && counts["sessions"] == 0 && counts["memories"] == 1)
     await #expect(throws: ImportError.self) {
       try await engine.conversation.ingest(path: folder.path("missing.jsonl"))
@@ -64,7 +64,7 @@ import Testing
     let task = Task { try await engine.conversation.ingest(path: file) }
     task.cancel()
     await #expect(throws: EngramError.cancelled) { try await task.value }
-    #expect(try engine.maintenance.tableCounts()["messages"] == 0)
+    #expect(try await engine.maintenance.tableCounts()["messages"] == 0)
   }
 
   @Test func ingestsLoCoMoSessionsWithTheirDates() async throws {
@@ -101,19 +101,19 @@ import Testing
     let old = try await source.memories.remember(
       "likes green tea", kind: .preference, importance: 0.9, tags: ["drink"])
     _ = try await source.memories.update(old, content: "likes jasmine tea")
-    try source.userPreferences.set("timezone", "Asia/Shanghai", pinned: true)
+    try await source.userPreferences.set("timezone", "Asia/Shanghai", pinned: true)
     _ = try await source.compact(olderThan: 0, now: Date(timeIntervalSince1970: 1_800_000_000))
     let first = folder.path("a.jsonl")
-    let lines = try source.transfer.export(to: first)
+    let lines = try await source.transfer.export(to: first)
     #expect(lines > 10)
     let attributes = try FileManager.default.attributesOfItem(atPath: first)
     #expect((attributes[.posixPermissions] as? Int) == 0o600)
 
     let target = try MemoryEngine(path: folder.path("b.sqlite"), configuration: hashingConfiguration())
-    let imported = try target.transfer.importExport(from: first)
+    let imported = try await target.transfer.importExport(from: first)
     #expect(imported == lines - 2)
     let second = folder.path("b.jsonl")
-    try target.transfer.export(to: second)
+    try await target.transfer.export(to: second)
     // Equal but for the header's time and the end line's checksum, which covers it.
     let a = try String(contentsOfFile: first, encoding: .utf8).split(separator: "\n").dropFirst().dropLast()
     let b = try String(contentsOfFile: second, encoding: .utf8).split(separator: "\n").dropFirst().dropLast()
@@ -125,9 +125,9 @@ import Testing
     let report = try await target.doctor()
     #expect(report.healthy, "\(report.checks.filter { !$0.ok })")
     // Importing the same export again imports nothing and changes nothing (issue 32).
-    let counts = try target.maintenance.tableCounts()
-    #expect(try target.transfer.importExport(from: first) == 0)
-    #expect(try target.maintenance.tableCounts() == counts)
+    let counts = try await target.maintenance.tableCounts()
+    #expect(try await target.transfer.importExport(from: first) == 0)
+    #expect(try await target.maintenance.tableCounts() == counts)
     await source.close()
     await target.close()
   }
@@ -142,15 +142,15 @@ import Testing
     try writeFile(
       header + "\n" + #"{"type":"session","id":1,"started_at":0,"metadata":"{}"}"# + "\n"
         + #"{"type":"message","id":1,"session_id":1,"role":"robot","content":"x","created_at":0}"#, to: bad)
-    #expect(
+    await #expect(
       throws: EngramError.malformedExport(
         line: 3, reason: "CHECK constraint failed: role IN ('system', 'user', 'assistant', 'tool')")
     ) {
-      try engine.transfer.importExport(from: bad)
+      try await engine.transfer.importExport(from: bad)
     }
-    #expect(try engine.maintenance.tableCounts()["sessions"] == 0)
+    #expect(try await engine.maintenance.tableCounts()["sessions"] == 0)
     try writeFile("{\"type\":\"session\"}", to: bad)
-    #expect(throws: EngramError.self) { try engine.transfer.importExport(from: bad) }
+    await #expect(throws: EngramError.self) { try await engine.transfer.importExport(from: bad) }
   }
 }
 

@@ -40,12 +40,12 @@ import Testing
     #expect(report.format == format && report.turns == turns && report.alreadyStored == 0)
     let again = try await engine.conversation.ingest(path: path)
     #expect(again.turns == 0 && again.alreadyStored == turns)
-    #expect(try engine.maintenance.tableCounts()["messages"] == turns)
+    #expect(try await engine.maintenance.tableCounts()["messages"] == turns)
     // The later export holds everything again, some of it edited, and a little more.
     let laterPath = try copy(later, to: name, in: folder)
     let cumulative = try await engine.conversation.ingest(path: laterPath)
     #expect(cumulative.turns == added, "\(cumulative)")
-    #expect(try engine.maintenance.tableCounts()["messages"] == turns + added)
+    #expect(try await engine.maintenance.tableCounts()["messages"] == turns + added)
     let once = try await engine.conversation.ingest(path: laterPath)
     #expect(once.turns == 0)
   }
@@ -74,7 +74,7 @@ import Testing
     let report = try await engine.conversation.ingest(
       path: ingestFixture("whatsapp/WhatsApp Chat - Brunch/_chat.txt"))
     #expect(report.format == .whatsapp && report.turns == 5 && report.sessions == 1)
-    let turns = try engine.conversation.recentTurns(limit: 10)
+    let turns = try await engine.conversation.recentTurns(limit: 10)
     #expect(turns.map(\.speaker) == ["Ann", "Ben", "Ann", "Carla", "Ben"])
     #expect(turns.first?.timestamp == DateParser.parse("2023-12-31T21:41:07Z", timeZone: Self.utc)?.date)
     let rtl = try await engine.search("שלום", k: 1, mode: .keyword)
@@ -89,11 +89,11 @@ import Testing
     await #expect(throws: ImportError.self) {
       try await engine.conversation.ingest(path: path, options: IngestOptions(format: .telegram))
     }
-    #expect(try engine.maintenance.tableCounts()["messages"] == 0)
+    #expect(try await engine.maintenance.tableCounts()["messages"] == 0)
     let report = try await engine.conversation.ingest(
       path: path, options: IngestOptions(format: .whatsapp, dateOrder: .mdy))
     #expect(report.turns == 2)
-    let turns = try engine.conversation.recentTurns(limit: 2)
+    let turns = try await engine.conversation.recentTurns(limit: 2)
     #expect(turns.first?.timestamp == DateParser.parse("2024-03-04T10:00:00Z", timeZone: Self.utc)?.date)
   }
 
@@ -119,7 +119,7 @@ import Testing
     defer { engine.close() }
     _ = try await engine.memories.remember("already here")
     _ = try await engine.conversation.ingest(path: ingestFixture("telegram/result.json"))
-    let before = try engine.maintenance.tableCounts()
+    let before = try await engine.maintenance.tableCounts()
     let path = folder.path(name)
     try writeFile(text, to: path)
     await #expect {
@@ -128,7 +128,7 @@ import Testing
       guard case .malformed(_, let line, _) = error as? ImportError else { return false }
       return line >= 1
     }
-    #expect(try engine.maintenance.tableCounts() == before)
+    #expect(try await engine.maintenance.tableCounts() == before)
   }
 
   @Test func markdownNotesBecomeMemoriesOnceWithTheirDatesAndTags() async throws {
@@ -139,7 +139,7 @@ import Testing
     let report = try await engine.conversation.ingest(path: notes)
     #expect(report.format == .markdown && report.memories == 5 && report.memoriesAlreadyStored == 0)
     #expect(report.turns == 0 && report.sessions == 0)
-    let memories = try engine.memories.list(kind: .note)
+    let memories = try await engine.memories.list(kind: .note)
     #expect(memories.count == 5)
     let kyoto = try #require(memories.first { $0.content.hasPrefix("# Kyoto trip") })
     #expect(kyoto.tags == ["travel", "japan"])
@@ -147,7 +147,7 @@ import Testing
     #expect(kyoto.content.contains("[[Arashiyama]]"))
     let again = try await engine.conversation.ingest(path: notes)
     #expect(again.memories == 0 && again.memoriesAlreadyStored == 5)
-    #expect(try engine.memories.list(kind: .note).count == 5)
+    #expect(try await engine.memories.list(kind: .note).count == 5)
     // One note on its own is read as Markdown too.
     let single = try await engine.conversation.ingest(path: ingestFixture("markdown/notes/Kyoto trip.md"))
     #expect(single.format == .markdown && single.memoriesAlreadyStored == 1)

@@ -39,8 +39,8 @@ import Testing
     let later = try await engine.conversation.ingest(conversation(150), path: "export-2")
     #expect(later.turns == 50)
     #expect(later.alreadyStored == 100)
-    #expect(try engine.maintenance.tableCounts()["messages"] == 150)
-    #expect(try engine.maintenance.tableCounts()["sessions"] == 4)
+    #expect(try await engine.maintenance.tableCounts()["messages"] == 150)
+    #expect(try await engine.maintenance.tableCounts()["sessions"] == 4)
     let census = try engine.store.readTransaction {
       try $0.embeddingCensus(model: engine.embedder.modelID, dimension: 256)
     }
@@ -58,7 +58,7 @@ import Testing
       sessions: [ConversationSession(name: "chat", startedAt: nil, turns: turns)], format: .jsonl)
     #expect(try await engine.conversation.ingest(file, path: "a").turns == 3)
     #expect(try await engine.conversation.ingest(file, path: "a").turns == 0)
-    #expect(try engine.maintenance.tableCounts()["messages"] == 3)
+    #expect(try await engine.maintenance.tableCounts()["messages"] == 3)
   }
 
   @Test func aFormatsOwnIdsRecogniseEditedTurns() async throws {
@@ -69,7 +69,7 @@ import Testing
     let edited = try await engine.conversation.ingest(
       conversation(20, edit: [3: "turn 3, edited"], ids: true), path: "a")
     #expect(edited.turns == 0)
-    #expect(try engine.maintenance.tableCounts()["messages"] == 20)
+    #expect(try await engine.maintenance.tableCounts()["messages"] == 20)
     // Without ids, an edited turn is another turn.
     let folder2 = try TemporaryFolder()
     let plain = try MemoryEngine(path: folder2.path("m.sqlite"), configuration: hashingConfiguration())
@@ -91,7 +91,7 @@ import Testing
         try await engine.conversation.ingest(conversation(1_000), path: "big")
       }
       // Every turn's text is stored (keyword-searchable); two batches of embeddings are.
-      #expect(try engine.maintenance.tableCounts()["messages"] == 1_000)
+      #expect(try await engine.maintenance.tableCounts()["messages"] == 1_000)
       let hits = try await engine.search("lake", k: 5, mode: .keyword, recordAccess: false)
       #expect(hits.count == 5)
       let census = try engine.store.readTransaction {
@@ -105,7 +105,7 @@ import Testing
     #expect(resumed.turns == 0)
     #expect(resumed.alreadyStored == 1_000)
     #expect(resumed.completed == 1_000 - 2 * 256)
-    #expect(try engine.maintenance.tableCounts()["messages"] == 1_000)
+    #expect(try await engine.maintenance.tableCounts()["messages"] == 1_000)
     let census = try engine.store.readTransaction {
       try $0.embeddingCensus(model: engine.embedder.modelID, dimension: 256)
     }
@@ -161,26 +161,26 @@ import Testing
     _ = try await source.conversation.ingest(conversation(60), path: "a")
     _ = try await source.memories.remember("Maya's wedding is on 21 June", kind: .event)
     let exported = folder.path("a.jsonl")
-    _ = try source.transfer.export(to: exported)
+    _ = try await source.transfer.export(to: exported)
     await source.close()
 
     let target = try MemoryEngine(path: folder.path("b.sqlite"), configuration: hashingConfiguration())
     defer { target.close() }
-    let imported = try target.transfer.importExport(from: exported)
+    let imported = try await target.transfer.importExport(from: exported)
     #expect(imported > 60)
-    let counts = try target.maintenance.tableCounts()
-    #expect(try target.transfer.importExport(from: exported) == 0)
-    #expect(try target.maintenance.tableCounts() == counts)
+    let counts = try await target.maintenance.tableCounts()
+    #expect(try await target.transfer.importExport(from: exported) == 0)
+    #expect(try await target.maintenance.tableCounts() == counts)
     // An export of another memory into this one is still refused, with nothing written.
     let other = try MemoryEngine(path: folder.path("c.sqlite"), configuration: hashingConfiguration())
     _ = try await other.memories.remember("something else entirely", kind: .fact)
     let otherExport = folder.path("c.jsonl")
-    _ = try other.transfer.export(to: otherExport)
+    _ = try await other.transfer.export(to: otherExport)
     await other.close()
-    #expect(throws: EngramError.importTargetNotEmpty(path: folder.path("b.sqlite"))) {
-      try target.transfer.importExport(from: otherExport)
+    await #expect(throws: EngramError.importTargetNotEmpty(path: folder.path("b.sqlite"))) {
+      try await target.transfer.importExport(from: otherExport)
     }
-    #expect(try target.maintenance.tableCounts() == counts)
+    #expect(try await target.maintenance.tableCounts() == counts)
   }
 
   @Test func rememberingTheSameTextReturnsTheStoredMemory() async throws {
@@ -194,10 +194,10 @@ import Testing
     // Another kind, or other text, is another memory.
     #expect(try await engine.memories.rememberReporting("Maya's wedding is on 21 June", kind: .fact).isNew)
     #expect(try await engine.memories.rememberReporting("Maya's wedding is on 22 June", kind: .event).isNew)
-    #expect(try engine.maintenance.tableCounts()["memories"] == 3)
+    #expect(try await engine.maintenance.tableCounts()["memories"] == 3)
     // Updating a memory to its own text changes nothing.
     #expect(try await engine.memories.update(first.id, content: "Maya's wedding is on 21 June") == first.id)
-    #expect(try engine.memories.get(first.id)?.supersededBy == nil)
+    #expect(try await engine.memories.get(first.id)?.supersededBy == nil)
   }
 }
 

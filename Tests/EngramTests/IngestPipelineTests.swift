@@ -62,12 +62,12 @@ import Testing
     let sequentialEngine = try MemoryEngine(
       path: folder.path("a.sqlite"), configuration: hashingConfiguration())
     defer { sequentialEngine.close() }
-    var sequential = sequentialEngine.ingestor
+    var sequential = sequentialEngine.conversation.ingestor
     sequential.overlapsStoring = false
     let one = try await sequential.ingest(file, path: "chat")
     let engine = try MemoryEngine(path: folder.path("b.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
-    #expect(engine.ingestor.overlapsStoring)
+    #expect(engine.conversation.ingestor.overlapsStoring)
     let two = try await engine.conversation.ingest(file, path: "chat")
     #expect(one == two)
     #expect(two.turns == 900)
@@ -109,7 +109,7 @@ import Testing
       await #expect(throws: SQLiteError.self) {
         try await engine.conversation.ingest(file, path: "chat")
       }
-      #expect(try engine.maintenance.tableCounts()["messages"] == 1_000)
+      #expect(try await engine.maintenance.tableCounts()["messages"] == 1_000)
       let embedded = try engine.database.read { connection in
         try connection.prepare("SELECT owner_id FROM embeddings ORDER BY owner_id").map {
           $0.int64(at: 0)

@@ -41,10 +41,10 @@ func crowdingConfiguration(_ configuration: EngramConfiguration) -> EngramConfig
 /// match the query better than the one turn of the other session, which must still be
 /// found in every mode (without the exclusion the chat's turns fill every place).
 func checkAnExcludedSessionCannotCrowdTheOthersOut(_ engine: MemoryEngine) async throws {
-  let kept = try engine.conversation.startSession(name: "diary")
+  let kept = try await engine.conversation.startSession(name: "diary")
   let answer = try await engine.conversation.appendTurn(
     role: "user", content: "I left the violet umbrella at the station.", session: kept)
-  let chat = try engine.conversation.startSession(name: "chat")
+  let chat = try await engine.conversation.startSession(name: "chat")
   for index in 1...12 {
     _ = try await engine.conversation.appendTurn(
       role: "user", content: "violet umbrella? violet umbrella! \(index)", session: chat)
@@ -83,7 +83,7 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(chinese.first?.text == "我周末去攀岩了")
     // Access statistics are recorded for returned memories (off the read path).
     try engine.flushAccessStatistics()
-    let item = try #require(try engine.memories.get(climbing))
+    let item = try #require(try await engine.memories.get(climbing))
     #expect(item.accessCount >= 3)
   }
 
@@ -107,7 +107,7 @@ func writeFile(_ text: String, to path: String) throws {
     _ = try await engine.conversation.appendTurn(
       role: "user", content: "three", at: sunday.addingTimeInterval(2 * 86_400))
     _ = try await engine.memories.remember("a fact", kind: .fact, at: sunday.addingTimeInterval(86_400))
-    let weeks = try engine.maintenance.weeklyActivity()
+    let weeks = try await engine.maintenance.weeklyActivity()
     #expect(weeks.map(\.turns) == [1, 2])
     #expect(weeks.map(\.memories) == [0, 1])
     #expect(
@@ -124,8 +124,8 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(try await engine.memories.update(id, content: "dinner with Ana on Friday") == id)
     let newID = try await engine.memories.update(id, content: "dinner with Ana on Friday", kind: .event)
     #expect(newID != id)
-    #expect(try engine.memories.get(newID)?.kind == .event)
-    #expect(try engine.memories.get(id)?.supersededBy == newID)
+    #expect(try await engine.memories.get(newID)?.kind == .event)
+    #expect(try await engine.memories.get(id)?.supersededBy == newID)
   }
 
   @Test(arguments: [
@@ -144,7 +144,7 @@ func writeFile(_ text: String, to path: String) throws {
       #expect(hits.allSatisfy { $0.id == note && $0.kind == .memory }, "\(mode): \(hits)")
       if mode == .vector { #expect(hits.count == 1, "\(query)") }
     }
-    #expect(try engine.memories.list().count == 1)
+    #expect(try await engine.memories.list().count == 1)
   }
 
   @Test func rejectsBadArguments() async throws {
@@ -157,14 +157,14 @@ func writeFile(_ text: String, to path: String) throws {
     await #expect(throws: (any Error).self) { try await engine.memories.remember("x", importance: 2) }
     await #expect(throws: (any Error).self) { try await engine.memories.remember("x", importance: .nan) }
     await #expect(throws: EngramError.invalidBudget(0)) { try await engine.context(for: "x", budget: 0) }
-    #expect(try engine.memories.list().isEmpty)
+    #expect(try await engine.memories.list().isEmpty)
   }
 
   @Test func hitsCarryTextMetadataAndNeighbourProvenance() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
-    let session = try engine.conversation.startSession(name: "s")
+    let session = try await engine.conversation.startSession(name: "s")
     let start = Date(timeIntervalSince1970: 1_700_000_000)
     let question = try await engine.conversation.appendTurn(
       role: "user", content: "Where did you go hiking last weekend?", speaker: "Ann", session: session,
@@ -193,7 +193,7 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(remembered.first?.text == "Bob likes the ridge trail")
     #expect(remembered.first?.memoryKind == .preference)
     try engine.flushAccessStatistics()
-    #expect(try engine.memories.get(memory)?.accessCount == 1)
+    #expect(try await engine.memories.get(memory)?.accessCount == 1)
   }
 
   @Test(arguments: [
@@ -219,8 +219,8 @@ func writeFile(_ text: String, to path: String) throws {
     defer { engine.close() }
     let old = Date(timeIntervalSince1970: 1_600_000_000)
     let new = Date(timeIntervalSince1970: 1_700_000_000)
-    let first = try engine.conversation.startSession(name: "first", at: old)
-    let second = try engine.conversation.startSession(name: "second", at: new)
+    let first = try await engine.conversation.startSession(name: "first", at: old)
+    let second = try await engine.conversation.startSession(name: "second", at: new)
     let oldTurn = try await engine.conversation.appendTurn(
       role: "user", content: "we talked about the garden", session: first, at: old)
     let newTurn = try await engine.conversation.appendTurn(
@@ -252,7 +252,7 @@ func writeFile(_ text: String, to path: String) throws {
     defer { engine.close() }
     let old = try await engine.memories.remember("Bob lives in Paris", kind: .fact)
     let new = try await engine.memories.update(old, content: "Bob lives in Berlin")
-    #expect(try engine.memories.get(old)?.supersededBy == new)
+    #expect(try await engine.memories.get(old)?.supersededBy == new)
     let current = try await engine.search("Bob lives", k: 5)
     #expect(current.map(\.id) == [new])
     let all = try await engine.search("Bob lives", k: 5, filters: SearchFilters(includeSuperseded: true))
@@ -260,13 +260,13 @@ func writeFile(_ text: String, to path: String) throws {
 
     let preview = try await engine.memories.forget(matching: "Berlin", dryRun: true)
     #expect(preview.map(\.id) == [new])
-    #expect(try engine.memories.get(new) != nil)
+    #expect(try await engine.memories.get(new) != nil)
     let forgotten = try await engine.memories.forget(matching: "Berlin", dryRun: false)
     #expect(forgotten.map(\.id) == [new])
-    #expect(try engine.memories.get(new) == nil)
+    #expect(try await engine.memories.get(new) == nil)
     #expect(try await engine.search("Berlin", k: 5, mode: .keyword).isEmpty)
     #expect(try await engine.search("Berlin", k: 5, mode: .vector).allSatisfy { $0.id != new })
-    #expect(try engine.memories.forget(id: 999_999) == false)
+    #expect(try await engine.memories.forget(id: 999_999) == false)
   }
 
   @Test func reopensFromSnapshotAndRebuildsWhenItIsStaleOrDamaged() async throws {
@@ -320,7 +320,7 @@ func writeFile(_ text: String, to path: String) throws {
     let path = folder.path("m.sqlite")
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration(dimension: 64))
     _ = try await engine.memories.remember("tea with oat milk, no sugar", kind: .preference)
-    try engine.maintenance.setEmbedderSpec("hashing:64")
+    try await engine.maintenance.setEmbedderSpec("hashing:64")
     await engine.close()
 
     // A reindex that fails while embedding changes neither the vectors nor the spec.
@@ -377,7 +377,7 @@ func writeFile(_ text: String, to path: String) throws {
     #expect(seen.first?.id == id)
     let other = try await second.memories.remember("the kayak is in the garage")
     #expect(try await first.search("kayak garage", k: 1, mode: .vector).first?.id == other)
-    #expect(try first.memories.forget(id: other))
+    #expect(try await first.memories.forget(id: other))
     #expect(try await second.search("kayak garage", k: 1, mode: .vector).first?.id != other)
     #expect(try await first.doctor().healthy)
     #expect(try await second.doctor().healthy)
@@ -407,7 +407,7 @@ func writeFile(_ text: String, to path: String) throws {
       }
       try await group.waitForAll()
     }
-    #expect(try engine.memories.list(limit: 1000).count == 40)
+    #expect(try await engine.memories.list(limit: 1000).count == 40)
     #expect(try await engine.doctor().healthy)
   }
 }

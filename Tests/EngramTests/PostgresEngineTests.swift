@@ -42,12 +42,12 @@ struct PostgresEngineTests {
         #expect(hits.first?.id == climbing, "mode \(mode)")
       }
       #expect(try await engine.search("攀岩", k: 1, mode: .keyword, recordAccess: false).first?.id == cjk)
-      #expect(try engine.memories.forget(id: climbing))
+      #expect(try await engine.memories.forget(id: climbing))
       for mode in SearchMode.allCases {
         let hits = try await engine.search("rock climbing", k: 3, mode: mode, recordAccess: false)
         #expect(!hits.contains { $0.id == climbing }, "mode \(mode)")
       }
-      #expect(try engine.memories.forget(id: climbing) == false)
+      #expect(try await engine.memories.forget(id: climbing) == false)
     }
   }
 
@@ -70,7 +70,7 @@ struct PostgresEngineTests {
       _ = try await alice.conversation.appendTurn(role: "user", content: "one", at: monday)
       _ = try await alice.memories.remember("a fact", kind: .fact, at: monday.addingTimeInterval(7 * 86_400))
       _ = try await bob.conversation.appendTurn(role: "user", content: "two", at: monday)
-      let weeks = try alice.maintenance.weeklyActivity()
+      let weeks = try await alice.maintenance.weeklyActivity()
       #expect(weeks.map(\.turns) == [1, 0])
       #expect(weeks.map(\.memories) == [0, 1])
       #expect(weeks.first?.weekStart == Date(timeIntervalSince1970: 1_749_427_200))  // 2025-06-09T00:00:00Z
@@ -86,13 +86,13 @@ struct PostgresEngineTests {
         ("BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:standup@example.com\r\nDTSTART:20250612T070000Z\r\n"
           + "SUMMARY:standup\r\nEND:VEVENT\r\nBEGIN:VTODO\r\nUID:pay@example.com\r\nDUE:20250613T080000Z\r\n"
           + "SUMMARY:pay rent\r\nEND:VTODO\r\nEND:VCALENDAR\r\n").utf8)
-      #expect(try alice.transfer.importCalendar(file).added == 2)
-      #expect(try alice.transfer.importCalendar(file).unchanged == 2)
+      #expect(try await alice.transfer.importCalendar(file).added == 2)
+      #expect(try await alice.transfer.importCalendar(file).unchanged == 2)
       // Another user's UIDs are theirs: the same file adds Bob's own items.
-      #expect(try bob.transfer.importCalendar(file).added == 2)
+      #expect(try await bob.transfer.importCalendar(file).added == 2)
       let items = try alice.agentRecords.items()
       #expect(items.map(\.calendarUID) == ["standup@example.com", "pay@example.com"])
-      let text = try alice.transfer.calendarText()
+      let text = try await alice.transfer.calendarText()
       #expect(text.contains("UID:standup@example.com\r\n") && text.contains("UID:pay@example.com\r\n"))
     }
   }
@@ -148,7 +148,7 @@ struct PostgresEngineTests {
         #expect(hits.map(\.id) == [bobs], "mode \(mode)")
         #expect(!hits.contains { $0.text.contains("4711") })
       }
-      #expect(try bob.memories.forget(id: secret) == false)
+      #expect(try await bob.memories.forget(id: secret) == false)
       #expect(
         try await alice.search("locker code", k: 1, mode: .hybrid, recordAccess: false).first?.id == secret)
     }
@@ -162,14 +162,14 @@ struct PostgresEngineTests {
       _ = try await alice.memories.remember("The boat leaves from pier 7 at dawn", kind: .event)
       _ = try await alice.memories.remember("Ann likes green tea", kind: .preference)
       let file = folder.path("alice.jsonl")
-      #expect(try alice.transfer.export(to: file) > 0)
+      #expect(try await alice.transfer.export(to: file) > 0)
       // Into another user of the same database, and into a SQLite file: the same answers.
       let carol = try engine(url, user: "carol")
       defer { carol.close() }
-      #expect(try carol.transfer.importExport(from: file) > 0)
+      #expect(try await carol.transfer.importExport(from: file) > 0)
       let sqlite = try MemoryEngine(path: folder.path("copy.sqlite"), configuration: hashingConfiguration())
       defer { sqlite.close() }
-      #expect(try sqlite.transfer.importExport(from: file) > 0)
+      #expect(try await sqlite.transfer.importExport(from: file) > 0)
       for query in ["when does the boat leave", "what does Ann drink"] {
         let expected = try await alice.search(query, k: 2, mode: .hybrid, recordAccess: false).map(\.text)
         #expect(
@@ -179,29 +179,29 @@ struct PostgresEngineTests {
       }
       // And back: a SQLite export into a PostgreSQL user.
       let back = folder.path("copy.jsonl")
-      #expect(try sqlite.transfer.export(to: back) > 0)
+      #expect(try await sqlite.transfer.export(to: back) > 0)
       let dave = try engine(url, user: "dave")
       defer { dave.close() }
-      #expect(try dave.transfer.importExport(from: back) > 0)
+      #expect(try await dave.transfer.importExport(from: back) > 0)
       #expect(
         try await dave.search("pier", k: 1, mode: .vector, recordAccess: false).first?.text
           == "The boat leaves from pier 7 at dawn")
 
       // The same export again adds nothing and changes nothing (issue 32), whichever store
       // wrote it; another memory's export is still refused, with nothing written.
-      let counts = try dave.maintenance.tableCounts()
-      #expect(try dave.transfer.importExport(from: back) == 0)
-      #expect(try carol.transfer.importExport(from: file) == 0)
-      #expect(try dave.maintenance.tableCounts() == counts)
+      let counts = try await dave.maintenance.tableCounts()
+      #expect(try await dave.transfer.importExport(from: back) == 0)
+      #expect(try await carol.transfer.importExport(from: file) == 0)
+      #expect(try await dave.maintenance.tableCounts() == counts)
       let erin = try engine(url, user: "erin")
       defer { erin.close() }
       _ = try await erin.memories.remember("The boat leaves from pier 9 at noon", kind: .event)
       let other = folder.path("erin.jsonl")
-      #expect(try erin.transfer.export(to: other) > 0)
-      #expect(throws: EngramError.importTargetNotEmpty(path: dave.path)) {
-        try dave.transfer.importExport(from: other)
+      #expect(try await erin.transfer.export(to: other) > 0)
+      await #expect(throws: EngramError.importTargetNotEmpty(path: dave.path)) {
+        try await dave.transfer.importExport(from: other)
       }
-      #expect(try dave.maintenance.tableCounts() == counts)
+      #expect(try await dave.maintenance.tableCounts() == counts)
     }
   }
 
@@ -227,7 +227,7 @@ struct PostgresEngineTests {
       }
       #expect(found)
       // A forget on the first node disappears from the second node's vector search.
-      #expect(try first.memories.forget(id: written))
+      #expect(try await first.memories.forget(id: written))
       #expect(
         try await second.search("passport expires", k: 2, mode: .vector, recordAccess: false)
           .allSatisfy { $0.id != written })

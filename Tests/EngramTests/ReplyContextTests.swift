@@ -48,7 +48,7 @@ import Testing
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
     _ = try await engine.conversation.ingest(conversation(), path: "export.jsonl")
     // Appended turns: one embedded at once, one deferred, both after the ingested ones.
-    let session = try engine.conversation.startSession(name: "live")
+    let session = try await engine.conversation.startSession(name: "live")
     let later = Date(timeIntervalSince1970: 1_735_689_600 + 3600)
     _ = try await engine.conversation.appendTurn(
       role: "user", content: "and then the storm came", speaker: "Ann", session: session, at: later)

@@ -60,8 +60,8 @@ import Testing
     defer { writer.close() }
     // The newest memory holds the highest embedding id: forgetting it frees that id, and
     // the next embedding takes it again (an insert that is not above the snapshot's ids).
-    #expect(try writer.memories.forget(kind: .memory, id: ids[3]))
-    #expect(try writer.memories.forget(kind: .memory, id: ids[0]))
+    #expect(try await writer.memories.forget(kind: .memory, id: ids[3]))
+    #expect(try await writer.memories.forget(kind: .memory, id: ids[0]))
     let added = try await writer.memories.remember("the dentist moved to Tuesday at nine", kind: .event)
 
     let reader = try MemoryEngine(path: path, configuration: hashingConfiguration())
@@ -104,7 +104,7 @@ import Testing
     let ids = try await Self.memoryWithSnapshot(path, count: 3)
     let old = try Data(contentsOf: URL(fileURLWithPath: path + ".vectors"))
     let writer = try MemoryEngine(path: path, configuration: hashingConfiguration())
-    #expect(try writer.memories.forget(kind: .memory, id: ids[0]))
+    #expect(try await writer.memories.forget(kind: .memory, id: ids[0]))
     await writer.close()  // a new snapshot and stamp; the log is pruned up to it
     try old.write(to: URL(fileURLWithPath: path + ".vectors"))
 
@@ -144,7 +144,7 @@ import Testing
             log.forgetting.insert(victim)
             return victim
           }
-          #expect(try writer.memories.forget(kind: .memory, id: victim))
+          #expect(try await writer.memories.forget(kind: .memory, id: victim))
           log.withLock { _ = $0.forgotten.insert(victim) }
         }
         if index % 20 == 10 { try writer.saveSnapshot() }
@@ -192,7 +192,7 @@ import Testing
     _ = try await Self.memoryWithSnapshot(path, count: 2)
     let engine = try MemoryEngine(path: path, configuration: hashingConfiguration())
     let export = folder.path("export.jsonl")
-    try engine.transfer.export(to: export)
+    try await engine.transfer.export(to: export)
     await engine.close()
     let text = try String(contentsOfFile: export, encoding: .utf8)
     #expect(!text.contains(Connection.vectorSnapshotKey))

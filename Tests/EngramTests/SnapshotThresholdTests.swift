@@ -111,7 +111,7 @@ import Testing
 
     let shrinking = try MemoryEngine(path: path, configuration: Self.configuration(minimum: 10))
     #expect(shrinking.indexSource == .snapshot)
-    for id in ids.prefix(3) { #expect(try shrinking.memories.forget(kind: .memory, id: id)) }
+    for id in ids.prefix(3) { #expect(try await shrinking.memories.forget(kind: .memory, id: id)) }
     let before = try await Self.results(shrinking)
     await shrinking.close()
     #expect(try Self.snapshotFiles(shrinking) == (false, false))

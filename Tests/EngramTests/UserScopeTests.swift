@@ -29,8 +29,8 @@ import Testing
     _ = try await bob.conversation.ingest(path: file)
     let annFact = try await ann.memories.remember("Ann keeps bees behind the greenhouse")
     let bobFact = try await bob.memories.remember("Bob keeps goats on the hill farm")
-    let annTurns = try ann.conversation.recentTurns(limit: 100)
-    let bobTurns = try bob.conversation.recentTurns(limit: 100)
+    let annTurns = try await ann.conversation.recentTurns(limit: 100)
+    let bobTurns = try await bob.conversation.recentTurns(limit: 100)
     #expect(annTurns.count == 4 && bobTurns.count == 4)
     #expect(Set(annTurns.map(\.id)).isDisjoint(with: bobTurns.map(\.id)))
     var bobRows = Set(bobTurns.map { "\($0.kind):\($0.id)" })
@@ -55,16 +55,16 @@ import Testing
     #expect(filtered.isEmpty)
 
     // Lists and statistics.
-    #expect(try ann.memories.list().map(\.id) == [annFact])
-    #expect(try bob.memories.list().map(\.id) == [bobFact])
-    #expect(try ann.memories.get(bobFact) == nil)
-    #expect(
-      try ann.maintenance.tableCounts()["messages"] == 4 && ann.maintenance.tableCounts()["memories"] == 1)
-    #expect(try ann.maintenance.tableCounts()["sessions"] == 2)
+    #expect(try await ann.memories.list().map(\.id) == [annFact])
+    #expect(try await bob.memories.list().map(\.id) == [bobFact])
+    #expect(try await ann.memories.get(bobFact) == nil)
+    let annCounts = try await ann.maintenance.tableCounts()
+    #expect(annCounts["messages"] == 4 && annCounts["memories"] == 1)
+    #expect(try await ann.maintenance.tableCounts()["sessions"] == 2)
 
     // Export: each user's own rows only.
     let annExport = folder.path("ann.jsonl")
-    try ann.transfer.export(to: annExport)
+    try await ann.transfer.export(to: annExport)
     let annText = try String(contentsOfFile: annExport, encoding: .utf8)
     #expect(annText.contains("greenhouse") && !annText.contains("goats"))
     var bobText = ""
@@ -75,18 +75,18 @@ import Testing
     #expect(!annText.contains("user_id") && !bobText.contains("user_id"))
 
     // Forget: Ann cannot remove Bob's rows, by id or by text.
-    #expect(try ann.memories.forget(kind: .memory, id: bobFact) == false)
-    #expect(try ann.memories.forget(kind: .message, id: bobTurns[0].id) == false)
+    #expect(try await ann.memories.forget(kind: .memory, id: bobFact) == false)
+    #expect(try await ann.memories.forget(kind: .message, id: bobTurns[0].id) == false)
     _ = try await ann.memories.forget(matching: "goats", kinds: [.memory, .message], dryRun: false)
-    #expect(try bob.memories.get(bobFact) != nil)
-    #expect(try bob.conversation.recentTurns(limit: 100).count == 4)
-    #expect(try ann.memories.forget(kind: .memory, id: annFact))
-    #expect(try bob.memories.list().map(\.id) == [bobFact])
+    #expect(try await bob.memories.get(bobFact) != nil)
+    #expect(try await bob.conversation.recentTurns(limit: 100).count == 4)
+    #expect(try await ann.memories.forget(kind: .memory, id: annFact))
+    #expect(try await bob.memories.list().map(\.id) == [bobFact])
 
     // The default user shares the file and sees none of it.
     let everyone = try Self.engine(path)
     defer { everyone.close() }
-    #expect(try everyone.memories.list().isEmpty)
+    #expect(try await everyone.memories.list().isEmpty)
     #expect(try await everyone.search("goats puppy", k: 10, recordAccess: false).isEmpty)
   }
 
@@ -103,19 +103,19 @@ import Testing
     defer { bob.close() }
     _ = try await ann.conversation.ingest(path: file)
     _ = try await bob.conversation.ingest(path: file)
-    let bobBefore = try bob.maintenance.tableCounts()
+    let bobBefore = try await bob.maintenance.tableCounts()
     let report = try await ann.compact(olderThan: 0, now: Date(timeIntervalSince1970: 1_800_000_000))
     #expect(report.summariesCreated == 2)
-    #expect(try bob.maintenance.tableCounts() == bobBefore)
-    #expect(try ann.maintenance.tableCounts()["summaries"] == 2)
+    #expect(try await bob.maintenance.tableCounts() == bobBefore)
+    #expect(try await ann.maintenance.tableCounts()["summaries"] == 2)
 
     // Ann's export into a third user of a new file: the same rows.
     let export = folder.path("ann.jsonl")
-    let lines = try ann.transfer.export(to: export)
+    let lines = try await ann.transfer.export(to: export)
     let copy = try Self.engine(folder.path("copy.sqlite"), user: "carol")
     defer { copy.close() }
-    #expect(try copy.transfer.importExport(from: export) == lines - 2)
-    #expect(try copy.maintenance.tableCounts() == ann.maintenance.tableCounts())
+    #expect(try await copy.transfer.importExport(from: export) == lines - 2)
+    #expect(try await copy.maintenance.tableCounts() == ann.maintenance.tableCounts())
     #expect(try await copy.doctor().healthy)
   }
 
@@ -148,10 +148,12 @@ import Testing
     let engine = try Self.engine(path)
     defer { engine.close() }
     #expect(try engine.database.read { try $0.userVersion() } == Migration.all.count)
-    #expect(try engine.memories.list().map(\.content) == ["Ann grows basil on the balcony"])
+    #expect(try await engine.memories.list().map(\.content) == ["Ann grows basil on the balcony"])
     #expect(
-      try engine.conversation.recentTurns(limit: 10).map(\.text) == ["The tomatoes need staking this week"])
-    #expect(try engine.userPreferences.get("timezone") == "Europe/Oslo")
+      try await engine.conversation.recentTurns(limit: 10).map(\.text) == [
+        "The tomatoes need staking this week"
+      ])
+    #expect(try await engine.userPreferences.get("timezone") == "Europe/Oslo")
     let hits = try await engine.search("basil tomatoes", k: 5, mode: .keyword, recordAccess: false)
     #expect(hits.count == 2)
     #expect(try engine.database.read { try $0.storedUsers() } == [StoreUser.defaultID])
@@ -161,9 +163,9 @@ import Testing
 
     let other = try Self.engine(path, user: "someone")
     defer { other.close() }
-    #expect(try other.memories.list().isEmpty)
-    #expect(try other.conversation.recentTurns(limit: 10).isEmpty)
-    #expect(try other.userPreferences.get("timezone") == nil)
+    #expect(try await other.memories.list().isEmpty)
+    #expect(try await other.conversation.recentTurns(limit: 10).isEmpty)
+    #expect(try await other.userPreferences.get("timezone") == nil)
     #expect(try await other.search("basil tomatoes", k: 5, recordAccess: false).isEmpty)
   }
 
@@ -185,7 +187,7 @@ import Testing
     // Nothing changed: Bob's memory still opens with the old model.
     let reopened = try Self.engine(path, user: "bob")
     defer { reopened.close() }
-    #expect(try reopened.memories.list().map(\.content) == ["Bob likes climbing"])
+    #expect(try await reopened.memories.list().map(\.content) == ["Bob likes climbing"])
   }
 
   /// Invalid user ids are refused before anything opens; the location decides the store.

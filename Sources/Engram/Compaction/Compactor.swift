@@ -55,7 +55,7 @@ struct Compactor: Sendable {
     // Compaction reads vectors of the index (duplicates, summaries): read it when deferred.
     _ = try vectors.loaded()
     let cutoff = Timestamp.milliseconds(now.addingTimeInterval(-(olderThan ?? policy.olderThan)))
-    let rowsBefore = try maintenance.tableCounts()
+    let rowsBefore = try await maintenance.tableCounts()
     if !dryRun { try maintenance.maintainIfSupported(.checkpoint) }
     let bytesBefore = maintenance.databaseBytes()
     var report = CompactionReport(
@@ -109,7 +109,7 @@ struct Compactor: Sendable {
       try maintenance.maintainIfSupported(.checkpoint)
       try maintenance.maintainIfSupported(.vacuum)
       try maintenance.maintainIfSupported(.checkpoint)
-      report.rowsAfter = try maintenance.tableCounts()
+      report.rowsAfter = try await maintenance.tableCounts()
       report.bytesAfter = maintenance.databaseBytes()
       try? vectors.writeSnapshot()
     }

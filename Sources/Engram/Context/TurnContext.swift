@@ -142,13 +142,10 @@ extension MemoryEngine {
     // Section headers and fences cost tokens too; reserve them up front.
     var remaining = max(0, budget - Self.frameTokens)
     var omitted = 0
-    // One read of the preferences and the recent turns, off the cooperative threads.
-    let (stored, recent) = try await BlockingWork.run {
-      (
-        try self.userPreferences.all(),
-        try self.conversation.recentTurns(limit: recentCount, session: session)
-      )
-    }
+    // The preferences and the recent turns, read side by side off the cooperative threads.
+    async let storedRead = userPreferences.all()
+    async let recentRead = conversation.recentTurns(limit: recentCount, session: session)
+    let (stored, recent) = try await (storedRead, recentRead)
     var allPreferences: [String: String] = [:]
     for preference in stored { allPreferences[preference.key] = preference.value }
     var preferences: [(key: String, value: String)] = []

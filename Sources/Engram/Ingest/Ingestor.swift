@@ -92,7 +92,7 @@ struct Ingestor: Sendable {
   /// Forgotten after an ingest (new speakers).
   let speakers: SpeakerDirectory
   /// Stores the memories Markdown notes give.
-  let memories: MemoryRecords
+  let memories: MemoryEngine.Memories
   /// Whether a batch's vectors are committed while the next batch is embedded (see
   /// `embedStored`); false commits each before the next is read, as earlier versions did.
   var overlapsStoring = true

@@ -18,8 +18,10 @@ public struct VectorIndexStatistics: Sendable, Equatable {
 
 /// The memory's housekeeping: what it holds (rows per table, memories per kind, the vector
 /// index's size), how large the store is, its `meta` values (the embedder spec among them),
-/// whether its embedder is still this engine's, and the WAL checkpoint
-/// (`engine.maintenance`; the engine's own methods of the same names forward here).
+/// whether its embedder is still this engine's, and the WAL checkpoint (`engine.maintenance`).
+///
+/// Every method that reads or writes the store is async and runs that work off the
+/// cooperative thread pool.
 public struct Maintenance: Sendable {
   let open: OpenState
   let store: any MemoryStore
@@ -29,8 +31,8 @@ public struct Maintenance: Sendable {
   let embedder: any Embedder
 
   /// Rows per table.
-  public func tableCounts() throws -> [String: Int] {
-    try store.readTransaction { try $0.rowCounts() }
+  public func tableCounts() async throws -> [String: Int] {
+    try await store.readOffPool(open) { try $0.rowCounts() }
   }
 
   /// The store's size: for SQLite the file and its WAL on disk.
@@ -40,28 +42,25 @@ public struct Maintenance: Sendable {
 
   /// Moves the WAL's pages into the database file and truncates the WAL.
   /// - Throws: `StoreError.unsupported` on a store without a WAL of its own (PostgreSQL).
-  public func checkpoint() throws {
+  public func checkpoint() async throws {
     try open.check()
-    try store.maintain(.checkpoint)
+    try await BlockingWork.run { [store] in try store.maintain(.checkpoint) }
   }
 
   /// A value of the `meta` table (`last_compaction`, `created_at`, ...), or nil.
-  public func metaValue(_ key: String) throws -> String? {
-    try open.check()
-    return try store.readTransaction { try $0.meta(key) }
+  public func metaValue(_ key: String) async throws -> String? {
+    try await store.readOffPool(open) { try $0.meta(key) }
   }
 
   /// How many memories of each kind are stored (superseded ones included); kinds with
   /// none are absent.
-  public func memoryCountsByKind() throws -> [MemoryKind: Int] {
-    try open.check()
-    return try store.readTransaction { try $0.memoryCountsByKind() }
+  public func memoryCountsByKind() async throws -> [MemoryKind: Int] {
+    try await store.readOffPool(open) { try $0.memoryCountsByKind() }
   }
 
   /// Turns and memories created per week (weeks from Monday 00:00 UTC), oldest first.
-  public func weeklyActivity() throws -> [WeeklyActivity] {
-    try open.check()
-    return try store.readTransaction { try $0.weeklyActivity() }
+  public func weeklyActivity() async throws -> [WeeklyActivity] {
+    try await store.readOffPool(open) { try $0.weeklyActivity() }
   }
 
   /// Rows and bytes of the in-memory vector index.
@@ -76,19 +75,18 @@ public struct Maintenance: Sendable {
 
   /// Records how this database's embedder is built (`meta.embedder_spec`).
   /// - Throws: `EngramError.emptyText` for a blank spec; store errors.
-  public func setEmbedderSpec(_ spec: String) throws {
-    try open.check()
+  public func setEmbedderSpec(_ spec: String) async throws {
     guard !TextChecks.isBlank(spec) else { throw EngramError.emptyText }
-    try store.writeTransaction { try $0.setMeta(EmbedderSpec.metaKey, spec) }
+    try await store.writeOffPool(open) { try $0.setMeta(EmbedderSpec.metaKey, spec) }
   }
 
   /// Checks that the memory is still embedded with this engine's model.
   /// - Throws: `EngramError.embedderChangedElsewhere` when another process re-embedded it
   ///   with another model since this engine opened (it can no longer search or count its
   ///   vectors: restart it).
-  public func checkEmbedderCurrent() throws {
+  public func checkEmbedderCurrent() async throws {
     let (name, dimension) = (embedder.modelID, embedder.dimension)
-    if let model = try store.readTransaction({ try $0.embeddingModel() }),
+    if let model = try await store.readOffPool(open, { try $0.embeddingModel() }),
       model.name != name || model.dimension != dimension
     {
       throw EngramError.embedderChangedElsewhere(model: model.name, dimension: model.dimension)

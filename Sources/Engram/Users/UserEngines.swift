@@ -41,7 +41,7 @@ public final class UserEngines: Sendable {
   /// The limits.
   public let limits: Limits
   private let users: UsersFile?
-  private let opener: @Sendable (String) throws -> MemoryEngine
+  private let opener: @Sendable (String) async throws -> MemoryEngine
   private let state = Mutex(State())
   private let closing = Mutex<(next: Int, tasks: [Int: Task<Void, Never>])>((0, [:]))
   private let lastTrim = Mutex<ContinuousClock.Instant?>(nil)
@@ -70,10 +70,11 @@ public final class UserEngines: Sendable {
   }
 
   /// A cache whose engines `open` opens, one per user id; `users` (when given) lets
-  /// ``lease(token:)`` choose the user by token.
+  /// ``lease(token:)`` choose the user by token. `open` is awaited on the request's task: it
+  /// runs its blocking work (the engine's open) off the cooperative pool itself.
   public init(
     users: UsersFile? = nil, limits: Limits = Limits(),
-    open: @escaping @Sendable (_ user: String) throws -> MemoryEngine
+    open: @escaping @Sendable (_ user: String) async throws -> MemoryEngine
   ) {
     self.users = users
     self.limits = limits
@@ -148,7 +149,7 @@ public final class UserEngines: Sendable {
       // keep running on their own executor even when the cooperative pool is busy).
       let opener = self.opener
       do {
-        mine.finish(.success(try await BlockingWork.run { try opener(user) }))
+        mine.finish(.success(try await opener(user)))
       } catch {
         mine.finish(.failure(error))
       }

@@ -128,7 +128,7 @@ public final class Agent {
     engine: MemoryEngine, registry: SkillRegistry, router: SkillRouter? = nil, planner: Planner? = nil,
     memory: (any AgentMemory)? = nil, conditions: ConditionChecker? = nil,
     configuration: AgentConfiguration = AgentConfiguration()
-  ) throws {
+  ) async throws {
     self.conditionChecker =
       conditions ?? ConditionChecker(weather: OpenMeteoWeatherService(configuration: .fromEnvironment()))
     self.engine = engine
@@ -138,20 +138,22 @@ public final class Agent {
       router ?? SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine))
     self.planner = planner
     self.memory = memory ?? EngineAgentMemory(engine: engine, clock: configuration.clock)
-    sessionID = try engine.conversation.startSession(
+    sessionID = try await engine.conversation.startSession(
       name: configuration.sessionName, at: configuration.clock.now)
     // Calls of live processes (another chat waiting for its user) are theirs to decide.
-    let unfinished =
-      try engine.agentRecords.pendingCalls(status: .pending)
-      + engine.agentRecords.pendingCalls(status: .confirmed)
-    let abandoned = unfinished.filter { call in
-      ProcessOwner.owner(ofExecution: call.executionID).map { !ProcessOwner.isAlive($0) } ?? true
+    let now = configuration.clock.now
+    let cancelled = try await Self.offMain {
+      let unfinished =
+        try engine.agentRecords.pendingCalls(status: .pending)
+        + engine.agentRecords.pendingCalls(status: .confirmed)
+      let abandoned = unfinished.filter { call in
+        ProcessOwner.owner(ofExecution: call.executionID).map { !ProcessOwner.isAlive($0) } ?? true
+      }
+      return try engine.agentRecords.cancelUnfinishedPendingCalls(abandoned.compactMap(\.id), at: now)
     }
-    let cancelled = try engine.agentRecords.cancelUnfinishedPendingCalls(
-      abandoned.compactMap(\.id), at: configuration.clock.now)
     cancelledAtStart = cancelled
     let language = MessageLanguage.resolve(
-      text: "", preference: try engine.userPreferences.get(MessageLanguage.preferenceKey))
+      text: "", preference: try await engine.userPreferences.get(MessageLanguage.preferenceKey))
     currentLanguage = language
     if !cancelled.isEmpty { startupNotice = Self.notice(cancelled: cancelled.count, language: language) }
   }

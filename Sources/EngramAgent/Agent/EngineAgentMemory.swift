@@ -40,7 +40,7 @@ public struct EngineAgentMemory: AgentMemory {
   /// - Throws: `EngramError.notFound` when no memory has that id.
   public func forget(id: Int64) async throws {
     let engine = engine
-    guard try await BlockingWork.run({ try engine.memories.forget(kind: .memory, id: id) }) else {
+    guard try await engine.memories.forget(kind: .memory, id: id) else {
       throw EngramError.notFound(kind: .memory, id: id)
     }
   }
@@ -100,12 +100,12 @@ public struct EngineAgentMemory: AgentMemory {
   /// The preference stored under `key`.
   public func preference(key: String) async throws -> String? {
     let engine = engine
-    return try await BlockingWork.run { try engine.userPreferences.get(key) }
+    return try await engine.userPreferences.get(key)
   }
 
   /// Stores a preference (not pinned; pinning is the application's choice).
   public func setPreference(key: String, value: String) async throws {
     let engine = engine
-    try await BlockingWork.run { try engine.userPreferences.set(key, value) }
+    try await engine.userPreferences.set(key, value)
   }
 }

@@ -111,7 +111,7 @@ public final class ChatSession {
       // A Ctrl-C that came while a piped read was blocked is not a request to stop the next turn.
       Interruption.reset()
       if text.hasPrefix("/") {
-        if !runSlashCommand(text) { return }
+        if !(await runSlashCommand(text)) { return }
         continue
       }
       partialReply.restart()
@@ -380,7 +380,7 @@ public final class ChatSession {
   // MARK: - Slash commands
 
   /// Runs a `/command`; returns false for `/quit`.
-  private func runSlashCommand(_ line: String) -> Bool {
+  private func runSlashCommand(_ line: String) async -> Bool {
     let command: SlashCommand
     do {
       command = try SlashCommand.parse(line)
@@ -399,11 +399,12 @@ public final class ChatSession {
       case .help:
         lines = ChatRendering.help(interactive: isInteractive)
       case .history(let limit):
-        let turns = try agent.engine.conversation.recentTurns(limit: limit, session: agent.sessionID)
+        let turns = try await agent.engine.conversation.recentTurns(limit: limit, session: agent.sessionID)
         lines = ChatRendering.history(turns, timeZone: timeZone)
       case .memories(let limit):
         lines = ChatRendering.memories(
-          try agent.engine.memories.list(limit: limit), timeZone: timeZone, width: width, styled: styled)
+          try await agent.engine.memories.list(limit: limit), timeZone: timeZone, width: width, styled: styled
+        )
       case .skills:
         lines = ChatRendering.skills(agent.registry, width: width, styled: styled)
       }

@@ -27,8 +27,8 @@ public enum BenchCommand: Command {
     }
     let (queries, times) = try await EngineAccess.withEngine(context, mode: .readOnly) {
       engine -> ([String], [Double]) in
-      var queries = try engine.conversation.recentTurns(limit: 50).map(\.text)
-      if queries.isEmpty { queries = try engine.memories.list(limit: 50).map(\.content) }
+      var queries = try await engine.conversation.recentTurns(limit: 50).map(\.text)
+      if queries.isEmpty { queries = try await engine.memories.list(limit: 50).map(\.content) }
       queries = queries.filter { !$0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
       guard !queries.isEmpty else {
         throw CommandFailure("nothing to time: the memory is empty (ingest a conversation first)")

@@ -96,7 +96,7 @@ public enum ChatCommand: Command {
           model: try OpenAIChatClient(configuration: configuration, environment: context.environment),
           registry: registry)
       }
-      let agent = try Agent(
+      let agent = try await Agent(
         engine: engine, registry: registry, planner: planner,
         configuration: configuration)
       // The last replies' turns are still being embedded in the background: finish before the

@@ -64,7 +64,7 @@ public enum DemoCommand: Command {
       let path = folder.appendingPathComponent("memory.sqlite").path
       let engine = try MemoryEngine(path: path, configuration: EngramConfiguration(embedder: embedder))
       try await EngineAccess.closing(engine) { engine in
-        try engine.maintenance.setEmbedderSpec(spec.text)
+        try await engine.maintenance.setEmbedderSpec(spec.text)
         try await demo(engine, embedder: embedder, context: context)
         if keep { context.output.write("\nthe memory is kept at \(path)\n") }
       }
@@ -126,6 +126,6 @@ public enum DemoCommand: Command {
     for line in CompactCommand.summary(compaction) { out.write(line + "\n") }
 
     heading("stats")
-    for line in StatsCommand.lines(try EngineJSON.stats(engine)) { out.write(line + "\n") }
+    for line in StatsCommand.lines(try await EngineJSON.stats(engine)) { out.write(line + "\n") }
   }
 }

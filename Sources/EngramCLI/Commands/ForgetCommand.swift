@@ -87,7 +87,8 @@ public enum ForgetCommand: Command {
     if let id {
       try await EngineAccess.withEngine(context) { engine in
         let dryRun = options.dryRun
-        guard let report = try engine.memories.forgetReporting(kind: kind, id: Int64(id), dryRun: dryRun)
+        guard
+          let report = try await engine.memories.forgetReporting(kind: kind, id: Int64(id), dryRun: dryRun)
         else {
           if dryRun {
             context.output.write("would forget \(kind.rawValue) #\(id) (not found)\n")
@@ -141,7 +142,9 @@ public enum ForgetCommand: Command {
       var forgotten: [Int64] = []
       var copies: [String] = []
       for hit in matched {
-        guard let report = try engine.memories.forgetReporting(kind: hit.kind, id: hit.id) else { continue }
+        guard let report = try await engine.memories.forgetReporting(kind: hit.kind, id: hit.id) else {
+          continue
+        }
         forgotten.append(hit.id)
         if report.removedCopies { copies.append("#\(hit.id)\(Self.removedText(report, dryRun: false))") }
       }

@@ -63,11 +63,11 @@ public enum ImportCommand: Command {
         try await EngineAccess.closing(engine) { engine in
           let rows: Int
           do {
-            rows = try engine.transfer.importExport(from: file)
+            rows = try await engine.transfer.importExport(from: file)
           } catch EngramError.importTargetNotEmpty {
             throw CommandFailure("\(path) already holds a memory; import into a new file")
           }
-          try engine.maintenance.setEmbedderSpec(spec.text)
+          try await engine.maintenance.setEmbedderSpec(spec.text)
           if existed && rows == 0 {
             context.output.write("\(path) already holds every row of this export; nothing was imported\n")
           } else {
@@ -124,11 +124,11 @@ public enum ImportCommand: Command {
         summary = try await EngineAccess.closing(engine) { engine in
           let summary: CalendarImportSummary
           do {
-            summary = try await BlockingWork.run { try engine.transfer.importCalendar(data) }
+            summary = try await engine.transfer.importCalendar(data)
           } catch let error as ICalendarError {
             throw CommandFailure("\(shown):\(error.line): \(error.reason); nothing was imported")
           }
-          if !existed { try engine.maintenance.setEmbedderSpec(spec.text) }
+          if !existed { try await engine.maintenance.setEmbedderSpec(spec.text) }
           return summary
         }
       } catch {

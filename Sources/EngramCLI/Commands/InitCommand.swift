@@ -42,7 +42,7 @@ public enum InitCommand: Command {
           // A user new to a shared store: their memory takes --model, else the store's embedder.
           try await EngineAccess.closing(try await EngineAccess.openOffPool(context, model: requested)) {
             engine in
-            let spec = try engine.maintenance.metaValue(EmbedderSpec.metaKey) ?? "?"
+            let spec = try await engine.maintenance.metaValue(EmbedderSpec.metaKey) ?? "?"
             context.output.write(
               "created the memory of user \(user) in \(StoreLocation.redacted(path)) (embedder \(spec): "
                 + "\(engine.embedder.modelID), \(engine.embedder.dimension)-d)\n")
@@ -76,7 +76,7 @@ public enum InitCommand: Command {
         throw error
       }
       try await EngineAccess.closing(engine) { engine in
-        try engine.maintenance.setEmbedderSpec(spec.text)
+        try await engine.maintenance.setEmbedderSpec(spec.text)
         context.output.write(
           "created memory \(path) (embedder \(spec.text): \(embedder.modelID), \(embedder.dimension)-d)\n")
       }

@@ -54,7 +54,7 @@ public enum ReindexCommand: Command {
       let engine = try await task.value
       try await EngineAccess.closing(engine) { engine in
         bar.withLock { $0 }?.finish()
-        let count = try engine.maintenance.tableCounts()["embeddings"] ?? 0
+        let count = try await engine.maintenance.tableCounts()["embeddings"] ?? 0
         context.output.write("reindexed \(count) items with \(embedder.modelID) (\(embedder.dimension)-d)\n")
       }
     }

@@ -20,7 +20,7 @@ public enum StatsCommand: Command {
   /// Prints the statistics.
   public static func run(_ options: Options, context: CommandContext) async throws {
     let stats = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
-      try EngineJSON.stats(engine)
+      try await EngineJSON.stats(engine)
     }
     if options.json {
       try context.jsonLines.write(stats)

@@ -129,9 +129,31 @@ public enum EngineAccess {
   /// as `engram mcp --http --users` and `engram serve --users` do; a read-write open records
   /// it in the new memory and says so on standard error.
   /// - Throws: ``CommandFailure`` when `model` differs from the embedder the memory records.
-  public static func open(_ context: CommandContext, mode: Mode = .readWrite, model: EmbedderSpec? = nil)
-    throws
-    -> MemoryEngine
+  public static func openOffPool(
+    _ context: CommandContext, mode: Mode = .readWrite, model: EmbedderSpec? = nil
+  )
+    async throws -> MemoryEngine
+  {
+    // Opening reads the database (and may build the vector index from its table, or migrate
+    // an older file): blocking work, done off the cooperative pool.
+    let (engine, new) = try await BlockingWork.run { try openEngine(context, mode: mode, model: model) }
+    guard let new else { return engine }
+    do {
+      try await engine.maintenance.setEmbedderSpec(new.spec.text)
+    } catch {
+      await engine.close()
+      throw error
+    }
+    context.error.write(
+      "\(context.toolName): the memory of user \(engine.configuration.user) is new: it uses the embedder "
+        + "\(new.spec.text) (\(new.origin))\n")
+    return engine
+  }
+
+  /// Opens the memory; for a new user of a store, also the embedder spec to record and where
+  /// it came from.
+  private static func openEngine(_ context: CommandContext, mode: Mode, model: EmbedderSpec?) throws
+    -> (engine: MemoryEngine, new: (spec: EmbedderSpec, origin: String)?)
   {
     let path = try requireExisting(context)
     let user = try context.user()
@@ -148,27 +170,8 @@ public enum EngineAccess {
       try MemoryEngine(path: path, configuration: writable).close()
       engine = try MemoryEngine(path: path, configuration: configuration)
     }
-    guard let newOrigin, mode == .readWrite else { return engine }
-    do {
-      try engine.maintenance.setEmbedderSpec(spec.text)
-    } catch {
-      engine.close()
-      throw error
-    }
-    context.error.write(
-      "\(context.toolName): the memory of user \(user) is new: it uses the embedder \(spec.text) (\(newOrigin))\n"
-    )
-    return engine
-  }
-
-  /// ``open(_:mode:model:)`` off the cooperative pool: opening reads the database (and may build
-  /// the vector index from its table, or migrate an older file), which is blocking work.
-  public static func openOffPool(
-    _ context: CommandContext, mode: Mode = .readWrite, model: EmbedderSpec? = nil
-  )
-    async throws -> MemoryEngine
-  {
-    try await BlockingWork.run { try open(context, mode: mode, model: model) }
+    guard let newOrigin, mode == .readWrite else { return (engine, nil) }
+    return (engine, (spec, newOrigin))
   }
 
   /// Opens the command's memory in `mode`, runs `body`, closes the memory, and maps

@@ -128,20 +128,22 @@ public enum UserServing {
       // Many engines at once: one reader each and a small page cache (the budget counts it).
       configuration.readerCount = 1
       configuration.cacheSizeKiB = 1024
-      let engine: MemoryEngine
-      switch store {
-      case .file(let path): engine = try MemoryEngine(path: path, configuration: configuration)
-      case .directory(let directory):
-        engine = try MemoryEngine(path: directory + "/" + user + ".sqlite", configuration: configuration)
-      case .postgres(let uri, let pool):
-        configuration.connectionPool = pool
-        engine = try MemoryEngine(location: .postgres(uri: uri), configuration: configuration)
+      if case .postgres(_, let pool) = store { configuration.connectionPool = pool }
+      // Opening reads the database (and may build the vector index): off the cooperative pool.
+      let engine = try await BlockingWork.run { [configuration] () throws -> MemoryEngine in
+        switch store {
+        case .file(let path): return try MemoryEngine(path: path, configuration: configuration)
+        case .directory(let directory):
+          return try MemoryEngine(path: directory + "/" + user + ".sqlite", configuration: configuration)
+        case .postgres(let uri, _):
+          return try MemoryEngine(location: .postgres(uri: uri), configuration: configuration)
+        }
       }
       guard isNew else { return engine }
       do {
-        try engine.maintenance.setEmbedderSpec(spec.text)
+        try await engine.maintenance.setEmbedderSpec(spec.text)
       } catch {
-        engine.close()
+        await engine.close()
         throw error
       }
       notes.write(

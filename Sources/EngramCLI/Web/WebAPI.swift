@@ -223,13 +223,13 @@ enum WebAPI {
     let kind = query.kind
     let limit = min(500, max(1, query.limit))
     let engine = scope.engine
-    let items = try await BlockingWork.run { try engine.memories.list(kind: kind, limit: limit) }
+    let items = try await engine.memories.list(kind: kind, limit: limit)
     return ["memories": .array(items.map { memoryJSON($0, scope) })]
   }
 
   private static func edit(id: Int64, _ body: MemoryEditBody, scope: WebScope) async throws -> JSONValue {
     let engine = scope.engine
-    guard let old = try await BlockingWork.run({ try engine.memories.get(id) }) else {
+    guard let old = try await engine.memories.get(id) else {
       throw Failure(404, "no memory with id \(id)")
     }
     let text = body.text ?? old.content
@@ -237,7 +237,7 @@ enum WebAPI {
       throw Failure(400, "'text' is blank; forget the memory instead")
     }
     let newID = try await engine.memories.update(id, content: text, kind: body.kind)
-    guard let memory = try await BlockingWork.run({ try engine.memories.get(newID) }) else {
+    guard let memory = try await engine.memories.get(newID) else {
       throw Failure(404, "no memory with id \(newID)")
     }
     return ["memory": memoryJSON(memory, scope), "superseded": newID == id ? .null : .int(Int(id))]
@@ -248,10 +248,7 @@ enum WebAPI {
     let kind = body.kind
     let dryRun = body.dryRun
     let engine = scope.engine
-    guard
-      let report = try await BlockingWork.run({
-        try engine.memories.forgetReporting(kind: kind, id: Int64(id), dryRun: dryRun)
-      })
+    guard let report = try await engine.memories.forgetReporting(kind: kind, id: Int64(id), dryRun: dryRun)
     else { throw Failure(404, "no \(kind.rawValue) with id \(id)") }
     return [
       "id": .int(id), "kind": .string(kind.rawValue), "dry_run": .bool(dryRun),
@@ -262,7 +259,7 @@ enum WebAPI {
 
   private static func session(id: Int64, scope: WebScope) async throws -> JSONValue {
     let engine = scope.engine
-    let turns = try await BlockingWork.run { try engine.conversation.recentTurns(limit: 1000, session: id) }
+    let turns = try await engine.conversation.recentTurns(limit: 1000, session: id)
     guard !turns.isEmpty else { throw Failure(404, "no turns in session \(id)") }
     return ["session": .int(Int(id)), "turns": .array(turns.map { hitJSON($0, scope) })]
   }
@@ -341,19 +338,17 @@ enum WebAPI {
 
   private static func insight(_ scope: WebScope) async throws -> JSONValue {
     let engine = scope.engine
-    return try await BlockingWork.run { () throws -> JSONValue in
-      let weeks = try engine.maintenance.weeklyActivity()
-      return [
-        "stats": try EngineJSON.stats(engine),
-        "timeline": .array(
-          weeks.map { week in
-            [
-              "week": .string(String(DateParser.iso8601(week.weekStart, timeZone: .gmt).prefix(10))),
-              "turns": .int(week.turns), "memories": .int(week.memories),
-            ]
-          }),
-      ]
-    }
+    let weeks = try await engine.maintenance.weeklyActivity()
+    return [
+      "stats": try await EngineJSON.stats(engine),
+      "timeline": .array(
+        weeks.map { week in
+          [
+            "week": .string(String(DateParser.iso8601(week.weekStart, timeZone: .gmt).prefix(10))),
+            "turns": .int(week.turns), "memories": .int(week.memories),
+          ]
+        }),
+    ]
   }
 
   private static func compaction(_ scope: WebScope) async throws -> JSONValue {

@@ -86,7 +86,7 @@ enum WebChatAPI {
 
   private static func agent(for session: Session, scope: WebScope) async throws -> Agent {
     let chats = scope.chats
-    return try await MainActor.run { try chats.agent(for: session.id) }
+    return try await chats.agent(for: session.id)
   }
 
   @MainActor private static func isWaiting(_ state: AgentState) -> Bool {

@@ -38,7 +38,7 @@ public final class WebChats: Sendable {
   /// The agent of browser session `id`, started on first use (its turns filed under the
   /// conversation `web-` plus the id's first 8 characters).
   /// - Throws: engine and store errors from starting the agent.
-  func agent(for id: String) throws -> Agent {
+  func agent(for id: String) async throws -> Agent {
     if var entry = chats[id] {
       entry.lastUsed = .now
       chats[id] = entry
@@ -54,9 +54,11 @@ public final class WebChats: Sendable {
     }
     let registry = SkillRegistry(store: EngineSkillStateStore(engine: engine))
     try BuiltInSkills.register(in: registry)
-    let agent = try Agent(
+    let agent = try await Agent(
       engine: engine, registry: registry, planner: try makePlanner?(registry),
       configuration: AgentConfiguration(sessionName: "web-" + id.prefix(8), clock: clock))
+    // Another request of this browser session may have started one while this one awaited.
+    if let started = chats[id] { return started.agent }
     agent.dismissNotice()
     chats[id] = Entry(agent: agent, lastUsed: .now)
     return agent
