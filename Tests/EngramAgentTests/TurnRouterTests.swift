@@ -249,7 +249,7 @@ import Testing
   }
 
   @Test func aLookUpBeforeAChangeIsAStepOfItsOwn() async throws {
-    let plan = try await steps("look up the parent-teacher meeting and move it to 5pm")
+    let plan = try await steps("look up the budget meeting and move it to 5pm")
     #expect(plan.map(\.skill) == ["calendar.list", "calendar.update"])
     #expect(plan.last?.inputFrom == 0)
   }
@@ -264,7 +264,7 @@ import Testing
     let english = try await steps("jot the alarm code I gave you into a note for the babysitter")
     #expect(english.map(\.skill) == ["memory.recall", "note.create"])
     #expect(english.last?.inputFrom == 0)
-    let chinese = try await steps("把我之前存的车位号记到笔记里")
+    let chinese = try await steps("把我之前存的车位号写进备忘")
     #expect(chinese.map(\.skill) == ["memory.recall", "note.create"])
   }
 

@@ -12,7 +12,7 @@ struct ConditionReader: Sendable {
   static func kind(of text: String, zoneKnown: Bool = false) -> StepCondition.Kind {
     let lower = text.lowercased()
     let namesCalendar = containsAny(lower, "plan.calendar_free") || containsAny(lower, "plan.calendar_busy")
-    // "if my Saturday evening is clear": the user's own time is the calendar's, whatever
+    // "if my Friday night is open": the user's own time is the calendar's, whatever
     // the word could say of the sky.
     if namesCalendar, containsAny(lower, "plan.calendar_owner") { return .calendar }
     if weatherAbout(lower) != nil { return .weather }

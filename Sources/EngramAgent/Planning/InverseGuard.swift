@@ -54,6 +54,15 @@ enum InverseGuard {
       intent: decision.intent, ruleCandidates: decision.ruleCandidates)
   }
 
+  /// The decision to take instead of the router's (`correct`, then `recallQuestion`), or nil
+  /// when it stands: the one place both the turn router and the planner's parts go through.
+  static func settle(
+    _ decision: RouteDecision?, text: String, skills: SkillRouter, clock: AgentClock, scenario: SkillScenario
+  ) -> RouteDecision? {
+    decision.flatMap { correct($0, text: text, skills: skills, clock: clock, scenario: scenario) }
+      ?? recallQuestion(decision, text: text, skills: skills, clock: clock, scenario: scenario)
+  }
+
   /// A recall for a question that asks what the assistant remembers ("do you remember ...?",
   /// 你还记得…吗) when no skill claims it; nil otherwise.
   static func recallQuestion(

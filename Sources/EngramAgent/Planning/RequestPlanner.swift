@@ -65,7 +65,7 @@ struct RequestPlanner: Sendable {
           // Read once the requests before it are steps: "there" and a question's zone need them.
           conditionRead = true
           if let earlier = lastCondition, Self.isElliptical(written, after: lastQuestion, steps: steps) {
-            // "if not, ...", 还没到的话 after a sentence with a condition: that condition, or
+            // "if not, ...", 还没到点的话 after a sentence with a condition: that condition, or
             // its opposite.
             condition = earlier
             condition?.negated = earlier.negated != Self.negatesEarlier(written)
@@ -110,18 +110,15 @@ struct RequestPlanner: Sendable {
         {
           found = try await surely(part.text, clock: clock, scenario: scenario, lenient: true)
         }
-        // "..., otherwise at 3pm", 过了中午就放到明天: the other branch names no skill of its
+        // "..., otherwise at noon", 不然就改到周五: the other branch names no skill of its
         // own; it does what the branch it replaces does, with its own time.
         if part.isOtherwise, guarded != nil, !Self.opensWithRequestVerb(part.text),
           Self.openingWrite(of: part.text) == nil,
           found.map({ isFragment(part.text, decision: $0, clock: clock, scenario: scenario) }) ?? true,
           let branch = steps.last(where: { $0.condition != nil }), found?.skillID != branch.skill,
-          let skill = router.registeredSkill(id: branch.skill, scenario: scenario)
+          let read = reading(part.text, as: branch.skill, clock: clock, scenario: scenario)
         {
-          found = RouteDecision(
-            skillID: skill.id, arguments: skill.extractArguments(from: part.text, clock: clock),
-            method: .rules,
-            score: 1)
+          found = read
         }
         guard var decision = found else { return nil }
         // The same look-up asked twice across sentences ("what time is it? …what time?") is one
@@ -137,17 +134,18 @@ struct RequestPlanner: Sendable {
             sources.removeLast()
           }
         }
-        // "put the address I saved in a note": what was stored is recalled first, and the
+        // "make a note of the gate code I gave you": what was stored is recalled first, and the
         // write takes it from that step.
         // The write is the one the router chose, or the one the part names when the stored
-        // thing made it a recall (把我存的…记到笔记里).
+        // thing made it a recall (把我存的…写进备忘).
         if let guarded, guarded.kind != .memory, decision.skillID == "memory.remember" {
           // A fact does not hang on the weather, a time or the calendar: what is asked under
           // one is a booking (when the calendar is free) or a reminder.
           let instead = guarded.kind == .calendar ? "calendar.create" : "reminder.create"
-          if let skill = router.registeredSkill(id: instead, scenario: scenario) {
-            decision.skillID = skill.id
-            decision.arguments = skill.extractArguments(from: part.text, clock: clock)
+          if let read = reading(
+            part.text, as: instead, from: decision, keepingScore: true, clock: clock, scenario: scenario)
+          {
+            decision = read
           }
         }
         var step = PlanStep(skill: decision.skillID!, arguments: decision.arguments)
@@ -226,7 +224,7 @@ struct RequestPlanner: Sendable {
       }
       var current = part
       if current.isOtherwise, pending == nil, !result.isEmpty {
-        // "otherwise book it Saturday": the other branch is a step of its own, however short.
+        // "otherwise do it Sunday": the other branch is a step of its own, however short.
         result.append(current)
         continue
       }
@@ -236,13 +234,13 @@ struct RequestPlanner: Sendable {
         pending = nil
       }
       let isLast = index == parts.count - 1
-      // After a question, a step may do something with its answer ("…叫啥来着？帮我记到笔记里"):
+      // After a question, a step may do something with its answer ("…叫啥来着？帮我写进备忘"):
       // it needs only to name a skill.
       let afterQuestion = result.last.map { $0.condition == nil && $0.isQuestion } ?? false
       let previousIsRequest =
         result.last.map { $0.condition == nil && $0.isGuarded == current.isGuarded } ?? false
       // A piece that opens with a request verb, after a request or before another piece that
-      // opens with one ("cancel it, then remind me ..."), is a request of its own.
+      // opens with one ("drop it, then ping me ..."), is a request of its own.
       let nextIsRequest = parts.dropFirst(index + 1).first.map { Self.opensWithRequestVerb($0.text) } ?? false
       if previousIsRequest, !Self.opensRequest(current.text) {
         result[result.count - 1].text += "，" + current.text
@@ -269,7 +267,7 @@ struct RequestPlanner: Sendable {
 
   /// Whether a piece after a question does something with its answer: it refers back to it
   /// ("put it on my calendar") or names a skill that changes something without its content
-  /// (帮我记到笔记里).
+  /// (帮我写进备忘).
   private func usesAnswer(_ text: String, clock: AgentClock, scenario: SkillScenario) async throws -> Bool {
     guard let decision = try await surely(text, clock: clock, scenario: scenario, lenient: true),
       let id = decision.skillID, router.registeredSkill(id: id, scenario: scenario)?.hasSideEffects == true
@@ -311,7 +309,7 @@ struct RequestPlanner: Sendable {
 
   /// The change a part asks of an item when the router's pick says other: a part that opens
   /// with a verb that moves or renames ("push ... back", 改到) updates (a reminder when it
-  /// names one, else a calendar event: "move my 3pm site visit"), one that opens with a verb
+  /// names one, else a calendar event: "shift the 4 o'clock viewing"), one that opens with a verb
   /// that makes something creates, and one that cancels what it names cancels an event (not a
   /// memory, not a reminder it does not name). Nil when `chosen` stands.
   static func changeOfItem(_ text: String, chosen: String) -> String? {
@@ -322,11 +320,11 @@ struct RequestPlanner: Sendable {
       || (text.contains("把") && ConditionReader.containsAny(text.lowercased(), "plan.update_heads"))
     if !moves, chosen.hasSuffix(".update"), let opening = openingWrite(of: text), opening != "memory.remember"
     {
-      // "remind me at 2 to ... instead": a verb that makes something, not one that moves it.
+      // "ping me at noon to ... instead": a verb that makes something, not one that moves it.
       return opening
     }
     if chosen == "memory.forget", InverseGuard.opens(text, withOneOf: "plan.cancel_heads") {
-      // "cancel the rooftop drinks": what is cancelled has a time; a memory is forgotten.
+      // "cancel the board games night": what is cancelled has a time; a memory is forgotten.
       return ConditionReader.containsAny(text.lowercased(), "guard.reminder_words")
         ? "reminder.cancel" : "calendar.cancel"
     }
@@ -359,7 +357,7 @@ struct RequestPlanner: Sendable {
   }
 
   /// Whether a piece opens by asking back what the user said before ("I told you ...",
-  /// 我之前告诉过你, "do you remember", 你应该记得).
+  /// 我以前跟你讲过, "do you remember", 你应该记得).
   static func asksWhatWasSaid(_ text: String) -> Bool {
     InverseGuard.opens(text, withOneOf: "plan.said_before")
   }
@@ -439,8 +437,8 @@ struct RequestPlanner: Sendable {
     return result
   }
 
-  /// Whether `text` refers to something the user stored before ("the address I saved",
-  /// "whatever I told you about", 我让你记的): a recall, wherever it stands in the part.
+  /// Whether `text` refers to something the user stored before ("the gate code I saved",
+  /// "what I told you about", 我存过的): a recall, wherever it stands in the part.
   static func refersToStored(_ text: String) -> Bool {
     ConditionReader.containsAny(text.lowercased(), "plan.stored_before")
   }
@@ -467,83 +465,82 @@ struct RequestPlanner: Sendable {
     guard Self.isSubstantial(text),
       var decision = try await decisions.route(text, with: router, clock: clock, scenario: scenario)
     else { return nil }
-    if let recall = InverseGuard.recallQuestion(
+    if let settled = InverseGuard.settle(
       decision, text: text, skills: router, clock: clock, scenario: scenario)
     {
-      decision = recall
+      decision = settled
     }
-    if let guarded = InverseGuard.correct(
-      decision, text: text, skills: router, clock: clock, scenario: scenario)
-    {
-      decision = guarded
-    }
-    // "I told you my rent, right?", 我之前告诉过你…: a part that asks back what was said is a
-    // recall, whatever else its words name.
-    // A part that opens with a look-up verb never writes; it recalls (a calendar or
-    // reminder look-up is told apart by `retargeted`).
+    // "add a reminder ...", "log that ...": a part that names one kind of thing to write is
+    // that kind, whichever write the router leaned to.
     if let chosen = decision.skillID, InverseGuard.writes.contains(chosen),
       let named = Self.namedWrite(in: text),
-      named != chosen, let skill = router.registeredSkill(id: named, scenario: scenario)
+      named != chosen, let read = reading(text, as: named, from: decision, clock: clock, scenario: scenario)
     {
-      // "add a reminder ...", "log that ...": a part that names one kind of thing to write
-      // is that kind, whichever write the router leaned to.
-      decision = RouteDecision(
-        skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules,
-        score: 1,
-        intent: decision.intent)
+      decision = read
     }
+    // The router's confidence stands: only what the item is changes.
     if let chosen = decision.skillID, let changed = Self.changeOfItem(text, chosen: chosen),
       changed != chosen,
-      let skill = router.registeredSkill(id: changed, scenario: scenario)
+      let read = reading(
+        text, as: changed, from: decision, keepingScore: true, clock: clock, scenario: scenario)
     {
-      // The router's confidence stands: only what the item is changes.
-      decision.skillID = skill.id
-      decision.arguments = skill.extractArguments(from: text, clock: clock)
+      decision = read
     }
-    // A part that opens with a look-up verb changes nothing.
-    let changes = decision.skillID.map {
-      router.registeredSkill(id: $0, scenario: scenario)?.hasSideEffects ?? false
-    }
-    if Self.opensWithLookup(text), changes ?? true,
-      let skill = router.registeredSkill(
-        id: Self.lookup(for: text) ?? RecallSkill.skillID, scenario: scenario)
+    // "find my dentist appointment", 查一下提醒: a part that opens with a look-up verb changes
+    // nothing; it looks up what its words name (else what is remembered).
+    if Self.opensWithLookup(text), changesSomething(decision.skillID, scenario: scenario),
+      let read = reading(
+        text, as: Self.lookup(for: text) ?? RecallSkill.skillID, clock: clock, scenario: scenario)
     {
-      // "find my dentist appointment", 查一下提醒: a look-up of what the words name (else of
-      // what is remembered).
-      decision = RouteDecision(
-        skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules,
-        score: 1)
+      decision = read
     }
-    let looksUp =
-      Self.opensWithLookup(text)
-      && (decision.skillID.map { router.registeredSkill(id: $0, scenario: scenario)?.hasSideEffects ?? false }
-        ?? false)
-    // "the code I gave you", 我让你记的: what was stored before is recalled, not stored or
-    // forgotten again (a note or event made with it gets a recall before it: `plan`).
+    // "I told you my salary, didn't I?", 我以前跟你讲过…: a part that asks back what was said is a
+    // recall; so is one about what was stored before ("the code I gave you", 我存过的),
+    // unless a note, event or reminder is made with it (it gets a recall before it: `plan`).
     let recallsStored =
       Self.refersToStored(text) && !Self.carriesRecalled.contains(decision.skillID ?? "")
-    if decision.skillID != RecallSkill.skillID, looksUp || Self.asksWhatWasSaid(text) || recallsStored,
-      let recall = router.registeredSkill(id: RecallSkill.skillID, scenario: scenario)
+    if decision.skillID != RecallSkill.skillID, Self.asksWhatWasSaid(text) || recallsStored,
+      let read = reading(text, as: RecallSkill.skillID, clock: clock, scenario: scenario)
     {
-      decision = RouteDecision(
-        skillID: recall.id, arguments: recall.extractArguments(from: text, clock: clock), method: .rules,
-        score: 1)
+      decision = read
     }
+    // Where a verb is enough ("..., otherwise book a movie"): the write its opening verb is
+    // one of (`guard.write_heads`), when the model named none.
     if decision.skillID == nil, lenient, let named = Self.openingWrite(of: text),
-      let skill = router.registeredSkill(id: named, scenario: scenario)
+      let read = reading(text, as: named, from: decision, clock: clock, scenario: scenario)
     {
-      // Where a verb is enough ("..., otherwise book a movie"): the write its opening verb is
-      // one of (`guard.write_heads`), when the model named none.
-      decision = RouteDecision(
-        skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules,
-        score: 1,
-        intent: decision.intent)
+      decision = read
     }
     guard decision.skillID != nil else { return nil }
     if lenient { return decision }
     guard decision.isConfident else { return nil }
     if decision.method == .intent && decision.score < thresholds.compoundPart { return nil }
     return decision
+  }
+
+  /// `text` read as the skill `id`, its arguments extracted from the text: by a rule (score
+  /// 1, keeping the model's reading of `decision` for inspection), or, `keepingScore`, with
+  /// `decision`'s method and confidence when only what the item is changes. Nil when no such
+  /// skill is registered.
+  private func reading(
+    _ text: String, as id: String, from decision: RouteDecision? = nil, keepingScore: Bool = false,
+    clock: AgentClock, scenario: SkillScenario
+  ) -> RouteDecision? {
+    guard let skill = router.registeredSkill(id: id, scenario: scenario) else { return nil }
+    let arguments = skill.extractArguments(from: text, clock: clock)
+    if keepingScore, var kept = decision {
+      kept.skillID = skill.id
+      kept.arguments = arguments
+      return kept
+    }
+    return RouteDecision(
+      skillID: skill.id, arguments: arguments, method: .rules, score: 1, intent: decision?.intent)
+  }
+
+  /// Whether the skill `id` changes something (true when no skill is chosen).
+  private func changesSomething(_ id: String?, scenario: SkillScenario) -> Bool {
+    guard let id else { return true }
+    return router.registeredSkill(id: id, scenario: scenario)?.hasSideEffects ?? false
   }
 
   // MARK: - Splitting
@@ -609,7 +606,7 @@ struct RequestPlanner: Sendable {
 
   /// The parts of one sentence: its condition (if any) and the requests around it.
   static func parts(of sentence: String, isQuestion: Bool) -> [Part] {
-    // "if you don't mind, ...", 如果你方便的话: politeness, not a condition.
+    // "if you don't mind, ...", 方便的话: politeness, not a condition.
     var text = stripLeading(
       stripLeading(sentence, words("plan.sequence_joins")), words("plan.polite_conditions"))
     var parts: [Part] = []
@@ -653,7 +650,7 @@ struct RequestPlanner: Sendable {
       text = action
     }
     let hasCondition = parts.contains { $0.condition != nil }
-    // "either way", 不管天气怎样: says the step is unconditional; nothing to run of its own.
+    // "either way", 不管下不下雨: says the step is unconditional; nothing to run of its own.
     let pieces = split(text).compactMap { piece -> String? in
       guard let rest = stripMarker(piece, words("plan.regardless")) else { return piece }
       return opensWithRequestVerb(rest) ? rest : nil
@@ -822,7 +819,7 @@ struct RequestPlanner: Sendable {
         best = range
       }
     }
-    // "if it's past 8 there remind me at 9, if not ...": a request to the assistant before the
+    // "if it's after 5 there ping me at 6, if not ...": a request to the assistant before the
     // first comma starts the action.
     if let comma = best, let verb = addressedVerb(in: text), verb < comma.lowerBound {
       return (
@@ -888,7 +885,7 @@ struct RequestPlanner: Sendable {
 
   // MARK: - Reading conditions, inputs and dates
 
-  /// Whether a condition only refers to the one before it ("if not", "if so", 还没到的话,
+  /// Whether a condition only refers to the one before it ("if not", "if so", 还没到点的话,
   /// 不是的话): it answers no question just asked and says too little to read on its own.
   static func isElliptical(
     _ written: ConditionText, after question: (text: String, step: Int)?, steps: [PlanStep]
@@ -896,7 +893,7 @@ struct RequestPlanner: Sendable {
     -> Bool
   {
     if written.answersQuestion {
-      // "if it IS raining": a condition of its own after the marker is read on its own.
+      // "if it IS snowing": a condition of its own after the marker is read on its own.
       if !written.text.isEmpty, ConditionReader.kind(of: written.text) != .memory { return false }
       return question == nil || question!.step != steps.count - 1
     }
@@ -935,7 +932,7 @@ struct RequestPlanner: Sendable {
       var condition = reader.read(
         written.text, negatedByMarker: written.negatedByMarker, zone: zone, zoneKnown: afterTimeQuestion)
     else { return nil }
-    // Right after a look at the calendar, "if the afternoon is clear" is about the calendar.
+    // Right after a look at the calendar, "if the morning is open" is about the calendar.
     let lower = written.text.lowercased()
     if steps.last?.skill == "calendar.list", condition.kind == .weather || condition.kind == .memory,
       ConditionReader.containsAny(lower, "plan.calendar_free")
@@ -979,7 +976,7 @@ struct RequestPlanner: Sendable {
           result[previous].skill = "calendar.list"
         }
       }
-      // "which day is the demo? move it to Friday": a question of when something is, then a
+      // "what day is the recital? push it to Monday": a question of when something is, then a
       // change of it, looks it up in the calendar (or the reminders, when it names one).
       if ["memory.recall", "time.now"].contains(result[previous].skill),
         ConditionReader.containsAny(previousLower, "plan.when_questions"), !refersToStored(texts[previous]),

@@ -98,14 +98,10 @@ public struct TurnRouter: Sendable {
     }
     // Only the user's text is routed: retrieved memories never choose a skill.
     var decision = try await planner.decisions.route(text, with: skills, clock: clock, scenario: scenario)
-    if let chosen = decision,
-      let guarded = InverseGuard.correct(chosen, text: text, skills: skills, clock: clock, scenario: scenario)
-    {
-      decision = guarded
-    } else if let recall = InverseGuard.recallQuestion(
+    if let settled = InverseGuard.settle(
       decision, text: text, skills: skills, clock: clock, scenario: scenario)
     {
-      decision = recall
+      decision = settled
     } else if let chosen = decision,
       let question = InverseGuard.doubt(chosen, text: text, skills: skills, scenario: scenario)
     {
