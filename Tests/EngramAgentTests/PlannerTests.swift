@@ -87,4 +87,66 @@ final class ScriptedModel: LanguageModel {
     #expect(result.action == .plan([PlanStep(skill: "time.now")]))
     #expect(server.requests.count == 1)
   }
+
+  /// The planner's request asks the server to keep its reply to the action schema: one of the
+  /// three forms, each skill call with the skill's own parameters and nothing else.
+  @Test func theReplyIsAskedToKeepToTheActionSchema() async throws {
+    let server = try StubHTTPServer(responses: [
+      .init(status: 200, body: StubHTTPServer.completion(#"{"final": "hello"}"#))
+    ])
+    defer { server.stop() }
+    let client = try OpenAIChatClient(
+      configuration: .init(baseURL: server.baseURL, model: "m"), environment: [:])
+    let registry = try registry()
+    try registry.setEnabled(false, id: "calculator")
+    let result = try await Planner(model: client, registry: registry).plan(request: "hi", context: "")
+    #expect(result.action == .final("hello"))
+    let json = try #require(try JSONSerialization.jsonObject(with: server.requests[0].body) as? [String: Any])
+    let format = try #require(json["response_format"] as? [String: Any])
+    #expect(format["type"] as? String == "json_schema")
+    let schema = try #require((format["json_schema"] as? [String: Any])?["schema"] as? [String: Any])
+    let forms = try #require(schema["anyOf"] as? [[String: Any]])
+    let skills = forms.compactMap { form in
+      ((form["properties"] as? [String: Any])?["skill"] as? [String: Any])?["const"] as? String
+    }
+    #expect(Set(skills) == Set(registry.skills().map(\.id)), "every enabled skill, once")
+    #expect(!skills.contains("calculator"), "a disabled skill is not offered")
+    #expect(forms.contains { ($0["required"] as? [String]) == ["final"] })
+    #expect(forms.contains { ($0["required"] as? [String]) == ["plan"] })
+    let reminder = try #require(
+      forms.first {
+        ((($0["properties"] as? [String: Any])?["skill"] as? [String: Any])?["const"] as? String)
+          == "reminder.create"
+      })
+    let arguments = try #require((reminder["properties"] as? [String: Any])?["arguments"] as? [String: Any])
+    #expect(arguments["additionalProperties"] as? Bool == false, "no invented argument")
+    let skill = try #require(registry.skill(id: "reminder.create"))
+    let required = skill.inputSchema.parameters.filter { $0.isRequired && !$0.isInternal }.map(\.name)
+    #expect(Set(arguments["required"] as? [String] ?? []) == Set(required))
+    #expect(!required.isEmpty)
+  }
+
+  /// A server that refuses `response_format` (HTTP 400) is asked again without it, and the
+  /// client sends none from then on; the reply is parsed as any other.
+  @Test func aServerThatRefusesTheFormatIsAskedAgainWithout() async throws {
+    let server = try StubHTTPServer(responses: [
+      .init(status: 400, body: #"{"error": {"message": "response_format is not supported"}}"#),
+      .init(status: 200, body: StubHTTPServer.completion(#"{"skill": "time.now", "arguments": {}}"#)),
+      .init(status: 200, body: StubHTTPServer.completion(#"{"final": "ok"}"#)),
+    ])
+    defer { server.stop() }
+    let client = try OpenAIChatClient(
+      configuration: .init(baseURL: server.baseURL, model: "m"), environment: [:])
+    let planner = Planner(model: client, registry: try registry())
+    let first = try await planner.plan(request: "time", context: "")
+    #expect(first.action == .skill(PlanStep(skill: "time.now")))
+    #expect(first.attempts == 1, "the refusal is not a malformed reply")
+    let second = try await planner.plan(request: "hi", context: "")
+    #expect(second.action == .final("ok"))
+    let formats = try server.requests.map { request in
+      try #require(try JSONSerialization.jsonObject(with: request.body) as? [String: Any])["response_format"]
+        != nil
+    }
+    #expect(formats == [true, false, false])
+  }
 }

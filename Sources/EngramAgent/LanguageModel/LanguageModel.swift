@@ -1,3 +1,5 @@
+import EngramCore
+
 /// One message of a chat exchange.
 public struct ChatMessage: Sendable, Hashable, Codable {
   /// Who wrote the message.
@@ -45,9 +47,37 @@ public protocol LanguageModel: Sendable {
   /// like every `AsyncThrowingStream`, a cancelled consumer's stream ends early without an
   /// error, so check `Task.isCancelled` before taking what arrived as the whole reply.
   func stream(messages: [ChatMessage]) -> AsyncThrowingStream<String, any Error>
+
+  /// `stream(messages:)` with the reply held to `format` where the server can do so (a JSON
+  /// schema the server's sampler keeps to, as llama.cpp's grammars do). The default ignores
+  /// `format`: a model that cannot be held to one still answers, and its reply is checked as
+  /// any other.
+  func stream(messages: [ChatMessage], format: ReplyFormat?) -> AsyncThrowingStream<String, any Error>
+}
+
+/// A shape the language model's reply is asked to keep to: one JSON object valid against
+/// `schema` (OpenAI's `response_format` of type `json_schema`, which llama.cpp's server turns
+/// into a grammar and Ollama into its `format`).
+public struct ReplyFormat: Sendable, Hashable {
+  /// A short name of the shape (letters, digits, `_`, `-`).
+  public var name: String
+  /// The JSON Schema of the reply.
+  public var schema: JSONValue
+
+  /// Creates a format.
+  public init(name: String, schema: JSONValue) {
+    self.name = name
+    self.schema = schema
+  }
 }
 
 extension LanguageModel {
+  /// The reply of `stream(messages:)`, `format` unused.
+  public func stream(messages: [ChatMessage], format: ReplyFormat?) -> AsyncThrowingStream<String, any Error>
+  {
+    stream(messages: messages)
+  }
+
   /// The whole reply of `complete` as one delta.
   public func stream(messages: [ChatMessage]) -> AsyncThrowingStream<String, any Error> {
     AsyncThrowingStream { continuation in

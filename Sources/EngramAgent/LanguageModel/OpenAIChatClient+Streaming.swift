@@ -18,18 +18,36 @@ extension OpenAIChatClient {
   /// body's start), `.serverError` (an error object, also mid-stream), `.incompleteStream` (the
   /// connection closed before the end), `.malformedResponse`; `CancellationError` when cancelled.
   public func stream(messages: [ChatMessage]) -> AsyncThrowingStream<String, any Error> {
+    stream(messages: messages, format: nil)
+  }
+
+  /// `stream(messages:)` with `format` sent as the request's `response_format`. A server that
+  /// refuses it (HTTP 400 before any text) is asked again without it, and this client sends no
+  /// format from then on.
+  public func stream(messages: [ChatMessage], format: ReplyFormat?) -> AsyncThrowingStream<String, any Error>
+  {
+    let format = formatRefusal.isSet ? nil : format
     let request: URLRequest
+    let plain: URLRequest
     do {
-      request = try self.request(for: messages, stream: true)
+      request = try self.request(for: messages, stream: true, format: format)
+      plain = format == nil ? request : try self.request(for: messages, stream: true)
     } catch {
       return AsyncThrowingStream { $0.finish(throwing: error) }
     }
     let timeout = configuration.timeout
     let wakes = socketWakes
+    let refusal = formatRefusal
     return AsyncThrowingStream { continuation in
       let task = Task {
         do {
-          try await Self.receive(request, timeout: timeout, wakes: wakes) { continuation.yield($0) }
+          do {
+            try await Self.receive(request, timeout: timeout, wakes: wakes) { continuation.yield($0) }
+          } catch LanguageModelError.httpStatus(let code, _) where code == 400 && format != nil {
+            // An error status comes before any text: nothing was yielded.
+            refusal.set()
+            try await Self.receive(plain, timeout: timeout, wakes: wakes) { continuation.yield($0) }
+          }
           continuation.finish()
         } catch {
           continuation.finish(throwing: error)

@@ -1,4 +1,6 @@
+import EngramCore
 import Foundation
+import Synchronization
 
 #if canImport(FoundationNetworking)
   import FoundationNetworking
@@ -41,6 +43,30 @@ public final class OpenAIChatClient: LanguageModel, TokenCounter {
     var stream: Bool
     var temperature: Double?
     var max_tokens: Int?
+    var response_format: ResponseFormat?
+  }
+
+  /// OpenAI's `{"type": "json_schema", "json_schema": {"name", "schema"}}`.
+  private struct ResponseFormat: Encodable {
+    struct Schema: Encodable {
+      var name: String
+      var schema: JSONValue
+    }
+    var type = "json_schema"
+    var json_schema: Schema
+  }
+
+  /// Whether the server refused a `response_format` once (HTTP 400): later requests of this
+  /// client go without it, and their replies are checked as any other.
+  let formatRefusal = FormatRefusal()
+
+  /// A flag shared by the client and its streams' tasks.
+  final class FormatRefusal: Sendable {
+    private let refused = Mutex(false)
+    /// Whether the server refused a format.
+    var isSet: Bool { refused.withLock { $0 } }
+    /// Records that it did.
+    func set() { refused.withLock { $0 = true } }
   }
 
   private struct ResponseBody: Decodable {
@@ -52,7 +78,7 @@ public final class OpenAIChatClient: LanguageModel, TokenCounter {
   }
 
   /// The POST request for `messages`, streamed or not.
-  func request(for messages: [ChatMessage], stream: Bool) throws -> URLRequest {
+  func request(for messages: [ChatMessage], stream: Bool, format: ReplyFormat? = nil) throws -> URLRequest {
     var request = URLRequest(url: endpoint)
     request.httpMethod = "POST"
     request.timeoutInterval = max(1, Self.seconds(configuration.timeout).rounded(.up)) + 1
@@ -61,7 +87,8 @@ public final class OpenAIChatClient: LanguageModel, TokenCounter {
     if let apiKey { request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization") }
     let body = RequestBody(
       model: configuration.model, messages: messages, stream: stream, temperature: configuration.temperature,
-      max_tokens: configuration.maxTokens)
+      max_tokens: configuration.maxTokens,
+      response_format: format.map { ResponseFormat(json_schema: .init(name: $0.name, schema: $0.schema)) })
     request.httpBody = try JSONEncoder().encode(body)
     return request
   }

@@ -1,3 +1,5 @@
+import EngramCore
+
 /// Errors of the planner.
 public enum PlannerError: Error, Sendable, Hashable {
   /// The model's reply was not a valid action twice in a row; holds the last reply and error.
@@ -90,6 +92,7 @@ public struct Planner: Sendable {
     let skills = registry.skills(in: scenario)
     let catalog = skills.map(SkillRegistry.catalogEntry).joined(separator: "\n")
     let known = Set(skills.map(\.id))
+    let format = Self.replyFormat(skills: skills)
     var messages: [ChatMessage] = [.system(Self.systemPrompt(catalog: catalog))]
     messages.append(.user(context.isEmpty ? request : "\(context)\n\nRequest: \(request)"))
     var attempt = 1
@@ -97,7 +100,7 @@ public struct Planner: Sendable {
       var answer = FinalAnswerStream()
       var reported = false
       var reply = ""
-      for try await delta in model.stream(messages: messages) {
+      for try await delta in model.stream(messages: messages, format: format) {
         reply += delta
         let text = answer.feed(delta)
         reported = reported || !text.isEmpty
@@ -119,5 +122,44 @@ public struct Planner: Sendable {
         attempt += 1
       }
     }
+  }
+
+  /// The JSON Schema of a reply in one of the three forms, each skill call with the skill's
+  /// own parameters (`SkillInputSchema`, internal ones left out) and nothing else: a server
+  /// that keeps to it cannot answer with prose, an unknown skill or an invented argument. The
+  /// reply is still parsed and validated as before (a server may ignore the format).
+  public static func replyFormat(skills: [any Skill]) -> ReplyFormat {
+    let calls: [JSONValue] = skills.map { skill in
+      let parameters = skill.inputSchema.parameters.filter { !$0.isInternal }
+      var properties: [String: JSONValue] = [:]
+      for parameter in parameters {
+        switch parameter.type {
+        case .string, .date: properties[parameter.name] = ["type": "string"]
+        case .int: properties[parameter.name] = ["type": "integer"]
+        case .number: properties[parameter.name] = ["type": "number"]
+        case .bool: properties[parameter.name] = ["type": "boolean"]
+        }
+      }
+      let arguments: JSONValue = [
+        "type": "object", "properties": .object(properties),
+        "required": .array(parameters.filter(\.isRequired).map { .string($0.name) }),
+        "additionalProperties": false,
+      ]
+      return [
+        "type": "object", "properties": ["skill": ["const": .string(skill.id)], "arguments": arguments],
+        "required": ["skill", "arguments"], "additionalProperties": false,
+      ]
+    }
+    let final: JSONValue = [
+      "type": "object", "properties": ["final": ["type": "string"]], "required": ["final"],
+      "additionalProperties": false,
+    ]
+    guard !calls.isEmpty else { return ReplyFormat(name: "assistant_action", schema: final) }
+    let plan: JSONValue = [
+      "type": "object",
+      "properties": ["plan": ["type": "array", "items": ["anyOf": .array(calls)], "minItems": 1]],
+      "required": ["plan"], "additionalProperties": false,
+    ]
+    return ReplyFormat(name: "assistant_action", schema: ["anyOf": .array(calls + [plan, final])])
   }
 }
