@@ -176,6 +176,51 @@ import Testing
     #expect(InverseGuard.doubt(sure, text: text, skills: skills, scenario: .all) == nil)
   }
 
+  /// The model reads the request as destructive rather than as the write, not surely enough
+  /// to destroy, and the router fell to the write: it asks which is meant, with no word that
+  /// destroys in sight. With a language model on hand, the model's planner is asked instead.
+  @Test func aWriteChosenOnlyBecauseItsDestructiveReadingWasPassedOverAsks() throws {
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    let skills = SkillRouter(registry: registry)
+    let text = "the board meeting in march, the chair says it is off"
+    var passedOver = RouteDecision(
+      skillID: "calendar.create", method: .intent, score: 0.3, isConfident: false)
+    passedOver.intent = IntentPrediction(
+      label: "calendar.cancel", confidence: 0.5,
+      ranked: [("calendar.cancel", 0.5), ("calendar.create", 0.3), ("calendar.list", 0.2)])
+    #expect(
+      InverseGuard.doubt(passedOver, text: text, skills: skills, scenario: .all)
+        == Clarification(write: "calendar.create", inverse: "calendar.cancel"))
+    #expect(
+      InverseGuard.doubt(passedOver, text: text, skills: skills, scenario: .all, languageModel: true) == nil)
+    // The write ranked first: nothing was passed over, and no word destroys.
+    var writeFirst = passedOver
+    writeFirst.intent = IntentPrediction(
+      label: "calendar.create", confidence: 0.5,
+      ranked: [("calendar.create", 0.5), ("calendar.cancel", 0.3), ("calendar.list", 0.2)])
+    #expect(InverseGuard.doubt(writeFirst, text: text, skills: skills, scenario: .all) == nil)
+  }
+
+  /// "Look X up, then cancel it": the look-up is a step of the calendar and the cancel takes
+  /// what it finds, also when the cancel is a bare verb (取消掉).
+  @Test(arguments: [
+    "look up the piano recital on friday and cancel it, the teacher is sick",
+    "找找周五那场钢琴演出，取消掉",
+  ])
+  func aLookUpThenACancelOfWhatItFinds(text: String) async throws {
+    let plan = try await steps(text)
+    #expect(plan.map(\.skill) == ["calendar.list", "calendar.cancel"])
+    #expect(plan.last?.inputFrom == 0)
+  }
+
+  /// What was stored before stays the object of a verb that forgets it: no recall first.
+  @Test func forgettingWhatWasStoredBeforeIsNotARecall() async throws {
+    let plan = try await steps(
+      "forget the locker number I gave you; at 9 tomorrow ping me to buy a new lock")
+    #expect(plan.map(\.skill) == ["memory.forget", "reminder.create"])
+  }
+
   @Test(arguments: [
     ("on Saturday remind me to delete the old photo backups", "reminder.create"),
     ("do not let me forget to water the basil at 6", "reminder.create"),

@@ -1329,6 +1329,8 @@ extension SkillWords {
     plan.weather_storm	lightning
     plan.weather_storm	打雷
     plan.weather_storm	恶劣天气
+    plan.weather_storm	storming
+    plan.weather_storm	stormed
     plan.weather_clear	sunny
     plan.weather_clear	clear skies
     plan.weather_clear	nice weather
@@ -1936,6 +1938,20 @@ extension SkillWords {
     guard.destroy_anywhere	别再提醒
     guard.destroy_anywhere	不要再提醒
     guard.destroy_anywhere	不用再提醒
+    guard.destroy_anywhere	scrapped
+    guard.destroy_anywhere	cancelled
+    guard.destroy_anywhere	canceled
+    guard.destroy_anywhere	called off
+    guard.destroy_anywhere	deleted
+    guard.destroy_anywhere	removed
+    guard.destroy_anywhere	ditched
+    guard.destroy_anywhere	trashed
+    guard.destroy_anywhere	no longer need
+    guard.destroy_anywhere	don't need
+    guard.destroy_anywhere	not needed
+    guard.destroy_anywhere	不要了
+    guard.destroy_anywhere	不需要了
+    guard.destroy_anywhere	用不着了
     guard.task_openers	to
     guard.task_openers	not
     guard.task_openers	never

@@ -84,10 +84,22 @@ enum InverseGuard {
   /// or gives up on something later in the sentence ("the dentist thing, scrap it", "I don't
   /// need the ... any more"), or a question about what is remembered. A word that destroys as
   /// the task of a reminder (a reminder whose task is to cancel something, 提醒我取消...) is the write's content.
-  static func doubt(_ decision: RouteDecision, text: String, skills: SkillRouter, scenario: SkillScenario)
-    -> Clarification?
-  {
+  /// With `languageModel` on hand, a write chosen only because the destructive reading was
+  /// passed over goes to the model's planner instead (whose plan the user confirms).
+  static func doubt(
+    _ decision: RouteDecision, text: String, skills: SkillRouter, scenario: SkillScenario,
+    languageModel: Bool = false
+  ) -> Clarification? {
     guard let chosen = decision.skillID, writes.contains(chosen) else { return nil }
+    // The model read the request as destructive rather than as the write, but not surely
+    // enough to destroy (`destructiveIntentThreshold`), and the router fell to the write:
+    // unsure between a destructive reading and a creating one, it asks.
+    if decision.method == .intent, !languageModel, let intent = decision.intent,
+      let inverse = destructiveAbove(chosen, in: intent),
+      skills.registeredSkill(id: inverse, scenario: scenario) != nil
+    {
+      return Clarification(write: chosen, inverse: inverse)
+    }
     // Unsure: the intent model gives the write less than `inverseDoubt` (a rule's pick, with
     // no model reading, stands).
     guard let intent = decision.intent,
@@ -114,6 +126,18 @@ enum InverseGuard {
     }
     guard skills.registeredSkill(id: inverse, scenario: scenario) != nil else { return nil }
     return Clarification(write: chosen, inverse: inverse)
+  }
+
+  /// The destructive skills (forget, cancel) whose inverse is a write.
+  static let destroys: Set<String> = ["memory.forget", "reminder.cancel", "calendar.cancel"]
+
+  /// The most probable destructive label the model ranks above the write `chosen`, or nil.
+  static func destructiveAbove(_ chosen: String, in intent: IntentPrediction) -> String? {
+    for ranked in intent.ranked {
+      if ranked.label == chosen { return nil }
+      if destroys.contains(ranked.label) { return ranked.label }
+    }
+    return nil
   }
 
   /// Whether a word that destroys or gives up on something stands in the request other than

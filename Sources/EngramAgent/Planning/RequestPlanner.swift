@@ -339,6 +339,26 @@ struct RequestPlanner: Sendable {
     return remindersNamed ? "reminder.update" : "calendar.update"
   }
 
+  /// Whether `text` opens with a verb that cancels ("cancel", "call off", 取消), or is one
+  /// (…，cancel 掉).
+  static func opensWithCancel(_ text: String) -> Bool {
+    InverseGuard.opens(text, withOneOf: "plan.cancel_heads")
+  }
+
+  /// Whether `text` is a verb that cancels or deletes and nothing else but a word that points
+  /// back ("cancel it", 取消掉, 删掉吧).
+  static func isBareDestroy(_ text: String) -> Bool {
+    var rest = InverseGuard.opening(of: text)
+    let heads = (words("plan.cancel_heads") + words("guard.destroy_heads")).filter { rest.hasPrefix($0) }
+    guard let head = heads.max(by: { $0.count < $1.count }) else { return false }
+    rest.removeFirst(head.count)
+    let left = rest.split { !$0.isLetter }.filter { piece in
+      !words("plan.references").contains(String(piece))
+        && !["掉", "了", "吧", "掉吧", "了吧"].contains(String(piece))
+    }
+    return left.isEmpty
+  }
+
   /// The one write whose own verbs (`guard.write_heads.*`) open `text`, or nil.
   static func openingWrite(of text: String) -> String? {
     let opening = InverseGuard.writes.filter {
@@ -420,7 +440,14 @@ struct RequestPlanner: Sendable {
         && !(Self.opensWithRequestVerb(result[previous].text) && Self.opensWithRequestVerb(part.text))
         && !Self.opensWithLookup(result[previous].text)
       // An "otherwise" branch is a step of its own even for the same skill.
-      if !part.isOtherwise, (skill == earlier && !distinctTimes) || refersBack {
+      // "the X reminder, not needed any more, cancel", 那个…，删掉吧: a bare verb that cancels or
+      // deletes acts on what the statement before it names (not on what a look-up or a
+      // question before it finds: that is a step of its own).
+      let finishes =
+        Self.isBareDestroy(part.text) && !result[previous].isQuestion
+        && !Self.opensWithLookup(result[previous].text)
+        && !Self.isBareDestroy(result[previous].text)
+      if !part.isOtherwise, (skill == earlier && !distinctTimes) || refersBack || finishes {
         result[previous].text += "，" + part.text
         if let merged = try await surely(
           result[previous].text, clock: clock, scenario: scenario, lenient: true)
@@ -488,7 +515,11 @@ struct RequestPlanner: Sendable {
     }
     // "find my dentist appointment", 查一下提醒: a part that opens with a look-up verb changes
     // nothing; it looks up what its words name (else what is remembered).
-    if Self.opensWithLookup(text), changesSomething(decision.skillID, scenario: scenario),
+    // An unsure pick below what a part needs (a look in memory read as the time) is no
+    // reading either: the verb says what is asked.
+    let unsurePick =
+      !decision.isConfident && decision.method == .intent && decision.score < thresholds.compoundPart
+    if Self.opensWithLookup(text), changesSomething(decision.skillID, scenario: scenario) || unsurePick,
       let read = reading(
         text, as: Self.lookup(for: text) ?? RecallSkill.skillID, clock: clock, scenario: scenario)
     {
@@ -497,8 +528,12 @@ struct RequestPlanner: Sendable {
     // "I told you my salary, didn't I?", 我以前跟你讲过…: a part that asks back what was said is a
     // recall; so is one about what was stored before ("the code I gave you", 我存过的),
     // unless a note, event or reminder is made with it (it gets a recall before it: `plan`).
+    // What was stored and is now to be forgotten or cancelled stays the object of that verb.
     let recallsStored =
       Self.refersToStored(text) && !Self.carriesRecalled.contains(decision.skillID ?? "")
+      && !(InverseGuard.destroys.contains(decision.skillID ?? "")
+        && (InverseGuard.opens(text, withOneOf: "guard.destroy_heads")
+          || ConditionReader.containsAny(text.lowercased(), "guard.destroy_anywhere")))
     if decision.skillID != RecallSkill.skillID, Self.asksWhatWasSaid(text) || recallsStored,
       let read = reading(text, as: RecallSkill.skillID, clock: clock, scenario: scenario)
     {
@@ -508,6 +543,16 @@ struct RequestPlanner: Sendable {
     // one of (`guard.write_heads`), when the model named none.
     if decision.skillID == nil, lenient, let named = Self.openingWrite(of: text),
       let read = reading(text, as: named, from: decision, clock: clock, scenario: scenario)
+    {
+      decision = read
+    }
+    // "..., then cancel it", 然后取消掉: a verb that cancels is enough too; what it cancels is a
+    // reminder when the part names one, else an event (a look-up before it retargets it).
+    if decision.skillID == nil, lenient, Self.opensWithCancel(text),
+      let read = reading(
+        text,
+        as: ConditionReader.containsAny(text.lowercased(), "guard.reminder_words")
+          ? "reminder.cancel" : "calendar.cancel", from: decision, clock: clock, scenario: scenario)
     {
       decision = read
     }

@@ -103,7 +103,8 @@ public struct TurnRouter: Sendable {
     {
       decision = settled
     } else if let chosen = decision,
-      let question = InverseGuard.doubt(chosen, text: text, skills: skills, scenario: scenario)
+      let question = InverseGuard.doubt(
+        chosen, text: text, skills: skills, scenario: scenario, languageModel: hasLanguageModel)
     {
       // Unsure between a write and its inverse: ask, never write.
       return TurnRoute(
