@@ -120,7 +120,7 @@ let package = Package(
       resources: [.copy("Fixtures")]),
     .testTarget(
       name: "EngramAgentTests",
-      dependencies: ["EngramAgent", "EngramTestSupport"],
+      dependencies: ["Engram", "EngramAgent", "EngramStore", "EngramTestSupport"],
       resources: [.copy("Fixtures")]
     ),
     .testTarget(name: "EngramHTTPTests", dependencies: ["EngramCore", "EngramHTTP", "EngramTestSupport"]),
