@@ -1,3 +1,4 @@
+import EngramCore
 import EngramTestSupport
 import Foundation
 import Testing
@@ -6,10 +7,13 @@ import Testing
 @testable import EngramAgent
 @testable import EngramStore
 
-/// What every tokenizer made of a varied corpus before they became one (`tokenizer-fixture.jsonl`,
-/// written by the code of that time with `ENGRAM_WRITE_TOKENIZER_FIXTURE=1`): the FTS index
-/// text must stay byte for byte (existing databases are not reindexed), and routing, the
-/// intent model's features, the re-ranker's terms and the answer's content terms must not move.
+/// What the five tokenizers (`FTSText.indexText`, `RoutingTokenizer`, `IntentFeatures.tokenize`,
+/// `Reranker.termSet`, `MemoryAnswer.contentTerms`) and the word lists made of a varied corpus
+/// before they became one `Tokenizer` and one `Lexicon` in EngramCore: `tokenizer-fixture.jsonl`
+/// was written by that code (commit "Tokenizer fixture ..."). The FTS index text must stay byte
+/// for byte (existing databases are not reindexed), and routing, the intent model's features,
+/// the re-ranker's terms and the answer's content terms must not move. Regenerating it
+/// (`ENGRAM_WRITE_TOKENIZER_FIXTURE=1`) is for a deliberate change that rebuilds the indexes.
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct TokenizerFixtureTests {
   static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .appendingPathComponent("Fixtures/tokenizer-fixture.jsonl")
@@ -45,14 +49,14 @@ import Testing
 
   static func read(_ text: String, time: Int64) -> Reading {
     Reading(
-      text: text, time: time, fts: FTSText.indexText(text), ftsDay: FTSText.indexText(text, time: time),
-      ftsQuery: FTSQuery.terms(for: text), routing: RoutingTokenizer.tokens(text),
-      intent: IntentFeatures.tokenize(text).map(\.key), features: digest(IntentFeatures.extract(text)),
+      text: text, time: time, fts: Tokenizer.indexText(text), ftsDay: FTSText.indexText(text, time: time),
+      ftsQuery: FTSQuery.terms(for: text), routing: Tokenizer.routing.terms(text),
+      intent: Tokenizer.intent.tokens(text).map(\.key), features: digest(IntentFeatures.extract(text)),
       wordFeatures: digest(IntentFeatures.wordFeatures(text)),
       content: MemoryAnswer.contentTerms(text).sorted(),
       contentAll: MemoryAnswer.contentTerms(text, keepStopwords: true).sorted(),
-      terms: Reranker.termSet(text).sorted(),
-      termsNoStop: Reranker.termSet(text, droppingStopwords: true).sorted(),
+      terms: Tokenizer.indexTerms(text).sorted(),
+      termsNoStop: Tokenizer.indexTerms(text, droppingStopwords: true).sorted(),
       hasNumber: Reranker.hasNumber(text), hasTemporalCue: Reranker.hasTemporalCue(text),
       retraction: ConversationIntent.isPlainRetraction(text), chineseNumeral: ChineseNumeral.value(of: text))
   }
@@ -60,7 +64,7 @@ import Testing
   static func read(bytes: [UInt8]) -> ByteReading {
     var output: [UInt8] = []
     var stemmer = EnglishStemmer()
-    bytes.withUnsafeBufferPointer { FTSText.normalize($0, into: &output, stemmer: &stemmer) }
+    bytes.withUnsafeBufferPointer { Tokenizer.normalize($0, into: &output, stemmer: &stemmer) }
     return ByteReading(bytes: hex(bytes), fts: hex(output))
   }
 
