@@ -111,17 +111,8 @@ extension Tokenizer {
   /// The UTC day of a time in milliseconds since the epoch, as "8 May 2023" (the day of
   /// the proleptic Gregorian calendar, computed without Foundation).
   public static func dayText(milliseconds: Int64) -> String {
-    // Howard Hinnant's civil_from_days.
     let days = milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds + 1) / 86_400_000 - 1
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let dayOfEra = z - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let monthIndex = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-    let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    let (year, month, day) = DateParser.civil(days: days)
     return "\(day) \(Lexicon.months[Int(month) - 1]) \(year)"
   }
 
