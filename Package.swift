@@ -51,7 +51,7 @@ let package = Package(
     .target(name: "CEngramKernels"),
 
     // Libraries.
-    // The shared vocabulary (kinds, timestamps and the date rule, JSON values).
+    // The shared vocabulary (kinds, timestamps and the date rule, JSON values, the tokenizer and lexicon).
     .target(name: "EngramCore"),
     .target(name: "EngramStore", dependencies: ["EngramCore", "CSQLite"]),
     // The PostgreSQL store, registered with EngramStore's StoreBackends by the applications
@@ -120,7 +120,7 @@ let package = Package(
       resources: [.copy("Fixtures")]),
     .testTarget(
       name: "EngramAgentTests",
-      dependencies: ["EngramAgent", "EngramTestSupport"],
+      dependencies: ["Engram", "EngramAgent", "EngramCore", "EngramStore", "EngramTestSupport"],
       resources: [.copy("Fixtures")]
     ),
     .testTarget(name: "EngramHTTPTests", dependencies: ["EngramCore", "EngramHTTP", "EngramTestSupport"]),

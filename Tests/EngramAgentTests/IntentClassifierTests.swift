@@ -1,3 +1,4 @@
+import EngramCore
 import EngramTestSupport
 import Foundation
 import Testing
@@ -6,13 +7,13 @@ import Testing
 
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct IntentFeaturesTests {
   @Test func tokenizesWordsCJKRunsAndSymbols() {
-    let tokens = IntentFeatures.tokenize("Remind me at 6:15 明天开会？ 17% of 2350")
+    let tokens = Tokenizer.intent.tokens("Remind me at 6:15 明天开会？ 17% of 2350")
     let keys = tokens.map(\.key)
     #expect(keys == ["wremind", "wme", "wat", "w0", "p:", "w0", "z明天", "p?", "w0", "p%", "wof", "w0"])
   }
 
   @Test func fullWidthFormsReadAsASCII() {
-    #expect(IntentFeatures.tokenize("ＡＢＣ１２？").map(\.key) == ["wabc0", "p?"])
+    #expect(Tokenizer.intent.tokens("ＡＢＣ１２？").map(\.key) == ["wabc0", "p?"])
   }
 
   @Test func featuresAreDistinctAndInRange() {

@@ -1,3 +1,4 @@
+import EngramCore
 import EngramTestSupport
 import Foundation
 import Synchronization
@@ -61,13 +62,13 @@ struct BrokenEmbedding: PhraseEmbedding {
   let clock = AgentClock.fixed(wallClock(2025, 6, 11, 10, in: Zones.shanghai), timeZone: Zones.shanghai)
 
   @Test func tokenizerSplitsEnglishWordsAndChineseBigrams() {
-    #expect(RoutingTokenizer.tokens("Remind me, OK?") == ["remind", "me", "ok"])
-    #expect(RoutingTokenizer.tokens("提醒我开会") == ["提醒", "醒我", "我开", "开会"])
-    #expect(RoutingTokenizer.tokens("加 A1") == ["加", "a1"])
-    #expect(RoutingTokenizer.tokens("don't") == ["dont"])
-    #expect(RoutingTokenizer.phrase("提醒我", matches: Set(RoutingTokenizer.tokens("明天提醒我开会"))))
-    #expect(!RoutingTokenizer.phrase("提醒我", matches: Set(RoutingTokenizer.tokens("我提醒"))))
-    #expect(!RoutingTokenizer.phrase("", matches: ["a"]))
+    #expect(Tokenizer.routing.terms("Remind me, OK?") == ["remind", "me", "ok"])
+    #expect(Tokenizer.routing.terms("提醒我开会") == ["提醒", "醒我", "我开", "开会"])
+    #expect(Tokenizer.routing.terms("加 A1") == ["加", "a1"])
+    #expect(Tokenizer.routing.terms("don't") == ["dont"])
+    #expect(Tokenizer.routing.phrase("提醒我", matches: Set(Tokenizer.routing.terms("明天提醒我开会"))))
+    #expect(!Tokenizer.routing.phrase("提醒我", matches: Set(Tokenizer.routing.terms("我提醒"))))
+    #expect(!Tokenizer.routing.phrase("", matches: ["a"]))
   }
 
   @Test func scoresPhrasesAndArguments() throws {

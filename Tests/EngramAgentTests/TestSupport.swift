@@ -1,4 +1,5 @@
 import Engram
+import EngramCore
 import Foundation
 import Synchronization
 
@@ -40,8 +41,8 @@ final class FakeMemory: AgentMemory {
   func search(query: String, k: Int) async throws -> [SearchHit] {
     state.withLock { state in
       state.searches.append(query)
-      let words = Set(RoutingTokenizer.tokens(query))
-      return state.memories.filter { !words.isDisjoint(with: RoutingTokenizer.tokens($0.text)) }.prefix(k).map
+      let words = Set(Tokenizer.routing.terms(query))
+      return state.memories.filter { !words.isDisjoint(with: Tokenizer.routing.terms($0.text)) }.prefix(k).map
       { $0 }
     }
   }

@@ -1,3 +1,4 @@
+import EngramCore
 import EngramTestSupport
 import Testing
 
@@ -44,17 +45,17 @@ import Testing
   @Test func putsTheUTCDayFirst() {
     // 2023-05-08 13:56 UTC.
     #expect(FTSText.indexText("Ann: hi", time: 1_683_554_160_000) == "8 may 2023 ann hi")
-    #expect(FTSText.dayText(milliseconds: 0) == "1 January 1970")
-    #expect(FTSText.dayText(milliseconds: -1) == "31 December 1969")
-    #expect(FTSText.dayText(milliseconds: 951_782_400_000) == "29 February 2000")
-    #expect(FTSText.dayText(milliseconds: 1_703_980_800_000 + 86_399_999) == "31 December 2023")
+    #expect(Tokenizer.dayText(milliseconds: 0) == "1 January 1970")
+    #expect(Tokenizer.dayText(milliseconds: -1) == "31 December 1969")
+    #expect(Tokenizer.dayText(milliseconds: 951_782_400_000) == "29 February 2000")
+    #expect(Tokenizer.dayText(milliseconds: 1_703_980_800_000 + 86_399_999) == "31 December 2023")
   }
 
   @Test func survivesInvalidUTF8() {
     let bytes: [UInt8] = [0xE4, 0xBD, 0xA0, 0xFF, 0xE5, 0xA5, 0xBD, 0xE5, 0xA5, 0x41]
     var output: [UInt8] = []
     var stemmer = EnglishStemmer()
-    bytes.withUnsafeBufferPointer { FTSText.normalize($0, into: &output, stemmer: &stemmer) }
+    bytes.withUnsafeBufferPointer { Tokenizer.normalize($0, into: &output, stemmer: &stemmer) }
     // 你 and 好 are separate runs (the 0xFF byte splits them); the truncated bytes separate.
     #expect(output == Array("你 好 a".utf8))
   }

@@ -1,3 +1,4 @@
+import EngramCore
 import EngramEmbeddings
 import EngramTestSupport
 import Foundation
@@ -202,10 +203,10 @@ import Testing
       (String(repeating: "nothing to see here ", count: 4_000) + "climbing", "Bob"),
     ]
     for query in queries {
-      let terms = Reranker.termSet(query, droppingStopwords: true)
+      let terms = Tokenizer.indexTerms(query, droppingStopwords: true)
       var matcher = Reranker.TermMatcher(terms)
       for (text, speaker) in texts {
-        let expected = terms.intersection(Reranker.termSet(text + " " + speaker)).count
+        let expected = terms.intersection(Tokenizer.indexTerms(text + " " + speaker)).count
         #expect(matcher.found(in: text, and: speaker) == expected, "\(query) in \(text.prefix(40))")
       }
     }

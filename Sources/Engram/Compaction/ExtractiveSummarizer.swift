@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 
 /// A structured summary of a span of conversation, per `schemas/structured-summary.schema.json`.
@@ -180,10 +181,7 @@ public enum ExtractiveSummarizer {
 
   static let decisionMarkers = ["decided", "we'll", "i'll", "going to", "plan to", "决定", "打算"]
   static let taskMarkers = ["need to", "have to", "remind", "todo", "to-do", "don't forget", "记得", "需要"]
-  static let months = [
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december",
-  ]
+  static let months = Lexicon.lowercasedMonths
   static let relativeDays = [
     "yesterday", "today", "tomorrow", "last week", "next week", "last month", "next month", "last year",
     "next year", "weekend", "昨天", "今天", "明天", "上周", "下周",

@@ -1,3 +1,4 @@
+import EngramCore
 import EngramStore
 import Foundation
 
@@ -139,11 +140,11 @@ public struct Reranker: Sendable, Equatable {
     var named: NamedTime?
 
     init(_ query: String) {
-      terms = Reranker.termSet(query, droppingStopwords: true)
+      terms = Tokenizer.indexTerms(query, droppingStopwords: true)
       let words = query.split { !$0.isLetter && $0 != "'" }.map(String.init)
       names = words.dropFirst().filter { word in
         guard let first = word.first, first.isUppercase else { return false }
-        return !FTSQuery.stopwords.contains(word.lowercased())
+        return !Lexicon.stopwords.contains(word.lowercased())
       }.map { $0.lowercased().replacingOccurrences(of: "'s", with: "") }
       let lowered = words.map { $0.lowercased() }
       asksWhen = Reranker.asksWhen(query)
@@ -183,7 +184,7 @@ public struct Reranker: Sendable, Equatable {
     init?(_ text: String) {
       let words = text.lowercased().split { !$0.isLetter && !$0.isNumber }.map(String.init)
       for (index, word) in words.enumerated() {
-        if let month = Reranker.monthNames.firstIndex(of: word) {
+        if let month = Lexicon.lowercasedMonths.firstIndex(of: word) {
           self.month = month + 1
           if index > 0, let day = Int(words[index - 1]), (1...31).contains(day) { self.day = day }
           if index + 1 < words.count, let next = Int(words[index + 1]) {
@@ -238,24 +239,10 @@ public struct Reranker: Sendable, Equatable {
     return calendar
   }()
 
-  static let monthNames = [
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december",
-  ]
-
-  /// The stemmed terms of `text` as the keyword index reads them.
-  static func termSet(_ text: String, droppingStopwords: Bool = false) -> Set<String> {
-    var terms = Set(FTSText.indexText(text).split(separator: " ").map(String.init))
-    if droppingStopwords { terms.subtract(stemmedStopwords) }
-    return terms
-  }
-
-  static let stemmedStopwords = Set(FTSQuery.stopwords.map { FTSText.indexText($0) })
-
-  /// Counts which of a query's terms a hit's text holds, as `termSet` reads them, without
-  /// building the text's set of terms: the text is normalized into one reused buffer and
-  /// its terms compared, as bytes, with the query's few; the scan stops once every query
-  /// term is found.
+  /// Counts which of a query's terms a hit's text holds, as `Tokenizer.indexTerms` reads
+  /// them, without building the text's set of terms: the text is normalized into one reused
+  /// buffer and its terms compared, as bytes, with the query's few; the scan stops once every
+  /// query term is found.
   /// - Complexity: O(n) in the text's bytes, with no allocation per term.
   struct TermMatcher {
     private let terms: [[UInt8]]
@@ -274,7 +261,7 @@ public struct Reranker: Sendable, Equatable {
       var remaining = terms.count
       for var part in [speaker, text] where remaining > 0 {
         buffer.removeAll(keepingCapacity: true)
-        part.withUTF8 { FTSText.normalize($0, into: &buffer, stemmer: &stemmer) }
+        part.withUTF8 { Tokenizer.normalize($0, into: &buffer, stemmer: &stemmer) }
         buffer.withUnsafeBufferPointer { normalized in
           var start = 0
           while start < normalized.count, remaining > 0 {
@@ -305,13 +292,13 @@ public struct Reranker: Sendable, Equatable {
     } || ["昨天", "今天", "明天", "上周", "下周", "去年", "今年", "月", "星期", "周末"].contains { text.contains($0) }
   }
 
-  static let temporalWords: Set<String> = [
+  /// Words that say when: relative times, weekdays, seasons, parts of the day and the
+  /// months but "may" (mostly the verb).
+  static let temporalWords: Set<String> = Set(Lexicon.lowercasedMonths.filter { $0 != "may" }).union([
     "yesterday", "today", "tonight", "tomorrow", "ago", "last", "next", "recently", "week", "weekend",
     "weeks", "month", "months", "year", "years", "since", "monday", "tuesday", "wednesday", "thursday",
-    "friday", "saturday", "sunday", "january", "february", "march", "april", "june", "july", "august",
-    "september", "october", "november", "december", "summer", "winter", "spring", "autumn", "morning",
-    "evening", "night",
-  ]
+    "friday", "saturday", "sunday", "summer", "winter", "spring", "autumn", "morning", "evening", "night",
+  ])
 
   /// Whether `text` holds a number (digits or a number word).
   static func hasNumber(_ text: String) -> Bool {
@@ -319,8 +306,9 @@ public struct Reranker: Sendable, Equatable {
       || text.lowercased().split { !$0.isLetter }.contains { numberWords.contains(String($0)) }
   }
 
-  static let numberWords: Set<String> = [
-    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-    "twenty", "thirty", "hundred", "dozen", "couple", "few", "several", "once", "twice",
-  ]
+  /// The number words `hasNumber` reads: one to twelve, twenty, thirty and hundred of
+  /// `Lexicon.englishNumbers`, and words of quantity.
+  static let numberWords: Set<String> = Set(
+    Lexicon.englishNumbers.filter { (1...12).contains($0.value) || [20, 30, 100].contains($0.value) }.keys
+  ).union(["dozen", "couple", "few", "several", "once", "twice"])
 }

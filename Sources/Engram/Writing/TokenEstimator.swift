@@ -1,4 +1,4 @@
-import EngramStore
+import EngramCore
 
 /// Rough token counts for budgets: about four bytes of Latin text per token, one token
 /// per CJK character (what BPE and WordPiece tokenizers produce on average).
@@ -8,7 +8,7 @@ public enum TokenEstimator {
     var cjk = 0
     var otherBytes = 0
     for scalar in text.unicodeScalars {
-      if FTSText.isCJK(scalar.value) {
+      if Tokenizer.isCJK(scalar.value) {
         cjk += 1
       } else {
         otherBytes += scalar.utf8.count

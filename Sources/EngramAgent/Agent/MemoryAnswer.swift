@@ -1,4 +1,5 @@
 import Engram
+import EngramCore
 import Foundation
 
 /// Answers a question from retrieved memories: when any of them passes the relevance gate,
@@ -257,7 +258,7 @@ public struct MemoryAnswer: Sendable {
   /// `keepStopwords`, every word, character and pair: the side a question is matched in.
   public static func contentTerms(_ text: String, keepStopwords: Bool = false) -> Set<String> {
     var terms = Set<String>()
-    for token in IntentFeatures.tokenize(text) {
+    for token in Tokenizer.intent.tokens(text) {
       switch token {
       case .word(var word):
         if word.hasSuffix("'s") { word.removeLast(2) }

@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 
 /// A request for no skill that still wants a particular reply: small talk (a greeting, thanks,
@@ -34,8 +35,7 @@ public enum ConversationIntent: String, Sendable, Hashable, CaseIterable {
   static func isPlainRetraction(_ text: String) -> Bool {
     let normalized = text.lowercased().trimmingCharacters(
       in: .whitespacesAndNewlines.union(.punctuationCharacters).union(.symbols))
-    return ["cancel", "never mind", "nevermind", "forget it", "stop", "no", "算了", "取消", "不用了"].contains(
-      normalized)
+    return Lexicon.retractions.contains(normalized)
   }
 
   /// The agent's reply when no skill runs.

@@ -1,3 +1,5 @@
+import EngramCore
+
 /// Sparse binary features of a request for the intent model: words, word pairs, character
 /// trigrams of words (robust to typos), and character unigrams, bigrams and trigrams of
 /// CJK runs (Chinese needs no tokenizer vocabulary), plus a few shape cues (a question
@@ -12,7 +14,7 @@ enum IntentFeatures {
     var features = Set<Int32>()
     func add(_ parts: String...) { features.insert(hash(parts)) }
 
-    let tokens = tokenize(text)
+    let tokens = Tokenizer.intent.tokens(text)
     var words: [String] = []
     for token in tokens {
       switch token {
@@ -57,7 +59,7 @@ enum IntentFeatures {
   /// character), for telling how much of a request the model knows.
   static func wordFeatures(_ text: String) -> [Int32] {
     var features = Set<Int32>()
-    for token in tokenize(text) {
+    for token in Tokenizer.intent.tokens(text) {
       switch token {
       case .word(let word): features.insert(hash(["w", word]))
       case .cjk(let run): for character in run { features.insert(hash(["z1", String(character)])) }
@@ -65,69 +67,6 @@ enum IntentFeatures {
       }
     }
     return features.sorted()
-  }
-
-  /// One piece of a request.
-  enum Token {
-    /// A run of Latin letters, digits and apostrophes, lowercased; digit runs become `0`.
-    case word(String)
-    /// A run of CJK ideographs (Chinese numerals included).
-    case cjk(String)
-    /// A symbol or punctuation mark that carries meaning (? % : + - * / × ÷ =).
-    case symbol(Character)
-
-    var key: String {
-      switch self {
-      case .word(let word): return "w" + word
-      case .cjk(let run): return "z" + String(run.prefix(2))
-      case .symbol(let symbol): return "p" + String(symbol)
-      }
-    }
-  }
-
-  /// Splits `text` into words, CJK runs and meaningful symbols; full-width forms count as
-  /// their ASCII equivalents.
-  static func tokenize(_ text: String) -> [Token] {
-    var tokens: [Token] = []
-    var word = ""
-    var run = ""
-    func flush() {
-      if !word.isEmpty { tokens.append(.word(word)) }
-      if !run.isEmpty { tokens.append(.cjk(run)) }
-      word = ""
-      run = ""
-    }
-    for scalar in text.lowercased().unicodeScalars {
-      let ascii = asciiEquivalent(scalar)
-      if ascii.properties.isAlphabetic && ascii.isASCII || ascii == "'" || ascii == "’" {
-        if !run.isEmpty { flush() }
-        word.unicodeScalars.append(ascii == "’" ? "'" : ascii)
-      } else if ascii.isASCII, ascii.properties.numericType != nil {
-        if !run.isEmpty { flush() }
-        if !word.hasSuffix("0") || word.isEmpty { word.append("0") }
-      } else if ascii.isCJKIdeograph || ascii == "〇" {
-        if !word.isEmpty {
-          tokens.append(.word(word))
-          word = ""
-        }
-        run.unicodeScalars.append(ascii)
-      } else {
-        flush()
-        if "?%:+-*/×÷=".unicodeScalars.contains(ascii) { tokens.append(.symbol(Character(ascii))) }
-      }
-    }
-    flush()
-    return tokens
-  }
-
-  /// Full-width ASCII forms (？ ％ ： ＋ and full-width digits and letters) as ASCII.
-  static func asciiEquivalent(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
-    if (0xFF01...0xFF5E).contains(scalar.value), let ascii = Unicode.Scalar(scalar.value - 0xFEE0) {
-      return ascii
-    }
-    if scalar == "。" { return "." }
-    if scalar == "，" { return "," }
-    return scalar
   }
 
   /// FNV-1a over the parts' UTF-8 bytes with a separator, reduced to `dimension`.
@@ -142,5 +81,17 @@ enum IntentFeatures {
       value &*= 0x100_0000_01b3
     }
     return Int32(truncatingIfNeeded: value % UInt64(dimension))
+  }
+}
+
+extension Tokenizer.Token {
+  /// The token as the intent model's position features read it: a word, a CJK run's first
+  /// two characters, or a symbol, each with its kind's prefix.
+  var key: String {
+    switch self {
+    case .word(let word): return "w" + word
+    case .cjk(let run): return "z" + String(run.prefix(2))
+    case .symbol(let symbol): return "p" + String(symbol)
+    }
   }
 }

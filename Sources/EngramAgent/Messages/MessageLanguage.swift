@@ -1,3 +1,5 @@
+import EngramCore
+
 /// The language of replies, confirmations and error messages.
 public enum MessageLanguage: String, Sendable, Hashable, CaseIterable {
   /// English.
@@ -20,15 +22,5 @@ public enum MessageLanguage: String, Sendable, Hashable, CaseIterable {
       if preference.hasPrefix("en") || preference == "english" { return .english }
     }
     return detect(text)
-  }
-}
-
-extension Unicode.Scalar {
-  /// CJK Unified Ideographs, Extension A and Compatibility Ideographs.
-  var isCJKIdeograph: Bool {
-    switch value {
-    case 0x4E00...0x9FFF, 0x3400...0x4DBF, 0xF900...0xFAFF, 0x20000...0x2A6DF: return true
-    default: return false
-    }
   }
 }

@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 
 extension PlaceExtractor {

@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 
 /// A place a request names.

@@ -1,3 +1,4 @@
+import EngramCore
 import Synchronization
 
 /// A skill the router considered, with its score.
@@ -168,13 +169,13 @@ public final class SkillRouter: Sendable {
   public func ruleCandidates(for text: String, clock: AgentClock, scenario: SkillScenario = .all)
     -> [RouteCandidate]
   {
-    let textTokens = Set(RoutingTokenizer.tokens(text))
+    let textTokens = Set(Tokenizer.routing.terms(text))
     var candidates: [RouteCandidate] = []
     for case let skill as any PhraseRuledSkill in registry.skills(in: scenario)
     where !isModelled(skill) && skill.canHandle(text) {
       let arguments = skill.extractArguments(from: text, clock: clock)
       var score = 0.0
-      for phrase in skill.samplePhrases where RoutingTokenizer.phrase(phrase, matches: textTokens) {
+      for phrase in skill.samplePhrases where Tokenizer.routing.phrase(phrase, matches: textTokens) {
         score += 2
       }
       if !arguments.isEmpty { score += 1 }

@@ -1,10 +1,10 @@
+import EngramCore
+
 /// Reads Arabic and Chinese numerals (`12`, `十二`, `两`, `二十五`, `三百零五`, `二〇二七`, `一千二`,
 /// and with `number(of:)` also `两万五`, `十二万`, `三点五`).
 public enum ChineseNumeral {
-  static let digits: [Character: Int] = [
-    "零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9,
-  ]
-  static let units: [Character: Int] = ["十": 10, "百": 100, "千": 1000]
+  static let digits = Lexicon.chineseDigits
+  static let units = Lexicon.chineseUnits
 
   /// The value of `text`, or nil when it is not a whole numeral below ten thousand.
   ///

@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 
 /// A date expression found in text.
@@ -230,17 +231,13 @@ public struct DateExpressionParser: Sendable {
     "(?:(半)|(一刻)|(三刻)|(\(num))\\s*分|(零[一二三四五六七八九]|[一二三四五]?十[一二三四五六七八九]?|\\d{2}))?"
 
   private static func englishValue(_ text: Substring) -> Double? {
-    let words: [String: Double] = [
-      "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-      "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
-      "forty": 40,
-      "forty-five": 45, "fifty": 50,
-    ]
     let lower = text.lowercased()
     if lower.hasPrefix("half") { return 0.5 }
     if lower.hasPrefix("a couple") { return 2 }
     if lower == "a few" { return 3 }
-    return words[lower] ?? Double(lower)
+    if lower == "a" || lower == "an" { return 1 }
+    if lower == "forty-five" { return 45 }
+    return Lexicon.englishNumbers[lower].map(Double.init) ?? Double(lower)
   }
 
   private static let monthNumbers = numbers("months.en")

@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 
 /// Reads when something a person told happened, from a sentence and the day it was said:
@@ -112,17 +113,11 @@ public enum PastDateResolver {
 
   static func number(_ text: String) -> Int? {
     if let value = Int(text) { return value }
-    return [
-      "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-      "eight": 8, "nine": 9, "ten": 10, "a few": 3,
-    ][text]
+    return ["a": 1, "an": 1, "a few": 3][text] ?? Lexicon.englishNumbers[text]
   }
 
   static let weekdays = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
-  static let months = [
-    "January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-    "November", "December",
-  ]
+  static let months = Lexicon.months
   static let chinese: [(String, (Calendar.Component, Int), Resolved.Unit)] = [
     ("前天", (.day, -2), .day), ("昨天", (.day, -1), .day), ("昨晚", (.day, -1), .day),
     ("上周", (.day, -7), .week), ("上个星期", (.day, -7), .week), ("上个月", (.month, -1), .month),

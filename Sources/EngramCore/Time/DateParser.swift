@@ -184,8 +184,17 @@ public enum DateParser {
     let local = Int64(interval) + Int64(timeZone.secondsFromGMT(for: date))
     let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
     let secondOfDay = local - days * 86_400
-    // Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant, "chrono-compatible
-    // low-level date algorithms").
+    let (year, month, day) = civil(days: days)
+    guard year >= 1583 && year <= 9999 else { return nil }
+    var text = String(year) + "-" + twoDigits(month) + "-" + twoDigits(day)
+    if time { text += " " + twoDigits(secondOfDay / 3600) + ":" + twoDigits(secondOfDay % 3600 / 60) }
+    return text
+  }
+
+  /// The proleptic Gregorian (year, month 1-12, day 1-31) of a day number (days since
+  /// 1970-01-01), by H. Hinnant's "chrono-compatible low-level date algorithms"
+  /// (civil_from_days).
+  package static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
     let shifted = days + 719_468
     let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
     let dayOfEra = shifted - era * 146_097
@@ -194,11 +203,7 @@ public enum DateParser {
     let monthIndex = (5 * dayOfYear + 2) / 153
     let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
     let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-    guard year >= 1583 && year <= 9999 else { return nil }
-    var text = String(year) + "-" + twoDigits(month) + "-" + twoDigits(day)
-    if time { text += " " + twoDigits(secondOfDay / 3600) + ":" + twoDigits(secondOfDay % 3600 / 60) }
-    return text
+    return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
   }
 
   private static func twoDigits(_ value: Int64) -> String {

@@ -1,13 +1,15 @@
+import EngramCore
+
 /// Turns what a person typed into a safe FTS5 MATCH expression.
 ///
-/// The text is read with the index's own tokenizer and stemmer (`FTSText`), so "walked"
-/// finds "walking". Every term becomes a quoted string ("..." with inner quotes doubled),
-/// so FTS syntax in the input (parentheses, AND/OR/NOT/NEAR, `*`, `-`, `:`, `^`, column
-/// filters) is searched as plain text and can never raise a syntax error. Words between a
-/// pair of double quotes form one phrase, stopwords included (the index keeps them, so
-/// "out of the blue" matches those four words in that order); an unpaired quote is plain
-/// text. Outside phrases, English stopwords are dropped unless nothing else would remain. A
-/// CJK run of up to `maxCJKPhrase` characters becomes one phrase of its bigrams (a single
+/// The text is read with the index's own scanner and stemmer (`Tokenizer.IndexScanner`,
+/// `EnglishStemmer`), so "walked" finds "walking". Every term becomes a quoted string ("..."
+/// with inner quotes doubled), so FTS syntax in the input (parentheses, AND/OR/NOT/NEAR, `*`,
+/// `-`, `:`, `^`, column filters) is searched as plain text and can never raise a syntax
+/// error. Words between a pair of double quotes form one phrase, stopwords included (the
+/// index keeps them, so "out of the blue" matches those four words in that order); an
+/// unpaired quote is plain text. Outside phrases, English stopwords (`Lexicon.stopwords`) are
+/// dropped unless nothing else would remain. A CJK run of up to `maxCJKPhrase` characters becomes one phrase of its bigrams (a single
 /// character stays a unigram), matching what `engram_fts_text` indexes; a longer run (a CJK
 /// sentence) contributes its bigrams as separate terms, so partial matches still rank.
 /// Terms are joined with OR: BM25 then ranks documents by how many terms they match and
@@ -15,23 +17,6 @@
 public enum FTSQuery {
   /// Longest CJK run kept as one phrase.
   public static let maxCJKPhrase = 4
-
-  /// English function words that carry no search meaning on their own (compared in
-  /// lowercase, before stemming). "may" is left out: it is also a month, and turns are
-  /// indexed with their day.
-  public static let stopwords: Set<String> = [
-    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at",
-    "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could",
-    "d", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had",
-    "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i",
-    "if", "in", "into", "is", "it", "its", "itself", "just", "ll", "m", "me", "more", "most", "my",
-    "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours",
-    "ourselves", "out", "over", "own", "re", "s", "same", "she", "should", "so", "some", "such", "t",
-    "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they",
-    "this", "those", "through", "to", "too", "under", "until", "up", "ve", "very", "was", "we", "were",
-    "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you",
-    "your", "yours", "yourself", "yourselves",
-  ]
 
   /// The terms of `text` (each already a quoted FTS5 string), in first-seen order without
   /// repeats. Empty when nothing searchable remains.
@@ -46,7 +31,7 @@ public enum FTSQuery {
       var phraseWords: [String] = []
       var segment = String(segment)
       segment.withUTF8 { input in
-        var tokenizer = FTSTokenizer(input)
+        var tokenizer = Tokenizer.IndexScanner(input)
         while let token = tokenizer.next() {
           switch token {
           case .word(let range, let ascii):
@@ -55,7 +40,7 @@ public enum FTSQuery {
             if isPhrase {
               phraseWords.append(term)
             } else {
-              words.append((term, ascii && stopwords.contains(lowercasedASCII(word))))
+              words.append((term, ascii && Lexicon.stopwords.contains(lowercasedASCII(word))))
             }
           case .cjkRun(let range):
             cjkTerms += self.cjkTerms(UnsafeBufferPointer(rebasing: input[range]))
@@ -95,7 +80,7 @@ public enum FTSQuery {
   ) -> String {
     guard ascii else { return String(decoding: word, as: UTF8.self) }
     var output: [UInt8] = []
-    FTSText.appendASCIIWord(word, to: &output, stemmer: &stemmer)
+    Tokenizer.appendIndexWord(word, to: &output, stemmer: &stemmer)
     return String(decoding: output, as: UTF8.self)
   }
 
@@ -109,7 +94,7 @@ public enum FTSQuery {
     var characters: [String] = []
     var index = 0
     while index < run.count {
-      let length = FTSText.decode(run, at: index).length
+      let length = Tokenizer.decodeUTF8(run, at: index).length
       characters.append(
         String(decoding: UnsafeBufferPointer(rebasing: run[index..<(index + length)]), as: UTF8.self))
       index += length

@@ -1,4 +1,5 @@
 import Engram
+import EngramCore
 import Foundation
 
 /// How requests about stored reminders and events are read: which words name the item, which
@@ -52,7 +53,7 @@ enum AgendaWords {
 
   /// Whether `text` refers to something already in the conversation ("it", "that one", 那个).
   static func refersBack(_ text: String) -> Bool {
-    let tokens = Set(RoutingTokenizer.tokens(text))
+    let tokens = Set(Tokenizer.routing.terms(text))
     return referenceWords.contains { word in
       word.unicodeScalars.first?.isCJKIdeograph == true ? text.contains(word) : tokens.contains(word)
     }
@@ -61,8 +62,8 @@ enum AgendaWords {
   /// How well `words` name an item titled `title`: the number of the words' tokens found in
   /// the title (an English word matches a title word it starts, so "bill" finds "bills").
   static func score(_ words: String, title: String) -> Int {
-    let titleTokens = RoutingTokenizer.tokens(title)
-    return Set(RoutingTokenizer.tokens(words)).reduce(0) { total, token in
+    let titleTokens = Tokenizer.routing.terms(title)
+    return Set(Tokenizer.routing.terms(words)).reduce(0) { total, token in
       let found = titleTokens.contains { titleToken in
         titleToken == token
           || (token.count >= 3 && token.allSatisfy(\.isASCII)

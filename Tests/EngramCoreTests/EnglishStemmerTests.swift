@@ -1,7 +1,7 @@
 import EngramTestSupport
 import Testing
 
-@testable import EngramStore
+@testable import EngramCore
 
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct EnglishStemmerTests {
   /// The sample vocabulary of the Snowball English stemmer's page and its published output.
