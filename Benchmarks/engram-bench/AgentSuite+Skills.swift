@@ -50,10 +50,9 @@ extension AgentSuite {
     var ids: [String: Int64] = [:]
     for entry in agenda {
       guard let due = iso(entry.when) else { throw BenchError("agenda item \(entry.id): bad time") }
-      ids[entry.id] = try engine.agentRecords.addItem(
+      ids[entry.id] = try await engine.agentRecords.addItem(
         kind: entry.kind == "event" ? .event : .reminder, title: entry.title, due: due, at: clock.now)
     }
-    let memory = EngineAgentMemory(engine: engine, clock: clock)
     var target = (correct: 0, total: 0)
     var newTime = (correct: 0, total: 0)
     var zone = (correct: 0, total: 0)
@@ -82,7 +81,7 @@ extension AgentSuite {
         guard let gold = request.target else { continue }
         target.total += 1
         let recent = request.last.flatMap { ids[$0] }.map { [$0] } ?? []
-        let context = SkillContext(userText: request.text, clock: clock, memory: memory, recentItems: recent)
+        let context = SkillContext(userText: request.text, clock: clock, engine: engine, recentItems: recent)
         let prepared: SkillPreparation
         do {
           let validated = try ArgumentValidator.validate(

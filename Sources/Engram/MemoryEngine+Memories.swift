@@ -6,7 +6,7 @@ import Foundation
 extension MemoryEngine {
   /// The memories of a memory store (`engine.memories`): facts, preferences, notes and the
   /// like, each stored with its embedding (an identical current memory is not stored twice),
-  /// replaced with history kept, read back, and forgotten with every copy of them.
+  /// replaced with history kept, read back, searched, and forgotten with every copy of them.
   ///
   /// Every method is async and runs its SQLite work off the cooperative thread pool.
   public struct Memories: Sendable {
@@ -158,6 +158,16 @@ extension MemoryEngine {
       try await store.readOffPool(open) {
         try $0.memories(kind: kind, limit: max(0, limit), includeSuperseded: includeSuperseded)
       }
+    }
+
+    /// The memories most relevant to `query` (hybrid search over the memories alone, not
+    /// turns or summaries), best first, at most `k`: every id returned is one
+    /// ``forget(kind:id:)`` deletes. `engine.search` searches everything.
+    /// - Throws: `EngramError.emptyText`, `.invalidK`; embedder and store errors.
+    public func search(_ query: String, k: Int = 10) async throws -> [SearchHit] {
+      try await retriever.search(
+        query, k: k, mode: .hybrid, filters: SearchFilters(kinds: [.memory]), recordAccess: true, exact: false
+      )
     }
 
     /// Deletes an item (a memory by default, or a turn or summary) and every copy of it (see

@@ -8,7 +8,8 @@ extension MemoryEngine {
   /// Every method is async and runs its SQLite work off the cooperative thread pool.
   public struct UserPreferences: Sendable {
     let open: OpenState
-    let store: any MemoryStore
+    /// The store's preference queries: all this type reads and writes.
+    let store: StoreRole<any AgentRecordQueries>
 
     /// Sets a key-value preference (pinned ones go into every prompt context).
     public func set(_ key: String, _ value: String, pinned: Bool = false) async throws {

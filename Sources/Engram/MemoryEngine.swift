@@ -40,7 +40,8 @@ public final class MemoryEngine: Sendable {
   /// The memory as files: the JSONL export and its import, and reminders and events as
   /// iCalendar (see ``Transfer``).
   public let transfer: Transfer
-  /// The agent's own records: reminders and notes, traces, pending calls, skill state.
+  /// The agent's own records: its agenda (reminders, events, notes), traces, pending calls,
+  /// routines and skill state (see ``AgentRecords``).
   public let agentRecords: AgentRecords
   /// Reminder delivery, shared by chat, the web app, the CLI and MCP: each reminder claimed
   /// once, just before it is handed over.
@@ -161,7 +162,7 @@ public final class MemoryEngine: Sendable {
       ingestor: Ingestor(
         open: open, store: store, vectors: vectors, embedding: embedding, speakers: speakers,
         memories: memories))
-    userPreferences = UserPreferences(open: open, store: store)
+    userPreferences = UserPreferences(open: open, store: StoreRole(store) { $0 })
     let calendar = CalendarExchange(open: open, store: store)
     transfer = Transfer(
       exporter: Exporter(open: open, store: store),
@@ -173,8 +174,9 @@ public final class MemoryEngine: Sendable {
       maintenance: maintenance, policy: configuration.compaction)
     doctor = Doctor(
       open: open, store: store, vectors: vectors, embedding: embedding, readOnly: configuration.readOnly)
-    agentRecords = AgentRecords(open: open, store: store)
-    reminders = ReminderDelivery(open: open, store: store)
+    let reminders = ReminderDelivery(open: open, store: store)
+    agentRecords = AgentRecords(open: open, store: StoreRole(store) { $0 }, delivery: reminders)
+    self.reminders = reminders
   }
 
   /// Opens the memory at `location` (see `init(location:configuration:)`): a SQLite path

@@ -60,11 +60,13 @@ extension EngineToolProvider {
     if let to, to <= from { throw ToolError("'from' must come before 'to'") }
     let kinds = Set(arguments.kinds.map(\.itemKind))
     let limit = arguments.limit
-    let items = try await BlockingWork.run { () throws -> [AgentItem] in
-      try kinds.flatMap { kind in
-        try engine.agentRecords.agenda(kind: kind, from: from, to: to, limit: limit)
-      }
-    }.sorted { ($0.dueAt ?? .distantPast, $0.id ?? 0) < ($1.dueAt ?? .distantPast, $1.id ?? 0) }.prefix(limit)
+    var found: [AgentItem] = []
+    for kind in kinds {
+      found += try await engine.agentRecords.agenda(kind: kind, from: from, to: to, limit: limit)
+    }
+    let items = found.sorted {
+      ($0.dueAt ?? .distantPast, $0.id ?? 0) < ($1.dueAt ?? .distantPast, $1.id ?? 0)
+    }.prefix(limit)
     let text =
       items.isEmpty
       ? "Nothing due in that range."

@@ -41,7 +41,7 @@ extension EngineToolProvider {
         ],
         annotations: ToolAnnotations(readOnlyHint: true, openWorldHint: false)
       ) { _ in
-        let routines = try await BlockingWork.run { try engine.agentRecords.routines() }
+        let routines = try await engine.agentRecords.routines()
         let value: JSONValue = [
           "routines": .array(
             routines.map { routine in
@@ -85,7 +85,7 @@ extension EngineToolProvider {
       ) { arguments in
         let name = try nonBlank(
           arguments.name, field: "name", pass: "a routine's name (routine_list lists them)")
-        let routines = try await BlockingWork.run { try engine.agentRecords.routines() }
+        let routines = try await engine.agentRecords.routines()
         guard let routine = routines.first(where: { $0.key == Routine.key(name) }) else {
           throw ToolError("no routine is named “\(name)”; routine_list lists them")
         }

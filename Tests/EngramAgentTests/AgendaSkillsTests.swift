@@ -17,24 +17,30 @@ import Testing
   /// A memory holding: reminders see the dentist (Tue 17th 9:00), 交房租 (Fri 13th 9:00), call the
   /// bank (Thu 12th 11:00), call the plumber (Sat 14th 10:00); events project review (Thu 12th
   /// 14:00), 和王老师吃饭 (Sat 14th 18:30).
-  func seeded() async throws -> (FakeMemory, [String: Int64]) {
-    let memory = FakeMemory()
+  func seeded() async throws -> (TestMemory, [String: Int64]) {
+    let memory = try TestMemory()
+    let records = memory.engine.agentRecords
     var ids: [String: Int64] = [:]
-    ids["dentist"] = try await memory.storeReminder(title: "see the dentist", date: at(17, 9), body: nil)
-    ids["rent"] = try await memory.storeReminder(title: "交房租", date: at(13, 9), body: nil)
-    ids["bank"] = try await memory.storeReminder(title: "call the bank", date: at(12, 11), body: nil)
-    ids["plumber"] = try await memory.storeReminder(title: "call the plumber", date: at(14, 10), body: nil)
-    ids["review"] = try await memory.storeEvent(title: "project review", date: at(12, 14), body: nil)
-    ids["dinner"] = try await memory.storeEvent(title: "和王老师吃饭", date: at(14, 18, 30), body: nil)
+    ids["dentist"] = try await records.addItem(
+      kind: .reminder, title: "see the dentist", due: at(17, 9), at: clock.now)
+    ids["rent"] = try await records.addItem(kind: .reminder, title: "交房租", due: at(13, 9), at: clock.now)
+    ids["bank"] = try await records.addItem(
+      kind: .reminder, title: "call the bank", due: at(12, 11), at: clock.now)
+    ids["plumber"] = try await records.addItem(
+      kind: .reminder, title: "call the plumber", due: at(14, 10), at: clock.now)
+    ids["review"] = try await records.addItem(
+      kind: .event, title: "project review", due: at(12, 14), at: clock.now)
+    ids["dinner"] = try await records.addItem(
+      kind: .event, title: "和王老师吃饭", due: at(14, 18, 30), at: clock.now)
     return (memory, ids)
   }
 
-  func context(_ text: String, _ memory: FakeMemory, recent: [Int64] = []) -> SkillContext {
-    SkillContext(userText: text, clock: clock, memory: memory, recentItems: recent)
+  func context(_ text: String, _ memory: TestMemory, recent: [Int64] = []) -> SkillContext {
+    SkillContext(userText: text, clock: clock, engine: memory.engine, recentItems: recent)
   }
 
   /// Extract, validate and prepare as the agent does.
-  func prepare(_ skill: any Skill, _ text: String, _ memory: FakeMemory, recent: [Int64] = []) async throws
+  func prepare(_ skill: any Skill, _ text: String, _ memory: TestMemory, recent: [Int64] = []) async throws
     -> SkillPreparation
   {
     let arguments = try ArgumentValidator.validate(
@@ -121,7 +127,7 @@ import Testing
       #expect(output.text.contains("couldn't find"), "\(output.text)")
       #expect(SwiftInternals.find(in: output.text).isEmpty)
     }
-    let empty = FakeMemory()
+    let empty = try TestMemory()
     guard case .reply(let output) = try await prepare(AgendaCancelSkill(kind: .reminder), "cancel it", empty)
     else {
       Issue.record("expected a reply")
@@ -241,7 +247,7 @@ import Testing
     let moveState = try await say("move the dentist reminder to 10")
     #expect(reply(moveState).contains("2025-06-17 10:00"))
     #expect(try await confirm(moveState).contains("2025-06-17 10:00"))
-    let items = try harness.engine.agentRecords.agenda(kind: .reminder)
+    let items = try await harness.engine.agentRecords.agenda(kind: .reminder)
     #expect(items.map(\.title) == ["call the bank", "call the dentist"])
     #expect(items.last?.dueAt == at(17, 10))
     // Ambiguous: both are calls.
@@ -250,6 +256,6 @@ import Testing
     let picked = try await say("2")
     #expect(reply(picked).contains("Cancel the reminder “call the dentist”"))
     #expect(try await confirm(picked).contains("Cancelled"))
-    #expect(try harness.engine.agentRecords.agenda(kind: .reminder).map(\.title) == ["call the bank"])
+    #expect(try await harness.engine.agentRecords.agenda(kind: .reminder).map(\.title) == ["call the bank"])
   }
 }

@@ -27,13 +27,13 @@ import Testing
     #expect(action.skillID == Agent.planSkillID)
     #expect(action.confirmationText.contains("1. "))
     #expect(action.confirmationText.contains("2. "))
-    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).count == 1)
+    #expect(try await harness.engine.agentRecords.pendingCalls(status: .pending).count == 1)
     let final = try await agent.confirm()
     guard case .finished(let reply) = final else {
       Issue.record("expected finished, got \(final)")
       return
     }
-    let items = try harness.engine.agentRecords.items()
+    let items = try await harness.engine.agentRecords.items()
     #expect(Set(items.map(\.kind)) == [.reminder, .event])
     #expect(reply.outputs.count == 2)
   }
@@ -45,7 +45,7 @@ import Testing
       "remind me to return the library books on Monday at 8, and add the chess club to my calendar for Thursday at 7pm"
     )
     #expect(await agent.cancel())
-    #expect(try harness.engine.agentRecords.items().isEmpty)
+    #expect(try await harness.engine.agentRecords.items().isEmpty)
   }
 
   @Test func aTimeConditionThatDoesNotHoldLeavesItsStepOut() async throws {
@@ -59,7 +59,7 @@ import Testing
       return
     }
     #expect(reply.text.contains("does not hold"))
-    #expect(try harness.engine.agentRecords.items().isEmpty)
+    #expect(try await harness.engine.agentRecords.items().isEmpty)
   }
 
   @Test func aTimeConditionThatHoldsRunsItsStepAfterConfirmation() async throws {
@@ -73,7 +73,7 @@ import Testing
     }
     #expect(action.confirmationText.contains("only if"))
     _ = try await agent.confirm()
-    #expect(try harness.engine.agentRecords.items().map(\.title) == ["message Kenji"])
+    #expect(try await harness.engine.agentRecords.items().map(\.title) == ["message Kenji"])
   }
 
   @Test func aReminderKeepsAConditionOnALaterDayToBeCheckedWhenItComesDue() async throws {
@@ -87,14 +87,14 @@ import Testing
     }
     #expect(action.confirmationText.contains("(only if it snows on Saturday, checked when it comes due)"))
     // Nothing is checked (or stored) before the confirmation.
-    #expect(try harness.engine.agentRecords.items().isEmpty)
+    #expect(try await harness.engine.agentRecords.items().isEmpty)
     let final = try await agent.confirm()
     guard case .finished(let reply) = final else {
       Issue.record("expected finished, got \(final)")
       return
     }
     #expect(reply.text.contains("Only if it snows on Saturday (checked when it comes due)."))
-    let items = try harness.engine.agentRecords.items()
+    let items = try await harness.engine.agentRecords.items()
     #expect(items.map(\.title) == ["put the shovel by the door"])
     let stored = try #require(items.first?.condition.flatMap(StepCondition.init(storedText:)))
     #expect(stored.kind == .weather && stored.about == "snow" && !stored.negated)
@@ -124,7 +124,7 @@ import Testing
       return
     }
     #expect(reply.text.contains("later moment"))
-    #expect(try harness.engine.agentRecords.items().isEmpty)
+    #expect(try await harness.engine.agentRecords.items().isEmpty)
   }
 
   @Test func aStepConditionRoundTripsThroughItsStoredText() throws {
@@ -159,10 +159,10 @@ import Testing
       Issue.record("expected finished, got \(final)")
       return
     }
-    let notes = try harness.engine.agentRecords.items().filter { $0.kind == .note }
+    let notes = try await harness.engine.agentRecords.items().filter { $0.kind == .note }
     #expect(notes.count == 2)
     #expect(reply.text.contains("Not done (test.fail)"))
     #expect(reply.text.contains("Not done (reminder.create)"))
-    #expect(try harness.engine.agentRecords.items().allSatisfy { $0.kind != .reminder })
+    #expect(try await harness.engine.agentRecords.items().allSatisfy { $0.kind != .reminder })
   }
 }

@@ -20,7 +20,7 @@ import Testing
     }
     #expect(saved.route == .routine)
     #expect(saved.text.contains("evening wrap up"))
-    let routine = try #require(try harness.engine.agentRecords.routine(named: "Evening Wrap Up"))
+    let routine = try #require(try await harness.engine.agentRecords.routine(named: "Evening Wrap Up"))
     #expect(routine.steps.map(\.skill) == ["calendar.list", "reminder.list"])
     #expect(routine.steps.map(\.text) == ["show today's calendar", "my reminders"])
 
@@ -31,14 +31,14 @@ import Testing
     }
     #expect(reply.route == .routine)
     #expect(reply.outputs.count == 2)
-    let traces = try harness.engine.agentRecords.traces(executionID: reply.executionID.uuidString)
+    let traces = try await harness.engine.agentRecords.traces(executionID: reply.executionID.uuidString)
     #expect(traces.compactMap(\.skillID).filter { $0 != Agent.planSkillID }.contains("calendar.list"))
     #expect(traces.compactMap(\.skillID).contains("reminder.list"))
   }
 
   @Test func aNearlySaidNameRunsTheRoutine() async throws {
     let harness = try AgentHarness()
-    try harness.engine.agentRecords.saveRoutine(
+    try await harness.engine.agentRecords.saveRoutine(
       Routine(
         name: "evening review",
         steps: [Routine.Step(text: "show my reminders", skill: "reminder.list")], createdAt: testClock.now))
@@ -60,7 +60,7 @@ import Testing
       return
     }
     #expect(saved.text.contains("已保存例程"))
-    let routine = try #require(try harness.engine.agentRecords.routine(named: "早安"))
+    let routine = try #require(try await harness.engine.agentRecords.routine(named: "早安"))
     #expect(routine.steps.map(\.skill) == ["calendar.list", "reminder.list"])
     let ran = try await agent.send("早安！")
     guard case .finished(let reply) = ran else {
@@ -90,9 +90,9 @@ import Testing
     let agent = try await harness.agent()
     _ = try await agent.send(
       "when I say \"wind down\", remind me tomorrow at 9pm to stretch, then show my reminders")
-    let routine = try #require(try harness.engine.agentRecords.routine(named: "wind down"))
+    let routine = try #require(try await harness.engine.agentRecords.routine(named: "wind down"))
     #expect(routine.steps.map(\.skill) == ["reminder.create", "reminder.list"])
-    #expect(try harness.engine.agentRecords.items().isEmpty)
+    #expect(try await harness.engine.agentRecords.items().isEmpty)
     let state = try await agent.send("wind down")
     guard case .waitingForConfirmation(let action) = state else {
       Issue.record("expected one confirmation, got \(state)")
@@ -100,7 +100,7 @@ import Testing
     }
     #expect(action.skillID == Agent.planSkillID)
     _ = try await agent.confirm()
-    #expect(try harness.engine.agentRecords.items().map(\.title) == ["stretch"])
+    #expect(try await harness.engine.agentRecords.items().map(\.title) == ["stretch"])
   }
 
   @Test func routinesAreListedAndRemovedInChat() async throws {
@@ -117,7 +117,7 @@ import Testing
       return
     }
     #expect(removed.text == "Removed the routine “evening wrap up”.")
-    #expect(try harness.engine.agentRecords.routines().isEmpty)
+    #expect(try await harness.engine.agentRecords.routines().isEmpty)
     guard case .finished(let again) = try await agent.send("删除例程“早安”") else {
       Issue.record("expected the removal")
       return
@@ -134,6 +134,6 @@ import Testing
       return
     }
     #expect(reply.text.contains("did not save the routine"))
-    #expect(try harness.engine.agentRecords.routines().isEmpty)
+    #expect(try await harness.engine.agentRecords.routines().isEmpty)
   }
 }

@@ -29,7 +29,7 @@ import Testing
       recorder.states == [
         .retrieving, .planning, .executing(skillID: "time.now", step: 1, total: 1), .finished(reply),
       ])
-    let traces = try harness.engine.agentRecords.traces(executionID: reply.executionID.uuidString)
+    let traces = try await harness.engine.agentRecords.traces(executionID: reply.executionID.uuidString)
     #expect(traces.map(\.step) == [0, 1])
     #expect(traces.map(\.status) == [.ok, .ok])
     #expect(traces[1].skillID == "time.now")
@@ -63,8 +63,8 @@ import Testing
     }
     #expect(action.confirmationText == "创建提醒「把报告发给王经理」，时间 2025-06-12 15:00（周四）？")
     #expect(action.skillID == "reminder.create")
-    #expect(try harness.engine.agentRecords.pendingCall(action.id)?.status == .pending)
-    #expect(try harness.engine.agentRecords.items().isEmpty)
+    #expect(try await harness.engine.agentRecords.pendingCall(action.id)?.status == .pending)
+    #expect(try await harness.engine.agentRecords.items().isEmpty)
 
     let final = try await agent.confirm()
     guard case .finished(let reply) = final else {
@@ -72,12 +72,12 @@ import Testing
       return
     }
     #expect(reply.text == "已设置提醒：「把报告发给王经理」，2025-06-12 15:00（周四）。")
-    let items = try harness.engine.agentRecords.items(kind: .reminder)
+    let items = try await harness.engine.agentRecords.items(kind: .reminder)
     #expect(items.count == 1)
     #expect(items.first?.title == "把报告发给王经理")
     #expect(items.first?.dueAt == wallClock(2025, 6, 12, 15, in: Zones.shanghai))
-    #expect(try harness.engine.agentRecords.pendingCall(action.id)?.status == .executed)
-    let traces = try harness.engine.agentRecords.traces(executionID: action.executionID.uuidString)
+    #expect(try await harness.engine.agentRecords.pendingCall(action.id)?.status == .executed)
+    let traces = try await harness.engine.agentRecords.traces(executionID: action.executionID.uuidString)
     #expect(traces.map(\.status) == [.ok, .pending, .ok])
     #expect(traces.last?.arguments.contains("把报告发给王经理") == true)
   }
@@ -97,10 +97,10 @@ import Testing
       return
     }
     #expect(reply.text == "OK, I cancelled it. Nothing was changed.")
-    #expect(try harness.engine.agentRecords.pendingCall(action.id)?.status == .cancelled)
-    #expect(try harness.engine.agentRecords.items().isEmpty)
+    #expect(try await harness.engine.agentRecords.pendingCall(action.id)?.status == .cancelled)
+    #expect(try await harness.engine.agentRecords.items().isEmpty)
     #expect(
-      try harness.engine.agentRecords.traces(executionID: action.executionID.uuidString).last?.status
+      try await harness.engine.agentRecords.traces(executionID: action.executionID.uuidString).last?.status
         == .cancelled)
     #expect(await agent.cancel() == false)
     await #expect(throws: AgentError.nothingToConfirm) { try await agent.confirm() }
@@ -132,8 +132,8 @@ import Testing
       engine: engine, registry: registry, configuration: AgentConfiguration(clock: testClock))
     #expect(agent.startupNotice == "1 unfinished action from last time was cancelled.")
     #expect(agent.cancelledAtStart.map(\.id) == [callID])
-    #expect(try engine.agentRecords.pendingCall(callID)?.status == .cancelled)
-    #expect(try engine.agentRecords.items().isEmpty)
+    #expect(try await engine.agentRecords.pendingCall(callID)?.status == .cancelled)
+    #expect(try await engine.agentRecords.items().isEmpty)
     agent.dismissNotice()
     #expect(agent.startupNotice == nil)
     // Nothing left to cancel at the next start.
@@ -195,10 +195,10 @@ import Testing
       return
     }
     #expect(reply.executionID != action.executionID)
-    let call = try #require(try harness.engine.agentRecords.pendingCall(action.id))
+    let call = try #require(try await harness.engine.agentRecords.pendingCall(action.id))
     #expect(call.status == .cancelled)
     #expect(call.error == "superseded by a new request")
-    #expect(try harness.engine.agentRecords.items().isEmpty)
+    #expect(try await harness.engine.agentRecords.items().isEmpty)
   }
 
   @Test func staleResultNeverOverwritesANewerTurn() async throws {
@@ -243,7 +243,7 @@ import Testing
     #expect(reply.text == question)
     #expect(reply.route == .dialogue)
     #expect(agent.awaitingAnswer?.parameter.name == "when")
-    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
+    #expect(try await harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
     let state = try await agent.send(answer)
     guard case .waitingForConfirmation(let action) = state else {
       Issue.record("expected confirmation, got \(state)")
@@ -265,8 +265,8 @@ import Testing
     }
     #expect(reply.text == Agent.cancelledMessage(.english))
     #expect(agent.awaitingAnswer == nil)
-    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
-    #expect(try harness.engine.agentRecords.items().isEmpty)
+    #expect(try await harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
+    #expect(try await harness.engine.agentRecords.items().isEmpty)
   }
 
   @Test func languagePreferenceOverridesDetection() async throws {
@@ -348,9 +348,9 @@ import Testing
     if case .waitingForConfirmation(let action) = state {
       Issue.record("a memory triggered \(action.skillID)")
     }
-    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
-    #expect(try harness.engine.agentRecords.items().isEmpty)
-    let routed = try harness.engine.agentRecords.recentTraces(limit: 10).first { $0.step == 0 }
+    #expect(try await harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
+    #expect(try await harness.engine.agentRecords.items().isEmpty)
+    let routed = try await harness.engine.agentRecords.recentTraces(limit: 10).first { $0.step == 0 }
     #expect(routed?.skillID != "reminder.create")
   }
 
@@ -373,8 +373,8 @@ import Testing
     }
     #expect(reply.text.contains("step 2 (reminder.create)"))
     #expect(reply.text.contains("Nothing was done"))
-    #expect(try harness.engine.agentRecords.items().isEmpty)
-    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
+    #expect(try await harness.engine.agentRecords.items().isEmpty)
+    #expect(try await harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
     #expect(try await harness.engine.memories.list().isEmpty)
   }
 
@@ -395,12 +395,12 @@ import Testing
       return
     }
     #expect(action.skillID == Agent.planSkillID)
-    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).count == 1)
+    #expect(try await harness.engine.agentRecords.pendingCalls(status: .pending).count == 1)
     guard case .finished = try await agent.confirm() else {
       Issue.record("expected the plan to finish after one confirmation")
       return
     }
-    #expect(Set(try harness.engine.agentRecords.items().map(\.kind)) == [.reminder, .event])
+    #expect(Set(try await harness.engine.agentRecords.items().map(\.kind)) == [.reminder, .event])
   }
 
   @Test func plannerPlanPassesOutputsForward() async throws {
@@ -435,7 +435,7 @@ import Testing
     #expect(reply.route == .planner)
     #expect(reply.outputs.count == 2)
     #expect(reply.text.hasPrefix("rain expected\nReminder set:"))
-    #expect(try harness.engine.agentRecords.items().first?.title == "take an umbrella (rain expected)")
+    #expect(try await harness.engine.agentRecords.items().first?.title == "take an umbrella (rain expected)")
     #expect(
       recorder.states == [
         .retrieving, .planning, .executing(skillID: "weather.forecast", step: 1, total: 2),
@@ -463,7 +463,7 @@ import Testing
     #expect(action.step == 2)
     #expect(action.total == 2)
     _ = try await agent.confirm()
-    let item = try #require(try harness.engine.agentRecords.items().first)
+    let item = try #require(try await harness.engine.agentRecords.items().first)
     #expect(item.title == "take an umbrella")
     #expect(item.dueAt == wallClock(2025, 6, 12, 8, in: Zones.shanghai))
   }
@@ -487,7 +487,7 @@ import Testing
     }
     #expect(fallback.text.hasPrefix("Hello!"))
     #expect(fallback.outputs == [.text(fallback.text)])
-    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
+    #expect(try await harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
   }
 
   @Test func badInputIsRefusedWithoutChangingState() async throws {
@@ -512,7 +512,7 @@ import Testing
     }
     #expect(reply.text.contains("“the 32nd”"))
     #expect(reply.text.hasSuffix("When should I remind you?"))
-    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
+    #expect(try await harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
     guard case .waitingForConfirmation(let action) = try await agent.send("June 20") else {
       Issue.record("expected confirmation")
       return
@@ -532,15 +532,15 @@ import Testing
     // A second agent on the same memory leaves the live agent's call alone.
     let second = try await harness.agent()
     #expect(second.cancelledAtStart.isEmpty)
-    #expect(try harness.engine.agentRecords.pendingCall(action.id)?.status == .pending)
+    #expect(try await harness.engine.agentRecords.pendingCall(action.id)?.status == .pending)
     // Cancelled by someone else before the user answers: confirming runs nothing.
-    _ = try harness.engine.agentRecords.cancelUnfinishedPendingCalls([action.id])
+    _ = try await harness.engine.agentRecords.cancelUnfinishedPendingCalls([action.id])
     guard case .finished(let reply) = try await first.confirm() else {
       Issue.record("expected finished")
       return
     }
     #expect(reply.text == Agent.cancelledElsewhereMessage(.english))
-    #expect(try harness.engine.agentRecords.pendingCall(action.id)?.status == .cancelled)
+    #expect(try await harness.engine.agentRecords.pendingCall(action.id)?.status == .cancelled)
     #expect(try await harness.engine.memories.list().isEmpty)
   }
 
@@ -555,7 +555,7 @@ import Testing
       }
       #expect(!reply.outputs.contains { if case .memories = $0 { true } else { false } }, "\(line)")
     }
-    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
+    #expect(try await harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
     #expect(try await harness.engine.memories.list().count == 1)
   }
 

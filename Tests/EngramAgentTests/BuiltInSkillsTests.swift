@@ -1,3 +1,4 @@
+import Engram
 import EngramTestSupport
 import Foundation
 import Testing
@@ -21,8 +22,8 @@ import Testing
     #expect(decision.arguments["title"] == .string("把报告发给王经理"))
     #expect(decision.arguments["when"] == .date(wallClock(2025, 6, 12, 15, in: Zones.shanghai)))
 
-    let memory = FakeMemory()
-    let context = SkillContext(userText: text, clock: clock, memory: memory)
+    let memory = try TestMemory()
+    let context = SkillContext(userText: text, clock: clock, engine: memory.engine)
     let skill = ReminderSkill()
     #expect(
       skill.confirmationText(arguments: decision.arguments, context: context)
@@ -30,12 +31,12 @@ import Testing
     let output = try await SkillExecutor.run(skill, arguments: decision.arguments, context: context)
     guard case .created(let item, _) = output else { Issue.record("expected created, got \(output)"); return }
     #expect(item.kind == .reminder)
-    #expect(
-      memory.stored[item.id]
-        == FakeMemory.Stored(
-          kind: "reminder", title: "把报告发给王经理", date: wallClock(2025, 6, 12, 15, in: Zones.shanghai), body: nil
-        )
-    )
+    let stored = try #require(try await memory.item(item.id))
+    #expect(stored.kind == .reminder)
+    #expect(stored.title == "把报告发给王经理")
+    #expect(stored.dueAt == wallClock(2025, 6, 12, 15, in: Zones.shanghai))
+    #expect(stored.body == nil)
+    #expect(stored.createdAt == clock.now)
   }
 
   @Test(arguments: [
@@ -54,7 +55,8 @@ import Testing
     let decision = try await route("schedule a meeting with Bob next Friday at 10am")
     #expect(decision.skillID == "calendar.create")
     #expect(decision.arguments["title"] == .string("meeting with Bob"))
-    let context = SkillContext(userText: "schedule", clock: clock, memory: FakeMemory())
+    let memory = try TestMemory()
+    let context = SkillContext(userText: "schedule", clock: clock, engine: memory.engine)
     #expect(
       CalendarSkill().confirmationText(arguments: decision.arguments, context: context)
         == "Create calendar event “meeting with Bob” at 2025-06-20 10:00 (Fri)?")
@@ -63,75 +65,94 @@ import Testing
   @Test func reminderWithoutDateIsMissingWhen() async throws {
     let arguments = ReminderSkill().extractArguments(from: "remind me to buy milk", clock: clock)
     #expect(arguments["title"] == .string("buy milk"))
+    let memory = try TestMemory()
     await #expect(throws: SkillError.missingArgument(name: "when")) {
-      try await SkillExecutor.run(ReminderSkill(), arguments: arguments, context: context("x", clock: clock))
+      try await SkillExecutor.run(
+        ReminderSkill(), arguments: arguments, context: context("x", memory: memory, clock: clock))
     }
+    #expect(try await memory.engine.agentRecords.items().isEmpty)
   }
 
   @Test func rememberStoresPreference() async throws {
-    let memory = FakeMemory()
+    let memory = try TestMemory()
     let decision = try await route("记住我喜欢喝美式咖啡")
     #expect(decision.skillID == "memory.remember")
     #expect(decision.arguments["content"] == .string("我喜欢喝美式咖啡"))
     let output = try await SkillExecutor.run(
       RememberSkill(), arguments: decision.arguments, context: context("记住", memory: memory))
     #expect(output.text == "好的，我记住了。")
-    #expect(memory.memories.map(\.memoryKind) == [.preference])
+    let stored = try await memory.engine.memories.list()
+    #expect(stored.map(\.kind) == [.preference])
+    #expect(stored.map(\.content) == ["我喜欢喝美式咖啡"])
   }
 
   @Test func recallAnswersWithDates() async throws {
-    let memory = FakeMemory(memories: [
-      testHit(
-        id: 4, text: "My sister's birthday is May 3", date: wallClock(2025, 5, 1, 9, in: Zones.shanghai))
-    ])
+    let memory = try TestMemory()
+    let id = try await memory.remember(
+      "My sister's birthday is May 3", at: wallClock(2025, 5, 1, 9, in: Zones.shanghai))
     let decision = try await route("when is my sister's birthday?")
     #expect(decision.skillID == "memory.recall")
     let output = try await SkillExecutor.run(
       RecallSkill(), arguments: decision.arguments,
       context: context("when is my sister's birthday?", memory: memory))
     guard case .memories(let answer, let hits) = output else { Issue.record("expected memories"); return }
-    #expect(hits.map(\.id) == [4])
+    #expect(hits.map(\.id) == [id])
     #expect(answer.contains("My sister's birthday is May 3 (2025-05-01)"))
+    let nothing = try TestMemory()
     let empty = try await RecallSkill().execute(
-      arguments: ["query": .string("wifi password")], context: context("what's the wifi password?"))
+      arguments: ["query": .string("wifi password")],
+      context: context("what's the wifi password?", memory: nothing))
     #expect(empty == .memories(answer: "I don't have anything about that yet.", hits: []))
   }
 
   @Test func recallPrefersMemoriesAlreadyInContext() async throws {
-    let memory = FakeMemory()
+    // The engine holds an older answer a search would find; the context's hits are used.
+    let memory = try TestMemory()
+    try await memory.remember("车停在B1层", at: wallClock(2025, 6, 1, 10, in: Zones.shanghai))
     var ctx = context("我的车停在哪？", memory: memory)
     ctx.turn.hits = [testHit(id: 9, text: "车停在B2层", memoryKind: .fact)]
     let output = try await RecallSkill().execute(arguments: ["query": .string("车停在哪")], context: ctx)
     #expect(output.text == "车停在B2层（2025-06-11）")
-    #expect(memory.searches.isEmpty)
   }
 
   @Test func forgetByIDAndByDescription() async throws {
-    let memory = FakeMemory(memories: [testHit(id: 3, text: "I like green tea")])
-    let byID = try await route("forget memory #3")
+    let memory = try TestMemory()
+    try await memory.remember("my locker is number 12")
+    let id = try await memory.remember("I like green tea")
+    let byID = try await route("forget memory #\(id)")
     #expect(byID.skillID == "memory.forget")
-    #expect(byID.arguments["id"] == .int(3))
-    var ctx = context("forget memory #3", memory: memory)
-    ctx.turn.hits = memory.memories
+    #expect(byID.arguments["id"] == .int(Int(id)))
+    var ctx = context("forget memory #\(id)", memory: memory)
+    ctx.turn.hits = [testHit(id: id, text: "I like green tea")]
     #expect(
       ForgetSkill().confirmationText(arguments: byID.arguments, context: ctx)
-        == "Delete memory #3: “I like green tea”? This cannot be undone.")
-    // A conversation turn that happens to have id 3 is never shown as memory #3.
+        == "Delete memory #\(id): “I like green tea”? This cannot be undone.")
+    // A conversation turn that happens to have the id is never shown as that memory.
     var turnOnly = ctx
-    turnOnly.turn.hits = [testHit(id: 3, text: "let's meet at noon", kind: .message)]
+    turnOnly.turn.hits = [testHit(id: id, text: "let's meet at noon", kind: .message)]
     #expect(
       ForgetSkill().confirmationText(arguments: byID.arguments, context: turnOnly)
-        == "Delete memory #3? This cannot be undone.")
+        == "Delete memory #\(id)? This cannot be undone.")
 
     let list = try await SkillExecutor.run(
       ForgetSkill(), arguments: ["query": .string("green tea")],
       context: context("forget green tea", memory: memory))
-    #expect(
-      list == .list(title: "Which one should I forget? Tell me its id:", items: ["#3 I like green tea"]))
-    #expect(memory.forgotten.isEmpty)
+    guard case .list(let title, let items) = list else {
+      Issue.record("expected a list, got \(list)"); return
+    }
+    #expect(title == "Which one should I forget? Tell me its id:")
+    #expect(items.first == "#\(id) I like green tea")
+    #expect(try await memory.engine.memories.get(id) != nil)
 
     _ = try await SkillExecutor.run(ForgetSkill(), arguments: byID.arguments, context: ctx)
-    #expect(memory.forgotten == [3])
+    #expect(try await memory.engine.memories.get(id) == nil)
+    #expect(try await memory.engine.memories.list().map(\.content) == ["my locker is number 12"])
+    // Forgotten already: the engine's answer reaches the user.
+    await #expect(
+      throws: SkillError.executionFailed(skill: "memory.forget", reason: "no memory with id \(id)")
+    ) {
+      try await SkillExecutor.run(ForgetSkill(), arguments: byID.arguments, context: ctx)
+    }
   }
 
   @Test func dontForgetIsAReminderNotAForget() async throws {
@@ -140,42 +161,46 @@ import Testing
   }
 
   @Test func noteUsesFirstWordsAsTitle() async throws {
-    let memory = FakeMemory()
+    let memory = try TestMemory()
     let decision = try await route("take a note: the garage code is 4512")
     #expect(decision.skillID == "note.create")
     #expect(decision.arguments["content"] == .string("the garage code is 4512"))
     let output = try await SkillExecutor.run(
       NoteSkill(), arguments: decision.arguments, context: context("x", memory: memory))
     guard case .created(let item, _) = output else { Issue.record("expected created"); return }
-    #expect(memory.stored[item.id]?.body == "the garage code is 4512")
-    #expect(memory.stored[item.id]?.kind == "note")
+    let stored = try await memory.item(item.id)
+    #expect(stored?.body == "the garage code is 4512")
+    #expect(stored?.kind == .note)
   }
 
   @Test func timeNowInChineseAndEnglish() async throws {
     #expect(try await route("现在几点了？").skillID == "time.now")
-    let zh = try await TimeNowSkill().execute(arguments: [:], context: context("现在几点了？", clock: clock))
+    let memory = try TestMemory()
+    let zh = try await TimeNowSkill().execute(
+      arguments: [:], context: context("现在几点了？", memory: memory, clock: clock))
     #expect(zh == .text("现在是 2025-06-11 10:00（周三），Asia/Shanghai。"))
     let en = try await TimeNowSkill().execute(
-      arguments: [:], context: context("what time is it", clock: clock))
+      arguments: [:], context: context("what time is it", memory: memory, clock: clock))
     #expect(en == .text("It's 2025-06-11 10:00 (Wed), Asia/Shanghai."))
   }
 
   @Test func calculatorRoutesAndComputes() async throws {
     let decision = try await route("what is (3 + 4) * 2?")
     #expect(decision.skillID == "calculator")
+    let memory = try TestMemory()
     let output = try await SkillExecutor.run(
-      CalculatorSkill(), arguments: decision.arguments, context: context("x"))
+      CalculatorSkill(), arguments: decision.arguments, context: context("x", memory: memory))
     #expect(output == .text("(3 + 4) * 2 = 14"))
     let zh = try await route("帮我算一下12乘以3等于多少")
     #expect(zh.skillID == "calculator")
     #expect(zh.arguments["expression"] == .string("12乘以3"))
     await #expect(throws: SkillError.divisionByZero) {
       try await SkillExecutor.run(
-        CalculatorSkill(), arguments: ["expression": .string("5/0")], context: context("x"))
+        CalculatorSkill(), arguments: ["expression": .string("5/0")], context: context("x", memory: memory))
     }
     await #expect(throws: SkillError.self) {
       try await SkillExecutor.run(
-        CalculatorSkill(), arguments: ["expression": .string("5 +")], context: context("x"))
+        CalculatorSkill(), arguments: ["expression": .string("5 +")], context: context("x", memory: memory))
     }
   }
 

@@ -26,16 +26,16 @@ import Testing
     #expect(arguments["when"] == .date(wallClock(e[0], e[1], e[2], e[3], e[4], in: Zones.shanghai)))
   }
 
-  @Test func unreadableDateIsReportedNotReplaced() async {
+  @Test func unreadableDateIsReportedNotReplaced() async throws {
     let text = "add the team offsite to my calendar on the 32nd"
     let arguments = CalendarSkill().extractArguments(from: text, clock: clock)
     #expect(arguments["when"] == .string("the 32nd"))
     #expect(arguments["title"] == .string("the team offsite"))
-    let memory = FakeMemory()
+    let memory = try TestMemory()
     await #expect(throws: SkillError.unreadableDate(name: "when", text: "the 32nd")) {
       try await SkillExecutor.run(
         CalendarSkill(), arguments: arguments, context: context(text, memory: memory))
     }
-    #expect(memory.stored.isEmpty)
+    #expect(try await memory.engine.agentRecords.items().isEmpty)
   }
 }

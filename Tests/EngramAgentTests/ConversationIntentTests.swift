@@ -70,8 +70,8 @@ import Testing
       #expect(reply.text == expected, "\(line)")
       #expect(reply.route == .intent)
     }
-    #expect(try harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
-    #expect(try harness.engine.agentRecords.items().isEmpty)
+    #expect(try await harness.engine.agentRecords.pendingCalls(status: .pending).isEmpty)
+    #expect(try await harness.engine.agentRecords.items().isEmpty)
     #expect(try await harness.engine.memories.list().isEmpty)
   }
 

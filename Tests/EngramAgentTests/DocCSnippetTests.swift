@@ -34,7 +34,7 @@ struct PackingListSkill: PhraseRuledSkill {
 
   func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput {
     var items = ["passport", "phone charger"]
-    let allergies = try await context.memory.search(query: "allergic", k: 3)
+    let allergies = try await context.memories.search("allergic", k: 3)
     if allergies.contains(where: { $0.text.localizedCaseInsensitiveContains("allergic") }) {
       items.append("allergy medication")
     }
@@ -137,8 +137,7 @@ final class ChatScreen {
     #expect(arguments == ["city": .string("Oslo")])
     let empty = try openEngine(folder.path("empty.sqlite"))
     defer { empty.close() }
-    let context = SkillContext(
-      userText: "packing list", clock: testClock, memory: EngineAgentMemory(engine: empty, clock: testClock))
+    let context = SkillContext(userText: "packing list", clock: testClock, engine: empty)
     let output = try await skill.execute(arguments: SkillArguments(), context: context)
     #expect(output == .list(title: "Packing for your trip", items: ["passport", "phone charger"]))
   }
@@ -152,17 +151,17 @@ final class ChatScreen {
 
     await screen.submit("remind me to call mom tomorrow at 3pm")
     #expect(screen.question?.hasPrefix("Create reminder “call mom”") == true)
-    #expect(try engine.agentRecords.items().isEmpty)
+    #expect(try await engine.agentRecords.items().isEmpty)
     await screen.answer(confirmed: true)
     #expect(screen.question == nil)
     #expect(screen.lines.last?.hasPrefix("Reminder set: “call mom”") == true)
-    #expect(try engine.agentRecords.items(kind: .reminder).map(\.title) == ["call mom"])
+    #expect(try await engine.agentRecords.items(kind: .reminder).map(\.title) == ["call mom"])
 
     await screen.submit("remind me to water the plants tomorrow at 9am")
     #expect(screen.question?.hasPrefix("Create reminder “water the plants”") == true)
     await screen.answer(confirmed: false)
     #expect(screen.lines.last == "OK, I cancelled it. Nothing was changed.")
-    #expect(try engine.agentRecords.items(kind: .reminder).count == 1)
+    #expect(try await engine.agentRecords.items(kind: .reminder).count == 1)
 
     await screen.submit("   ")
     #expect(screen.lines.last == "That request could not be sent.")

@@ -72,6 +72,7 @@ import Testing
   /// Each built-in skill, run with no arguments and with nonsense in each of its arguments,
   /// either answers or fails with an error whose message is a sentence.
   @Test func everySkillsErrorPathsAreSentences() async throws {
+    let memory = try TestMemory()
     let registry = SkillRegistry()
     // The weather service is a closed loopback port: its failures are checked, the network is not touched.
     let port = try LoopbackHTTPServer.closedPort()
@@ -98,12 +99,15 @@ import Testing
           let validated = try ArgumentValidator.validate(
             arguments, against: skill.inputSchema, timeZone: testClock.timeZone)
           // What a skill says before confirmation (nothing matches, which one?) is a sentence too.
-          switch try await skill.prepare(arguments: validated, context: context("test", clock: testClock)) {
+          switch try await skill.prepare(
+            arguments: validated, context: context("test", memory: memory, clock: testClock))
+          {
           case .reply(let output): Self.expectSentence(output.text, "\(skill.id) prepared \(arguments)")
           case .ask(_, let question, _): Self.expectSentence(question, "\(skill.id) asked with \(arguments)")
           case .ready: break
           }
-          _ = try await skill.execute(arguments: validated, context: context("test", clock: testClock))
+          _ = try await skill.execute(
+            arguments: validated, context: context("test", memory: memory, clock: testClock))
         } catch {
           failures += 1
           for language in Self.languages {

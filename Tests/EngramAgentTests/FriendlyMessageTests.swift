@@ -5,16 +5,17 @@ import Testing
 @testable import EngramAgent
 
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct FriendlyMessageTests {
-  @Test func languageFollowsTextOrPreference() {
+  @Test func languageFollowsTextOrPreference() throws {
     #expect(MessageLanguage.detect("明天提醒我") == .chinese)
     #expect(MessageLanguage.detect("remind me tomorrow") == .english)
     #expect(MessageLanguage.detect("") == .english)
     #expect(MessageLanguage.resolve(text: "remind me", preference: "zh-CN") == .chinese)
     #expect(MessageLanguage.resolve(text: "提醒我", preference: "en") == .english)
     #expect(MessageLanguage.resolve(text: "提醒我", preference: "klingon") == .chinese)
+    let memory = try TestMemory()
     let ctx = SkillContext(
       userText: "提醒我", turn: TurnContext(allPreferences: ["language": "en"]), clock: .system(),
-      memory: FakeMemory())
+      engine: memory.engine)
     #expect(ctx.language == .english)
   }
 

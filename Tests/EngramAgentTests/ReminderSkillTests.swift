@@ -43,16 +43,16 @@ import Testing
     ("remind me to call Bob at 25:00", "25:00", "call Bob"),
     ("提醒我32号交房租", "32号", "交房租"), ("remind me about the party on June 31", "June 31", "the party"),
   ])
-  func unreadableDateIsReportedNotReplaced(_ text: String, _ written: String, _ title: String) async {
+  func unreadableDateIsReportedNotReplaced(_ text: String, _ written: String, _ title: String) async throws {
     let arguments = ReminderSkill().extractArguments(from: text, clock: clock)
     #expect(arguments["when"] == .string(written))
     #expect(arguments["title"] == .string(title))
-    let memory = FakeMemory()
+    let memory = try TestMemory()
     await #expect(throws: SkillError.unreadableDate(name: "when", text: written)) {
       try await SkillExecutor.run(
         ReminderSkill(), arguments: arguments, context: context(text, memory: memory))
     }
-    #expect(memory.stored.isEmpty)
+    #expect(try await memory.engine.agentRecords.items().isEmpty)
     await #expect(throws: SkillError.unreadableDate(name: "when", text: written)) {
       try await ReminderSkill().execute(arguments: arguments, context: context(text, memory: memory))
     }

@@ -144,12 +144,13 @@ struct BrokenEmbedding: PhraseEmbedding {
 
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct SkillExecutorTests {
   @Test func timeoutIsTyped() async throws {
+    let memory = try TestMemory()
     let skill = StubSkill(id: "slow", limit: .milliseconds(50)) { _ in
       try await Task.sleep(for: .seconds(30))
       return .text("late")
     }
     await #expect(throws: SkillError.timeout(skill: "slow", after: .milliseconds(50))) {
-      try await SkillExecutor.run(skill, arguments: [:], context: context("x"))
+      try await SkillExecutor.run(skill, arguments: [:], context: context("x", memory: memory))
     }
     #expect(skill.attempts.count == 1)
   }
@@ -157,26 +158,31 @@ struct BrokenEmbedding: PhraseEmbedding {
   struct Flaky: Error {}
 
   @Test func readOnlySkillsAreRetried() async throws {
+    let memory = try TestMemory()
     let skill = StubSkill(id: "flaky", readOnly: true, retries: 2) { attempt in
       if attempt < 3 { throw Flaky() }
       return .text("third time")
     }
-    #expect(try await SkillExecutor.run(skill, arguments: [:], context: context("x")) == .text("third time"))
+    #expect(
+      try await SkillExecutor.run(skill, arguments: [:], context: context("x", memory: memory))
+        == .text("third time"))
     #expect(skill.attempts.count == 3)
   }
 
   @Test func skillsWithSideEffectsAreNeverRetried() async throws {
+    let memory = try TestMemory()
     let skill = StubSkill(id: "writer", readOnly: false, retries: 3) { _ in throw Flaky() }
     await #expect(throws: SkillError.executionFailed(skill: "writer", reason: "Flaky()")) {
-      try await SkillExecutor.run(skill, arguments: [:], context: context("x"))
+      try await SkillExecutor.run(skill, arguments: [:], context: context("x", memory: memory))
     }
     #expect(skill.attempts.count == 1)
   }
 
   @Test func invalidArgumentsNeverReachTheSkill() async throws {
+    let memory = try TestMemory()
     let skill = StubSkill(id: "s")
     await #expect(throws: SkillError.invalidArgument(name: "bogus", reason: .unknownParameter)) {
-      try await SkillExecutor.run(skill, arguments: ["bogus": .int(1)], context: context("x"))
+      try await SkillExecutor.run(skill, arguments: ["bogus": .int(1)], context: context("x", memory: memory))
     }
     #expect(skill.attempts.count == 0)
   }

@@ -15,7 +15,9 @@ import Testing
     let arguments = skill.extractArguments(from: text, clock: clock)
     let validated = try ArgumentValidator.validate(
       arguments, against: skill.inputSchema, timeZone: clock.timeZone)
-    return try await skill.execute(arguments: validated, context: context(text, clock: clock)).text
+    let memory = try TestMemory()
+    return try await skill.execute(arguments: validated, context: context(text, memory: memory, clock: clock))
+      .text
   }
 
   @Test func extractsTheZoneOfANamedPlace() {
@@ -57,12 +59,13 @@ import Testing
   }
 
   @Test func aZoneFromThePlannerAloneIsNamedFromTheTable() async throws {
+    let memory = try TestMemory()
     let output = try await skill.execute(
       arguments: ["zone": .string("Europe/Lisbon")],
-      context: context("what time is it in Lisbon", clock: clock))
+      context: context("what time is it in Lisbon", memory: memory, clock: clock))
     #expect(output.text == "It's 2025-06-11 03:00 (Wed) in Lisbon (Europe/Lisbon, UTC+1).")
     let chinese = try await skill.execute(
-      arguments: ["zone": .string("Asia/Tokyo")], context: context("东京几点", clock: clock))
+      arguments: ["zone": .string("Asia/Tokyo")], context: context("东京几点", memory: memory, clock: clock))
     #expect(chinese.text == "东京现在是 2025-06-11 11:00（周三）（Asia/Tokyo，UTC+9）。")
   }
 
@@ -77,11 +80,12 @@ import Testing
   }
 
   @Test func anUnknownZoneFromThePlannerGetsASentence() async throws {
+    let memory = try TestMemory()
     for (text, start) in [
       ("what time is it", "I don't know the time zone of “Mars/Olympus”."), ("几点", "我不知道「Mars/Olympus」"),
     ] {
       let reply = try await skill.execute(
-        arguments: ["zone": .string("Mars/Olympus")], context: context(text, clock: clock)
+        arguments: ["zone": .string("Mars/Olympus")], context: context(text, memory: memory, clock: clock)
       ).text
       #expect(reply.hasPrefix(start), "\(reply)")
       #expect(SwiftInternals.find(in: reply).isEmpty)

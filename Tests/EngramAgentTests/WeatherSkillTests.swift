@@ -94,15 +94,16 @@ final class WeatherStub: Sendable {
   let clock = testClock
 
   func run(
-    _ text: String, service: any WeatherService, memory: FakeMemory = FakeMemory(),
+    _ text: String, service: any WeatherService, memory: TestMemory? = nil,
     preferences: [String: String] = [:]
   ) async throws -> String {
     let skill = WeatherSkill(service: service)
     let arguments = skill.extractArguments(from: text, clock: clock)
     let validated = try ArgumentValidator.validate(
       arguments, against: skill.inputSchema, timeZone: clock.timeZone)
+    let memory = try memory ?? TestMemory()
     let context = SkillContext(
-      userText: text, turn: TurnContext(allPreferences: preferences), clock: clock, memory: memory)
+      userText: text, turn: TurnContext(allPreferences: preferences), clock: clock, engine: memory.engine)
     // The skill itself, without the executor's 15 s attempt limit: under the full parallel
     // run on two cores a stub's answer can take longer than that to be scheduled, and the
     // service's own timeout is what these tests check.
@@ -130,8 +131,8 @@ final class WeatherStub: Sendable {
     let fromTurn = try await run(
       "how's the weather?", service: stub.service(), preferences: ["home_city": "Porto"])
     #expect(fromTurn.hasPrefix("Porto right now: 18°C"))
-    let memory = FakeMemory()
-    try await memory.setPreference(key: WeatherSkill.homeCityKey, value: "Porto")
+    let memory = try TestMemory()
+    try await memory.engine.userPreferences.set(WeatherSkill.homeCityKey, "Porto")
     let fromMemory = try await run("will it rain tomorrow", service: stub.service(), memory: memory)
     #expect(fromMemory.hasPrefix("Tomorrow (Thu 2025-06-12) in Porto:"))
     #expect(stub.queries("/v1/search").map { $0["name"] } == ["Porto", "Porto"])
@@ -262,12 +263,14 @@ final class WeatherStub: Sendable {
   @Test func theEnvironmentNamesBothServices() async throws {
     let geocoding = try WeatherStub()
     let forecast = try WeatherStub()
+    let memory = try TestMemory()
     let skill = WeatherSkill(environment: [
       "ENGRAM_WEATHER_URL": forecast.server.baseURL.absoluteString,
       "ENGRAM_GEOCODING_URL": geocoding.server.baseURL.absoluteString,
     ])
     let output = try await skill.execute(
-      arguments: ["city": .string("Lisbon")], context: context("weather", clock: clock))
+      arguments: ["city": .string("Lisbon")],
+      context: context("weather", memory: memory, clock: clock))
     #expect(output.text.hasPrefix("Lisbon right now: 18°C"))
     #expect(geocoding.queries("/v1/search").count == 1 && geocoding.queries("/v1/forecast").isEmpty)
     #expect(forecast.queries("/v1/forecast").count == 1 && forecast.queries("/v1/search").isEmpty)
@@ -332,19 +335,19 @@ final class WeatherStub: Sendable {
     for (text, city) in [
       ("my home city is Lisbon", "Lisbon"), ("I live in Lisbon", "Lisbon"), ("我住在北京", "北京"), ("我家在上海", "上海"),
     ] {
-      let memory = FakeMemory()
+      let memory = try TestMemory()
       let arguments = skill.extractArguments(from: text, clock: clock)
       let output = try await skill.execute(
         arguments: arguments, context: context(text, memory: memory, clock: clock))
-      #expect(try await memory.preference(key: "home_city") == city, "\(text)")
-      #expect(memory.memories.count == 1, "\(text)")
+      #expect(try await memory.engine.userPreferences.get("home_city") == city, "\(text)")
+      #expect(try await memory.engine.memories.list().count == 1, "\(text)")
       #expect(output.text.contains(city))
     }
-    let memory = FakeMemory()
+    let memory = try TestMemory()
     let output = try await skill.execute(
       arguments: ["content": .string("I like Lisbon")],
       context: context("I like Lisbon", memory: memory, clock: clock))
-    #expect(try await memory.preference(key: "home_city") == nil)
+    #expect(try await memory.engine.userPreferences.get("home_city") == nil)
     #expect(output.text == "Got it, I'll remember that.")
   }
 }

@@ -71,7 +71,7 @@ import Testing
     do {
       let engine = try openEngine(db)
       defer { engine.close() }
-      #expect(try engine.agentRecords.items().isEmpty)
+      #expect(try await engine.agentRecords.items().isEmpty)
     }
 
     let confirmed = try await engram(
@@ -80,7 +80,7 @@ import Testing
     #expect(lines(confirmed.standardOutput).count == 2)
     let engine = try openEngine(db)
     defer { engine.close() }
-    let items = try engine.agentRecords.items()
+    let items = try await engine.agentRecords.items()
     #expect(items.map(\.title) == ["call the dentist"])
     #expect(items.first?.kind == .reminder)
   }
@@ -98,7 +98,7 @@ import Testing
     defer { engine.close() }
     #expect(try await engine.memories.list().isEmpty)
     // Declined now, so the next start has nothing unfinished to report.
-    #expect(try engine.agentRecords.cancelUnfinishedPendingCalls().isEmpty)
+    #expect(try await engine.agentRecords.cancelUnfinishedPendingCalls().isEmpty)
   }
 
   @Test func anAnswerOtherThanYesOrNoIsAskedAgain() async throws {
@@ -181,7 +181,7 @@ import Testing
     do {
       let engine = try openEngine(db)
       defer { engine.close() }
-      _ = try engine.agentRecords.addPendingCall(
+      _ = try await engine.agentRecords.addPendingCall(
         executionID: UUID().uuidString, step: 1, skillID: "memory.remember",
         arguments: #"{"content":"half done"}"#, summary: "Remember: “half done”?")
     }

@@ -84,7 +84,7 @@ import Testing
       let engine = try openEngine(db)
       defer { engine.close() }
       ids.append(
-        try engine.agentRecords.addItem(
+        try await engine.agentRecords.addItem(
           kind: .reminder, title: "take an umbrella", due: start + 1, condition: rainTomorrow(from: start)))
     }
     let log = scratch.path("exec.log")
@@ -114,14 +114,17 @@ import Testing
     let engine = try openEngine(db)
     defer { engine.close() }
     ids.append(
-      try engine.agentRecords.addItem(
+      try await engine.agentRecords.addItem(
         kind: .reminder, title: "cover the bike", due: Date() - 1, condition: rainTomorrow(from: start)))
     let restarted = try startWatcher("watch2.out")
     let bike = ids[1]
-    #expect(
-      await eventually(within: .seconds(30), every: .milliseconds(100)) {
-        (try? engine.agentRecords.item(bike))??.deliveredAt != nil
-      })
+    var delivered = false
+    let deadline = ContinuousClock.now + .seconds(30)
+    while !delivered, ContinuousClock.now < deadline {
+      delivered = (try? await engine.agentRecords.item(bike))??.deliveredAt != nil
+      if !delivered { try await Task.sleep(for: .milliseconds(100)) }
+    }
+    #expect(delivered)
     try await Task.sleep(for: .seconds(2))
     _ = await restarted.kill()
     let errors = ["watch1.out.err", "watch2.out.err"].map {
@@ -137,9 +140,9 @@ import Testing
     #expect(printed.contains("take an umbrella"))
     #expect(!printed.contains("cover the bike"))
 
-    let fired = try #require(try engine.agentRecords.item(ids[0]))
+    let fired = try #require(try await engine.agentRecords.item(ids[0]))
     #expect(fired.conditionOutcome?.state == .held)
-    let skipped = try #require(try engine.agentRecords.item(ids[1]))
+    let skipped = try #require(try await engine.agentRecords.item(ids[1]))
     #expect(skipped.conditionOutcome?.state == .failed)
     #expect(skipped.conditionOutcome?.reason.hasSuffix("in Lisbon does not say rain") == true)
 
@@ -167,9 +170,9 @@ import Testing
     do {
       let engine = try openEngine(db)
       defer { engine.close() }
-      id = try engine.agentRecords.addItem(
+      id = try await engine.agentRecords.addItem(
         kind: .reminder, title: "take an umbrella", due: now - 60, condition: rainTomorrow(from: now))
-      try engine.agentRecords.addItem(
+      try await engine.agentRecords.addItem(
         kind: .reminder, title: "later, if it rains", due: now + 3600, condition: rainTomorrow(from: now))
     }
     // Before it comes due, the list shows its condition.
@@ -191,6 +194,6 @@ import Testing
     #expect(records.first?["condition_reason"] as? String == "the weather service could not be reached")
     let engine = try openEngine(db)
     defer { engine.close() }
-    #expect(try engine.agentRecords.item(id)?.conditionOutcome?.state == .unchecked)
+    #expect(try await engine.agentRecords.item(id)?.conditionOutcome?.state == .unchecked)
   }
 }

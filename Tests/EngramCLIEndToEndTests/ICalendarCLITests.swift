@@ -24,14 +24,15 @@ import Testing
     let engine = try openEngine(db)
     defer { engine.close() }
     let records = engine.agentRecords
-    try records.addItem(
+    try await records.addItem(
       kind: .event, title: "Dinner, with Ana; 🍣 at 寿司屋",
       body: "table for two\n" + String(repeating: "長い説明 with words, ", count: 20), due: base)
-    let done = try records.addItem(
+    let done = try await records.addItem(
       kind: .reminder, title: "call the bank", due: base.addingTimeInterval(3600))
-    try records.setItemDone(done)
-    try records.addItem(kind: .reminder, title: "water the plants 🌱", due: base.addingTimeInterval(7200))
-    try records.addItem(kind: .reminder, title: "someday")
+    try await records.setItemDone(done)
+    try await records.addItem(
+      kind: .reminder, title: "water the plants 🌱", due: base.addingTimeInterval(7200))
+    try await records.addItem(kind: .reminder, title: "someday")
     return db
   }
 
@@ -67,7 +68,7 @@ import Testing
     let engine = try openEngine(target)
     defer { engine.close() }
     #expect(
-      try engine.agentRecords.items().map(\.title) == [
+      try await engine.agentRecords.items().map(\.title) == [
         "Dinner, with Ana; 🍣 at 寿司屋", "call the bank", "water the plants 🌱", "someday",
       ])
   }
@@ -100,7 +101,7 @@ import Testing
     defer { engine.close() }
     let formatter = ISO8601DateFormatter()
     #expect(
-      try engine.agentRecords.items().map(\.dueAt) == [
+      try await engine.agentRecords.items().map(\.dueAt) == [
         formatter.date(from: "2025-06-12T15:00:00+09:00"), formatter.date(from: "2025-06-13T09:00:00+09:00"),
       ])
   }
@@ -191,7 +192,8 @@ import Testing
       let engine = try openEngine(db)
       defer { engine.close() }
       for hour in 0..<5 {
-        try engine.agentRecords.addItem(kind: .event, title: "event \(hour)", due: base + Double(hour) * 3600)
+        try await engine.agentRecords.addItem(
+          kind: .event, title: "event \(hour)", due: base + Double(hour) * 3600)
       }
     }
     let from = "2025-06-15T00:00:00Z"
@@ -225,7 +227,7 @@ import Testing
     #expect(unterminated.standardError.contains("\(open):2: BEGIN:VTODO has no END:VTODO"))
     let engine = try openEngine(db)
     defer { engine.close() }
-    #expect(try engine.agentRecords.items().count == 4)
+    #expect(try await engine.agentRecords.items().count == 4)
   }
 
   @Test func standardInputIsReadAsICalendarWithFormatICS() async throws {

@@ -25,13 +25,13 @@ import Testing
     let engine = try openEngine(db)
     defer { engine.close() }
     var ids: [String: Int64] = [:]
-    ids["overdue"] = try engine.agentRecords.addItem(
+    ids["overdue"] = try await engine.agentRecords.addItem(
       kind: .reminder, title: "water the plants", due: nowDate - 3600)
-    ids["tomorrow"] = try engine.agentRecords.addItem(
+    ids["tomorrow"] = try await engine.agentRecords.addItem(
       kind: .reminder, title: "call the bank", due: nowDate + 86_400)
-    ids["review"] = try engine.agentRecords.addItem(
+    ids["review"] = try await engine.agentRecords.addItem(
       kind: .event, title: "project review", due: nowDate + 86_400 + 4 * 3600)
-    ids["standup"] = try engine.agentRecords.addItem(
+    ids["standup"] = try await engine.agentRecords.addItem(
       kind: .event, title: "standup", due: nowDate + 7 * 86_400)
     return (db, ids)
   }
@@ -62,8 +62,8 @@ import Testing
     #expect(again.standardError == "no reminders are due\n")
     let engine = try openEngine(db)
     defer { engine.close() }
-    #expect(try engine.agentRecords.item(ids["overdue"]!)?.deliveredAt != nil)
-    #expect(try engine.agentRecords.item(ids["tomorrow"]!)?.deliveredAt == nil)
+    #expect(try await engine.agentRecords.item(ids["overdue"]!)?.deliveredAt != nil)
+    #expect(try await engine.agentRecords.item(ids["tomorrow"]!)?.deliveredAt == nil)
   }
 
   @Test func calendarListsARangeGivenAsDatesOrWords() async throws {
@@ -121,9 +121,10 @@ import Testing
     do {
       let engine = try openEngine(db)
       defer { engine.close() }
-      try engine.agentRecords.addItem(kind: .reminder, title: "first", body: "with a note", due: start + 1)
-      try engine.agentRecords.addItem(kind: .reminder, title: "second", due: start + 4)
-      try engine.agentRecords.addItem(kind: .reminder, title: "much later", due: start + 3600)
+      try await engine.agentRecords.addItem(
+        kind: .reminder, title: "first", body: "with a note", due: start + 1)
+      try await engine.agentRecords.addItem(kind: .reminder, title: "second", due: start + 4)
+      try await engine.agentRecords.addItem(kind: .reminder, title: "much later", due: start + 3600)
     }
     let log = scratch.path("exec.log")
     let command =

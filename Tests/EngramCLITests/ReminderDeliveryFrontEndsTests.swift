@@ -24,10 +24,10 @@ import Testing
     for number in 0..<30 {
       ids.append(
         Int(
-          try web.agentRecords.addItem(
+          try await web.agentRecords.addItem(
             kind: .reminder, title: "reminder \(number)", due: start.addingTimeInterval(Double(number)))))
     }
-    let later = try web.agentRecords.addItem(
+    let later = try await web.agentRecords.addItem(
       kind: .reminder, title: "not yet", due: Date().addingTimeInterval(3600))
     let app = WebAPITests.app(web)
     let provider = EngineToolProvider(engine: mcp)
@@ -50,8 +50,8 @@ import Testing
     #expect(again.structuredContent?["reminders"] == [])
     let webAgain = try WebAPITests.json(await app.respond(to: WebAPITests.post("/api/reminders/due")))
     #expect(webAgain["reminders"] == [])
-    #expect(try web.agentRecords.item(later)?.deliveredAt == nil)
-    #expect(try ids.allSatisfy { try web.agentRecords.item(Int64($0))?.deliveredAt != nil })
+    #expect(try await web.agentRecords.item(later)?.deliveredAt == nil)
+    for id in ids { #expect(try await web.agentRecords.item(Int64(id))?.deliveredAt != nil) }
   }
 
   /// `memory_agenda` stays read-only: listing due reminders does not deliver them.
@@ -60,12 +60,12 @@ import Testing
     let engine = try MemoryEngine(
       path: scratch.path("m.sqlite"),
       configuration: EngramConfiguration(embedder: try HashingEmbedder(dimension: 64)))
-    let id = try engine.agentRecords.addItem(
+    let id = try await engine.agentRecords.addItem(
       kind: .reminder, title: "water the ferns", due: Date().addingTimeInterval(-60))
     let provider = EngineToolProvider(engine: engine)
     let listed = try await provider.call(name: "memory_agenda", arguments: ["from": "2000-01-01"])
     #expect(listed.structuredContent?["items"]?.arrayValue?.count == 1)
-    #expect(try engine.agentRecords.item(id)?.deliveredAt == nil)
+    #expect(try await engine.agentRecords.item(id)?.deliveredAt == nil)
     let delivered = try await provider.call(name: "reminders_deliver", arguments: [:])
     #expect(delivered.structuredContent?["reminders"]?[0]?["title"] == "water the ferns")
     guard case .text(let text)? = delivered.content.first else {
@@ -73,6 +73,6 @@ import Testing
       return
     }
     #expect(text.contains("water the ferns"))
-    #expect(try engine.agentRecords.item(id)?.deliveredAt != nil)
+    #expect(try await engine.agentRecords.item(id)?.deliveredAt != nil)
   }
 }

@@ -16,7 +16,7 @@ import Testing
     let engine = try MemoryEngine(
       path: scratch.path("m.sqlite"),
       configuration: EngramConfiguration(embedder: try HashingEmbedder(dimension: 64)))
-    _ = try engine.agentRecords.saveRoutine(
+    _ = try await engine.agentRecords.saveRoutine(
       Routine(
         name: "wind down",
         steps: [Routine.Step(text: "at 9pm tomorrow remind me to stretch", skill: "reminder.create")],
@@ -35,7 +35,7 @@ import Testing
     let confirmed = try await providers.provider(user: "ann", engine: engine).call(
       name: "routine_run", arguments: ["name": "wind down", "confirm": id])
     #expect(confirmed.structuredContent?["status"] == "finished")
-    #expect(try engine.agentRecords.items().map(\.title) == ["stretch"])
+    #expect(try await engine.agentRecords.items().map(\.title) == ["stretch"])
     await providers.provider(user: "ann", engine: engine).finish()
   }
 }

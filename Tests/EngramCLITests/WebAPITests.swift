@@ -225,16 +225,16 @@ import Testing
 
   @Test func agendaListsMovesAndCancels() async throws {
     let due = Date().addingTimeInterval(3600)
-    let id = try engine.agentRecords.addItem(kind: .reminder, title: "water the plants", due: due)
+    let id = try await engine.agentRecords.addItem(kind: .reminder, title: "water the plants", due: due)
     let listed = try Self.json(await app.respond(to: Self.get("/api/agenda")))
     #expect(listed["items"]?.arrayValue?.map { $0["title"] } == ["water the plants"])
     let later = DateParser.iso8601(due.addingTimeInterval(86_400), timeZone: .gmt)
     let moved = await app.respond(to: Self.post("/api/agenda/\(id)/move", #"{"due":"\#(later)"}"#))
     #expect(moved.status == 200)
-    let stored = try #require(try engine.agentRecords.item(id)?.dueAt)
+    let stored = try #require(try await engine.agentRecords.item(id)?.dueAt)
     #expect(abs(stored.timeIntervalSince(due) - 86_400) < 1)
     #expect(await app.respond(to: Self.post("/api/agenda/\(id)/cancel")).status == 200)
-    #expect(try engine.agentRecords.item(id) == nil)
+    #expect(try await engine.agentRecords.item(id) == nil)
   }
 
   @Test func agendaShowsAReminderConditionAndWhetherItFired() async throws {
@@ -242,7 +242,7 @@ import Testing
       kind: .weather, about: "rain", when: Date().addingTimeInterval(86_400), place: "Lisbon",
       text: "it rains tomorrow")
     let due = Date().addingTimeInterval(-60)
-    let id = try engine.agentRecords.addItem(
+    let id = try await engine.agentRecords.addItem(
       kind: .reminder, title: "take an umbrella", due: due, condition: condition.storedText)
     let before = try Self.json(await app.respond(to: Self.get("/api/agenda")))
     let item = try #require(before["items"]?.arrayValue?.first)
@@ -283,7 +283,7 @@ import Testing
   }
 
   @Test func aRoutineRunsByNameInTheWebChatAndTheInspectorShowsItsSteps() async throws {
-    try engine.agentRecords.saveRoutine(
+    try await engine.agentRecords.saveRoutine(
       Routine(
         name: "wind down",
         steps: [
@@ -304,7 +304,7 @@ import Testing
     let confirmed = try await Self.events(
       await app.respond(to: Self.post("/api/chat/confirm", headers: [("Cookie", cookie)])))
     #expect(confirmed.last?.1["phase"] == "finished")
-    #expect(try engine.agentRecords.items().map(\.title) == ["stretch"])
+    #expect(try await engine.agentRecords.items().map(\.title) == ["stretch"])
   }
 
   // MARK: Refusals

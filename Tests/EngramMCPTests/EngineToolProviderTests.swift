@@ -169,13 +169,14 @@ import Testing
 
   @Test func agendaListsRemindersAndEventsInARangeSoonestFirst() async throws {
     let day = try #require(DateParser.parse("2025-06-12T00:00:00+08:00")).date
-    let review = try engine.agentRecords.addItem(
+    let review = try await engine.agentRecords.addItem(
       kind: .event, title: "project review", due: day.addingTimeInterval(14 * 3600))
-    let bank = try engine.agentRecords.addItem(
+    let bank = try await engine.agentRecords.addItem(
       kind: .reminder, title: "call the bank", due: day.addingTimeInterval(11 * 3600))
-    _ = try engine.agentRecords.addItem(
+    _ = try await engine.agentRecords.addItem(
       kind: .reminder, title: "next day", due: day.addingTimeInterval(30 * 3600))
-    _ = try engine.agentRecords.addItem(kind: .note, title: "a note", due: day.addingTimeInterval(12 * 3600))
+    _ = try await engine.agentRecords.addItem(
+      kind: .note, title: "a note", due: day.addingTimeInterval(12 * 3600))
     let result = try await call(
       "memory_agenda", ["from": "2025-06-12T00:00:00+08:00", "to": "2025-06-12T23:59:00+08:00"])
     #expect(result["isError"] == false)
@@ -188,13 +189,13 @@ import Testing
       events["structuredContent"]?["items"]?.arrayValue?.compactMap { $0["title"]?.stringValue } == [
         "project review"
       ])
-    #expect(try engine.agentRecords.item(bank)?.deliveredAt == nil)  // read-only
+    #expect(try await engine.agentRecords.item(bank)?.deliveredAt == nil)  // read-only
   }
 
   @Test func agendaShowsAReminderCondition() async throws {
     let day = try #require(DateParser.parse("2025-06-12T00:00:00+08:00")).date
     let condition = #"{"about":"snow","kind":"weather","negated":false,"text":"it snows on Saturday"}"#
-    _ = try engine.agentRecords.addItem(
+    _ = try await engine.agentRecords.addItem(
       kind: .reminder, title: "put the shovel out", due: day.addingTimeInterval(18 * 3600),
       condition: condition)
     let result = try await call("memory_agenda", ["from": "2025-06-12", "to": "2025-06-13"])

@@ -16,20 +16,20 @@ import Testing
   let engine: MemoryEngine
   let provider: EngineToolProvider
 
-  init() throws {
+  init() async throws {
     scratch = try ScratchFolder()
     engine = try MemoryEngine(
       path: scratch.path("m.sqlite"),
       configuration: EngramConfiguration(embedder: try HashingEmbedder(dimension: 64)))
     provider = EngineToolProvider(engine: engine)
-    _ = try engine.agentRecords.saveRoutine(
+    _ = try await engine.agentRecords.saveRoutine(
       Routine(
         name: "wind down",
         steps: [
           Routine.Step(text: "remind me tomorrow at 9pm to stretch", skill: "reminder.create"),
           Routine.Step(text: "show my reminders", skill: "reminder.list"),
         ], createdAt: Date()))
-    _ = try engine.agentRecords.saveRoutine(
+    _ = try await engine.agentRecords.saveRoutine(
       Routine(
         name: "glance", steps: [Routine.Step(text: "show my reminders", skill: "reminder.list")],
         createdAt: Date()))
@@ -74,20 +74,20 @@ import Testing
     #expect(planned.structuredContent?["status"] == "waiting")
     let id = try #require(planned.structuredContent?["execution_id"]?.stringValue)
     #expect(planned.structuredContent?["plan"]?.stringValue?.contains("stretch") == true)
-    #expect(try engine.agentRecords.items().isEmpty)  // nothing changed before the confirmation
+    #expect(try await engine.agentRecords.items().isEmpty)  // nothing changed before the confirmation
 
     let wrong = await refusal("routine_run", ["name": "wind down", "confirm": "not-the-id"])
     #expect(wrong?.contains("stale") == true, "\(wrong ?? "")")
-    #expect(try engine.agentRecords.items().isEmpty)
+    #expect(try await engine.agentRecords.items().isEmpty)
 
     let confirmed = try await call("routine_run", ["name": "wind down", "confirm": .string(id)])
     #expect(confirmed.structuredContent?["status"] == "finished")
-    #expect(try engine.agentRecords.items().map(\.title) == ["stretch"])
+    #expect(try await engine.agentRecords.items().map(\.title) == ["stretch"])
 
     // The same id again is stale: the plan ran.
     let again = await refusal("routine_run", ["name": "wind down", "confirm": .string(id)])
     #expect(again?.contains("stale") == true)
-    #expect(try engine.agentRecords.items().count == 1)
+    #expect(try await engine.agentRecords.items().count == 1)
     await provider.finish()
   }
 
@@ -97,14 +97,14 @@ import Testing
     _ = try await call("routine_run", ["name": "wind down"])
     let stale = await refusal("routine_run", ["name": "wind down", "confirm": .string(id)])
     #expect(stale?.contains("stale") == true)
-    #expect(try engine.agentRecords.items().isEmpty)
+    #expect(try await engine.agentRecords.items().isEmpty)
     await provider.finish()
   }
 
   @Test func anUnknownOrDisabledRoutineIsASentence() async throws {
     let unknown = await refusal("routine_run", ["name": "morning stretch"])
     #expect(unknown?.contains("routine_list") == true)
-    _ = try engine.agentRecords.setRoutineEnabled(false, named: "glance")
+    _ = try await engine.agentRecords.setRoutineEnabled(false, named: "glance")
     let disabled = await refusal("routine_run", ["name": "glance"])
     #expect(disabled?.contains("disabled") == true)
   }

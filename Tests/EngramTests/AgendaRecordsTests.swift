@@ -11,46 +11,49 @@ import Testing
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct AgendaRecordsTests {
   let base = Date(timeIntervalSince1970: 1_750_000_000)
 
-  @Test func agendaListsOneKindInItsRangeSoonestFirst() throws {
+  @Test func agendaListsOneKindInItsRangeSoonestFirst() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
     let records = engine.agentRecords
-    let late = try records.addItem(kind: .reminder, title: "late", due: base.addingTimeInterval(7200))
-    let early = try records.addItem(kind: .reminder, title: "early", due: base.addingTimeInterval(60))
-    _ = try records.addItem(kind: .event, title: "event", due: base.addingTimeInterval(120))
-    _ = try records.addItem(kind: .reminder, title: "undated")
-    let past = try records.addItem(kind: .reminder, title: "past", due: base.addingTimeInterval(-60))
-    #expect(try records.agenda(kind: .reminder).map(\.id) == [past, early, late])
-    #expect(try records.agenda(kind: .reminder, from: base).map(\.id) == [early, late])
+    let late = try await records.addItem(kind: .reminder, title: "late", due: base.addingTimeInterval(7200))
+    let early = try await records.addItem(kind: .reminder, title: "early", due: base.addingTimeInterval(60))
+    _ = try await records.addItem(kind: .event, title: "event", due: base.addingTimeInterval(120))
+    _ = try await records.addItem(kind: .reminder, title: "undated")
+    let past = try await records.addItem(kind: .reminder, title: "past", due: base.addingTimeInterval(-60))
+    #expect(try await records.agenda(kind: .reminder).map(\.id) == [past, early, late])
+    #expect(try await records.agenda(kind: .reminder, from: base).map(\.id) == [early, late])
     // `to` is exclusive.
     #expect(
-      try records.agenda(kind: .reminder, from: base, to: base.addingTimeInterval(7200)).map(\.id) == [early])
-    #expect(try records.agenda(kind: .event).map(\.title) == ["event"])
-    #expect(try records.agenda(kind: .reminder, limit: 1).map(\.id) == [past])
+      try await records.agenda(kind: .reminder, from: base, to: base.addingTimeInterval(7200)).map(\.id) == [
+        early
+      ])
+    #expect(try await records.agenda(kind: .event).map(\.title) == ["event"])
+    #expect(try await records.agenda(kind: .reminder, limit: 1).map(\.id) == [past])
   }
 
-  @Test func dueRemindersAreDeliveredOnceAndMovingOneDeliversItAgain() throws {
+  @Test func dueRemindersAreDeliveredOnceAndMovingOneDeliversItAgain() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
     let records = engine.agentRecords
-    let due = try records.addItem(kind: .reminder, title: "due", due: base)
-    let later = try records.addItem(kind: .reminder, title: "later", due: base.addingTimeInterval(600))
-    _ = try records.addItem(kind: .event, title: "an event is never delivered", due: base)
-    let first = try records.deliverDueReminders(at: base)
+    let due = try await records.addItem(kind: .reminder, title: "due", due: base)
+    let later = try await records.addItem(kind: .reminder, title: "later", due: base.addingTimeInterval(600))
+    _ = try await records.addItem(kind: .event, title: "an event is never delivered", due: base)
+    let first = try await records.deliverDueReminders(at: base)
     #expect(first.map(\.id) == [due])
     #expect(first.first?.deliveredAt == base)
-    #expect(try records.item(due)?.deliveredAt == base)
-    #expect(try records.deliverDueReminders(at: base.addingTimeInterval(1)).isEmpty)
-    #expect(try records.agenda(kind: .reminder, undeliveredOnly: true).map(\.id) == [later])
+    #expect(try await records.item(due)?.deliveredAt == base)
+    #expect(try await records.deliverDueReminders(at: base.addingTimeInterval(1)).isEmpty)
+    #expect(try await records.agenda(kind: .reminder, undeliveredOnly: true).map(\.id) == [later])
     // Moved to a new time, it comes due again; renamed only, it stays delivered.
-    try records.updateItem(due, title: "due, renamed")
-    #expect(try records.item(due)?.deliveredAt == base)
-    let moved = try records.updateItem(due, due: base.addingTimeInterval(300))
+    try await records.updateItem(due, title: "due, renamed")
+    #expect(try await records.item(due)?.deliveredAt == base)
+    let moved = try await records.updateItem(due, due: base.addingTimeInterval(300))
     #expect(moved.deliveredAt == nil)
     #expect(moved.title == "due, renamed")
-    #expect(try records.deliverDueReminders(at: base.addingTimeInterval(900)).map(\.id) == [due, later])
+    #expect(
+      try await records.deliverDueReminders(at: base.addingTimeInterval(900)).map(\.id) == [due, later])
   }
 
   /// Each reminder is claimed just before its hand-over, not all up front: a hand-over that
@@ -61,9 +64,10 @@ import Testing
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
     let records = engine.agentRecords
-    let first = try records.addItem(kind: .reminder, title: "first", due: base)
-    let failing = try records.addItem(kind: .reminder, title: "failing", due: base.addingTimeInterval(1))
-    let next = try records.addItem(kind: .reminder, title: "next", due: base.addingTimeInterval(2))
+    let first = try await records.addItem(kind: .reminder, title: "first", due: base)
+    let failing = try await records.addItem(
+      kind: .reminder, title: "failing", due: base.addingTimeInterval(1))
+    let next = try await records.addItem(kind: .reminder, title: "next", due: base.addingTimeInterval(2))
     let now = base.addingTimeInterval(10)
     let handed = Mutex<[Int64]>([])
     await #expect(throws: HandOverFailed.self) {
@@ -73,27 +77,31 @@ import Testing
       }
     }
     #expect(handed.withLock { $0 } == [first])
-    #expect(try records.item(first)?.deliveredAt == now)
-    #expect(try records.item(failing)?.deliveredAt == nil)
-    #expect(try records.item(next)?.deliveredAt == nil)
+    #expect(try await records.item(first)?.deliveredAt == now)
+    #expect(try await records.item(failing)?.deliveredAt == nil)
+    #expect(try await records.item(next)?.deliveredAt == nil)
     let again = try await engine.reminders.deliver(at: now) { _ in }
     #expect(again.map(\.id) == [failing, next])
   }
 
-  @Test func changesRefuseBlankTitlesAndMissingItems() throws {
+  @Test func changesRefuseBlankTitlesAndMissingItems() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())
     defer { engine.close() }
     let records = engine.agentRecords
-    let id = try records.addItem(kind: .event, title: "standup", due: base)
-    #expect(throws: AgentRecordError.emptyField("title")) { try records.updateItem(id, title: " ") }
-    #expect(try records.item(id)?.title == "standup")
-    #expect(throws: AgentRecordError.notFound(table: "agent_items", id: 999)) {
-      try records.updateItem(999, due: base)
+    let id = try await records.addItem(kind: .event, title: "standup", due: base)
+    await #expect(throws: AgentRecordError.emptyField("title")) {
+      try await records.updateItem(id, title: " ")
     }
-    try records.deleteItem(id)
-    #expect(try records.item(id) == nil)
-    #expect(throws: AgentRecordError.notFound(table: "agent_items", id: id)) { try records.deleteItem(id) }
+    #expect(try await records.item(id)?.title == "standup")
+    await #expect(throws: AgentRecordError.notFound(table: "agent_items", id: 999)) {
+      try await records.updateItem(999, due: base)
+    }
+    try await records.deleteItem(id)
+    #expect(try await records.item(id) == nil)
+    await #expect(throws: AgentRecordError.notFound(table: "agent_items", id: id)) {
+      try await records.deleteItem(id)
+    }
   }
 
   @Test func twoEnginesOnOneFileNeverDeliverOneReminderTwice() async throws {
@@ -101,7 +109,7 @@ import Testing
     let path = folder.path("m.sqlite")
     let setup = try MemoryEngine(path: path, configuration: hashingConfiguration())
     for index in 0..<200 {
-      try setup.agentRecords.addItem(
+      try await setup.agentRecords.addItem(
         kind: .reminder, title: "r\(index)", due: base.addingTimeInterval(Double(index)))
     }
     await setup.close()
@@ -111,14 +119,14 @@ import Testing
     let claimed = try await withThrowingTaskGroup(of: [Int64].self) { group in
       for engine in engines {
         group.addTask {
-          try await BlockingWork.run {
-            var ids: [Int64] = []
-            for second in stride(from: 0, through: 200, by: 5) {
-              ids += try engine.agentRecords.deliverDueReminders(at: start.addingTimeInterval(Double(second)))
-                .compactMap(\.id)
-            }
-            return ids
+          var ids: [Int64] = []
+          for second in stride(from: 0, through: 200, by: 5) {
+            ids += try await engine.agentRecords.deliverDueReminders(
+              at: start.addingTimeInterval(Double(second))
+            )
+            .compactMap(\.id)
           }
+          return ids
         }
       }
       return try await group.reduce(into: []) { $0.append($1) }
@@ -146,7 +154,7 @@ import Testing
     _ = try await engine.transfer.importCalendar(Data(ics.utf8), timeZone: TimeZone(identifier: "UTC")!)
     let from = try #require(DateParser.fileTimestamp("2025-06-09T00:00:00Z"))
     let to = try #require(DateParser.fileTimestamp("2025-06-16T00:00:00Z"))
-    let week = try engine.agentRecords.agenda(kind: .event, from: from, to: to)
+    let week = try await engine.agentRecords.agenda(kind: .event, from: from, to: to)
     // Monday 9th and Wednesday 11th; the review (5th, 7th, 9th) has its last on the 9th.
     #expect(
       week.map { "\($0.title) \(DateParser.iso8601($0.dueAt!, timeZone: TimeZone(identifier: "UTC")!))" } == [

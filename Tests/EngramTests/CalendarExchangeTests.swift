@@ -12,25 +12,25 @@ import Testing
   let stamp = Date(timeIntervalSince1970: 1_760_000_000)
   let zone = TimeZone(identifier: "Europe/Paris")!
 
-  func seeded(_ folder: TemporaryFolder, name: String = "m.sqlite") throws -> MemoryEngine {
+  func seeded(_ folder: TemporaryFolder, name: String = "m.sqlite") async throws -> MemoryEngine {
     let engine = try MemoryEngine(path: folder.path(name), configuration: hashingConfiguration())
     let records = engine.agentRecords
-    try records.addItem(
+    try await records.addItem(
       kind: .event, title: "Dinner, with Ana; 🍣 at 寿司屋", body: "table for two\nbring \\ the gift",
       due: base)
-    let done = try records.addItem(
+    let done = try await records.addItem(
       kind: .reminder, title: "call the bank", due: base.addingTimeInterval(3600))
-    try records.setItemDone(done)
-    try records.addItem(kind: .reminder, title: "water the plants", due: base.addingTimeInterval(7200))
-    try records.addItem(kind: .reminder, title: "someday")
-    try records.addItem(kind: .note, title: "a note is not exported")
-    try records.addItem(kind: .event, title: "an undated event is not exported")
+    try await records.setItemDone(done)
+    try await records.addItem(kind: .reminder, title: "water the plants", due: base.addingTimeInterval(7200))
+    try await records.addItem(kind: .reminder, title: "someday")
+    try await records.addItem(kind: .note, title: "a note is not exported")
+    try await records.addItem(kind: .event, title: "an undated event is not exported")
     return engine
   }
 
   @Test func exportWritesEventsAndRemindersWithStableUIDsUTCTimesAndAlarms() async throws {
     let folder = try TemporaryFolder()
-    let engine = try seeded(folder)
+    let engine = try await seeded(folder)
     defer { engine.close() }
     let text = try await engine.transfer.calendarText(stamp: stamp)
     #expect(text.hasPrefix("BEGIN:VCALENDAR\r\nVERSION:2.0\r\n"))
@@ -68,14 +68,14 @@ import Testing
 
   @Test func aRoundTripIntoAnotherMemoryKeepsItemsAndReimportingAddsNothing() async throws {
     let folder = try TemporaryFolder()
-    let source = try seeded(folder)
+    let source = try await seeded(folder)
     defer { source.close() }
     let text = try await source.transfer.calendarText(stamp: stamp)
     let target = try MemoryEngine(path: folder.path("t.sqlite"), configuration: hashingConfiguration())
     defer { target.close() }
     let first = try await target.transfer.importCalendar(Data(text.utf8), timeZone: zone)
     #expect(first.added == 4 && first.updated == 0 && first.unchanged == 0)
-    let items = try target.agentRecords.items()
+    let items = try await target.agentRecords.items()
     #expect(
       items.map(\.title) == ["Dinner, with Ana; 🍣 at 寿司屋", "call the bank", "water the plants", "someday"])
     #expect(items[0].body == "table for two\nbring \\ the gift")
@@ -85,7 +85,7 @@ import Testing
     #expect(items[3].dueAt == nil)
     let second = try await target.transfer.importCalendar(Data(text.utf8), timeZone: zone)
     #expect(second.added == 0 && second.updated == 0 && second.unchanged == 4)
-    #expect(try target.agentRecords.items().count == 4)
+    #expect(try await target.agentRecords.items().count == 4)
     // The target's export keeps the source's UIDs: a calendar app sees the same items.
     let again = try await target.transfer.calendarText(stamp: stamp)
     let uids = { (text: String) in
@@ -120,7 +120,7 @@ import Testing
     let moved = try await engine.transfer.importCalendar(
       calendar("20250613T100000Z", "review (moved)"), timeZone: zone)
     #expect(moved.added == 0 && moved.updated == 1)
-    let items = try engine.agentRecords.items()
+    let items = try await engine.agentRecords.items()
     #expect(items.count == 1)
     #expect(items.first?.title == "review (moved)")
     #expect(items.first?.dueAt == ISO8601DateFormatter().date(from: "2025-06-13T10:00:00Z"))
@@ -136,13 +136,13 @@ import Testing
   ])
   func aBadFileStoresNothingAndLeavesStoredItemsAsTheyWere(_ text: String) async throws {
     let folder = try TemporaryFolder()
-    let engine = try seeded(folder)
+    let engine = try await seeded(folder)
     defer { engine.close() }
-    let before = try engine.agentRecords.items()
+    let before = try await engine.agentRecords.items()
     await #expect(throws: ICalendarError.self) {
       try await engine.transfer.importCalendar(Data(text.utf8), timeZone: zone)
     }
-    #expect(try engine.agentRecords.items() == before)
+    #expect(try await engine.agentRecords.items() == before)
   }
 
   @Test func ownUIDsAreRecognisedOnlyForThisMemory() {

@@ -29,13 +29,14 @@ let snowOnSaturday = #"{"about":"snow","kind":"weather","negated":false,"text":"
 /// does not, fired with a note when it cannot be checked), a released claim forgets the outcome.
 func checkConditionalReminders(_ engine: MemoryEngine, at base: Date) async throws {
   let records = engine.agentRecords
-  let plain = try records.addItem(kind: .reminder, title: "plain", due: base - 30)
-  let held = try records.addItem(kind: .reminder, title: "held", due: base - 20, condition: snowOnSaturday)
-  let failed = try records.addItem(
+  let plain = try await records.addItem(kind: .reminder, title: "plain", due: base - 30)
+  let held = try await records.addItem(
+    kind: .reminder, title: "held", due: base - 20, condition: snowOnSaturday)
+  let failed = try await records.addItem(
     kind: .reminder, title: "failed", due: base - 10, condition: snowOnSaturday)
-  #expect(try records.item(held)?.condition == snowOnSaturday)
-  #expect(try records.item(held)?.conditionOutcome == nil)
-  #expect(try records.item(plain)?.condition == nil)
+  #expect(try await records.item(held)?.condition == snowOnSaturday)
+  #expect(try await records.item(held)?.conditionOutcome == nil)
+  #expect(try await records.item(plain)?.condition == nil)
 
   // A checker that lets the first through and holds back the second.
   final class Split: ReminderConditionChecking {
@@ -55,15 +56,15 @@ func checkConditionalReminders(_ engine: MemoryEngine, at base: Date) async thro
   #expect(delivered.map(\.title) == ["plain", "held"])
   #expect(
     delivered.last?.conditionOutcome == AgentItemConditionOutcome(.held, reason: "the forecast says snow"))
-  #expect(try records.item(held)?.conditionOutcome?.state == .held)
-  let skipped = try #require(try records.item(failed))
+  #expect(try await records.item(held)?.conditionOutcome?.state == .held)
+  let skipped = try #require(try await records.item(failed))
   #expect(skipped.deliveredAt != nil)
   #expect(
     skipped.conditionOutcome == AgentItemConditionOutcome(.failed, reason: "the forecast does not say snow"))
   #expect(skipped.conditionOutcome?.fired == false)
-  #expect(try records.item(plain)?.conditionOutcome == nil)
+  #expect(try await records.item(plain)?.conditionOutcome == nil)
   // Moved to a new time, it is due again and its outcome is forgotten.
-  let moved = try records.updateItem(failed, due: base + 60)
+  let moved = try await records.updateItem(failed, due: base + 60)
   #expect(moved.deliveredAt == nil && moved.conditionOutcome == nil)
 
   // A hand-over that fails releases the claim and forgets the outcome.
@@ -73,24 +74,24 @@ func checkConditionalReminders(_ engine: MemoryEngine, at base: Date) async thro
       at: base + 120, conditions: FixedConditions(.held, reason: "it snows")
     ) { _ in throw Refused() }
   }
-  let released = try #require(try records.item(failed))
+  let released = try #require(try await records.item(failed))
   #expect(released.deliveredAt == nil && released.conditionOutcome == nil)
 
   // Without a checker it fires, saying its condition was not checked; never dropped.
-  let unchecked = try records.deliverDueReminders(at: base + 120)
+  let unchecked = try await records.deliverDueReminders(at: base + 120)
   #expect(unchecked.map(\.id) == [failed])
   #expect(unchecked.first?.conditionOutcome?.state == .unchecked)
-  #expect(try records.item(failed)?.conditionOutcome?.state == .unchecked)
+  #expect(try await records.item(failed)?.conditionOutcome?.state == .unchecked)
 
   // Only a dated reminder keeps a condition, and only a JSON object.
-  #expect(throws: AgentRecordError.misplacedCondition(kind: .event)) {
-    try records.addItem(kind: .event, title: "e", due: base, condition: snowOnSaturday)
+  await #expect(throws: AgentRecordError.misplacedCondition(kind: .event)) {
+    try await records.addItem(kind: .event, title: "e", due: base, condition: snowOnSaturday)
   }
-  #expect(throws: AgentRecordError.misplacedCondition(kind: .reminder)) {
-    try records.addItem(kind: .reminder, title: "undated", condition: snowOnSaturday)
+  await #expect(throws: AgentRecordError.misplacedCondition(kind: .reminder)) {
+    try await records.addItem(kind: .reminder, title: "undated", condition: snowOnSaturday)
   }
-  #expect(throws: AgentRecordError.invalidJSON(field: "condition")) {
-    try records.addItem(kind: .reminder, title: "r", due: base, condition: "if it snows")
+  await #expect(throws: AgentRecordError.invalidJSON(field: "condition")) {
+    try await records.addItem(kind: .reminder, title: "r", due: base, condition: "if it snows")
   }
 }
 

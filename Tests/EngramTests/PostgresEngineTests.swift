@@ -90,7 +90,7 @@ struct PostgresEngineTests {
       #expect(try await alice.transfer.importCalendar(file).unchanged == 2)
       // Another user's UIDs are theirs: the same file adds Bob's own items.
       #expect(try await bob.transfer.importCalendar(file).added == 2)
-      let items = try alice.agentRecords.items()
+      let items = try await alice.agentRecords.items()
       #expect(items.map(\.calendarUID) == ["standup@example.com", "pay@example.com"])
       let text = try await alice.transfer.calendarText()
       #expect(text.contains("UID:standup@example.com\r\n") && text.contains("UID:pay@example.com\r\n"))
@@ -104,23 +104,24 @@ struct PostgresEngineTests {
       let bob = try engine(url, user: "bob")
       defer { for engine in [alice, node, bob] { engine.close() } }
       let base = Date(timeIntervalSince1970: 1_750_000_000)
-      let early = try alice.agentRecords.addItem(kind: .reminder, title: "early", due: base)
-      let late = try alice.agentRecords.addItem(kind: .reminder, title: "late", due: base + 600)
-      let event = try alice.agentRecords.addItem(kind: .event, title: "review", due: base + 60)
-      _ = try bob.agentRecords.addItem(kind: .reminder, title: "bob's", due: base)
-      #expect(try alice.agentRecords.agenda(kind: .reminder).map(\.id) == [early, late])
-      #expect(try alice.agentRecords.agenda(kind: .event, from: base, to: base + 120).map(\.id) == [event])
+      let early = try await alice.agentRecords.addItem(kind: .reminder, title: "early", due: base)
+      let late = try await alice.agentRecords.addItem(kind: .reminder, title: "late", due: base + 600)
+      let event = try await alice.agentRecords.addItem(kind: .event, title: "review", due: base + 60)
+      _ = try await bob.agentRecords.addItem(kind: .reminder, title: "bob's", due: base)
+      #expect(try await alice.agentRecords.agenda(kind: .reminder).map(\.id) == [early, late])
+      #expect(
+        try await alice.agentRecords.agenda(kind: .event, from: base, to: base + 120).map(\.id) == [event])
       // Two engines of one user (two nodes) claim the due reminder once between them.
-      let first = try alice.agentRecords.deliverDueReminders(at: base + 1)
-      let second = try node.agentRecords.deliverDueReminders(at: base + 2)
+      let first = try await alice.agentRecords.deliverDueReminders(at: base + 1)
+      let second = try await node.agentRecords.deliverDueReminders(at: base + 2)
       #expect(first.map(\.id) + second.map(\.id) == [early])
-      #expect(try bob.agentRecords.deliverDueReminders(at: base + 1).map(\.title) == ["bob's"])
-      let moved = try alice.agentRecords.updateItem(early, due: base + 1200)
+      #expect(try await bob.agentRecords.deliverDueReminders(at: base + 1).map(\.title) == ["bob's"])
+      let moved = try await alice.agentRecords.updateItem(early, due: base + 1200)
       #expect(moved.deliveredAt == nil)
-      #expect(try node.agentRecords.deliverDueReminders(at: base + 1300).map(\.id) == [late, early])
-      try alice.agentRecords.deleteItem(event)
-      #expect(throws: AgentRecordError.notFound(table: "agent_items", id: event)) {
-        try node.agentRecords.deleteItem(event)
+      #expect(try await node.agentRecords.deliverDueReminders(at: base + 1300).map(\.id) == [late, early])
+      try await alice.agentRecords.deleteItem(event)
+      await #expect(throws: AgentRecordError.notFound(table: "agent_items", id: event)) {
+        try await node.agentRecords.deleteItem(event)
       }
     }
   }

@@ -58,11 +58,15 @@ import Testing
       try await withThrowingTaskGroup(of: Void.self) { group in
         for index in 0..<8 {
           group.addTask {
-            switch index % 4 {
+            switch index % 6 {
             case 0: try await engine.userPreferences.set("key\(index)", "value")
             case 1: _ = try await engine.conversation.startSession(name: "s\(index)")
             case 2: try await engine.maintenance.setEmbedderSpec("hashing:256")
-            default: _ = try await engine.memories.forget(kind: .memory, id: Int64(index))
+            case 3: _ = try await engine.memories.forget(kind: .memory, id: Int64(index))
+            case 4: try await engine.agentRecords.addItem(kind: .reminder, title: "r\(index)", due: Date())
+            default:
+              try await engine.agentRecords.saveRoutine(
+                Routine(name: "r\(index)", steps: [Routine.Step(text: "what time is it")], createdAt: Date()))
             }
           }
         }
@@ -77,5 +81,7 @@ import Testing
     #expect(resumedWhileHeld)
     #expect(try await engine.userPreferences.get("key0") == "value")
     #expect(try await engine.maintenance.metaValue("embedder_spec") == "hashing:256")
+    #expect(try await engine.agentRecords.items(kind: .reminder).map(\.title) == ["r4"])
+    #expect(try await engine.agentRecords.routines().map(\.name) == ["r5"])
   }
 }

@@ -2,11 +2,18 @@ import EngramCore
 import EngramStore
 import Foundation
 
-/// The agent's own records (reminders and notes, traces, pending calls, skill state),
-/// behind a small facade of their own: `engine.agentRecords`.
+/// The agent's own records (`engine.agentRecords`): its agenda (reminders, events and notes),
+/// traces, pending calls, routines and skill state.
+///
+/// Every method but the two of skill state is async and runs its SQLite work off the
+/// cooperative thread pool. ``skillEnabled(id:)`` and ``setSkillEnabled(_:id:at:)`` stay
+/// synchronous: a skill registry reads a flag while it registers a skill, synchronously.
 public struct AgentRecords: Sendable {
   let open: OpenState
-  let store: any MemoryStore
+  /// The agent-record and record queries of the store: all this type reads and writes.
+  let store: StoreRole<any AgentRecordQueries & RecordQueries>
+  /// Delivers due reminders (``deliverDueReminders(at:limit:)`` forwards to it).
+  let delivery: ReminderDelivery
 
   // MARK: - Agent items
 
@@ -21,7 +28,7 @@ public struct AgentRecords: Sendable {
   public func addItem(
     kind: AgentItemKind, title: String, body: String? = nil, due: Date? = nil, at date: Date = Date(),
     condition: String? = nil
-  ) throws -> Int64 {
+  ) async throws -> Int64 {
     try open.check()
     guard !TextChecks.isBlank(title) else { throw AgentRecordError.emptyField("title") }
     if let condition {
@@ -31,19 +38,17 @@ public struct AgentRecords: Sendable {
     let item = AgentItem(
       kind: kind, title: title, body: body,
       dueAt: due, createdAt: date, condition: condition)
-    return try store.writeTransaction { try $0.insert(item) }
+    return try await store.writeOffPool(open) { try $0.insert(item) }
   }
 
   /// The agent item with `id`, or nil.
-  public func item(_ id: Int64) throws -> AgentItem? {
-    try open.check()
-    return try store.readTransaction { try $0.fetch(AgentItem.self, id: id) }
+  public func item(_ id: Int64) async throws -> AgentItem? {
+    try await store.readOffPool(open) { try $0.fetch(AgentItem.self, id: id) }
   }
 
   /// Agent items (of `kind` when given), in id order (oldest first), at most `limit`.
-  public func items(kind: AgentItemKind? = nil, limit: Int = 100) throws -> [AgentItem] {
-    try open.check()
-    return try store.readTransaction {
+  public func items(kind: AgentItemKind? = nil, limit: Int = 100) async throws -> [AgentItem] {
+    try await store.readOffPool(open) {
       try $0.agentItems(kind: kind, limit: max(0, limit))
     }
   }
@@ -55,16 +60,16 @@ public struct AgentRecords: Sendable {
   public func agenda(
     kind: AgentItemKind, from: Date? = nil, to: Date? = nil, undeliveredOnly: Bool = false,
     limit: Int = 1000
-  ) throws -> [AgentItem] {
+  ) async throws -> [AgentItem] {
     try open.check()
     guard !undeliveredOnly else {
-      return try store.readTransaction {
+      return try await store.readOffPool(open) {
         try $0.agentItems(kind: kind, dueFrom: from, to: to, undeliveredOnly: true, limit: max(0, limit))
       }
     }
     // Repeating items (an imported RRULE) are listed at each occurrence in the range, those
     // that began before it too; each occurrence is the item (its id) at that time.
-    let (repeating, items) = try store.readTransaction { session in
+    let (repeating, items) = try await store.readOffPool(open) { session in
       let repeating = try session.agentItems(
         kind: kind, dueFrom: nil, to: to, undeliveredOnly: false, limit: 100_000
       )
@@ -100,8 +105,9 @@ public struct AgentRecords: Sendable {
 
   /// Delivers the reminders due at or before `now` and never delivered: claims each (marks
   /// it delivered) and returns them, soonest first. Forwards to ``ReminderDelivery/deliver(at:limit:)``.
-  public func deliverDueReminders(at now: Date = Date(), limit: Int = 1000) throws -> [AgentItem] {
-    try ReminderDelivery(open: open, store: store).deliver(at: now, limit: limit)
+  public func deliverDueReminders(at now: Date = Date(), limit: Int = 1000) async throws -> [AgentItem] {
+    try open.check()
+    return try await BlockingWork.run { [delivery] in try delivery.deliver(at: now, limit: limit) }
   }
 
   /// Changes an item's title and/or due time; a reminder moved to a new time is delivered
@@ -109,10 +115,10 @@ public struct AgentRecords: Sendable {
   /// - Throws: `AgentRecordError.notFound` when no item has `id`, `.emptyField("title")` for a
   ///   blank title (nothing changes); store errors.
   @discardableResult
-  public func updateItem(_ id: Int64, title: String? = nil, due: Date? = nil) throws -> AgentItem {
+  public func updateItem(_ id: Int64, title: String? = nil, due: Date? = nil) async throws -> AgentItem {
     try open.check()
     if let title, TextChecks.isBlank(title) { throw AgentRecordError.emptyField("title") }
-    return try store.writeTransaction { connection in
+    return try await store.writeOffPool(open) { connection in
       guard var item = try connection.fetch(AgentItem.self, id: id) else {
         throw AgentRecordError.notFound(table: AgentItem.tableName, id: id)
       }
@@ -129,9 +135,8 @@ public struct AgentRecords: Sendable {
 
   /// Deletes the item with `id` (a cancelled reminder or event).
   /// - Throws: `AgentRecordError.notFound` when no item has `id`; store errors.
-  public func deleteItem(_ id: Int64) throws {
-    try open.check()
-    try store.writeTransaction { connection in
+  public func deleteItem(_ id: Int64) async throws {
+    try await store.writeOffPool(open) { connection in
       guard try connection.delete(AgentItem.self, id: id) else {
         throw AgentRecordError.notFound(table: AgentItem.tableName, id: id)
       }
@@ -140,9 +145,8 @@ public struct AgentRecords: Sendable {
 
   /// Marks an agent item done or not done.
   /// - Throws: `AgentRecordError.notFound` when no item has `id`.
-  public func setItemDone(_ id: Int64, _ done: Bool = true) throws {
-    try open.check()
-    try store.writeTransaction { connection in
+  public func setItemDone(_ id: Int64, _ done: Bool = true) async throws {
+    try await store.writeOffPool(open) { connection in
       guard var item = try connection.fetch(AgentItem.self, id: id) else {
         throw AgentRecordError.notFound(table: AgentItem.tableName, id: id)
       }
@@ -157,7 +161,7 @@ public struct AgentRecords: Sendable {
   /// - Throws: `AgentRecordError` for a blank execution id, a negative step, arguments that are
   ///   not a JSON object, or a negative or non-finite duration (nothing stored); store errors.
   @discardableResult
-  public func recordTrace(_ trace: Trace) throws -> Int64 {
+  public func recordTrace(_ trace: Trace) async throws -> Int64 {
     try open.check()
     guard !TextChecks.isBlank(trace.executionID) else { throw AgentRecordError.emptyField("executionID") }
     guard trace.step >= 0 else { throw AgentRecordError.invalidStep(trace.step) }
@@ -165,21 +169,20 @@ public struct AgentRecords: Sendable {
       throw AgentRecordError.invalidDuration(trace.durationMs)
     }
     try Self.checkJSONObject(trace.arguments, field: "arguments")
-    var row = trace
-    row.id = nil
-    return try store.writeTransaction { try $0.insert(row) }
+    var unsaved = trace
+    unsaved.id = nil
+    let row = unsaved
+    return try await store.writeOffPool(open) { try $0.insert(row) }
   }
 
   /// The steps of one execution, in step order.
-  public func traces(executionID: String) throws -> [Trace] {
-    try open.check()
-    return try store.readTransaction { try $0.traces(executionID: executionID) }
+  public func traces(executionID: String) async throws -> [Trace] {
+    try await store.readOffPool(open) { try $0.traces(executionID: executionID) }
   }
 
   /// The most recent trace rows, newest first.
-  public func recentTraces(limit: Int = 50) throws -> [Trace] {
-    try open.check()
-    return try store.readTransaction { try $0.recentTraces(limit: max(0, limit)) }
+  public func recentTraces(limit: Int = 50) async throws -> [Trace] {
+    try await store.readOffPool(open) { try $0.recentTraces(limit: max(0, limit)) }
   }
 
   // MARK: - Pending calls
@@ -191,7 +194,7 @@ public struct AgentRecords: Sendable {
   public func addPendingCall(
     executionID: String, step: Int, skillID: String, arguments: String, summary: String,
     at date: Date = Date()
-  ) throws -> Int64 {
+  ) async throws -> Int64 {
     try open.check()
     for (field, value) in [("executionID", executionID), ("skillID", skillID), ("summary", summary)]
     where TextChecks.isBlank(value) {
@@ -202,30 +205,27 @@ public struct AgentRecords: Sendable {
     let call = PendingCall(
       executionID: executionID, step: step, skillID: skillID, arguments: arguments, summary: summary,
       createdAt: date)
-    return try store.writeTransaction { try $0.insert(call) }
+    return try await store.writeOffPool(open) { try $0.insert(call) }
   }
 
   /// The pending call with `id`, or nil.
-  public func pendingCall(_ id: Int64) throws -> PendingCall? {
-    try open.check()
-    return try store.readTransaction { try $0.fetch(PendingCall.self, id: id) }
+  public func pendingCall(_ id: Int64) async throws -> PendingCall? {
+    try await store.readOffPool(open) { try $0.fetch(PendingCall.self, id: id) }
   }
 
   /// Pending calls with `status`, oldest first.
-  public func pendingCalls(status: PendingCallStatus) throws -> [PendingCall] {
-    try open.check()
-    let stored = status
-    return try store.readTransaction { try $0.pendingCalls(status: stored) }
+  public func pendingCalls(status: PendingCallStatus) async throws -> [PendingCall] {
+    try await store.readOffPool(open) { try $0.pendingCalls(status: status) }
   }
 
   /// Moves pending call `id` to `status` (with `error` when it failed).
   /// - Throws: `AgentRecordError.notFound` when no call has `id`.
   public func setPendingCallStatus(
     _ id: Int64, to status: PendingCallStatus, error: String? = nil, at date: Date = Date()
-  ) throws {
+  ) async throws {
     try open.check()
     let stored = status
-    try store.writeTransaction { connection in
+    try await store.writeOffPool(open) { connection in
       guard try connection.fetch(PendingCall.self, id: id) != nil else {
         throw AgentRecordError.notFound(table: PendingCall.tableName, id: id)
       }
@@ -235,31 +235,31 @@ public struct AgentRecords: Sendable {
 
   /// At agent start: cancels every call still `pending` or `confirmed` (a confirmed call whose
   /// outcome was never recorded is not re-run blindly) and returns them as they now are.
-  public func cancelUnfinishedPendingCalls(at date: Date = Date()) throws -> [PendingCall] {
+  public func cancelUnfinishedPendingCalls(at date: Date = Date()) async throws -> [PendingCall] {
     try open.check()
     let time = date
-    return try store.writeTransaction { try $0.markUnfinishedPendingCallsCancelled(at: time) }
+    return try await store.writeOffPool(open) { try $0.markUnfinishedPendingCallsCancelled(at: time) }
   }
 
   /// Confirms pending call `id` if it still waits (`pending` → `confirmed`, atomically);
   /// false when it was decided meanwhile (cancelled by another process, say).
   /// - Throws: store errors.
-  public func claimPendingCall(_ id: Int64, at date: Date = Date()) throws -> Bool {
+  public func claimPendingCall(_ id: Int64, at date: Date = Date()) async throws -> Bool {
     try open.check()
     let time = date
-    return try store.writeTransaction {
+    return try await store.writeOffPool(open) {
       try $0.transitionPendingCall(id, from: [.pending], to: .confirmed, at: time)
     }
   }
 
   /// Cancels those of `ids` that are still `pending` or `confirmed`; returns them as they now are.
   /// - Throws: store errors; nothing changes then.
-  public func cancelUnfinishedPendingCalls(_ ids: [Int64], at date: Date = Date()) throws
+  public func cancelUnfinishedPendingCalls(_ ids: [Int64], at date: Date = Date()) async throws
     -> [PendingCall]
   {
     try open.check()
     let time = date
-    return try store.writeTransaction { connection in
+    return try await store.writeOffPool(open) { connection in
       var cancelled: [PendingCall] = []
       for id in ids
       where try connection.transitionPendingCall(id, from: [.pending, .confirmed], to: .cancelled, at: time) {
@@ -288,23 +288,22 @@ public struct AgentRecords: Sendable {
   // MARK: - Routines
 
   /// Every routine (`routines`), by name.
-  public func routines() throws -> [Routine] {
-    try open.check()
-    return try store.readTransaction { try $0.routines() }
+  public func routines() async throws -> [Routine] {
+    try await store.readOffPool(open) { try $0.routines() }
   }
 
   /// The routine named `name` (compared as `Routine.key(_:)` folds names), or nil.
-  public func routine(named name: String) throws -> Routine? {
+  public func routine(named name: String) async throws -> Routine? {
     try open.check()
     let key = Routine.key(name)
-    return try store.readTransaction { try $0.routine(key: key) }
+    return try await store.readOffPool(open) { try $0.routine(key: key) }
   }
 
   /// Saves `routine`, replacing one with the same name (which keeps its creation time);
   /// returns whether it replaced one.
   /// - Throws: `AgentRecordError.invalidRoutine` for an empty name or no steps; store errors.
   @discardableResult
-  public func saveRoutine(_ routine: Routine) throws -> Bool {
+  public func saveRoutine(_ routine: Routine) async throws -> Bool {
     try open.check()
     guard !routine.key.isEmpty else {
       throw AgentRecordError.invalidRoutine(name: routine.name, reason: .emptyName)
@@ -312,7 +311,7 @@ public struct AgentRecords: Sendable {
     guard !routine.steps.isEmpty,
       routine.steps.allSatisfy({ !$0.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty })
     else { throw AgentRecordError.invalidRoutine(name: routine.name, reason: .noSteps) }
-    return try store.writeTransaction { session in
+    return try await store.writeOffPool(open) { session in
       var saved = routine
       let existing = try session.routine(key: routine.key)
       if let existing { saved.createdAt = existing.createdAt }
@@ -324,11 +323,12 @@ public struct AgentRecords: Sendable {
   /// Enables or disables the routine named `name`; returns it as it now is.
   /// - Throws: `AgentRecordError.routineNotFound`; store errors.
   @discardableResult
-  public func setRoutineEnabled(_ enabled: Bool, named name: String, at date: Date = Date()) throws -> Routine
+  public func setRoutineEnabled(_ enabled: Bool, named name: String, at date: Date = Date()) async throws
+    -> Routine
   {
     try open.check()
     let key = Routine.key(name)
-    return try store.writeTransaction { session in
+    return try await store.writeOffPool(open) { session in
       guard var routine = try session.routine(key: key) else {
         throw AgentRecordError.routineNotFound(name: name)
       }
@@ -341,10 +341,10 @@ public struct AgentRecords: Sendable {
 
   /// Removes the routine named `name`.
   /// - Throws: `AgentRecordError.routineNotFound`; store errors.
-  public func removeRoutine(named name: String) throws {
+  public func removeRoutine(named name: String) async throws {
     try open.check()
     let key = Routine.key(name)
-    try store.writeTransaction { session in
+    try await store.writeOffPool(open) { session in
       guard try session.deleteRoutine(key: key) else { throw AgentRecordError.routineNotFound(name: name) }
     }
   }

@@ -10,14 +10,34 @@ extension MemoryStore {
   func readOffPool<T: Sendable>(
     _ open: OpenState, _ body: @escaping @Sendable (any StoreSession) throws -> T
   ) async throws -> T {
-    try open.check()
-    return try await BlockingWork.run { try self.readTransaction(body) }
+    try await StoreRole(self) { $0 }.readOffPool(open, body)
   }
 
   /// A write transaction run off the cooperative pool, after checking that the engine is open.
   /// - Throws: `EngramError.closed`; what `body` and the store throw.
   func writeOffPool<T: Sendable>(
     _ open: OpenState, _ body: @escaping @Sendable (any StoreSession) throws -> T
+  ) async throws -> T {
+    try await StoreRole(self) { $0 }.writeOffPool(open, body)
+  }
+}
+
+extension StoreRole {
+  /// A read transaction on the role, run off the cooperative pool, after checking that the
+  /// engine is open.
+  /// - Throws: `EngramError.closed`; what `body` and the store throw.
+  func readOffPool<T: Sendable>(
+    _ open: OpenState, _ body: @escaping @Sendable (Role) throws -> T
+  ) async throws -> T {
+    try open.check()
+    return try await BlockingWork.run { try self.readTransaction(body) }
+  }
+
+  /// A write transaction on the role, run off the cooperative pool, after checking that the
+  /// engine is open.
+  /// - Throws: `EngramError.closed`; what `body` and the store throw.
+  func writeOffPool<T: Sendable>(
+    _ open: OpenState, _ body: @escaping @Sendable (Role) throws -> T
   ) async throws -> T {
     try open.check()
     return try await BlockingWork.run { try self.writeTransaction(body) }

@@ -44,7 +44,7 @@ extension Agent {
   func runPlanForTesting(_ steps: [PlanStep], text: String) async -> AgentState {
     let execution = UUID()
     currentExecution = execution
-    let context = SkillContext(userText: text, clock: configuration.clock, memory: memory)
+    let context = SkillContext(userText: text, clock: configuration.clock, engine: engine)
     let run = TurnRun(executionID: execution, context: context, route: .rules, queue: [], total: steps.count)
     return await startPlan(run, steps: steps)
   }
@@ -212,11 +212,9 @@ extension Agent {
     let owner = ProcessOwner.tag(run.executionID, agent: ownerToken)
     let callID: Int64
     do {
-      callID = try await Self.offMain {
-        try engine.agentRecords.addPendingCall(
-          executionID: owner, step: 1, skillID: Self.planSkillID, arguments: "{\"steps\":\"\(object)\"}",
-          summary: summary, at: now)
-      }
+      callID = try await engine.agentRecords.addPendingCall(
+        executionID: owner, step: 1, skillID: Self.planSkillID, arguments: "{\"steps\":\"\(object)\"}",
+        summary: summary, at: now)
     } catch {
       return await fail(run, error, skillID: nil)
     }
@@ -224,9 +222,7 @@ extension Agent {
       run.executionID, step: 1, skillID: Self.planSkillID, arguments: SkillArguments(), status: .pending,
       result: summary, startedAt: now, since: .now)
     guard isCurrent(run.executionID) else {
-      try? await Self.offMain {
-        try engine.agentRecords.setPendingCallStatus(callID, to: .cancelled, error: "stale", at: now)
-      }
+      try? await engine.agentRecords.setPendingCallStatus(callID, to: .cancelled, error: "stale", at: now)
       return state
     }
     let action = PendingAction(
@@ -243,7 +239,7 @@ extension Agent {
     let engine = self.engine
     let clock = configuration.clock
     do {
-      guard try await Self.offMain({ try engine.agentRecords.claimPendingCall(action.id, at: clock.now) })
+      guard try await engine.agentRecords.claimPendingCall(action.id, at: clock.now)
       else {
         return await finish(
           AgentReply(
@@ -277,10 +273,8 @@ extension Agent {
       plan = await runPlanned(position, skill: skill, plan: plan)
     }
     let failed = plan.steps.contains { if case .failed = $0.state { return true } else { return false } }
-    try? await Self.offMain {
-      try engine.agentRecords.setPendingCallStatus(
-        action.id, to: failed ? .failed : .executed, error: failed ? "a step failed" : nil, at: clock.now)
-    }
+    try? await engine.agentRecords.setPendingCallStatus(
+      action.id, to: failed ? .failed : .executed, error: failed ? "a step failed" : nil, at: clock.now)
     return await finishPlan(plan)
   }
 

@@ -18,7 +18,7 @@ extension Agent {
       let engine = self.engine
       let replaced: Bool
       do {
-        replaced = try await Self.offMain { try engine.agentRecords.saveRoutine(routine) }
+        replaced = try await engine.agentRecords.saveRoutine(routine)
       } catch {
         return await fail(execution, error, language: language, skillID: nil)
       }
@@ -38,16 +38,15 @@ extension Agent {
     do {
       switch request {
       case .list:
-        let routines = try await Self.offMain { try engine.agentRecords.routines() }
+        let routines = try await engine.agentRecords.routines()
         text = Self.routineListSentence(routines, language: language)
       case .remove(let name):
-        let removed = try await Self.offMain { () throws -> Bool in
-          do {
-            try engine.agentRecords.removeRoutine(named: name)
-            return true
-          } catch AgentRecordError.routineNotFound {
-            return false
-          }
+        let removed: Bool
+        do {
+          try await engine.agentRecords.removeRoutine(named: name)
+          removed = true
+        } catch AgentRecordError.routineNotFound {
+          removed = false
         }
         switch (removed, language) {
         case (true, .english): text = "Removed the routine “\(name)”."

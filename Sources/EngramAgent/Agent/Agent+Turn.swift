@@ -29,7 +29,7 @@ extension Agent {
     lastContext = prompt
     contextsBuilt += 1
     let context = SkillContext(
-      userText: text, turn: prompt, clock: clock, memory: memory,
+      userText: text, turn: prompt, clock: clock, engine: engine,
       partial: streamingOutput(for: execution), recentItems: recentItems)
     language = context.language
     currentLanguage = language
@@ -76,7 +76,7 @@ extension Agent {
     var router = turnRouter
     let engine = self.engine
     // Read each turn: a routine saved by another tool (the CLI, the web app) runs at once.
-    router.routines = try await Self.offMain { try engine.agentRecords.routines() }
+    router.routines = try await engine.agentRecords.routines()
     let routed = try await router.route(text, clock: configuration.clock, scenario: configuration.scenario)
     guard case .askLanguageModel = routed.plan else { return (routed.plan, routed.source) }
     // The language model takes what the earlier stages leave (it answers with the memories
@@ -278,12 +278,8 @@ extension Agent {
     let owner = ProcessOwner.tag(execution, agent: ownerToken)
     let callID: Int64
     do {
-      callID = try await Self.offMain {
-        try engine.agentRecords.addPendingCall(
-          executionID: owner, step: step, skillID: skillID,
-          arguments: json, summary: summary,
-          at: now)
-      }
+      callID = try await engine.agentRecords.addPendingCall(
+        executionID: owner, step: step, skillID: skillID, arguments: json, summary: summary, at: now)
     } catch {
       return await fail(run, error, skillID: skillID)
     }
@@ -291,9 +287,7 @@ extension Agent {
       execution, step: step, skillID: skillID, arguments: arguments, status: .pending, result: summary,
       startedAt: now, since: .now)
     guard isCurrent(execution) else {
-      try? await Self.offMain {
-        try engine.agentRecords.setPendingCallStatus(callID, to: .cancelled, error: "stale", at: now)
-      }
+      try? await engine.agentRecords.setPendingCallStatus(callID, to: .cancelled, error: "stale", at: now)
       return state
     }
     let action = PendingAction(
@@ -313,7 +307,7 @@ extension Agent {
     let clock = configuration.clock
     do {
       // Atomically: a call another process cancelled meanwhile is never run.
-      guard try await Self.offMain({ try engine.agentRecords.claimPendingCall(action.id, at: clock.now) })
+      guard try await engine.agentRecords.claimPendingCall(action.id, at: clock.now)
       else {
         await trace(
           run.executionID, step: action.step, skillID: action.skillID, arguments: action.arguments,
@@ -328,16 +322,12 @@ extension Agent {
       switch await execute(skill, arguments: action.arguments, run: run, step: action.step) {
       case .success(let output):
         noteShown(output)
-        try await Self.offMain {
-          try engine.agentRecords.setPendingCallStatus(action.id, to: .executed, at: clock.now)
-        }
+        try await engine.agentRecords.setPendingCallStatus(action.id, to: .executed, at: clock.now)
         Self.absorb(output, into: &run)
       case .failure(let error):
         let description = String(describing: error)
-        try? await Self.offMain {
-          try engine.agentRecords.setPendingCallStatus(
-            action.id, to: .failed, error: description, at: clock.now)
-        }
+        try? await engine.agentRecords.setPendingCallStatus(
+          action.id, to: .failed, error: description, at: clock.now)
         return await fail(run, error, skillID: action.skillID)
       }
     } catch {
@@ -366,9 +356,7 @@ extension Agent {
     let now = configuration.clock.now
     let id = step.action.id
     do {
-      try await Self.offMain {
-        try engine.agentRecords.setPendingCallStatus(id, to: .cancelled, error: reason, at: now)
-      }
+      try await engine.agentRecords.setPendingCallStatus(id, to: .cancelled, error: reason, at: now)
     } catch {
       persistenceFailures += 1
     }
@@ -474,7 +462,7 @@ extension Agent {
       error: error.map { String(describing: $0) })
     let engine = self.engine
     do {
-      _ = try await Self.offMain { try engine.agentRecords.recordTrace(record) }
+      _ = try await engine.agentRecords.recordTrace(record)
     } catch {
       persistenceFailures += 1
     }

@@ -65,7 +65,6 @@ public final class Agent {
   @ObservationIgnored let planner: Planner?
   /// Checks a plan step's condition when the step runs.
   @ObservationIgnored let conditionChecker: ConditionChecker
-  @ObservationIgnored let memory: any AgentMemory
   @ObservationIgnored var currentExecution: UUID?
   @ObservationIgnored var runningTask: Task<AgentState, Never>?
   @ObservationIgnored var suspended: SuspendedStep?
@@ -119,14 +118,13 @@ public final class Agent {
   ///   - registry: the skills it may run.
   ///   - router: defaults to rules plus similarity with the engine's embedder.
   ///   - planner: the language-model planner, asked when rules and similarity find nothing.
-  ///   - memory: what skills use; defaults to `EngineAgentMemory` over `engine`.
   ///   - conditions: checks a plan step's condition; defaults to one that asks Open-Meteo
   ///     (`ENGRAM_WEATHER_URL`) for the weather.
   ///   - configuration: how the agent runs (session, budget, clock).
   /// - Throws: engine and store errors.
   public init(
     engine: MemoryEngine, registry: SkillRegistry, router: SkillRouter? = nil, planner: Planner? = nil,
-    memory: (any AgentMemory)? = nil, conditions: ConditionChecker? = nil,
+    conditions: ConditionChecker? = nil,
     configuration: AgentConfiguration = AgentConfiguration()
   ) async throws {
     self.conditionChecker =
@@ -137,20 +135,18 @@ public final class Agent {
     self.router =
       router ?? SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine))
     self.planner = planner
-    self.memory = memory ?? EngineAgentMemory(engine: engine, clock: configuration.clock)
     sessionID = try await engine.conversation.startSession(
       name: configuration.sessionName, at: configuration.clock.now)
     // Calls of live processes (another chat waiting for its user) are theirs to decide.
     let now = configuration.clock.now
-    let cancelled = try await Self.offMain {
-      let unfinished =
-        try engine.agentRecords.pendingCalls(status: .pending)
-        + engine.agentRecords.pendingCalls(status: .confirmed)
-      let abandoned = unfinished.filter { call in
-        ProcessOwner.owner(ofExecution: call.executionID).map { !ProcessOwner.isAlive($0) } ?? true
-      }
-      return try engine.agentRecords.cancelUnfinishedPendingCalls(abandoned.compactMap(\.id), at: now)
+    let unfinished =
+      try await engine.agentRecords.pendingCalls(status: .pending)
+      + engine.agentRecords.pendingCalls(status: .confirmed)
+    let abandoned = unfinished.filter { call in
+      ProcessOwner.owner(ofExecution: call.executionID).map { !ProcessOwner.isAlive($0) } ?? true
     }
+    let cancelled = try await engine.agentRecords.cancelUnfinishedPendingCalls(
+      abandoned.compactMap(\.id), at: now)
     cancelledAtStart = cancelled
     let language = MessageLanguage.resolve(
       text: "", preference: try await engine.userPreferences.get(MessageLanguage.preferenceKey))
@@ -294,11 +290,5 @@ public final class Agent {
     }
     if isCurrent(execution) { runningTask = nil }
     return result
-  }
-
-  /// Runs synchronous engine work (SQLite statements) off the main actor and off the
-  /// cooperative pool, on a thread of ``BlockingWork``'s.
-  nonisolated static func offMain<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await BlockingWork.run(body)
   }
 }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// The skills that need only `AgentMemory`, the clock and, for the weather, a web service.
+/// The skills that need only the engine's topics (`SkillContext`), the clock and, for the
+/// weather, a web service.
 public enum BuiltInSkills {
   /// Every built-in skill, in the registration order that breaks rule-score ties;
   /// `weather.current` uses Open-Meteo at the base URLs `ENGRAM_WEATHER_URL` and

@@ -30,7 +30,8 @@ public struct CalendarSkill: Skill {
 
   public func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput {
     let (title, date, note) = try DatedTitle.require(arguments)
-    let id = try await context.memory.storeEvent(title: title, date: date, body: note)
+    let id = try await context.agenda.addItem(
+      kind: .event, title: title, body: note, due: date, at: context.clock.now)
     return DatedTitle.created(kind: .event, id: id, title: title, date: date, context: context)
   }
 }

@@ -1,3 +1,5 @@
+import Engram
+
 /// `memory.forget`: deletes one memory by id; given only a description, lists the candidates.
 public struct ForgetSkill: Skill {
   /// Forgetting removes a memory and every copy of it: destructive (a higher intent bar).
@@ -50,12 +52,14 @@ public struct ForgetSkill: Skill {
 
   public func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput {
     if let id = arguments["id"]?.intValue {
-      try await context.memory.forget(id: Int64(id))
+      guard try await context.memories.forget(kind: .memory, id: Int64(id)) else {
+        throw EngramError.notFound(kind: .memory, id: Int64(id))
+      }
       let message = context.language == .english ? "Memory #\(id) is forgotten." : "已删除记忆 #\(id)。"
       return .forgotten(id: Int64(id), message: message)
     }
     guard let query = arguments["query"]?.stringValue else { throw SkillError.missingArgument(name: "id") }
-    let hits = try await context.memory.search(query: query, k: 5)
+    let hits = try await context.memories.search(query, k: 5)
     let title =
       context.language == .english
       ? (hits.isEmpty ? "No memory matches that." : "Which one should I forget? Tell me its id:")

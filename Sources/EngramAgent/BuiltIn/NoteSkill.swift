@@ -46,7 +46,7 @@ public struct NoteSkill: Skill {
     }
     let title = arguments["title"]?.stringValue ?? Self.defaultTitle(content)
     let now = context.clock.now
-    let id = try await context.memory.storeNote(title: title, date: now, body: content)
+    let id = try await context.agenda.addItem(kind: .note, title: title, body: content, due: now, at: now)
     let message = context.language == .english ? "Note saved: “\(title)”." : "笔记已保存：「\(title)」。"
     return .created(CreatedItem(kind: .note, id: id, title: title, date: now), message: message)
   }

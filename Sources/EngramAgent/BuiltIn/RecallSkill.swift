@@ -36,7 +36,7 @@ public struct RecallSkill: Skill {
   public func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput {
     guard let query = arguments["query"]?.stringValue else { throw SkillError.missingArgument(name: "query") }
     let hits =
-      context.turn.hits.isEmpty ? try await context.memory.search(query: query, k: limit) : context.turn.hits
+      context.turn.hits.isEmpty ? try await context.memories.search(query, k: limit) : context.turn.hits
     return answer.reply(to: query, from: hits, clock: context.clock, language: context.language)
   }
 }

@@ -52,10 +52,10 @@ public struct RememberSkill: Skill {
       throw SkillError.missingArgument(name: "content")
     }
     let kind = Self.memoryKind(named: arguments["kind"]?.stringValue)
-    let id = try await context.memory.remember(content: content, kind: kind)
+    let id = try await context.memories.remember(content, kind: kind, at: context.clock.now)
     let extractor = PlaceExtractor(clock: context.clock)
     let homeCity = extractor.homeCity(statedIn: content) ?? extractor.homeCity(statedIn: context.userText)
-    if let homeCity { try await context.memory.setPreference(key: WeatherSkill.homeCityKey, value: homeCity) }
+    if let homeCity { try await context.preferences.set(WeatherSkill.homeCityKey, homeCity) }
     let message: String
     switch (context.language, homeCity) {
     case (.english, let city?):

@@ -33,8 +33,9 @@ public struct ReminderSkill: Skill {
   public func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput {
     let (title, date, note) = try DatedTitle.require(arguments)
     let condition = context.laterCondition
-    let id = try await context.memory.storeReminder(
-      title: title, date: date, body: note, condition: condition)
+    let id = try await context.agenda.addItem(
+      kind: .reminder, title: title, body: note, due: date, at: context.clock.now,
+      condition: condition?.storedText)
     let created = DatedTitle.created(kind: .reminder, id: id, title: title, date: date, context: context)
     guard let condition, case .created(let item, let message) = created else { return created }
     return .created(item, message: message + " " + Self.conditionNote(condition, language: context.language))

@@ -93,7 +93,7 @@ public struct WeatherSkill: Skill {
 
   private func homeCity(_ context: SkillContext) async throws -> String? {
     if let city = context.turn.allPreferences[Self.homeCityKey], !city.isEmpty { return city }
-    guard let stored = try await context.memory.preference(key: Self.homeCityKey), !stored.isEmpty else {
+    guard let stored = try await context.preferences.get(Self.homeCityKey), !stored.isEmpty else {
       return nil
     }
     return stored

@@ -87,7 +87,7 @@ public struct ConditionChecker: Sendable {
     let start = condition.when ?? context.clock.now
     let end = start.addingTimeInterval(3600)
     do {
-      let events = try await context.memory.agenda(kind: .event, from: start, to: end)
+      let events = try await context.agenda.agenda(kind: .event, from: start, to: end)
       let shown = TextCues.render(start, clock: context.clock, language: context.language)
       if events.isEmpty { return .holds("the calendar is free at \(shown)") }
       let titles = events.prefix(2).map { "“\($0.title)”" }.joined(separator: ", ")
@@ -101,7 +101,7 @@ public struct ConditionChecker: Sendable {
 
   private func checkMemory(_ condition: StepCondition, context: SkillContext) async -> ConditionOutcome {
     do {
-      let hits = try await context.memory.search(query: condition.about, k: 1)
+      let hits = try await context.memories.search(condition.about, k: 1)
       guard let hit = hits.first else { return .fails("nothing in memory says “\(condition.about)”") }
       return .holds("memory #\(hit.id) says “\(hit.text)”")
     } catch {
@@ -116,7 +116,7 @@ public struct ConditionChecker: Sendable {
     var city = condition.place
     if city == nil || city!.isEmpty {
       city = context.turn.allPreferences[WeatherSkill.homeCityKey]
-      if city == nil, let stored = try? await context.memory.preference(key: WeatherSkill.homeCityKey) {
+      if city == nil, let stored = try? await context.preferences.get(WeatherSkill.homeCityKey) {
         city = stored
       }
     }

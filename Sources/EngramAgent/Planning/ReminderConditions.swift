@@ -8,14 +8,14 @@ public struct ReminderConditions: ReminderConditionChecking {
   /// The checker (its forecast service answers weather conditions).
   public var checker: ConditionChecker
   /// The memory a calendar or memory condition reads, and where the home city is found.
-  public var memory: any AgentMemory
+  public var engine: MemoryEngine
   /// The zone the reminder's day is read in (the forecast day of "on Saturday").
   public var timeZone: TimeZone
 
   /// Creates a checker of reminders' conditions.
-  public init(checker: ConditionChecker, memory: any AgentMemory, timeZone: TimeZone = .current) {
+  public init(checker: ConditionChecker, engine: MemoryEngine, timeZone: TimeZone = .current) {
     self.checker = checker
-    self.memory = memory
+    self.engine = engine
     self.timeZone = timeZone
   }
 
@@ -28,7 +28,7 @@ public struct ReminderConditions: ReminderConditionChecking {
     self.init(
       checker: ConditionChecker(
         weather: OpenMeteoWeatherService(configuration: .fromEnvironment(environment))),
-      memory: EngineAgentMemory(engine: engine), timeZone: timeZone)
+      engine: engine, timeZone: timeZone)
   }
 
   /// What `reminder`'s condition comes to at `now`: held, failed, or unchecked (the condition
@@ -38,7 +38,7 @@ public struct ReminderConditions: ReminderConditionChecking {
       return AgentItemConditionOutcome(.unchecked, reason: "its stored condition could not be read")
     }
     let context = SkillContext(
-      userText: condition.text, clock: .fixed(now, timeZone: timeZone), memory: memory)
+      userText: condition.text, clock: .fixed(now, timeZone: timeZone), engine: engine)
     switch await checker.check(condition, context: context) {
     case .holds(let reason): return AgentItemConditionOutcome(.held, reason: reason)
     case .fails(let reason): return AgentItemConditionOutcome(.failed, reason: reason)

@@ -1,7 +1,7 @@
 import Engram
 import Foundation
 
-/// Something a skill created through `AgentMemory`.
+/// Something a skill created in the agenda (`SkillContext.agenda`).
 public struct CreatedItem: Sendable, Hashable {
   /// What was created.
   public enum Kind: String, Sendable, Hashable {

@@ -47,10 +47,8 @@ public enum CalendarCommand: Command {
     let start = from ?? clock.now
     // One more than asked: whether the listing stops early.
     let found = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
-      try await BlockingWork.run {
-        try engine.agentRecords.agenda(
-          kind: .event, from: start, to: to, limit: limit == Int.max ? limit : limit + 1)
-      }
+      try await engine.agentRecords.agenda(
+        kind: .event, from: start, to: to, limit: limit == Int.max ? limit : limit + 1)
     }
     let items = found.prefix(limit)
     let json = options.json

@@ -80,15 +80,13 @@ public enum RemindersCommand: Command {
       return
     }
     let items = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
-      try await BlockingWork.run { () throws -> [AgentItem] in
-        if due { return try engine.reminders.due(at: now) }
-        // Also those that came due in the last week and did not fire (their condition failed).
-        let weekAgo = now.addingTimeInterval(-7 * 86_400)
-        return try engine.agentRecords.agenda(kind: .reminder).filter { item in
-          let due = item.dueAt ?? .distantPast
-          return due >= now || item.deliveredAt == nil
-            || (item.conditionOutcome?.fired == false && due >= weekAgo)
-        }
+      if due { return try await BlockingWork.run { try engine.reminders.due(at: now) } }
+      // Also those that came due in the last week and did not fire (their condition failed).
+      let weekAgo = now.addingTimeInterval(-7 * 86_400)
+      return try await engine.agentRecords.agenda(kind: .reminder).filter { item in
+        let due = item.dueAt ?? .distantPast
+        return due >= now || item.deliveredAt == nil
+          || (item.conditionOutcome?.fired == false && due >= weekAgo)
       }
     }
     if items.isEmpty && !json {

@@ -73,7 +73,7 @@ public enum RouteCommand: Command {
         // The memory's routines: a routine's name routes to its steps, as in chat.
         let router = TurnRouter(
           skills: SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine)),
-          routines: try engine.agentRecords.routines())
+          routines: try await engine.agentRecords.routines())
         try await route(
           requests, router: router, registry: registry, clock: clock, json: options.json, context: context)
       }

@@ -65,7 +65,7 @@ public enum SkillsCommand: Command {
       for skill in skills { try registry.register(skill) }
       if let id { try registry.setEnabled(action == .enable, id: id) }
       let rows = skills.map { ($0.id, $0.displayName, $0.category, registry.isEnabled(id: $0.id)) }
-      return (rows, try engine.agentRecords.routines())
+      return (rows, try await engine.agentRecords.routines())
     }
     if options.json {
       for row in rows {
@@ -101,7 +101,7 @@ public enum SkillsCommand: Command {
     case .list:
       if let extra = arguments.first { throw UsageError(.unexpectedArgument(extra)) }
       let routines = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
-        try engine.agentRecords.routines()
+        try await engine.agentRecords.routines()
       }
       if options.json {
         for routine in routines { try context.jsonLines.write(json(routine)) }
@@ -138,7 +138,7 @@ public enum SkillsCommand: Command {
           )
         }
         let routine = Routine(name: name, steps: definition.steps, createdAt: Date())
-        try engine.agentRecords.saveRoutine(routine)
+        try await engine.agentRecords.saveRoutine(routine)
         return routine
       }
       if options.json {
@@ -152,9 +152,9 @@ public enum SkillsCommand: Command {
       try await EngineAccess.withEngine(context) { engine in
         do {
           if action == .remove {
-            try engine.agentRecords.removeRoutine(named: name)
+            try await engine.agentRecords.removeRoutine(named: name)
           } else {
-            try engine.agentRecords.setRoutineEnabled(action == .enable, named: name)
+            try await engine.agentRecords.setRoutineEnabled(action == .enable, named: name)
           }
         } catch AgentRecordError.routineNotFound {
           throw CommandFailure("no routine is named \"\(name)\" (see `engram skills routine list`)")

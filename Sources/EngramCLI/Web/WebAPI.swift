@@ -287,10 +287,11 @@ enum WebAPI {
     let to = try date(query.to, field: "to", timeZone: zone)?.end ?? from.addingTimeInterval(31 * 86_400)
     guard from < to else { throw Failure(400, "'from' must come before 'to'") }
     let engine = scope.engine
-    let items = try await BlockingWork.run { () throws -> [AgentItem] in
-      try engine.agentRecords.agenda(kind: .reminder, from: from, to: to, limit: 500)
-        + engine.agentRecords.agenda(kind: .event, from: from, to: to, limit: 500)
-    }.sorted { ($0.dueAt ?? .distantPast, $0.id ?? 0) < ($1.dueAt ?? .distantPast, $1.id ?? 0) }
+    let items = try await
+      (engine.agentRecords.agenda(kind: .reminder, from: from, to: to, limit: 500)
+      + engine.agentRecords.agenda(kind: .event, from: from, to: to, limit: 500)).sorted {
+        ($0.dueAt ?? .distantPast, $0.id ?? 0) < ($1.dueAt ?? .distantPast, $1.id ?? 0)
+      }
     return [
       "from": .string(iso(from, scope)), "to": .string(iso(to, scope)),
       "items": .array(items.map { itemJSON($0, scope) }),
@@ -299,10 +300,10 @@ enum WebAPI {
 
   private static func cancelItem(id: Int64, scope: WebScope) async throws -> JSONValue {
     let engine = scope.engine
-    guard let item = try await BlockingWork.run({ try engine.agentRecords.item(id) }) else {
+    guard let item = try await engine.agentRecords.item(id) else {
       throw Failure(404, "no reminder or event with id \(id)")
     }
-    try await BlockingWork.run { try engine.agentRecords.deleteItem(id) }
+    try await engine.agentRecords.deleteItem(id)
     return ["cancelled": itemJSON(item, scope)]
   }
 
@@ -311,10 +312,10 @@ enum WebAPI {
       let due = DateParser.parse(text, timeZone: scope.clock.timeZone)?.date
     else { throw Failure(400, "'due' must be an ISO 8601 time (2025-06-17T09:00) or a date") }
     let engine = scope.engine
-    guard try await BlockingWork.run({ try engine.agentRecords.item(id) }) != nil else {
+    guard try await engine.agentRecords.item(id) != nil else {
       throw Failure(404, "no reminder or event with id \(id)")
     }
-    let moved = try await BlockingWork.run { try engine.agentRecords.updateItem(id, due: due) }
+    let moved = try await engine.agentRecords.updateItem(id, due: due)
     return ["moved": itemJSON(moved, scope)]
   }
 
@@ -366,12 +367,13 @@ enum WebAPI {
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)
     let engine = scope.engine
-    let (enabled, routines) = try await BlockingWork.run { () throws -> ([(String, Bool)], [Routine]) in
-      let enabled = try registry.allSkills.compactMap { skill in
+    // The flags are read synchronously (a skill registry's store reads them so).
+    let enabled = try await BlockingWork.run { () throws -> [(String, Bool)] in
+      try registry.allSkills.compactMap { skill in
         try engine.agentRecords.skillEnabled(id: skill.id).map { (skill.id, $0) }
       }
-      return (enabled, try engine.agentRecords.routines())
     }
+    let routines = try await engine.agentRecords.routines()
     for (id, flag) in enabled { try registry.setEnabled(flag, id: id) }
     // The user's routines, as chat reads them: the inspector shows what chat does.
     let router = TurnRouter(

@@ -45,7 +45,7 @@ public struct AgendaCancelSkill: Skill {
     guard let id = arguments["id"]?.intValue else { throw SkillError.missingArgument(name: "id") }
     let itemKind = AgendaChange.kind(of: arguments, default: kind)
     let (title, when) = AgendaChange.current(arguments, context: context)
-    try await context.memory.deleteItem(id: Int64(id))
+    try await context.agenda.deleteItem(Int64(id))
     let noun = AgendaWords.noun(itemKind, context.language)
     let message =
       context.language == .english
@@ -167,8 +167,8 @@ public struct AgendaUpdateSkill: Skill {
 
   public func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput {
     guard let id = arguments["id"]?.intValue else { throw SkillError.missingArgument(name: "id") }
-    let updated = try await context.memory.updateItem(
-      id: Int64(id), title: arguments["title"]?.stringValue, date: arguments["when"]?.dateValue)
+    let updated = try await context.agenda.updateItem(
+      Int64(id), title: arguments["title"]?.stringValue, due: arguments["when"]?.dateValue)
     let when =
       updated.dueAt.map { TextCues.render($0, clock: context.clock, language: context.language) } ?? ""
     let noun = AgendaWords.noun(updated.kind, context.language)

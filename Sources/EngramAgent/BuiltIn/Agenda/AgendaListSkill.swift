@@ -45,14 +45,14 @@ public struct AgendaListSkill: Skill {
     let span = written.flatMap { AgendaWords.span(in: $0, clock: clock)?.span }
     var items: [AgentItem]
     if let span {
-      items = try await context.memory.agenda(kind: kind, from: span.lowerBound, to: span.upperBound)
+      items = try await context.agenda.agenda(kind: kind, from: span.lowerBound, to: span.upperBound)
       if kind == .event {
-        items += try await context.memory.agenda(kind: .reminder, from: span.lowerBound, to: span.upperBound)
+        items += try await context.agenda.agenda(kind: .reminder, from: span.lowerBound, to: span.upperBound)
         items.sort { ($0.dueAt ?? .distantPast, $0.id ?? 0) < ($1.dueAt ?? .distantPast, $1.id ?? 0) }
       }
     } else {
       // Upcoming; for reminders also those already due that were never delivered.
-      items = try await context.memory.agenda(kind: kind, from: nil, to: nil).filter { item in
+      items = try await context.agenda.agenda(kind: kind, from: nil, to: nil).filter { item in
         (item.dueAt ?? .distantPast) >= clock.now || (kind == .reminder && item.deliveredAt == nil)
       }
     }

@@ -23,12 +23,12 @@ struct AgendaTarget {
   /// of `candidates`), `at` (a day or time the item is at, as written), `candidates` (ids the
   /// agent offered, comma separated), `id` (an id given outright).
   func resolve(_ arguments: SkillArguments, context: SkillContext) async throws -> Outcome {
-    let memory = context.memory
+    let agenda = context.agenda
     let clock = context.clock
     // Everything not yet past (from the start of today), and reminders not yet delivered.
     let startOfToday = clock.calendar.startOfDay(for: clock.now)
     func items(_ kind: AgentItemKind) async throws -> [AgentItem] {
-      try await memory.agenda(kind: kind, from: nil, to: nil).filter { item in
+      try await agenda.agenda(kind: kind, from: nil, to: nil).filter { item in
         (item.dueAt ?? .distantPast) >= startOfToday || (item.kind == .reminder && item.deliveredAt == nil)
       }
     }
