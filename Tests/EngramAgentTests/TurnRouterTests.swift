@@ -214,6 +214,23 @@ import Testing
     #expect(plan.last?.inputFrom == 0)
   }
 
+  /// A condition whose subject is "nothing" says the calendar is free (the words are no
+  /// answer to a question); after a look at the calendar, "if there's X" asks whether it is
+  /// busy.
+  @Test func conditionsOnWhatIsOnTheCalendar() async throws {
+    let free = try await steps(
+      "if nothing's on the family calendar for the 21st, pencil in a barbecue at noon")
+    #expect(free.map(\.skill) == ["calendar.create"])
+    #expect(free.first?.condition?.kind == .calendar)
+    #expect(free.first?.condition?.negated == false)
+    let busy = try await steps(
+      "show the calendar on the 23rd? if there's a visit from the plumber, push it to sunday at 8")
+    #expect(busy.map(\.skill) == ["calendar.list", "calendar.update"])
+    #expect(busy.last?.condition?.kind == .calendar)
+    #expect(busy.last?.condition?.negated == true, "busy: the calendar is not free")
+    #expect(busy.last?.inputFrom == 0)
+  }
+
   /// What was stored before stays the object of a verb that forgets it: no recall first.
   @Test func forgettingWhatWasStoredBeforeIsNotARecall() async throws {
     let plan = try await steps(

@@ -1380,6 +1380,9 @@ extension SkillWords {
     plan.calendar_free	没计划
     plan.calendar_free	没有事
     plan.calendar_free	空出来
+    plan.calendar_free	nothing's on
+    plan.calendar_free	nothing is on
+    plan.calendar_free	nothing's scheduled
     plan.calendar_busy	busy
     plan.calendar_busy	booked
     plan.calendar_busy	anything on
@@ -2053,6 +2056,19 @@ extension SkillWords {
     plan.calendar_owner	我的
     plan.calendar_owner	我有
     plan.calendar_owner	我没
+    plan.calendar_names	calendar
+    plan.calendar_names	schedule
+    plan.calendar_names	agenda
+    plan.calendar_names	日历
+    plan.calendar_names	日程
+    plan.calendar_names	行程
+    plan.calendar_exists	there's
+    plan.calendar_exists	there is
+    plan.calendar_exists	there are
+    plan.calendar_exists	if any
+    plan.calendar_exists	有的话
+    plan.calendar_exists	如果有
+    plan.calendar_exists	要是有
     plan.request_heads	提醒我
     plan.request_heads	再提醒
     plan.request_heads	设个提醒

@@ -11,7 +11,9 @@ struct ConditionReader: Sendable {
   /// in a place, else a fact in memory.
   static func kind(of text: String, zoneKnown: Bool = false) -> StepCondition.Kind {
     let lower = text.lowercased()
-    let namesCalendar = containsAny(lower, "plan.calendar_free") || containsAny(lower, "plan.calendar_busy")
+    let namesCalendar =
+      containsAny(lower, "plan.calendar_free") || containsAny(lower, "plan.calendar_busy")
+      || containsAny(lower, "plan.calendar_names")
     // "if my Friday night is open": the user's own time is the calendar's, whatever
     // the word could say of the sky.
     if namesCalendar, containsAny(lower, "plan.calendar_owner") { return .calendar }
@@ -42,8 +44,7 @@ struct ConditionReader: Sendable {
         kind: .weather, about: Self.weatherAbout(lower) ?? "rain", negated: negated, when: date(in: text),
         place: place?.text, text: text)
     case .calendar:
-      let busy =
-        Self.containsAny(lower, "plan.calendar_busy") && !Self.containsAny(lower, "plan.calendar_free")
+      let busy = Self.saysBusy(lower)
       return StepCondition(
         kind: .calendar, about: "free", negated: busy != negatedByMarker, when: date(in: text), text: text)
     case .time:
@@ -155,6 +156,13 @@ struct ConditionReader: Sendable {
 
   /// Whether `lower` holds a word of `list`: a Latin word with letters on neither side
   /// ("rain" in "raining?" no, in "rain tomorrow" yes), any other as written.
+  /// Whether a condition on the calendar asks whether something is on it ("if I have a
+  /// meeting", "if there's one with the bank", 有的话) rather than whether it is free.
+  static func saysBusy(_ lower: String) -> Bool {
+    (containsAny(lower, "plan.calendar_busy") || containsAny(lower, "plan.calendar_exists"))
+      && !containsAny(lower, "plan.calendar_free")
+  }
+
   static func containsAny(_ lower: String, _ list: String) -> Bool {
     SkillWords.list(list).contains { word in
       guard word.unicodeScalars.contains(where: { $0.isASCII && CharacterSet.letters.contains($0) }) else {

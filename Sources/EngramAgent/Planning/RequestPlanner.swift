@@ -649,6 +649,13 @@ struct RequestPlanner: Sendable {
     sentences.append(Sentence(text: body, isQuestion: isQuestion))
   }
 
+  /// Whether `rest` goes on with the verb of the words before it ("'s on", " is booked").
+  static func continuesClause(_ rest: String) -> Bool {
+    if rest.hasPrefix("'") || rest.hasPrefix("’") { return true }
+    let word = rest.trimmingCharacters(in: .whitespaces).prefix { $0.isLetter }.lowercased()
+    return rest.first == " " && ["is", "are", "was", "were"].contains(word)
+  }
+
   /// The parts of one sentence: its condition (if any) and the requests around it.
   static func parts(of sentence: String, isQuestion: Bool) -> [Part] {
     // "if you don't mind, ...", 方便的话: politeness, not a condition.
@@ -658,6 +665,9 @@ struct RequestPlanner: Sendable {
     // "if not, ..." / "if so ..." / 如果不是 after a question.
     for (marker, negated) in answerMarkers() where startsWith(text, marker) {
       let rest = String(text.dropFirst(marker.count)).trimmingCharacters(in: edge)
+      // "if nothing's on ...", "if nothing is booked": the marker's last word is the subject of
+      // a clause that goes on, not the answer to a question.
+      if Self.continuesClause(String(text.dropFirst(marker.count))) { continue }
       // "if not, book drinks": the rest is the action; "如果还没到十点，提醒我…" says more first.
       var (conditionText, action) = splitCondition(rest, requireAction: true)
       if conditionText == nil || ConditionReader.kind(of: conditionText!, zoneKnown: true) == .memory {
@@ -977,15 +987,15 @@ struct RequestPlanner: Sendable {
       var condition = reader.read(
         written.text, negatedByMarker: written.negatedByMarker, zone: zone, zoneKnown: afterTimeQuestion)
     else { return nil }
-    // Right after a look at the calendar, "if the morning is open" is about the calendar.
+    // Right after a look at the calendar, "if the morning is open" and "if there's a X" are
+    // about the calendar.
     let lower = written.text.lowercased()
     if steps.last?.skill == "calendar.list", condition.kind == .weather || condition.kind == .memory,
       ConditionReader.containsAny(lower, "plan.calendar_free")
         || ConditionReader.containsAny(lower, "plan.calendar_busy")
+        || ConditionReader.containsAny(lower, "plan.calendar_exists")
     {
-      let busy =
-        ConditionReader.containsAny(lower, "plan.calendar_busy")
-        && !ConditionReader.containsAny(lower, "plan.calendar_free")
+      let busy = ConditionReader.saysBusy(lower)
       condition = StepCondition(
         kind: .calendar, about: "free", negated: busy != written.negatedByMarker,
         when: DateExpressionParser(clock: clock).parse(written.text)?.date
