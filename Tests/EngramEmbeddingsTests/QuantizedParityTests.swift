@@ -26,6 +26,7 @@ struct QuantizedParityTests {
       let alone = try await quantized.embed([sentence.exactText])[0]
       let inBatch = cosine(batch[index], reference[index])
       let byItself = cosine(alone, reference[index])
+      print("PARITY minilm threads \(threads) \(sentence.id) batch \(inBatch) alone \(byItself)")
       #expect(inBatch >= 0.999, "\(sentence.id) in a batch: cosine \(inBatch)")
       #expect(byItself >= 0.999, "\(sentence.id) alone: cosine \(byItself)")
       // Quantized, not the float path under another name.
@@ -57,6 +58,7 @@ struct QuantizedParityTests {
         }
       }
     }
+    print("PARITY e5 part \(part) worst \(worst.0) text \(worst.1)")
     #expect(worst.0 >= 0.999, "worst: text \(worst.1), cosine \(worst.0)")
     #expect(identical == 0)
   }
