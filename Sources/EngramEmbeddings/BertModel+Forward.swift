@@ -283,7 +283,8 @@ extension BertModel {
       if single < rows {
         engram_qgemm_f32(
           space.codes + 2 * single * stride, space.codeScales + single, rows - single, stride, 2,
-          order.map { $0 + single }, packed, scales, sums, ldc, k, columns.lowerBound, columns.upperBound, bias,
+          order.map { $0 + single }, packed, scales, sums, ldc, k, columns.lowerBound, columns.upperBound,
+          bias,
           output, ldc)
       }
       if gelu { engram_bias_gelu_rows(target, rows, columns.count, ldc, dense.bias + columns.lowerBound, 1) }
@@ -307,7 +308,8 @@ extension BertModel {
       case .mixed(let crest):
         for row in 0..<rows { space.crestLimits[row] = space.twoPassRows[row] ? 0 : crest }
         space.singleRows = engram_quantize_rows_mixed(
-          input, rows, k, k, space.crestLimits, space.codes, space.codeStride, space.codeScales, space.codeOrder)
+          input, rows, k, k, space.crestLimits, space.codes, space.codeStride, space.codeScales,
+          space.codeOrder)
         space.reordered = true
       }
     }

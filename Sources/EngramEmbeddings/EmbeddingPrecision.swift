@@ -10,9 +10,10 @@ public enum EmbeddingPrecision: String, Sendable, CaseIterable {
   /// float32 weights and BLAS / float products: the reference path and the default.
   case float32 = "f32"
   /// Weights quantized once at load to int8 per output row in groups of 64 inputs,
-  /// activations per row in two int8 passes at each product (the row, then its residual),
-  /// exact integer dot products (AVX-512 VNNI, AVX2, NEON sdot or portable C); attention,
-  /// softmax, GELU and LayerNorm stay float.
+  /// activations per row in one int8 pass, or in two (the row, then its residual) for the rows
+  /// dominated by one channel and the rows of sequences of at most 8 tokens; exact integer dot
+  /// products (AVX-512 VNNI, AVX2, NEON sdot or portable C); attention, softmax, GELU and
+  /// LayerNorm stay float.
   case int8
 
   /// The default precision: float32 (int8 reaches the 0.999 cosine the project asks, not yet

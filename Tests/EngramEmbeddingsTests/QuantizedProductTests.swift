@@ -64,9 +64,11 @@ import Testing
     return sums
   }
 
-  @Test(arguments: [1, 2], [
-    (1, 1, 1), (3, 5, 7), (6, 16, 4), (7, 17, 33), (13, 64, 384), (25, 100, 70), (2, 129, 1536),
-  ])
+  @Test(
+    arguments: [1, 2],
+    [
+      (1, 1, 1), (3, 5, 7), (6, 16, 4), (7, 17, 33), (13, 64, 384), (25, 100, 70), (2, 129, 1536),
+    ])
   func everyLevelGivesTheExactIntegerProducts(passes: Int, shape: (m: Int, n: Int, k: Int)) {
     let (m, n, k) = shape
     let kp = engram_qgemm_padded_inputs(k)
@@ -124,7 +126,8 @@ import Testing
       // NaN everywhere first: every output is written, none read.
       var out = [Float](repeating: .nan, count: m * n)
       engram_qgemm_f32_path(
-        codes, scales, m, kp, Int32(passes), nil, packed.codes, packed.scales, packed.sums, n, k, 0, n, bias, &out,
+        codes, scales, m, kp, Int32(passes), nil, packed.codes, packed.scales, packed.sums, n, k, 0, n, bias,
+        &out,
         n, level)
       if reference.isEmpty { reference = out }
       #expect(out.map(\.bitPattern) == reference.map(\.bitPattern), "level \(level) float outputs")
@@ -163,7 +166,8 @@ import Testing
     for level in levels {
       var part = [Float](repeating: -1, count: m * n)
       engram_qgemm_f32_path(
-        codes, scales, m, kp, 1, nil, packed.codes, packed.scales, packed.sums, n, k, 16, 50, nil, &part, n, level)
+        codes, scales, m, kp, 1, nil, packed.codes, packed.scales, packed.sums, n, k, 16, 50, nil, &part, n,
+        level)
       for i in 0..<m {
         for j in 0..<n {
           #expect(
@@ -195,16 +199,19 @@ import Testing
         scales.withUnsafeBufferPointer { scale in
           order.withUnsafeBufferPointer { rows in
             engram_qgemm_f32_path(
-              all.baseAddress, scale.baseAddress, single, kp, 1, rows.baseAddress, packed.codes, packed.scales,
+              all.baseAddress, scale.baseAddress, single, kp, 1, rows.baseAddress, packed.codes,
+              packed.scales,
               packed.sums, n, k, 0, n, bias, &out, n, level)
             engram_qgemm_f32_path(
               all.baseAddress! + 2 * single * kp, scale.baseAddress! + single, m - single, kp, 2,
-              rows.baseAddress! + single, packed.codes, packed.scales, packed.sums, n, k, 0, n, bias, &out, n, level)
+              rows.baseAddress! + single, packed.codes, packed.scales, packed.sums, n, k, 0, n, bias, &out, n,
+              level)
           }
         }
       }
       if let reference {
-        #expect(codes == reference.codes && scales == reference.scales, "level \(level) quantizes differently")
+        #expect(
+          codes == reference.codes && scales == reference.scales, "level \(level) quantizes differently")
         #expect(order == reference.order && single == reference.single, "level \(level) decides differently")
         #expect(out.map(\.bitPattern) == reference.out.map(\.bitPattern), "level \(level) float outputs")
       } else {
@@ -220,13 +227,16 @@ import Testing
       let passes = position < reference.single ? 1 : 2
       var codes = [Int8](repeating: 0, count: passes * kp)
       var scale: Float = 0
-      engram_quantize_rows(Array(x[(Int(row) * k)..<(Int(row) * k + k)]), 1, k, k, Int32(passes), &codes, kp, &scale)
+      engram_quantize_rows(
+        Array(x[(Int(row) * k)..<(Int(row) * k + k)]), 1, k, k, Int32(passes), &codes, kp, &scale)
       var alone = [Float](repeating: 0, count: n)
       engram_qgemm_f32_path(
-        codes, [scale], 1, kp, Int32(passes), nil, packed.codes, packed.scales, packed.sums, n, k, 0, n, bias, &alone,
+        codes, [scale], 1, kp, Int32(passes), nil, packed.codes, packed.scales, packed.sums, n, k, 0, n, bias,
+        &alone,
         n, 0)
       #expect(
-        Array(reference.out[(Int(row) * n)..<(Int(row) * n + n)]).map(\.bitPattern) == alone.map(\.bitPattern),
+        Array(reference.out[(Int(row) * n)..<(Int(row) * n + n)]).map(\.bitPattern)
+          == alone.map(\.bitPattern),
         "row \(row)")
     }
   }

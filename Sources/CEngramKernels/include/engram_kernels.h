@@ -227,17 +227,18 @@ size_t engram_quantize_rows_mixed_path(const float *x, size_t m, size_t k, size_
 /// acc = fma(float(s), scale[g, j], acc) in order of g from 0; then C[i, j] =
 /// fma(acc, row_scales[i], bias[j]) (bias 0 when `bias` is NULL), written directly to C's row
 /// i, or to row rows[i] when `rows` is not NULL (the order `engram_quantize_rows_mixed` gives):
-/// nothing else of C is touched, and C needs no zeroing. The sums are exact on every level (AVX-512 VNNI
-/// vpdpbusd, AVX2 vpmaddubsw/vpmaddwd, NEON sdot or portable C, chosen at run time), so all
-/// levels give bit-equal results.
+/// nothing else of C is touched, and C needs no zeroing. The sums are exact on every level
+/// (AVX-512 VNNI vpdpbusd, AVX2 vpmaddubsw/vpmaddwd, NEON sdot or portable C, chosen at run
+/// time), so all levels give bit-equal results.
 void engram_qgemm_f32(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes,
-                      const int32_t *rows, const int8_t *packed, const float *scales, const int32_t *sums, size_t n, size_t k,
-                      size_t col0, size_t col1, const float *bias, float *c, size_t ldc);
+                      const int32_t *rows, const int8_t *packed, const float *scales, const int32_t *sums, size_t n,
+                      size_t k, size_t col0, size_t col1, const float *bias, float *c, size_t ldc);
 /// `engram_qgemm_f32` on a chosen level (`ENGRAM_LEVEL_*`; 2 is VNNI where the CPU has it, else
 /// AVX2; NEON needs the dot-product extension, else portable C), never above the dispatch level.
 void engram_qgemm_f32_path(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes,
-                           const int32_t *rows, const int8_t *packed, const float *scales, const int32_t *sums, size_t n, size_t k,
-                           size_t col0, size_t col1, const float *bias, float *c, size_t ldc, int path);
+                           const int32_t *rows, const int8_t *packed, const float *scales, const int32_t *sums,
+                           size_t n, size_t k, size_t col0, size_t col1, const float *bias, float *c, size_t ldc,
+                           int path);
 /// The exact int32 group sums of `engram_qgemm_f32_path`, for tests: s of token i, group g and
 /// column j at out[(g * m + i) * ldo + j].
 void engram_qgemm_i32_path(const int8_t *a, size_t m, size_t lda, int passes, const int8_t *packed,
