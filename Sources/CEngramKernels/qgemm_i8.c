@@ -1,18 +1,19 @@
 // Int8 products for the embedders' linear layers.
 //
 // Weights: each output row quantized symmetrically (codes -127...127) in groups of 64 inputs,
-// one scale per (row, group). Activations: each row quantized in two int8 passes with one
-// scale s per row: the coarse codes c = round(x / (256 s)) and the codes f of what they leave,
-// round((x / (256 s) - c) * 256), so that x ~ s * (256 c + f), a 16-bit code carried by two
-// int8 rows. Per group, the exact int32 sums 256 * dot(c, w) + dot(f, w) are converted to
-// float and multiplied by the group's weight scales into float accumulators; the row scale
-// comes last. Per-row activations alone cost most of the error (MiniLM fixtures: cosine to
-// float 0.9857 at worst); the two passes and the groups bring it above 0.999, for twice the
-// integer work.
+// one scale per (row, group). Activations: each row quantized with one scale s per row, in one
+// int8 pass (codes c = round(x / s), x ~ s * c) or in two: the coarse codes c = round(x / (256 s))
+// and the codes f of what they leave, round((x / (256 s) - c) * 256), so that x ~ s * (256 c + f),
+// a 16-bit code carried by two int8 rows. The embedders choose per product (BertModel+Forward:
+// two passes only where one costs parity). Per group, the exact int32 sum (dot(c, w), or
+// 256 * dot(c, w) + dot(f, w)) is converted to float and multiplied by the group's weight
+// scales into running float sums; after the last group the row scale and the bias are applied
+// in one fused multiply-add and the result is written to C, so there is no separate pass to
+// zero accumulators, scale or add the bias.
 //
 // Every level computes the exact integer sums, so they are equal bit for bit; the float
-// epilogue is one fused multiply-add per group (intrinsics on the SIMD levels, fmaf in C)
-// and one product by the row scale, so the float outputs are equal too.
+// epilogue is one fused multiply-add per group and one at the end (intrinsics on the SIMD
+// levels, fmaf in C), so the float outputs are equal too.
 #include "dispatch.h"
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@
 #define STEP 4    // inputs per packed step
 #define GROUP 64  // inputs per weight scale
 #define FINE 256  // the coarse codes' weight against the fine ones (a shift by 8)
-#define TOKENS 3  // activation rows per tile (6 code rows)
+#define ROWS 6    // code rows per tile: 6 tokens at one pass, 3 at two
 
 size_t engram_qgemm_padded_inputs(size_t k) { return (k + GROUP - 1) & ~(size_t)(GROUP - 1); }
 
@@ -76,53 +77,79 @@ void engram_qgemm_pack(const float *w, size_t n, size_t k, size_t ldw, int8_t *p
   }
 }
 
-// The two codes of x at t = x * inverse: rint(t), then rint((t - rint(t)) * 256); t - rint(t)
-// is exact and so is the product by 256, so every level that rounds to nearest even agrees.
-static inline void two_codes(float x, float inverse, int8_t *coarse, int8_t *fine) {
+// The codes of x at t = x * inverse: rint(t), then (two passes) rint((t - rint(t)) * 256);
+// t - rint(t) is exact and so is the product by 256, so every level that rounds to nearest
+// even agrees.
+static inline void codes_of(float x, float inverse, int passes, int8_t *coarse, int8_t *fine) {
   float t = x * inverse;
   float q = __builtin_rintf(t);
-  float r = t - q;
   *coarse = clamp_code(q);
-  *fine = clamp_code(__builtin_rintf(r * (float)FINE));
+  if (passes == 2) *fine = clamp_code(__builtin_rintf((t - q) * (float)FINE));
 }
 
-static float row_inverse(float largest, float *scale) {
-  *scale = largest / 127.0f / (float)FINE;
+static float row_inverse(float largest, int passes, float *scale) {
+  *scale = passes == 2 ? largest / 127.0f / (float)FINE : largest / 127.0f;
   return largest > 0 ? 127.0f / largest : 0;
 }
 
 static void quantize_rows_scalar(const float *x, size_t m, size_t k, size_t ldx, int8_t *q, size_t ldq,
-                                 float *scales) {
+                                 float *scales, int passes) {
   for (size_t i = 0; i < m; i++) {
     const float *row = x + i * ldx;
-    int8_t *coarse = q + 2 * i * ldq, *fine = coarse + ldq;
+    int8_t *coarse = q + (size_t)passes * i * ldq, *fine = coarse + ldq;
     float largest = 0;
     for (size_t p = 0; p < k; p++) largest = __builtin_fmaxf(largest, __builtin_fabsf(row[p]));
-    float inverse = row_inverse(largest, scales + i);
-    for (size_t p = 0; p < k; p++) two_codes(row[p], inverse, coarse + p, fine + p);
-    for (size_t p = k; p < ldq; p++) coarse[p] = fine[p] = 0;
+    float inverse = row_inverse(largest, passes, scales + i);
+    for (size_t p = 0; p < k; p++) codes_of(row[p], inverse, passes, coarse + p, fine + p);
+    for (size_t p = k; p < ldq; p++) {
+      coarse[p] = 0;
+      if (passes == 2) fine[p] = 0;
+    }
   }
 }
 
-// Where a tile's results go: float accumulators (tokens `TOKENS` x 64 columns), or, for tests,
-// each group's exact int32 sums (token t, group g at raw + g * raw_group + t * raw_token).
+// One tile's destination: the running float sums (up to ROWS tokens x 64 columns) and, after
+// the last group, C; or, for tests, each group's exact int32 sums (token t, group g at
+// raw + g * raw_group + t * raw_token).
 typedef struct {
-  const float *scales;  // the group scales of the tile's first column; group g at + g * stride
-  const int32_t *sums;  // the weight code sums, the same layout
+  const float *scales;      // the group scales of the tile's first column; group g at + g * stride
+  const int32_t *sums;      // the weight code sums, the same layout
   size_t stride;
-  float *acc;
+  size_t groups;            // groups of the row: the last one writes C
+  const float *row_scales;  // of the tile's first token
+  const float *bias;        // of the tile's first column, or NULL
+  float *acc;               // running sums, token t at + t * 64
+  float *const *c;          // token t's output row at its first column: c[t]
+  int count;                // the tile's columns (at most 64): C is written below it only
   int32_t *raw;
   size_t raw_group, raw_token;
-} Groups;
+} Tile;
 
-// The fused multiply-add of the portable level: x * s + a rounded once, as the SIMD levels'.
-static inline void accumulate_scalar(const Groups *out, size_t g, int t, int col, int32_t sum) {
-  if (out->raw != NULL) {
-    out->raw[g * out->raw_group + (size_t)t * out->raw_token + col] = sum;
+// The portable epilogue of one column: acc = fma(sum, scale, acc) (acc 0 at the first group),
+// then C = fma(acc, row scale, bias) after the last; the SIMD levels round the same way.
+static inline void finish_scalar(const Tile *o, size_t g, int t, int col, int32_t sum) {
+  if (o->raw != NULL) {
+    o->raw[g * o->raw_group + (size_t)t * o->raw_token + col] = sum;
     return;
   }
-  float *a = out->acc + t * 64 + col;
-  *a = __builtin_fmaf((float)sum, out->scales[g * out->stride + col], *a);
+  float *a = o->acc + t * 64 + col;
+  float v = __builtin_fmaf((float)sum, o->scales[g * o->stride + col], g == 0 ? 0.0f : *a);
+  if (g + 1 < o->groups) {
+    *a = v;
+    return;
+  }
+  if (col < o->count)
+    o->c[t][col] = __builtin_fmaf(v, o->row_scales[t], o->bias != NULL ? o->bias[col] : 0.0f);
+}
+
+// Moves a tile's destination `tokens` tokens down (the SIMD levels that split a tile by rows).
+static Tile tile_below(const Tile *o, int tokens) {
+  Tile part = *o;
+  part.acc += tokens * 64;
+  part.row_scales += tokens;
+  if (part.c != NULL) part.c += tokens;
+  if (part.raw != NULL) part.raw += (size_t)tokens * part.raw_token;
+  return part;
 }
 
 #if defined(__x86_64__)
@@ -134,42 +161,49 @@ static inline void accumulate_scalar(const Groups *out, size_t g, int t, int col
 // roundscale and cvtps2dq round to nearest even as rintf does, and the clamp to +-127 comes
 // before the narrowing.
 AVX512 static void quantize_rows_avx512(const float *x, size_t m, size_t k, size_t ldx, int8_t *q, size_t ldq,
-                                        float *scales) {
+                                        float *scales, int passes) {
   const __m512i high = _mm512_set1_epi32(127), low = _mm512_set1_epi32(-127);
   const __m512 fine_weight = _mm512_set1_ps((float)FINE);
   for (size_t i = 0; i < m; i++) {
     const float *row = x + i * ldx;
-    int8_t *coarse = q + 2 * i * ldq, *fine = coarse + ldq;
+    int8_t *coarse = q + (size_t)passes * i * ldq, *fine = coarse + ldq;
     __m512 big = _mm512_setzero_ps();
     size_t p = 0;
     for (; p + 16 <= k; p += 16) big = _mm512_max_ps(big, _mm512_abs_ps(_mm512_loadu_ps(row + p)));
     float largest = _mm512_reduce_max_ps(big);
     for (; p < k; p++) largest = __builtin_fmaxf(largest, __builtin_fabsf(row[p]));
-    float inverse = row_inverse(largest, scales + i);
+    float inverse = row_inverse(largest, passes, scales + i);
     const __m512 scale = _mm512_set1_ps(inverse);
     for (p = 0; p + 16 <= k; p += 16) {
       __m512 t = _mm512_mul_ps(_mm512_loadu_ps(row + p), scale);
       __m512 rounded = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      __m512i c = _mm512_cvtps_epi32(rounded);
-      __m512i f = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_sub_ps(t, rounded), fine_weight));
-      c = _mm512_max_epi32(_mm512_min_epi32(c, high), low);
-      f = _mm512_max_epi32(_mm512_min_epi32(f, high), low);
+      __m512i c = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(rounded), high), low);
       _mm_storeu_si128((__m128i *)(coarse + p), _mm512_cvtepi32_epi8(c));
-      _mm_storeu_si128((__m128i *)(fine + p), _mm512_cvtepi32_epi8(f));
+      if (passes == 2) {
+        __m512i f = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_sub_ps(t, rounded), fine_weight));
+        f = _mm512_max_epi32(_mm512_min_epi32(f, high), low);
+        _mm_storeu_si128((__m128i *)(fine + p), _mm512_cvtepi32_epi8(f));
+      }
     }
-    for (; p < k; p++) two_codes(row[p], inverse, coarse + p, fine + p);
-    for (p = k; p < ldq; p++) coarse[p] = fine[p] = 0;
+    for (; p < k; p++) codes_of(row[p], inverse, passes, coarse + p, fine + p);
+    for (p = k; p < ldq; p++) {
+      coarse[p] = 0;
+      if (passes == 2) fine[p] = 0;
+    }
   }
 }
 
 // AVX-512 VNNI: vpdpbusd multiplies unsigned by signed bytes, so each activation code a is
-// biased to a + 128 (an XOR with 0x80); per group, (256 + 1) * 128 * (the column's code sum)
-// is subtracted from the combined sum, exactly in int32. ROWS code rows (ROWS / 2 tokens) x
-// NB blocks of 16 columns, all accumulators in registers (6 x 4 = 24 of the 32).
+// biased to a + 128 (an XOR with 0x80); per group, 128 * (the column's code sum) times 1 (one
+// pass) or 256 + 1 (two) is subtracted from the sum, exactly in int32. `rows` code rows
+// (rows / passes tokens) x `nb` blocks of 16 columns, all accumulators in registers (6 x 4 =
+// 24 of the 32).
 VNNI512 static inline __attribute__((always_inline)) void tile_vnni(const int8_t *a, size_t lda, const int8_t *w,
-                                                                    size_t kp, const Groups *out, const int rows,
-                                                                    const int nb) {
+                                                                    size_t kp, const Tile *o, const int rows,
+                                                                    const int nb, const int passes) {
   const __m512i bias = _mm512_set1_epi32((int32_t)0x80808080u);
+  const __m512 zero = _mm512_setzero_ps();
+  const int tokens = rows / passes;
   for (size_t g = 0, s0 = 0; s0 < kp; g++, s0 += GROUP) {
     __m512i acc[6][4];
     for (int r = 0; r < rows; r++)
@@ -184,56 +218,74 @@ VNNI512 static inline __attribute__((always_inline)) void tile_vnni(const int8_t
         for (int b = 0; b < nb; b++) acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], u, wv[b]);
       }
     }
+    int last = g + 1 == o->groups;
     for (int b = 0; b < nb; b++) {
-      __m512i sums = _mm512_loadu_si512(out->sums + g * out->stride + b * BLOCK);
-      __m512i correction = _mm512_add_epi32(_mm512_slli_epi32(sums, 15), _mm512_slli_epi32(sums, 7));
-      __m512 scale = _mm512_loadu_ps(out->scales + g * out->stride + b * BLOCK);
-      for (int t = 0; t < rows / 2; t++) {
-        __m512i sum = _mm512_sub_epi32(_mm512_add_epi32(_mm512_slli_epi32(acc[2 * t][b], 8), acc[2 * t + 1][b]),
-                                       correction);
-        if (out->raw != NULL) {
-          _mm512_storeu_si512(out->raw + g * out->raw_group + t * out->raw_token + b * BLOCK, sum);
+      __m512i sums = _mm512_loadu_si512(o->sums + g * o->stride + b * BLOCK);
+      __m512i correction = _mm512_slli_epi32(sums, 7);
+      if (passes == 2) correction = _mm512_add_epi32(_mm512_slli_epi32(sums, 15), correction);
+      __m512 scale = _mm512_loadu_ps(o->scales + g * o->stride + b * BLOCK);
+      int left = o->count - b * BLOCK;
+      __mmask16 mask = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+      __m512 add = o->bias != NULL && last ? _mm512_maskz_loadu_ps(mask, o->bias + b * BLOCK) : zero;
+      for (int t = 0; t < tokens; t++) {
+        __m512i sum = passes == 2 ? _mm512_add_epi32(_mm512_slli_epi32(acc[2 * t][b], 8), acc[2 * t + 1][b])
+                                  : acc[t][b];
+        sum = _mm512_sub_epi32(sum, correction);
+        if (o->raw != NULL) {
+          _mm512_storeu_si512(o->raw + g * o->raw_group + t * o->raw_token + b * BLOCK, sum);
           continue;
         }
-        float *target = out->acc + t * 64 + b * BLOCK;
-        _mm512_storeu_ps(target, _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), scale, _mm512_loadu_ps(target)));
+        float *running = o->acc + t * 64 + b * BLOCK;
+        __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), scale, g == 0 ? zero : _mm512_loadu_ps(running));
+        if (!last) {
+          _mm512_storeu_ps(running, v);
+          continue;
+        }
+        _mm512_mask_storeu_ps(o->c[t] + b * BLOCK, mask,
+                              _mm512_fmadd_ps(v, _mm512_set1_ps(o->row_scales[t]), add));
       }
     }
   }
 }
 
-VNNI512 static void tile_vnni_any(const int8_t *a, size_t lda, const int8_t *w, size_t kp, const Groups *out,
-                                  int rows, int nb) {
-#define VNNI_CASE(R)                                            \
-  case R:                                                       \
-    switch (nb) {                                               \
-    case 1: tile_vnni(a, lda, w, kp, out, R, 1); return;        \
-    case 2: tile_vnni(a, lda, w, kp, out, R, 2); return;        \
-    case 3: tile_vnni(a, lda, w, kp, out, R, 3); return;        \
-    default: tile_vnni(a, lda, w, kp, out, R, 4); return;       \
-    }
-  switch (rows) {
-    VNNI_CASE(2)
-    VNNI_CASE(4)
-  default:
-    switch (nb) {
-    case 1: tile_vnni(a, lda, w, kp, out, 6, 1); return;
-    case 2: tile_vnni(a, lda, w, kp, out, 6, 2); return;
-    case 3: tile_vnni(a, lda, w, kp, out, 6, 3); return;
-    default: tile_vnni(a, lda, w, kp, out, 6, 4); return;
+VNNI512 static void tile_vnni_any(const int8_t *a, size_t lda, const int8_t *w, size_t kp, const Tile *o,
+                                  int rows, int nb, int passes) {
+#define VNNI_NB(R, P)                                      \
+  switch (nb) {                                            \
+  case 1: tile_vnni(a, lda, w, kp, o, R, 1, P); return;    \
+  case 2: tile_vnni(a, lda, w, kp, o, R, 2, P); return;    \
+  case 3: tile_vnni(a, lda, w, kp, o, R, 3, P); return;    \
+  default: tile_vnni(a, lda, w, kp, o, R, 4, P); return;   \
+  }
+  if (passes == 2) {
+    switch (rows) {
+    case 2: VNNI_NB(2, 2)
+    case 4: VNNI_NB(4, 2)
+    default: VNNI_NB(6, 2)
     }
   }
-#undef VNNI_CASE
+  switch (rows) {
+  case 1: VNNI_NB(1, 1)
+  case 2: VNNI_NB(2, 1)
+  case 3: VNNI_NB(3, 1)
+  case 4: VNNI_NB(4, 1)
+  case 5: VNNI_NB(5, 1)
+  default: VNNI_NB(6, 1)
+  }
+#undef VNNI_NB
 }
 
 // AVX2: vpmaddubsw takes unsigned x signed bytes into saturating i16 pairs. With |a| as the
 // unsigned side and the weights given a's sign (vpsignb), each pair is at most
 // 2 * 127 * 127 = 32258 and never saturates, so the sums are exact; vpmaddwd by ones widens
-// the pairs to i32. ROWS code rows (up to 4: 2 tokens) x 1 block (two registers of 8 columns).
+// the pairs to i32. `rows` code rows (up to 4) x 1 block (two registers of 8 columns).
 AVX2 static inline __attribute__((always_inline)) void tile_avx2(const int8_t *a, size_t lda, const int8_t *w,
-                                                                 size_t kp, const Groups *out, int col,
-                                                                 const int rows) {
+                                                                 size_t kp, const Tile *o, int col, const int rows,
+                                                                 const int passes) {
   const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256 zero = _mm256_setzero_ps();
+  const int tokens = rows / passes;
   for (size_t g = 0, s0 = 0; s0 < kp; g++, s0 += GROUP) {
     __m256i acc[4][2];
     for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
@@ -251,32 +303,51 @@ AVX2 static inline __attribute__((always_inline)) void tile_avx2(const int8_t *a
             acc[r][1], _mm256_madd_epi16(_mm256_maddubs_epi16(magnitude, _mm256_sign_epi8(w1, x)), ones));
       }
     }
+    int last = g + 1 == o->groups;
     for (int h = 0; h < 2; h++) {
       int at = col + 8 * h;
-      __m256 scale = _mm256_loadu_ps(out->scales + g * out->stride + at);
-      for (int t = 0; t < rows / 2; t++) {
-        __m256i sum = _mm256_add_epi32(_mm256_slli_epi32(acc[2 * t][h], 8), acc[2 * t + 1][h]);
-        if (out->raw != NULL) {
-          _mm256_storeu_si256((__m256i *)(out->raw + g * out->raw_group + t * out->raw_token + at), sum);
+      if (at >= o->count && o->raw == NULL && last) continue;
+      __m256 scale = _mm256_loadu_ps(o->scales + g * o->stride + at);
+      __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(o->count - at), lanes);
+      __m256 add = o->bias != NULL && last ? _mm256_maskload_ps(o->bias + at, mask) : zero;
+      for (int t = 0; t < tokens; t++) {
+        __m256i sum = passes == 2 ? _mm256_add_epi32(_mm256_slli_epi32(acc[2 * t][h], 8), acc[2 * t + 1][h])
+                                  : acc[t][h];
+        if (o->raw != NULL) {
+          _mm256_storeu_si256((__m256i *)(o->raw + g * o->raw_group + t * o->raw_token + at), sum);
           continue;
         }
-        float *target = out->acc + t * 64 + at;
-        _mm256_storeu_ps(target, _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), scale, _mm256_loadu_ps(target)));
+        float *running = o->acc + t * 64 + at;
+        __m256 v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), scale, g == 0 ? zero : _mm256_loadu_ps(running));
+        if (!last) {
+          _mm256_storeu_ps(running, v);
+          continue;
+        }
+        _mm256_maskstore_ps(o->c[t] + at, mask,
+                            _mm256_fmadd_ps(v, _mm256_set1_ps(o->row_scales[t]), add));
       }
     }
   }
 }
 
-AVX2 static void tile_avx2_any(const int8_t *a, size_t lda, const int8_t *w, size_t kp, const Groups *out,
-                               int rows, int nb) {
+AVX2 static void tile_avx2_any(const int8_t *a, size_t lda, const int8_t *w, size_t kp, const Tile *o, int rows,
+                               int nb, int passes) {
   for (int b = 0; b < nb; b++) {
     const int8_t *block = w + b * BLOCK * kp;
     for (int r = 0; r < rows; r += 4) {
-      Groups part = *out;
-      part.acc += (r / 2) * 64;
-      if (part.raw != NULL) part.raw += (size_t)(r / 2) * part.raw_token;
-      if (rows - r >= 4) tile_avx2(a + r * lda, lda, block, kp, &part, b * BLOCK, 4);
-      else tile_avx2(a + r * lda, lda, block, kp, &part, b * BLOCK, 2);
+      Tile part = tile_below(o, r / passes);
+      int count = rows - r < 4 ? rows - r : 4;
+      if (passes == 2) {
+        if (count == 4) tile_avx2(a + r * lda, lda, block, kp, &part, b * BLOCK, 4, 2);
+        else tile_avx2(a + r * lda, lda, block, kp, &part, b * BLOCK, 2, 2);
+        continue;
+      }
+      switch (count) {
+      case 1: tile_avx2(a + r * lda, lda, block, kp, &part, b * BLOCK, 1, 1); break;
+      case 2: tile_avx2(a + r * lda, lda, block, kp, &part, b * BLOCK, 2, 1); break;
+      case 3: tile_avx2(a + r * lda, lda, block, kp, &part, b * BLOCK, 3, 1); break;
+      default: tile_avx2(a + r * lda, lda, block, kp, &part, b * BLOCK, 4, 1); break;
+      }
     }
   }
 }
@@ -305,11 +376,12 @@ static int has_dotprod(void) {
 #endif
 
 ENGRAM_TARGET_DOTPROD static void tile_sdot_any(const int8_t *a, size_t lda, const int8_t *w, size_t kp,
-                                                const Groups *out, int rows, int nb) {
+                                                const Tile *o, int rows, int nb, int passes) {
   for (int b = 0; b < nb; b++) {
     const int8_t *block = w + b * BLOCK * kp;
     for (int r0 = 0; r0 < rows; r0 += 4) {
       int count = rows - r0 < 4 ? rows - r0 : 4;
+      Tile part = tile_below(o, r0 / passes);
       for (size_t g = 0, s0 = 0; s0 < kp; g++, s0 += GROUP) {
         int32x4_t acc[4][4];
         for (int r = 0; r < 4; r++)
@@ -324,18 +396,29 @@ ENGRAM_TARGET_DOTPROD static void tile_sdot_any(const int8_t *a, size_t lda, con
             for (int c = 0; c < 4; c++) acc[r][c] = vdotq_s32(acc[r][c], wv[c], x);
           }
         }
-        for (int t = 0; t < count / 2; t++) {
-          int token = r0 / 2 + t;
+        int last = g + 1 == part.groups;
+        for (int t = 0; t < count / passes; t++) {
           for (int c = 0; c < 4; c++) {
             int at = b * BLOCK + c * 4;
-            int32x4_t sum = vaddq_s32(vshlq_n_s32(acc[2 * t][c], 8), acc[2 * t + 1][c]);
-            if (out->raw != NULL) {
-              vst1q_s32(out->raw + g * out->raw_group + (size_t)token * out->raw_token + at, sum);
+            int32x4_t sum = passes == 2 ? vaddq_s32(vshlq_n_s32(acc[2 * t][c], 8), acc[2 * t + 1][c]) : acc[t][c];
+            if (part.raw != NULL) {
+              vst1q_s32(part.raw + g * part.raw_group + (size_t)t * part.raw_token + at, sum);
               continue;
             }
-            float *target = out->acc + token * 64 + at;
-            float32x4_t scale = vld1q_f32(out->scales + g * out->stride + at);
-            vst1q_f32(target, vfmaq_f32(vld1q_f32(target), vcvtq_f32_s32(sum), scale));
+            float *running = part.acc + t * 64 + at;
+            float32x4_t scale = vld1q_f32(part.scales + g * part.stride + at);
+            float32x4_t v = vfmaq_f32(g == 0 ? vdupq_n_f32(0) : vld1q_f32(running), vcvtq_f32_s32(sum), scale);
+            if (!last) {
+              vst1q_f32(running, v);
+              continue;
+            }
+            float lanes[4], add[4] = {0, 0, 0, 0};
+            int left = part.count - at;
+            if (left <= 0) continue;
+            if (left > 4) left = 4;
+            if (part.bias != NULL) memcpy(add, part.bias + at, (size_t)left * sizeof(float));
+            vst1q_f32(lanes, vfmaq_f32(vld1q_f32(add), v, vdupq_n_f32(part.row_scales[t])));
+            memcpy(part.c[t] + at, lanes, (size_t)left * sizeof(float));
           }
         }
       }
@@ -344,21 +427,22 @@ ENGRAM_TARGET_DOTPROD static void tile_sdot_any(const int8_t *a, size_t lda, con
 }
 #endif
 
-static void tile_scalar(const int8_t *a, size_t lda, const int8_t *w, size_t kp, const Groups *out, int rows,
-                        int nb) {
-  for (int t = 0; t < rows / 2; t++)
+static void tile_scalar(const int8_t *a, size_t lda, const int8_t *w, size_t kp, const Tile *o, int rows, int nb,
+                        int passes) {
+  for (int t = 0; t < rows / passes; t++)
     for (int b = 0; b < nb; b++)
       for (int c = 0; c < BLOCK; c++) {
         const int8_t *block = w + b * BLOCK * kp;
+        const int8_t *coarse_row = a + (size_t)passes * t * lda, *fine_row = coarse_row + lda;
         for (size_t g = 0, s0 = 0; s0 < kp; g++, s0 += GROUP) {
           int32_t coarse = 0, fine = 0;
           for (size_t s = s0; s < s0 + GROUP; s += STEP)
             for (int i = 0; i < STEP; i++) {
               int32_t code = block[s * BLOCK + c * STEP + i];
-              coarse += (int32_t)a[2 * t * lda + s + i] * code;
-              fine += (int32_t)a[(2 * t + 1) * lda + s + i] * code;
+              coarse += (int32_t)coarse_row[s + i] * code;
+              if (passes == 2) fine += (int32_t)fine_row[s + i] * code;
             }
-          accumulate_scalar(out, g, t, b * BLOCK + c, coarse * FINE + fine);
+          finish_scalar(o, g, t, b * BLOCK + c, passes == 2 ? coarse * FINE + fine : coarse);
         }
       }
 }
@@ -382,81 +466,124 @@ static int effective_path(int path) {
   return path;
 }
 
-static void tile_at(int path, const int8_t *a, size_t lda, const int8_t *w, size_t kp, const Groups *out,
-                    int rows, int nb) {
+static void tile_at(int path, const int8_t *a, size_t lda, const int8_t *w, size_t kp, const Tile *o, int rows,
+                    int nb, int passes) {
 #if defined(__x86_64__)
-  if (path >= 2) return tile_vnni_any(a, lda, w, kp, out, rows, nb);
-  if (path >= 1) return tile_avx2_any(a, lda, w, kp, out, rows, nb);
+  if (path >= 2) return tile_vnni_any(a, lda, w, kp, o, rows, nb, passes);
+  if (path >= 1) return tile_avx2_any(a, lda, w, kp, o, rows, nb, passes);
 #elif defined(__aarch64__)
-  if (path >= 1) return tile_sdot_any(a, lda, w, kp, out, rows, nb);
+  if (path >= 1) return tile_sdot_any(a, lda, w, kp, o, rows, nb, passes);
 #endif
-  tile_scalar(a, lda, w, kp, out, rows, nb);
+  tile_scalar(a, lda, w, kp, o, rows, nb, passes);
 }
 
 // Columns col0..<col1 in groups of 4 blocks (64 columns, whose weights stay in cache while
-// every row block passes over them), tokens in blocks of 3 (6 code rows). With `raw` (tests),
-// each tile's group sums go through `scratch` (groups x TOKENS x 64) into raw.
-static void qgemm(const int8_t *a, const float *row_scales, size_t m, size_t lda, const int8_t *packed,
-                  const float *scales, const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1, float *c,
-                  size_t ldc, int32_t *raw, int32_t *scratch, int path) {
+// every row block passes over them), tokens in blocks of ROWS / passes. With `raw` (tests),
+// each tile's group sums go through `scratch` (groups x ROWS x 64) into raw.
+static void qgemm(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes, const int32_t *rows,
+                  const int8_t *packed, const float *scales, const int32_t *sums, size_t n, size_t k, size_t col0,
+                  size_t col1, const float *bias, float *c, size_t ldc, int32_t *raw, int32_t *scratch, int path) {
   path = effective_path(path);
+  passes = passes == 2 ? 2 : 1;
   size_t kp = engram_qgemm_padded_inputs(k), np = engram_qgemm_padded_outputs(n), groups = kp / GROUP;
-  float acc[TOKENS * 64] __attribute__((aligned(64)));
+  size_t per_tile = ROWS / (size_t)passes;
+  float acc[ROWS * 64] __attribute__((aligned(64)));
+  float *targets[ROWS];
   for (size_t col = col0; col < col1; col += 4 * BLOCK) {
     size_t count = col1 - col < 4 * BLOCK ? col1 - col : 4 * BLOCK;
     int nb = (int)((count + BLOCK - 1) / BLOCK);
     const int8_t *w = packed + (col / BLOCK) * BLOCK * kp;
-    for (size_t row = 0; row < m; row += TOKENS) {
-      int tokens = m - row < TOKENS ? (int)(m - row) : TOKENS;
-      Groups out = {scales + col, sums + col, np, acc, scratch, TOKENS * 64, 64};
-      if (raw == NULL) memset(acc, 0, sizeof acc);
-      tile_at(path, a + 2 * row * lda, lda, w, kp, &out, 2 * tokens, nb);
-      for (int r = 0; r < tokens; r++) {
-        if (raw != NULL) {
-          for (size_t g = 0; g < groups; g++)
-            memcpy(raw + (g * m + row + r) * ldc + col, scratch + (g * TOKENS + r) * 64, count * sizeof(int32_t));
-          continue;
-        }
-        float *target = c + (row + r) * ldc + col;
-        float scale = row_scales[row + r];
-        for (size_t j = 0; j < count; j++) target[j] = acc[r * 64 + j] * scale;
-      }
+    for (size_t row = 0; row < m; row += per_tile) {
+      int tokens = m - row < per_tile ? (int)(m - row) : (int)per_tile;
+      if (c != NULL)
+        for (int t = 0; t < tokens; t++) targets[t] = c + (rows != NULL ? (size_t)rows[row + t] : row + t) * ldc + col;
+      Tile out = {scales + col,
+                  sums + col,
+                  np,
+                  groups,
+                  raw == NULL ? row_scales + row : NULL,
+                  bias != NULL ? bias + col : NULL,
+                  acc,
+                  c != NULL ? targets : NULL,
+                  (int)count,
+                  scratch,
+                  ROWS * 64,
+                  64};
+      tile_at(path, a + (size_t)passes * row * lda, lda, w, kp, &out, passes * tokens, nb, passes);
+      if (raw == NULL) continue;
+      for (int r = 0; r < tokens; r++)
+        for (size_t g = 0; g < groups; g++)
+          memcpy(raw + (g * m + row + r) * ldc + col, scratch + (g * ROWS + r) * 64, count * sizeof(int32_t));
     }
   }
 }
 
-void engram_qgemm_i32_path(const int8_t *a, size_t m, size_t lda, const int8_t *packed, const float *scales,
-                           const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1, int32_t *out,
-                           size_t ldo, int path) {
-  int32_t *scratch = malloc(engram_qgemm_groups(k) * TOKENS * 64 * sizeof(int32_t));
+void engram_qgemm_i32_path(const int8_t *a, size_t m, size_t lda, int passes, const int8_t *packed,
+                           const float *scales, const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1,
+                           int32_t *out, size_t ldo, int path) {
+  int32_t *scratch = malloc(engram_qgemm_groups(k) * ROWS * 64 * sizeof(int32_t));
   if (scratch == NULL) return;
-  qgemm(a, NULL, m, lda, packed, scales, sums, n, k, col0, col1, NULL, ldo, out, scratch, path);
+  qgemm(a, NULL, m, lda, passes, NULL, packed, scales, sums, n, k, col0, col1, NULL, NULL, ldo, out, scratch, path);
   free(scratch);
 }
 
-void engram_qgemm_f32_path(const int8_t *a, const float *row_scales, size_t m, size_t lda, const int8_t *packed,
-                           const float *scales, const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1,
-                           float *c, size_t ldc, int path) {
-  qgemm(a, row_scales, m, lda, packed, scales, sums, n, k, col0, col1, c, ldc, NULL, NULL, path);
+void engram_qgemm_f32_path(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes,
+                           const int32_t *rows, const int8_t *packed, const float *scales, const int32_t *sums,
+                           size_t n, size_t k, size_t col0, size_t col1, const float *bias, float *c, size_t ldc,
+                           int path) {
+  qgemm(a, row_scales, m, lda, passes, rows, packed, scales, sums, n, k, col0, col1, bias, c, ldc, NULL, NULL,
+        path);
 }
 
-void engram_qgemm_f32(const int8_t *a, const float *row_scales, size_t m, size_t lda, const int8_t *packed,
-                      const float *scales, const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1,
-                      float *c, size_t ldc) {
-  engram_qgemm_f32_path(a, row_scales, m, lda, packed, scales, sums, n, k, col0, col1, c, ldc,
+void engram_qgemm_f32(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes,
+                      const int32_t *rows, const int8_t *packed, const float *scales, const int32_t *sums, size_t n,
+                      size_t k, size_t col0, size_t col1, const float *bias, float *c, size_t ldc) {
+  engram_qgemm_f32_path(a, row_scales, m, lda, passes, rows, packed, scales, sums, n, k, col0, col1, bias, c, ldc,
                         ENGRAM_LEVEL_AVX512);
 }
 
-void engram_quantize_rows_path(const float *x, size_t m, size_t k, size_t ldx, int8_t *q, size_t ldq,
+void engram_quantize_rows_path(const float *x, size_t m, size_t k, size_t ldx, int passes, int8_t *q, size_t ldq,
                                float *scales, int path) {
   int level = engram_level_cached();
   path = path < level ? path : level;
+  passes = passes == 2 ? 2 : 1;
 #if defined(__x86_64__)
-  if (path >= 2) return quantize_rows_avx512(x, m, k, ldx, q, ldq, scales);
+  if (path >= 2) return quantize_rows_avx512(x, m, k, ldx, q, ldq, scales, passes);
 #endif
-  quantize_rows_scalar(x, m, k, ldx, q, ldq, scales);
+  quantize_rows_scalar(x, m, k, ldx, q, ldq, scales, passes);
 }
 
-void engram_quantize_rows(const float *x, size_t m, size_t k, size_t ldx, int8_t *q, size_t ldq, float *scales) {
-  engram_quantize_rows_path(x, m, k, ldx, q, ldq, scales, ENGRAM_LEVEL_AVX512);
+void engram_quantize_rows(const float *x, size_t m, size_t k, size_t ldx, int passes, int8_t *q, size_t ldq,
+                          float *scales) {
+  engram_quantize_rows_path(x, m, k, ldx, passes, q, ldq, scales, ENGRAM_LEVEL_AVX512);
+}
+
+// Quantizes each row at one pass into its place and measures it on its own codes (exact
+// integers, so every level decides alike); a row whose crest factor 127 / rms(codes) exceeds
+// its `crest` is quantized again at two passes, into the code rows counted from the end.
+size_t engram_quantize_rows_mixed_path(const float *x, size_t m, size_t k, size_t ldx, const float *crest,
+                                       int8_t *q, size_t ldq, float *scales, int32_t *order, int path) {
+  size_t single = 0, twice = 0;
+  for (size_t i = 0; i < m; i++) {
+    double limit = (double)crest[i] * (double)crest[i];
+    int8_t *codes = q + single * ldq;
+    float scale;
+    engram_quantize_rows_path(x + i * ldx, 1, k, ldx, 1, codes, ldq, &scale, path);
+    int64_t squares = 0;
+    for (size_t p = 0; p < k; p++) squares += (int32_t)codes[p] * codes[p];
+    if ((double)(127 * 127) * (double)k > limit * (double)squares) {
+      size_t at = m - 1 - twice++;
+      engram_quantize_rows_path(x + i * ldx, 1, k, ldx, 2, q + 2 * at * ldq, ldq, scales + at, path);
+      order[at] = (int32_t)i;
+      continue;
+    }
+    scales[single] = scale;
+    order[single++] = (int32_t)i;
+  }
+  return single;
+}
+
+size_t engram_quantize_rows_mixed(const float *x, size_t m, size_t k, size_t ldx, const float *crest, int8_t *q,
+                                  size_t ldq, float *scales, int32_t *order) {
+  return engram_quantize_rows_mixed_path(x, m, k, ldx, crest, q, ldq, scales, order, ENGRAM_LEVEL_AVX512);
 }

@@ -28,12 +28,23 @@ extension BertModel {
     let projected: UnsafeMutablePointer<Float>
     let intermediate: UnsafeMutablePointer<Float>
     let scores: UnsafeMutablePointer<Float>
-    /// A product's input quantized per row in two passes (int8 path): two rows of codes per
-    /// row of input (coarse, then fine), rows `codeStride` apart.
+    /// A product's input quantized per row (int8 path, `engram_quantize_rows_mixed`): the rows
+    /// at one pass first, one code row each, then the rows at two passes, two code rows each;
+    /// code rows `codeStride` apart.
     let codes: UnsafeMutablePointer<Int8>
     let codeStride: Int
-    /// The scale of each row of `codes`.
+    /// The scale of each quantized row, in the order of `codes`.
     let codeScales: UnsafeMutablePointer<Float>
+    /// The input row of each quantized row.
+    let codeOrder: UnsafeMutablePointer<Int32>
+    /// Per input row, the crest factor above which it takes two passes (see `linear`).
+    let crestLimits: UnsafeMutablePointer<Float>
+    /// Per input row, whether it takes two passes at every product (its sequence is short).
+    let twoPassRows: UnsafeMutablePointer<Bool>
+    /// How many rows of the last quantized input took one pass, and whether `codeOrder` is
+    /// needed (false: every row at one pass, in order). Written before a product's threads start.
+    var singleRows = 0
+    var reordered = false
 
     /// `threads` score matrices, one per thread that runs attention heads; `quantized` adds
     /// room for a product's input as int8 codes.
@@ -42,7 +53,11 @@ extension BertModel {
       let total = 6 * block + tokens * innerWidth + threads * longest * longest
       codeStride = quantized ? engram_qgemm_padded_inputs(max(width, innerWidth)) : 0
       codes = .allocate(capacity: 2 * tokens * codeStride)
-      codeScales = .allocate(capacity: quantized ? tokens : 0)
+      let rows = quantized ? tokens : 0
+      codeScales = .allocate(capacity: rows)
+      codeOrder = .allocate(capacity: rows)
+      crestLimits = .allocate(capacity: rows)
+      twoPassRows = .allocate(capacity: rows)
       storage = .allocate(capacity: total)
       hidden = storage
       query = storage + block
@@ -58,6 +73,9 @@ extension BertModel {
       storage.deallocate()
       codes.deallocate()
       codeScales.deallocate()
+      codeOrder.deallocate()
+      crestLimits.deallocate()
+      twoPassRows.deallocate()
     }
   }
 
@@ -113,6 +131,15 @@ extension BertModel {
     let space = Workspace(
       tokens: tokens, longest: longest, width: width, innerWidth: configuration.intermediateSize,
       threads: threads, quantized: precision == .int8)
+    if precision == .int8 {
+      var row = 0
+      for sequence in sequences {
+        for _ in sequence {
+          space.twoPassRows[row] = sequence.count <= Self.twoPassLength
+          row += 1
+        }
+      }
+    }
     embed(sequences, into: space.hidden)
     for layer in layers {
       encode(layer, sequences: sequences, tokens: tokens, space: space, threads: threads)
@@ -195,9 +222,35 @@ extension BertModel {
     let pointer: UnsafeMutablePointer<Pointee>
   }
 
+  /// Above this crest factor (largest magnitude over root mean square, measured on its one-pass
+  /// codes) a row of the query, key, value or feed-forward input takes two int8 passes. BERT's
+  /// `[CLS]` rows carry one channel some 20 times the rest (crest factor 18 to 19.5, of at most
+  /// √384, at every layer of MiniLM): at one pass their other channels keep about 6 levels.
+  /// About one row in nine of the fixtures' texts crosses it. See `docs/benchmarks.md`.
+  static let twoPassCrest: Float = 10
+
+  /// The same for the input of the feed-forward output projection (GELU outputs, whose crest
+  /// factors run higher: a median of 8 to 16 by layer, 38 on `[CLS]` rows); one row in twenty.
+  static let twoPassCrestAfterGELU: Float = 16
+
+  /// Sequences of at most this many tokens take two passes on every row: mean pooling averages
+  /// the rows' quantization errors away only over many tokens (MiniLM at one pass: cosine 0.9974
+  /// for `[CLS] [SEP]` alone, 0.9991 and up from 4 tokens). Such sequences cost little.
+  static let twoPassLength = 8
+
+  /// How the int8 path quantizes a product's input.
+  enum Activations {
+    /// Every row at one pass (the attention output projection: its input, the attention
+    /// context, has no outlier channels; one pass costs nothing measurable at the fixtures).
+    case onePass
+    /// Per row, one pass or two (`engram_quantize_rows_mixed`): two for the rows of
+    /// `Workspace.twoPassRows` and for rows whose crest factor exceeds `crest`.
+    case mixed(crest: Float)
+  }
+
   /// `output[:, columns] = input · weight[columns]ᵀ + bias[columns]` for `rows` rows, then GELU
   /// when `gelu` is set. An int8 layer reads its input as the codes `linear` quantized into
-  /// `space`.
+  /// `space` and writes its outputs, bias added, straight from the integer kernel.
   private static func product(
     _ dense: Linear, _ input: UnsafePointer<Float>, rows: Int, columns: Range<Int>,
     into output: UnsafeMutablePointer<Float>, space: Workspace, gelu: Bool = false
@@ -216,25 +269,49 @@ extension BertModel {
           CblasRowMajor, CblasNoTrans, CblasTrans, Int32(rows), Int32(columns.count), Int32(k), 1,
           input, Int32(k), weight, Int32(k), 0, target, Int32(ldc))
       }
+      engram_bias_gelu_rows(target, rows, columns.count, ldc, dense.bias + columns.lowerBound, gelu ? 1 : 0)
     case .int8(let packed, let scales, let sums):
-      engram_qgemm_f32(
-        space.codes, space.codeScales, rows, space.codeStride, packed, scales, sums, ldc, k,
-        columns.lowerBound,
-        columns.upperBound, output, ldc)
+      let single = space.singleRows
+      let order: UnsafePointer<Int32>? = space.reordered ? UnsafePointer(space.codeOrder) : nil
+      let bias: UnsafePointer<Float>? = gelu ? nil : dense.bias
+      let stride = space.codeStride
+      if single > 0 {
+        engram_qgemm_f32(
+          space.codes, space.codeScales, single, stride, 1, order, packed, scales, sums, ldc, k,
+          columns.lowerBound, columns.upperBound, bias, output, ldc)
+      }
+      if single < rows {
+        engram_qgemm_f32(
+          space.codes + 2 * single * stride, space.codeScales + single, rows - single, stride, 2,
+          order.map { $0 + single }, packed, scales, sums, ldc, k, columns.lowerBound, columns.upperBound,
+          bias,
+          output, ldc)
+      }
+      if gelu { engram_bias_gelu_rows(target, rows, columns.count, ldc, dense.bias + columns.lowerBound, 1) }
     }
-    engram_bias_gelu_rows(target, rows, columns.count, ldc, dense.bias + columns.lowerBound, gelu ? 1 : 0)
   }
 
   /// Several products of the same input, each split by output columns across `threads`. On the
-  /// int8 path the input is quantized once, per row in two passes, for all of them.
+  /// int8 path the input is quantized once for all of them, as `activations` says.
   private static func linear(
     _ products: [(Linear, UnsafeMutablePointer<Float>)], _ input: UnsafeMutablePointer<Float>, rows: Int,
-    space: Workspace, threads: Int, gelu: Bool = false
+    space: Workspace, threads: Int, activations: Activations, gelu: Bool = false
   ) {
     guard let first = products.first else { return }
     if case .int8 = first.0.weights {
-      engram_quantize_rows(
-        input, rows, first.0.inputWidth, first.0.inputWidth, space.codes, space.codeStride, space.codeScales)
+      let k = first.0.inputWidth
+      switch activations {
+      case .onePass:
+        engram_quantize_rows(input, rows, k, k, 1, space.codes, space.codeStride, space.codeScales)
+        space.singleRows = rows
+        space.reordered = false
+      case .mixed(let crest):
+        for row in 0..<rows { space.crestLimits[row] = space.twoPassRows[row] ? 0 : crest }
+        space.singleRows = engram_quantize_rows_mixed(
+          input, rows, k, k, space.crestLimits, space.codes, space.codeStride, space.codeScales,
+          space.codeOrder)
+        space.reordered = true
+      }
     }
     let work = products.reduce(0) { $0 + rows * $1.0.inputWidth * $1.0.outputWidth }
     let parts = parts(work: work, threads: threads)
@@ -255,18 +332,20 @@ extension BertModel {
     let hidden = space.hidden
     Self.linear(
       [(layer.query, space.query), (layer.key, space.key), (layer.value, space.value)], hidden, rows: tokens,
-      space: space, threads: threads)
+      space: space, threads: threads, activations: .mixed(crest: Self.twoPassCrest))
     attend(sequences, space: space, threads: threads)
     Self.linear(
-      [(layer.attentionOutput, space.projected)], space.context, rows: tokens, space: space, threads: threads)
+      [(layer.attentionOutput, space.projected)], space.context, rows: tokens, space: space, threads: threads,
+      activations: .onePass)
     engram_add_layer_norm(
       space.projected, hidden, hidden, tokens, width, layer.attentionNormGamma, layer.attentionNormBeta,
       epsilon)
     Self.linear(
       [(layer.intermediate, space.intermediate)], hidden, rows: tokens, space: space, threads: threads,
-      gelu: true)
+      activations: .mixed(crest: Self.twoPassCrest), gelu: true)
     Self.linear(
-      [(layer.output, space.projected)], space.intermediate, rows: tokens, space: space, threads: threads)
+      [(layer.output, space.projected)], space.intermediate, rows: tokens, space: space, threads: threads,
+      activations: .mixed(crest: Self.twoPassCrestAfterGELU))
     engram_add_layer_norm(
       space.projected, hidden, hidden, tokens, width, layer.outputNormGamma, layer.outputNormBeta, epsilon)
   }

@@ -20,7 +20,7 @@ private enum PrecisionProbe: Command {
   }
 }
 
-/// `--precision f32|int8` on the commands that embed: f32 by default, `$ENGRAM_PRECISION`
+/// `--precision f32|int8` on the commands that embed: int8 by default, `$ENGRAM_PRECISION`
 /// honoured, the option above both, an unknown name refused with the command's usage.
 @Suite(.timeLimit(.minutes(2)), .watchdog) struct PrecisionOptionTests {
   private func run(_ arguments: [String], environment: [String: String] = [:]) async -> ToolRun {
@@ -34,9 +34,10 @@ private enum PrecisionProbe: Command {
     return ToolRun(status: status, output: output.text, error: error.text)
   }
 
-  @Test func f32IsTheDefaultAndInt8IsAnOption() async {
-    #expect(EmbeddingPrecision.default == .float32)
-    #expect(await run(["embeds"]).output == "f32\n")
+  @Test func int8IsTheDefaultAndF32IsAnOption() async {
+    #expect(EmbeddingPrecision.default == .int8)
+    #expect(await run(["embeds"]).output == "int8\n")
+    #expect(await run(["embeds", "--precision", "f32"]).output == "f32\n")
     #expect(await run(["embeds", "--precision", "int8"]).output == "int8\n")
     #expect(await run(["embeds", "--precision=I8"]).output == "int8\n")
     #expect(await run(["embeds", "--precision=float32"]).output == "f32\n")

@@ -2,10 +2,11 @@ import CEngramKernels
 import EngramTestSupport
 import Testing
 
-/// `engram_qgemm_*` and `engram_quantize_rows`: the int8 products of the embedders' linear
-/// layers (weights per row in groups of 64 inputs, activations per row in two passes). The
-/// integer group sums must be equal bit for bit on every SIMD level (they are exact), and equal
-/// to the sums computed here from the packed layout's definition; the float outputs too.
+/// `engram_qgemm_*` and `engram_quantize_rows*`: the int8 products of the embedders' linear
+/// layers (weights per row in groups of 64 inputs, activations per row in one or two passes).
+/// The integer group sums must be equal bit for bit on every SIMD level (they are exact), and
+/// equal to the sums computed here from the packed layout's definition; the float outputs
+/// (bias fused, written straight to C, through a row map) too.
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct QuantizedProductTests {
   /// Deterministic values in [-0.5, 0.5) times `scale`.
   private func values(_ count: Int, seed: UInt64, scale: Float = 1) -> [Float] {
@@ -40,9 +41,9 @@ import Testing
     return packed.codes[(j / 16) * 16 * kp + (p / 4) * 64 + (j % 16) * 4 + p % 4]
   }
 
-  /// The group sums by definition: 256 · dot(coarse, w) + dot(fine, w) over each group of 64
-  /// inputs, at [(g · m + i) · n + j].
-  private func groupSums(_ codes: [Int8], _ packed: Packed, m: Int, n: Int, k: Int) -> [Int32] {
+  /// The group sums by definition: dot(codes, w), or at two passes 256 · dot(coarse, w) +
+  /// dot(fine, w), over each group of 64 inputs, at [(g · m + i) · n + j].
+  private func groupSums(_ codes: [Int8], _ packed: Packed, m: Int, n: Int, k: Int, passes: Int) -> [Int32] {
     let kp = engram_qgemm_padded_inputs(k)
     let groups = engram_qgemm_groups(k)
     var sums = [Int32](repeating: 0, count: groups * m * n)
@@ -53,24 +54,27 @@ import Testing
           var fine: Int32 = 0
           for p in (g * 64)..<min(k, g * 64 + 64) {
             let w = Int32(code(packed, j: j, p: p, k: k))
-            coarse += Int32(codes[2 * i * kp + p]) * w
-            fine += Int32(codes[(2 * i + 1) * kp + p]) * w
+            coarse += Int32(codes[passes * i * kp + p]) * w
+            if passes == 2 { fine += Int32(codes[(2 * i + 1) * kp + p]) * w }
           }
-          sums[(g * m + i) * n + j] = 256 * coarse + fine
+          sums[(g * m + i) * n + j] = passes == 2 ? 256 * coarse + fine : coarse
         }
       }
     }
     return sums
   }
 
-  @Test(arguments: [
-    (1, 1, 1), (3, 5, 7), (6, 16, 4), (7, 17, 33), (13, 64, 384), (25, 100, 70), (2, 129, 1536),
-  ])
-  func everyLevelGivesTheExactIntegerProducts(shape: (m: Int, n: Int, k: Int)) {
+  @Test(
+    arguments: [1, 2],
+    [
+      (1, 1, 1), (3, 5, 7), (6, 16, 4), (7, 17, 33), (13, 64, 384), (25, 100, 70), (2, 129, 1536),
+    ])
+  func everyLevelGivesTheExactIntegerProducts(passes: Int, shape: (m: Int, n: Int, k: Int)) {
     let (m, n, k) = shape
     let kp = engram_qgemm_padded_inputs(k)
     let x = values(m * k, seed: 1, scale: 6)
     let w = values(n * k, seed: 2)
+    let bias = values(n, seed: 5)
     let packed = pack(w, n: n, k: k)
     // The weights' definition: per row and group of 64 inputs, codes round(w * 127 / max|w|).
     let np = engram_qgemm_padded_outputs(n)
@@ -88,55 +92,61 @@ import Testing
         #expect(packed.sums[g * np + j] == sum)
       }
     }
-    var codes = [Int8](repeating: 0, count: 2 * m * kp)
+    var codes = [Int8](repeating: 0, count: passes * m * kp)
     var scales = [Float](repeating: 0, count: m)
-    engram_quantize_rows_path(x, m, k, k, &codes, kp, &scales, 0)
+    engram_quantize_rows_path(x, m, k, k, Int32(passes), &codes, kp, &scales, 0)
     // The activations' definition: t = x * 127 / max|x|, coarse rint(t), fine rint((t - rint(t)) * 256).
     for i in 0..<m {
       let largest = (0..<k).map { abs(x[i * k + $0]) }.max() ?? 0
-      #expect(scales[i] == largest / 127 / 256)
+      #expect(scales[i] == (passes == 2 ? largest / 127 / 256 : largest / 127))
       for p in 0..<k {
         let t = x[i * k + p] * (127 / largest)
         let coarse = t.rounded(.toNearestOrEven)
-        #expect(codes[2 * i * kp + p] == Int8(coarse))
-        #expect(
-          codes[(2 * i + 1) * kp + p]
-            == Int8(min(127, max(-127, ((t - coarse) * 256).rounded(.toNearestOrEven)))))
+        #expect(codes[passes * i * kp + p] == Int8(coarse))
+        if passes == 2 {
+          #expect(
+            codes[(2 * i + 1) * kp + p]
+              == Int8(min(127, max(-127, ((t - coarse) * 256).rounded(.toNearestOrEven)))))
+        }
       }
-      #expect(codes[(2 * i * kp + k)..<(2 * i * kp + kp)].allSatisfy { $0 == 0 })
+      #expect(codes[(passes * i * kp + k)..<(passes * i * kp + kp)].allSatisfy { $0 == 0 })
     }
-    let expected = groupSums(codes, packed, m: m, n: n, k: k)
+    let expected = groupSums(codes, packed, m: m, n: n, k: k, passes: passes)
     var reference: [Float] = []
     for level in levels {
-      var levelCodes = [Int8](repeating: 1, count: 2 * m * kp)
+      var levelCodes = [Int8](repeating: 1, count: passes * m * kp)
       var levelScales = [Float](repeating: 0, count: m)
-      engram_quantize_rows_path(x, m, k, k, &levelCodes, kp, &levelScales, level)
+      engram_quantize_rows_path(x, m, k, k, Int32(passes), &levelCodes, kp, &levelScales, level)
       #expect(levelCodes == codes, "level \(level) quantizes differently")
       #expect(levelScales == scales, "level \(level) scales differently")
       var dots = [Int32](repeating: 0, count: expected.count)
       engram_qgemm_i32_path(
-        codes, m, kp, packed.codes, packed.scales, packed.sums, n, k, 0, n, &dots, n, level)
+        codes, m, kp, Int32(passes), packed.codes, packed.scales, packed.sums, n, k, 0, n, &dots, n, level)
       #expect(dots == expected, "level \(level) integer products")
+      // NaN everywhere first: every output is written, none read.
       var out = [Float](repeating: .nan, count: m * n)
       engram_qgemm_f32_path(
-        codes, scales, m, kp, packed.codes, packed.scales, packed.sums, n, k, 0, n, &out, n, level)
+        codes, scales, m, kp, Int32(passes), nil, packed.codes, packed.scales, packed.sums, n, k, 0, n, bias,
+        &out,
+        n, level)
       if reference.isEmpty { reference = out }
       #expect(out.map(\.bitPattern) == reference.map(\.bitPattern), "level \(level) float outputs")
     }
-    // The float output is within the quantization's bound of the float product: half a weight
-    // step (its group's max |w| / 254) times |x|, plus a fine activation step (max |x| / 127 /
-    // 256) times |w|, per term.
+    // The float output is within the quantization's bound of the float product plus bias: half a
+    // weight step (its group's max |w| / 254) times |x|, plus half an activation step (max |x| /
+    // 254, or / 254 / 256 at two passes) times |w|, per term.
     for i in 0..<m {
       let largest = (0..<k).map { abs(x[i * k + $0]) }.max() ?? 0
+      let activationStep = passes == 2 ? largest / 127 / 256 : largest / 254
       for j in 0..<n {
         let steps = stride(from: 0, to: k, by: 64).map { start in
           (start..<min(k, start + 64)).map { abs(w[j * k + $0]) }.max()! / 254
         }
-        var exact: Float = 0
+        var exact = bias[j]
         var bound: Float = 1e-5
         for p in 0..<k {
           exact += x[i * k + p] * w[j * k + p]
-          bound += abs(x[i * k + p]) * steps[p / 64] + abs(w[j * k + p]) * largest / 127 / 256
+          bound += abs(x[i * k + p]) * steps[p / 64] + abs(w[j * k + p]) * activationStep
         }
         #expect(abs(reference[i * n + j] - exact) <= bound, "[\(i), \(j)]")
       }
@@ -147,16 +157,17 @@ import Testing
     let (m, n, k) = (5, 70, 40)
     let kp = engram_qgemm_padded_inputs(k)
     let packed = pack(values(n * k, seed: 3), n: n, k: k)
-    var codes = [Int8](repeating: 0, count: 2 * m * kp)
+    var codes = [Int8](repeating: 0, count: m * kp)
     var scales = [Float](repeating: 0, count: m)
-    engram_quantize_rows(values(m * k, seed: 4), m, k, k, &codes, kp, &scales)
+    engram_quantize_rows(values(m * k, seed: 4), m, k, k, 1, &codes, kp, &scales)
     var whole = [Float](repeating: 0, count: m * n)
     engram_qgemm_f32_path(
-      codes, scales, m, kp, packed.codes, packed.scales, packed.sums, n, k, 0, n, &whole, n, 2)
+      codes, scales, m, kp, 1, nil, packed.codes, packed.scales, packed.sums, n, k, 0, n, nil, &whole, n, 2)
     for level in levels {
       var part = [Float](repeating: -1, count: m * n)
       engram_qgemm_f32_path(
-        codes, scales, m, kp, packed.codes, packed.scales, packed.sums, n, k, 16, 50, &part, n, level)
+        codes, scales, m, kp, 1, nil, packed.codes, packed.scales, packed.sums, n, k, 16, 50, nil, &part, n,
+        level)
       for i in 0..<m {
         for j in 0..<n {
           #expect(
@@ -166,7 +177,71 @@ import Testing
     }
   }
 
-  @Test func extremeCodesNeitherSaturateNorOverflow() {
+  /// Rows dominated by one channel take two passes, the others one; the products through the
+  /// row map equal, row for row, the products of each row quantized alone at its passes.
+  @Test func mixedRowsTakeTwoPassesOnlyWhereOneChannelDominates() {
+    let (m, n, k) = (9, 40, 384)
+    let kp = engram_qgemm_padded_inputs(k)
+    var x = values(m * k, seed: 6)
+    for i in [1, 4, 5] { x[i * k + 7] = 40 }  // crest factor about 19 (at most √384)
+    let bias = values(n, seed: 8)
+    let packed = pack(values(n * k, seed: 7), n: n, k: k)
+    var limits = [Float](repeating: 12, count: m)
+    limits[8] = 0  // forced: two passes whatever its crest factor
+    var reference: (codes: [Int8], scales: [Float], order: [Int32], single: Int, out: [Float])?
+    for level in levels {
+      var codes = [Int8](repeating: 0, count: 2 * m * kp)
+      var scales = [Float](repeating: 0, count: m)
+      var order = [Int32](repeating: -1, count: m)
+      let single = engram_quantize_rows_mixed_path(x, m, k, k, limits, &codes, kp, &scales, &order, level)
+      var out = [Float](repeating: .nan, count: m * n)
+      codes.withUnsafeBufferPointer { all in
+        scales.withUnsafeBufferPointer { scale in
+          order.withUnsafeBufferPointer { rows in
+            engram_qgemm_f32_path(
+              all.baseAddress, scale.baseAddress, single, kp, 1, rows.baseAddress, packed.codes,
+              packed.scales,
+              packed.sums, n, k, 0, n, bias, &out, n, level)
+            engram_qgemm_f32_path(
+              all.baseAddress! + 2 * single * kp, scale.baseAddress! + single, m - single, kp, 2,
+              rows.baseAddress! + single, packed.codes, packed.scales, packed.sums, n, k, 0, n, bias, &out, n,
+              level)
+          }
+        }
+      }
+      if let reference {
+        #expect(
+          codes == reference.codes && scales == reference.scales, "level \(level) quantizes differently")
+        #expect(order == reference.order && single == reference.single, "level \(level) decides differently")
+        #expect(out.map(\.bitPattern) == reference.out.map(\.bitPattern), "level \(level) float outputs")
+      } else {
+        reference = (codes, scales, order, single, out)
+      }
+    }
+    guard let reference else { return }
+    // One-pass rows in input order, then the two-pass rows (1, 4, 5 and the forced 8).
+    #expect(reference.single == 5)
+    #expect(Array(reference.order[0..<5]) == [0, 2, 3, 6, 7])
+    #expect(Set(reference.order[5...]) == [1, 4, 5, 8])
+    for (position, row) in reference.order.enumerated() {
+      let passes = position < reference.single ? 1 : 2
+      var codes = [Int8](repeating: 0, count: passes * kp)
+      var scale: Float = 0
+      engram_quantize_rows(
+        Array(x[(Int(row) * k)..<(Int(row) * k + k)]), 1, k, k, Int32(passes), &codes, kp, &scale)
+      var alone = [Float](repeating: 0, count: n)
+      engram_qgemm_f32_path(
+        codes, [scale], 1, kp, Int32(passes), nil, packed.codes, packed.scales, packed.sums, n, k, 0, n, bias,
+        &alone,
+        n, 0)
+      #expect(
+        Array(reference.out[(Int(row) * n)..<(Int(row) * n + n)]).map(\.bitPattern)
+          == alone.map(\.bitPattern),
+        "row \(row)")
+    }
+  }
+
+  @Test(arguments: [1, 2]) func extremeCodesNeitherSaturateNorOverflow(passes: Int) {
     // Every weight at +-127 and activations whose coarse codes are +-127 (the widest pairs
     // vpmaddubsw sums, and the largest coarse sums the shift by 8 takes), and a zero row.
     let (m, n, k) = (4, 16, 1536)
@@ -180,16 +255,16 @@ import Testing
       for j in 0..<(n - 1) { w[j * k + p] = j % 2 == 0 ? -1 : (p % 3 == 0 ? 1 : -1) }
     }
     let packed = pack(w, n: n, k: k)
-    var codes = [Int8](repeating: 0, count: 2 * m * kp)
+    var codes = [Int8](repeating: 0, count: passes * m * kp)
     var scales = [Float](repeating: 0, count: m)
-    engram_quantize_rows(x, m, k, k, &codes, kp, &scales)
+    engram_quantize_rows(x, m, k, k, Int32(passes), &codes, kp, &scales)
     #expect(scales[3] == 0)
-    let expected = groupSums(codes, packed, m: m, n: n, k: k)
-    #expect(expected[0] == -127 * 127 * 64 * 256)
+    let expected = groupSums(codes, packed, m: m, n: n, k: k, passes: passes)
+    #expect(expected[0] == -127 * 127 * 64 * (passes == 2 ? 256 : 1))
     for level in levels {
       var dots = [Int32](repeating: 0, count: expected.count)
       engram_qgemm_i32_path(
-        codes, m, kp, packed.codes, packed.scales, packed.sums, n, k, 0, n, &dots, n, level)
+        codes, m, kp, Int32(passes), packed.codes, packed.scales, packed.sums, n, k, 0, n, &dots, n, level)
       #expect(dots == expected, "level \(level)")
     }
   }

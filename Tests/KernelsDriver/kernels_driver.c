@@ -333,62 +333,104 @@ static void check_elementwise(int path) {
   }
 }
 
-// The int8 products of the embedders (qgemm_i8.c): each level's codes, exact group sums and
-// float outputs against the scalar level's, bit for bit, and the group sums against their
-// definition read from the packed layout; extreme codes (every pair at +-127) over 1536
-// inputs too.
+// The int8 products of the embedders (qgemm_i8.c), at one and two activation passes: each
+// level's codes, exact group sums and float outputs (bias fused, written straight to C) against
+// the scalar level's, bit for bit, and the group sums against their definition read from the
+// packed layout; extreme codes (every pair at +-127) over 1536 inputs too.
 static void check_qgemm(int path) {
   static const size_t shapes[][3] = {{1, 1, 1}, {2, 5, 7}, {3, 16, 64}, {7, 17, 65}, {13, 64, 384},
                                      {4, 100, 130}, {5, 129, 1536}};
-  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-    size_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
-    size_t kp = engram_qgemm_padded_inputs(k), np = engram_qgemm_padded_outputs(n), groups = engram_qgemm_groups(k);
-    float *x = malloc(m * k * sizeof(float)), *w = malloc(n * k * sizeof(float));
-    for (size_t i = 0; i < m * k; i++) x[i] = s == 6 ? (i % 2 ? 1.0f : -1.0f) : uniform() * 3;
-    for (size_t i = 0; i < n * k; i++) w[i] = s == 6 ? ((i / k) % 2 ? 1.0f : -1.0f) : uniform();
-    int8_t *packed = malloc(engram_qgemm_packed_bytes(n, k));
-    float *wscales = malloc(groups * np * sizeof(float)), *rscales = malloc(m * sizeof(float)),
-          *rscales_ref = malloc(m * sizeof(float));
-    int32_t *sums = malloc(groups * np * sizeof(int32_t));
-    engram_qgemm_pack(w, n, k, k, packed, wscales, sums);
-    int8_t *codes = malloc(2 * m * kp), *codes_ref = malloc(2 * m * kp);
-    engram_quantize_rows_path(x, m, k, k, codes_ref, kp, rscales_ref, ENGRAM_LEVEL_SCALAR);
-    engram_quantize_rows_path(x, m, k, k, codes, kp, rscales, path);
-    CHECK(memcmp(codes, codes_ref, 2 * m * kp) == 0 && memcmp(rscales, rscales_ref, m * sizeof(float)) == 0,
-          "qgemm level %d m %zu k %zu: quantized codes differ from scalar", path, m, k);
-    int32_t *raw = malloc(groups * m * n * sizeof(int32_t));
-    engram_qgemm_i32_path(codes_ref, m, kp, packed, wscales, sums, n, k, 0, n, raw, n, path);
-    for (size_t g = 0; g < groups; g++)
+  for (int passes = 1; passes <= 2; passes++)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+      size_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+      size_t kp = engram_qgemm_padded_inputs(k), np = engram_qgemm_padded_outputs(n),
+             groups = engram_qgemm_groups(k);
+      float *x = malloc(m * k * sizeof(float)), *w = malloc(n * k * sizeof(float)), *bias = malloc(n * sizeof(float));
+      for (size_t i = 0; i < m * k; i++) x[i] = s == 6 ? (i % 2 ? 1.0f : -1.0f) : uniform() * 3;
+      for (size_t i = 0; i < n * k; i++) w[i] = s == 6 ? ((i / k) % 2 ? 1.0f : -1.0f) : uniform();
+      for (size_t j = 0; j < n; j++) bias[j] = uniform();
+      int8_t *packed = malloc(engram_qgemm_packed_bytes(n, k));
+      float *wscales = malloc(groups * np * sizeof(float)), *rscales = malloc(m * sizeof(float)),
+            *rscales_ref = malloc(m * sizeof(float));
+      int32_t *sums = malloc(groups * np * sizeof(int32_t));
+      engram_qgemm_pack(w, n, k, k, packed, wscales, sums);
+      size_t code_bytes = (size_t)passes * m * kp;
+      int8_t *codes = malloc(code_bytes), *codes_ref = malloc(code_bytes);
+      engram_quantize_rows_path(x, m, k, k, passes, codes_ref, kp, rscales_ref, ENGRAM_LEVEL_SCALAR);
+      engram_quantize_rows_path(x, m, k, k, passes, codes, kp, rscales, path);
+      CHECK(memcmp(codes, codes_ref, code_bytes) == 0 && memcmp(rscales, rscales_ref, m * sizeof(float)) == 0,
+            "qgemm level %d passes %d m %zu k %zu: quantized codes differ from scalar", path, passes, m, k);
+      int32_t *raw = malloc(groups * m * n * sizeof(int32_t));
+      engram_qgemm_i32_path(codes_ref, m, kp, passes, packed, wscales, sums, n, k, 0, n, raw, n, path);
+      for (size_t g = 0; g < groups; g++)
+        for (size_t i = 0; i < m; i++)
+          for (size_t j = 0; j < n; j++) {
+            int32_t coarse = 0, fine = 0;
+            for (size_t p = g * 64; p < g * 64 + 64; p++) {
+              int32_t c = packed[(j / 16) * 16 * kp + (p / 4) * 64 + (j % 16) * 4 + p % 4];
+              coarse += codes_ref[passes * i * kp + p] * c;
+              if (passes == 2) fine += codes_ref[(2 * i + 1) * kp + p] * c;
+            }
+            int32_t want = passes == 2 ? coarse * 256 + fine : coarse, got = raw[(g * m + i) * n + j];
+            CHECK(got == want, "qgemm level %d passes %d m %zu n %zu k %zu group %zu [%zu, %zu]: %d vs %d", path,
+                  passes, m, n, k, g, i, j, got, want);
+          }
+      // C is written, never read: NaN where the product goes must all be overwritten.
+      float *ref = malloc(m * n * sizeof(float)), *got = malloc(m * n * sizeof(float));
+      for (size_t i = 0; i < m * n; i++) ref[i] = got[i] = NAN;
+      engram_qgemm_f32_path(codes_ref, rscales_ref, m, kp, passes, NULL, packed, wscales, sums, n, k, 0, n, bias, ref,
+                            n, ENGRAM_LEVEL_SCALAR);
+      engram_qgemm_f32_path(codes_ref, rscales_ref, m, kp, passes, NULL, packed, wscales, sums, n, k, 0, n, bias, got,
+                            n, path);
+      CHECK(memcmp(ref, got, m * n * sizeof(float)) == 0, "qgemm level %d passes %d m %zu n %zu k %zu: floats differ",
+            path, passes, m, n, k);
       for (size_t i = 0; i < m; i++)
         for (size_t j = 0; j < n; j++) {
-          int32_t coarse = 0, fine = 0;
-          for (size_t p = g * 64; p < g * 64 + 64; p++) {
-            int32_t c = packed[(j / 16) * 16 * kp + (p / 4) * 64 + (j % 16) * 4 + p % 4];
-            coarse += codes_ref[2 * i * kp + p] * c;
-            fine += codes_ref[(2 * i + 1) * kp + p] * c;
+          double exact = bias[j], size = 0;
+          for (size_t p = 0; p < k; p++) {
+            exact += (double)x[i * k + p] * w[j * k + p];
+            size += fabs((double)x[i * k + p] * w[j * k + p]);
           }
-          int32_t want = coarse * 256 + fine, got = raw[(g * m + i) * n + j];
-          CHECK(got == want, "qgemm level %d m %zu n %zu k %zu group %zu [%zu, %zu]: %d vs %d", path, m, n, k, g, i,
-                j, got, want);
+          double bound = (passes == 2 ? 0.01 : 0.03) * size + 1e-5;
+          CHECK(fabs(got[i * n + j] - exact) <= bound, "qgemm level %d passes %d [%zu, %zu]: %.9g vs %.9g", path,
+                passes, i, j, got[i * n + j], exact);
         }
-    float *ref = malloc(m * n * sizeof(float)), *got = malloc(m * n * sizeof(float));
-    engram_qgemm_f32_path(codes_ref, rscales_ref, m, kp, packed, wscales, sums, n, k, 0, n, ref, n,
-                          ENGRAM_LEVEL_SCALAR);
-    engram_qgemm_f32_path(codes_ref, rscales_ref, m, kp, packed, wscales, sums, n, k, 0, n, got, n, path);
-    CHECK(memcmp(ref, got, m * n * sizeof(float)) == 0, "qgemm level %d m %zu n %zu k %zu: floats differ", path, m,
-          n, k);
-    for (size_t i = 0; i < m; i++)
-      for (size_t j = 0; j < n; j++) {
-        double exact = 0, size = 0;
-        for (size_t p = 0; p < k; p++) {
-          exact += (double)x[i * k + p] * w[j * k + p];
-          size += fabs((double)x[i * k + p] * w[j * k + p]);
-        }
-        CHECK(fabs(got[i * n + j] - exact) <= 0.01 * size + 1e-6, "qgemm level %d [%zu, %zu]: %.9g vs %.9g", path,
-              i, j, got[i * n + j], exact);
-      }
-    free(x), free(w), free(packed), free(wscales), free(rscales), free(rscales_ref), free(sums), free(codes),
-        free(codes_ref), free(raw), free(ref), free(got);
+      free(x), free(w), free(bias), free(packed), free(wscales), free(rscales), free(rscales_ref), free(sums),
+          free(codes), free(codes_ref), free(raw), free(ref), free(got);
+    }
+  // Mixed passes: rows with one dominant channel (and a forced one) at two passes, the same
+  // decisions, codes and outputs through the row map as the scalar level.
+  {
+    size_t m = 11, n = 40, k = 384, kp = engram_qgemm_padded_inputs(k), np = engram_qgemm_padded_outputs(n),
+           groups = engram_qgemm_groups(k);
+    float *x = malloc(m * k * sizeof(float)), *w = malloc(n * k * sizeof(float)), crest[11];
+    for (size_t i = 0; i < m * k; i++) x[i] = uniform();
+    for (size_t i = 0; i < n * k; i++) w[i] = uniform();
+    for (size_t i = 0; i < m; i++) crest[i] = i == 10 ? 0.0f : 12.0f;
+    x[2 * k + 5] = x[7 * k + 300] = 40;
+    int8_t *packed = malloc(engram_qgemm_packed_bytes(n, k)), *codes[2];
+    float *wscales = malloc(groups * np * sizeof(float)), scales[2][11], *out[2];
+    int32_t *sums = malloc(groups * np * sizeof(int32_t)), order[2][11];
+    engram_qgemm_pack(w, n, k, k, packed, wscales, sums);
+    size_t single[2];
+    for (int v = 0; v < 2; v++) {
+      int level = v == 0 ? ENGRAM_LEVEL_SCALAR : path;
+      codes[v] = calloc(2 * m * kp, 1);
+      out[v] = malloc(m * n * sizeof(float));
+      single[v] = engram_quantize_rows_mixed_path(x, m, k, k, crest, codes[v], kp, scales[v], order[v], level);
+      engram_qgemm_f32_path(codes[v], scales[v], single[v], kp, 1, order[v], packed, wscales, sums, n, k, 0, n, NULL,
+                            out[v], n, level);
+      engram_qgemm_f32_path(codes[v] + 2 * single[v] * kp, scales[v] + single[v], m - single[v], kp, 2,
+                            order[v] + single[v], packed, wscales, sums, n, k, 0, n, NULL, out[v], n, level);
+    }
+    CHECK(single[0] == 8 && single[1] == 8, "qgemm level %d mixed: %zu and %zu rows at one pass, not 8", path,
+          single[0], single[1]);
+    CHECK(memcmp(order[0], order[1], sizeof order[0]) == 0 && memcmp(scales[0], scales[1], sizeof scales[0]) == 0 &&
+              memcmp(codes[0], codes[1], 2 * m * kp) == 0,
+          "qgemm level %d mixed: quantized differently from scalar", path);
+    CHECK(memcmp(out[0], out[1], m * n * sizeof(float)) == 0, "qgemm level %d mixed: floats differ", path);
+    free(x), free(w), free(packed), free(wscales), free(sums);
+    for (int v = 0; v < 2; v++) free(codes[v]), free(out[v]);
   }
 }
 

@@ -195,34 +195,54 @@ size_t engram_qgemm_packed_bytes(size_t n, size_t k);
 void engram_qgemm_pack(const float *w, size_t n, size_t k, size_t ldw, int8_t *packed, float *scales,
                        int32_t *sums);
 
-/// Quantizes `m` rows of `k` floats (`ldx` apart) in two int8 passes, into 2m code rows `ldq`
-/// apart (zeros from k to ldq): with t = x * 127 / max|x| over the row, row 2i holds the coarse
-/// codes rint(t) and row 2i + 1 the fine codes rint((t - rint(t)) * 256), clamped to +-127
-/// (ties to even); scales[i] = max|x| / 127 / 256, so that x ~ scale * (256 coarse + fine).
-void engram_quantize_rows(const float *x, size_t m, size_t k, size_t ldx, int8_t *q, size_t ldq, float *scales);
+/// Quantizes `m` rows of `k` floats (`ldx` apart) in `passes` int8 passes (1 or 2), into
+/// passes * m code rows `ldq` apart (row i's first at passes * i; zeros from k to ldq): with
+/// t = x * 127 / max|x| over the row, the (coarse) codes rint(t) and, at two passes, the fine
+/// codes rint((t - rint(t)) * 256) in the next row, clamped to +-127 (ties to even);
+/// scales[i] = max|x| / 127 (one pass) or max|x| / 127 / 256 (two), so that x ~ scale * codes
+/// or x ~ scale * (256 coarse + fine).
+void engram_quantize_rows(const float *x, size_t m, size_t k, size_t ldx, int passes, int8_t *q, size_t ldq,
+                          float *scales);
 /// `engram_quantize_rows` on a chosen level; every level writes the same codes.
-void engram_quantize_rows_path(const float *x, size_t m, size_t k, size_t ldx, int8_t *q, size_t ldq,
+void engram_quantize_rows_path(const float *x, size_t m, size_t k, size_t ldx, int passes, int8_t *q, size_t ldq,
                                float *scales, int path);
+/// Quantizes each of the `m` rows at one pass, or at two when its crest factor measured on its
+/// one-pass codes, 127 / rms(codes), exceeds crest[i] (0: always two; infinity: never): a row
+/// dominated by a few outlier channels keeps its other channels only at two passes. Returns m1,
+/// the rows at one pass: positions 0..<m1 hold them (codes at row p of q, `ldq` apart), in input
+/// order, and positions m1..<m the two-pass rows (coarse codes at row 2p, fine at 2p + 1);
+/// scales[p] is position p's scale and order[p] its input row. q needs 2m rows; the codes and
+/// decisions are the same on every level.
+size_t engram_quantize_rows_mixed(const float *x, size_t m, size_t k, size_t ldx, const float *crest, int8_t *q,
+                                  size_t ldq, float *scales, int32_t *order);
+/// `engram_quantize_rows_mixed` on a chosen level.
+size_t engram_quantize_rows_mixed_path(const float *x, size_t m, size_t k, size_t ldx, const float *crest,
+                                       int8_t *q, size_t ldq, float *scales, int32_t *order, int path);
 
-/// C[i, j] ~ (A row i) . (W row j) for i < m and col0 <= j < col1 (col0 a multiple of 16), A
-/// being `engram_quantize_rows` codes (2m rows `lda` apart, lda >= the padded k, padding zero)
-/// with their `row_scales`, and W [n x k] packed by `engram_qgemm_pack` with its `scales` and
-/// `sums`. Per group g of 64 inputs, the exact int32 s = 256 * dot(coarse, w) + dot(fine, w) is
-/// added as acc = fma(float(s), scale[g, j], acc) in order of g; C[i, j] = acc * row_scales[i].
-/// The sums are exact on every level (AVX-512 VNNI vpdpbusd, AVX2 vpmaddubsw/vpmaddwd, NEON sdot
-/// or portable C, chosen at run time), so all levels give bit-equal results.
-void engram_qgemm_f32(const int8_t *a, const float *row_scales, size_t m, size_t lda, const int8_t *packed,
-                      const float *scales, const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1,
-                      float *c, size_t ldc);
+/// C[i, j] ~ (A row i) . (W row j) + bias[j] for i < m and col0 <= j < col1 (col0 a multiple of
+/// 16), A being `engram_quantize_rows` codes at `passes` passes (passes * m rows `lda` apart,
+/// lda >= the padded k, padding zero) with their `row_scales`, and W [n x k] packed by
+/// `engram_qgemm_pack` with its `scales` and `sums`. Per group g of 64 inputs, the exact int32
+/// s = dot(codes, w) (one pass) or 256 * dot(coarse, w) + dot(fine, w) (two) is added as
+/// acc = fma(float(s), scale[g, j], acc) in order of g from 0; then C[i, j] =
+/// fma(acc, row_scales[i], bias[j]) (bias 0 when `bias` is NULL), written directly to C's row
+/// i, or to row rows[i] when `rows` is not NULL (the order `engram_quantize_rows_mixed` gives):
+/// nothing else of C is touched, and C needs no zeroing. The sums are exact on every level
+/// (AVX-512 VNNI vpdpbusd, AVX2 vpmaddubsw/vpmaddwd, NEON sdot or portable C, chosen at run
+/// time), so all levels give bit-equal results.
+void engram_qgemm_f32(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes,
+                      const int32_t *rows, const int8_t *packed, const float *scales, const int32_t *sums, size_t n,
+                      size_t k, size_t col0, size_t col1, const float *bias, float *c, size_t ldc);
 /// `engram_qgemm_f32` on a chosen level (`ENGRAM_LEVEL_*`; 2 is VNNI where the CPU has it, else
 /// AVX2; NEON needs the dot-product extension, else portable C), never above the dispatch level.
-void engram_qgemm_f32_path(const int8_t *a, const float *row_scales, size_t m, size_t lda, const int8_t *packed,
-                           const float *scales, const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1,
-                           float *c, size_t ldc, int path);
+void engram_qgemm_f32_path(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes,
+                           const int32_t *rows, const int8_t *packed, const float *scales, const int32_t *sums,
+                           size_t n, size_t k, size_t col0, size_t col1, const float *bias, float *c, size_t ldc,
+                           int path);
 /// The exact int32 group sums of `engram_qgemm_f32_path`, for tests: s of token i, group g and
 /// column j at out[(g * m + i) * ldo + j].
-void engram_qgemm_i32_path(const int8_t *a, size_t m, size_t lda, const int8_t *packed, const float *scales,
-                           const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1, int32_t *out,
-                           size_t ldo, int path);
+void engram_qgemm_i32_path(const int8_t *a, size_t m, size_t lda, int passes, const int8_t *packed,
+                           const float *scales, const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1,
+                           int32_t *out, size_t ldo, int path);
 
 #endif

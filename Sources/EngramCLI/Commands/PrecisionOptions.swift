@@ -8,7 +8,7 @@ public struct PrecisionOptions: ParsableOptions {
     valueName: "f32|int8",
     help:
       "How minilm and e5-small compute: f32, or int8 (integer products, cosine >= 0.999 to f32) "
-      + "(default: $ENGRAM_PRECISION, else f32). Vectors of both are one space.")
+      + "(default: $ENGRAM_PRECISION, else int8). Vectors of both are one space.")
   public var precision: String?
 
   /// No precision named.
