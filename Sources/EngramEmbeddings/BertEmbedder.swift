@@ -165,28 +165,17 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
     return run(sequences)
   }
 
-  /// Packs sequences into passes of at most `maxTokensPerPass` tokens.
+  /// Packs sequences into passes of at most `maxTokensPerPass` tokens, each run on
+  /// `BertModel.vectors(_:threads:normalizes:)` (one pass at a time).
   private func run(_ sequences: [[Int32]]) -> [[Float]] {
-    var vectors: [[Float]] = []
-    vectors.reserveCapacity(sequences.count)
-    var start = 0
-    while start < sequences.count {
-      var end = start
-      var tokens = 0
-      while end < sequences.count, end == start || tokens + sequences[end].count <= maxTokensPerPass {
-        tokens += sequences[end].count
-        end += 1
-      }
-      let batch = Array(sequences[start..<end])
-      vectors += forward.withLock { _ in
+    BertModel.passes(sequences.map(\.count), maxTokens: maxTokensPerPass).flatMap { pass in
+      forward.withLock { _ in
         // Every product splits its own work across `threads`; OpenBLAS's pool would nest.
         #if !canImport(Accelerate)
           openblas_set_num_threads(1)
         #endif
-        return model.sentenceVectors(batch, threads: threads)
+        return model.vectors(Array(sequences[pass]), threads: threads, normalizes: true)
       }
-      start = end
     }
-    return vectors
   }
 }

@@ -161,27 +161,15 @@ public final class E5Embedder: Embedder, @unchecked Sendable {
   }
 
   /// Mean token vectors (not normalized) of `sequences`, packed into passes of at most
-  /// `options.maxTokensPerPass` tokens.
+  /// `options.maxTokensPerPass` tokens (each on `BertModel.vectors(_:threads:normalizes:)`).
   private func run(_ sequences: [[Int32]]) -> [[Float]] {
-    var vectors: [[Float]] = []
-    vectors.reserveCapacity(sequences.count)
-    var start = 0
-    while start < sequences.count {
-      var end = start
-      var tokens = 0
-      while end < sequences.count, end == start || tokens + sequences[end].count <= options.maxTokensPerPass {
-        tokens += sequences[end].count
-        end += 1
-      }
-      let batch = Array(sequences[start..<end])
-      vectors += forward.withLock { _ in
+    BertModel.passes(sequences.map(\.count), maxTokens: options.maxTokensPerPass).flatMap { pass in
+      forward.withLock { _ in
         #if !canImport(Accelerate)
           openblas_set_num_threads(1)
         #endif
-        return model.sentenceVectors(batch, threads: options.threads, normalizes: false)
+        return model.vectors(Array(sequences[pass]), threads: options.threads, normalizes: false)
       }
-      start = end
     }
-    return vectors
   }
 }

@@ -1,0 +1,105 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+extension BertModel {
+  /// The fewest tokens a lane takes at once (unless fewer are left). BLAS packs each weight
+  /// matrix again for every run: with runs of 256 tokens its copies took 11% of a MiniLM
+  /// ingest's samples, against 7% with one group per thread (`perf record`).
+  static let laneMinimumTokens = 512
+
+  /// Sentence vectors of one pass of `sequences` (already validated, packed together), in order.
+  ///
+  /// With `threads` > 1 and enough tokens, the sequences run on `threads` lanes: each lane
+  /// takes the next run of sequences (a `2 · threads`th of the tokens left, at least
+  /// `laneMinimumTokens`) and runs a whole single-threaded forward pass over it, until none
+  /// are left. Lanes never wait for each other between runs, a lane whose core is taken by
+  /// another process leaves more runs to the others, and the caller waits for the last run
+  /// blocked, not spinning: splitting the pass into one fixed group per thread
+  /// (`sentenceVectors`) left one thread spinning while the other finished its group (14% of
+  /// the CPU samples of a MiniLM ingest). Otherwise (one sequence, one thread, fewer than
+  /// `2 · laneMinimumTokens` tokens) this is `sentenceVectors(_:threads:normalizes:)`, whose
+  /// single sequence splits its products instead.
+  ///
+  /// A row's vector does not depend on the run it is computed in: attention runs per
+  /// sequence, every other step per row, and a run of at least `laneMinimumTokens` rows
+  /// takes the same products (BLAS, or the int8 tile) as the whole pass would.
+  func vectors(_ sequences: [[Int32]], threads: Int, normalizes: Bool) -> [[Float]] {
+    let counts = sequences.map(\.count)
+    let lanes = min(threads, counts.reduce(0, +) / Self.laneMinimumTokens, sequences.count)
+    guard lanes > 1 else { return sentenceVectors(sequences, threads: threads, normalizes: normalizes) }
+    let state = LaneState(counts: counts, lanes: lanes)
+    let run: @Sendable () -> Void = { [self] in
+      while let range = state.claim() {
+        let vectors = sentenceVectors(Array(sequences[range]), threads: 1, normalizes: normalizes)
+        state.results.withLock { $0[range.lowerBound] = vectors }
+      }
+    }
+    let done = DispatchSemaphore(value: 0)
+    for _ in 1..<lanes {
+      Thread.detachNewThread {
+        run()
+        done.signal()
+      }
+    }
+    run()
+    for _ in 1..<lanes { done.wait() }
+    return state.results.withLock { results in
+      results.keys.sorted().flatMap { results[$0]! }
+    }
+  }
+
+  /// Cuts `counts` (in order) into passes of at most `maxTokens` tokens (a longer sequence
+  /// runs alone).
+  static func passes(_ counts: [Int], maxTokens: Int) -> [Range<Int>] {
+    var passes: [Range<Int>] = []
+    var start = 0
+    while start < counts.count {
+      var end = start
+      var tokens = 0
+      while end < counts.count, end == start || tokens + counts[end] <= maxTokens {
+        tokens += counts[end]
+        end += 1
+      }
+      passes.append(start..<end)
+      start = end
+    }
+    return passes
+  }
+
+  /// The runs of sequences not yet taken, and the vectors of those done (by first sequence).
+  final class LaneState: Sendable {
+    /// Tokens before each sequence, and in all (`counts.count + 1` entries).
+    let before: [Int]
+    let lanes: Int
+    /// The first sequence not taken.
+    let next = Mutex(0)
+    let results = Mutex([Int: [[Float]]]())
+
+    init(counts: [Int], lanes: Int) {
+      var before = [0]
+      before.reserveCapacity(counts.count + 1)
+      for count in counts { before.append(before[before.count - 1] + count) }
+      self.before = before
+      self.lanes = lanes
+    }
+
+    /// The next run: sequences from the first not taken until they hold a `2 · lanes`th of
+    /// the tokens left, or `laneMinimumTokens` if that is more; the rest with it when fewer
+    /// than `laneMinimumTokens` would be left.
+    func claim() -> Range<Int>? {
+      next.withLock { next -> Range<Int>? in
+        let count = before.count - 1
+        guard next < count else { return nil }
+        let total = before[count]
+        let left = total - before[next]
+        let wanted = max(BertModel.laneMinimumTokens, left / (2 * lanes))
+        var end = next + 1
+        while end < count, before[end] - before[next] < wanted { end += 1 }
+        if total - before[end] < BertModel.laneMinimumTokens { end = count }
+        defer { next = end }
+        return next..<end
+      }
+    }
+  }
+}
