@@ -28,24 +28,22 @@ extension OpenAIChatClient {
   {
     let format = formatRefusal.isSet ? nil : format
     let request: URLRequest
-    let plain: URLRequest
     do {
       request = try self.request(for: messages, stream: true, format: format)
-      plain = format == nil ? request : try self.request(for: messages, stream: true)
     } catch {
       return AsyncThrowingStream { $0.finish(throwing: error) }
     }
     let timeout = configuration.timeout
     let wakes = socketWakes
-    let refusal = formatRefusal
     return AsyncThrowingStream { continuation in
-      let task = Task {
+      let task = Task { [self] in
         do {
           do {
             try await Self.receive(request, timeout: timeout, wakes: wakes) { continuation.yield($0) }
           } catch LanguageModelError.httpStatus(let code, _) where code == 400 && format != nil {
             // An error status comes before any text: nothing was yielded.
-            refusal.set()
+            formatRefusal.set()
+            let plain = try self.request(for: messages, stream: true)
             try await Self.receive(plain, timeout: timeout, wakes: wakes) { continuation.yield($0) }
           }
           continuation.finish()

@@ -95,8 +95,7 @@ enum InverseGuard {
     // enough to destroy (`destructiveIntentThreshold`), and the router fell to the write:
     // unsure between a destructive reading and a creating one, it asks.
     if decision.method == .intent, !languageModel, let intent = decision.intent,
-      let inverse = destructiveAbove(chosen, in: intent),
-      skills.registeredSkill(id: inverse, scenario: scenario) != nil
+      let inverse = destructiveAbove(chosen, in: intent, skills: skills, scenario: scenario)
     {
       return Clarification(write: chosen, inverse: inverse)
     }
@@ -128,14 +127,16 @@ enum InverseGuard {
     return Clarification(write: chosen, inverse: inverse)
   }
 
-  /// The destructive skills (forget, cancel) whose inverse is a write.
-  static let destroys: Set<String> = ["memory.forget", "reminder.cancel", "calendar.cancel"]
-
-  /// The most probable destructive label the model ranks above the write `chosen`, or nil.
-  static func destructiveAbove(_ chosen: String, in intent: IntentPrediction) -> String? {
+  /// The most probable label of a destructive skill (`Skill.isDestructive`: forget, cancel)
+  /// of `scenario` the model ranks above the write `chosen`, or nil.
+  static func destructiveAbove(
+    _ chosen: String, in intent: IntentPrediction, skills: SkillRouter, scenario: SkillScenario
+  ) -> String? {
     for ranked in intent.ranked {
       if ranked.label == chosen { return nil }
-      if destroys.contains(ranked.label) { return ranked.label }
+      if skills.registeredSkill(id: ranked.label, scenario: scenario)?.isDestructive == true {
+        return ranked.label
+      }
     }
     return nil
   }

@@ -529,11 +529,12 @@ struct RequestPlanner: Sendable {
     // recall; so is one about what was stored before ("the code I gave you", 我存过的),
     // unless a note, event or reminder is made with it (it gets a recall before it: `plan`).
     // What was stored and is now to be forgotten or cancelled stays the object of that verb.
+    let destroysStored =
+      (decision.skillID.flatMap { router.registeredSkill(id: $0, scenario: scenario) }?.isDestructive ?? false)
+      && (InverseGuard.opens(text, withOneOf: "guard.destroy_heads")
+        || ConditionReader.containsAny(text.lowercased(), "guard.destroy_anywhere"))
     let recallsStored =
-      Self.refersToStored(text) && !Self.carriesRecalled.contains(decision.skillID ?? "")
-      && !(InverseGuard.destroys.contains(decision.skillID ?? "")
-        && (InverseGuard.opens(text, withOneOf: "guard.destroy_heads")
-          || ConditionReader.containsAny(text.lowercased(), "guard.destroy_anywhere")))
+      Self.refersToStored(text) && !Self.carriesRecalled.contains(decision.skillID ?? "") && !destroysStored
     if decision.skillID != RecallSkill.skillID, Self.asksWhatWasSaid(text) || recallsStored,
       let read = reading(text, as: RecallSkill.skillID, clock: clock, scenario: scenario)
     {
