@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 
 /// A repeating event's rule as iCalendar writes it (RFC 5545 `RRULE`, the part calendar apps
@@ -319,17 +320,10 @@ struct WallClock: Equatable {
     return era * 146_097 + dayOfEra - 719_468
   }
 
-  /// (year, month 1-12, day 1-31) of a day number.
+  /// (year, month 1-12, day 1-31) of a day number (`DateParser.civil(days:)`).
   static func civil(_ day: Int64) -> (year: Int64, month: Int, day: Int) {
-    let shifted = day + 719_468
-    let era = Recurrence.floorDiv(shifted, 146_097)
-    let dayOfEra = shifted - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let shiftedMonth = (5 * dayOfYear + 2) / 153
-    let dayOfMonth = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-    let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-    return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), Int(month), Int(dayOfMonth))
+    let date = DateParser.civil(days: day)
+    return (date.year, Int(date.month), Int(date.day))
   }
 
   /// year * 12 + month - 1 of a day number.

@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 
 /// Errors of the arithmetic evaluator; `position` counts characters from the start.
@@ -404,9 +405,11 @@ public enum ArithmeticExpression {
     return result
   }
 
-  /// Number words below a hundred (and "half"), and the scales after them.
-  private static let englishUnits = numbers("english_units")
-  private static let englishScales = numbers("english_scales")
+  /// Number words below a hundred (`Lexicon.englishNumbers`, and "half"), and the scales
+  /// after them.
+  private static let englishUnits = Lexicon.englishNumbers.filter { $0.value < 100 }.mapValues(Double.init)
+    .merging(numbers("english_fractions")) { word, _ in word }
+  private static let englishScales = Lexicon.englishNumbers.filter { $0.value >= 100 }.mapValues(Double.init)
 
   /// An English number in words starting at `index` ("twelve", "two hundred and five",
   /// "forty-two", "half"), and the index after it; nil when the word there is no number.

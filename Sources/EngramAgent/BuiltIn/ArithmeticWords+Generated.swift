@@ -68,38 +68,7 @@ extension WordTable {
     operators	of	op *
     operators	的	op *
     operators	负	op -
-    english_units	zero	0
-    english_units	one	1
-    english_units	two	2
-    english_units	three	3
-    english_units	four	4
-    english_units	five	5
-    english_units	six	6
-    english_units	seven	7
-    english_units	eight	8
-    english_units	nine	9
-    english_units	ten	10
-    english_units	eleven	11
-    english_units	twelve	12
-    english_units	thirteen	13
-    english_units	fourteen	14
-    english_units	fifteen	15
-    english_units	sixteen	16
-    english_units	seventeen	17
-    english_units	eighteen	18
-    english_units	nineteen	19
-    english_units	twenty	20
-    english_units	thirty	30
-    english_units	forty	40
-    english_units	fifty	50
-    english_units	sixty	60
-    english_units	seventy	70
-    english_units	eighty	80
-    english_units	ninety	90
-    english_units	half	0.5
-    english_scales	hundred	100
-    english_scales	thousand	1000
-    english_scales	million	1000000
+    english_fractions	half	0.5
     chinese_magnitudes	十	10
     chinese_magnitudes	百	100
     chinese_magnitudes	千	1000

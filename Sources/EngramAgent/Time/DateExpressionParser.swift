@@ -220,9 +220,10 @@ public struct DateExpressionParser: Sendable {
   private static let rangeTime = "(\\d{1,2})(?:[:：](\\d{2}))?\\s*(a\\.?m\\.?|p\\.?m\\.?)?"
   private static let clockWord =
     "(?:\\d{1,2}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
-  /// A month's name or abbreviation (`months.en` of `date-words.json`, longest first where one
-  /// begins another: "september", "sept", "sep").
-  private static let monthName = "(\(alternatives(WordTable.dates.list("months.en").map(\.word))))"
+  /// A month's name (`Lexicon.months`) or abbreviation (`month_abbreviations.en` of
+  /// `date-words.json`), longest first where one begins another: "september", "sept", "sep".
+  private static let monthName =
+    "(\(alternatives(Lexicon.lowercasedMonths + WordTable.dates.list("month_abbreviations.en").map(\.word))))"
   /// An hour before 点: 0-29 in Chinese or Arabic digits, so 周一六点 is 周一 + 六点 (not 16).
   private static let chineseHour =
     "(?:二十[一二三四五六七八九]?|十[一二三四五六七八九]?|[零〇两一二三四五六七八九]|\\d{1,2})"
@@ -240,7 +241,9 @@ public struct DateExpressionParser: Sendable {
     return Lexicon.englishNumbers[lower].map(Double.init) ?? Double(lower)
   }
 
-  private static let monthNumbers = numbers("months.en")
+  private static let monthNumbers = Dictionary(
+    uniqueKeysWithValues: Lexicon.lowercasedMonths.enumerated().map { ($0.element, $0.offset + 1) }
+  ).merging(numbers("month_abbreviations.en")) { name, _ in name }
 
   private static func monthNumber(_ text: Substring) -> Int? {
     monthNumbers[text.lowercased()]

@@ -33,30 +33,18 @@ extension WordTable {
     weekdays.en	thur	4
     weekdays.en	thu	4
     weekdays.en	fri	5
-    months.en	january	1
-    months.en	jan	1
-    months.en	february	2
-    months.en	feb	2
-    months.en	march	3
-    months.en	mar	3
-    months.en	april	4
-    months.en	apr	4
-    months.en	may	5
-    months.en	june	6
-    months.en	jun	6
-    months.en	july	7
-    months.en	jul	7
-    months.en	august	8
-    months.en	aug	8
-    months.en	september	9
-    months.en	sept	9
-    months.en	sep	9
-    months.en	october	10
-    months.en	oct	10
-    months.en	november	11
-    months.en	nov	11
-    months.en	december	12
-    months.en	dec	12
+    month_abbreviations.en	jan	1
+    month_abbreviations.en	feb	2
+    month_abbreviations.en	mar	3
+    month_abbreviations.en	apr	4
+    month_abbreviations.en	jun	6
+    month_abbreviations.en	jul	7
+    month_abbreviations.en	aug	8
+    month_abbreviations.en	sept	9
+    month_abbreviations.en	sep	9
+    month_abbreviations.en	oct	10
+    month_abbreviations.en	nov	11
+    month_abbreviations.en	dec	12
     relative_days.zh	大后天	3
     relative_days.zh	后天	2
     relative_days.zh	明天	1
