@@ -400,6 +400,59 @@ import Testing
     #expect(arguments["title"] == .string("water the plants"))
   }
 
+  @Test func weatherCalledGoodOrBadIsClearWeatherOrItsOpposite() async throws {
+    let good = try await steps(
+      "if the weather looks decent on Saturday, book a barbecue in the garden at 1pm")
+    try #require(good.map(\.skill) == ["calendar.create"])
+    #expect(good[0].condition?.kind == .weather)
+    #expect(good[0].condition?.about == "clear")
+    #expect(good[0].condition?.negated == false)
+    let bad = try await steps("if the weather turns awful tomorrow, remind me at 8 to take the bus")
+    try #require(bad.map(\.skill) == ["reminder.create"])
+    #expect(bad[0].condition?.about == "clear")
+    #expect(bad[0].condition?.negated == true)
+  }
+
+  @Test func aTrailingTimeConditionInANamedPlaceIsKept() async throws {
+    let plan = try await steps(
+      "remind me at 4 to email the Paris office unless it's already after 5pm in Paris")
+    try #require(plan.map(\.skill) == ["reminder.create"])
+    let condition = try #require(plan[0].condition)
+    #expect(condition.kind == .time)
+    #expect(condition.zone == "Europe/Paris")
+    #expect(condition.negated)
+  }
+
+  @Test func aTimeCalledOpenOrTakenIsACalendarCondition() async throws {
+    let open = try await steps("if Thursday at 2 is open, move the design review there")
+    #expect(open.first?.condition?.kind == .calendar)
+    #expect(open.first?.condition?.negated == false)
+    let taken = try await steps("周五要是有别的安排，就把健身课取消")
+    #expect(taken.map(\.skill) == ["calendar.cancel"])
+    #expect(taken.first?.condition?.kind == .calendar)
+    #expect(taken.first?.condition?.negated == true)
+  }
+
+  @Test func aDateOfTheUsersLifeOrAStoredValueIsRecalledFirst() async throws {
+    let reminder = try await steps("remind me two days before my wife's anniversary to buy flowers")
+    #expect(reminder.map(\.skill) == ["memory.recall", "reminder.create"])
+    let sum = try await steps("take the salary I saved and divide it by 12")
+    #expect(sum.map(\.skill) == ["memory.recall", "calculator"])
+    #expect(sum.last?.inputFrom == 0)
+  }
+
+  @Test func sayingAFactNeedNotBeKeptForgetsIt() async throws {
+    let plan = try await steps("you don't have to remember that my locker is number 12 any more")
+    #expect(plan.map(\.skill) == ["memory.forget"])
+  }
+
+  @Test func aDestructiveReadingRankedAboveTheWriteWithADestroyingWordIsTaken() async throws {
+    // The model ranks the cancel first but below the destructive threshold; the words say
+    // cancel, so the cancel (confirmed before it runs) is taken rather than asked about.
+    let route = try await router().route("周四那个复诊取消吧, not needed anymore", clock: clock)
+    #expect(route.plan.steps.map(\.skill) == ["calendar.cancel"])
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -1383,6 +1383,12 @@ extension SkillWords {
     plan.calendar_free	nothing's on
     plan.calendar_free	nothing is on
     plan.calendar_free	nothing's scheduled
+    plan.calendar_free	is open
+    plan.calendar_free	's open
+    plan.calendar_free	still open
+    plan.calendar_free	are open
+    plan.calendar_free	nothings
+    plan.calendar_free	nothin
     plan.calendar_busy	busy
     plan.calendar_busy	booked
     plan.calendar_busy	anything on
@@ -1407,6 +1413,11 @@ extension SkillWords {
     plan.calendar_busy	占了
     plan.calendar_busy	被占
     plan.calendar_busy	有个会
+    plan.calendar_busy	别的安排
+    plan.calendar_busy	其他安排
+    plan.calendar_busy	其它安排
+    plan.calendar_busy	已经有安排
+    plan.calendar_busy	有事情
     plan.time_words	am
     plan.time_words	pm
     plan.time_words	o'clock
@@ -1553,6 +1564,15 @@ extension SkillWords {
     guard.destroy_heads	别提醒
     guard.destroy_heads	别再记
     guard.destroy_heads	不用记
+    guard.destroy_heads	you don't have to remember
+    guard.destroy_heads	you don't need to remember
+    guard.destroy_heads	you can forget
+    guard.destroy_heads	you can stop remembering
+    guard.destroy_heads	don't have to remember
+    guard.destroy_heads	don't need to remember
+    guard.destroy_heads	不用再记
+    guard.destroy_heads	不必记
+    guard.destroy_heads	不用记住
     guard.recall_heads	do you remember
     guard.recall_heads	do you recall
     guard.recall_heads	do you know
@@ -1771,6 +1791,34 @@ extension SkillWords {
     plan.weather_cold	降温到
     plan.weather_cold	度以下
     plan.weather_cold	under
+    plan.weather_nouns	weather
+    plan.weather_nouns	forecast
+    plan.weather_nouns	天气
+    plan.weather_nouns	天儿
+    plan.weather_good	nice
+    plan.weather_good	good
+    plan.weather_good	fine
+    plan.weather_good	great
+    plan.weather_good	decent
+    plan.weather_good	ok
+    plan.weather_good	okay
+    plan.weather_good	lovely
+    plan.weather_good	pleasant
+    plan.weather_good	好
+    plan.weather_good	不错
+    plan.weather_good	晴朗
+    plan.weather_good	舒服
+    plan.weather_bad	bad
+    plan.weather_bad	awful
+    plan.weather_bad	terrible
+    plan.weather_bad	crappy
+    plan.weather_bad	lousy
+    plan.weather_bad	nasty
+    plan.weather_bad	horrible
+    plan.weather_bad	差
+    plan.weather_bad	糟
+    plan.weather_bad	烂
+    plan.weather_bad	恶劣
     plan.weather_cloudy	cloudy
     plan.weather_cloudy	overcast
     plan.weather_cloudy	fog
@@ -1955,6 +2003,14 @@ extension SkillWords {
     guard.destroy_anywhere	不要了
     guard.destroy_anywhere	不需要了
     guard.destroy_anywhere	用不着了
+    guard.destroy_anywhere	don't have to remember
+    guard.destroy_anywhere	don't need to remember
+    guard.destroy_anywhere	no need to remember
+    guard.destroy_anywhere	no longer need to remember
+    guard.destroy_anywhere	stop remembering
+    guard.destroy_anywhere	不用再记
+    guard.destroy_anywhere	不必记
+    guard.destroy_anywhere	不用记住
     guard.task_openers	to
     guard.task_openers	not
     guard.task_openers	never
@@ -2193,6 +2249,27 @@ extension SkillWords {
     plan.said_before	我提过
     plan.said_before	你应该记得
     plan.said_before	你还记得
+    plan.said_before	told you
+    plan.said_before	told u
+    plan.said_before	you know the
+    plan.said_before	u know the
+    plan.personal_dates	birthday
+    plan.personal_dates	bday
+    plan.personal_dates	b-day
+    plan.personal_dates	anniversary
+    plan.personal_dates	expires
+    plan.personal_dates	expiry
+    plan.personal_dates	expiration
+    plan.personal_dates	expire
+    plan.personal_dates	renewal
+    plan.personal_dates	renews
+    plan.personal_dates	lease
+    plan.personal_dates	生日
+    plan.personal_dates	纪念日
+    plan.personal_dates	到期
+    plan.personal_dates	过期
+    plan.personal_dates	续约
+    plan.personal_dates	续签
     plan.stored_before	i told you
     plan.stored_before	i've told you
     plan.stored_before	i told u
@@ -2241,6 +2318,19 @@ extension SkillWords {
     plan.stored_before	did i ever tell you
     plan.stored_before	did i mention
     plan.stored_before	have i told you
+    plan.stored_before	from memory
+    plan.stored_before	from my memory
+    plan.stored_before	you have saved
+    plan.stored_before	you've got saved
+    plan.stored_before	you should have
+    plan.stored_before	you have on record
+    plan.stored_before	i have saved
+    plan.stored_before	my saved
+    plan.stored_before	我 saved
+    plan.stored_before	saved 的
+    plan.stored_before	存过的
+    plan.stored_before	我存过
+    plan.stored_before	记过的
     plan.kind.reminder.create	a reminder
     plan.kind.reminder.create	reminder for
     plan.kind.reminder.create	reminder to

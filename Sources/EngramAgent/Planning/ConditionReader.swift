@@ -22,8 +22,12 @@ struct ConditionReader: Sendable {
     let namesTime =
       containsAny(lower, "plan.time_words") || lower.contains(where: \.isNumber)
       || ["working", "off_work", "day", "lunch", "now"].contains { containsAny(lower, "plan.time_\($0)") }
-    let namesPlace = zoneKnown || containsAny(lower, "plan.time_there")
-    if namesTime && namesPlace { return .time }
+    guard namesTime else { return .memory }
+    // A known place names its zone ("past 6pm in Tokyo", "after 3pm UK time").
+    let namesPlace =
+      zoneKnown || containsAny(lower, "plan.time_there")
+      || PlaceExtractor(clock: .system()).find(in: text)?.place != nil
+    if namesPlace { return .time }
     return .memory
   }
 
@@ -39,7 +43,9 @@ struct ConditionReader: Sendable {
       of: text, zoneKnown: place?.place != nil || (zone != nil && (mentionsThere || zoneKnown)))
     {
     case .weather:
-      let negated = Self.isNegated(lower) != negatedByMarker
+      // Bad weather is clear weather negated.
+      let calledBad = Self.weatherAbout(lower) == "clear" && Self.weatherCalledBad(lower) == true
+      let negated = (Self.isNegated(lower) != negatedByMarker) != calledBad
       return StepCondition(
         kind: .weather, about: Self.weatherAbout(lower) ?? "rain", negated: negated, when: date(in: text),
         place: place?.text, text: text)
@@ -132,13 +138,22 @@ struct ConditionReader: Sendable {
     return (about ?? "after 00:00", negated)
   }
 
-  /// The weather a text names (`rain`, `snow`, `freeze`, `heat`, `wind`, `storm`, `clear`), or nil.
+  /// The weather a text names (`rain`, `snow`, `freeze`, `heat`, `wind`, `storm`, `clear`), or nil;
+  /// the weather called good or bad ("if the weather's nice", 天气差的话) is `clear`.
   static func weatherAbout(_ lower: String) -> String? {
     for about in ["storm", "snow", "freeze", "rain", "cold", "heat", "wind", "cloudy", "clear"]
     where containsAny(lower, "plan.weather_\(about)") {
       return about
     }
-    return nil
+    return weatherCalledBad(lower) != nil ? "clear" : nil
+  }
+
+  /// Whether a text calls the weather bad (true) or good (false) without naming one kind of
+  /// it; nil when it does neither.
+  static func weatherCalledBad(_ lower: String) -> Bool? {
+    guard containsAny(lower, "plan.weather_nouns") else { return nil }
+    if containsAny(lower, "plan.weather_bad") { return true }
+    return containsAny(lower, "plan.weather_good") ? false : nil
   }
 
   /// `lower` without the phrases of `lists` (so their own "no" and 没 are not read as negation).

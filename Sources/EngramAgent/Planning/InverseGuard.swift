@@ -29,6 +29,15 @@ enum InverseGuard {
           ["reminder.create": "reminder.cancel", "calendar.create": "calendar.cancel"][chosen]
           ?? "memory.forget"
       }
+    } else if decision.method == .intent, let intent = decision.intent,
+      let above = destructiveAbove(chosen, in: intent, skills: skills, scenario: scenario),
+      destroysLater(lower, after: "guard.write_heads." + chosen)
+    {
+      // The model put a destructive reading above the write, though not surely enough to
+      // destroy, and a word that destroys stands in the request, not as the write's task
+      // ("… no longer needed", "get rid of it"): the destructive reading, whose confirmation
+      // shows what it would remove.
+      inverse = above
     } else if chosen == "reminder.create", decision.arguments["when"] == nil,
       startsWithAny(head, "guard.tell_me_heads")
     {

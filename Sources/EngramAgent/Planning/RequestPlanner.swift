@@ -93,7 +93,10 @@ struct RequestPlanner: Sendable {
         // name a skill too: the verb says where a request starts.
         let opensWithVerb =
           (steps.count > 0 && Self.opensWithRequestVerb(part.text)) || Self.opensWithLookup(part.text)
-        let lenient = (guarded.map { $0.kind != .memory } ?? false) || opensWithVerb
+        // So does one that takes what was stored before ("divide the salary I gave you by 12"):
+        // a recall comes first.
+        let lenient =
+          (guarded.map { $0.kind != .memory } ?? false) || opensWithVerb || Self.refersToStored(part.text)
         var found = try await surely(part.text, clock: clock, scenario: scenario, lenient: lenient)
         if found == nil, lenient, parts.count == 2,
           var whole = try await surely(
@@ -149,7 +152,8 @@ struct RequestPlanner: Sendable {
           }
         }
         var step = PlanStep(skill: decision.skillID!, arguments: decision.arguments)
-        if Self.refersToStored(part.text), !steps.contains(where: { $0.skill == RecallSkill.skillID }),
+        if Self.refersToStored(part.text) || Self.anchorsOnPersonalDate(part.text, decision: decision),
+          !steps.contains(where: { $0.skill == RecallSkill.skillID }),
           let write = [decision.skillID!, Self.namedWrite(in: part.text)].compactMap({ $0 }).first(where: {
             Self.carriesRecalled.contains($0)
           }),
@@ -470,8 +474,19 @@ struct RequestPlanner: Sendable {
     ConditionReader.containsAny(text.lowercased(), "plan.stored_before")
   }
 
-  /// The writes that may carry what a recall finds (a note, an event, a reminder made with it).
-  static let carriesRecalled: Set<String> = ["note.create", "calendar.create", "reminder.create"]
+  /// The steps that may take what a recall finds: a note, an event, a reminder made with it,
+  /// a sum over it, the time where it is.
+  static let carriesRecalled: Set<String> = [
+    "note.create", "calendar.create", "reminder.create", "calculator", "time.now",
+  ]
+
+  /// Whether a reminder or event is set by a date of the user's life that the request does not
+  /// give ("the day before my mother's birthday", 合同到期前一周): it needs a recall first.
+  static func anchorsOnPersonalDate(_ text: String, decision: RouteDecision) -> Bool {
+    ["reminder.create", "calendar.create"].contains(decision.skillID ?? "")
+      && decision.arguments["when"] == nil
+      && ConditionReader.containsAny(text.lowercased(), "plan.personal_dates")
+  }
 
   /// Whether a part asks for nothing to be done ("skip it", 算了).
   static func isNoop(_ text: String) -> Bool {
