@@ -402,12 +402,12 @@ import Testing
 
   @Test func weatherCalledGoodOrBadIsClearWeatherOrItsOpposite() async throws {
     let good = try await steps(
-      "if the weather looks decent on Saturday, book a barbecue in the garden at 1pm")
+      "if the weather looks decent on Saturday, put a barbecue in the garden on the calendar at 1pm")
     try #require(good.map(\.skill) == ["calendar.create"])
     #expect(good[0].condition?.kind == .weather)
     #expect(good[0].condition?.about == "clear")
     #expect(good[0].condition?.negated == false)
-    let bad = try await steps("if the weather turns awful tomorrow, remind me at 8 to take the bus")
+    let bad = try await steps("if the weather turns awful on Sunday, I want a reminder at 8 to take the bus")
     try #require(bad.map(\.skill) == ["reminder.create"])
     #expect(bad[0].condition?.about == "clear")
     #expect(bad[0].condition?.negated == true)
@@ -415,7 +415,7 @@ import Testing
 
   @Test func aTrailingTimeConditionInANamedPlaceIsKept() async throws {
     let plan = try await steps(
-      "remind me at 4 to email the Paris office unless it's already after 5pm in Paris")
+      "set a reminder at 4 to email the Paris office unless it's already later than 5pm in Paris")
     try #require(plan.map(\.skill) == ["reminder.create"])
     let condition = try #require(plan[0].condition)
     #expect(condition.kind == .time)
@@ -427,14 +427,14 @@ import Testing
     let open = try await steps("if Thursday at 2 is open, move the design review there")
     #expect(open.first?.condition?.kind == .calendar)
     #expect(open.first?.condition?.negated == false)
-    let taken = try await steps("周五要是有别的安排，就把健身课取消")
+    let taken = try await steps("周五要是有其他安排，就把健身课取消")
     #expect(taken.map(\.skill) == ["calendar.cancel"])
     #expect(taken.first?.condition?.kind == .calendar)
     #expect(taken.first?.condition?.negated == true)
   }
 
   @Test func aDateOfTheUsersLifeOrAStoredValueIsRecalledFirst() async throws {
-    let reminder = try await steps("remind me two days before my wife's anniversary to buy flowers")
+    let reminder = try await steps("set a reminder two days before our wedding anniversary to book a table")
     #expect(reminder.map(\.skill) == ["memory.recall", "reminder.create"])
     let sum = try await steps("take the salary I saved and divide it by 12")
     #expect(sum.map(\.skill) == ["memory.recall", "calculator"])
@@ -442,8 +442,11 @@ import Testing
   }
 
   @Test func sayingAFactNeedNotBeKeptForgetsIt() async throws {
-    let plan = try await steps("you don't have to remember that my locker is number 12 any more")
+    let plan = try await steps("it's fine, you needn't remember that my locker is number 12 any longer")
     #expect(plan.map(\.skill) == ["memory.forget"])
+    // A fact about not keeping something is kept.
+    let fact = try await steps("remember that I don't need to save receipts for work")
+    #expect(fact.map(\.skill) == ["memory.remember"])
   }
 
   @Test func aDestructiveReadingRankedAboveTheWriteWithADestroyingWordIsTaken() async throws {
@@ -451,6 +454,24 @@ import Testing
     // cancel, so the cancel (confirmed before it runs) is taken rather than asked about.
     let route = try await router().route("周四那个复诊取消吧, not needed anymore", clock: clock)
     #expect(route.plan.steps.map(\.skill) == ["calendar.cancel"])
+  }
+
+  @Test func aNoteEndsWhereAnotherWriteOpens() async throws {
+    let plan = try await steps(
+      "note: bring the tent, two sleeping bags and snacks, then remind me on Friday at 6 to pack the car")
+    try #require(plan.map(\.skill) == ["note.create", "reminder.create"])
+    #expect(plan[0].arguments["content"]?.stringValue?.contains("snacks") == true)
+    #expect(plan[0].arguments["content"]?.stringValue?.contains("pack") == false)
+    // A list with a joining word and no other write stays one note.
+    #expect(try await steps("take a note: call the bank, then the dentist").map(\.skill) == ["note.create"])
+  }
+
+  @Test func aBookingWhenTheCalendarIsFreeIsACreateNotAMove() async throws {
+    let plan = try await steps(
+      "what have I got on Saturday morning? if it's all clear, block it off for the garden")
+    #expect(plan.map(\.skill) == ["calendar.list", "calendar.create"])
+    #expect(plan.last?.condition?.kind == .calendar)
+    #expect(plan.last?.condition?.negated == false)
   }
 
   @Test func everyThresholdLivesInOneStruct() throws {

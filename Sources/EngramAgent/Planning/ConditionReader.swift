@@ -23,7 +23,7 @@ struct ConditionReader: Sendable {
       containsAny(lower, "plan.time_words") || lower.contains(where: \.isNumber)
       || ["working", "off_work", "day", "lunch", "now"].contains { containsAny(lower, "plan.time_\($0)") }
     guard namesTime else { return .memory }
-    // A known place names its zone ("past 6pm in Tokyo", "after 3pm UK time").
+    // A known place names its zone ("later than 8pm in Lisbon", "after noon Sydney time").
     let namesPlace =
       zoneKnown || containsAny(lower, "plan.time_there")
       || PlaceExtractor(clock: .system()).find(in: text)?.place != nil
@@ -139,7 +139,7 @@ struct ConditionReader: Sendable {
   }
 
   /// The weather a text names (`rain`, `snow`, `freeze`, `heat`, `wind`, `storm`, `clear`), or nil;
-  /// the weather called good or bad ("if the weather's nice", 天气差的话) is `clear`.
+  /// the weather called good or bad ("should the weather be fine", 天气差的话) is `clear`.
   static func weatherAbout(_ lower: String) -> String? {
     for about in ["storm", "snow", "freeze", "rain", "cold", "heat", "wind", "cloudy", "clear"]
     where containsAny(lower, "plan.weather_\(about)") {

@@ -35,9 +35,14 @@ enum InverseGuard {
     {
       // The model put a destructive reading above the write, though not surely enough to
       // destroy, and a word that destroys stands in the request, not as the write's task
-      // ("… no longer needed", "get rid of it"): the destructive reading, whose confirmation
+      // ("…, we won't need it", "throw it out"): the destructive reading, whose confirmation
       // shows what it would remove.
       inverse = above
+    } else if chosen == "memory.remember", negatesKeeping(lower),
+      !startsWithAny(head, "guard.write_heads.memory.remember")
+    {
+      // "you needn't keep that in mind any more", 不必再帮我记着: not to be kept is forgotten.
+      inverse = "memory.forget"
     } else if chosen == "reminder.create", decision.arguments["when"] == nil,
       startsWithAny(head, "guard.tell_me_heads")
     {
@@ -173,6 +178,17 @@ enum InverseGuard {
       }
     }
     return false
+  }
+
+  /// Whether the request says something need not be kept: "no need to" or "don't have to" a
+  /// few words before a verb of keeping ("there's no need to keep ... in mind", "you needn't
+  /// remember", 不用再帮我记).
+  static func negatesKeeping(_ lower: String) -> Bool {
+    let text = lower.replacingOccurrences(of: "’", with: "'")
+    let english =
+      /\b(?:(?:don't|dont|do not)\s+(?:need|have|got)(?:\s+you)?\s+to|needn't|need not|no need(?:\s+for you)?\s+to|no longer need(?:\s+you)?\s+to|not necessary to|can stop)(?:\s+[a-z']+){0,2}?\s+(?:remember|remembering|keep|keeping|store|save|track)\b/
+    return text.firstMatch(of: english) != nil
+      || text.firstMatch(of: /(?:不用|不必|不需要|无需|别再|不要再)(?:再|帮我|给我|替我)?记/) != nil
   }
 
   /// 把 X 取消 / 删掉: the verb that destroys comes after its object.

@@ -52,11 +52,19 @@ struct RequestPlanner: Sendable {
     var lastCondition: StepCondition?
     for sentence in sentences {
       // A note's text is one step whatever it lists ("note: eggs, milk and bread").
-      let parts =
-        Self.isNote(sentence.text)
-        ? [Part(text: sentence.text, isQuestion: false)]
-        : try await merged(
+      let parts: [Part]
+      if Self.isNote(sentence.text), let (note, rest) = Self.noteAndRequest(sentence.text) {
+        // "note: …, then remind me …": the note ends where another write opens.
+        parts =
+          [Part(text: note, isQuestion: false)]
+          + (try await merged(
+            Self.parts(of: rest, isQuestion: sentence.isQuestion), clock: clock, scenario: scenario))
+      } else if Self.isNote(sentence.text) {
+        parts = [Part(text: sentence.text, isQuestion: false)]
+      } else {
+        parts = try await merged(
           Self.parts(of: sentence.text, isQuestion: sentence.isQuestion), clock: clock, scenario: scenario)
+      }
       let sentenceCondition = parts.compactMap(\.condition).first
       var condition: StepCondition?
       var conditionRead = false
@@ -481,7 +489,7 @@ struct RequestPlanner: Sendable {
   ]
 
   /// Whether a reminder or event is set by a date of the user's life that the request does not
-  /// give ("the day before my mother's birthday", 合同到期前一周): it needs a recall first.
+  /// give ("a week ahead of my passport's expiry", 纪念日那天): it needs a recall first.
   static func anchorsOnPersonalDate(_ text: String, decision: RouteDecision) -> Bool {
     ["reminder.create", "calendar.create"].contains(decision.skillID ?? "")
       && decision.arguments["when"] == nil
@@ -614,6 +622,37 @@ struct RequestPlanner: Sendable {
     // A colon late in the text introduces the note's list after another request.
     return head.count <= 30 && words("plan.note_heads").contains { head.contains($0) }
       && !words("plan.sequence_joins").contains { head.contains($0) }
+  }
+
+  /// A note's text and the request after it, where a joining word ("then", 再) is followed by
+  /// the verb of another write ("remind me", 提醒我); nil when the note runs to the end.
+  static func noteAndRequest(_ text: String) -> (String, String)? {
+    guard let colon = text.firstIndex(where: { $0 == ":" || $0 == "：" }) else { return nil }
+    let joins = words("plan.sequence_joins").sorted { $0.count > $1.count }
+    var searchFrom = text.index(after: colon)
+    while searchFrom < text.endIndex,
+      let found = joins.compactMap({ join in
+        text.range(of: join, options: .caseInsensitive, range: searchFrom..<text.endIndex).map { ($0, join) }
+      }).min(by: { $0.0.lowerBound < $1.0.lowerBound })
+    {
+      let (range, join) = found
+      searchFrom = range.upperBound
+      let latin = join.first?.isASCII == true && join.last?.isLetter == true
+      if latin, range.upperBound < text.endIndex, text[range.upperBound].isLetter { continue }
+      var rest = String(text[range.upperBound...]).trimmingCharacters(in: edge)
+      // "，再 remind me": the joining words after the first.
+      while let more = joins.map({ $0.trimmingCharacters(in: edge) }).first(where: { join in
+        guard !join.isEmpty, rest.lowercased().hasPrefix(join) else { return false }
+        // A Latin join is a whole word: "and" does not open "android".
+        return join.last?.isASCII != true || !(rest.dropFirst(join.count).first?.isLetter ?? false)
+      }) {
+        rest = String(rest.dropFirst(more.count)).trimmingCharacters(in: edge)
+      }
+      guard let write = openingWrite(of: rest), write != "note.create" else { continue }
+      let note = String(text[..<range.lowerBound]).trimmingCharacters(in: edge)
+      return note.isEmpty ? nil : (note, rest)
+    }
+    return nil
   }
 
   struct Sentence {
@@ -1072,7 +1111,11 @@ struct RequestPlanner: Sendable {
       switch result[index].skill {
       case "reminder.cancel", "calendar.cancel": verb = "cancel"
       case "reminder.update", "calendar.update": verb = "update"
-      case "calendar.create" where refersBack(texts[index]): verb = "update"
+      case "calendar.create"
+      where refersBack(texts[index])
+        && !(result[index].condition?.kind == .calendar && result[index].condition?.negated == false):
+        // "… if nothing's there, block it off": what is free has no event to change.
+        verb = "update"
       default: continue
       }
       result[index].skill = "\(kind).\(verb)"
