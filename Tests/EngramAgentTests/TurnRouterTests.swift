@@ -474,6 +474,19 @@ import Testing
     #expect(plan.last?.condition?.negated == false)
   }
 
+  @Test func aReminderAheadOfAnEventIsSetByTheEventsTime() async throws {
+    let english = try await steps(
+      "put the team offsite on my calendar for Friday at 9, and remind me 30 minutes before")
+    try #require(english.map(\.skill) == ["calendar.create", "reminder.create"])
+    #expect(english[1].arguments["when"] == .date(wallClock(2025, 6, 13, 8, 30, in: Zones.shanghai)))
+    #expect(english[1].arguments["title"] == english[0].arguments["title"])
+    // The piece that only says where the event goes belongs to it, not to the reminder.
+    let chinese = try await steps("周五晚上七点和老同学吃饭，加到日历里，提前一天提醒我")
+    try #require(chinese.map(\.skill) == ["calendar.create", "reminder.create"])
+    #expect(chinese[0].arguments["when"] == .date(wallClock(2025, 6, 13, 19, in: Zones.shanghai)))
+    #expect(chinese[1].arguments["when"] == .date(wallClock(2025, 6, 12, 19, in: Zones.shanghai)))
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 import Synchronization
 
@@ -256,10 +257,19 @@ struct RequestPlanner: Sendable {
       let nextIsRequest = parts.dropFirst(index + 1).first.map { Self.opensWithRequestVerb($0.text) } ?? false
       if previousIsRequest, !Self.opensRequest(current.text) {
         result[result.count - 1].text += "，" + current.text
+      } else if previousIsRequest,
+        try await saysWhereToPut(
+          current.text, after: result[result.count - 1].text, clock: clock, scenario: scenario)
+      {
+        // "…四点和房东见面，加到日程里": a piece that only says where the request before it goes.
+        result[result.count - 1].text += "，" + current.text
       } else if let decision = try await surely(
         current.text, clock: clock, scenario: scenario,
         lenient: ((!result.isEmpty || nextIsRequest) && Self.opensWithRequestVerb(current.text))
-          || Self.opensWithLookup(current.text)),
+          || Self.opensWithLookup(current.text)
+          || (!result.isEmpty && Self.leadTime(in: current.text) != nil
+            && ConditionReader.containsAny(current.text.lowercased(), "guard.reminder_words"))
+      ),
         isLast || !isFragment(current.text, decision: decision, clock: clock, scenario: scenario)
       {
         result.append(current)
@@ -275,6 +285,22 @@ struct RequestPlanner: Sendable {
     }
     if let pending { result.append(pending) }
     return try await joined(result, clock: clock, scenario: scenario)
+  }
+
+  /// Whether `text` only names the write that `previous` already is (a date and a title, then
+  /// "put it in my calendar", 加到日程里), with nothing of its own.
+  private func saysWhereToPut(
+    _ text: String, after previous: String, clock: AgentClock, scenario: SkillScenario
+  )
+    async throws -> Bool
+  {
+    guard let named = Self.namedWrite(in: text),
+      try await surely(previous, clock: clock, scenario: scenario, lenient: true)?.skillID == named
+    else { return false }
+    guard let own = try await surely(text, clock: clock, scenario: scenario, lenient: true) else {
+      return true
+    }
+    return isFragment(text, decision: own, clock: clock, scenario: scenario)
   }
 
   /// Whether a piece after a question does something with its answer: it refers back to it
@@ -1171,6 +1197,21 @@ struct RequestPlanner: Sendable {
     -> SkillArguments
   {
     var arguments = step.arguments
+    // "…, and ping me ten minutes ahead", 提前两个钟头叫我: the earlier step's time less the lead.
+    if step.skill == "reminder.create", let (lead, phrase) = Self.leadTime(in: text),
+      let anchorStep = steps.last(where: { $0.arguments["when"]?.dateValue != nil }),
+      let anchor = anchorStep.arguments["when"]?.dateValue
+    {
+      arguments["when"] = .date(anchor.addingTimeInterval(-lead))
+      let title = (arguments["title"]?.stringValue ?? "").replacingOccurrences(of: phrase, with: " ")
+      let left = title.trimmingCharacters(in: Self.edge.union(.punctuationCharacters)).lowercased()
+      if left.isEmpty || ["it", "that", "this", "then"].contains(left),
+        let earlier = anchorStep.arguments["title"]
+      {
+        arguments["title"] = earlier
+      }
+      return arguments
+    }
     let lower = text.lowercased()
     let sameDay = Self.words("plan.same_day").contains { lower.contains($0) }
     let dayBefore = Self.words("plan.day_before").contains { lower.contains($0) }
@@ -1191,6 +1232,38 @@ struct RequestPlanner: Sendable {
     }
     if let date = calendar.date(from: parts) { arguments["when"] = .date(date) }
     return arguments
+  }
+
+  /// How long before an earlier step's time a step is set ("an hour before", "30 minutes
+  /// ahead", 提前两个钟头, 开始前两天), in seconds, and the words that say it; nil when none.
+  static func leadTime(in text: String) -> (TimeInterval, String)? {
+    let lower = text.lowercased()
+    let seconds: [String: TimeInterval] = [
+      "minute": 60, "min": 60, "hour": 3600, "hr": 3600, "day": 86400, "week": 604_800, "分钟": 60, "分": 60,
+      "小时": 3600, "钟头": 3600, "天": 86400, "周": 604_800, "星期": 604_800, "礼拜": 604_800,
+    ]
+    if let match = lower.firstMatch(
+      of:
+        /\b(half an?|an?|\d+(?:\.\d+)?|[a-z]+(?:-[a-z]+)?)\s*(minute|min|hour|hr|day|week)s?\s+(?:before|ahead|earlier|in advance|prior)(?:\s+(?:it|that|then|of time))?\b/
+    ) {
+      let amount = String(match.output.1)
+      let count: Double? =
+        amount.hasPrefix("half")
+        ? 0.5
+        : ["a": 1, "an": 1][amount] ?? Double(amount)
+          ?? Lexicon.englishNumbers[amount].map(Double.init)
+      guard let count, let unit = seconds[String(match.output.2)] else { return nil }
+      return (count * unit, String(text[match.range]))
+    }
+    if let match = lower.firstMatch(
+      of: /(?:提前|前)\s*([零〇一二两三四五六七八九十百\d]+|半)\s*个?\s*(分钟|分|小时|钟头|天|周|星期|礼拜)/)
+    {
+      let amount = String(match.output.1)
+      let count = amount == "半" ? 0.5 : Double(amount) ?? ChineseNumeral.number(of: amount)
+      guard let count, let unit = seconds[String(match.output.2)] else { return nil }
+      return (count * unit, String(text[match.range]))
+    }
+    return nil
   }
 
   static func isSameDay(_ first: Date, _ second: Date, clock: AgentClock) -> Bool {
