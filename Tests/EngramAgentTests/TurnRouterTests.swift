@@ -487,6 +487,24 @@ import Testing
     #expect(chinese[1].arguments["when"] == .date(wallClock(2025, 6, 12, 19, in: Zones.shanghai)))
   }
 
+  @Test func aLookUpInTwoPlacesIsOneStepForEach() async throws {
+    let times = try await steps("what time is it in Lima and in Oslo right now")
+    #expect(times.map(\.skill) == ["time.now", "time.now"])
+    #expect(times.map { $0.arguments["zone"]?.stringValue } == ["America/Lima", "Europe/Oslo"])
+    #expect(try await steps("伦敦和纽约现在分别几点").count == 2)
+    let weather = try await steps("weather in Paris and London tomorrow?")
+    try #require(weather.map(\.skill) == ["weather.current", "weather.current"])
+    // The day said once is each place's day.
+    #expect(weather[0].arguments["day"] != nil)
+    #expect(weather[0].arguments["day"] == weather[1].arguments["day"])
+    #expect(try await steps("what time is it in Lima").count == 1)
+  }
+
+  @Test func aBareHourInATimeConditionIsThatHour() async throws {
+    let plan = try await steps("if it's past 9 in Tokyo, remind me to call Ken")
+    #expect(plan.first?.condition?.about == "after 09:00")
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

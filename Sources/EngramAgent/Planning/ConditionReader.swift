@@ -120,6 +120,14 @@ struct ConditionReader: Sendable {
       let time = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
       about = Self.containsAny(lower, "plan.time_before") ? "before \(time)" : "after \(time)"
     }
+    if about == nil,
+      let match = lower.firstMatch(
+        of: /\b(past|after|before)\s+(\d{1,2})\b(?!\s*(?:[:.]\d|%|am|pm|a\.m|p\.m))/),
+      let hour = Int(match.output.2), hour < 24
+    {
+      // "past 9 in Tokyo": a bare hour, on the clock as said.
+      about = (match.output.1 == "before" ? "before " : "after ") + String(format: "%02d:00", hour)
+    }
     if let time = about, negated, time.hasPrefix("after ") {
       // "not yet past 9am", 还没过九点: before 9am, said plainly.
       return ("before " + time.dropFirst("after ".count), false)

@@ -161,6 +161,23 @@ struct RequestPlanner: Sendable {
           }
         }
         var step = PlanStep(skill: decision.skillID!, arguments: decision.arguments)
+        // "the time in Lima and in Oslo", 伦敦和纽约分别几点: one look-up for each place.
+        if guarded == nil, ["time.now", "weather.current"].contains(step.skill),
+          let places = placePieces(part.text, clock: clock),
+          let skill = router.registeredSkill(id: step.skill, scenario: scenario)
+        {
+          var each = places.map { skill.extractArguments(from: $0, clock: clock) }
+          // A day said once is the day of every place ("in Oslo and Lima tomorrow").
+          if let day = each.lazy.compactMap({ $0["day"] }).first {
+            for index in each.indices where each[index]["day"] == nil { each[index]["day"] = day }
+          }
+          for (piece, arguments) in zip(places, each).dropLast() {
+            steps.append(PlanStep(skill: skill.id, arguments: arguments))
+            sources.append(decision)
+            texts.append(piece)
+          }
+          step.arguments = each[each.count - 1]
+        }
         if Self.refersToStored(part.text) || Self.anchorsOnPersonalDate(part.text, decision: decision),
           !steps.contains(where: { $0.skill == RecallSkill.skillID }),
           let write = [decision.skillID!, Self.namedWrite(in: part.text)].compactMap({ $0 }).first(where: {
@@ -285,6 +302,20 @@ struct RequestPlanner: Sendable {
     }
     if let pending { result.append(pending) }
     return try await joined(result, clock: clock, scenario: scenario)
+  }
+
+  /// `text` cut where it joins two places ("in Lima and in Oslo", 伦敦和纽约), when every piece
+  /// names a different known place; nil otherwise.
+  private func placePieces(_ text: String, clock: AgentClock) -> [String]? {
+    let extractor = PlaceExtractor(clock: clock)
+    for join in [" and ", " & ", "和", "跟", "与", "、", " or ", "，", ","] {
+      let pieces = text.components(separatedBy: join)
+      guard pieces.count >= 2 else { continue }
+      let places = pieces.map { extractor.find(in: $0)?.place?.timeZoneIdentifier }
+      guard places.allSatisfy({ $0 != nil }), Set(places).count == places.count else { continue }
+      return pieces
+    }
+    return nil
   }
 
   /// Whether `text` only names the write that `previous` already is (a date and a title, then
