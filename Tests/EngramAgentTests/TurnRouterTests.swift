@@ -505,6 +505,17 @@ import Testing
     #expect(plan.first?.condition?.about == "after 09:00")
   }
 
+  @Test func aLookUpSaidAsARequestIsTheQuestionAnAnswerMarkerAnswers() async throws {
+    let english = try await steps(
+      "check whether anything is on Thursday morning, and if not, book a haircut at 10")
+    #expect(english.map(\.skill) == ["calendar.list", "calendar.create"])
+    #expect(english.last?.condition?.kind == .calendar)
+    #expect(english.last?.condition?.negated == false)
+    let chinese = try await steps("查一下周三晚上有没有安排，没有的话帮我约个饭")
+    #expect(chinese.map(\.skill) == ["calendar.list", "calendar.create"])
+    #expect(chinese.last?.condition?.negated == false)
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -1148,6 +1148,10 @@ extension SkillWords {
     plan.answer_no	不是的话
     plan.answer_no	没有的话
     plan.answer_no	如果不
+    plan.answer_no	如果没有的话
+    plan.answer_no	要是没有的话
+    plan.answer_no	要是没有
+    plan.answer_no	没的话
     plan.answer_yes	if so
     plan.answer_yes	if yes
     plan.answer_yes	if it is
@@ -1158,6 +1162,8 @@ extension SkillWords {
     plan.answer_yes	如果有
     plan.answer_yes	是的话
     plan.answer_yes	有的话
+    plan.answer_yes	如果有的话
+    plan.answer_yes	要是有的话
     plan.action_openers	then
     plan.action_openers	就
     plan.action_openers	那就
@@ -1418,6 +1424,9 @@ extension SkillWords {
     plan.calendar_busy	其它安排
     plan.calendar_busy	已经有安排
     plan.calendar_busy	有事情
+    plan.calendar_busy	我已经有
+    plan.calendar_busy	already have
+    plan.calendar_busy	already got
     plan.time_words	am
     plan.time_words	pm
     plan.time_words	o'clock

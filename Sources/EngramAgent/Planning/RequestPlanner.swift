@@ -40,7 +40,7 @@ struct RequestPlanner: Sendable {
   /// The plan of `text` when it holds several steps or a condition; nil for a single request.
   func plan(_ text: String, clock: AgentClock, scenario: SkillScenario) async throws -> TurnRoute? {
     let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-    let sentences = Self.sentences(trimmed)
+    let sentences = Self.sentences(trimmed).flatMap(Self.lookupAndAnswer)
     var steps: [PlanStep] = []
     var sources: [RouteDecision] = []
     // The text each step was routed from.
@@ -710,6 +710,25 @@ struct RequestPlanner: Sendable {
       return note.isEmpty ? nil : (note, rest)
     }
     return nil
+  }
+
+  /// "check whether anything's on …, and if not …", 看看…有没有…，有的话…: a look-up said as a
+  /// request, then an answer to it, is a question and the sentence after it.
+  static func lookupAndAnswer(_ sentence: Sentence) -> [Sentence] {
+    guard !sentence.isQuestion, opensWithLookup(sentence.text) else { return [sentence] }
+    let text = sentence.text
+    var searchFrom = text.startIndex
+    while let comma = text[searchFrom...].firstIndex(where: { $0 == "," || $0 == "，" }) {
+      let after = String(text[text.index(after: comma)...]).trimmingCharacters(in: edge)
+      let rest = stripLeading(after, ["and", "then", "然后"]).trimmingCharacters(in: edge)
+      if answerMarkers().contains(where: { startsWith(rest, $0.0) }) {
+        return [
+          Sentence(text: String(text[..<comma]), isQuestion: true), Sentence(text: rest, isQuestion: false),
+        ]
+      }
+      searchFrom = text.index(after: comma)
+    }
+    return [sentence]
   }
 
   struct Sentence {
