@@ -516,6 +516,21 @@ import Testing
     #expect(chinese.last?.condition?.negated == false)
   }
 
+  @Test func aLookUpOrANamedWriteAfterARequestIsAStepOfItsOwn() async throws {
+    #expect(
+      try await steps("book lunch with Ana on Friday at 1 and then show me what's on my calendar that day")
+        .map(\.skill) == ["calendar.create", "calendar.list"])
+    #expect(
+      try await steps(
+        "set a reminder tomorrow at 7 to water the garden, plus a calendar entry for the plumber at 3 the same day"
+      ).map(\.skill) == ["reminder.create", "calendar.create"])
+    // A join inside a quoted title does not cut it.
+    #expect(
+      try await steps("add 'dinner with Jo and Al' to my calendar on Saturday at 7").map(\.skill) == [
+        "calendar.create"
+      ])
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

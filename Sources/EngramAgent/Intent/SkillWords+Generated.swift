@@ -2366,6 +2366,10 @@ extension SkillWords {
     plan.kind.calendar.create	an event
     plan.kind.calendar.create	日历
     plan.kind.calendar.create	日程
+    plan.kind.calendar.create	calendar entry
+    plan.kind.calendar.create	calendar event
+    plan.kind.calendar.create	calendar invite
+    plan.kind.calendar.create	calendar slot
     plan.kind.memory.remember	remember that
     plan.kind.memory.remember	keep in mind
     plan.kind.memory.remember	save that

@@ -272,7 +272,12 @@ struct RequestPlanner: Sendable {
       // A piece that opens with a request verb, after a request or before another piece that
       // opens with one ("drop it, then ping me ..."), is a request of its own.
       let nextIsRequest = parts.dropFirst(index + 1).first.map { Self.opensWithRequestVerb($0.text) } ?? false
-      if previousIsRequest, !Self.opensRequest(current.text) {
+      // A piece that names a kind of write ("plus a calendar entry for …") is a request of its
+      // own, unless it was cut inside a quotation ("add 'tea with Jo and Al' to my calendar").
+      let namesOwnWrite =
+        Self.namedWrite(in: current.text) != nil
+        && current.text.filter({ "'\"“”‘’".contains($0) }).count % 2 == 0
+      if previousIsRequest, !Self.opensRequest(current.text), !namesOwnWrite {
         result[result.count - 1].text += "，" + current.text
       } else if previousIsRequest,
         try await saysWhereToPut(
@@ -508,6 +513,9 @@ struct RequestPlanner: Sendable {
         Self.refersBack(part.text) && !result[previous].isQuestion && !lookups.contains(earlier)
         && !(Self.opensWithRequestVerb(result[previous].text) && Self.opensWithRequestVerb(part.text))
         && !Self.opensWithLookup(result[previous].text)
+        // "book X, then show me that day": a look-up after a request of its own is its own step.
+        && !(lookups.contains(skill) && InverseGuard.writes.contains(earlier) && earlier != "memory.remember"
+          && !Self.refersToStored(part.text))
       // An "otherwise" branch is a step of its own even for the same skill.
       // "the X reminder, not needed any more, cancel", 那个…，删掉吧: a bare verb that cancels or
       // deletes acts on what the statement before it names (not on what a look-up or a
