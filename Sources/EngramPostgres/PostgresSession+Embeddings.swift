@@ -4,28 +4,6 @@ import Foundation
 
 // Embeddings, their generation and change log, and keyword search: one user's.
 extension PostgresSession {
-  /// Sets the user's embedding model (the same model again is a no-op); with `replace`, a
-  /// different model replaces the configured one and the user's embeddings are deleted.
-  /// - Throws: `StoreError.invalidEmbeddingModel`, `StoreError.modelMismatch`.
-  public func configureEmbeddingModel(model: String, dimension: Int, replace: Bool = false) throws {
-    guard !model.isEmpty, dimension > 0 else {
-      throw StoreError.invalidEmbeddingModel(model: model, dimension: dimension)
-    }
-    try transaction {
-      if let current = try embeddingModel() {
-        if current.name == model && current.dimension == dimension { return }
-        guard replace else {
-          throw StoreError.modelMismatch(
-            expectedModel: current.name, expectedDimension: current.dimension, actualModel: model,
-            actualDimension: dimension)
-        }
-        try run("DELETE FROM embeddings WHERE user_scope = $1")
-      }
-      try setMeta("embedding_model", model)
-      try setMeta("embedding_dimension", String(dimension))
-    }
-  }
-
   /// Inserts or replaces the embedding of (`ownerKind`, `ownerID`); returns its row id.
   @discardableResult
   public func upsertEmbedding(_ row: EmbeddingRow) throws -> Int64 {

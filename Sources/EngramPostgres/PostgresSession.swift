@@ -259,3 +259,28 @@ public enum PostgresStoreError: Error, Sendable, Hashable {
   /// Every connection of a shared pool stayed in use longer than its wait timeout.
   case poolExhausted(size: Int)
 }
+
+/// A PostgreSQL session runs the queries written once for every store, its scope as `$1`.
+extension PostgresSession: SQLSession {
+  /// PostgreSQL.
+  public var dialect: SQLDialect { .postgresql }
+
+  /// Runs `sql` with the scope as `$1`; returns the rows affected.
+  @discardableResult
+  public func execute(scoped sql: String, _ arguments: [SQLValue]) throws -> Int {
+    try run(sql, arguments.map(\.postgres))
+  }
+
+  /// Runs `sql` with the scope as `$1`; each row as the SQLite store holds its values.
+  public func forEachRow(scoped sql: String, _ arguments: [SQLValue], _ body: (any Row) throws -> Void) throws
+  {
+    for row in try connection.execute(sql, [scope] + arguments.map(\.postgres)).rows {
+      try body(try row.valueRow())
+    }
+  }
+
+  /// `transaction` (a savepoint inside an open one).
+  public func atomically<T>(_ body: () throws -> T) throws -> T {
+    try transaction(body)
+  }
+}

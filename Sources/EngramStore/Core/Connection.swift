@@ -70,6 +70,8 @@ public final class Connection {
   /// How a `.readOnlyNoTrace` connection was opened (nil for the other modes).
   let openStrategy: ReadOnlyStrategy?
   private var statementCache: [String: Statement] = [:]
+  /// Statements of shared SQL (`sharedStatement(_:)`), by their shared text.
+  private var sharedStatements: [String: Statement] = [:]
   /// Record statements by (record type, operation), so the generic record paths build
   /// their SQL once per connection instead of once per call.
   var recordStatements: [RecordStatementKey: Statement] = [:]
@@ -161,6 +163,7 @@ public final class Connection {
 
   deinit {
     statementCache.removeAll()
+    sharedStatements.removeAll()
     recordStatements.removeAll()
     batchStatements.removeAll()
     sqlite3_close_v2(handle)
@@ -320,6 +323,18 @@ public final class Connection {
     }
     let statement = try prepare(sql)
     statementCache[sql] = statement
+    return statement
+  }
+
+  /// The statement of shared SQL (`$N` parameters, see `SQLSession`), prepared once per
+  /// connection under its shared text, reset and with cleared bindings.
+  func sharedStatement(_ sql: String) throws -> Statement {
+    if let statement = sharedStatements[sql] {
+      statement.clear()
+      return statement
+    }
+    let statement = try prepare(SQLDialect.sqliteParameters(sql))
+    sharedStatements[sql] = statement
     return statement
   }
 

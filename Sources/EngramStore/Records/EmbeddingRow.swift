@@ -160,18 +160,19 @@ public struct EmbeddingEntry: Sendable, Hashable {
   }
 }
 
-extension Connection {
-  /// Sets the embedding model of the database. The same model again is a no-op.
+extension EmbeddingQueries {
+  /// Sets the embedding model of the store (SQLite: the file's; PostgreSQL: the user's). The
+  /// same model again is a no-op.
   ///
   /// - Parameter replace: when true, a different model replaces the configured one and every
-  ///   stored embedding is deleted (they belong to the old model's space).
+  ///   embedding it governed is deleted (they belong to the old model's space).
   /// - Throws: `StoreError.invalidEmbeddingModel`, `StoreError.modelMismatch` when another
   ///   model is configured and `replace` is false.
   public func configureEmbeddingModel(model: String, dimension: Int, replace: Bool = false) throws {
     guard !model.isEmpty, dimension > 0 else {
       throw StoreError.invalidEmbeddingModel(model: model, dimension: dimension)
     }
-    try transaction {
+    try atomically {
       if let current = try embeddingModel() {
         if current.name == model && current.dimension == dimension { return }
         guard replace else {
@@ -179,13 +180,15 @@ extension Connection {
             expectedModel: current.name, expectedDimension: current.dimension, actualModel: model,
             actualDimension: dimension)
         }
-        try run("DELETE FROM embeddings")
+        try execute(scoped: "DELETE FROM embeddings WHERE \(dialect.embeddingModelScope)", [])
       }
       try setMeta("embedding_model", model)
       try setMeta("embedding_dimension", String(dimension))
     }
   }
+}
 
+extension Connection {
   /// Inserts or replaces the embedding of (`ownerKind`, `ownerID`); returns its row id.
   /// - Throws: the `EmbeddingRow.validate(against:)` errors; `SQLiteError`.
   @discardableResult

@@ -60,25 +60,7 @@ public protocol MetaQueries: AnyObject {
 /// Sessions, turns, memories and summaries by the engine's names for them (`Session.swift`,
 /// `Message.swift`, `Connection+Retrieval.swift`): what writing and reading them needs beyond
 /// `RecordQueries`.
-public protocol ItemQueries: AnyObject {
-  /// The id of the session whose external id or title is `name`, or nil.
-  func sessionID(named name: String) throws -> Int64?
-  /// The latest `limit` turns (of one session when given), oldest first.
-  func recentMessages(limit: Int, sessionID: Int64?) throws -> [Message]
-  /// The text of the turn before a turn of session `sessionID` said at `time` (in the
-  /// session's order: time, then id): with `id`, before that stored turn; without, the
-  /// latest at or before `time` (the turn a new one follows). Nil when it is the first.
-  func previousTurnContent(sessionID: Int64, time: Date, id: Int64?) throws -> String?
-  /// Sets (or clears) the summary covering messages `ids`.
-  func setSummary(_ summaryID: Int64?, forMessages ids: [Int64]) throws
-  /// Memories of `kind` (any when nil), newest first.
-  func memories(kind: MemoryKind?, limit: Int, includeSuperseded: Bool) throws -> [Memory]
-  /// Records that memories `ids` were retrieved at `time`.
-  func recordMemoryAccess(ids: [Int64], at time: Date) throws
-  /// Adds batched access statistics (a memory forgotten meanwhile is skipped).
-  func recordMemoryAccess(_ entries: [(id: Int64, count: Int, lastAccess: Int64)]) throws
-  /// Marks memory `id` as replaced by `newID` at `time`.
-  func supersedeMemory(_ id: Int64, by newID: Int64, at time: Date) throws
+public protocol ItemQueries: RecordQueries, SQLSession {
   /// The distinct non-null speakers of the conversation log, in binary order.
   func distinctSpeakers() throws -> [String]
   /// Every user that has a row (session, turn, memory, summary or embedding) in the store,
@@ -89,22 +71,16 @@ public protocol ItemQueries: AnyObject {
 
 /// Retrieval (`Connection+Retrieval.swift`, `FTS/Connection+Search.swift`): keyword
 /// candidates, the ranking facts of candidates and their texts.
-public protocol SearchQueries: AnyObject {
+public protocol SearchQueries: SQLSession {
   /// Full-text search over the normalized text (`FTSText`), best first.
   func searchText(
     _ query: String, kinds: Set<ItemKind>, limit: Int, sessionID: Int64?, timeRange: Range<Int64>?
   ) throws -> [TextHit]
-  /// The ranking facts of candidate items (missing ids are left out).
-  func candidateRows(_ ids: [ItemKind: [Int64]]) throws -> [CandidateRow]
-  /// The texts of items, by kind and id.
-  func itemTexts(_ ids: [ItemKind: [Int64]]) throws -> [ItemKind: [Int64: ItemText]]
 }
 
 /// Embeddings, their model, generation and change log, and the vector snapshot's stamp
 /// (`EmbeddingRow.swift`, `EmbeddingCodec.swift`, `Connection+VectorSnapshot.swift`).
-public protocol EmbeddingQueries: AnyObject {
-  /// Configures the embedding model (`replace` allows a change; the caller re-embeds).
-  func configureEmbeddingModel(model: String, dimension: Int, replace: Bool) throws
+public protocol EmbeddingQueries: MetaQueries, SQLSession {
   /// Inserts or replaces the embedding of the row's owner; returns its id.
   @discardableResult func upsertEmbedding(_ row: EmbeddingRow) throws -> Int64
   /// Inserts or replaces the embeddings of distinct owners (PostgreSQL: in one statement).
@@ -147,47 +123,19 @@ public protocol EmbeddingQueries: AnyObject {
 }
 
 /// Forgetting an item with every copy of its text (`Connection+Forgetting.swift`).
-public protocol ForgettingQueries: AnyObject {
-  /// Deletes an item and every copy of its text; nil when it does not exist.
-  func forgetItem(kind: ItemKind, id: Int64) throws -> ForgetReport?
-}
+public protocol ForgettingQueries: RecordQueries, SQLSession {}
 
 /// Compaction, counts and the store's health: candidates and turns to compact, row counts,
 /// the embedding census, orphans, integrity and full-text checks (`Connection+Maintenance.swift`).
-public protocol MaintenanceQueries: AnyObject {
-  /// Sessions with turns older than `cutoff` not yet covered by a summary.
-  func compactionCandidates(before cutoff: Int64) throws -> [CompactionCandidate]
-
-  /// Calls `body` with the content of each turn of a session, in order.
-  func forEachMessageContent(inSession sessionID: Int64, _ body: (String) throws -> Void) throws
-
-  /// Marks a session's uncovered turns as covered by `summaryID`.
-  func coverUncoveredMessages(inSession sessionID: Int64, bySummary summaryID: Int64) throws
-
-  /// The ids and kinds of the memories not superseded.
-  func liveMemoryKinds() throws -> [(id: Int64, kind: String)]
-
+public protocol MaintenanceQueries: SQLSession {
   /// Rows per table of `reportedTables`.
   func rowCounts() throws -> [String: Int]
-
-  /// Live memories per kind.
-  func memoryCountsByKind() throws -> [MemoryKind: Int]
-
-  /// Turns and memories created per week (weeks from Monday 00:00 UTC), oldest first; weeks
-  /// with neither are absent.
-  func weeklyActivity() throws -> [WeeklyActivity]
 
   /// How the stored embeddings relate to their owners and the configured model.
   func embeddingCensus(model: String, dimension: Int) throws -> EmbeddingCensus
 
   /// Deletes embeddings whose owner is gone; returns how many.
   func deleteOrphanEmbeddings() throws -> Int
-
-  /// Deletes every embedding.
-  func deleteAllEmbeddings() throws
-
-  /// Every item that has text to embed.
-  func embeddableItems() throws -> [EmbeddableItem]
 
   /// Problems the store's integrity check finds (empty when none).
   func integrityCheck() throws -> [String]
@@ -200,15 +148,13 @@ public protocol MaintenanceQueries: AnyObject {
 }
 
 /// Export and import, row by row (`Connection+ExportImport.swift`).
-public protocol ExportImportQueries: AnyObject {
+public protocol ExportImportQueries: SQLSession {
   /// Calls `columns` once with the column names of `table`, then `body` for each of its
   /// rows (this user's rows where the table is per user) ordered by `order`. `table` and
   /// `order` are schema names, never user text. Per-user columns are left out.
   func forEachExportedRow(
     of table: String, orderedBy order: String, columns: ([String]) throws -> Void,
     _ body: (any ExportedRow) throws -> Void) throws
-  /// Whether any item table holds a row (an import needs an empty memory).
-  func holdsItems() throws -> Bool
   /// Checks references at commit instead of per statement (rows come in table order).
   func deferForeignKeys() throws
   /// Inserts one row of `table` from exported columns (names checked by the caller);
@@ -292,6 +238,16 @@ public protocol IngestQueries: AnyObject {
   func identicalMemory(content: String, kind: MemoryKind, scopeUser: String?) throws -> Int64?
 }
 
+extension MetaQueries {
+  /// The embedding model configured in `meta` (this user's), or nil before one is.
+  public func embeddingModel() throws -> EmbeddingModel? {
+    guard let name = try meta("embedding_model"), let dimensionText = try meta("embedding_dimension"),
+      let dimension = Int(dimensionText)
+    else { return nil }
+    return EmbeddingModel(name: name, dimension: dimension)
+  }
+}
+
 extension StoreSession {
   /// Every row of `type` matching `filter` (default: all), in id order (first page of 100).
   public func list<R: StoredRecord>(_ type: R.Type, filter: RecordFilter = .none) throws -> [R] {
@@ -311,14 +267,6 @@ extension StoreSession {
   /// Every embedding, in id order.
   public func forEachEmbedding(_ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void) throws {
     try forEachEmbedding(ownerKinds: Set(ItemKind.allCases), body)
-  }
-
-  /// The embedding model configured in `meta` (this user's), or nil before one is.
-  public func embeddingModel() throws -> EmbeddingModel? {
-    guard let name = try meta("embedding_model"), let dimensionText = try meta("embedding_dimension"),
-      let dimension = Int(dimensionText)
-    else { return nil }
-    return EmbeddingModel(name: name, dimension: dimension)
   }
 
   /// The item `kind` `id` with what its embedding text is made from, or nil.
