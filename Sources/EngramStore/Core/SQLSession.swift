@@ -56,6 +56,15 @@ public enum SQLDialect: Sendable, Hashable {
     }
   }
 
+  /// `column` in byte order (SQLite's `BINARY` collation; PostgreSQL's `"C"`), the same
+  /// order in every store.
+  public func binaryOrder(_ column: String) -> String {
+    switch self {
+    case .sqlite: column
+    case .postgresql: "\(column) COLLATE \"C\""
+    }
+  }
+
   /// The greater of two numbers (SQLite's two-argument `max`).
   public func greatest(_ first: String, _ second: String) -> String {
     switch self {
@@ -64,11 +73,11 @@ public enum SQLDialect: Sendable, Hashable {
     }
   }
 
-  /// The condition on `alias` (a turn in the session of the turn being read) that keeps it
-  /// to the user's rows as each store's index for a session's turns wants it: SQLite's index
-  /// starts with the session (whose turns are all one user's, ids being unique in the file),
-  /// PostgreSQL's with the user.
-  public func sameUserTurn(_ alias: String) -> String {
+  /// The condition that keeps `alias`, a row reached from one of the user's own rows (a turn
+  /// of its session, the embedding of its id), to the user, as each store's keys want it:
+  /// nothing in SQLite (ids are unique in the file, and the indexes such a lookup takes start
+  /// with the session or owner), the user column in PostgreSQL (whose keys start with it).
+  public func sameUser(_ alias: String) -> String {
     switch self {
     case .sqlite: "1 = 1"
     case .postgresql: "\(alias).user_scope = $1"

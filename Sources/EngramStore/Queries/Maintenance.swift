@@ -16,9 +16,9 @@ extension MaintenanceQueries {
         SELECT s.id, coalesce(s.external_id, 'session ' || s.id) FROM sessions s
         WHERE s.\(sql.user) = $1
           AND EXISTS (SELECT 1 FROM messages m
-                      WHERE \(sql.sameUserTurn("m")) AND m.session_id = s.id AND m.summary_id IS NULL)
+                      WHERE \(sql.sameUser("m")) AND m.session_id = s.id AND m.summary_id IS NULL)
           AND NOT EXISTS (SELECT 1 FROM messages m
-                          WHERE \(sql.sameUserTurn("m")) AND m.session_id = s.id AND m.created_at >= $2)
+                          WHERE \(sql.sameUser("m")) AND m.session_id = s.id AND m.created_at >= $2)
         ORDER BY s.started_at, s.id
         """, [.integer(cutoff)]
     ) { CompactionCandidate(id: $0.int64(at: 0), name: $0.string(at: 1)) }

@@ -85,9 +85,9 @@ extension SearchQueries {
       try forEachRow(
         scoped: """
           SELECT m.id, m.session_id, coalesce(m.speaker, m.role), m.created_at,
-            (SELECT p.id FROM messages p WHERE \(sql.sameUserTurn("p")) AND p.session_id = m.session_id
+            (SELECT p.id FROM messages p WHERE \(sql.sameUser("p")) AND p.session_id = m.session_id
                AND (p.created_at, p.id) < (m.created_at, m.id) ORDER BY p.created_at DESC, p.id DESC LIMIT 1),
-            (SELECT n.id FROM messages n WHERE \(sql.sameUserTurn("n")) AND n.session_id = m.session_id
+            (SELECT n.id FROM messages n WHERE \(sql.sameUser("n")) AND n.session_id = m.session_id
                AND (n.created_at, n.id) > (m.created_at, m.id) ORDER BY n.created_at, n.id LIMIT 1)
           FROM messages m WHERE m.\(sql.user) = $1 AND \(sql.column("m.id", inIDList: "$2"))
           """, [sql.idList(messages)]

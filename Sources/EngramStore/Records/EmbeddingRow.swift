@@ -186,6 +186,30 @@ extension EmbeddingQueries {
       try setMeta("embedding_dimension", String(dimension))
     }
   }
+
+  /// Deletes the embedding of (`ownerKind`, `ownerID`); returns whether it existed.
+  @discardableResult
+  public func deleteEmbedding(ownerKind: ItemKind, ownerID: Int64) throws -> Bool {
+    try execute(
+      scoped: "DELETE FROM embeddings WHERE \(dialect.user) = $1 AND owner_kind = $2 AND owner_id = $3",
+      [SQLValue(ownerKind), .integer(ownerID)]) > 0
+  }
+
+  /// Owners of `kind` that have no embedding yet, in id order (for background embedding).
+  public func ownersWithoutEmbedding(_ kind: ItemKind, limit: Int) throws -> [Int64] {
+    try rows(
+      scoped: """
+        SELECT t.id FROM \(kind.sourceTable) t WHERE t.\(dialect.user) = $1 AND NOT EXISTS
+        (SELECT 1 FROM embeddings e WHERE \(dialect.sameUser("e")) AND e.owner_kind = $2 AND e.owner_id = t.id)
+        ORDER BY t.id LIMIT $3
+        """, [SQLValue(kind), SQLValue(max(0, limit))]
+    ) { $0.int64(at: 0) }
+  }
+
+  /// The highest embedding id of the user (0 when there is none).
+  public func maxEmbeddingID() throws -> Int64 {
+    try integer(scoped: "SELECT coalesce(max(id), 0) FROM embeddings WHERE \(dialect.user) = $1") ?? 0
+  }
 }
 
 extension Connection {
@@ -222,34 +246,6 @@ extension Connection {
     try statement.bind(ownerID, at: 2)
     try statement.bind(user, at: 3)
     return try statement.first { try EmbeddingRow(row: $0) }
-  }
-
-  /// Deletes the embedding of (`ownerKind`, `ownerID`); returns whether it existed.
-  @discardableResult
-  public func deleteEmbedding(ownerKind: ItemKind, ownerID: Int64) throws -> Bool {
-    try run(
-      "DELETE FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2 AND user_id = ?3",
-      [.text(ownerKind.rawValue), .integer(ownerID), .text(user)])
-    return changes > 0
-  }
-
-  /// Owners of `kind` that have no embedding yet, in id order (for background embedding).
-  public func ownersWithoutEmbedding(_ kind: ItemKind, limit: Int) throws -> [Int64] {
-    let table: String
-    switch kind {
-    case .message: table = "messages"
-    case .memory: table = "memories"
-    case .summary: table = "summaries"
-    }
-    let statement = try cachedStatement(
-      """
-      SELECT t.id FROM \(table) t WHERE t.user_id = ?3 AND NOT EXISTS
-      (SELECT 1 FROM embeddings e WHERE e.owner_kind = ?1 AND e.owner_id = t.id) ORDER BY t.id LIMIT ?2
-      """)
-    try statement.bind(kind.rawValue, at: 1)
-    try statement.bind(max(0, limit), at: 2)
-    try statement.bind(user, at: 3)
-    return try statement.map { $0.int64(at: 0) }
   }
 
   /// The counter bumped by every change to `embeddings`; a vector-index snapshot is valid

@@ -58,7 +58,7 @@ public protocol MetaQueries: AnyObject {
 }
 
 /// Sessions, turns, memories and summaries by the engine's names for them (`Session.swift`,
-/// `Message.swift`, `Connection+Retrieval.swift`): what writing and reading them needs beyond
+/// `Message.swift`, `Queries/Retrieval.swift`): what writing and reading them needs beyond
 /// `RecordQueries`.
 public protocol ItemQueries: RecordQueries, SQLSession {
   /// The distinct non-null speakers of the conversation log, in binary order.
@@ -69,7 +69,7 @@ public protocol ItemQueries: RecordQueries, SQLSession {
   func storedUsers() throws -> [String]
 }
 
-/// Retrieval (`Connection+Retrieval.swift`, `FTS/Connection+Search.swift`): keyword
+/// Retrieval (`Queries/Retrieval.swift`, `FTS/Connection+Search.swift`): keyword
 /// candidates, the ranking facts of candidates and their texts.
 public protocol SearchQueries: SQLSession {
   /// Full-text search over the normalized text (`FTSText`), best first.
@@ -87,10 +87,6 @@ public protocol EmbeddingQueries: MetaQueries, SQLSession {
   func upsertEmbeddings(_ rows: [EmbeddingRow]) throws
   /// The embedding of an owner, or nil.
   func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow?
-  /// Deletes the embedding of an owner; returns whether it existed.
-  @discardableResult func deleteEmbedding(ownerKind: ItemKind, ownerID: Int64) throws -> Bool
-  /// Up to `limit` owners of `kind` without an embedding.
-  func ownersWithoutEmbedding(_ kind: ItemKind, limit: Int) throws -> [Int64]
   /// Re-encodes the owners' float32 embeddings as int8 codes; returns how many changed.
   @discardableResult func quantizeEmbeddings(ownerKind: ItemKind, ownerIDs: [Int64]) throws -> Int
   /// The counter bumped by every change of the embeddings.
@@ -112,8 +108,6 @@ public protocol EmbeddingQueries: MetaQueries, SQLSession {
   /// The decoded vector of each owner's embedding, in order (nil for an owner without one);
   /// see `StoreSession+EmbeddingVectors.swift`.
   func embeddingVectors(owners: [(kind: ItemKind, id: Int64)]) throws -> [[Float]?]
-  /// The highest embedding id (0 when none).
-  func maxEmbeddingID() throws -> Int64
   /// The stamp the last vector snapshot writer recorded, or nil.
   func vectorSnapshotStamp() throws -> VectorSnapshotStamp?
   /// Records the stamp of a vector snapshot just written, pruning the change log it covers.
@@ -122,11 +116,12 @@ public protocol EmbeddingQueries: MetaQueries, SQLSession {
   func embeddingChanges(after generation: Int64) throws -> EmbeddingChanges?
 }
 
-/// Forgetting an item with every copy of its text (`Connection+Forgetting.swift`).
+/// Forgetting an item with every copy of its text (`Queries/Forgetting.swift`).
 public protocol ForgettingQueries: RecordQueries, SQLSession {}
 
 /// Compaction, counts and the store's health: candidates and turns to compact, row counts,
-/// the embedding census, orphans, integrity and full-text checks (`Connection+Maintenance.swift`).
+/// the embedding census, orphans, integrity and full-text checks (`Queries/Maintenance.swift`,
+/// written once, and each store's own: `Connection+Maintenance.swift`).
 public protocol MaintenanceQueries: SQLSession {
   /// Rows per table of `reportedTables`.
   func rowCounts() throws -> [String: Int]
@@ -169,64 +164,10 @@ public protocol ExportImportQueries: SQLSession {
   func userRows(in table: String, before rowid: Int64) throws -> Int?
 }
 
-/// The agent's own records: preferences, skill state, pending calls, traces, reminders and
-/// notes (`Preference.swift`, `SkillState.swift`, `PendingCall.swift`, `Trace.swift`,
-/// `AgentItem.swift`, `Connection+AgentRecords.swift`).
-public protocol AgentRecordQueries: AnyObject {
-  /// The preference `key`, or nil.
-  func preference(key: String) throws -> Preference?
-
-  /// Preferences (pinned only when asked), by key.
-  func preferences(pinnedOnly: Bool, page: Page) throws -> [Preference]
-
-  /// Inserts or replaces a preference.
-  func setPreference(_ preference: Preference) throws
-
-  /// Deletes a preference; returns whether it existed.
-  @discardableResult func deletePreference(key: String) throws -> Bool
-
-  /// The state of a skill, or nil.
-  func skillState(skillID: String) throws -> SkillState?
-
-  /// Inserts or replaces a skill's state.
-  func setSkillState(_ state: SkillState) throws
-
-  /// Inserts a routine, or replaces the one with the same key (`Routine.swift`).
-  func saveRoutine(_ routine: Routine) throws
-
-  /// Every routine, by name.
-  func routines() throws -> [Routine]
-
-  /// The routine whose key (`Routine.key(_:)`) is `key`, or nil.
-  func routine(key: String) throws -> Routine?
-
-  /// Deletes the routine whose key is `key`; returns whether it existed.
-  @discardableResult func deleteRoutine(key: String) throws -> Bool
-
-  /// Sets a pending call's status (`StoreError.notFound`).
-  func setPendingCallStatus(_ id: Int64, to status: PendingCallStatus, error: String?, at time: Date) throws
-
-  /// Moves a pending call from one of `allowed` to `status`; false when it was not in one.
-  func transitionPendingCall(
-    _ id: Int64, from allowed: Set<PendingCallStatus>, to status: PendingCallStatus, at time: Date
-  ) throws -> Bool
-
-  /// Marks every unfinished pending call cancelled; returns them.
-  func markUnfinishedPendingCallsCancelled(at time: Date) throws -> [PendingCall]
-
-  /// Items of `kind` due in `from..<to` (either end open), soonest first; with
-  /// `undeliveredOnly`, only those never delivered.
-  func agentItems(kind: AgentItemKind, dueFrom from: Date?, to: Date?, undeliveredOnly: Bool, limit: Int)
-    throws -> [AgentItem]
-
-  /// Marks reminder `id` delivered at `now` if it is due by then and was never delivered;
-  /// returns it as it now is, or nil when it is not (another process claimed it first).
-  func claimReminder(_ id: Int64, at now: Date) throws -> AgentItem?
-
-  /// Undoes the claim of reminder `id` made at `claimedAt` (its hand-over failed): it is due
-  /// again. A later claim or change of the reminder is left alone.
-  func releaseReminder(_ id: Int64, claimedAt: Date) throws
-}
+/// The agent's own records: preferences, skill state, pending calls, traces, reminders,
+/// notes and routines (`Queries/AgentRecords.swift`, written once over `SQLSession`, and the
+/// records' own lookups beside them).
+public protocol AgentRecordQueries: SQLSession {}
 
 /// What ingest asks before it stores (`Connection+Ingest.swift`): the turns stored already
 /// by key, and a memory with the same text.
