@@ -24,7 +24,7 @@ extension PostgresSession {
   public func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow? {
     try records(
       """
-      SELECT \(Self.selectList(EmbeddingRow.self)) FROM embeddings
+      SELECT \(dialect.selectList(EmbeddingRow.self)) FROM embeddings
       WHERE user_scope = $1 AND owner_kind = $2 AND owner_id = $3
       """, [.text(ownerKind.rawValue), .int(ownerID)]
     ) { try EmbeddingRow(row: $0) }.first

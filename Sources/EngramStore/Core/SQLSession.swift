@@ -56,6 +56,15 @@ public enum SQLDialect: Sendable, Hashable {
     }
   }
 
+  /// The columns of `R` a record reads (`StoredRecord.init(row:)`): its `selectList` in
+  /// SQLite (where a table may keep a smaller form), `id` and its columns elsewhere.
+  public func selectList<R: StoredRecord>(_ type: R.Type) -> String {
+    switch self {
+    case .sqlite: R.selectList
+    case .postgresql: (["id"] + R.columns).joined(separator: ", ")
+    }
+  }
+
   /// `column` in byte order (SQLite's `BINARY` collation; PostgreSQL's `"C"`), the same
   /// order in every store.
   public func binaryOrder(_ column: String) -> String {

@@ -24,25 +24,16 @@ public protocol StoreSession: RecordQueries, MetaQueries, ItemQueries, SearchQue
 {}
 
 /// Rows as typed records (`StoredRecord.swift`, `Connection+BatchInsert.swift`): insert,
-/// update, delete, fetch, list, count and select any table's rows.
-public protocol RecordQueries: AnyObject {
+/// update, delete, fetch, list, count and select any table's rows. Each store writes a
+/// record its way (SQLite its stored form, PostgreSQL with its keyword terms); reading and
+/// deleting are written once (`StoredRecord.swift`).
+public protocol RecordQueries: SQLSession {
   /// Inserts `record` (its `id` is used when set, else assigned) and returns the row id.
   func insert<R: StoredRecord>(_ record: R) throws -> Int64
   /// Inserts `records` in order, all or nothing, and returns their row ids.
   func insert<R: StoredRecord>(contentsOf records: [R]) throws -> [Int64]
   /// Writes every column of `record` over the row with its id (`StoreError.notFound`).
   func update<R: StoredRecord>(_ record: R) throws
-  /// Deletes the row `id` of `type`; returns whether it existed.
-  @discardableResult func delete<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> Bool
-  /// The row `id` of `type`, or nil.
-  func fetch<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> R?
-  /// A page of `type`'s rows in id order, filtered by session and time where they apply.
-  func list<R: StoredRecord>(_ type: R.Type, filter: RecordFilter, page: Page) throws -> [R]
-  /// The number of `type`'s rows matching `filter`.
-  func count<R: StoredRecord>(_ type: R.Type, filter: RecordFilter) throws -> Int
-  /// The rows of `query`'s table it selects: the lookups written once beside their records
-  /// (`session(externalID:)`, `traces(executionID:)`, `pendingCalls(status:)`...).
-  func select<R: StoredRecord>(_ query: RecordQuery<R>) throws -> [R]
 }
 
 /// The store's `meta` keys and schema version (`Meta.swift`).
@@ -190,21 +181,6 @@ extension MetaQueries {
 }
 
 extension StoreSession {
-  /// Every row of `type` matching `filter` (default: all), in id order (first page of 100).
-  public func list<R: StoredRecord>(_ type: R.Type, filter: RecordFilter = .none) throws -> [R] {
-    try list(type, filter: filter, page: Page())
-  }
-
-  /// A page of `type`'s rows.
-  public func list<R: StoredRecord>(_ type: R.Type, page: Page) throws -> [R] {
-    try list(type, filter: .none, page: page)
-  }
-
-  /// The number of `type`'s rows.
-  public func count<R: StoredRecord>(_ type: R.Type) throws -> Int {
-    try count(type, filter: .none)
-  }
-
   /// Every embedding, in id order.
   public func forEachEmbedding(_ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void) throws {
     try forEachEmbedding(ownerKinds: Set(ItemKind.allCases), body)
