@@ -77,7 +77,8 @@ public final class Connection {
   var recordStatements: [RecordStatementKey: Statement] = [:]
   /// Multi-row insert statements of `insert(contentsOf:)`, by (record type, row count).
   var batchStatements: [RecordStatementKey: Statement] = [:]
-  private var savepointCounter = 0
+  /// The savepoints open now (`SavepointNesting`).
+  package var savepointDepth = 0
   /// The user whose rows the per-user queries read and write (`StoreUser.defaultID` unless
   /// the `Database` that opened it was configured for another).
   public internal(set) var user = StoreUser.defaultID
@@ -413,21 +414,7 @@ public final class Connection {
 
   /// Runs `body` inside a savepoint: released when it returns, rolled back to when it throws.
   public func savepoint<T>(_ body: () throws -> T) throws -> T {
-    savepointCounter += 1
-    let name = "engram_sp\(savepointCounter)"
-    defer { savepointCounter -= 1 }
-    try execute("SAVEPOINT \(name)")
-    do {
-      let result = try body()
-      try execute("RELEASE \(name)")
-      return result
-    } catch {
-      if isInTransaction {
-        try? execute("ROLLBACK TO \(name)")
-        try? execute("RELEASE \(name)")
-      }
-      throw error
-    }
+    try inSavepoint(body)
   }
 
   private func rollbackQuietly() {
@@ -440,4 +427,11 @@ public final class Connection {
 struct RecordStatementKey: Hashable {
   var type: ObjectIdentifier
   var operation: Int
+}
+
+extension Connection: SavepointNesting {
+  /// Runs the statement on this connection.
+  package func runSavepointStatement(_ sql: String) throws { try execute(sql) }
+  /// While the transaction is open.
+  package var canRollBackToSavepoint: Bool { isInTransaction }
 }
