@@ -9,9 +9,7 @@ import Testing
 /// `?N`, binds its user as `$1`, and the dialect's words make SQL SQLite runs.
 @Suite(.timeLimit(.minutes(2)), .watchdog) struct SQLSessionTests {
   static func open(_ path: String, user: String) throws -> Database {
-    var configuration = Database.Configuration()
-    configuration.user = user
-    return try Database(path: path, configuration: configuration)
+    try StoreUserScopeTests.open(path, user: user)
   }
 
   /// Parameters outside quotes become SQLite's numbered ones; quoted text (a JSON path, a
@@ -30,35 +28,28 @@ import Testing
   }
 
   /// `$1` is the session's user: a shared query on one file reads each user's rows alone, and
-  /// a statement without parameters runs too.
+  /// a statement without parameters runs too. The dialect's id list and substring test work.
   @Test func theUserIsTheFirstParameter() throws {
     let directory = try TemporaryDirectory()
     let path = directory.file("m.sqlite")
-    let ann = try Self.open(path, user: "ann")
-    defer { ann.close() }
-    let bob = try Self.open(path, user: "bob")
-    defer { bob.close() }
-    let now = Date(timeIntervalSince1970: 1_700_000_000)
-    try ann.writeTransaction { session in
-      for text in ["one", "two"] {
-        _ = try session.insert(Memory(kind: .fact, content: text, createdAt: now))
-      }
+    let databases = try ["ann", "bob"].map { try Self.open(path, user: $0) }
+    defer { for database in databases { database.close() } }
+    let filled = try zip(databases, ["apple", "banana"]).map { try StoreUserScopeTests.fill($0, word: $1) }
+    let sql = "SELECT count(*) FROM messages WHERE \(SQLDialect.sqlite.user) = $1 AND role = $2"
+    for database in databases {
+      #expect(try database.readTransaction { try $0.integer(scoped: sql, [.text("user")]) } == 1)
     }
-    try bob.writeTransaction { _ = try $0.insert(Memory(kind: .fact, content: "three", createdAt: now)) }
-    let sql = "SELECT count(*) FROM memories WHERE \(SQLDialect.sqlite.user) = $1 AND kind = $2"
-    #expect(try ann.readTransaction { try $0.integer(scoped: sql, [.text("fact")]) } == 2)
-    #expect(try bob.readTransaction { try $0.integer(scoped: sql, [.text("fact")]) } == 1)
-    #expect(try ann.readTransaction { try $0.integer(scoped: "SELECT count(*) FROM memories") } == 3)
-    // The dialect's words: an id list and a substring test.
-    let ids = try ann.readTransaction { session in
+    #expect(try databases[0].readTransaction { try $0.integer(scoped: "SELECT count(*) FROM messages") } == 4)
+    let allTurns = filled.flatMap(\.turns)
+    let found = try databases[0].readTransaction { session in
       try session.rows(
         scoped: """
-          SELECT id FROM memories WHERE \(session.dialect.user) = $1
+          SELECT id FROM messages WHERE \(session.dialect.user) = $1
             AND \(session.dialect.column("id", inIDList: "$2")) AND \(session.dialect.contains("content", "$3"))
-          """, [session.dialect.idList([1, 2, 3]), .text("o")]
+          """, [session.dialect.idList(allTurns), .text("reply")]
       ) { $0.int64(at: 0) }
     }
-    #expect(ids.sorted() == [1, 2])
+    #expect(found == [filled[0].turns[1]])
   }
 
   /// A shared write is all or nothing inside `atomically`, and reports the rows it changed.

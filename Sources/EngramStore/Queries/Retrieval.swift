@@ -99,50 +99,34 @@ extension SearchQueries {
             previous: row.optionalInt64(at: 4), next: row.optionalInt64(at: 5)))
       }
     }
-    if let memories = ids[.memory], !memories.isEmpty {
-      try forEachRow(
-        scoped: """
-          SELECT id, session_id, created_at, superseded_by IS NOT NULL, scope_user, importance
-          FROM memories WHERE \(sql.user) = $1 AND \(sql.column("id", inIDList: "$2"))
-          """, [sql.idList(memories)]
-      ) { row in
-        rows.append(
-          CandidateRow(
-            kind: .memory, id: row.int64(at: 0), sessionID: row.optionalInt64(at: 1),
-            timestamp: row.date(at: 2), superseded: row.bool(at: 3),
-            scopeUser: row.optionalString(at: 4), importance: row.double(at: 5)))
-      }
+    try forEachRow(
+      of: "memories", "session_id, created_at, superseded_by IS NOT NULL, scope_user, importance",
+      ids[.memory]
+    ) { row in
+      rows.append(
+        CandidateRow(
+          kind: .memory, id: row.int64(at: 0), sessionID: row.optionalInt64(at: 1),
+          timestamp: row.date(at: 2),
+          superseded: row.bool(at: 3), scopeUser: row.optionalString(at: 4), importance: row.double(at: 5)))
     }
-    if let summaries = ids[.summary], !summaries.isEmpty {
-      try forEachRow(
-        scoped: """
-          SELECT id, session_id, start_at FROM summaries
-          WHERE \(sql.user) = $1 AND \(sql.column("id", inIDList: "$2"))
-          """, [sql.idList(summaries)]
-      ) { row in
-        rows.append(
-          CandidateRow(
-            kind: .summary, id: row.int64(at: 0), sessionID: row.optionalInt64(at: 1),
-            timestamp: row.date(at: 2)))
-      }
+    try forEachRow(of: "summaries", "session_id, start_at", ids[.summary]) { row in
+      rows.append(
+        CandidateRow(
+          kind: .summary, id: row.int64(at: 0), sessionID: row.optionalInt64(at: 1),
+          timestamp: row.date(at: 2)))
     }
     return rows
   }
 
   /// The texts of the items `ids` (by kind), keyed by kind and id.
   public func itemTexts(_ ids: [ItemKind: [Int64]]) throws -> [ItemKind: [Int64: ItemText]] {
-    let sql = dialect
-    /// The rows of `table` among `ids`, `columns` after the id, each read by `read`.
+    /// The texts of `table`'s rows among `ids` (nil for none asked), each read by `read`.
     func texts(_ table: String, _ columns: String, _ ids: [Int64]?, _ read: (any Row) -> ItemText) throws
       -> [Int64: ItemText]?
     {
       guard let ids, !ids.isEmpty else { return nil }
       var found: [Int64: ItemText] = [:]
-      try forEachRow(
-        scoped:
-          "SELECT id, \(columns) FROM \(table) WHERE \(sql.user) = $1 AND \(sql.column("id", inIDList: "$2"))",
-        [sql.idList(ids)]
-      ) { found[$0.int64(at: 0)] = read($0) }
+      try forEachRow(of: table, columns, ids) { found[$0.int64(at: 0)] = read($0) }
       return found
     }
     var result: [ItemKind: [Int64: ItemText]] = [:]
@@ -158,6 +142,20 @@ extension SearchQueries {
       ItemText(text: $0.string(at: 1), coveredTurns: ($0.optionalInt64(at: 2), $0.optionalInt64(at: 3)))
     }
     return result
+  }
+
+  /// Calls `body` with each of the user's rows of `table` among `ids` (none when nil or
+  /// empty): `id`, then `columns`.
+  private func forEachRow(
+    of table: String, _ columns: String, _ ids: [Int64]?, _ body: (any Row) throws -> Void
+  )
+    throws
+  {
+    guard let ids, !ids.isEmpty else { return }
+    try forEachRow(
+      scoped:
+        "SELECT id, \(columns) FROM \(table) WHERE \(dialect.user) = $1 AND \(dialect.column("id", inIDList: "$2"))",
+      [dialect.idList(ids)], body)
   }
 }
 
