@@ -2,23 +2,10 @@ import EngramCore
 import EngramStore
 import Foundation
 
-// The named queries of the SQLite store (Queries/ and the records' own), for one user.
+// The named queries PostgreSQL runs its own way, for one user (the others are written once
+// for both stores, over SQLSession: EngramStore's Queries/ and the records' own).
 extension PostgresSession {
-  // MARK: Retrieval
-
-  /// The ids of the user's turns in the sessions `ids` (see
-  /// `Connection.messageIDs(inSessions:)`).
-  public func messageIDs(inSessions ids: Set<Int64>) throws -> Set<Int64> {
-    guard !ids.isEmpty else { return [] }
-    var found = Set<Int64>()
-    for row in try connection.execute(
-      "SELECT id FROM messages WHERE user_scope = $1 AND session_id = ANY($2::bigint[])",
-      [scope, Self.idArray(ids)]
-    ).rows {
-      if let id = try row.int64(0) { found.insert(id) }
-    }
-    return found
-  }
+  // MARK: Items
 
   /// The user's distinct speakers, in binary order (one index seek per name).
   public func distinctSpeakers() throws -> [String] {

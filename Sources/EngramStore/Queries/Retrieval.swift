@@ -118,6 +118,19 @@ extension SearchQueries {
     return rows
   }
 
+  /// The ids of this user's turns in the sessions `ids` (a search that leaves them out asks
+  /// for that many more candidates and drops these, so they cannot crowd the others out).
+  public func messageIDs(inSessions ids: Set<Int64>) throws -> Set<Int64> {
+    guard !ids.isEmpty else { return [] }
+    // One statement whatever the sessions: they are bound as one list.
+    return Set(
+      try rows(
+        scoped:
+          "SELECT id FROM messages WHERE \(dialect.user) = $1 AND \(dialect.column("session_id", inIDList: "$2"))",
+        [dialect.idList(ids.sorted())]
+      ) { $0.int64(at: 0) })
+  }
+
   /// The texts of the items `ids` (by kind), keyed by kind and id.
   public func itemTexts(_ ids: [ItemKind: [Int64]]) throws -> [ItemKind: [Int64: ItemText]] {
     /// The texts of `table`'s rows among `ids` (nil for none asked), each read by `read`.
