@@ -174,7 +174,7 @@ public final class MemoryEngine: Sendable {
       maintenance: maintenance, policy: configuration.compaction)
     doctor = Doctor(
       open: open, store: store, vectors: vectors, embedding: embedding, readOnly: configuration.readOnly)
-    let reminders = ReminderDelivery(open: open, store: store)
+    let reminders = ReminderDelivery(open: open, store: StoreRole(store) { $0 })
     agentRecords = AgentRecords(open: open, store: StoreRole(store) { $0 }, delivery: reminders)
     self.reminders = reminders
   }

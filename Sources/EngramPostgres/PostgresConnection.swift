@@ -25,7 +25,8 @@ public struct PostgresNotification: Sendable, Hashable {
 /// `deinit`; not `Sendable`: use it from one thread or task at a time.
 public final class PostgresConnection {
   let handle: OpaquePointer
-  private var savepointDepth = 0
+  /// The savepoints open now (`SavepointNesting`).
+  package var savepointDepth = 0
   /// Statements prepared on this connection (`PQprepare`): name by SQL text and parameter
   /// types. A statement is prepared when it runs a second time (a process that runs it once
   /// pays no extra round trip); from then on it skips the server's parse and analysis (and,
@@ -228,19 +229,7 @@ public final class PostgresConnection {
   }
 
   private func savepoint<T>(_ body: () throws -> T) throws -> T {
-    savepointDepth += 1
-    defer { savepointDepth -= 1 }
-    let name = "engram_sp\(savepointDepth)"
-    try execute("SAVEPOINT \(name)")
-    do {
-      let result = try body()
-      try execute("RELEASE SAVEPOINT \(name)")
-      return result
-    } catch {
-      _ = try? execute("ROLLBACK TO SAVEPOINT \(name)")
-      _ = try? execute("RELEASE SAVEPOINT \(name)")
-      throw error
-    }
+    try inSavepoint(body)
   }
 
   private func rollbackQuietly() {
@@ -350,4 +339,11 @@ public final class PostgresConnection {
     while let last = message.last, last.isWhitespace { message.removeLast() }
     return message
   }
+}
+
+extension PostgresConnection: SavepointNesting {
+  /// Runs the statement on this connection.
+  package func runSavepointStatement(_ sql: String) throws { try execute(sql) }
+  /// Always: a failed statement inside leaves the transaction open, to be rolled back to.
+  package var canRollBackToSavepoint: Bool { true }
 }

@@ -39,15 +39,7 @@ public final class PostgresConnectionPool: @unchecked Sendable, Hashable {
     self.waitTimeout = waitTimeout
     locationDescription = StoreLocation.redacted(uri)
     let first = try SessionSlot.readerConnection(uri)
-    if readOnly {
-      let found = try PostgresMigrator.checkVersion(first, database: locationDescription)
-      guard found == PostgresMigrator.all.count else {
-        throw StoreError.migrationRequired(
-          path: locationDescription, found: found, required: PostgresMigrator.all.count)
-      }
-    } else {
-      try PostgresMigrator.migrate(first, database: locationDescription)
-    }
+    try PostgresMigrator.prepare(first, database: locationDescription, readOnly: readOnly)
     idle = [first]
     open = 1
   }

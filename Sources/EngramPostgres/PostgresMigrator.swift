@@ -28,12 +28,18 @@ public enum PostgresMigrator {
   public static func checkVersion(
     _ connection: PostgresConnection, database: String, migrations: [Migration] = all
   ) throws -> Int {
-    try validate(migrations)
-    let found = try version(connection)
-    guard found <= migrations.count else {
-      throw StoreError.schemaTooNew(path: database, found: found, supported: migrations.count)
+    try Migration.checkedVersion({ try version(connection) }, of: database, against: migrations)
+  }
+
+  /// Brings a connection's database to the migrations compiled in, as a store opens it:
+  /// read-only, it must have them all already; else the missing ones are applied.
+  /// - Throws: `StoreError.schemaTooNew`, `StoreError.migrationRequired`, `PostgresError`.
+  static func prepare(_ connection: PostgresConnection, database: String, readOnly: Bool) throws {
+    if readOnly {
+      try Migration.requireAll(all, found: try checkVersion(connection, database: database), in: database)
+    } else {
+      try migrate(connection, database: database)
     }
-    return found
   }
 
   /// Applies the migrations the database lacks; returns how many were applied.
@@ -57,11 +63,5 @@ public enum PostgresMigrator {
       }
     }
     return applied
-  }
-
-  static func validate(_ migrations: [Migration]) throws {
-    for (offset, migration) in migrations.enumerated() where migration.version != offset + 1 {
-      throw StoreError.invalidMigrations(version: migration.version, expected: offset + 1)
-    }
   }
 }

@@ -4,28 +4,6 @@ import Foundation
 
 // Embeddings, their generation and change log, and keyword search: one user's.
 extension PostgresSession {
-  /// Sets the user's embedding model (the same model again is a no-op); with `replace`, a
-  /// different model replaces the configured one and the user's embeddings are deleted.
-  /// - Throws: `StoreError.invalidEmbeddingModel`, `StoreError.modelMismatch`.
-  public func configureEmbeddingModel(model: String, dimension: Int, replace: Bool = false) throws {
-    guard !model.isEmpty, dimension > 0 else {
-      throw StoreError.invalidEmbeddingModel(model: model, dimension: dimension)
-    }
-    try transaction {
-      if let current = try embeddingModel() {
-        if current.name == model && current.dimension == dimension { return }
-        guard replace else {
-          throw StoreError.modelMismatch(
-            expectedModel: current.name, expectedDimension: current.dimension, actualModel: model,
-            actualDimension: dimension)
-        }
-        try run("DELETE FROM embeddings WHERE user_scope = $1")
-      }
-      try setMeta("embedding_model", model)
-      try setMeta("embedding_dimension", String(dimension))
-    }
-  }
-
   /// Inserts or replaces the embedding of (`ownerKind`, `ownerID`); returns its row id.
   @discardableResult
   public func upsertEmbedding(_ row: EmbeddingRow) throws -> Int64 {
@@ -46,29 +24,10 @@ extension PostgresSession {
   public func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow? {
     try records(
       """
-      SELECT \(Self.selectList(EmbeddingRow.self)) FROM embeddings
+      SELECT \(dialect.selectList(EmbeddingRow.self)) FROM embeddings
       WHERE user_scope = $1 AND owner_kind = $2 AND owner_id = $3
       """, [.text(ownerKind.rawValue), .int(ownerID)]
     ) { try EmbeddingRow(row: $0) }.first
-  }
-
-  /// Deletes the embedding of (`ownerKind`, `ownerID`); returns whether it existed.
-  @discardableResult
-  public func deleteEmbedding(ownerKind: ItemKind, ownerID: Int64) throws -> Bool {
-    try run(
-      "DELETE FROM embeddings WHERE user_scope = $1 AND owner_kind = $2 AND owner_id = $3",
-      [.text(ownerKind.rawValue), .int(ownerID)]) > 0
-  }
-
-  /// Owners of `kind` without an embedding, in id order.
-  public func ownersWithoutEmbedding(_ kind: ItemKind, limit: Int) throws -> [Int64] {
-    try connection.execute(
-      """
-      SELECT t.id FROM \(kind.sourceTable) t WHERE t.user_scope = $1 AND NOT EXISTS
-      (SELECT 1 FROM embeddings e WHERE e.user_scope = $1 AND e.owner_kind = $2 AND e.owner_id = t.id)
-      ORDER BY t.id LIMIT $3
-      """, [scope, .text(kind.rawValue), .int(Int64(max(0, limit)))]
-    ).rows.map { try $0.int64(0) ?? 0 }
   }
 
   /// Converts the float32 embeddings of `ownerIDs` to int8 codes; returns how many changed.
@@ -133,11 +92,6 @@ extension PostgresSession {
     guard generation > (try embeddingChangesFloor()) else { return }
     try run("DELETE FROM embedding_changes WHERE user_scope = $1 AND generation <= $2", [.int(generation)])
     try setMeta(Connection.embeddingChangesFloorKey, String(generation))
-  }
-
-  /// The highest embedding id of the user (0 when there is none).
-  public func maxEmbeddingID() throws -> Int64 {
-    try scalarInt("SELECT coalesce(max(id), 0) FROM embeddings WHERE user_scope = $1") ?? 0
   }
 
   static let embeddingEntrySelect = """

@@ -145,83 +145,6 @@ public final class PostgresSession {
     guard updated.rowsAffected > 0 else { throw StoreError.notFound(table: R.tableName, id: id) }
   }
 
-  /// Deletes this user's row `id` of `type`; returns whether it existed.
-  @discardableResult
-  public func delete<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> Bool {
-    try connection.execute("DELETE FROM \(R.tableName) WHERE user_scope = $1 AND id = $2", [scope, .int(id)])
-      .rowsAffected > 0
-  }
-
-  static func selectList<R: StoredRecord>(_ type: R.Type) -> String {
-    (["id"] + R.columns).joined(separator: ", ")
-  }
-
-  /// This user's row `id` of `type`, or nil.
-  public func fetch<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> R? {
-    let result = try connection.execute(
-      "SELECT \(Self.selectList(R.self)) FROM \(R.tableName) WHERE user_scope = $1 AND id = $2",
-      [scope, .int(id)])
-    return try Self.rows(of: result) { try R(row: $0) }.first
-  }
-
-  private func whereClause<R: StoredRecord>(_ type: R.Type, _ filter: RecordFilter) -> (
-    String, [PostgresValue]
-  ) {
-    var clause = ["user_scope = $1"]
-    var arguments: [PostgresValue] = [scope]
-    if let session = filter.sessionID, let column = R.sessionColumn {
-      arguments.append(.int(session))
-      clause.append("\(column) = $\(arguments.count)")
-    }
-    if let range = filter.timeRange, let column = R.timeColumn {
-      arguments.append(.int(range.lowerBound))
-      clause.append("\(column) >= $\(arguments.count)")
-      arguments.append(.int(range.upperBound))
-      clause.append("\(column) < $\(arguments.count)")
-    }
-    return (clause.joined(separator: " AND "), arguments)
-  }
-
-  /// A page of this user's rows of `type` in id order, filtered by session and time where
-  /// they apply.
-  public func list<R: StoredRecord>(_ type: R.Type, filter: RecordFilter = .none, page: Page = Page()) throws
-    -> [R]
-  {
-    guard page.limit >= 0, page.offset >= 0 else {
-      throw StoreError.invalidPage(limit: page.limit, offset: page.offset)
-    }
-    var (clause, arguments) = whereClause(R.self, filter)
-    if let after = page.afterID {
-      arguments.append(.int(after))
-      clause += " AND id > $\(arguments.count)"
-    }
-    arguments.append(.int(Int64(page.limit)))
-    arguments.append(.int(Int64(page.afterID == nil ? page.offset : 0)))
-    let result = try connection.execute(
-      """
-      SELECT \(Self.selectList(R.self)) FROM \(R.tableName) WHERE \(clause)
-      ORDER BY id LIMIT $\(arguments.count - 1) OFFSET $\(arguments.count)
-      """, arguments)
-    return try Self.rows(of: result) { try R(row: $0) }
-  }
-
-  /// This user's rows of `R` that `query` selects.
-  public func select<R: StoredRecord>(_ query: RecordQuery<R>) throws -> [R] {
-    let (conditions, tail, arguments) = query.clauses { "$\($0)" }
-    return try records(
-      "SELECT \(Self.selectList(R.self)) FROM \(R.tableName) WHERE user_scope = $1\(conditions)\(tail)",
-      arguments.map(\.postgres)
-    ) { try R(row: $0) }
-  }
-
-  /// The number of this user's rows of `type` matching `filter`.
-  public func count<R: StoredRecord>(_ type: R.Type, filter: RecordFilter = .none) throws -> Int {
-    let (clause, arguments) = whereClause(R.self, filter)
-    return Int(
-      try connection.execute("SELECT count(*) FROM \(R.tableName) WHERE \(clause)", arguments)[0].int64(0)
-        ?? 0)
-  }
-
   /// Runs `sql` (its `$1` is this user's scope) and reads each row as `R`.
   func records<R>(_ sql: String, _ arguments: [PostgresValue] = [], _ read: (ValueRow) throws -> R) throws
     -> [R]
@@ -258,4 +181,29 @@ public enum PostgresStoreError: Error, Sendable, Hashable {
   case invalidUserScope(String)
   /// Every connection of a shared pool stayed in use longer than its wait timeout.
   case poolExhausted(size: Int)
+}
+
+/// A PostgreSQL session runs the queries written once for every store, its scope as `$1`.
+extension PostgresSession: SQLSession {
+  /// PostgreSQL.
+  public var dialect: SQLDialect { .postgresql }
+
+  /// Runs `sql` with the scope as `$1`; returns the rows affected.
+  @discardableResult
+  public func execute(scoped sql: String, _ arguments: [SQLValue]) throws -> Int {
+    try run(sql, arguments.map(\.postgres))
+  }
+
+  /// Runs `sql` with the scope as `$1`; each row as the SQLite store holds its values.
+  public func forEachRow(scoped sql: String, _ arguments: [SQLValue], _ body: (any Row) throws -> Void) throws
+  {
+    for row in try connection.execute(sql, [scope] + arguments.map(\.postgres)).rows {
+      try body(try row.valueRow())
+    }
+  }
+
+  /// `transaction` (a savepoint inside an open one).
+  public func atomically<T>(_ body: () throws -> T) throws -> T {
+    try transaction(body)
+  }
 }

@@ -49,15 +49,7 @@ public final class PostgresStore: MemoryStore {
     let description = StoreLocation.redacted(uri)
     locationDescription = description
     let first = try PostgresConnection(url: uri)
-    if readOnly {
-      let found = try PostgresMigrator.checkVersion(first, database: description)
-      guard found == PostgresMigrator.all.count else {
-        throw StoreError.migrationRequired(
-          path: description, found: found, required: PostgresMigrator.all.count)
-      }
-    } else {
-      try PostgresMigrator.migrate(first, database: description)
-    }
+    try PostgresMigrator.prepare(first, database: description, readOnly: readOnly)
     writer = SessionSlot(try PostgresSession(connection: first, userScope: user), uri: uri)
     readers = try (0..<max(1, readerCount)).map { _ in
       SessionSlot(

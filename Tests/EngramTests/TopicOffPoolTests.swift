@@ -39,6 +39,8 @@ import Testing
       engine.close()
       other.close()
     }
+    // Due before the lock is taken: delivering it waits for the lock to claim it.
+    try await engine.agentRecords.addItem(kind: .reminder, title: "due", due: Date(timeIntervalSinceNow: -60))
     let holding = Mutex(false)
     let looked = Mutex(false)
     let released = Mutex(false)
@@ -58,15 +60,16 @@ import Testing
       try await withThrowingTaskGroup(of: Void.self) { group in
         for index in 0..<8 {
           group.addTask {
-            switch index % 6 {
+            switch index % 7 {
             case 0: try await engine.userPreferences.set("key\(index)", "value")
             case 1: _ = try await engine.conversation.startSession(name: "s\(index)")
             case 2: try await engine.maintenance.setEmbedderSpec("hashing:256")
             case 3: _ = try await engine.memories.forget(kind: .memory, id: Int64(index))
             case 4: try await engine.agentRecords.addItem(kind: .reminder, title: "r\(index)", due: Date())
-            default:
+            case 5:
               try await engine.agentRecords.saveRoutine(
                 Routine(name: "r\(index)", steps: [Routine.Step(text: "what time is it")], createdAt: Date()))
+            default: _ = try await engine.reminders.deliver(at: Date())
             }
           }
         }
@@ -81,7 +84,9 @@ import Testing
     #expect(resumedWhileHeld)
     #expect(try await engine.userPreferences.get("key0") == "value")
     #expect(try await engine.maintenance.metaValue("embedder_spec") == "hashing:256")
-    #expect(try await engine.agentRecords.items(kind: .reminder).map(\.title) == ["r4"])
+    let reminders = try await engine.agentRecords.items(kind: .reminder)
+    #expect(reminders.map(\.title) == ["due", "r4"])
+    #expect(reminders.first?.deliveredAt != nil)
     #expect(try await engine.agentRecords.routines().map(\.name) == ["r5"])
   }
 }

@@ -104,10 +104,10 @@ public struct AgentRecords: Sendable {
   }
 
   /// Delivers the reminders due at or before `now` and never delivered: claims each (marks
-  /// it delivered) and returns them, soonest first. Forwards to ``ReminderDelivery/deliver(at:limit:)``.
+  /// it delivered) and returns them, soonest first. Forwards to
+  /// ``ReminderDelivery/deliver(at:limit:conditions:)``.
   public func deliverDueReminders(at now: Date = Date(), limit: Int = 1000) async throws -> [AgentItem] {
-    try open.check()
-    return try await BlockingWork.run { [delivery] in try delivery.deliver(at: now, limit: limit) }
+    try await delivery.deliver(at: now, limit: limit)
   }
 
   /// Changes an item's title and/or due time; a reminder moved to a new time is delivered

@@ -9,25 +9,27 @@ import Foundation
 /// is still empty), just before it is handed over, never a batch up front: two processes never
 /// deliver one reminder twice, and a hand-over that fails releases that reminder's claim (it is
 /// due again) and leaves the reminders after it unclaimed.
+///
+/// Every method is async and runs its store work off the cooperative thread pool.
 public struct ReminderDelivery: Sendable {
   let open: OpenState
-  let store: any MemoryStore
+  /// The agent-record and record queries of the store: all delivery reads and writes.
+  let store: StoreRole<any AgentRecordQueries & RecordQueries>
 
   /// The reminders due at or before `now` and never delivered, soonest first, at most `limit`
   /// (unclaimed: a look, as `engram reminders --due --peek` takes).
-  public func due(at now: Date, limit: Int = 1000) throws -> [AgentItem] {
-    try open.check()
-    let time = now
-    return try store.readTransaction {
+  public func due(at now: Date, limit: Int = 1000) async throws -> [AgentItem] {
+    try await store.readOffPool(open) {
       try $0.agentItems(
-        kind: .reminder, dueFrom: nil, to: time.addingTimeInterval(0.001), undeliveredOnly: true,
+        kind: .reminder, dueFrom: nil, to: now.addingTimeInterval(0.001), undeliveredOnly: true,
         limit: max(0, limit))
     }
   }
 
   /// Hands each reminder due at or before `now` and never delivered to `handOver`, soonest
   /// first, at most `limit`, claiming each just before its hand-over (one another process
-  /// claimed first is skipped).
+  /// claimed first is skipped). Looks on a reader first: most times nothing is due, and then
+  /// the write lock is never taken.
   ///
   /// A reminder kept with a condition (``AgentItem/condition``) is checked by `conditions` once
   /// claimed: when it holds, the reminder is handed over with the reason in
@@ -41,25 +43,22 @@ public struct ReminderDelivery: Sendable {
     at now: Date, limit: Int = 1000, conditions: (any ReminderConditionChecking)? = nil,
     handOver: (AgentItem) async throws -> Void
   ) async throws -> [AgentItem] {
-    let time = now
-    let candidates = try await BlockingWork.run { try self.due(at: time, limit: limit) }
     var delivered: [AgentItem] = []
-    for candidate in candidates {
+    for candidate in try await due(at: now, limit: limit) {
       guard let id = candidate.id else { continue }
-      guard var claimed = try await BlockingWork.run({ try self.claim(id, at: time) }) else { continue }
+      guard var claimed = try await claim(id, at: now) else { continue }
       if claimed.condition != nil {
         let outcome =
-          await conditions?.check(claimed, at: time)
+          await conditions?.check(claimed, at: now)
           ?? AgentItemConditionOutcome(.unchecked, reason: Self.noCheckerReason)
         claimed.conditionOutcome = outcome
-        let recorded = claimed
-        try await BlockingWork.run { try self.record(recorded) }
+        try await record(claimed)
         guard outcome.fired else { continue }
       }
       do {
         try await handOver(claimed)
       } catch {
-        try? await BlockingWork.run { try self.release(id, claimedAt: time) }
+        try? await release(id, claimedAt: now)
         throw error
       }
       delivered.append(claimed)
@@ -70,28 +69,12 @@ public struct ReminderDelivery: Sendable {
   /// Claims and returns the reminders due at or before `now` and never delivered, soonest
   /// first, at most `limit`: for a caller whose hand-over is the return itself (a chat's
   /// lines, a web reply). A reminder with a condition is checked by `conditions` as
-  /// ``deliver(at:limit:conditions:handOver:)`` does; one whose condition failed is not returned.
+  /// ``deliver(at:limit:conditions:handOver:)`` does (without `conditions`, it is returned with
+  /// an outcome that says it could not be checked); one whose condition failed is not returned.
   public func deliver(
-    at now: Date, limit: Int = 1000, conditions: (any ReminderConditionChecking)?
+    at now: Date, limit: Int = 1000, conditions: (any ReminderConditionChecking)? = nil
   ) async throws -> [AgentItem] {
     try await deliver(at: now, limit: limit, conditions: conditions) { _ in }
-  }
-
-  /// Claims and returns the reminders due at or before `now` and never delivered, soonest
-  /// first, at most `limit`, without checking conditions: a reminder kept with one is returned
-  /// with an outcome that says it could not be checked. Looks on a reader first: most times
-  /// nothing is due, and then the write lock is never taken.
-  public func deliver(at now: Date, limit: Int = 1000) throws -> [AgentItem] {
-    var delivered: [AgentItem] = []
-    for candidate in try due(at: now, limit: limit) {
-      guard let id = candidate.id, var claimed = try claim(id, at: now) else { continue }
-      if claimed.condition != nil {
-        claimed.conditionOutcome = AgentItemConditionOutcome(.unchecked, reason: Self.noCheckerReason)
-        try record(claimed)
-      }
-      delivered.append(claimed)
-    }
-    return delivered
   }
 
   /// The outcome's reason when nothing could check a condition.
@@ -99,9 +82,8 @@ public struct ReminderDelivery: Sendable {
 
   /// Stores what `item`'s condition came to, if it is still the claim `item` holds (its
   /// `deliveredAt` as stored).
-  func record(_ item: AgentItem) throws {
-    try open.check()
-    try store.writeTransaction { session in
+  func record(_ item: AgentItem) async throws {
+    try await store.writeOffPool(open) { session in
       guard let id = item.id, var stored = try session.fetch(AgentItem.self, id: id),
         stored.deliveredAt == item.deliveredAt
       else { return }
@@ -111,15 +93,13 @@ public struct ReminderDelivery: Sendable {
   }
 
   /// Claims reminder `id` (delivered at `now`); nil when it is not due or already delivered.
-  func claim(_ id: Int64, at now: Date) throws -> AgentItem? {
-    try open.check()
-    return try store.writeTransaction { try $0.claimReminder(id, at: now) }
+  func claim(_ id: Int64, at now: Date) async throws -> AgentItem? {
+    try await store.writeOffPool(open) { try $0.claimReminder(id, at: now) }
   }
 
   /// Releases the claim of reminder `id` made at `claimedAt`.
-  func release(_ id: Int64, claimedAt: Date) throws {
-    try open.check()
-    try store.writeTransaction { try $0.releaseReminder(id, claimedAt: claimedAt) }
+  func release(_ id: Int64, claimedAt: Date) async throws {
+    try await store.writeOffPool(open) { try $0.releaseReminder(id, claimedAt: claimedAt) }
   }
 }
 

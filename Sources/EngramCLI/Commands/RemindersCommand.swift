@@ -80,7 +80,7 @@ public enum RemindersCommand: Command {
       return
     }
     let items = try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
-      if due { return try await BlockingWork.run { try engine.reminders.due(at: now) } }
+      if due { return try await engine.reminders.due(at: now) }
       // Also those that came due in the last week and did not fire (their condition failed).
       let weekAgo = now.addingTimeInterval(-7 * 86_400)
       return try await engine.agentRecords.agenda(kind: .reminder).filter { item in

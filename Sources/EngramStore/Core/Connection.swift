@@ -70,12 +70,15 @@ public final class Connection {
   /// How a `.readOnlyNoTrace` connection was opened (nil for the other modes).
   let openStrategy: ReadOnlyStrategy?
   private var statementCache: [String: Statement] = [:]
+  /// Statements of shared SQL (`sharedStatement(_:)`), by their shared text.
+  private var sharedStatements: [String: Statement] = [:]
   /// Record statements by (record type, operation), so the generic record paths build
   /// their SQL once per connection instead of once per call.
   var recordStatements: [RecordStatementKey: Statement] = [:]
   /// Multi-row insert statements of `insert(contentsOf:)`, by (record type, row count).
   var batchStatements: [RecordStatementKey: Statement] = [:]
-  private var savepointCounter = 0
+  /// The savepoints open now (`SavepointNesting`).
+  package var savepointDepth = 0
   /// The user whose rows the per-user queries read and write (`StoreUser.defaultID` unless
   /// the `Database` that opened it was configured for another).
   public internal(set) var user = StoreUser.defaultID
@@ -161,6 +164,7 @@ public final class Connection {
 
   deinit {
     statementCache.removeAll()
+    sharedStatements.removeAll()
     recordStatements.removeAll()
     batchStatements.removeAll()
     sqlite3_close_v2(handle)
@@ -323,6 +327,18 @@ public final class Connection {
     return statement
   }
 
+  /// The statement of shared SQL (`$N` parameters, see `SQLSession`), prepared once per
+  /// connection under its shared text, reset and with cleared bindings.
+  func sharedStatement(_ sql: String) throws -> Statement {
+    if let statement = sharedStatements[sql] {
+      statement.clear()
+      return statement
+    }
+    let statement = try prepare(SQLDialect.sqliteParameters(sql))
+    sharedStatements[sql] = statement
+    return statement
+  }
+
   /// Drops every cached statement (for example before a schema change).
   public func clearStatementCache() {
     statementCache.removeAll()
@@ -398,21 +414,7 @@ public final class Connection {
 
   /// Runs `body` inside a savepoint: released when it returns, rolled back to when it throws.
   public func savepoint<T>(_ body: () throws -> T) throws -> T {
-    savepointCounter += 1
-    let name = "engram_sp\(savepointCounter)"
-    defer { savepointCounter -= 1 }
-    try execute("SAVEPOINT \(name)")
-    do {
-      let result = try body()
-      try execute("RELEASE \(name)")
-      return result
-    } catch {
-      if isInTransaction {
-        try? execute("ROLLBACK TO \(name)")
-        try? execute("RELEASE \(name)")
-      }
-      throw error
-    }
+    try inSavepoint(body)
   }
 
   private func rollbackQuietly() {
@@ -425,4 +427,11 @@ public final class Connection {
 struct RecordStatementKey: Hashable {
   var type: ObjectIdentifier
   var operation: Int
+}
+
+extension Connection: SavepointNesting {
+  /// Runs the statement on this connection.
+  package func runSavepointStatement(_ sql: String) throws { try execute(sql) }
+  /// While the transaction is open.
+  package var canRollBackToSavepoint: Bool { isInTransaction }
 }

@@ -48,10 +48,7 @@ public final class Database: Sendable {
     if configuration.readOnly {
       readers = try SharedReaders.openReadOnly(path, configuration) {
         let first = try Self.openReadOnlyReader(path, configuration)
-        let found = try Migrator.checkVersion(first)
-        guard found == Migration.all.count else {
-          throw StoreError.migrationRequired(path: path, found: found, required: Migration.all.count)
-        }
+        try Migration.requireAll(Migration.all, found: try Migrator.checkVersion(first), in: path)
         var connections = [first]
         for _ in 1..<readerCount { connections.append(try Self.openReadOnlyReader(path, configuration)) }
         return connections

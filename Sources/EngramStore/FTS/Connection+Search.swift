@@ -118,17 +118,6 @@ extension Connection {
     return hits
   }
 
-  /// The ids of this user's turns in the sessions `ids` (a search that leaves them out asks
-  /// for that many more candidates and drops these, so they cannot crowd the others out).
-  public func messageIDs(inSessions ids: Set<Int64>) throws -> Set<Int64> {
-    guard !ids.isEmpty else { return [] }
-    // One cached statement whatever the sessions: they are bound as a JSON array.
-    let statement = try cachedStatement(
-      "SELECT id FROM messages WHERE user_id = ?1 AND session_id IN (SELECT value FROM json_each(?2))")
-    try statement.bind([.text(user), .text("[" + ids.sorted().map(String.init).joined(separator: ",") + "]")])
-    return Set(try statement.map { $0.int64(at: 0) })
-  }
-
   /// Whether every row of `table` (a per-user table) is this connection's user's, or it has
   /// none: two seeks of its `user_id` index.
   func holdsOnlyThisUser(_ table: String) throws -> Bool {

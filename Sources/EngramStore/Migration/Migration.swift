@@ -18,3 +18,39 @@ public struct Migration: Sendable, Hashable {
   /// The migrations compiled into this binary, in order.
   public static var all: [Migration] { generated }
 }
+
+// The checks both stores' migrators make, written once.
+extension Migration {
+  /// Refuses `migrations` unless they are numbered 1, 2, 3... in order.
+  /// - Throws: `StoreError.invalidMigrations`.
+  package static func validate(_ migrations: [Migration]) throws {
+    for (offset, migration) in migrations.enumerated() where migration.version != offset + 1 {
+      throw StoreError.invalidMigrations(version: migration.version, expected: offset + 1)
+    }
+  }
+
+  /// The version `found` in `database` (how errors name it) when these valid `migrations`
+  /// reach it, before anything is written.
+  /// - Throws: `StoreError.invalidMigrations`, `StoreError.schemaTooNew` when the database is
+  ///   ahead of them.
+  package static func checkedVersion(
+    _ found: () throws -> Int, of database: String, against migrations: [Migration]
+  )
+    throws -> Int
+  {
+    try validate(migrations)
+    let found = try found()
+    guard found <= migrations.count else {
+      throw StoreError.schemaTooNew(path: database, found: found, supported: migrations.count)
+    }
+    return found
+  }
+
+  /// Refuses a database opened read-only that lacks some of `migrations` (`found` applied).
+  /// - Throws: `StoreError.migrationRequired`.
+  package static func requireAll(_ migrations: [Migration], found: Int, in database: String) throws {
+    guard found == migrations.count else {
+      throw StoreError.migrationRequired(path: database, found: found, required: migrations.count)
+    }
+  }
+}

@@ -9,12 +9,7 @@ public enum Migrator {
   public static func checkVersion(
     _ connection: Connection, migrations: [Migration] = Migration.all
   ) throws -> Int {
-    try validate(migrations)
-    let found = try connection.userVersion()
-    guard found <= migrations.count else {
-      throw StoreError.schemaTooNew(path: connection.path, found: found, supported: migrations.count)
-    }
-    return found
+    try Migration.checkedVersion({ try connection.userVersion() }, of: connection.path, against: migrations)
   }
 
   /// Applies the migrations the database lacks; returns how many were applied.
@@ -46,11 +41,5 @@ public enum Migrator {
     }
     if applied > 0 { connection.clearStatementCache() }
     return applied
-  }
-
-  static func validate(_ migrations: [Migration]) throws {
-    for (offset, migration) in migrations.enumerated() where migration.version != offset + 1 {
-      throw StoreError.invalidMigrations(version: migration.version, expected: offset + 1)
-    }
   }
 }

@@ -33,17 +33,6 @@ extension Connection {
     return statement
   }
 
-  /// Whether any of `reportedTables` holds a row of this user (an import needs an empty
-  /// memory).
-  public func holdsItems() throws -> Bool {
-    for table in reportedTables
-    where try scalarInt("SELECT EXISTS (SELECT 1 FROM \(table) WHERE user_id = ?1)", [.text(user)]) ?? 0 != 0
-    {
-      return true
-    }
-    return false
-  }
-
   /// The first row whose reference points at no row (`PRAGMA foreign_key_check`), if any: its
   /// table, its rowid, and the table it refers to. An import checks this before it commits,
   /// so it can name the export line instead of failing with SQLite's bare constraint error.

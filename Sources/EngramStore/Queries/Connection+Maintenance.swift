@@ -99,45 +99,6 @@ public let reportedTables = ["sessions", "messages", "summaries", "memories", "e
 
 // Named queries of maintenance: compaction, doctor, reindex, statistics.
 extension Connection {
-  // MARK: Compaction
-
-  /// Sessions with turns not yet covered by a summary and no turn at or after `cutoff`
-  /// (ms), oldest first.
-  public func compactionCandidates(before cutoff: Int64) throws -> [CompactionCandidate] {
-    try prepare(
-      """
-      SELECT s.id, coalesce(s.external_id, 'session ' || s.id) FROM sessions s
-      WHERE s.user_id = ?2
-        AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.summary_id IS NULL)
-        AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id AND m.created_at >= ?1)
-      ORDER BY s.started_at, s.id
-      """
-    ).bindingAndMap([.integer(cutoff), .text(user)]) {
-      CompactionCandidate(id: $0.int64(at: 0), name: $0.string(at: 1))
-    }
-  }
-
-  /// Calls `body` with the content of every turn of session `sessionID` (in no order).
-  public func forEachMessageContent(inSession sessionID: Int64, _ body: (String) throws -> Void) throws {
-    let statement = try cachedStatement("SELECT content FROM messages WHERE session_id = ?1 AND user_id = ?2")
-    try statement.bind([.integer(sessionID), .text(user)])
-    try statement.forEachRow { try body($0.string(at: 0)) }
-  }
-
-  /// Marks every turn of `sessionID` not yet covered as covered by summary `summaryID`.
-  public func coverUncoveredMessages(inSession sessionID: Int64, bySummary summaryID: Int64) throws {
-    try run(
-      "UPDATE messages SET summary_id = ?1 WHERE session_id = ?2 AND user_id = ?3 AND summary_id IS NULL",
-      [.integer(summaryID), .integer(sessionID), .text(user)])
-  }
-
-  /// Live (not superseded) memories' ids and kinds, oldest first.
-  public func liveMemoryKinds() throws -> [(id: Int64, kind: String)] {
-    try prepare(
-      "SELECT id, kind FROM memories WHERE user_id = ?1 AND superseded_by IS NULL ORDER BY created_at, id"
-    ).bindingAndMap([.text(user)]) { (id: $0.int64(at: 0), kind: $0.string(at: 1)) }
-  }
-
   /// Merges each full-text index's segments (`optimize`); run outside a transaction.
   public func optimizeFullTextIndexes() throws {
     for table in ["messages_fts", "memories_fts", "summaries_fts"] {
@@ -173,32 +134,6 @@ extension Connection {
     return counts
   }
 
-  /// Memories per kind (kinds without memories are absent).
-  public func memoryCountsByKind() throws -> [MemoryKind: Int] {
-    var counts: [MemoryKind: Int] = [:]
-    let statement = try prepare("SELECT kind, count(*) FROM memories WHERE user_id = ?1 GROUP BY kind")
-    try statement.bind([.text(user)])
-    try statement.forEachRow { row in
-      if let kind = MemoryKind(rawValue: row.string(at: 0)) { counts[kind] = Int(row.int64(at: 1)) }
-    }
-    return counts
-  }
-
-  /// Turns and memories created per week, oldest first.
-  public func weeklyActivity() throws -> [WeeklyActivity] {
-    func counts(_ table: String) throws -> [Int64: Int] {
-      // Integer division floors only for times after 1970-01-05; earlier ones are clamped to week 0.
-      let statement = try prepare(
-        "SELECT max(0, (created_at - \(WeeklyActivity.mondayOffsetMilliseconds)) / \(WeeklyActivity.weekMilliseconds)) AS week, "
-          + "count(*) FROM \(table) WHERE user_id = ?1 GROUP BY week")
-      try statement.bind([.text(user)])
-      var result: [Int64: Int] = [:]
-      try statement.forEachRow { row in result[row.int64(at: 0)] = Int(row.int64(at: 1)) }
-      return result
-    }
-    return WeeklyActivity.merge(turns: try counts("messages"), memories: try counts("memories"))
-  }
-
   // MARK: Doctor and reindex
 
   /// Counts missing, orphaned and foreign embeddings against `model` and `dimension`.
@@ -232,49 +167,9 @@ extension Connection {
     return changes
   }
 
-  /// Deletes every embedding of this user (a reindex replaces them all in the same
-  /// transaction).
-  public func deleteAllEmbeddings() throws {
-    try run("DELETE FROM embeddings WHERE user_id = ?1", [.text(user)])
-  }
-
   private static let orphanCondition = """
     (owner_kind = 'message' AND owner_id NOT IN (SELECT id FROM messages))
       OR (owner_kind = 'memory' AND owner_id NOT IN (SELECT id FROM memories))
       OR (owner_kind = 'summary' AND owner_id NOT IN (SELECT id FROM summaries))
     """
-
-  /// Every message, memory and summary with what its embedding text is made from, by kind
-  /// then id.
-  public func embeddableItems() throws -> [EmbeddableItem] {
-    var items: [EmbeddableItem] = []
-    let byUser = [SQLValue.text(user)]
-    // The turn before each one in its session: the order of `previousTurnContent`.
-    try prepare(
-      """
-      SELECT id, speaker, content, created_at, CASE WHEN session_id IS NULL THEN NULL
-        ELSE lag(content) OVER (PARTITION BY session_id ORDER BY created_at, id) END
-      FROM messages WHERE user_id = ?1 ORDER BY id
-      """
-    )
-    .binding(byUser).forEachRow {
-      items.append(
-        EmbeddableItem(
-          kind: .message, id: $0.int64(at: 0), content: $0.string(at: 2), speaker: $0.optionalString(at: 1),
-          time: $0.date(at: 3), previous: $0.optionalString(at: 4)))
-    }
-    try prepare("SELECT id, content, created_at FROM memories WHERE user_id = ?1 ORDER BY id").binding(byUser)
-      .forEachRow {
-        items.append(
-          EmbeddableItem(kind: .memory, id: $0.int64(at: 0), content: $0.string(at: 1), time: $0.date(at: 2)))
-      }
-    try prepare("SELECT id, content, start_at FROM summaries WHERE user_id = ?1 ORDER BY id").binding(byUser)
-      .forEachRow {
-        items.append(
-          EmbeddableItem(kind: .summary, id: $0.int64(at: 0), content: $0.string(at: 1), time: $0.date(at: 2))
-        )
-      }
-    return items
-  }
-
 }

@@ -78,11 +78,6 @@ extension Connection {
       .bindingAndMap([.text(user)]) { $0.string(at: 0) }
   }
 
-  /// The highest embedding id (0 when there is none).
-  public func maxEmbeddingID() throws -> Int64 {
-    try scalarInt("SELECT coalesce(max(id), 0) FROM embeddings WHERE user_id = ?1", [.text(user)]) ?? 0
-  }
-
   /// The stamp the last snapshot writer recorded, or nil.
   public func vectorSnapshotStamp() throws -> VectorSnapshotStamp? {
     try meta(StoreMetaKey.vectorSnapshot(user: user)).flatMap(VectorSnapshotStamp.init(metaValue:))

@@ -160,18 +160,19 @@ public struct EmbeddingEntry: Sendable, Hashable {
   }
 }
 
-extension Connection {
-  /// Sets the embedding model of the database. The same model again is a no-op.
+extension EmbeddingQueries {
+  /// Sets the embedding model of the store (SQLite: the file's; PostgreSQL: the user's). The
+  /// same model again is a no-op.
   ///
   /// - Parameter replace: when true, a different model replaces the configured one and every
-  ///   stored embedding is deleted (they belong to the old model's space).
+  ///   embedding it governed is deleted (they belong to the old model's space).
   /// - Throws: `StoreError.invalidEmbeddingModel`, `StoreError.modelMismatch` when another
   ///   model is configured and `replace` is false.
   public func configureEmbeddingModel(model: String, dimension: Int, replace: Bool = false) throws {
     guard !model.isEmpty, dimension > 0 else {
       throw StoreError.invalidEmbeddingModel(model: model, dimension: dimension)
     }
-    try transaction {
+    try atomically {
       if let current = try embeddingModel() {
         if current.name == model && current.dimension == dimension { return }
         guard replace else {
@@ -179,13 +180,39 @@ extension Connection {
             expectedModel: current.name, expectedDimension: current.dimension, actualModel: model,
             actualDimension: dimension)
         }
-        try run("DELETE FROM embeddings")
+        try execute(scoped: "DELETE FROM embeddings WHERE \(dialect.embeddingModelScope)", [])
       }
       try setMeta("embedding_model", model)
       try setMeta("embedding_dimension", String(dimension))
     }
   }
 
+  /// Deletes the embedding of (`ownerKind`, `ownerID`); returns whether it existed.
+  @discardableResult
+  public func deleteEmbedding(ownerKind: ItemKind, ownerID: Int64) throws -> Bool {
+    try execute(
+      scoped: "DELETE FROM embeddings WHERE \(dialect.user) = $1 AND owner_kind = $2 AND owner_id = $3",
+      [SQLValue(ownerKind), .integer(ownerID)]) > 0
+  }
+
+  /// Owners of `kind` that have no embedding yet, in id order (for background embedding).
+  public func ownersWithoutEmbedding(_ kind: ItemKind, limit: Int) throws -> [Int64] {
+    try rows(
+      scoped: """
+        SELECT t.id FROM \(kind.sourceTable) t WHERE t.\(dialect.user) = $1 AND NOT EXISTS
+        (SELECT 1 FROM embeddings e WHERE \(dialect.sameUser("e")) AND e.owner_kind = $2 AND e.owner_id = t.id)
+        ORDER BY t.id LIMIT $3
+        """, [SQLValue(kind), SQLValue(max(0, limit))]
+    ) { $0.int64(at: 0) }
+  }
+
+  /// The highest embedding id of the user (0 when there is none).
+  public func maxEmbeddingID() throws -> Int64 {
+    try integer(scoped: "SELECT coalesce(max(id), 0) FROM embeddings WHERE \(dialect.user) = $1") ?? 0
+  }
+}
+
+extension Connection {
   /// Inserts or replaces the embedding of (`ownerKind`, `ownerID`); returns its row id.
   /// - Throws: the `EmbeddingRow.validate(against:)` errors; `SQLiteError`.
   @discardableResult
@@ -219,34 +246,6 @@ extension Connection {
     try statement.bind(ownerID, at: 2)
     try statement.bind(user, at: 3)
     return try statement.first { try EmbeddingRow(row: $0) }
-  }
-
-  /// Deletes the embedding of (`ownerKind`, `ownerID`); returns whether it existed.
-  @discardableResult
-  public func deleteEmbedding(ownerKind: ItemKind, ownerID: Int64) throws -> Bool {
-    try run(
-      "DELETE FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2 AND user_id = ?3",
-      [.text(ownerKind.rawValue), .integer(ownerID), .text(user)])
-    return changes > 0
-  }
-
-  /// Owners of `kind` that have no embedding yet, in id order (for background embedding).
-  public func ownersWithoutEmbedding(_ kind: ItemKind, limit: Int) throws -> [Int64] {
-    let table: String
-    switch kind {
-    case .message: table = "messages"
-    case .memory: table = "memories"
-    case .summary: table = "summaries"
-    }
-    let statement = try cachedStatement(
-      """
-      SELECT t.id FROM \(table) t WHERE t.user_id = ?3 AND NOT EXISTS
-      (SELECT 1 FROM embeddings e WHERE e.owner_kind = ?1 AND e.owner_id = t.id) ORDER BY t.id LIMIT ?2
-      """)
-    try statement.bind(kind.rawValue, at: 1)
-    try statement.bind(max(0, limit), at: 2)
-    try statement.bind(user, at: 3)
-    return try statement.map { $0.int64(at: 0) }
   }
 
   /// The counter bumped by every change to `embeddings`; a vector-index snapshot is valid

@@ -124,50 +124,6 @@ public struct Memory: StoredRecord, Hashable {
   }
 }
 
-extension Connection {
-  /// Records that memories `ids` were retrieved at `time` (access count and last access).
-  public func recordMemoryAccess(ids: [Int64], at time: Date) throws {
-    let statement = try cachedStatement(
-      "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ?1 WHERE id = ?2 AND user_id = ?3"
-    )
-    for id in ids {
-      try statement.bind(time, at: 1)
-      try statement.bind(id, at: 2)
-      try statement.bind(user, at: 3)
-      try statement.execute()
-    }
-  }
-
-  /// Adds batched access statistics: `count` retrievals of memory `id`, the last at
-  /// `lastAccess` (a memory forgotten meanwhile is skipped).
-  public func recordMemoryAccess(_ entries: [(id: Int64, count: Int, lastAccess: Int64)]) throws {
-    let statement = try cachedStatement(
-      """
-      UPDATE memories SET access_count = access_count + ?1,
-        last_accessed_at = max(coalesce(last_accessed_at, 0), ?2) WHERE id = ?3 AND user_id = ?4
-      """)
-    for entry in entries {
-      try statement.bind(entry.count, at: 1)
-      try statement.bind(entry.lastAccess, at: 2)
-      try statement.bind(entry.id, at: 3)
-      try statement.bind(user, at: 4)
-      try statement.execute()
-    }
-  }
-
-  /// Marks memory `id` as replaced by `newID` at `time`.
-  public func supersedeMemory(_ id: Int64, by newID: Int64, at time: Date) throws {
-    let statement = try cachedStatement(
-      "UPDATE memories SET superseded_by = ?1, updated_at = ?2 WHERE id = ?3 AND user_id = ?4")
-    try statement.bind(newID, at: 1)
-    try statement.bind(time, at: 2)
-    try statement.bind(id, at: 3)
-    try statement.bind(user, at: 4)
-    try statement.execute()
-    guard changes > 0 else { throw StoreError.notFound(table: "memories", id: id) }
-  }
-}
-
 /// Small JSON helpers for the array columns.
 enum JSONText {
   static func encode(_ strings: [String]) -> String {

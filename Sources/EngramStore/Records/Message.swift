@@ -89,50 +89,6 @@ public struct Message: StoredRecord, Hashable {
   }
 }
 
-extension Connection {
-  /// The last `limit` messages (of `sessionID` when given), oldest first.
-  public func recentMessages(limit: Int, sessionID: Int64? = nil) throws -> [Message] {
-    let statement = try cachedStatement(
-      """
-      SELECT * FROM (SELECT \(Message.selectList) FROM messages
-      WHERE user_id = ?3 AND (?1 IS NULL OR session_id = ?1) ORDER BY created_at DESC, id DESC LIMIT ?2)
-      ORDER BY created_at, id
-      """)
-    try statement.bind(sessionID, at: 1)
-    try statement.bind(max(0, limit), at: 2)
-    try statement.bind(user, at: 3)
-    return try statement.map { try Message(row: $0) }
-  }
-
-  /// The text of the turn before a turn of session `sessionID` said at `time` (see
-  /// `ItemQueries.previousTurnContent`).
-  public func previousTurnContent(sessionID: Int64, time: Date, id: Int64?) throws -> String? {
-    let statement = try cachedStatement(
-      """
-      SELECT content FROM messages
-      WHERE user_id = ?4 AND session_id = ?1
-        AND (created_at < ?2 OR (created_at = ?2 AND (?3 IS NULL OR id < ?3)))
-      ORDER BY created_at DESC, id DESC LIMIT 1
-      """)
-    try statement.bind(sessionID, at: 1)
-    try statement.bind(time, at: 2)
-    try statement.bind(id, at: 3)
-    try statement.bind(user, at: 4)
-    return try statement.map { $0.string(at: 0) }.first
-  }
-
-  /// Marks messages `ids` as covered by summary `summaryID` (nil clears the mark).
-  public func setSummary(_ summaryID: Int64?, forMessages ids: [Int64]) throws {
-    let statement = try cachedStatement("UPDATE messages SET summary_id = ?1 WHERE id = ?2 AND user_id = ?3")
-    for id in ids {
-      try statement.bind(summaryID, at: 1)
-      try statement.bind(id, at: 2)
-      try statement.bind(user, at: 3)
-      try statement.execute()
-    }
-  }
-}
-
 extension RecordQueries {
   /// The turns of session `sessionID` in time order.
   public func messages(inSession sessionID: Int64) throws -> [Message] {

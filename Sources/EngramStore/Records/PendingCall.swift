@@ -88,48 +88,6 @@ public struct PendingCall: StoredRecord, Hashable {
   }
 }
 
-extension Connection {
-  /// Moves call `id` to `status` (with `error` when it failed).
-  /// - Throws: `StoreError.notFound`.
-  public func setPendingCallStatus(
-    _ id: Int64, to status: PendingCallStatus, error: String? = nil, at time: Date
-  ) throws {
-    try run(
-      "UPDATE pending_calls SET status = ?1, error = ?2, updated_at = ?3 WHERE id = ?4 AND user_id = ?5",
-      [
-        .text(status.rawValue), SQLValue(error), .integer(Timestamp.milliseconds(time)), .integer(id),
-        .text(user),
-      ])
-    guard changes > 0 else { throw StoreError.notFound(table: "pending_calls", id: id) }
-  }
-
-  /// At restart: cancels every call still `pending` or `confirmed` (a confirmed call that
-  /// was not marked executed may or may not have run; it is never re-run blindly) and
-  /// returns them as they are now.
-  public func markUnfinishedPendingCallsCancelled(at time: Date = Date()) throws -> [PendingCall] {
-    let statement = try cachedStatement(
-      """
-      UPDATE pending_calls SET status = 'cancelled', updated_at = ?1
-      WHERE user_id = ?2 AND status IN ('pending', 'confirmed') RETURNING \(PendingCall.selectList)
-      """)
-    try statement.bind(time, at: 1)
-    try statement.bind(user, at: 2)
-    return try statement.map { try PendingCall(row: $0) }.sorted { ($0.id ?? 0) < ($1.id ?? 0) }
-  }
-
-  /// Moves call `id` to `status` only while it is in one of `allowed`; returns whether it
-  /// moved (false: it was already decided, for example cancelled by another process).
-  public func transitionPendingCall(
-    _ id: Int64, from allowed: Set<PendingCallStatus>, to status: PendingCallStatus, at time: Date
-  ) throws -> Bool {
-    let list = allowed.map { "'\($0.rawValue)'" }.sorted().joined(separator: ", ")
-    try run(
-      "UPDATE pending_calls SET status = ?1, updated_at = ?2 WHERE id = ?3 AND user_id = ?4 AND status IN (\(list))",
-      [.text(status.rawValue), .integer(Timestamp.milliseconds(time)), .integer(id), .text(user)])
-    return changes > 0
-  }
-}
-
 extension RecordQueries {
   /// Pending calls with `status`, oldest first.
   public func pendingCalls(status: PendingCallStatus) throws -> [PendingCall] {

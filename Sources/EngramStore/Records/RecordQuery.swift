@@ -1,7 +1,7 @@
 /// A lookup of one record table in the SQL every backend speaks alike: columns equal to
-/// values, an order, a limit. Each backend writes it once (`RecordQueries.select(_:)`), so a
-/// new lookup is one function beside its record (see `StoredRecord+Lookups.swift`), not a
-/// requirement written for every store.
+/// values, an order, a limit. `RecordQueries.select(_:)` turns it into SQL once for every
+/// store, so a new lookup is one function beside its record (`messages(inSession:)` in
+/// `Message.swift`, `pendingCalls(status:)`...), not a requirement written for every store.
 ///
 /// Column names come from code (the record's own), never from user text.
 public struct RecordQuery<R: StoredRecord>: Sendable, Hashable {

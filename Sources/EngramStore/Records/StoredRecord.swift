@@ -157,70 +157,8 @@ extension Connection {
     guard changes > 0 else { throw StoreError.notFound(table: R.tableName, id: id) }
   }
 
-  /// Deletes the row `id` of `type`; returns whether it existed.
-  @discardableResult
-  public func delete<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> Bool {
-    let statement = try recordStatement(R.self, .delete) {
-      "DELETE FROM \(R.tableName) WHERE id = ?1 AND user_id = ?2"
-    }
-    try statement.bind(id, at: 1)
-    try statement.bind(user, at: 2)
-    try statement.execute()
-    return changes > 0
-  }
-
-  /// The row `id` of `type`, or nil.
-  public func fetch<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> R? {
-    let statement = try recordStatement(R.self, .fetch) {
-      "SELECT \(R.selectList) FROM \(R.tableName) WHERE id = ?1 AND user_id = ?2"
-    }
-    try statement.bind(id, at: 1)
-    try statement.bind(user, at: 2)
-    return try statement.first { try R(row: $0) }
-  }
-
-  /// A page of `type`'s rows in id order, filtered by session and time where they apply.
-  /// - Throws: `StoreError.invalidPage`, `SQLiteError`.
-  public func list<R: StoredRecord>(
-    _ type: R.Type, filter: RecordFilter = .none, page: Page = Page()
-  ) throws -> [R] {
-    guard page.limit >= 0, page.offset >= 0 else {
-      throw StoreError.invalidPage(limit: page.limit, offset: page.offset)
-    }
-    var (clause, arguments) = whereClause(R.self, filter)
-    if let after = page.afterID {
-      clause.append("id > ?\(arguments.count + 1)")
-      arguments.append(.integer(after))
-    }
-    var sql = "SELECT \(R.selectList) FROM \(R.tableName)"
-    if !clause.isEmpty { sql += " WHERE " + clause.joined(separator: " AND ") }
-    sql += " ORDER BY id LIMIT ?\(arguments.count + 1) OFFSET ?\(arguments.count + 2)"
-    arguments.append(.integer(Int64(page.limit)))
-    arguments.append(.integer(Int64(page.afterID == nil ? page.offset : 0)))
-    let statement = try cachedStatement(sql)
-    try statement.bind(arguments)
-    return try statement.map { try R(row: $0) }
-  }
-
-  /// This user's rows of `R` that `query` selects.
-  public func select<R: StoredRecord>(_ query: RecordQuery<R>) throws -> [R] {
-    let (conditions, tail, arguments) = query.clauses { "?\($0)" }
-    let statement = try cachedStatement(
-      "SELECT \(R.selectList) FROM \(R.tableName) WHERE user_id = ?1\(conditions)\(tail)")
-    try statement.bind([.text(user)] + arguments)
-    return try statement.map { try R(row: $0) }
-  }
-
-  /// The number of `type`'s rows matching `filter`.
-  public func count<R: StoredRecord>(_ type: R.Type, filter: RecordFilter = .none) throws -> Int {
-    let (clause, arguments) = whereClause(R.self, filter)
-    var sql = "SELECT count(*) FROM \(R.tableName)"
-    if !clause.isEmpty { sql += " WHERE " + clause.joined(separator: " AND ") }
-    return Int(try scalarInt(sql, arguments) ?? 0)
-  }
-
   enum RecordOperation: Int {
-    case insert, update, delete, fetch, maxID
+    case insert, update, maxID
   }
 
   func recordStatement<R: StoredRecord>(
@@ -235,20 +173,92 @@ extension Connection {
     recordStatements[key] = statement
     return statement
   }
+}
 
-  private func whereClause<R: StoredRecord>(_ type: R.Type, _ filter: RecordFilter) -> ([String], [SQLValue])
-  {
-    var clause: [String] = ["user_id = ?1"]
-    var arguments: [SQLValue] = [.text(user)]
+// The record reads and deletes, written once for every store.
+extension RecordQueries {
+  /// Deletes the row `id` of `type`; returns whether it existed.
+  @discardableResult
+  public func delete<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> Bool {
+    try execute(scoped: "DELETE FROM \(R.tableName) WHERE \(dialect.user) = $1 AND id = $2", [.integer(id)])
+      > 0
+  }
+
+  /// The row `id` of `type`, or nil.
+  public func fetch<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> R? {
+    try rows(
+      scoped:
+        "SELECT \(dialect.selectList(R.self)) FROM \(R.tableName) WHERE \(dialect.user) = $1 AND id = $2",
+      [.integer(id)]
+    ) { try R(row: $0) }.first
+  }
+
+  /// A page of `type`'s rows in id order, filtered by session and time where they apply.
+  /// - Throws: `StoreError.invalidPage`, the backend's error.
+  public func list<R: StoredRecord>(_ type: R.Type, filter: RecordFilter, page: Page) throws -> [R] {
+    guard page.limit >= 0, page.offset >= 0 else {
+      throw StoreError.invalidPage(limit: page.limit, offset: page.offset)
+    }
+    var (clause, arguments) = whereClause(R.self, filter)
+    if let after = page.afterID {
+      arguments.append(.integer(after))
+      clause += " AND id > $\(arguments.count + 1)"
+    }
+    arguments.append(.integer(Int64(page.limit)))
+    arguments.append(.integer(Int64(page.afterID == nil ? page.offset : 0)))
+    return try rows(
+      scoped: """
+        SELECT \(dialect.selectList(R.self)) FROM \(R.tableName) WHERE \(clause)
+        ORDER BY id LIMIT $\(arguments.count) OFFSET $\(arguments.count + 1)
+        """, arguments
+    ) { try R(row: $0) }
+  }
+
+  /// This user's rows of `R` that `query` selects.
+  public func select<R: StoredRecord>(_ query: RecordQuery<R>) throws -> [R] {
+    let (conditions, tail, arguments) = query.clauses { "$\($0)" }
+    return try rows(
+      scoped:
+        "SELECT \(dialect.selectList(R.self)) FROM \(R.tableName) WHERE \(dialect.user) = $1\(conditions)\(tail)",
+      arguments
+    ) { try R(row: $0) }
+  }
+
+  /// The number of `type`'s rows matching `filter`.
+  public func count<R: StoredRecord>(_ type: R.Type, filter: RecordFilter) throws -> Int {
+    let (clause, arguments) = whereClause(R.self, filter)
+    return Int(try integer(scoped: "SELECT count(*) FROM \(R.tableName) WHERE \(clause)", arguments) ?? 0)
+  }
+
+  /// Every row of `type` matching `filter` (default: all), in id order (first page of 100).
+  public func list<R: StoredRecord>(_ type: R.Type, filter: RecordFilter = .none) throws -> [R] {
+    try list(type, filter: filter, page: Page())
+  }
+
+  /// A page of `type`'s rows.
+  public func list<R: StoredRecord>(_ type: R.Type, page: Page) throws -> [R] {
+    try list(type, filter: .none, page: page)
+  }
+
+  /// The number of `type`'s rows.
+  public func count<R: StoredRecord>(_ type: R.Type) throws -> Int {
+    try count(type, filter: .none)
+  }
+
+  /// The user's condition and those of `filter` that apply to `R`, with their arguments
+  /// (from `$2`).
+  private func whereClause<R: StoredRecord>(_ type: R.Type, _ filter: RecordFilter) -> (String, [SQLValue]) {
+    var clause = "\(dialect.user) = $1"
+    var arguments: [SQLValue] = []
     if let session = filter.sessionID, let column = R.sessionColumn {
       arguments.append(.integer(session))
-      clause.append("\(column) = ?\(arguments.count)")
+      clause += " AND \(column) = $\(arguments.count + 1)"
     }
     if let range = filter.timeRange, let column = R.timeColumn {
       arguments.append(.integer(range.lowerBound))
-      clause.append("\(column) >= ?\(arguments.count)")
+      clause += " AND \(column) >= $\(arguments.count + 1)"
       arguments.append(.integer(range.upperBound))
-      clause.append("\(column) < ?\(arguments.count)")
+      clause += " AND \(column) < $\(arguments.count + 1)"
     }
     return (clause, arguments)
   }

@@ -24,25 +24,16 @@ public protocol StoreSession: RecordQueries, MetaQueries, ItemQueries, SearchQue
 {}
 
 /// Rows as typed records (`StoredRecord.swift`, `Connection+BatchInsert.swift`): insert,
-/// update, delete, fetch, list, count and select any table's rows.
-public protocol RecordQueries: AnyObject {
+/// update, delete, fetch, list, count and select any table's rows. Each store writes a
+/// record its way (SQLite its stored form, PostgreSQL with its keyword terms); reading and
+/// deleting are written once (`StoredRecord.swift`).
+public protocol RecordQueries: SQLSession {
   /// Inserts `record` (its `id` is used when set, else assigned) and returns the row id.
   func insert<R: StoredRecord>(_ record: R) throws -> Int64
   /// Inserts `records` in order, all or nothing, and returns their row ids.
   func insert<R: StoredRecord>(contentsOf records: [R]) throws -> [Int64]
   /// Writes every column of `record` over the row with its id (`StoreError.notFound`).
   func update<R: StoredRecord>(_ record: R) throws
-  /// Deletes the row `id` of `type`; returns whether it existed.
-  @discardableResult func delete<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> Bool
-  /// The row `id` of `type`, or nil.
-  func fetch<R: StoredRecord>(_ type: R.Type, id: Int64) throws -> R?
-  /// A page of `type`'s rows in id order, filtered by session and time where they apply.
-  func list<R: StoredRecord>(_ type: R.Type, filter: RecordFilter, page: Page) throws -> [R]
-  /// The number of `type`'s rows matching `filter`.
-  func count<R: StoredRecord>(_ type: R.Type, filter: RecordFilter) throws -> Int
-  /// The rows of `query`'s table it selects: the lookups written once beside their records
-  /// (`session(externalID:)`, `traces(executionID:)`, `pendingCalls(status:)`...).
-  func select<R: StoredRecord>(_ query: RecordQuery<R>) throws -> [R]
 }
 
 /// The store's `meta` keys and schema version (`Meta.swift`).
@@ -58,27 +49,9 @@ public protocol MetaQueries: AnyObject {
 }
 
 /// Sessions, turns, memories and summaries by the engine's names for them (`Session.swift`,
-/// `Message.swift`, `Connection+Retrieval.swift`): what writing and reading them needs beyond
+/// `Message.swift`, `Queries/Retrieval.swift`): what writing and reading them needs beyond
 /// `RecordQueries`.
-public protocol ItemQueries: AnyObject {
-  /// The id of the session whose external id or title is `name`, or nil.
-  func sessionID(named name: String) throws -> Int64?
-  /// The latest `limit` turns (of one session when given), oldest first.
-  func recentMessages(limit: Int, sessionID: Int64?) throws -> [Message]
-  /// The text of the turn before a turn of session `sessionID` said at `time` (in the
-  /// session's order: time, then id): with `id`, before that stored turn; without, the
-  /// latest at or before `time` (the turn a new one follows). Nil when it is the first.
-  func previousTurnContent(sessionID: Int64, time: Date, id: Int64?) throws -> String?
-  /// Sets (or clears) the summary covering messages `ids`.
-  func setSummary(_ summaryID: Int64?, forMessages ids: [Int64]) throws
-  /// Memories of `kind` (any when nil), newest first.
-  func memories(kind: MemoryKind?, limit: Int, includeSuperseded: Bool) throws -> [Memory]
-  /// Records that memories `ids` were retrieved at `time`.
-  func recordMemoryAccess(ids: [Int64], at time: Date) throws
-  /// Adds batched access statistics (a memory forgotten meanwhile is skipped).
-  func recordMemoryAccess(_ entries: [(id: Int64, count: Int, lastAccess: Int64)]) throws
-  /// Marks memory `id` as replaced by `newID` at `time`.
-  func supersedeMemory(_ id: Int64, by newID: Int64, at time: Date) throws
+public protocol ItemQueries: RecordQueries, SQLSession {
   /// The distinct non-null speakers of the conversation log, in binary order.
   func distinctSpeakers() throws -> [String]
   /// Every user that has a row (session, turn, memory, summary or embedding) in the store,
@@ -87,34 +60,24 @@ public protocol ItemQueries: AnyObject {
   func storedUsers() throws -> [String]
 }
 
-/// Retrieval (`Connection+Retrieval.swift`, `FTS/Connection+Search.swift`): keyword
+/// Retrieval (`Queries/Retrieval.swift`, `FTS/Connection+Search.swift`): keyword
 /// candidates, the ranking facts of candidates and their texts.
-public protocol SearchQueries: AnyObject {
+public protocol SearchQueries: SQLSession {
   /// Full-text search over the normalized text (`FTSText`), best first.
   func searchText(
     _ query: String, kinds: Set<ItemKind>, limit: Int, sessionID: Int64?, timeRange: Range<Int64>?
   ) throws -> [TextHit]
-  /// The ranking facts of candidate items (missing ids are left out).
-  func candidateRows(_ ids: [ItemKind: [Int64]]) throws -> [CandidateRow]
-  /// The texts of items, by kind and id.
-  func itemTexts(_ ids: [ItemKind: [Int64]]) throws -> [ItemKind: [Int64: ItemText]]
 }
 
 /// Embeddings, their model, generation and change log, and the vector snapshot's stamp
 /// (`EmbeddingRow.swift`, `EmbeddingCodec.swift`, `Connection+VectorSnapshot.swift`).
-public protocol EmbeddingQueries: AnyObject {
-  /// Configures the embedding model (`replace` allows a change; the caller re-embeds).
-  func configureEmbeddingModel(model: String, dimension: Int, replace: Bool) throws
+public protocol EmbeddingQueries: MetaQueries, SQLSession {
   /// Inserts or replaces the embedding of the row's owner; returns its id.
   @discardableResult func upsertEmbedding(_ row: EmbeddingRow) throws -> Int64
   /// Inserts or replaces the embeddings of distinct owners (PostgreSQL: in one statement).
   func upsertEmbeddings(_ rows: [EmbeddingRow]) throws
   /// The embedding of an owner, or nil.
   func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow?
-  /// Deletes the embedding of an owner; returns whether it existed.
-  @discardableResult func deleteEmbedding(ownerKind: ItemKind, ownerID: Int64) throws -> Bool
-  /// Up to `limit` owners of `kind` without an embedding.
-  func ownersWithoutEmbedding(_ kind: ItemKind, limit: Int) throws -> [Int64]
   /// Re-encodes the owners' float32 embeddings as int8 codes; returns how many changed.
   @discardableResult func quantizeEmbeddings(ownerKind: ItemKind, ownerIDs: [Int64]) throws -> Int
   /// The counter bumped by every change of the embeddings.
@@ -136,8 +99,6 @@ public protocol EmbeddingQueries: AnyObject {
   /// The decoded vector of each owner's embedding, in order (nil for an owner without one);
   /// see `StoreSession+EmbeddingVectors.swift`.
   func embeddingVectors(owners: [(kind: ItemKind, id: Int64)]) throws -> [[Float]?]
-  /// The highest embedding id (0 when none).
-  func maxEmbeddingID() throws -> Int64
   /// The stamp the last vector snapshot writer recorded, or nil.
   func vectorSnapshotStamp() throws -> VectorSnapshotStamp?
   /// Records the stamp of a vector snapshot just written, pruning the change log it covers.
@@ -146,48 +107,21 @@ public protocol EmbeddingQueries: AnyObject {
   func embeddingChanges(after generation: Int64) throws -> EmbeddingChanges?
 }
 
-/// Forgetting an item with every copy of its text (`Connection+Forgetting.swift`).
-public protocol ForgettingQueries: AnyObject {
-  /// Deletes an item and every copy of its text; nil when it does not exist.
-  func forgetItem(kind: ItemKind, id: Int64) throws -> ForgetReport?
-}
+/// Forgetting an item with every copy of its text (`Queries/Forgetting.swift`).
+public protocol ForgettingQueries: RecordQueries, SQLSession {}
 
 /// Compaction, counts and the store's health: candidates and turns to compact, row counts,
-/// the embedding census, orphans, integrity and full-text checks (`Connection+Maintenance.swift`).
-public protocol MaintenanceQueries: AnyObject {
-  /// Sessions with turns older than `cutoff` not yet covered by a summary.
-  func compactionCandidates(before cutoff: Int64) throws -> [CompactionCandidate]
-
-  /// Calls `body` with the content of each turn of a session, in order.
-  func forEachMessageContent(inSession sessionID: Int64, _ body: (String) throws -> Void) throws
-
-  /// Marks a session's uncovered turns as covered by `summaryID`.
-  func coverUncoveredMessages(inSession sessionID: Int64, bySummary summaryID: Int64) throws
-
-  /// The ids and kinds of the memories not superseded.
-  func liveMemoryKinds() throws -> [(id: Int64, kind: String)]
-
+/// the embedding census, orphans, integrity and full-text checks (`Queries/Maintenance.swift`,
+/// written once, and each store's own: `Connection+Maintenance.swift`).
+public protocol MaintenanceQueries: SQLSession {
   /// Rows per table of `reportedTables`.
   func rowCounts() throws -> [String: Int]
-
-  /// Live memories per kind.
-  func memoryCountsByKind() throws -> [MemoryKind: Int]
-
-  /// Turns and memories created per week (weeks from Monday 00:00 UTC), oldest first; weeks
-  /// with neither are absent.
-  func weeklyActivity() throws -> [WeeklyActivity]
 
   /// How the stored embeddings relate to their owners and the configured model.
   func embeddingCensus(model: String, dimension: Int) throws -> EmbeddingCensus
 
   /// Deletes embeddings whose owner is gone; returns how many.
   func deleteOrphanEmbeddings() throws -> Int
-
-  /// Deletes every embedding.
-  func deleteAllEmbeddings() throws
-
-  /// Every item that has text to embed.
-  func embeddableItems() throws -> [EmbeddableItem]
 
   /// Problems the store's integrity check finds (empty when none).
   func integrityCheck() throws -> [String]
@@ -200,15 +134,13 @@ public protocol MaintenanceQueries: AnyObject {
 }
 
 /// Export and import, row by row (`Connection+ExportImport.swift`).
-public protocol ExportImportQueries: AnyObject {
+public protocol ExportImportQueries: SQLSession {
   /// Calls `columns` once with the column names of `table`, then `body` for each of its
   /// rows (this user's rows where the table is per user) ordered by `order`. `table` and
   /// `order` are schema names, never user text. Per-user columns are left out.
   func forEachExportedRow(
     of table: String, orderedBy order: String, columns: ([String]) throws -> Void,
     _ body: (any ExportedRow) throws -> Void) throws
-  /// Whether any item table holds a row (an import needs an empty memory).
-  func holdsItems() throws -> Bool
   /// Checks references at commit instead of per statement (rows come in table order).
   func deferForeignKeys() throws
   /// Inserts one row of `table` from exported columns (names checked by the caller);
@@ -223,64 +155,10 @@ public protocol ExportImportQueries: AnyObject {
   func userRows(in table: String, before rowid: Int64) throws -> Int?
 }
 
-/// The agent's own records: preferences, skill state, pending calls, traces, reminders and
-/// notes (`Preference.swift`, `SkillState.swift`, `PendingCall.swift`, `Trace.swift`,
-/// `AgentItem.swift`, `Connection+AgentRecords.swift`).
-public protocol AgentRecordQueries: AnyObject {
-  /// The preference `key`, or nil.
-  func preference(key: String) throws -> Preference?
-
-  /// Preferences (pinned only when asked), by key.
-  func preferences(pinnedOnly: Bool, page: Page) throws -> [Preference]
-
-  /// Inserts or replaces a preference.
-  func setPreference(_ preference: Preference) throws
-
-  /// Deletes a preference; returns whether it existed.
-  @discardableResult func deletePreference(key: String) throws -> Bool
-
-  /// The state of a skill, or nil.
-  func skillState(skillID: String) throws -> SkillState?
-
-  /// Inserts or replaces a skill's state.
-  func setSkillState(_ state: SkillState) throws
-
-  /// Inserts a routine, or replaces the one with the same key (`Routine.swift`).
-  func saveRoutine(_ routine: Routine) throws
-
-  /// Every routine, by name.
-  func routines() throws -> [Routine]
-
-  /// The routine whose key (`Routine.key(_:)`) is `key`, or nil.
-  func routine(key: String) throws -> Routine?
-
-  /// Deletes the routine whose key is `key`; returns whether it existed.
-  @discardableResult func deleteRoutine(key: String) throws -> Bool
-
-  /// Sets a pending call's status (`StoreError.notFound`).
-  func setPendingCallStatus(_ id: Int64, to status: PendingCallStatus, error: String?, at time: Date) throws
-
-  /// Moves a pending call from one of `allowed` to `status`; false when it was not in one.
-  func transitionPendingCall(
-    _ id: Int64, from allowed: Set<PendingCallStatus>, to status: PendingCallStatus, at time: Date
-  ) throws -> Bool
-
-  /// Marks every unfinished pending call cancelled; returns them.
-  func markUnfinishedPendingCallsCancelled(at time: Date) throws -> [PendingCall]
-
-  /// Items of `kind` due in `from..<to` (either end open), soonest first; with
-  /// `undeliveredOnly`, only those never delivered.
-  func agentItems(kind: AgentItemKind, dueFrom from: Date?, to: Date?, undeliveredOnly: Bool, limit: Int)
-    throws -> [AgentItem]
-
-  /// Marks reminder `id` delivered at `now` if it is due by then and was never delivered;
-  /// returns it as it now is, or nil when it is not (another process claimed it first).
-  func claimReminder(_ id: Int64, at now: Date) throws -> AgentItem?
-
-  /// Undoes the claim of reminder `id` made at `claimedAt` (its hand-over failed): it is due
-  /// again. A later claim or change of the reminder is left alone.
-  func releaseReminder(_ id: Int64, claimedAt: Date) throws
-}
+/// The agent's own records: preferences, skill state, pending calls, traces, reminders,
+/// notes and routines (`Queries/AgentRecords.swift`, written once over `SQLSession`, and the
+/// records' own lookups beside them).
+public protocol AgentRecordQueries: SQLSession {}
 
 /// What ingest asks before it stores (`Connection+Ingest.swift`): the turns stored already
 /// by key, and a memory with the same text.
@@ -292,33 +170,20 @@ public protocol IngestQueries: AnyObject {
   func identicalMemory(content: String, kind: MemoryKind, scopeUser: String?) throws -> Int64?
 }
 
-extension StoreSession {
-  /// Every row of `type` matching `filter` (default: all), in id order (first page of 100).
-  public func list<R: StoredRecord>(_ type: R.Type, filter: RecordFilter = .none) throws -> [R] {
-    try list(type, filter: filter, page: Page())
-  }
-
-  /// A page of `type`'s rows.
-  public func list<R: StoredRecord>(_ type: R.Type, page: Page) throws -> [R] {
-    try list(type, filter: .none, page: page)
-  }
-
-  /// The number of `type`'s rows.
-  public func count<R: StoredRecord>(_ type: R.Type) throws -> Int {
-    try count(type, filter: .none)
-  }
-
-  /// Every embedding, in id order.
-  public func forEachEmbedding(_ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void) throws {
-    try forEachEmbedding(ownerKinds: Set(ItemKind.allCases), body)
-  }
-
+extension MetaQueries {
   /// The embedding model configured in `meta` (this user's), or nil before one is.
   public func embeddingModel() throws -> EmbeddingModel? {
     guard let name = try meta("embedding_model"), let dimensionText = try meta("embedding_dimension"),
       let dimension = Int(dimensionText)
     else { return nil }
     return EmbeddingModel(name: name, dimension: dimension)
+  }
+}
+
+extension StoreSession {
+  /// Every embedding, in id order.
+  public func forEachEmbedding(_ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void) throws {
+    try forEachEmbedding(ownerKinds: Set(ItemKind.allCases), body)
   }
 
   /// The item `kind` `id` with what its embedding text is made from, or nil.

@@ -27,14 +27,12 @@ public struct ForgetReport: Sendable, Equatable {
   public var removedCopies: Bool { !turns.isEmpty || !summaries.isEmpty || traces > 0 || pendingCalls > 0 }
 }
 
-// Named queries of forgetting (maintenance).
-extension Connection {
+// Named queries of forgetting (maintenance), written once for every store.
+extension ForgettingQueries {
   /// Deletes an item with its embedding and full-text entry, and every copy of it the
   /// memory holds (docs/forgetting.md); returns what was removed, or nil when no item of
   /// `kind` has `id`. Run it inside a write transaction.
-  public func forgetItem(kind: ItemKind, id: Int64) throws
-    -> ForgetReport?
-  {
+  public func forgetItem(kind: ItemKind, id: Int64) throws -> ForgetReport? {
     var report = ForgetReport(kind: kind, id: id)
     var deletedTurns: [Int64] = []
     var needle: String?
@@ -50,44 +48,47 @@ extension Connection {
       guard try delete(Summary.self, id: id) else { return nil }
     }
     var summaries = Set<Int64>()
+    let sql = dialect
     if let needle, !needle.isEmpty {
+      // The text as it stands inside a JSON string (the arguments of traces and calls).
       let escaped = String(JSONValue.string(needle).jsonText.dropFirst().dropLast())
-      let arguments: [SQLValue] = [.text(needle), .text(escaped), .text(user)]
-      let turns = try prepare(
-        "SELECT id FROM messages WHERE user_id = ?2 AND instr(lower(content), lower(?1)) > 0"
-      )
-      .bindingAndMap([.text(needle), .text(user)]) { $0.int64(at: 0) }
+      let arguments: [SQLValue] = [.text(needle), .text(escaped)]
+      /// `column` holds the text (case aside), or its JSON-escaped form when `json`.
+      func holds(_ column: String, json: Bool = false) -> String {
+        let text = json ? sql.jsonText(column) : column
+        let plain = sql.contains("lower(\(text))", "lower($2)")
+        return json ? "\(plain) OR \(sql.contains("lower(\(text))", "lower($3)"))" : plain
+      }
+      let turns = try rows(
+        scoped: "SELECT id FROM messages WHERE \(sql.user) = $1 AND \(holds("content"))", [.text(needle)]
+      ) { $0.int64(at: 0) }
       deletedTurns.append(contentsOf: turns)
       report.turns = turns
       summaries.formUnion(
-        try prepare("SELECT id FROM summaries WHERE user_id = ?2 AND instr(lower(content), lower(?1)) > 0")
-          .bindingAndMap([.text(needle), .text(user)]) { $0.int64(at: 0) })
-      try run(
-        """
-        DELETE FROM traces WHERE user_id = ?3 AND (
-          instr(lower(arguments), lower(?1)) > 0 OR instr(lower(arguments), lower(?2)) > 0
-          OR instr(lower(coalesce(result, '')), lower(?1)) > 0 OR instr(lower(coalesce(error, '')), lower(?1)) > 0)
-        """, arguments)
-      report.traces = changes
-      try run(
-        """
-        DELETE FROM pending_calls WHERE user_id = ?3 AND status NOT IN ('pending', 'confirmed') AND (
-          instr(lower(arguments), lower(?1)) > 0 OR instr(lower(arguments), lower(?2)) > 0
-          OR instr(lower(summary), lower(?1)) > 0 OR instr(lower(coalesce(error, '')), lower(?1)) > 0)
-        """, arguments)
-      report.pendingCalls = changes
+        try rows(
+          scoped: "SELECT id FROM summaries WHERE \(sql.user) = $1 AND \(holds("content"))", [.text(needle)]
+        ) { $0.int64(at: 0) })
+      report.traces = try execute(
+        scoped: """
+          DELETE FROM traces WHERE \(sql.user) = $1 AND (\(holds("arguments", json: true))
+            OR \(holds("coalesce(result, '')")) OR \(holds("coalesce(error, '')")))
+          """, arguments)
+      report.pendingCalls = try execute(
+        scoped: """
+          DELETE FROM pending_calls WHERE \(sql.user) = $1 AND status NOT IN ('pending', 'confirmed') AND (
+            \(holds("arguments", json: true)) OR \(holds("summary")) OR \(holds("coalesce(error, '')")))
+          """, arguments)
     }
     // Summaries derived from a deleted turn: the one covering it and any quoting it.
     for turn in deletedTurns {
       summaries.formUnion(
-        try prepare(
-          """
-          SELECT summary_id FROM messages WHERE id = ?1 AND user_id = ?2 AND summary_id IS NOT NULL
-          UNION SELECT s.id FROM summaries s, json_each(s.structured, '$.quoted_message_ids') q
-            WHERE s.user_id = ?2 AND q.value = ?1
-          UNION SELECT id FROM summaries WHERE user_id = ?2 AND (first_message_id = ?1 OR last_message_id = ?1)
-          """
-        ).bindingAndMap([.integer(turn), .text(user)]) { $0.int64(at: 0) })
+        try rows(
+          scoped: """
+            SELECT summary_id FROM messages WHERE \(sql.user) = $1 AND id = $2 AND summary_id IS NOT NULL
+            UNION SELECT s.id FROM summaries s WHERE s.\(sql.user) = $1 AND \(sql.summary("s", quotesTurn: "$2"))
+            UNION SELECT id FROM summaries WHERE \(sql.user) = $1 AND (first_message_id = $2 OR last_message_id = $2)
+            """, [.integer(turn)]
+        ) { $0.int64(at: 0) })
     }
     for turn in deletedTurns { _ = try delete(Message.self, id: turn) }
     report.summaries = summaries.sorted()
