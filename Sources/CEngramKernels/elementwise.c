@@ -117,6 +117,32 @@ static void softmax_scalar(float *x, size_t rows, size_t n) {
   }
 }
 
+// One head's attention for rows of `d` floats `ld` apart: out[i] = softmax(scale · q[i] · kᵀ) · v,
+// the softmax left unnormalized until the end (Σ e_j v_j / Σ e_j). `scratch` holds n floats.
+static void attention_head_scalar(const float *q, const float *k, const float *v, float *out, size_t n, size_t d,
+                                  size_t ld, float scale, float *scratch) {
+  for (size_t i = 0; i < n; i++) {
+    float maximum = -INFINITY;
+    for (size_t j = 0; j < n; j++) {
+      float dot = 0;
+      for (size_t p = 0; p < d; p++) dot += q[i * ld + p] * k[j * ld + p];
+      scratch[j] = dot * scale;
+      maximum = scratch[j] > maximum ? scratch[j] : maximum;
+    }
+    float sum = 0;
+    for (size_t j = 0; j < n; j++) {
+      scratch[j] = exp_scalar(scratch[j] - maximum);
+      sum += scratch[j];
+    }
+    float inverse = 1.0f / sum;
+    for (size_t p = 0; p < d; p++) {
+      float total = 0;
+      for (size_t j = 0; j < n; j++) total += scratch[j] * v[j * ld + p];
+      out[i * ld + p] = total * inverse;
+    }
+  }
+}
+
 static void add_layer_norm_scalar(const float *a, const float *b, float *out, size_t rows, size_t width,
                                   const float *gamma, const float *beta, float epsilon) {
   float inverse_width = 1.0f / (float)width;
@@ -325,23 +351,28 @@ AVX512 static void bias_gelu_avx512(float *x, size_t rows, size_t n, size_t ld, 
   }
 }
 
+// row[j] = e^(row[j] - max) for j < n, in place; returns their sum (softmax without its division).
+AVX512 INLINE float exponentials_avx512(float *row, size_t n) {
+  __m512 top = _mm512_set1_ps(-INFINITY);
+  for (size_t j = 0; j < n; j += 16) {
+    __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : tail16(n - j);
+    top = _mm512_mask_max_ps(top, m, top, _mm512_maskz_loadu_ps(m, row + j));
+  }
+  __m512 shift = _mm512_set1_ps(_mm512_reduce_max_ps(top));
+  __m512 sums = _mm512_setzero_ps();
+  for (size_t j = 0; j < n; j += 16) {
+    __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : tail16(n - j);
+    __m512 e = _mm512_maskz_mov_ps(m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, row + j), shift)));
+    sums = _mm512_add_ps(sums, e);
+    _mm512_mask_storeu_ps(row + j, m, e);
+  }
+  return _mm512_reduce_add_ps(sums);
+}
+
 AVX512 static void softmax_avx512(float *x, size_t rows, size_t n) {
   for (size_t r = 0; r < rows; r++) {
     float *row = x + r * n;
-    __m512 top = _mm512_set1_ps(-INFINITY);
-    for (size_t j = 0; j < n; j += 16) {
-      __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : tail16(n - j);
-      top = _mm512_mask_max_ps(top, m, top, _mm512_maskz_loadu_ps(m, row + j));
-    }
-    __m512 shift = _mm512_set1_ps(_mm512_reduce_max_ps(top));
-    __m512 sums = _mm512_setzero_ps();
-    for (size_t j = 0; j < n; j += 16) {
-      __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : tail16(n - j);
-      __m512 e = _mm512_maskz_mov_ps(m, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, row + j), shift)));
-      sums = _mm512_add_ps(sums, e);
-      _mm512_mask_storeu_ps(row + j, m, e);
-    }
-    __m512 inverse = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sums));
+    __m512 inverse = _mm512_set1_ps(1.0f / exponentials_avx512(row, n));
     for (size_t j = 0; j < n; j += 16) {
       __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : tail16(n - j);
       _mm512_mask_storeu_ps(row + j, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + j), inverse));
@@ -377,6 +408,75 @@ AVX512 static void add_layer_norm_avx512(const float *a, const float *b, float *
       __m512 d = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + j), mean), scale);
       _mm512_mask_storeu_ps(x + j, m, _mm512_fmadd_ps(d, _mm512_maskz_loadu_ps(m, gamma + j), _mm512_maskz_loadu_ps(m, beta + j)));
     }
+  }
+}
+
+// Attention of one head, `hv` vectors of 16 floats wide (d = 16 · hv): K transposed once into
+// `kt` (d rows of np floats, zero past n); then, `rows` query rows at a time (so that each load
+// of kt or v feeds several independent chains of fused multiply-adds), the scores by
+// broadcasts of the rows' values against kt's rows, the softmax's exponentials, and
+// Σ e_j v_j, scaled by 1 / Σ e_j at the end. BLAS took two sgemm calls per head, each packing
+// both operands, for products of 70 x 70 x 32.
+AVX512 INLINE void attention_scores_avx512(const float *q, size_t ld, const float *kt, size_t np, size_t d,
+                                           float scale, float *s, const int rows, const int nv) {
+  __m512 acc[4][4];
+  for (int r = 0; r < rows; r++)
+    for (int u = 0; u < nv; u++) acc[r][u] = _mm512_setzero_ps();
+  for (size_t p = 0; p < d; p++) {
+    __m512 w[4];
+    for (int u = 0; u < nv; u++) w[u] = _mm512_loadu_ps(kt + p * np + 16 * u);
+    for (int r = 0; r < rows; r++) {
+      __m512 b = _mm512_set1_ps(q[r * ld + p]);
+      for (int u = 0; u < nv; u++) acc[r][u] = _mm512_fmadd_ps(b, w[u], acc[r][u]);
+    }
+  }
+  __m512 factor = _mm512_set1_ps(scale);
+  for (int r = 0; r < rows; r++)
+    for (int u = 0; u < nv; u++) _mm512_storeu_ps(s + r * np + 16 * u, _mm512_mul_ps(acc[r][u], factor));
+}
+
+AVX512 INLINE void attention_rows_avx512(const float *q, const float *kt, const float *v, float *out, size_t n,
+                                         size_t ld, float scale, float *s, const int rows, const int hv) {
+  const size_t d = 16 * (size_t)hv, np = (n + 15) & ~(size_t)15;
+  for (size_t c = 0; c < np; c += 64) {
+    switch ((np - c) / 16) {
+    case 1: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, rows, 1); break;
+    case 2: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, rows, 2); break;
+    case 3: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, rows, 3); break;
+    default: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, rows, 4); break;
+    }
+  }
+  float inverse[4];
+  for (int r = 0; r < rows; r++) inverse[r] = 1.0f / exponentials_avx512(s + r * np, n);
+  __m512 acc[4][4];
+  for (int r = 0; r < rows; r++)
+    for (int h = 0; h < hv; h++) acc[r][h] = _mm512_setzero_ps();
+  for (size_t j = 0; j < n; j++) {
+    __m512 w[4];
+    for (int h = 0; h < hv; h++) w[h] = _mm512_loadu_ps(v + j * ld + 16 * h);
+    for (int r = 0; r < rows; r++) {
+      __m512 b = _mm512_set1_ps(s[r * np + j]);
+      for (int h = 0; h < hv; h++) acc[r][h] = _mm512_fmadd_ps(b, w[h], acc[r][h]);
+    }
+  }
+  for (int r = 0; r < rows; r++)
+    for (int h = 0; h < hv; h++)
+      _mm512_storeu_ps(out + r * ld + 16 * h, _mm512_mul_ps(acc[r][h], _mm512_set1_ps(inverse[r])));
+}
+
+AVX512 INLINE void attention_head_avx512(const float *q, const float *k, const float *v, float *out, size_t n,
+                                         size_t ld, float scale, float *scratch, const int hv) {
+  const size_t d = 16 * (size_t)hv, np = (n + 15) & ~(size_t)15;
+  float *kt = scratch, *s = scratch + d * np;
+  for (size_t j = 0; j < np; j++)
+    for (size_t p = 0; p < d; p++) kt[p * np + j] = j < n ? k[j * ld + p] : 0.0f;
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) attention_rows_avx512(q + i * ld, kt, v, out + i * ld, n, ld, scale, s, 4, hv);
+  switch (n - i) {
+  case 1: attention_rows_avx512(q + i * ld, kt, v, out + i * ld, n, ld, scale, s, 1, hv); break;
+  case 2: attention_rows_avx512(q + i * ld, kt, v, out + i * ld, n, ld, scale, s, 2, hv); break;
+  case 3: attention_rows_avx512(q + i * ld, kt, v, out + i * ld, n, ld, scale, s, 3, hv); break;
+  default: break;
   }
 }
 #endif
@@ -496,6 +596,18 @@ static void add_layer_norm_neon(const float *a, const float *b, float *out, size
 }
 #endif
 
+#if defined(__x86_64__)
+AVX512 static void attention_head_avx512_any(const float *q, const float *k, const float *v, float *out, size_t n,
+                                             size_t ld, float scale, float *scratch, int hv) {
+  switch (hv) {
+  case 1: attention_head_avx512(q, k, v, out, n, ld, scale, scratch, 1); return;
+  case 2: attention_head_avx512(q, k, v, out, n, ld, scale, scratch, 2); return;
+  case 3: attention_head_avx512(q, k, v, out, n, ld, scale, scratch, 3); return;
+  default: attention_head_avx512(q, k, v, out, n, ld, scale, scratch, 4); return;
+  }
+}
+#endif
+
 // ---- dispatch -----------------------------------------------------------------------------
 
 static inline int elementwise_path(int path) {
@@ -576,4 +688,26 @@ void engram_add_layer_norm_path(const float *a, const float *b, float *out, size
 void engram_add_layer_norm(const float *a, const float *b, float *out, size_t rows, size_t width,
                            const float *gamma, const float *beta, float epsilon) {
   engram_add_layer_norm_path(a, b, out, rows, width, gamma, beta, epsilon, ENGRAM_LEVEL_AVX512);
+}
+
+size_t engram_attention_scratch(size_t n, size_t d) { return (d + 4) * ((n + 15) & ~(size_t)15); }
+
+int engram_attention_head_path(const float *q, const float *k, const float *v, float *out, size_t n, size_t d,
+                               size_t ld, float scale, float *scratch, int path) {
+  path = elementwise_path(path);
+  if (n == 0) return 1;
+#if defined(__x86_64__)
+  if (path >= 2 && d % 16 == 0 && d >= 16 && d <= 64) {
+    attention_head_avx512_any(q, k, v, out, n, ld, scale, scratch, (int)(d / 16));
+    return 1;
+  }
+#endif
+  if (path > 0) return 0;
+  attention_head_scalar(q, k, v, out, n, d, ld, scale, scratch);
+  return 1;
+}
+
+int engram_attention_head(const float *q, const float *k, const float *v, float *out, size_t n, size_t d,
+                          size_t ld, float scale, float *scratch) {
+  return engram_attention_head_path(q, k, v, out, n, d, ld, scale, scratch, ENGRAM_LEVEL_AVX512);
 }

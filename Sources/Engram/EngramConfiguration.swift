@@ -73,7 +73,10 @@ public struct EngramConfiguration: Sendable {
   public var searchThreads: Int
   /// How long a writer waits for another process's write lock.
   public var busyTimeout: Duration
-  /// Texts embedded per batch while ingesting.
+  /// Texts per embedder call when the engine embeds several at once (appended turns,
+  /// remembered notes, reindex, repair). Ingest hands the embedder each of its batches of 256
+  /// turns in one call instead, so that the embedder's threads wait for each other once per
+  /// batch.
   public var embeddingBatchSize: Int
   /// Open the database read-only (no writes, no migrations).
   public var readOnly: Bool

@@ -165,17 +165,15 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
     return run(sequences)
   }
 
-  /// Packs sequences into passes of at most `maxTokensPerPass` tokens, each run on
-  /// `BertModel.vectors(_:threads:normalizes:)` (one pass at a time).
+  /// Runs sequences on `BertModel.vectors(_:threads:normalizes:maxTokens:)` in passes of at
+  /// most `maxTokensPerPass` tokens (one call at a time).
   private func run(_ sequences: [[Int32]]) -> [[Float]] {
-    BertModel.passes(sequences.map(\.count), maxTokens: maxTokensPerPass).flatMap { pass in
-      forward.withLock { _ in
-        // Every product splits its own work across `threads`; OpenBLAS's pool would nest.
-        #if !canImport(Accelerate)
-          openblas_set_num_threads(1)
-        #endif
-        return model.vectors(Array(sequences[pass]), threads: threads, normalizes: true)
-      }
+    forward.withLock { _ in
+      // Every product splits its own work across `threads`; OpenBLAS's pool would nest.
+      #if !canImport(Accelerate)
+        openblas_set_num_threads(1)
+      #endif
+      return model.vectors(sequences, threads: threads, normalizes: true, maxTokens: maxTokensPerPass)
     }
   }
 }

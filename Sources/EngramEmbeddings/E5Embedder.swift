@@ -160,16 +160,15 @@ public final class E5Embedder: Embedder, @unchecked Sendable {
     return sums
   }
 
-  /// Mean token vectors (not normalized) of `sequences`, packed into passes of at most
-  /// `options.maxTokensPerPass` tokens (each on `BertModel.vectors(_:threads:normalizes:)`).
+  /// Mean token vectors (not normalized) of `sequences`, in passes of at most
+  /// `options.maxTokensPerPass` tokens (on `BertModel.vectors(_:threads:normalizes:maxTokens:)`).
   private func run(_ sequences: [[Int32]]) -> [[Float]] {
-    BertModel.passes(sequences.map(\.count), maxTokens: options.maxTokensPerPass).flatMap { pass in
-      forward.withLock { _ in
-        #if !canImport(Accelerate)
-          openblas_set_num_threads(1)
-        #endif
-        return model.vectors(Array(sequences[pass]), threads: options.threads, normalizes: false)
-      }
+    forward.withLock { _ in
+      #if !canImport(Accelerate)
+        openblas_set_num_threads(1)
+      #endif
+      return model.vectors(
+        sequences, threads: options.threads, normalizes: false, maxTokens: options.maxTokensPerPass)
     }
   }
 }

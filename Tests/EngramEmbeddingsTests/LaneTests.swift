@@ -10,8 +10,8 @@ import Testing
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct LaneTests {
   /// Every run a lane takes: contiguous from the first sequence to the last, at least
   /// `laneMinimumTokens` each, shrinking towards the end.
-  static func runs(_ counts: [Int], lanes: Int) -> [Range<Int>] {
-    let state = BertModel.LaneState(counts: counts, lanes: lanes)
+  static func runs(_ counts: [Int], lanes: Int, maxTokens: Int = .max) -> [Range<Int>] {
+    let state = BertModel.LaneState(counts: counts, lanes: lanes, maxTokens: maxTokens)
     var runs: [Range<Int>] = []
     while let run = state.claim() { runs.append(run) }
     return runs
@@ -36,10 +36,45 @@ import Testing
       }
     }
     // About a fourth of what is left at first (two lanes), down to the minimum.
-    let long = Self.runs(Array(repeating: 64, count: 128), lanes: 2)
-    #expect(long.first == 0..<32)
-    #expect(long.count > 6)
+    let long = Self.runs(Array(repeating: 64, count: 64), lanes: 2)
+    #expect(long.first == 0..<16)
+    #expect(long.count > 4)
     #expect(long.dropFirst().allSatisfy { $0.count <= long[0].count })
+    // A long call: runs of at most `laneMaximumTokens` until a fourth of what is left is less.
+    let longer = Self.runs(Array(repeating: 64, count: 512), lanes: 2)
+    #expect(longer.first == 0..<(BertModel.laneMaximumTokens / 64))
+    #expect(longer.count > 32)
+  }
+
+  @Test("runs hold at most the tokens of a pass, a longer sequence alone")
+  func runsStayWithinAPass() {
+    let maxTokens = 700
+    for counts in [
+      (0..<600).map { 20 + ($0 * 37) % 90 }, Array(repeating: 70, count: 300),
+      [300, 5, 5, 1_200, 7, 260, 690, 11],
+    ] {
+      let runs = Self.runs(counts, lanes: 2, maxTokens: maxTokens)
+      #expect(runs.first?.lowerBound == 0)
+      #expect(runs.last?.upperBound == counts.count)
+      for (left, right) in zip(runs, runs.dropFirst()) { #expect(left.upperBound == right.lowerBound) }
+      for run in runs {
+        #expect(run.count == 1 || counts[run].reduce(0, +) <= maxTokens, "\(runs)")
+      }
+    }
+  }
+
+  @Test("a call of several passes runs on lanes across them, with the vectors of one pass")
+  func lanesSpanPasses() async throws {
+    let one = try InstalledModel.embedder(threads: 1, precision: .int8)
+    let two = try BertEmbedder(
+      directory: one.directory,
+      options: BertEmbedder.Options(threads: 2, maxTokensPerPass: 600, precision: .int8))
+    let texts = Self.turns(96)
+    let tokens = texts.map { one.tokenizer.encode($0).count }.reduce(0, +)
+    #expect(tokens >= 3 * two.maxTokensPerPass)
+    let expected = try await one.embed(texts)
+    let found = try await two.embed(texts)
+    #expect(texts.indices.filter { found[$0] != expected[$0] } == [], "texts whose vectors differ")
   }
 
   /// Turns as ingest embeds them (time, speaker, the turn replied to), about 40 tokens each.

@@ -133,6 +133,22 @@ void engram_softmax_rows(float *x, size_t rows, size_t n);
 /// `engram_softmax_rows` on a chosen level, like `engram_bias_gelu_rows_path`.
 void engram_softmax_rows_path(float *x, size_t rows, size_t n, int path);
 
+/// Scaled dot-product attention of one head over `n` tokens: out[i] = softmax(scale · q[i] · kᵀ) · v
+/// for i < n, where the rows of q, k, v and out are `d` floats wide and `ld` floats apart (one
+/// head's columns of the packed query, key, value and context matrices). `scratch` holds
+/// `engram_attention_scratch(n, d)` floats. The softmax's exponentials are those of
+/// `engram_softmax_rows`; its division comes last, as Σ_j e_j v_j / Σ_j e_j. Returns 1, or 0
+/// without writing anything when this CPU level has no kernel for `d` (the AVX-512 kernel
+/// takes d = 16, 32, 48, 64): the caller then uses BLAS.
+int engram_attention_head(const float *q, const float *k, const float *v, float *out, size_t n, size_t d,
+                          size_t ld, float scale, float *scratch);
+/// `engram_attention_head` on a chosen level: level 0 always runs (portable C, the reference
+/// for tests); a level with no kernel for `d` returns 0.
+int engram_attention_head_path(const float *q, const float *k, const float *v, float *out, size_t n, size_t d,
+                               size_t ld, float scale, float *scratch, int path);
+/// Floats of scratch `engram_attention_head` needs: (d + 4) · n rounded up to 16.
+size_t engram_attention_scratch(size_t n, size_t d);
+
 /// rows × width: out[r] = LayerNorm(a[r] + b[r]) · gamma + beta (b may be NULL: a[r] alone);
 /// `out` may alias `a` or `b`. The variance is the mean square deviation (two passes).
 void engram_add_layer_norm(const float *a, const float *b, float *out, size_t rows, size_t width,

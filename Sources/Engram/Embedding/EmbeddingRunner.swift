@@ -9,12 +9,14 @@ struct EmbeddingRunner: Sendable {
   /// Recent query embeddings.
   let queryCache = QueryEmbeddingCache()
 
-  /// Embeds texts in batches, checking the embedder's contract and cancellation between
-  /// batches; the embedder's work runs off the cooperative pool.
-  /// Queries go through `Embedder.embedQueries` (a model may embed them differently).
-  func embed(_ texts: [String], queries: Bool = false, progress: ((Int) -> Void)? = nil) async throws
-    -> [[Float]]
-  {
+  /// Embeds texts in batches (of `batchSize`, else the configured size), checking the
+  /// embedder's contract and cancellation between batches; the embedder's work runs off the
+  /// cooperative pool. Queries go through `Embedder.embedQueries` (a model may embed them
+  /// differently).
+  func embed(
+    _ texts: [String], queries: Bool = false, batchSize: Int? = nil, progress: ((Int) -> Void)? = nil
+  ) async throws -> [[Float]] {
+    let batchSize = max(1, batchSize ?? self.batchSize)
     var vectors: [[Float]] = []
     vectors.reserveCapacity(texts.count)
     var start = 0

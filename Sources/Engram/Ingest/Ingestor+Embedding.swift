@@ -106,7 +106,9 @@ extension Ingestor {
       found[offset] = vector
     }
     let remaining = turns.texts.indices.filter { turns.rows[$0] != nil && found[$0] == nil }
-    let computed = remaining.isEmpty ? [] : try await embedding.embed(remaining.map { turns.texts[$0] })
+    // The whole batch in one embedder call: its lanes wait for each other once, at its end.
+    let texts = remaining.map { turns.texts[$0] }
+    let computed = texts.isEmpty ? [] : try await embedding.embed(texts, batchSize: Self.embeddingBatch)
     for (offset, index) in remaining.enumerated() { found[index] = computed[offset] }
     return found
   }

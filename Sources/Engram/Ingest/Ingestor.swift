@@ -340,7 +340,7 @@ struct Ingestor: Sendable {
             speaker: message.speaker, content: message.content, date: message.createdAt,
             previous: previous.flatMap { $0.createdAt <= message.createdAt ? $0.content : nil })
         }
-        firstVectors = try await embedding.embed(firstTexts)
+        firstVectors = try await embedding.embed(firstTexts, batchSize: Self.embeddingBatch)
       }
       if !turns.isEmpty {
         let known = sessionIDs
