@@ -34,6 +34,12 @@
 #define GROUP 64  // inputs per weight scale
 #define FINE 256  // the coarse codes' weight against the fine ones (a shift by 8)
 #define ROWS 6    // code rows per tile: 6 tokens at one pass, 3 at two
+// Loops over a tile's rows and blocks unrolled whole (clang; other compilers decide alone).
+#if defined(__clang__)
+#define UNROLL_FULL _Pragma("clang loop unroll(full)")
+#else
+#define UNROLL_FULL
+#endif
 
 size_t engram_qgemm_padded_inputs(size_t k) { return (k + GROUP - 1) & ~(size_t)(GROUP - 1); }
 
@@ -212,26 +218,26 @@ VNNI512 static inline __attribute__((always_inline)) void tile_vnni(const int8_t
   __m512i dump[6][4];
   for (size_t g = 0, s0 = 0; s0 < kp; g++, s0 += GROUP) {
     __m512i acc[6][4];
-#pragma clang loop unroll(full)
+UNROLL_FULL
     for (int r = 0; r < rows; r++)
-#pragma clang loop unroll(full)
+UNROLL_FULL
       for (int b = 0; b < nb; b++) acc[r][b] = _mm512_setzero_si512();
     for (size_t s = s0; s < s0 + GROUP; s += STEP) {
       __m512i wv[4];
-#pragma clang loop unroll(full)
+UNROLL_FULL
       for (int b = 0; b < nb; b++) wv[b] = _mm512_loadu_si512(w + b * BLOCK * kp + s * BLOCK);
-#pragma clang loop unroll(full)
+UNROLL_FULL
       for (int r = 0; r < rows; r++) {
         int32_t four;
         memcpy(&four, a + r * lda + s, 4);
         __m512i u = _mm512_xor_si512(_mm512_set1_epi32(four), bias);
-#pragma clang loop unroll(full)
+UNROLL_FULL
         for (int b = 0; b < nb; b++) acc[r][b] = _mm512_dpbusd_epi32(acc[r][b], u, wv[b]);
       }
     }
-#pragma clang loop unroll(full)
+UNROLL_FULL
     for (int r = 0; r < rows; r++)
-#pragma clang loop unroll(full)
+UNROLL_FULL
       for (int b = 0; b < nb; b++) _mm512_store_si512(&dump[r][b], acc[r][b]);
     int last = g + 1 == o->groups;
     for (int b = 0; b < nb; b++) {
