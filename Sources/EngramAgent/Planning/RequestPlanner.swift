@@ -1,4 +1,3 @@
-import EngramCore
 import Foundation
 import Synchronization
 
@@ -289,7 +288,7 @@ struct RequestPlanner: Sendable {
         current.text, clock: clock, scenario: scenario,
         lenient: ((!result.isEmpty || nextIsRequest) && Self.opensWithRequestVerb(current.text))
           || Self.opensWithLookup(current.text)
-          || (!result.isEmpty && Self.leadTime(in: current.text) != nil
+          || (!result.isEmpty && DateExpressionParser.leadTime(in: current.text) != nil
             && ConditionReader.containsAny(current.text.lowercased(), "guard.reminder_words"))
       ),
         isLast || !isFragment(current.text, decision: decision, clock: clock, scenario: scenario)
@@ -694,6 +693,8 @@ struct RequestPlanner: Sendable {
   static func noteAndRequest(_ text: String) -> (String, String)? {
     guard let colon = text.firstIndex(where: { $0 == ":" || $0 == "：" }) else { return nil }
     let joins = words("plan.sequence_joins").sorted { $0.count > $1.count }
+    // The joins without their commas (，再 -> 再), as they open the rest.
+    let bareJoins = joins.map { $0.trimmingCharacters(in: edge) }.filter { !$0.isEmpty }
     var searchFrom = text.index(after: colon)
     while searchFrom < text.endIndex,
       let found = joins.compactMap({ join in
@@ -702,17 +703,20 @@ struct RequestPlanner: Sendable {
     {
       let (range, join) = found
       searchFrom = range.upperBound
-      let latin = join.first?.isASCII == true && join.last?.isLetter == true
-      if latin, range.upperBound < text.endIndex, text[range.upperBound].isLetter { continue }
+      // A Latin join is a whole word: "and" is not in "brand" or "android".
+      if join.first?.isASCII == true, join.first?.isLetter == true, range.lowerBound > text.startIndex,
+        text[text.index(before: range.lowerBound)].isLetter
+      {
+        continue
+      }
+      if join.last?.isASCII == true, join.last?.isLetter == true, range.upperBound < text.endIndex,
+        text[range.upperBound].isLetter
+      {
+        continue
+      }
       var rest = String(text[range.upperBound...]).trimmingCharacters(in: edge)
       // "，再 remind me": the joining words after the first.
-      while let more = joins.map({ $0.trimmingCharacters(in: edge) }).first(where: { join in
-        guard !join.isEmpty, rest.lowercased().hasPrefix(join) else { return false }
-        // A Latin join is a whole word: "and" does not open "android".
-        return join.last?.isASCII != true || !(rest.dropFirst(join.count).first?.isLetter ?? false)
-      }) {
-        rest = String(rest.dropFirst(more.count)).trimmingCharacters(in: edge)
-      }
+      while let stripped = stripMarker(rest, bareJoins) { rest = stripped }
       guard let write = openingWrite(of: rest), write != "note.create" else { continue }
       let note = String(text[..<range.lowerBound]).trimmingCharacters(in: edge)
       return note.isEmpty ? nil : (note, rest)
@@ -1256,7 +1260,7 @@ struct RequestPlanner: Sendable {
   {
     var arguments = step.arguments
     // "…, and ping me ten minutes ahead", 提前两个钟头叫我: the earlier step's time less the lead.
-    if step.skill == "reminder.create", let (lead, phrase) = Self.leadTime(in: text),
+    if step.skill == "reminder.create", let (lead, phrase) = DateExpressionParser.leadTime(in: text),
       let anchorStep = steps.last(where: { $0.arguments["when"]?.dateValue != nil }),
       let anchor = anchorStep.arguments["when"]?.dateValue
     {
@@ -1290,38 +1294,6 @@ struct RequestPlanner: Sendable {
     }
     if let date = calendar.date(from: parts) { arguments["when"] = .date(date) }
     return arguments
-  }
-
-  /// How long before an earlier step's time a step is set ("an hour before", "30 minutes
-  /// ahead", 提前两个钟头, 开始前两天), in seconds, and the words that say it; nil when none.
-  static func leadTime(in text: String) -> (TimeInterval, String)? {
-    let lower = text.lowercased()
-    let seconds: [String: TimeInterval] = [
-      "minute": 60, "min": 60, "hour": 3600, "hr": 3600, "day": 86400, "week": 604_800, "分钟": 60, "分": 60,
-      "小时": 3600, "钟头": 3600, "天": 86400, "周": 604_800, "星期": 604_800, "礼拜": 604_800,
-    ]
-    if let match = lower.firstMatch(
-      of:
-        /\b(half an?|an?|\d+(?:\.\d+)?|[a-z]+(?:-[a-z]+)?)\s*(minute|min|hour|hr|day|week)s?\s+(?:before|ahead|earlier|in advance|prior)(?:\s+(?:it|that|then|of time))?\b/
-    ) {
-      let amount = String(match.output.1)
-      let count: Double? =
-        amount.hasPrefix("half")
-        ? 0.5
-        : ["a": 1, "an": 1][amount] ?? Double(amount)
-          ?? Lexicon.englishNumbers[amount].map(Double.init)
-      guard let count, let unit = seconds[String(match.output.2)] else { return nil }
-      return (count * unit, String(text[match.range]))
-    }
-    if let match = lower.firstMatch(
-      of: /(?:提前|前)\s*([零〇一二两三四五六七八九十百\d]+|半)\s*个?\s*(分钟|分|小时|钟头|天|周|星期|礼拜)/)
-    {
-      let amount = String(match.output.1)
-      let count = amount == "半" ? 0.5 : Double(amount) ?? ChineseNumeral.number(of: amount)
-      guard let count, let unit = seconds[String(match.output.2)] else { return nil }
-      return (count * unit, String(text[match.range]))
-    }
-    return nil
   }
 
   static func isSameDay(_ first: Date, _ second: Date, clock: AgentClock) -> Bool {

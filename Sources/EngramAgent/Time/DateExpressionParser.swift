@@ -310,6 +310,38 @@ public struct DateExpressionParser: Sendable {
     Pattern(regex: try! Regex(source).ignoresCase().asciiOnlyDigits(), standalone: standalone, build: build)
   }
 
+  /// A lead before another moment ("an hour before", "30 minutes ahead", 提前半小时, 开始前两天):
+  /// its length in seconds and the words that say it; nil when `text` names none. Amounts are
+  /// read as those of "in 20 minutes" and 两小时后 are.
+  static func leadTime(in text: String) -> (seconds: TimeInterval, words: String)? {
+    let units: [String: TimeInterval] = [
+      "minute": 60, "min": 60, "hour": 3600, "hr": 3600, "day": 86400, "week": 604_800, "分钟": 60, "分": 60,
+      "小时": 3600, "钟头": 3600, "天": 86400, "周": 604_800, "星期": 604_800, "礼拜": 604_800,
+    ]
+    if let match = text.firstMatch(of: englishLead.regex), let amount = match.output[1].substring,
+      let unit = match.output[2].substring, let count = englishValue(amount),
+      let each = units[unit.lowercased()]
+    {
+      return (count * each, String(match.output[0].substring!))
+    }
+    if let match = text.firstMatch(of: chineseLead.regex), let unit = match.output[4].substring,
+      let each = units[String(unit)]
+    {
+      let whole = match.output[1].substring.flatMap { ChineseNumeral.value(of: $0) } ?? 0
+      let half = match.output[2].substring != nil || match.output[3].substring != nil ? 0.5 : 0
+      let count = Double(whole) + half
+      return count > 0 ? (count * each, String(match.output[0].substring!)) : nil
+    }
+    return nil
+  }
+
+  private static let englishLead = pattern(
+    "\\b(\(englishNumber))\\s*(minute|min|hour|hr|day|week)s?\\s+(?:before|ahead|earlier|in advance|prior)(?:\\s+(?:it|that|then|of time))?\\b"
+  ) { _ in nil }
+  private static let chineseLead = pattern(
+    "(?:提前|前)\\s*(?:(\(num))\\s*个?\\s*(半)?|(半)\\s*个?)\\s*(分钟|分|小时|钟头|天|周|星期|礼拜)"
+  ) { _ in nil }
+
   private static func chineseMinutes(_ g: [Substring?], from index: Int) -> Int? {
     if g[index] != nil { return 30 }
     if g[index + 1] != nil { return 15 }
