@@ -22,7 +22,7 @@ private enum PrecisionProbe: Command {
 
 /// `--precision f32|int8` on the commands that embed: int8 by default, `$ENGRAM_PRECISION`
 /// honoured, the option above both, an unknown name refused with the command's usage.
-@Suite(.timeLimit(.minutes(2)), .watchdog) struct PrecisionOptionTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct PrecisionOptionTests {
   private func run(_ arguments: [String], environment: [String: String] = [:]) async -> ToolRun {
     let output = CapturedOutput()
     let error = CapturedOutput()

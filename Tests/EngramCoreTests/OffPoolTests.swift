@@ -3,7 +3,7 @@ import Testing
 
 /// The `.offPool` trait moves a suite's synchronous tests off the cooperative pool, where
 /// blocking work would stall the rest of the run.
-@Suite(.timeLimit(.minutes(3)), .watchdog, .offPool) struct OffPoolTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog, .offPool) struct OffPoolTests {
   @Test func aSynchronousTestRunsOnTheOffPoolQueue() {
     #expect(OffPoolExecutor.isCurrent)
   }
@@ -14,7 +14,7 @@ import Testing
   }
 }
 
-@Suite(.timeLimit(.minutes(3)), .watchdog) struct WithoutOffPoolTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct WithoutOffPoolTests {
   @Test func aTestWithoutTheTraitRunsOnThePool() {
     #expect(!OffPoolExecutor.isCurrent)
   }

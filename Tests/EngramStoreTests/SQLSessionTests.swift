@@ -7,7 +7,7 @@ import Testing
 
 /// The SQL written once for every store (`SQLSession`): SQLite reads its `$N` parameters as
 /// `?N`, binds its user as `$1`, and the dialect's words make SQL SQLite runs.
-@Suite(.timeLimit(.minutes(2)), .watchdog) struct SQLSessionTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct SQLSessionTests {
   static func open(_ path: String, user: String) throws -> Database {
     try StoreUserScopeTests.open(path, user: user)
   }

@@ -1,4 +1,5 @@
-import Dispatch
+import EngramCore
+import Foundation
 import Testing
 
 /// Runs every test of a suite on threads of their own instead of Swift concurrency's
@@ -8,7 +9,7 @@ import Testing
 ///
 /// The test's body gets a task executor preference (SE-0417): a synchronous test, and the
 /// nonisolated async code it reaches, run on ``OffPoolExecutor``'s queue, whose threads may
-/// block (libdispatch adds threads while they do, as for the engine's `BlockingWork`).
+/// block (the engine's `BlockingWork` threads).
 public struct OffPoolTrait: SuiteTrait, TestTrait, TestScoping {
   /// Applies to every test in the suite and its nested suites.
   public var isRecursive: Bool { true }
@@ -26,26 +27,26 @@ extension Trait where Self == OffPoolTrait {
   public static var offPool: Self { OffPoolTrait() }
 }
 
-/// A task executor on a concurrent dispatch queue whose threads may block.
+/// A task executor on ``BlockingWork``'s threads, which may block (the pool starts another
+/// thread when none is idle).
 public final class OffPoolExecutor: TaskExecutor {
   public static let shared = OffPoolExecutor()
 
-  private static let key = DispatchSpecificKey<Bool>()
-
-  private let queue: DispatchQueue = {
-    let queue = DispatchQueue(label: "engram.test-off-pool", qos: .userInitiated, attributes: .concurrent)
-    queue.setSpecific(key: OffPoolExecutor.key, value: true)
-    return queue
-  }()
+  private static let key = "engram.test-off-pool"
 
   public func enqueue(_ job: consuming ExecutorJob) {
     let job = UnownedJob(job)
     let executor = asUnownedTaskExecutor()
-    queue.async { job.runSynchronously(on: executor) }
+    BlockingWork.start {
+      let thread = Thread.current
+      thread.threadDictionary[Self.key] = true
+      job.runSynchronously(on: executor)
+      thread.threadDictionary.removeObject(forKey: Self.key)
+    }
   }
 
-  /// Whether the calling code runs on this executor's queue.
+  /// Whether the calling code runs on one of this executor's jobs.
   public static var isCurrent: Bool {
-    DispatchQueue.getSpecific(key: key) == true
+    Thread.current.threadDictionary[key] as? Bool == true
   }
 }

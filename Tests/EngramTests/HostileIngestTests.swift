@@ -236,7 +236,7 @@ import Testing
 
 /// A line longer than the reader's block is scanned for its end once, not once per block
 /// read, and the lines after it are read as before.
-@Suite(.timeLimit(.minutes(2)), .watchdog) struct LongLineReaderTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct LongLineReaderTests {
   @Test func aLineSpanningManyBlocksAndTheLinesAroundItAreReadWhole() throws {
     let folder = try TemporaryFolder()
     let long = String(repeating: "abcdefgh", count: 3 << 17)  // 3 MiB

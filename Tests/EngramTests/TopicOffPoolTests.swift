@@ -9,7 +9,7 @@ import Testing
 
 /// The engine's topic types run their blocking store work off the thread of the task that
 /// calls them: callers await them and never wrap them in `BlockingWork.run`.
-@Suite(.timeLimit(.minutes(2)), .watchdog) struct TopicOffPoolTests {
+@Suite(.timeLimit(.minutes(5)), .watchdog) struct TopicOffPoolTests {
   /// One thread of its own for the tasks that prefer it: what blocks it shows, whatever the
   /// shared cooperative pool is doing in other tests.
   final class OneThreadExecutor: TaskExecutor {
