@@ -531,6 +531,58 @@ import Testing
       ])
   }
 
+  /// A piece after "then" is a request by where it stands: a cancel the model cannot place
+  /// between reminders and events is still a cancel (of the kind listed before it).
+  @Test func aPieceAfterThenIsARequestEvenWhenTheModelIsUnsure() async throws {
+    #expect(
+      try await steps("pull up my calendar then kill the yoga one").map(\.skill) == [
+        "calendar.list", "calendar.cancel",
+      ])
+    #expect(
+      try await steps("bring up my reminders, and then bin the laundry one").map(\.skill) == [
+        "reminder.list", "reminder.cancel",
+      ])
+  }
+
+  /// A sum is an answer: "remember this number" after it is a step that takes it.
+  @Test func aRequestAboutASumsAnswerIsAStepOfItsOwn() async throws {
+    let plan = try await steps("work out 4 times 37 then remember this number as the box count")
+    try #require(plan.map(\.skill) == ["calculator", "memory.remember"])
+    #expect(plan[1].inputFrom == 0)
+  }
+
+  /// A move to a date the user gave before recalls it first, and the move takes it.
+  @Test func aMoveToAStoredDateRecallsItFirst() async throws {
+    let plan = try await steps("shift the dentist to the date I said my sister lands")
+    try #require(plan.map(\.skill) == ["memory.recall", "calendar.update"])
+    #expect(plan[1].inputFrom == 0)
+  }
+
+  /// A sentence that only says the date is stored belongs to the request before it; a time of
+  /// day on "the day" of a personal date does not give the date.
+  @Test func whatOnlyPointsToStoredDataIsRecalledBeforeTheRequest() async throws {
+    #expect(
+      try await steps("Put Maya's recital on my calendar. You've got the day saved.").map(\.skill) == [
+        "memory.recall", "calendar.create",
+      ])
+    #expect(
+      try await steps("ping me at 8 in the morning the day my visa expires to call the embassy").map(\.skill)
+        == [
+          "memory.recall", "reminder.create",
+        ])
+  }
+
+  /// A condition with no comma ends where a verb with its particle starts the action ("set up",
+  /// "put in"); its "if not" branch is the other step.
+  @Test func aConditionWithoutACommaEndsAtAPhrasalVerb() async throws {
+    let plan = try await steps(
+      "if Friday morning is open pencil in a call with Sam at 10, otherwise ping me at 5 to email him")
+    try #require(plan.map(\.skill) == ["calendar.create", "reminder.create"])
+    #expect(plan[0].condition?.kind == .calendar)
+    #expect(plan[0].condition?.negated == false)
+    #expect(plan[1].condition?.negated == true)
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -1077,6 +1077,27 @@ extension SkillWords {
     plan.note_heads	记下来
     plan.note_heads	记录
     plan.note_heads	写下来
+    plan.request_joins	, and then
+    plan.request_joins	and then
+    plan.request_joins	, then
+    plan.request_joins	then
+    plan.request_joins	, and also
+    plan.request_joins	and also
+    plan.request_joins	, also
+    plan.request_joins	also
+    plan.request_joins	, plus
+    plan.request_joins	oh and
+    plan.request_joins	，然后
+    plan.request_joins	然后
+    plan.request_joins	，顺便
+    plan.request_joins	顺便
+    plan.request_joins	，另外
+    plan.request_joins	另外
+    plan.request_joins	，还有
+    plan.request_joins	，再
+    plan.request_joins	，并且
+    plan.request_joins	并且
+    plan.request_joins	，同时
     plan.sequence_joins	, and then
     plan.sequence_joins	and then
     plan.sequence_joins	, then
@@ -1212,6 +1233,13 @@ extension SkillWords {
     plan.action_verbs	write
     plan.action_verbs	calculate
     plan.action_verbs	postpone
+    plan.action_verbs	show
+    plan.action_verbs	list
+    plan.action_verbs	give
+    plan.action_verbs	convert
+    plan.action_verbs	divide
+    plan.action_verbs	multiply
+    plan.action_verbs	subtract
     plan.references	it
     plan.references	that
     plan.references	them
@@ -1522,6 +1550,8 @@ extension SkillWords {
     guard.head_fillers	你
     guard.head_fillers	给我
     guard.head_fillers	帮忙
+    guard.head_fillers	先
+    guard.head_fillers	first
     guard.destroy_heads	forget
     guard.destroy_heads	delete
     guard.destroy_heads	remove
@@ -2229,6 +2259,13 @@ extension SkillWords {
     plan.verb_objects	'
     plan.verb_objects	“
     plan.verb_objects	‘
+    plan.verb_objects	up
+    plan.verb_objects	in
+    plan.verb_objects	off
+    plan.verb_objects	down
+    plan.verb_objects	us
+    plan.verb_objects	some
+    plan.verb_objects	one
     plan.subject_pronouns	i
     plan.subject_pronouns	we
     plan.subject_pronouns	you
@@ -2262,6 +2299,29 @@ extension SkillWords {
     plan.said_before	told u
     plan.said_before	you know the
     plan.said_before	u know the
+    plan.the_day_of	the day
+    plan.the_day_of	day of
+    plan.the_day_of	that day
+    plan.the_day_of	那天
+    plan.the_day_of	当天
+    plan.the_day_of	那一天
+    plan.stored_places	saved
+    plan.stored_places	on file
+    plan.stored_places	on record
+    plan.stored_places	stored
+    plan.stored_places	in your memory
+    plan.stored_places	存着
+    plan.stored_places	记着
+    plan.stored_places	存了
+    plan.said_nouns	day
+    plan.said_nouns	date
+    plan.said_nouns	time
+    plan.said_nouns	amount
+    plan.said_nouns	number
+    plan.said_nouns	price
+    plan.said_nouns	figure
+    plan.said_nouns	sum
+    plan.said_nouns	total
     plan.personal_dates	birthday
     plan.personal_dates	bday
     plan.personal_dates	b-day
@@ -2340,6 +2400,15 @@ extension SkillWords {
     plan.stored_before	存过的
     plan.stored_before	我存过
     plan.stored_before	记过的
+    plan.stored_before	告诉你的
+    plan.stored_before	我说的
+    plan.stored_before	tell 过你
+    plan.stored_before	told 过你
+    plan.stored_before	你应该记得
+    plan.stored_before	你应该知道
+    plan.stored_before	你应该有
+    plan.stored_before	got it saved
+    plan.stored_before	have it saved
     plan.kind.reminder.create	a reminder
     plan.kind.reminder.create	reminder for
     plan.kind.reminder.create	reminder to

@@ -26,6 +26,10 @@ struct RequestPlanner: Sendable {
     var isOtherwise = false
     /// Whether the sentence's condition guards this part (not a request before the condition).
     var isGuarded = true
+    /// Whether a join that opens a new request ("then", 然后) stands before it in its sentence.
+    var afterJoin = false
+    /// Whether such a join stands after it: the part before "then" is a request too.
+    var beforeJoin = false
   }
 
   /// A condition as written, before it is read.
@@ -39,7 +43,7 @@ struct RequestPlanner: Sendable {
   /// The plan of `text` when it holds several steps or a condition; nil for a single request.
   func plan(_ text: String, clock: AgentClock, scenario: SkillScenario) async throws -> TurnRoute? {
     let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-    let sentences = Self.sentences(trimmed).flatMap(Self.lookupAndAnswer)
+    let sentences = Self.withPointersJoined(Self.sentences(trimmed).flatMap(Self.lookupAndAnswer))
     var steps: [PlanStep] = []
     var sources: [RouteDecision] = []
     // The text each step was routed from.
@@ -100,12 +104,15 @@ struct RequestPlanner: Sendable {
         // A later part that opens with a request verb ("..., then book a table") needs only to
         // name a skill too: the verb says where a request starts.
         let opensWithVerb =
-          (steps.count > 0 && Self.opensWithRequestVerb(part.text)) || Self.opensWithLookup(part.text)
+          ((steps.count > 0 || part.beforeJoin) && Self.opensWithRequestVerb(part.text))
+          || Self.opensWithLookup(part.text)
         // So does one that takes what was stored before ("divide the salary I gave you by 12"):
         // a recall comes first.
         let lenient =
           (guarded.map { $0.kind != .memory } ?? false) || opensWithVerb || Self.refersToStored(part.text)
-        var found = try await surely(part.text, clock: clock, scenario: scenario, lenient: lenient)
+        var found = try await surely(
+          part.text, clock: clock, scenario: scenario, lenient: lenient,
+          takeBest: (part.afterJoin && !steps.isEmpty) || part.beforeJoin)
         if found == nil, lenient, parts.count == 2,
           var whole = try await surely(
             sentence.text, clock: clock, scenario: scenario, lenient: true)
@@ -177,7 +184,8 @@ struct RequestPlanner: Sendable {
           }
           step.arguments = each[each.count - 1]
         }
-        if Self.refersToStored(part.text) || Self.anchorsOnPersonalDate(part.text, decision: decision),
+        if Self.refersToStored(part.text)
+          || Self.anchorsOnPersonalDate(part.text, decision: decision, clock: clock),
           !steps.contains(where: { $0.skill == RecallSkill.skillID }),
           let write = [decision.skillID!, Self.namedWrite(in: part.text)].compactMap({ $0 }).first(where: {
             Self.carriesRecalled.contains($0)
@@ -276,7 +284,10 @@ struct RequestPlanner: Sendable {
       let namesOwnWrite =
         Self.namedWrite(in: current.text) != nil
         && current.text.filter({ "'\"“”‘’".contains($0) }).count % 2 == 0
-      if previousIsRequest, !Self.opensRequest(current.text), !namesOwnWrite {
+      if previousIsRequest, Self.pointsToStored(current.text) {
+        // "…, it's on file with you", 日子你那儿有: what the request needs is stored.
+        result[result.count - 1].text += "，" + current.text
+      } else if previousIsRequest, !Self.opensRequest(current.text), !namesOwnWrite, !current.afterJoin {
         result[result.count - 1].text += "，" + current.text
       } else if previousIsRequest,
         try await saysWhereToPut(
@@ -289,7 +300,8 @@ struct RequestPlanner: Sendable {
         lenient: ((!result.isEmpty || nextIsRequest) && Self.opensWithRequestVerb(current.text))
           || Self.opensWithLookup(current.text)
           || (!result.isEmpty && DateExpressionParser.leadTime(in: current.text) != nil
-            && ConditionReader.containsAny(current.text.lowercased(), "guard.reminder_words"))
+            && ConditionReader.containsAny(current.text.lowercased(), "guard.reminder_words")),
+        takeBest: (current.afterJoin && !result.isEmpty) || current.beforeJoin
       ),
         isLast || !isFragment(current.text, decision: decision, clock: clock, scenario: scenario)
       {
@@ -507,7 +519,8 @@ struct RequestPlanner: Sendable {
         && lastArguments["title"] != nil && decision.arguments["title"] != nil
       // "X, cancel it": the part names what an earlier statement (not a question, not a look-up,
       // not a request of its own: "book X and remind me before it") said.
-      let lookups: Set<String> = ["memory.recall", "calendar.list", "reminder.list"]
+      // A sum is an answer too: "…, then remember that number" keeps it as a step of its own.
+      let lookups: Set<String> = ["memory.recall", "calendar.list", "reminder.list", "calculator"]
       let refersBack =
         Self.refersBack(part.text) && !result[previous].isQuestion && !lookups.contains(earlier)
         && !(Self.opensWithRequestVerb(result[previous].text) && Self.opensWithRequestVerb(part.text))
@@ -543,21 +556,62 @@ struct RequestPlanner: Sendable {
   /// Whether `text` refers to something the user stored before ("the gate code I saved",
   /// "what I told you about", 我存过的): a recall, wherever it stands in the part.
   static func refersToStored(_ text: String) -> Bool {
-    ConditionReader.containsAny(text.lowercased(), "plan.stored_before")
+    let lower = text.lowercased()
+    if ConditionReader.containsAny(lower, "plan.stored_before") { return true }
+    // "the date I said", "the figure I mentioned": a value named by the user's own words.
+    if words("plan.said_nouns").contains(where: { noun in
+      ["i said", "i mentioned", "i gave"].contains { lower.contains(" \(noun) \($0)") }
+    }) {
+      return true
+    }
+    // "you've got the day saved", "should be on file with you", 你那儿存着: the assistant holds it.
+    let tokens = Set(lower.split(whereSeparator: { !$0.isLetter && $0 != "'" }).map(String.init))
+    let addressed = !tokens.isDisjoint(with: ["you", "you've", "your", "u"]) || lower.contains("你")
+    return addressed && ConditionReader.containsAny(lower, "plan.stored_places")
   }
 
   /// The steps that may take what a recall finds: a note, an event, a reminder made with it,
-  /// a sum over it, the time where it is.
+  /// a sum over it, the time where it is, an event or reminder moved to a stored date.
   static let carriesRecalled: Set<String> = [
-    "note.create", "calendar.create", "reminder.create", "calculator", "time.now",
+    "note.create", "calendar.create", "reminder.create", "calculator", "time.now", "calendar.update",
+    "reminder.update",
   ]
 
   /// Whether a reminder or event is set by a date of the user's life that the request does not
   /// give ("a week ahead of my passport's expiry", 纪念日那天): it needs a recall first.
-  static func anchorsOnPersonalDate(_ text: String, decision: RouteDecision) -> Bool {
-    ["reminder.create", "calendar.create"].contains(decision.skillID ?? "")
-      && decision.arguments["when"] == nil
-      && ConditionReader.containsAny(text.lowercased(), "plan.personal_dates")
+  /// A time of day alone does not give the date when the request puts it on "the day" of one
+  /// ("at 7 the day my permit runs out"); a birthday that is only the subject ("at 11 to send
+  /// her birthday card") is no date.
+  static func anchorsOnPersonalDate(_ text: String, decision: RouteDecision, clock: AgentClock) -> Bool {
+    let lower = text.lowercased()
+    guard ["reminder.create", "calendar.create"].contains(decision.skillID ?? ""),
+      ConditionReader.containsAny(lower, "plan.personal_dates")
+    else { return false }
+    return decision.arguments["when"] == nil
+      || (DateExpressionParser(clock: clock).parse(text)?.hasDay == false
+        && ConditionReader.containsAny(lower, "plan.the_day_of"))
+  }
+
+  /// The sentences with each one that only says the user's data is stored ("it's on file with
+  /// you") joined to the request before it, so that request recalls it first.
+  static func withPointersJoined(_ sentences: [Sentence]) -> [Sentence] {
+    var result: [Sentence] = []
+    for sentence in sentences {
+      if let last = result.indices.last, !result[last].isQuestion, pointsToStored(sentence.text) {
+        result[last].text += "，" + sentence.text
+      } else {
+        result.append(sentence)
+      }
+    }
+    return result
+  }
+
+  /// Whether `text` only says that what the request needs was stored before ("it's on file
+  /// with you", 日子你存着): it refers to what was stored and asks for nothing of its own.
+  static func pointsToStored(_ text: String) -> Bool {
+    refersToStored(text) && !opensWithRequestVerb(text) && !opensWithLookup(text)
+      && !text.hasSuffix("?") && !text.hasSuffix("？")
+      && text.split(whereSeparator: \.isWhitespace).count <= 6 && text.count <= 30
   }
 
   /// Whether a part asks for nothing to be done ("skip it", 算了).
@@ -573,9 +627,9 @@ struct RequestPlanner: Sendable {
   }
 
   /// The skill router's decision for one part when it names a skill surely, else nil.
-  private func surely(_ text: String, clock: AgentClock, scenario: SkillScenario, lenient: Bool = false)
-    async throws -> RouteDecision?
-  {
+  private func surely(
+    _ text: String, clock: AgentClock, scenario: SkillScenario, lenient: Bool = false, takeBest: Bool = false
+  ) async throws -> RouteDecision? {
     guard Self.isSubstantial(text),
       var decision = try await decisions.route(text, with: router, clock: clock, scenario: scenario)
     else { return nil }
@@ -643,6 +697,21 @@ struct RequestPlanner: Sendable {
           ? "reminder.cancel" : "calendar.cancel", from: decision, clock: clock, scenario: scenario)
     {
       decision = read
+    }
+    // A piece after "then", 然后 is a request by where it stands: when the model is unsure,
+    // the skill it finds most probable is the reading (a cancel it cannot place between
+    // reminders and events is still a cancel; a look-up before it retargets which).
+    if takeBest, decision.method == .intent, decision.skillID == nil || !decision.isConfident,
+      let best = decision.intent?.ranked.first(where: {
+        router.registeredSkill(id: $0.label, scenario: scenario) != nil
+      }),
+      best.probability >= thresholds.joinedPart,
+      var read = reading(
+        text, as: best.label, from: decision, keepingScore: true, clock: clock, scenario: scenario)
+    {
+      read.score = best.probability
+      read.isConfident = false
+      return read
     }
     guard decision.skillID != nil else { return nil }
     if lenient { return decision }
@@ -849,12 +918,12 @@ struct RequestPlanner: Sendable {
     }
     let hasCondition = parts.contains { $0.condition != nil }
     // "either way", 不管下不下雨: says the step is unconditional; nothing to run of its own.
-    let pieces = split(text).compactMap { piece -> String? in
-      guard let rest = stripMarker(piece, words("plan.regardless")) else { return piece }
-      return opensWithRequestVerb(rest) ? rest : nil
+    let pieces = splitMarked(text).compactMap { piece -> (text: String, afterJoin: Bool)? in
+      guard let rest = stripMarker(piece.text, words("plan.regardless")) else { return piece }
+      return opensWithRequestVerb(rest) ? (rest, piece.afterJoin) : nil
     }
     for (index, piece) in pieces.enumerated() {
-      var body = piece
+      var body = piece.text
       var otherwise = false
       // "..., otherwise ...", "..., if not ..." after the sentence's condition; a sentence
       // that opens with "otherwise" takes the previous sentence's condition (`plan`).
@@ -864,34 +933,52 @@ struct RequestPlanner: Sendable {
         otherwise = true
       }
       parts.append(
-        Part(text: body, isQuestion: isQuestion && !otherwise, condition: nil, isOtherwise: otherwise))
+        Part(
+          text: body, isQuestion: isQuestion && !otherwise, condition: nil, isOtherwise: otherwise,
+          afterJoin: piece.afterJoin && index > 0,
+          beforeJoin: pieces.dropFirst(index + 1).first?.afterJoin ?? false))
     }
     return parts
   }
 
   /// The requests of a sentence with no condition left in it, split at the joining words.
   static func split(_ text: String) -> [String] {
+    splitMarked(text).map(\.text)
+  }
+
+  /// ``split(_:)``'s pieces, each with whether a join that opens a new request ("then",
+  /// "also", 然后, 另外: `plan.request_joins`) stands before it, where a comma or "and" may
+  /// only go on with the request before.
+  static func splitMarked(_ text: String) -> [(text: String, afterJoin: Bool)] {
     // 再提醒我, 也帮我: a join fused with the next request's verb; the verb stays with it.
     var text = text
     for join in words("plan.verb_joins") {
       var searchFrom = text.startIndex
       while let range = text.range(of: join, range: searchFrom..<text.endIndex) {
         let verb = String(join.dropFirst())
+        // The join stays a join that opens a request (`plan.request_joins`), cut by `splitOn`.
+        let opener = words("plan.request_joins").first { $0.hasPrefix("，") } ?? "，"
         if range.lowerBound == text.startIndex {
           text.replaceSubrange(range, with: verb)
         } else {
-          text.replaceSubrange(range, with: "，" + verb)
+          text.replaceSubrange(range, with: opener + verb)
         }
         searchFrom = text.index(
           text.startIndex,
           offsetBy: min(text.count, text.distance(from: text.startIndex, to: range.lowerBound) + verb.count))
       }
     }
-    var pieces = [text]
+    let opening = Set(words("plan.request_joins"))
+    var pieces = [(text: text, afterJoin: false)]
     for join in words("plan.sequence_joins") + words("plan.otherwise_joins") {
-      pieces = pieces.flatMap { piece in splitOn(piece, join) }
+      pieces = pieces.flatMap { piece in
+        splitOn(piece.text, join).enumerated().map { index, cut in
+          (text: cut, afterJoin: index == 0 ? piece.afterJoin : opening.contains(join))
+        }
+      }
     }
-    return pieces.map { $0.trimmingCharacters(in: edge) }.filter { !$0.isEmpty }
+    return pieces.map { (text: $0.text.trimmingCharacters(in: edge), afterJoin: $0.afterJoin) }
+      .filter { !$0.text.isEmpty }
   }
 
   /// `text` split at every occurrence of `join` that stands between words (a Latin join
@@ -1217,7 +1304,9 @@ struct RequestPlanner: Sendable {
   /// of its own after a recall.
   private func inputSource(for text: String, skill: String, steps: [PlanStep]) -> Int? {
     let lookups: Set<String> = ["memory.recall", "calendar.list", "reminder.list"]
-    guard let index = steps.lastIndex(where: { lookups.contains($0.skill) }), !lookups.contains(skill) else {
+    guard let index = steps.lastIndex(where: { lookups.contains($0.skill) || $0.skill == "calculator" }),
+      !lookups.contains(skill)
+    else {
       return nil
     }
     let lower = " " + text.lowercased() + " "
@@ -1227,7 +1316,8 @@ struct RequestPlanner: Sendable {
     }
     if refers { return index }
     if steps[index].skill == "memory.recall",
-      ["calendar.create", "reminder.create", "note.create"].contains(skill)
+      ["calendar.create", "reminder.create", "note.create", "calendar.update", "reminder.update"].contains(
+        skill)
     {
       return index
     }

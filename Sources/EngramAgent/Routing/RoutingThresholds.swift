@@ -27,12 +27,16 @@ public struct RoutingThresholds: Sendable, Hashable {
   /// instead of writing (`InverseGuard.doubt`). Set at 0.9 (the model sure nine times in
   /// ten), not fitted: a question costs one more line, a wrong write costs a memory.
   public var inverseDoubt: Double
+  /// The intent probability from which a part after a join that opens a new request ("then",
+  /// 然后) takes the model's most probable skill when the model named none (a split between
+  /// two cancels, an unsure sum). Chosen on the compound development sets, never a frozen one.
+  public var joinedPart: Double
 
   /// Creates thresholds; the defaults are the calibrated ones.
   public init(
     semantic: Float = 0.5, intent: Double = 0.45, destructiveIntent: Double = 0.6,
     minimumKnownFraction: Double = 0.7, newRequestWhileAsking: Double = 0.8, compoundPart: Double = 0.45,
-    inverseDoubt: Double = 0.9
+    inverseDoubt: Double = 0.9, joinedPart: Double = 0.4
   ) {
     self.semantic = semantic
     self.intent = intent
@@ -41,6 +45,7 @@ public struct RoutingThresholds: Sendable, Hashable {
     self.newRequestWhileAsking = newRequestWhileAsking
     self.compoundPart = compoundPart
     self.inverseDoubt = inverseDoubt
+    self.joinedPart = joinedPart
   }
 
   /// The calibrated thresholds every front end uses.
