@@ -583,6 +583,19 @@ import Testing
     #expect(plan[1].condition?.negated == true)
   }
 
+  /// A write said again with only its own time and purpose ("…, at 7 to …") is that write
+  /// again, one step for each time.
+  @Test func aWriteRepeatedWithItsOwnTimesIsOneStepEach() async throws {
+    let plan = try await steps(
+      "remind me at 6 to oil the hinges, at 7 to call the garage, and at 8 to bolt the shed")
+    try #require(plan.map(\.skill) == ["reminder.create", "reminder.create", "reminder.create"])
+    #expect(
+      plan.map { $0.arguments["title"]?.stringValue } == [
+        "oil the hinges", "call the garage", "bolt the shed",
+      ])
+    #expect(plan[2].arguments["when"] == .date(wallClock(2025, 6, 11, 20, in: Zones.shanghai)))
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

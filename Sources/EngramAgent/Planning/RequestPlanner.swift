@@ -30,6 +30,9 @@ struct RequestPlanner: Sendable {
     var afterJoin = false
     /// Whether such a join stands after it: the part before "then" is a request too.
     var beforeJoin = false
+    /// The write this part repeats with a time and a purpose of its own ("ping me at 3 to
+    /// stretch, at 4 to phone Al"): its skill when the part alone names none.
+    var repeats: String?
   }
 
   /// A condition as written, before it is read.
@@ -137,6 +140,9 @@ struct RequestPlanner: Sendable {
           let read = reading(part.text, as: branch.skill, clock: clock, scenario: scenario)
         {
           found = read
+        }
+        if found == nil, let repeated = part.repeats {
+          found = reading(part.text, as: repeated, clock: clock, scenario: scenario)
         }
         guard var decision = found else { return nil }
         // The same look-up asked twice across sentences ("what time is it? …what time?") is one
@@ -284,7 +290,14 @@ struct RequestPlanner: Sendable {
       let namesOwnWrite =
         Self.namedWrite(in: current.text) != nil
         && current.text.filter({ "'\"“”‘’".contains($0) }).count % 2 == 0
-      if previousIsRequest, Self.pointsToStored(current.text) {
+      if previousIsRequest,
+        let repeated = try await repeatedWrite(
+          current.text, after: result[result.count - 1], clock: clock, scenario: scenario)
+      {
+        // "…at 3 to stretch, at 4 to phone Al": the same write again, its own time.
+        current.repeats = repeated
+        result.append(current)
+      } else if previousIsRequest, Self.pointsToStored(current.text) {
         // "…, it's on file with you", 日子你那儿有: what the request needs is stored.
         result[result.count - 1].text += "，" + current.text
       } else if previousIsRequest, !Self.opensRequest(current.text), !namesOwnWrite, !current.afterJoin {
@@ -332,6 +345,37 @@ struct RequestPlanner: Sendable {
       return pieces
     }
     return nil
+  }
+
+  /// The write (a reminder or an event made) that `previous` asks for, when `text` says it
+  /// again with a time and a purpose of its own and names no skill ("…, at 4 to email Li",
+  /// "…，五点去洗车"); nil otherwise.
+  private func repeatedWrite(
+    _ text: String, after previous: Part, clock: AgentClock, scenario: SkillScenario
+  ) async throws -> String? {
+    let body = Self.stripLeading(text, Self.words("plan.sequence_joins"))
+    guard let match = DateExpressionParser(clock: clock).parse(body), match.hasTime,
+      ["", "at", "on", "by", "在"].contains(
+        body[..<match.range.lowerBound].trimmingCharacters(in: .whitespaces).lowercased())
+    else { return nil }
+    var rest = body
+    rest.removeSubrange(match.range)
+    let purpose = Self.stripLeading(rest.trimmingCharacters(in: Self.edge), ["to", "去", "要"])
+    guard Self.isSubstantial(purpose), Self.namedWrite(in: text) == nil, !Self.opensWithRequestVerb(body),
+      !Self.opensWithRequestVerb(purpose),
+      let earlier = try await repeatedSkill(of: previous, clock: clock, scenario: scenario),
+      ["reminder.create", "calendar.create"].contains(earlier)
+    else { return nil }
+    let own = try await surely(text, clock: clock, scenario: scenario)?.skillID
+    return own == nil || own == earlier ? earlier : nil
+  }
+
+  /// The skill `part` asks for: the write it repeats, else the router's reading.
+  private func repeatedSkill(of part: Part, clock: AgentClock, scenario: SkillScenario) async throws
+    -> String?
+  {
+    if let repeats = part.repeats { return repeats }
+    return try await surely(part.text, clock: clock, scenario: scenario, lenient: true)?.skillID
   }
 
   /// Whether `text` only names the write that `previous` already is (a date and a title, then
