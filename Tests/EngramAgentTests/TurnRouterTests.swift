@@ -596,6 +596,26 @@ import Testing
     #expect(plan[2].arguments["when"] == .date(wallClock(2025, 6, 11, 20, in: Zones.shanghai)))
   }
 
+  /// A sentence with a second condition after the first action ("if X, do A, if not X, do
+  /// B") is two branches, each guarded by its own reading; a branch that only says what
+  /// differs ("make it Friday", 改到周五同一时间) does what the first branch does.
+  @Test func aSecondConditionInTheSentenceGuardsItsOwnBranch() async throws {
+    for text in [
+      "if Thursday at 4 is free pencil in a chat with Ines, if it's not free make it Friday at 4",
+      "周四傍晚五点空着的话约 Ines 打电话，没空的话就改到周五同一时间",
+    ] {
+      let plan = try await steps(text)
+      try #require(plan.map(\.skill) == ["calendar.create", "calendar.create"], "\(text)")
+      #expect(plan.map { $0.condition?.kind } == [.calendar, .calendar])
+      #expect(plan.map { $0.condition?.negated } == [false, true])
+      #expect(plan[1].arguments["title"] == plan[0].arguments["title"])
+    }
+    let weather = try await steps(
+      "if it snows on Sunday remind me at 8 to shovel, if it doesn't snow ping me at 9 for a jog")
+    try #require(weather.map(\.skill) == ["reminder.create", "reminder.create"])
+    #expect(weather.map { $0.condition?.negated } == [false, true])
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

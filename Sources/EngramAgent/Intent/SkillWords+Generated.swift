@@ -1423,6 +1423,20 @@ extension SkillWords {
     plan.calendar_free	are open
     plan.calendar_free	nothings
     plan.calendar_free	nothin
+    plan.calendar_not_free	not free
+    plan.calendar_not_free	isn't free
+    plan.calendar_not_free	not available
+    plan.calendar_not_free	isn't available
+    plan.calendar_not_free	not open
+    plan.calendar_not_free	isn't open
+    plan.calendar_not_free	not clear
+    plan.calendar_not_free	isn't clear
+    plan.calendar_not_free	no longer free
+    plan.calendar_not_free	没空
+    plan.calendar_not_free	不空
+    plan.calendar_not_free	没时间
+    plan.calendar_not_free	不方便
+    plan.calendar_not_free	不是空的
     plan.calendar_busy	busy
     plan.calendar_busy	booked
     plan.calendar_busy	anything on

@@ -182,7 +182,8 @@ struct ConditionReader: Sendable {
   /// Whether a condition on the calendar asks whether something is on it ("if I have a
   /// meeting", "if there's one with the bank", 有的话) rather than whether it is free.
   static func saysBusy(_ lower: String) -> Bool {
-    (containsAny(lower, "plan.calendar_busy") || containsAny(lower, "plan.calendar_exists"))
+    if containsAny(lower, "plan.calendar_not_free") { return true }
+    return (containsAny(lower, "plan.calendar_busy") || containsAny(lower, "plan.calendar_exists"))
       && !containsAny(lower, "plan.calendar_free")
   }
 

@@ -46,7 +46,8 @@ struct RequestPlanner: Sendable {
   /// The plan of `text` when it holds several steps or a condition; nil for a single request.
   func plan(_ text: String, clock: AgentClock, scenario: SkillScenario) async throws -> TurnRoute? {
     let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-    let sentences = Self.withPointersJoined(Self.sentences(trimmed).flatMap(Self.lookupAndAnswer))
+    let sentences = Self.withPointersJoined(
+      Self.sentences(trimmed).flatMap(Self.lookupAndAnswer).flatMap(Self.branches))
     var steps: [PlanStep] = []
     var sources: [RouteDecision] = []
     // The text each step was routed from.
@@ -75,6 +76,7 @@ struct RequestPlanner: Sendable {
       let sentenceCondition = parts.compactMap(\.condition).first
       var condition: StepCondition?
       var conditionRead = false
+      var isBranch = false
       for part in parts where part.condition == nil {
         if part.isGuarded, let written = sentenceCondition, !conditionRead {
           // Read once the requests before it are steps: "there" and a question's zone need them.
@@ -84,12 +86,22 @@ struct RequestPlanner: Sendable {
             // its opposite.
             condition = earlier
             condition?.negated = earlier.negated != Self.negatesEarlier(written)
+            // "if the slot is empty …, …, if something's there, …": something there is the calendar's
+            // other state.
+            if earlier.kind == .calendar, !written.answersQuestion,
+              ConditionReader.saysBusy(written.text.lowercased()) != (earlier.negated)
+            {
+              condition?.negated = ConditionReader.saysBusy(written.text.lowercased())
+            }
           } else {
             condition = read(
               written, clock: clock, question: written.answersQuestion ? lastQuestion : nil, steps: steps)
           }
-          guard condition != nil else { return nil }
+          guard let read = condition else { return nil }
           conditionCount += 1
+          // "…, if there is, make it 2pm": the opposite of the condition before is its other
+          // branch, which may say only what differs.
+          isBranch = lastCondition.map { $0.kind == read.kind && $0.negated != read.negated } ?? false
         }
         if condition == nil, sentenceCondition == nil, part.isOtherwise, let earlier = lastCondition {
           // A sentence that opens with "otherwise": the previous sentence's condition.
@@ -139,6 +151,20 @@ struct RequestPlanner: Sendable {
           let branch = steps.last(where: { $0.condition != nil }), found?.skillID != branch.skill,
           let read = reading(part.text, as: branch.skill, clock: clock, scenario: scenario)
         {
+          found = read
+        } else if isBranch, guarded != nil, Self.openingWrite(of: part.text) == nil,
+          let branch = steps.last(where: { $0.condition != nil }), found?.skillID != branch.skill,
+          changesSomething(branch.skill, scenario: scenario),
+          found.map({ decision in
+            // A look-up ("the same time") or a change of "it" says only what differs.
+            isFragment(part.text, decision: decision, clock: clock, scenario: scenario)
+              || !changesSomething(decision.skillID, scenario: scenario)
+              || decision.skillID?.hasSuffix(".update") == true
+          }) ?? true,
+          var read = reading(part.text, as: branch.skill, clock: clock, scenario: scenario)
+        {
+          // What it does is the first branch's: its title, at the time this branch says.
+          if let title = branch.arguments["title"] { read.arguments["title"] = title }
           found = read
         }
         if found == nil, let repeated = part.repeats {
@@ -634,6 +660,35 @@ struct RequestPlanner: Sendable {
     return decision.arguments["when"] == nil
       || (DateExpressionParser(clock: clock).parse(text)?.hasDay == false
         && ConditionReader.containsAny(lower, "plan.the_day_of"))
+  }
+
+  /// A sentence that opens with a condition and, after a comma, states a second one for
+  /// another action ("if X, do A, if Y, do B"; 晴天的话…，阴天的话…), as two sentences: each
+  /// condition then guards its own action, and a second that only opposes the first ("if not",
+  /// "if there is") is read as its other branch.
+  static func branches(_ sentence: Sentence) -> [Sentence] {
+    let text = sentence.text
+    guard leadingCondition(text) != nil else { return [sentence] }
+    let latin = (conditionMarkers() + answerMarkers()).map(\.0).filter { $0.first?.isASCII == true }
+    let enders = words("plan.condition_enders")
+    var searchFrom = text.startIndex
+    while let comma = text[searchFrom...].firstIndex(where: { $0 == "," || $0 == "，" }) {
+      searchFrom = text.index(after: comma)
+      let head = String(text[..<comma])
+      let rest = String(text[searchFrom...]).trimmingCharacters(in: edge)
+      // The condition before this comma needs its action first ("if X, do A, …").
+      guard let (_, _, action) = leadingCondition(head), isSubstantial(action) else { continue }
+      let opensCondition =
+        latin.contains { startsWith(rest, $0) }
+        || conditionMarkers().contains { $0.0.first?.isASCII == false && rest.hasPrefix($0.0) }
+        || enders.contains { ender in
+          rest.range(of: ender).map { rest.distance(from: rest.startIndex, to: $0.lowerBound) <= 12 } ?? false
+        }
+      guard opensCondition, leadingCondition(rest) != nil else { continue }
+      return [Sentence(text: head, isQuestion: false)]
+        + branches(Sentence(text: rest, isQuestion: sentence.isQuestion))
+    }
+    return [sentence]
   }
 
   /// The sentences with each one that only says the user's data is stored ("it's on file with
