@@ -616,6 +616,19 @@ import Testing
     #expect(weather.map { $0.condition?.negated } == [false, true])
   }
 
+  /// A yes-or-no question the next sentence answers ("if so …, if not …") looks up what it
+  /// asks about, and an action right after "if so" is that branch, not more condition.
+  @Test func aQuestionAnsweredByTheNextSentenceIsItsLookUp() async throws {
+    for text in [
+      "Does my Thursday evening look clear? If so pencil in a film at 8, otherwise nudge me at 5 about Bea's gift",
+      "Is my Thursday evening open? If so pencil in a film at 8, otherwise nudge me at 5 about Bea's gift",
+    ] {
+      let plan = try await steps(text)
+      try #require(plan.map(\.skill) == ["calendar.list", "calendar.create", "reminder.create"], "\(text)")
+      #expect(plan.map { $0.condition?.negated } == [nil, false, true])
+    }
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -1437,6 +1437,10 @@ extension SkillWords {
     plan.calendar_not_free	没时间
     plan.calendar_not_free	不方便
     plan.calendar_not_free	不是空的
+    plan.calendar_free_asked	open
+    plan.calendar_free_asked	available
+    plan.calendar_free_asked	unbooked
+    plan.calendar_free_asked	空
     plan.calendar_busy	busy
     plan.calendar_busy	booked
     plan.calendar_busy	anything on

@@ -91,8 +91,10 @@ struct ConditionReader: Sendable {
     case "calendar.list":
       // "anything on Thursday? if not, ..." asks whether it is busy; "am I free? if not" whether free.
       let lower = question.lowercased()
+      // "is my evening open?" asks whether it is free, as "is it free?" does.
       let asksFree =
-        Self.containsAny(lower, "plan.calendar_free") && !Self.containsAny(lower, "plan.calendar_busy")
+        (Self.containsAny(lower, "plan.calendar_free") || Self.containsAny(lower, "plan.calendar_free_asked"))
+        && !Self.containsAny(lower, "plan.calendar_busy")
       return StepCondition(
         kind: .calendar, about: "free", negated: asksFree ? negatedByMarker : !negatedByMarker,
         when: date(in: question), text: question)

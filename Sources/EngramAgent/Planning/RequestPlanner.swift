@@ -58,7 +58,13 @@ struct RequestPlanner: Sendable {
     // The condition of the last sentence that had one: an "otherwise" or "if not" sentence
     // after it runs when it does not hold.
     var lastCondition: StepCondition?
-    for sentence in sentences {
+    for (sentenceIndex, sentence) in sentences.enumerated() {
+      // "Is my evening clear? If so, …": the next sentence answers this one.
+      let answeredNext =
+        sentence.isQuestion
+        && sentences.dropFirst(sentenceIndex + 1).first.map { next in
+          Self.answerMarkers().contains { Self.startsWith(next.text, $0.0) }
+        } ?? false
       // A note's text is one step whatever it lists ("note: eggs, milk and bread").
       let parts: [Part]
       if Self.isNote(sentence.text), let (note, rest) = Self.noteAndRequest(sentence.text) {
@@ -165,6 +171,13 @@ struct RequestPlanner: Sendable {
         {
           // What it does is the first branch's: its title, at the time this branch says.
           if let title = branch.arguments["title"] { read.arguments["title"] = title }
+          found = read
+        }
+        if found == nil, answeredNext, part.isQuestion,
+          let lookup = Self.lookupAsked(by: part.text),
+          let read = reading(part.text, as: lookup, clock: clock, scenario: scenario)
+        {
+          // A yes-or-no question the next sentence answers looks up what it is about.
           found = read
         }
         if found == nil, let repeated = part.repeats {
@@ -394,6 +407,16 @@ struct RequestPlanner: Sendable {
     else { return nil }
     let own = try await surely(text, clock: clock, scenario: scenario)?.skillID
     return own == nil || own == earlier ? earlier : nil
+  }
+
+  /// The look-up a yes-or-no question about the calendar, the weather or the time asks for.
+  static func lookupAsked(by question: String) -> String? {
+    switch ConditionReader.kind(of: question) {
+    case .calendar: "calendar.list"
+    case .weather: "weather.current"
+    case .time: "time.now"
+    case .memory: nil
+    }
   }
 
   /// The skill `part` asks for: the write it repeats, else the router's reading.
@@ -981,7 +1004,10 @@ struct RequestPlanner: Sendable {
       if Self.continuesClause(String(text.dropFirst(marker.count))) { continue }
       // "if not, book drinks": the rest is the action; "如果还没到十点，提醒我…" says more first.
       var (conditionText, action) = splitCondition(rest, requireAction: true)
-      if conditionText == nil || ConditionReader.kind(of: conditionText!, zoneKnown: true) == .memory {
+      // "if so pencil in a swim, if not …": a request right after the marker is the action.
+      if conditionText == nil || ConditionReader.kind(of: conditionText!, zoneKnown: true) == .memory
+        || opensWithRequestVerb(rest)
+      {
         (conditionText, action) = (nil, stripLeading(rest, words("plan.action_openers")))
       }
       parts.append(
