@@ -629,6 +629,20 @@ import Testing
     }
   }
 
+  /// A look-up of the weather asked before a condition after a comma (full-width too, or
+  /// 如果有… that states the condition) is a step of its own, and stays the weather's.
+  @Test func aWeatherLookUpBeforeAConditionIsItsOwnStep() async throws {
+    for text in [
+      "check 一下 Lisbon 周六的 weather，if 暴雨的话 就 cancel 掉 the beach picnic",
+      "先告诉我青岛周日的天气，如果有冰雹，就把周日上午的骑行取消掉",
+    ] {
+      let plan = try await steps(text)
+      try #require(plan.map(\.skill) == ["weather.current", "calendar.cancel"], "\(text)")
+      #expect(plan[0].condition == nil)
+      #expect(plan[1].condition?.kind == .weather)
+    }
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -2538,5 +2538,8 @@ extension SkillWords {
     plan.lookup_heads	recall
     plan.lookup_heads	dig up
     plan.lookup_heads	remind me what
+    plan.lookup_heads	tell me
+    plan.lookup_heads	告诉我
+    plan.lookup_heads	先告诉我
     """#
 }

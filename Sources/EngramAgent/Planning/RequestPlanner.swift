@@ -551,6 +551,7 @@ struct RequestPlanner: Sendable {
     let lower = text.lowercased()
     if ConditionReader.containsAny(lower, "guard.reminder_words") { return "reminder.list" }
     if ConditionReader.containsAny(lower, "guard.event_words") { return "calendar.list" }
+    if ConditionReader.containsAny(lower, "plan.weather_nouns") { return "weather.current" }
     return nil
   }
 
@@ -1149,13 +1150,26 @@ struct RequestPlanner: Sendable {
         if isLatin {
           // A Latin marker opens a clause: after a comma or "and".
           let lower = trimmedBefore.lowercased()
-          guard lower.hasSuffix(",") || lower.hasSuffix(" and") || lower.hasSuffix(", and") else { continue }
+          guard
+            lower.hasSuffix(",") || lower.hasSuffix("，") || lower.hasSuffix(" and")
+              || lower.hasSuffix(", and")
+          else { continue }
         } else {
           // A Chinese one after a comma: the topic of a condition has none (明天要是下雨).
           guard trimmedBefore.hasSuffix("，") || trimmedBefore.hasSuffix(",") else { continue }
         }
         let rest = String(text[range.lowerBound...])
-        if answerMarkers().contains(where: { startsWith(rest, $0.0) }) { continue }
+        // "…? if so, …", 有的话就…: an answer to the request before, not a condition of its own
+        // (如果有冰雹…, "if it is snowing" say one).
+        if let (marker, _) = answerMarkers().first(where: { startsWith(rest, $0.0) }) {
+          let after = String(rest.dropFirst(marker.count)).trimmingCharacters(in: .whitespaces)
+          if after.isEmpty
+            || ["，", ",", "就", "的话", "then"].contains(where: { after.lowercased().hasPrefix($0) })
+            || opensWithRequestVerb(after)
+          {
+            continue
+          }
+        }
         guard leadingCondition(rest) != nil else { continue }
         let head = stripTrailing(trimmedBefore)
         guard !head.isEmpty else { continue }
@@ -1375,7 +1389,11 @@ struct RequestPlanner: Sendable {
       ]
       guard changes.contains(result[index].skill) || result[index].inputFrom == previous else { continue }
       let previousLower = texts[previous].lowercased()
-      if opensWithLookup(texts[previous]), !["calendar.list", "reminder.list"].contains(lookup) {
+      // (A look-up of the weather or the time is one of its own: "check Friday's weather, if
+      // it storms cancel the picnic".)
+      if opensWithLookup(texts[previous]),
+        !["calendar.list", "reminder.list", "weather.current", "time.now"].contains(lookup)
+      {
         // A look-up verb, then a change of what it finds: the look-up is a step of its own, of
         // the calendar unless it names a reminder (what is moved or cancelled has a time).
         let changesTimedItem =
