@@ -643,6 +643,17 @@ import Testing
     }
   }
 
+  /// A forget that names what was stored ("what you remember about …") and a cancel after
+  /// "and also" that says "that" stay a forget and a cancel: what a part destroys gets no
+  /// recall before it, and no write is made of it.
+  @Test func aForgetAndACancelJoinedByAlsoStayDestructive() async throws {
+    #expect(
+      try await steps(
+        "erase what you remember of my locker combo and also wipe the reminder to swap that lock"
+      )
+      .map(\.skill) == ["memory.forget", "reminder.cancel"])
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

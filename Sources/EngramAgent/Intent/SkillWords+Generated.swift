@@ -1240,6 +1240,12 @@ extension SkillWords {
     plan.action_verbs	divide
     plan.action_verbs	multiply
     plan.action_verbs	subtract
+    plan.action_verbs	wipe
+    plan.action_verbs	erase
+    plan.action_verbs	ditch
+    plan.action_verbs	nuke
+    plan.action_verbs	trash
+    plan.action_verbs	kill
     plan.references	it
     plan.references	that
     plan.references	them

@@ -229,9 +229,11 @@ struct RequestPlanner: Sendable {
           }
           step.arguments = each[each.count - 1]
         }
+        // (Never for a part that destroys: what it forgets or cancels is no write's input.)
         if Self.refersToStored(part.text)
           || Self.anchorsOnPersonalDate(part.text, decision: decision, clock: clock),
           !steps.contains(where: { $0.skill == RecallSkill.skillID }),
+          !(router.registeredSkill(id: decision.skillID!, scenario: scenario)?.isDestructive ?? false),
           let write = [decision.skillID!, Self.namedWrite(in: part.text)].compactMap({ $0 }).first(where: {
             Self.carriesRecalled.contains($0)
           }),
@@ -501,6 +503,10 @@ struct RequestPlanner: Sendable {
       // "ping me at noon to ... instead": a verb that makes something, not one that moves it.
       return opening
     }
+    if chosen.hasSuffix(".update"), !moves, InverseGuard.opens(text, withOneOf: "guard.destroy_heads") {
+      // "wipe out the swim reminder": a verb that destroys cancels what it names, not moves it.
+      return chosen.replacingOccurrences(of: ".update", with: ".cancel")
+    }
     if chosen == "memory.forget", InverseGuard.opens(text, withOneOf: "plan.cancel_heads") {
       // "cancel the board games night": what is cancelled has a time; a memory is forgotten.
       return ConditionReader.containsAny(text.lowercased(), "guard.reminder_words")
@@ -630,7 +636,10 @@ struct RequestPlanner: Sendable {
         Self.isBareDestroy(part.text) && !result[previous].isQuestion
         && !Self.opensWithLookup(result[previous].text)
         && !Self.isBareDestroy(result[previous].text)
-      if !part.isOtherwise, (skill == earlier && !distinctTimes) || refersBack || finishes {
+      // A part after "and also", 然后 is a request of its own even when it says "that".
+      if !part.isOtherwise,
+        (skill == earlier && !distinctTimes) || ((refersBack || finishes) && !part.afterJoin)
+      {
         result[previous].text += "，" + part.text
         if let merged = try await surely(
           result[previous].text, clock: clock, scenario: scenario, lenient: true)
