@@ -654,6 +654,19 @@ import Testing
       .map(\.skill) == ["memory.forget", "reminder.cancel"])
   }
 
+  /// A short state of the calendar or the weather before a bare 就 is a condition: the other
+  /// branch of the one before (不空就…), or a branch that does nothing (不起风就算了) and leaves
+  /// the first guarded.
+  @Test func aStateBeforeABare就IsACondition() async throws {
+    let booking = try await steps("周六上午要是空着，帮我约个洗牙，不空就挪到周日同一时间")
+    try #require(booking.map(\.skill) == ["calendar.create", "calendar.create"])
+    #expect(booking.map { $0.condition?.negated } == [false, true])
+    let reminder = try await steps("今晚要是起风，提醒我七点把花盆搬进来；不起风就算了")
+    try #require(reminder.map(\.skill) == ["reminder.create"])
+    #expect(reminder[0].condition?.kind == .weather)
+    #expect(reminder[0].condition?.negated == false)
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

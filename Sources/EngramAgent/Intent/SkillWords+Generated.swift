@@ -1355,6 +1355,7 @@ extension SkillWords {
     plan.weather_wind	大风
     plan.weather_wind	刮风
     plan.weather_wind	台风
+    plan.weather_wind	起风
     plan.weather_storm	storm
     plan.weather_storm	stormy
     plan.weather_storm	thunder

@@ -13,7 +13,7 @@ struct ConditionReader: Sendable {
     let lower = text.lowercased()
     let namesCalendar =
       containsAny(lower, "plan.calendar_free") || containsAny(lower, "plan.calendar_busy")
-      || containsAny(lower, "plan.calendar_names")
+      || containsAny(lower, "plan.calendar_not_free") || containsAny(lower, "plan.calendar_names")
     // "if my Friday night is open": the user's own time is the calendar's, whatever
     // the word could say of the sky.
     if namesCalendar, containsAny(lower, "plan.calendar_owner") { return .calendar }

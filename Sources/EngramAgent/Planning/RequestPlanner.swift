@@ -713,6 +713,7 @@ struct RequestPlanner: Sendable {
       guard let (_, _, action) = leadingCondition(head), isSubstantial(action) else { continue }
       let opensCondition =
         latin.contains { startsWith(rest, $0) }
+        || rest.range(of: "就").map { rest.distance(from: rest.startIndex, to: $0.lowerBound) <= 8 } ?? false
         || conditionMarkers().contains { $0.0.first?.isASCII == false && rest.hasPrefix($0.0) }
         || enders.contains { ender in
           rest.range(of: ender).map { rest.distance(from: rest.startIndex, to: $0.lowerBound) <= 12 } ?? false
@@ -1219,6 +1220,17 @@ struct RequestPlanner: Sendable {
       let action = String(text[range.upperBound...]).trimmingCharacters(in: edge)
       guard !condition.isEmpty, !action.isEmpty else { continue }
       return (condition, false, stripLeading(action, words("plan.action_openers")))
+    }
+    // 不空就挪到周五, 不下雪就算了: a short state of the calendar, the weather or a clock before
+    // a bare 就.
+    if let range = text.range(of: "就"), text.distance(from: text.startIndex, to: range.lowerBound) <= 8 {
+      let condition = String(text[..<range.lowerBound]).trimmingCharacters(in: edge)
+      let action = String(text[range.upperBound...]).trimmingCharacters(in: edge)
+      if !condition.isEmpty, !action.isEmpty, !condition.contains(where: { $0.isASCII && $0.isLetter }),
+        ConditionReader.kind(of: condition) != .memory
+      {
+        return (condition, false, action)
+      }
     }
     return nil
   }
