@@ -667,6 +667,14 @@ import Testing
     #expect(reminder[0].condition?.negated == false)
   }
 
+  /// "Remind me" before a question for what was stored asks to be told it: one recall, no
+  /// reminder made of the question.
+  @Test func remindMeWithAQuestionForWhatWasStoredIsARecall() async throws {
+    for text in ["提醒我一下，我之前告诉你的那家面馆叫什么来着？", "remind me, which gate code did I give you?"] {
+      #expect(try await steps(text).map(\.skill) == ["memory.recall"], "\(text)")
+    }
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

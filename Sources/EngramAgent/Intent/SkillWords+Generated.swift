@@ -2347,6 +2347,19 @@ extension SkillWords {
     plan.said_nouns	figure
     plan.said_nouns	sum
     plan.said_nouns	total
+    plan.info_questions	what
+    plan.info_questions	which
+    plan.info_questions	who
+    plan.info_questions	whose
+    plan.info_questions	where
+    plan.info_questions	how much
+    plan.info_questions	how many
+    plan.info_questions	什么
+    plan.info_questions	哪
+    plan.info_questions	谁
+    plan.info_questions	多少
+    plan.info_questions	几号
+    plan.info_questions	几点
     plan.personal_dates	birthday
     plan.personal_dates	bday
     plan.personal_dates	b-day

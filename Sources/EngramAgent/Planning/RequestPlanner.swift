@@ -234,6 +234,9 @@ struct RequestPlanner: Sendable {
           || Self.anchorsOnPersonalDate(part.text, decision: decision, clock: clock),
           !steps.contains(where: { $0.skill == RecallSkill.skillID }),
           !(router.registeredSkill(id: decision.skillID!, scenario: scenario)?.isDestructive ?? false),
+          // A question for what was stored is the recall itself ("remind me, which … did I give you?").
+          !(decision.skillID == RecallSkill.skillID && (part.isQuestion || Self.asksForInformation(part.text))
+            && [nil, "reminder.create"].contains(Self.namedWrite(in: part.text))),
           let write = [decision.skillID!, Self.namedWrite(in: part.text)].compactMap({ $0 }).first(where: {
             Self.carriesRecalled.contains($0)
           }),
@@ -747,6 +750,13 @@ struct RequestPlanner: Sendable {
       && text.split(whereSeparator: \.isWhitespace).count <= 6 && text.count <= 30
   }
 
+  /// Whether `text` is a question for a piece of information ("which one …?", 是多少来着？).
+  static func asksForInformation(_ text: String) -> Bool {
+    let asked =
+      text.hasSuffix("?") || text.hasSuffix("？") || text.contains("来着") || TextCues.isQuestion(text)
+    return asked && ConditionReader.containsAny(text.lowercased(), "plan.info_questions")
+  }
+
   /// Whether a part asks for nothing to be done ("skip it", 算了).
   static func isNoop(_ text: String) -> Bool {
     let bare = stripLeading(text, words("plan.action_openers")).lowercased()
@@ -807,8 +817,14 @@ struct RequestPlanner: Sendable {
       (decision.skillID.flatMap { router.registeredSkill(id: $0, scenario: scenario) }?.isDestructive ?? false)
       && (InverseGuard.opens(text, withOneOf: "guard.destroy_heads")
         || ConditionReader.containsAny(text.lowercased(), "guard.destroy_anywhere"))
+    // "remind me, which code did I give you?", 提醒我一下…是多少来着？: a question for what
+    // was stored, with no time to remind at, is a recall even when it says "remind".
+    let asksStored =
+      decision.skillID == "reminder.create" && Self.asksForInformation(text)
+      && DateExpressionParser(clock: clock).parse(text) == nil
     let recallsStored =
-      Self.refersToStored(text) && !Self.carriesRecalled.contains(decision.skillID ?? "") && !destroysStored
+      Self.refersToStored(text) && (!Self.carriesRecalled.contains(decision.skillID ?? "") || asksStored)
+      && !destroysStored
     if decision.skillID != RecallSkill.skillID, Self.asksWhatWasSaid(text) || recallsStored,
       let read = reading(text, as: RecallSkill.skillID, clock: clock, scenario: scenario)
     {
