@@ -675,6 +675,31 @@ import Testing
     }
   }
 
+  /// A move the model fell to after passing over a cancel it ranked higher, in a request with a
+  /// word that destroys and none that moves, is the cancel; with a verb that moves, the move
+  /// stands.
+  @Test func aDestroyingWordTurnsAFallbackMoveIntoTheCancel() throws {
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    let skills = SkillRouter(registry: registry)
+    func fallback(_ text: String) -> RouteDecision {
+      var decision = RouteDecision(
+        skillID: "reminder.update", method: .intent, score: 0.15, isConfident: false)
+      decision.intent = IntentPrediction(
+        label: "reminder.cancel", confidence: 0.55,
+        ranked: [("reminder.cancel", 0.55), ("reminder.update", 0.15), ("none", 0.3)])
+      return decision
+    }
+    let text = "the pottery class is off for good, so kill the reminder"
+    let corrected = InverseGuard.correct(
+      fallback(text), text: text, skills: skills, clock: clock, scenario: .all)
+    #expect(corrected?.skillID == "reminder.cancel")
+    let moving = "kill time till 6, then push the pottery reminder to Friday"
+    #expect(
+      InverseGuard.correct(fallback(moving), text: moving, skills: skills, clock: clock, scenario: .all)
+        == nil)
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -14,6 +14,10 @@ enum InverseGuard {
   static func correct(
     _ decision: RouteDecision, text: String, skills: SkillRouter, clock: AgentClock, scenario: SkillScenario
   ) -> RouteDecision? {
+    if let moved = cancelInsteadOfMove(decision, text: text, skills: skills, clock: clock, scenario: scenario)
+    {
+      return moved
+    }
     guard let chosen = decision.skillID, writes.contains(chosen) else { return nil }
     let head = opening(of: text)
     let lower = text.lowercased()
@@ -65,6 +69,25 @@ enum InverseGuard {
     }
     return RouteDecision(
       skillID: inverse, arguments: skill.extractArguments(from: text, clock: clock), method: .rules, score: 1,
+      intent: decision.intent, ruleCandidates: decision.ruleCandidates)
+  }
+
+  /// A cancel for a move the model fell to when it passed over a cancel it ranked above it
+  /// ("…, so nuke the swim reminder"): a word that destroys stands in the request and no verb that
+  /// moves does. Nil otherwise.
+  static func cancelInsteadOfMove(
+    _ decision: RouteDecision, text: String, skills: SkillRouter, clock: AgentClock, scenario: SkillScenario
+  ) -> RouteDecision? {
+    let lower = text.lowercased()
+    guard let chosen = decision.skillID, chosen.hasSuffix(".update"), decision.method == .intent,
+      let intent = decision.intent,
+      let above = destructiveAbove(chosen, in: intent, skills: skills, scenario: scenario),
+      above.hasSuffix(".cancel"), ConditionReader.containsAny(lower, "guard.destroy_anywhere"),
+      !ConditionReader.containsAny(lower, "plan.update_heads"),
+      let skill = skills.registeredSkill(id: above, scenario: scenario)
+    else { return nil }
+    return RouteDecision(
+      skillID: above, arguments: skill.extractArguments(from: text, clock: clock), method: .rules, score: 1,
       intent: decision.intent, ruleCandidates: decision.ruleCandidates)
   }
 
