@@ -700,6 +700,17 @@ import Testing
         == nil)
   }
 
+  /// A dash inside a quoted title does not end the sentence; an apostrophe inside a word
+  /// opens no quotation.
+  @Test func aDashInsideAQuotedTitleEndsNoSentence() async throws {
+    #expect(
+      try await steps("remind me at 5 to call Ana. Also add a note 'Ana - visa papers'").map(\.skill) == [
+        "reminder.create", "note.create",
+      ])
+    #expect(RequestPlanner.openQuotes(in: "add 'Ana - visa"))
+    #expect(!RequestPlanner.openQuotes(in: "I'm at Kai's - "))
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

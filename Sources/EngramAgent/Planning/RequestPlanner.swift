@@ -982,10 +982,11 @@ struct RequestPlanner: Sendable {
         let word = current.split(whereSeparator: { !$0.isLetter }).last.map { $0.lowercased() } ?? ""
         ends = (next == nil || next!.isWhitespace) && !words("plan.abbreviations").contains(word)
       case "-", "–", "—":
-        // " - " between two clauses, not 2-4pm, and not inside a note's list.
+        // " - " between two clauses, not 2-4pm, not inside a note's list, not inside a quote.
+        let insideQuote = openQuotes(in: current)
         ends =
           next?.isWhitespace == true && position > 0 && characters[position - 1].isWhitespace
-          && !isNote(current + ": ")
+          && !isNote(current + ": ") && !insideQuote
       default: ends = false
       }
       current.append(character)
@@ -996,6 +997,20 @@ struct RequestPlanner: Sendable {
     }
     append(current, to: &result)
     return result
+  }
+
+  /// Whether `text` leaves a quotation open: an odd count of quotation marks, an apostrophe
+  /// inside a word ("I'm", "Kai's") not counted.
+  static func openQuotes(in text: String) -> Bool {
+    let characters = Array(text)
+    var count = 0
+    for (index, character) in characters.enumerated() where "'\"“”‘’".contains(character) {
+      let before = index > 0 ? characters[index - 1] : nil
+      let after = index + 1 < characters.count ? characters[index + 1] : nil
+      if character == "'" || character == "’", before?.isLetter == true, after?.isLetter == true { continue }
+      count += 1
+    }
+    return count % 2 == 1
   }
 
   private static func append(_ text: String, to sentences: inout [Sentence]) {
