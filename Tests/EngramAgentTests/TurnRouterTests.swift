@@ -711,6 +711,14 @@ import Testing
     #expect(!RequestPlanner.openQuotes(in: "I'm at Kai's - "))
   }
 
+  /// A short reason after a destructive request ("…, 已经不用了") is part of it, not a second
+  /// cancel; a bare operation after a sum ("… then divide by 5") goes on with the sum.
+  @Test func aReasonOrAnOperationAfterARequestIsPartOfIt() async throws {
+    #expect(try await steps("删掉我存的旧车牌，已经不用了").map(\.skill) == ["memory.forget"])
+    #expect(RequestPlanner.continuesArithmetic("divide by 5", after: "sum 120, 75 and 40"))
+    #expect(!RequestPlanner.continuesArithmetic("book 2 seats", after: "sum 120, 75 and 40"))
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

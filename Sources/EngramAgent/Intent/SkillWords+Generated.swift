@@ -2360,6 +2360,23 @@ extension SkillWords {
     plan.info_questions	多少
     plan.info_questions	几号
     plan.info_questions	几点
+    plan.arithmetic_steps	divide
+    plan.arithmetic_steps	multiply
+    plan.arithmetic_steps	times
+    plan.arithmetic_steps	plus
+    plan.arithmetic_steps	minus
+    plan.arithmetic_steps	subtract
+    plan.arithmetic_steps	take away
+    plan.arithmetic_steps	除以
+    plan.arithmetic_steps	乘以
+    plan.arithmetic_steps	乘
+    plan.arithmetic_steps	加上
+    plan.arithmetic_steps	减去
+    plan.arithmetic_steps	减掉
+    plan.arithmetic_steps	再除
+    plan.arithmetic_steps	再乘
+    plan.arithmetic_steps	再加
+    plan.arithmetic_steps	再减
     plan.personal_dates	birthday
     plan.personal_dates	bday
     plan.personal_dates	b-day

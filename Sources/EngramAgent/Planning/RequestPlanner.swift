@@ -334,7 +334,10 @@ struct RequestPlanner: Sendable {
       let namesOwnWrite =
         Self.namedWrite(in: current.text) != nil
         && current.text.filter({ "'\"“”‘’".contains($0) }).count % 2 == 0
-      if previousIsRequest,
+      if previousIsRequest, Self.continuesArithmetic(current.text, after: result[result.count - 1].text) {
+        // "add up 1250, 830 and 415 and then divide by 3": one sum, said in steps.
+        result[result.count - 1].text += " " + current.text
+      } else if previousIsRequest,
         let repeated = try await repeatedWrite(
           current.text, after: result[result.count - 1], clock: clock, scenario: scenario)
       {
@@ -635,10 +638,18 @@ struct RequestPlanner: Sendable {
       // "the X reminder, not needed any more, cancel", 那个…，删掉吧: a bare verb that cancels or
       // deletes acts on what the statement before it names (not on what a look-up or a
       // question before it finds: that is a step of its own).
+      // "forget my old number, it's not used any more", 已经不用了: a reason after a destructive
+      // request, read as destructive itself, is part of it.
+      let earlierDestroys = router.registeredSkill(id: earlier, scenario: scenario)?.isDestructive ?? false
+      let destroysToo = router.registeredSkill(id: skill, scenario: scenario)?.isDestructive ?? false
+      let reason =
+        earlierDestroys && destroysToo && !Self.opensWithRequestVerb(part.text)
+        && !InverseGuard.opens(part.text, withOneOf: "guard.destroy_heads") && part.text.count <= 12
       let finishes =
-        Self.isBareDestroy(part.text) && !result[previous].isQuestion
-        && !Self.opensWithLookup(result[previous].text)
-        && !Self.isBareDestroy(result[previous].text)
+        reason
+        || Self.isBareDestroy(part.text) && !result[previous].isQuestion
+          && !Self.opensWithLookup(result[previous].text)
+          && !Self.isBareDestroy(result[previous].text)
       // A part after "and also", 然后 is a request of its own even when it says "that".
       if !part.isOtherwise,
         (skill == earlier && !distinctTimes) || ((refersBack || finishes) && !part.afterJoin)
@@ -748,6 +759,14 @@ struct RequestPlanner: Sendable {
     refersToStored(text) && !opensWithRequestVerb(text) && !opensWithLookup(text)
       && !text.hasSuffix("?") && !text.hasSuffix("？")
       && text.split(whereSeparator: \.isWhitespace).count <= 6 && text.count <= 30
+  }
+
+  /// Whether `text` only goes on with the arithmetic of `previous` ("divide by 3", 再除以3):
+  /// it opens with an operation and a number, and `previous` has numbers.
+  static func continuesArithmetic(_ text: String, after previous: String) -> Bool {
+    let lower = text.lowercased().trimmingCharacters(in: edge)
+    return previous.contains(where: \.isNumber) && lower.contains(where: \.isNumber)
+      && words("plan.arithmetic_steps").contains { lower.hasPrefix($0) }
   }
 
   /// Whether `text` is a question for a piece of information ("which one …?", 是多少来着？).
