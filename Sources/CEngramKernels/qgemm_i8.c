@@ -165,7 +165,8 @@ static Tile tile_below(const Tile *o, int tokens) {
 
 // The same codes as quantize_rows_scalar: the largest magnitude is exact in any order,
 // roundscale and cvtps2dq round to nearest even as rintf does, and the clamp to +-127 comes
-// before the narrowing.
+// before the narrowing. At one pass the conversion rounds by itself (no roundscale) and the
+// saturating narrowing (vpmovsdb) is the clamp above: 5 instructions for 16 codes, not 8.
 AVX512 static void quantize_rows_avx512(const float *x, size_t m, size_t k, size_t ldx, int8_t *q, size_t ldq,
                                         float *scales, int passes) {
   const __m512i high = _mm512_set1_epi32(127), low = _mm512_set1_epi32(-127);
@@ -180,12 +181,18 @@ AVX512 static void quantize_rows_avx512(const float *x, size_t m, size_t k, size
     for (; p < k; p++) largest = __builtin_fmaxf(largest, __builtin_fabsf(row[p]));
     float inverse = row_inverse(largest, passes, scales + i);
     const __m512 scale = _mm512_set1_ps(inverse);
-    for (p = 0; p + 16 <= k; p += 16) {
-      __m512 t = _mm512_mul_ps(_mm512_loadu_ps(row + p), scale);
-      __m512 rounded = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      __m512i c = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(rounded), high), low);
-      _mm_storeu_si128((__m128i *)(coarse + p), _mm512_cvtepi32_epi8(c));
-      if (passes == 2) {
+    p = 0;
+    if (passes == 1) {
+      for (; p + 16 <= k; p += 16) {
+        __m512i c = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(row + p), scale));
+        _mm_storeu_si128((__m128i *)(coarse + p), _mm512_cvtsepi32_epi8(_mm512_max_epi32(c, low)));
+      }
+    } else {
+      for (; p + 16 <= k; p += 16) {
+        __m512 t = _mm512_mul_ps(_mm512_loadu_ps(row + p), scale);
+        __m512 rounded = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m512i c = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(rounded), high), low);
+        _mm_storeu_si128((__m128i *)(coarse + p), _mm512_cvtepi32_epi8(c));
         __m512i f = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_sub_ps(t, rounded), fine_weight));
         f = _mm512_max_epi32(_mm512_min_epi32(f, high), low);
         _mm_storeu_si128((__m128i *)(fine + p), _mm512_cvtepi32_epi8(f));
