@@ -246,31 +246,41 @@ UNROLL_FULL
     for (int r = 0; r < rows; r++)
 UNROLL_FULL
       for (int b = 0; b < nb; b++) _mm512_store_si512(&dump[r][b], acc[r][b]);
+    // Three loops, each unrolled over the tile's tokens, rather than one testing per token
+    // whether it writes raw sums, running sums or C (the same operations in the same order).
     int last = g + 1 == o->groups;
+UNROLL_FULL
     for (int b = 0; b < nb; b++) {
       __m512i sums = _mm512_loadu_si512(o->sums + g * o->stride + b * BLOCK);
       __m512i correction = _mm512_slli_epi32(sums, 7);
       if (passes == 2) correction = _mm512_add_epi32(_mm512_slli_epi32(sums, 15), correction);
+      __m512i sum[6];
+UNROLL_FULL
+      for (int t = 0; t < tokens; t++)
+        sum[t] = _mm512_sub_epi32(
+            passes == 2 ? _mm512_add_epi32(_mm512_slli_epi32(dump[2 * t][b], 8), dump[2 * t + 1][b]) : dump[t][b],
+            correction);
+      if (o->raw != NULL) {
+        for (int t = 0; t < tokens; t++)
+          _mm512_storeu_si512(o->raw + g * o->raw_group + t * o->raw_token + b * BLOCK, sum[t]);
+        continue;
+      }
       __m512 scale = _mm512_loadu_ps(o->scales + g * o->stride + b * BLOCK);
+      float *running = o->acc + b * BLOCK;
+      if (!last) {
+UNROLL_FULL
+        for (int t = 0; t < tokens; t++)
+          _mm512_storeu_ps(running + t * 64, _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[t]), scale,
+                                                             g == 0 ? zero : _mm512_loadu_ps(running + t * 64)));
+        continue;
+      }
       int left = o->count - b * BLOCK;
       __mmask16 mask = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
-      __m512 add = o->bias != NULL && last ? _mm512_maskz_loadu_ps(mask, o->bias + b * BLOCK) : zero;
+      __m512 add = o->bias != NULL ? _mm512_maskz_loadu_ps(mask, o->bias + b * BLOCK) : zero;
+UNROLL_FULL
       for (int t = 0; t < tokens; t++) {
-        __m512i sum = passes == 2 ? _mm512_add_epi32(_mm512_slli_epi32(dump[2 * t][b], 8), dump[2 * t + 1][b])
-                                  : dump[t][b];
-        sum = _mm512_sub_epi32(sum, correction);
-        if (o->raw != NULL) {
-          _mm512_storeu_si512(o->raw + g * o->raw_group + t * o->raw_token + b * BLOCK, sum);
-          continue;
-        }
-        float *running = o->acc + t * 64 + b * BLOCK;
-        __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), scale, g == 0 ? zero : _mm512_loadu_ps(running));
-        if (!last) {
-          _mm512_storeu_ps(running, v);
-          continue;
-        }
-        _mm512_mask_storeu_ps(o->c[t] + b * BLOCK, mask,
-                              _mm512_fmadd_ps(v, _mm512_set1_ps(o->row_scales[t]), add));
+        __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[t]), scale, g == 0 ? zero : _mm512_loadu_ps(running + t * 64));
+        _mm512_mask_storeu_ps(o->c[t] + b * BLOCK, mask, _mm512_fmadd_ps(v, _mm512_set1_ps(o->row_scales[t]), add));
       }
     }
   }
