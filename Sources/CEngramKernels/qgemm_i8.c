@@ -288,15 +288,21 @@ UNROLL_FULL
   }
 }
 
+// CALL(NB, R, P) with the tile's blocks of 16 columns, nb, as a constant (1 to 4), in a switch.
+#define VNNI_SWITCH_NB(CALL, R, P) \
+  switch (nb) {                    \
+  case 1: CALL(1, R, P)            \
+  case 2: CALL(2, R, P)            \
+  case 3: CALL(3, R, P)            \
+  default: CALL(4, R, P)           \
+  }
+
 VNNI512 static void tile_vnni_any(const int8_t *a, size_t lda, const int8_t *w, size_t kp, const Tile *o,
                                   int rows, int nb, int passes) {
-#define VNNI_NB(R, P)                                      \
-  switch (nb) {                                            \
-  case 1: tile_vnni(a, lda, w, kp, o, R, 1, P); return;    \
-  case 2: tile_vnni(a, lda, w, kp, o, R, 2, P); return;    \
-  case 3: tile_vnni(a, lda, w, kp, o, R, 3, P); return;    \
-  default: tile_vnni(a, lda, w, kp, o, R, 4, P); return;   \
-  }
+#define VNNI_TILE(NB, R, P)              \
+  tile_vnni(a, lda, w, kp, o, R, NB, P); \
+  return;
+#define VNNI_NB(R, P) VNNI_SWITCH_NB(VNNI_TILE, R, P)
   if (passes == 2) {
     switch (rows) {
     case 2: VNNI_NB(2, 2)
@@ -313,6 +319,7 @@ VNNI512 static void tile_vnni_any(const int8_t *a, size_t lda, const int8_t *w, 
   default: VNNI_NB(6, 1)
   }
 #undef VNNI_NB
+#undef VNNI_TILE
 }
 
 // The full row blocks of one column block (`rows` code rows each), from `row` on, in one call:
@@ -326,30 +333,19 @@ VNNI512 static size_t tiles_vnni(const int8_t *a, size_t lda, const int8_t *w, s
   float *targets[ROWS];
   o->c = targets;
   size_t row = 0;
-#define VNNI_ROWS(NB, P)                                                               \
+#define VNNI_ROWS(NB, R, P)                                                          \
   for (; row + per_tile <= m; row += per_tile) {                                     \
     for (size_t t = 0; t < per_tile; t++)                                            \
       targets[t] = c + (map != NULL ? (size_t)map[row + t] : row + t) * ldc + col;   \
     o->row_scales = row_scales + row;                                                \
-    tile_vnni(a + (size_t)passes * row * lda, lda, w, kp, o, ROWS, NB, P);           \
+    tile_vnni(a + (size_t)passes * row * lda, lda, w, kp, o, R, NB, P);              \
   }                                                                                  \
   return row;
-  if (passes == 2) {
-    switch (nb) {
-    case 1: VNNI_ROWS(1, 2)
-    case 2: VNNI_ROWS(2, 2)
-    case 3: VNNI_ROWS(3, 2)
-    default: VNNI_ROWS(4, 2)
-    }
-  }
-  switch (nb) {
-  case 1: VNNI_ROWS(1, 1)
-  case 2: VNNI_ROWS(2, 1)
-  case 3: VNNI_ROWS(3, 1)
-  default: VNNI_ROWS(4, 1)
-  }
+  if (passes == 2) VNNI_SWITCH_NB(VNNI_ROWS, ROWS, 2)
+  VNNI_SWITCH_NB(VNNI_ROWS, ROWS, 1)
 #undef VNNI_ROWS
 }
+#undef VNNI_SWITCH_NB
 
 // AVX2: vpmaddubsw takes unsigned x signed bytes into saturating i16 pairs. With |a| as the
 // unsigned side and the weights given a's sign (vpsignb), each pair is at most
