@@ -147,7 +147,7 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
   /// Texts longer than `maxSequenceLength` tokens are truncated, as sentence-transformers does.
   /// - Complexity: linear in the total number of tokens, plus the square of each text's length.
   public func embedSynchronously(_ texts: [String]) -> [[Float]] {
-    run(texts.map(tokenizer.encode))
+    run(BertModel.map(texts, threads: options.threads) { [tokenizer] in tokenizer.encode($0) })
   }
 
   /// Embeds already tokenized sequences (each with its own `[CLS]` … `[SEP]`).

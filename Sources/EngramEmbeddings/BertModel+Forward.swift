@@ -215,6 +215,23 @@ extension BertModel {
     }
   }
 
+  /// `items.map(transform)`, with the items cut into `threads` contiguous parts that run side
+  /// by side (on `parallel`) when there are at least `minimumItems`: the embedders tokenize an
+  /// ingest batch this way, which on one thread left the other cores idle before every pass.
+  static func map<Item: Sendable, Result: Sendable>(
+    _ items: [Item], threads: Int, minimumItems: Int = 32, _ transform: @Sendable (Item) -> Result
+  ) -> [Result] {
+    let parts = items.count >= minimumItems ? min(threads, items.count) : 1
+    guard parts > 1 else { return items.map(transform) }
+    let results = Mutex([[Result]](repeating: [], count: parts))
+    parallel(parts) { part in
+      let slice = items[(items.count * part / parts)..<(items.count * (part + 1) / parts)]
+      let mapped = slice.map(transform)
+      results.withLock { $0[part] = mapped }
+    }
+    return results.withLock { $0.flatMap { $0 } }
+  }
+
   /// How many parts a product of `work` multiply-adds is split into.
   private static func parts(work: Int, threads: Int) -> Int {
     threads > 1 && work >= minimumParallelWork ? threads : 1

@@ -130,8 +130,8 @@ public final class E5Embedder: Embedder, @unchecked Sendable {
     let window = maxSequenceLength - 2
     var sequences: [[Int32]] = []
     var owners: [(text: Int, weight: Float)] = []
-    for (index, text) in texts.enumerated() {
-      let pieces = pieceIDs(text, as: role)
+    let pieceLists = BertModel.map(texts, threads: options.threads) { [self] in pieceIDs($0, as: role) }
+    for (index, pieces) in pieceLists.enumerated() {
       var start = 0
       repeat {
         let end = min(pieces.count, start + window)

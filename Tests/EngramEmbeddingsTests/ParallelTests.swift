@@ -66,4 +66,22 @@ import Testing
     let sums = groups.map { counts[$0].reduce(0, +) }
     #expect(sums.max()! - sums.min()! <= 2 * counts.max()!)
   }
+
+  @Test(
+    "map keeps the order and every item at any thread count, and splits only from its minimum",
+    arguments: [1, 2, 3, 7])
+  func mapKeepsOrder(threads: Int) {
+    for count in [0, 1, 5, 31, 32, 33, 257] {
+      let items = (0..<count).map { "text \($0)" }
+      let threadsSeen = Mutex(Set<String>())
+      let mapped = BertModel.map(items, threads: threads) { item -> Int in
+        threadsSeen.withLock { _ = $0.insert(String(describing: Thread.current)) }
+        return Int(item.dropFirst(5))! * 2
+      }
+      #expect(mapped == (0..<count).map { $0 * 2 }, "\(count) items on \(threads) threads")
+      if count < 32 || threads == 1 {
+        #expect(threadsSeen.withLock { $0.count } <= 1, "\(count) items ran on one thread")
+      }
+    }
+  }
 }

@@ -434,6 +434,31 @@ static void check_qgemm(int path) {
   }
 }
 
+// Activation codes at the edges, each level against the scalar one bit for bit, at one and two
+// passes: ties (a row whose largest magnitude is 127, so t = x: 0.5, 1.5, 126.5 round to even),
+// values just under the largest, and rows holding NaN, an infinity or a huge value (the AVX-512
+// one-pass loop rounds in its conversion and clamps in a saturating narrowing).
+static void check_quantize_edges(int path) {
+  enum { K = 48, M = 4 };
+  float x[M * K];
+  for (int p = 0; p < K; p++) {
+    x[p] = p == 0 ? 127.0f : (float)(p % 2 ? p : -p) * 2.5f + (p % 4 ? 0.5f : -0.5f);
+    x[K + p] = p % 3 ? 126.99999f : -127.0f;
+    x[2 * K + p] = p == 5 ? NAN : p == 9 ? INFINITY : uniform();
+    x[3 * K + p] = p == 17 ? -3e38f : uniform();
+  }
+  for (int passes = 1; passes <= 2; passes++) {
+    int8_t codes[2 * M * 64], ref[2 * M * 64];
+    float scales[M], ref_scales[M];
+    engram_quantize_rows_path(x, M, K, K, passes, ref, 64, ref_scales, ENGRAM_LEVEL_SCALAR);
+    engram_quantize_rows_path(x, M, K, K, passes, codes, 64, scales, path);
+    CHECK(memcmp(codes, ref, sizeof codes / 2 * (size_t)passes) == 0,
+          "quantize edges level %d passes %d: codes differ from scalar", path, passes);
+    CHECK(memcmp(scales, ref_scales, sizeof scales) == 0,
+          "quantize edges level %d passes %d: scales differ from scalar", path, passes);
+  }
+}
+
 int main(int argc, char **argv) {
   int level = engram_cpu_level();
   if (argc > 1) {
@@ -455,6 +480,7 @@ int main(int argc, char **argv) {
     check_gemm(path);
     check_elementwise(path);
     check_qgemm(path);
+    check_quantize_edges(path);
   }
   // The public entry points run the dispatch level: compare them with the level's own path.
   {
