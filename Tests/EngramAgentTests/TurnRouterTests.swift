@@ -719,6 +719,14 @@ import Testing
     #expect(!RequestPlanner.continuesArithmetic("book 2 seats", after: "sum 120, 75 and 40"))
   }
 
+  /// Look-ups in two places are one step each, each the look-up its own words name.
+  @Test func eachPlaceGetsTheLookUpItsWordsName() async throws {
+    let plan = try await steps("the time in Lima and the weather in Oslo tomorrow")
+    try #require(plan.map(\.skill) == ["time.now", "weather.current"])
+    #expect(plan[0].arguments["zone"] == .string("America/Lima"))
+    #expect(plan[1].arguments["city"] == .string("Oslo"))
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -2377,6 +2377,12 @@ extension SkillWords {
     plan.arithmetic_steps	再乘
     plan.arithmetic_steps	再加
     plan.arithmetic_steps	再减
+    plan.time_asked	time
+    plan.time_asked	clock
+    plan.time_asked	what time
+    plan.time_asked	几点
+    plan.time_asked	时间
+    plan.time_asked	点钟
     plan.personal_dates	birthday
     plan.personal_dates	bday
     plan.personal_dates	b-day

@@ -217,17 +217,29 @@ struct RequestPlanner: Sendable {
           let places = placePieces(part.text, clock: clock),
           let skill = router.registeredSkill(id: step.skill, scenario: scenario)
         {
-          var each = places.map { skill.extractArguments(from: $0, clock: clock) }
+          // Each place's look-up is the one its own words name ("the weather in Bergen and the
+          // time in Quito"), else the part's.
+          let skills = places.map { piece -> any Skill in
+            let named: String? =
+              ConditionReader.containsAny(piece.lowercased(), "plan.weather_nouns")
+              ? "weather.current"
+              : ConditionReader.containsAny(piece.lowercased(), "plan.time_asked") ? "time.now" : nil
+            return named.flatMap { router.registeredSkill(id: $0, scenario: scenario) } ?? skill
+          }
+          var each = zip(places, skills).map { $1.extractArguments(from: $0, clock: clock) }
           // A day said once is the day of every place ("in Oslo and Lima tomorrow").
           if let day = each.lazy.compactMap({ $0["day"] }).first {
-            for index in each.indices where each[index]["day"] == nil { each[index]["day"] = day }
+            for index in each.indices where each[index]["day"] == nil && skills[index].id == "weather.current"
+            {
+              each[index]["day"] = day
+            }
           }
-          for (piece, arguments) in zip(places, each).dropLast() {
-            steps.append(PlanStep(skill: skill.id, arguments: arguments))
+          for index in places.indices.dropLast() {
+            steps.append(PlanStep(skill: skills[index].id, arguments: each[index]))
             sources.append(decision)
-            texts.append(piece)
+            texts.append(places[index])
           }
-          step.arguments = each[each.count - 1]
+          step = PlanStep(skill: skills[places.count - 1].id, arguments: each[each.count - 1])
         }
         // (Never for a part that destroys: what it forgets or cancels is no write's input.)
         if Self.refersToStored(part.text)
