@@ -9,7 +9,7 @@ import Foundation
 /// the worker pool that also runs every Swift task, and that pool adds a thread at most once a
 /// second, and only while fewer of its threads are runnable than there are cores. Jobs that
 /// wait (a busy database lock, a sleep) then queue behind computing tasks for as long as those
-/// run. Here a job that finds no idle thread starts one (up to ``BlockingThreadPool/maximum``),
+/// run. Here a job that finds no idle thread starts one (up to 64),
 /// and a thread idle for a while ends.
 public enum BlockingWork {
   /// The process's pool of blocking threads.
