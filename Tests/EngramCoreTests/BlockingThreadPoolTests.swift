@@ -31,7 +31,7 @@ import Testing
       return await group.reduce(0, +)
     }
     #expect(finished == waiters)
-    #expect(pool.counts.threads == waiters + 1 || pool.counts.threads == waiters)
+    #expect(pool.counts.threads <= waiters + 1)
   }
 
   /// With room for one thread, jobs run one at a time in the order they came.
@@ -53,7 +53,7 @@ import Testing
     }
     #expect(order.withLock { $0 } == Array(0..<500))
     #expect(running.withLock { $0.most } == 1)
-    #expect(pool.counts.threads == 1)
+    #expect(pool.counts.threads <= 1)
   }
 
   /// A thread with nothing to do for the idle lifetime ends; a job after that starts another.
