@@ -443,19 +443,27 @@ AVX512 static void add_layer_norm_avx512(const float *a, const float *b, float *
 // broadcasts of the rows' values against kt's rows, the softmax's exponentials, and
 // Σ e_j v_j, scaled by 1 / Σ e_j at the end. BLAS took two sgemm calls per head, each packing
 // both operands, for products of 70 x 70 x 32.
+// acc[r][u] = Σ_p a[r * lda + p] · b[p * ldb + 16u ..< 16u + 16], for `rows` rows and `nv`
+// vectors of 16: each load of b feeds `rows` independent chains of fused multiply-adds. The
+// scores (q against kt) and the weighted sum (e against v) are both this product.
+AVX512 INLINE void broadcast_tile_avx512(const float *a, size_t lda, const float *b, size_t ldb, size_t k,
+                                         const int rows, const int nv, __m512 acc[4][4]) {
+  for (int r = 0; r < rows; r++)
+    for (int u = 0; u < nv; u++) acc[r][u] = _mm512_setzero_ps();
+  for (size_t p = 0; p < k; p++) {
+    __m512 w[4];
+    for (int u = 0; u < nv; u++) w[u] = _mm512_loadu_ps(b + p * ldb + 16 * u);
+    for (int r = 0; r < rows; r++) {
+      __m512 x = _mm512_set1_ps(a[r * lda + p]);
+      for (int u = 0; u < nv; u++) acc[r][u] = _mm512_fmadd_ps(x, w[u], acc[r][u]);
+    }
+  }
+}
+
 AVX512 INLINE void attention_scores_avx512(const float *q, size_t ld, const float *kt, size_t np, size_t d,
                                            float scale, float *s, const int rows, const int nv) {
   __m512 acc[4][4];
-  for (int r = 0; r < rows; r++)
-    for (int u = 0; u < nv; u++) acc[r][u] = _mm512_setzero_ps();
-  for (size_t p = 0; p < d; p++) {
-    __m512 w[4];
-    for (int u = 0; u < nv; u++) w[u] = _mm512_loadu_ps(kt + p * np + 16 * u);
-    for (int r = 0; r < rows; r++) {
-      __m512 b = _mm512_set1_ps(q[r * ld + p]);
-      for (int u = 0; u < nv; u++) acc[r][u] = _mm512_fmadd_ps(b, w[u], acc[r][u]);
-    }
-  }
+  broadcast_tile_avx512(q, ld, kt, np, d, rows, nv, acc);
   __m512 factor = _mm512_set1_ps(scale);
   for (int r = 0; r < rows; r++)
     for (int u = 0; u < nv; u++) _mm512_storeu_ps(s + r * np + 16 * u, _mm512_mul_ps(acc[r][u], factor));
@@ -475,16 +483,7 @@ AVX512 INLINE void attention_rows_avx512(const float *q, const float *kt, const 
   float inverse[4];
   exponentials_rows_avx512(s, np, n, inverse, rows);
   __m512 acc[4][4];
-  for (int r = 0; r < rows; r++)
-    for (int h = 0; h < hv; h++) acc[r][h] = _mm512_setzero_ps();
-  for (size_t j = 0; j < n; j++) {
-    __m512 w[4];
-    for (int h = 0; h < hv; h++) w[h] = _mm512_loadu_ps(v + j * ld + 16 * h);
-    for (int r = 0; r < rows; r++) {
-      __m512 b = _mm512_set1_ps(s[r * np + j]);
-      for (int h = 0; h < hv; h++) acc[r][h] = _mm512_fmadd_ps(b, w[h], acc[r][h]);
-    }
-  }
+  broadcast_tile_avx512(s, np, v, ld, n, rows, hv, acc);
   for (int r = 0; r < rows; r++)
     for (int h = 0; h < hv; h++)
       _mm512_storeu_ps(out + r * ld + 16 * h, _mm512_mul_ps(acc[r][h], _mm512_set1_ps(inverse[r])));

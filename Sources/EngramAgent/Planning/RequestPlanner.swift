@@ -30,6 +30,12 @@ struct RequestPlanner: Sendable {
     var afterJoin = false
     /// Whether such a join stands after it: the part before "then" is a request too.
     var beforeJoin = false
+
+    /// Whether the part is a request by where it stands: after such a join (once a request
+    /// came before it), or before one.
+    func standsAsRequest(afterARequest: Bool) -> Bool {
+      (afterJoin && afterARequest) || beforeJoin
+    }
     /// The write this part repeats with a time and a purpose of its own ("ping me at 3 to
     /// stretch, at 4 to phone Al"): its skill when the part alone names none.
     var repeats: String?
@@ -94,10 +100,9 @@ struct RequestPlanner: Sendable {
             condition?.negated = earlier.negated != Self.negatesEarlier(written)
             // "if the slot is empty …, …, if something's there, …": something there is the calendar's
             // other state.
-            if earlier.kind == .calendar, !written.answersQuestion,
-              ConditionReader.saysBusy(written.text.lowercased()) != (earlier.negated)
-            {
-              condition?.negated = ConditionReader.saysBusy(written.text.lowercased())
+            let busy = ConditionReader.saysBusy(written.text.lowercased())
+            if earlier.kind == .calendar, !written.answersQuestion, busy != earlier.negated {
+              condition?.negated = busy
             }
           } else {
             condition = read(
@@ -133,7 +138,7 @@ struct RequestPlanner: Sendable {
           (guarded.map { $0.kind != .memory } ?? false) || opensWithVerb || Self.refersToStored(part.text)
         var found = try await surely(
           part.text, clock: clock, scenario: scenario, lenient: lenient,
-          takeBest: (part.afterJoin && !steps.isEmpty) || part.beforeJoin)
+          takeBest: part.standsAsRequest(afterARequest: !steps.isEmpty))
         if found == nil, lenient, parts.count == 2,
           var whole = try await surely(
             sentence.text, clock: clock, scenario: scenario, lenient: true)
@@ -345,7 +350,7 @@ struct RequestPlanner: Sendable {
       // own, unless it was cut inside a quotation ("add 'tea with Jo and Al' to my calendar").
       let namesOwnWrite =
         Self.namedWrite(in: current.text) != nil
-        && current.text.filter({ "'\"“”‘’".contains($0) }).count % 2 == 0
+        && !Self.openQuotes(in: current.text)
       if previousIsRequest, Self.continuesArithmetic(current.text, after: result[result.count - 1].text) {
         // "add up 1250, 830 and 415 and then divide by 3": one sum, said in steps.
         result[result.count - 1].text += " " + current.text
@@ -373,7 +378,7 @@ struct RequestPlanner: Sendable {
           || Self.opensWithLookup(current.text)
           || (!result.isEmpty && DateExpressionParser.leadTime(in: current.text) != nil
             && ConditionReader.containsAny(current.text.lowercased(), "guard.reminder_words")),
-        takeBest: (current.afterJoin && !result.isEmpty) || current.beforeJoin
+        takeBest: current.standsAsRequest(afterARequest: !result.isEmpty)
       ),
         isLast || !isFragment(current.text, decision: decision, clock: clock, scenario: scenario)
       {
