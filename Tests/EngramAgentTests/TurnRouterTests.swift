@@ -727,6 +727,45 @@ import Testing
     #expect(plan[1].arguments["city"] == .string("Oslo"))
   }
 
+  @Test func aNewOneAfterACancelIsWhatWasCancelledMadeAnew() async throws {
+    let plan = try await steps("给乌龟换水那条提醒去掉，再新建一个，周五早上八点交水费")
+    #expect(plan.map(\.skill) == ["reminder.cancel", "reminder.create"])
+  }
+
+  @Test func aQuestionAboutTheTemperatureIsTheWeathersLookUp() async throws {
+    let plan = try await steps("今天有什么会？杭州现在几度？")
+    #expect(plan.map(\.skill) == ["calendar.list", "weather.current"])
+  }
+
+  @Test func aBranchThatDoesNothingMakesTheNextOneTheOtherBranch() async throws {
+    for text in [
+      "if Lisbon is past 10pm already never mind, otherwise ping me to text Rui",
+      "如果伦敦那边十点过了就算了，不然提醒我给阿明发消息",
+    ] {
+      let plan = try await steps(text)
+      try #require(plan.map(\.skill) == ["reminder.create"], "\(text)")
+      #expect(plan[0].condition?.kind == .time, "\(text)")
+      #expect(plan[0].condition?.negated == true, "\(text)")
+    }
+  }
+
+  @Test func somethingElseOnIsTheCalendarBusy() async throws {
+    let plan = try await steps("if Thursday evening has something else on, drop my piano lesson")
+    try #require(plan.map(\.skill) == ["calendar.cancel"])
+    #expect(plan[0].condition?.kind == .calendar)
+    #expect(plan[0].condition?.negated == true)
+  }
+
+  @Test func aSpaceInUnpunctuatedChineseIsAPause() async throws {
+    let plan = try await steps("周日要是下冰雹就叫我把车停进车库 不下冰雹就叫我去爬山")
+    try #require(plan.map(\.skill) == ["reminder.create", "reminder.create"])
+    #expect(plan.map { $0.condition?.kind } == [.weather, .weather])
+    #expect(plan.map { $0.condition?.negated } == [false, true])
+    // Spaces that set off words of another language are no pauses.
+    #expect(RequestPlanner.pausesAsCommas("那张 pay 水电费 的账单") == "那张 pay 水电费 的账单")
+    #expect(RequestPlanner.pausesAsCommas("收衣服 去爬山") == "收衣服，去爬山")
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -1480,6 +1480,13 @@ extension SkillWords {
     plan.calendar_busy	我已经有
     plan.calendar_busy	already have
     plan.calendar_busy	already got
+    plan.calendar_busy	anything else on
+    plan.calendar_busy	something else on
+    plan.calendar_busy	something's already
+    plan.calendar_busy	something is already
+    plan.calendar_busy	something already
+    plan.calendar_busy	already something
+    plan.calendar_busy	已经有
     plan.time_words	am
     plan.time_words	pm
     plan.time_words	o'clock
@@ -1654,6 +1661,8 @@ extension SkillWords {
     guard.recall_heads	你知道
     guard.recall_heads	还记得
     guard.recall_heads	recall
+    guard.recall_heads	do you still have
+    guard.recall_heads	do you still know
     guard.recall_questions	do you remember
     guard.recall_questions	do you recall
     guard.recall_questions	you remember
@@ -1859,6 +1868,11 @@ extension SkillWords {
     plan.weather_nouns	forecast
     plan.weather_nouns	天气
     plan.weather_nouns	天儿
+    plan.weather_nouns	temperature
+    plan.weather_nouns	温度
+    plan.weather_nouns	气温
+    plan.weather_nouns	多少度
+    plan.weather_nouns	几度
     plan.weather_good	nice
     plan.weather_good	good
     plan.weather_good	fine
@@ -2360,6 +2374,9 @@ extension SkillWords {
     plan.info_questions	多少
     plan.info_questions	几号
     plan.info_questions	几点
+    plan.info_questions	whats
+    plan.info_questions	hows
+    plan.info_questions	what's
     plan.arithmetic_steps	divide
     plan.arithmetic_steps	multiply
     plan.arithmetic_steps	times
@@ -2470,6 +2487,11 @@ extension SkillWords {
     plan.stored_before	你应该有
     plan.stored_before	got it saved
     plan.stored_before	have it saved
+    plan.stored_before	让你记过
+    plan.stored_before	让你存过
+    plan.stored_before	上次存的
+    plan.stored_before	之前存的
+    plan.stored_before	you still have
     plan.kind.reminder.create	a reminder
     plan.kind.reminder.create	reminder for
     plan.kind.reminder.create	reminder to
@@ -2584,5 +2606,17 @@ extension SkillWords {
     plan.lookup_heads	tell me
     plan.lookup_heads	告诉我
     plan.lookup_heads	先告诉我
+    plan.new_one	a new one
+    plan.new_one	new one
+    plan.new_one	another one
+    plan.new_one	a fresh one
+    plan.new_one	新建一个
+    plan.new_one	新建
+    plan.new_one	一个新的
+    plan.new_one	重新建一个
+    plan.new_one	再建一个
+    plan.new_one	再设一个
+    plan.new_one	新设一个
+    plan.new_one	重新设一个
     """#
 }

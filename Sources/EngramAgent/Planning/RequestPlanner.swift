@@ -51,7 +51,7 @@ struct RequestPlanner: Sendable {
 
   /// The plan of `text` when it holds several steps or a condition; nil for a single request.
   func plan(_ text: String, clock: AgentClock, scenario: SkillScenario) async throws -> TurnRoute? {
-    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    let trimmed = Self.pausesAsCommas(text.trimmingCharacters(in: .whitespacesAndNewlines))
     let sentences = Self.withPointersJoined(
       Self.sentences(trimmed).flatMap(Self.lookupAndAnswer).flatMap(Self.branches))
     var steps: [PlanStep] = []
@@ -183,6 +183,25 @@ struct RequestPlanner: Sendable {
           let read = reading(part.text, as: lookup, clock: clock, scenario: scenario)
         {
           // A yes-or-no question the next sentence answers looks up what it is about.
+          found = read
+        }
+        // "…, and is it humid in Xi'an?": a question about the weather is its look-up, where
+        // the model found nothing that changes something.
+        if guarded == nil, part.isQuestion || Self.asksForInformation(part.text),
+          found.map({ $0.skillID != "weather.current" && !changesSomething($0.skillID, scenario: scenario) })
+            ?? true,
+          Self.asksWeather(part.text), ConditionReader.kind(of: part.text) != .calendar,
+          !Self.refersToStored(part.text),
+          let read = reading(part.text, as: "weather.current", clock: clock, scenario: scenario)
+        {
+          found = read
+        }
+        // "…, then set up a fresh one at 5" after a cancel: what was cancelled, made anew.
+        if let previous = steps.last, let create = Self.createdAnew[previous.skill],
+          found?.skillID != create, ConditionReader.containsAny(part.text.lowercased(), "plan.new_one"),
+          [nil, create].contains(Self.namedWrite(in: part.text)),
+          let read = reading(part.text, as: create, clock: clock, scenario: scenario)
+        {
           found = read
         }
         if found == nil, let repeated = part.repeats {
@@ -335,6 +354,8 @@ struct RequestPlanner: Sendable {
       if let waiting = pending {
         current.text = waiting.text + "，" + current.text
         current.isOtherwise = waiting.isOtherwise
+        // The piece now opens where the waiting one did: after a join, if it stood after one.
+        current.afterJoin = current.afterJoin || waiting.afterJoin
         pending = nil
       }
       let isLast = index == parts.count - 1
@@ -372,6 +393,12 @@ struct RequestPlanner: Sendable {
       {
         // "…四点和房东见面，加到日程里": a piece that only says where the request before it goes.
         result[result.count - 1].text += "，" + current.text
+      } else if current.isGuarded, Self.isNoop(current.text) {
+        // "…, never mind, otherwise …": the branch that does nothing stands alone.
+        result.append(current)
+      } else if !isLast, Self.onlySaysNewOne(current.text) {
+        // "…, and a fresh one: …": what it is comes in the next piece.
+        pending = current
       } else if let decision = try await surely(
         current.text, clock: clock, scenario: scenario,
         lenient: ((!result.isEmpty || nextIsRequest) && Self.opensWithRequestVerb(current.text))
@@ -703,6 +730,56 @@ struct RequestPlanner: Sendable {
     let addressed = !tokens.isDisjoint(with: ["you", "you've", "your", "u"]) || lower.contains("你")
     return addressed && ConditionReader.containsAny(lower, "plan.stored_places")
   }
+
+  /// Whether `text` only asks for "a new one" (再建一个), saying nothing of what or when.
+  static func onlySaysNewOne(_ text: String) -> Bool {
+    let lower = text.lowercased()
+    guard ConditionReader.containsAny(lower, "plan.new_one") else { return false }
+    let rest = ConditionReader.removing(
+      ["plan.new_one", "plan.sequence_joins", "plan.request_joins"], from: lower
+    )
+    .trimmingCharacters(in: edge)
+    return !isSubstantial(rest) && DateExpressionParser(clock: .system()).parse(rest) == nil
+  }
+
+  /// `text` with each space between two Chinese characters read as the pause it is, a comma
+  /// (Chinese typed or dictated without punctuation: 没空的话 改到周五). Not in text with Latin
+  /// words, where spaces set off the words of the other language (水电费 的账单).
+  static func pausesAsCommas(_ text: String) -> String {
+    guard !text.unicodeScalars.contains(where: { $0.isASCII && CharacterSet.letters.contains($0) }) else {
+      return text
+    }
+    func isHan(_ character: Character?) -> Bool {
+      character?.unicodeScalars.first.map { (0x4E00...0x9FFF).contains($0.value) } ?? false
+    }
+    var result = ""
+    var pending = ""
+    for character in text {
+      if character == " " {
+        pending.append(character)
+        continue
+      }
+      if !pending.isEmpty {
+        result += isHan(result.last) && isHan(character) ? "，" : pending
+        pending = ""
+      }
+      result.append(character)
+    }
+    return result + pending
+  }
+
+  /// Whether `text` is about the weather: it names it or a kind of it (rain, heat, 气温).
+  static func asksWeather(_ text: String) -> Bool {
+    let lower = text.lowercased()
+    return ConditionReader.containsAny(lower, "plan.weather_nouns")
+      || ConditionReader.weatherAbout(lower) != nil
+  }
+
+  /// The write that makes anew what a step removed: "a new one" after it is that write.
+  static let createdAnew: [String: String] = [
+    "reminder.cancel": "reminder.create", "calendar.cancel": "calendar.create",
+    "memory.forget": "memory.remember",
+  ]
 
   /// The steps that may take what a recall finds: a note, an event, a reminder made with it,
   /// a sum over it, the time where it is, an event or reminder moved to a stored date.
@@ -1342,6 +1419,22 @@ struct RequestPlanner: Sendable {
     if let best {
       let condition = String(text[..<best.lowerBound]).trimmingCharacters(in: edge)
       let action = String(text[best.upperBound...]).trimmingCharacters(in: edge)
+      // "if Quito's past 9pm don't bother, otherwise …": the branch that does nothing ends the
+      // condition; the action after the comma is its other branch.
+      let lower = condition.lowercased()
+      if let noop = words("plan.noop").compactMap({ word -> Range<String.Index>? in
+        guard let range = lower.range(of: word), range.upperBound == lower.endIndex,
+          range.lowerBound != lower.startIndex
+        else { return nil }
+        return range
+      }).min(by: { $0.lowerBound < $1.lowerBound }) {
+        let offset = lower.distance(from: lower.startIndex, to: noop.lowerBound)
+        let split = condition.index(condition.startIndex, offsetBy: offset)
+        return (
+          String(condition[..<split]).trimmingCharacters(in: edge),
+          String(condition[split...]) + ", " + action
+        )
+      }
       return (condition, stripLeading(action, words("plan.action_openers")))
     }
     // No comma: the action starts at its first action word ("if it rains remind me ...").
