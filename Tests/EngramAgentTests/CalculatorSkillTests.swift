@@ -30,6 +30,9 @@ import Testing
     ("a 15% tip on 40", 6), ("shoes cost 80 and they're 25% off, how much do I save", 20),
     ("一千减二百再减三百", 500), ("2加3再乘以4", 20), ("十块五乘以二", 21), ("九块九加一块一", 11),
     ("I had 500 and spent 120, how much is left", 380), ("工资八千，花了三千，还剩多少", 5000),
+    // A sum said first, then one operation on it.
+    ("add up 64, 18 and 230, then divide it by 4", 78), ("total 10, 20 and 30 and then multiply by 2", 120),
+    ("add 5 and 7 then subtract 2", 10), ("把15、25和60加起来，然后除以4", 25),
   ])
   func phrasedArithmetic(_ text: String, _ expected: Double) throws {
     let answer = try #require(CalculatorSkill.answer(for: text))

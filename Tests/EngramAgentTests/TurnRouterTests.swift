@@ -766,6 +766,13 @@ import Testing
     #expect(RequestPlanner.pausesAsCommas("收衣服 去爬山") == "收衣服，去爬山")
   }
 
+  @Test func aListedSumTakenOnByOneOperationIsOneCalculation() async throws {
+    let plan = try await steps("add up 64, 18 and 230, then divide it by 4")
+    try #require(plan.map(\.skill) == ["calculator"])
+    let expression = try #require(plan[0].arguments["expression"]?.stringValue)
+    #expect(try ArithmeticExpression.evaluate(expression) == 78)
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -50,6 +50,7 @@ public struct CalculatorSkill: Skill {
   /// gives "17% of 2350"); the stripped text when no part of it evaluates, so execution can
   /// report what it could not read.
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
+    if let chained = Self.chainedExpression(text) { return ["expression": .string(chained)] }
     let found = ArithmeticExpression.extract(from: text)
     let numberCount = ArithmeticExpression.numbers(in: text).count
     if let found, ArithmeticExpression.numbers(in: found).count == numberCount {
@@ -96,6 +97,36 @@ public struct CalculatorSkill: Skill {
       return written.joined(separator: " - ")
     }
     return nil
+  }
+
+  /// A sum or product said first and then taken on by one operation with one number ("add up
+  /// 12, 30 and 4, then divide it by 2", 三个数加起来再除以3): "(12 + 30 + 4) / 2"; nil otherwise.
+  static func chainedExpression(_ text: String) -> String? {
+    let lower = text.lowercased()
+    let operations: [(cues: String, symbol: String)] = [
+      ("calculator.then_divide", "/"), ("calculator.then_multiply", "*"), ("calculator.then_add", "+"),
+      ("calculator.then_subtract", "-"),
+    ]
+    var best: (range: Range<String.Index>, symbol: String)?
+    for (cues, symbol) in operations {
+      for cue in SkillWords.list(cues) {
+        guard let range = lower.range(of: cue, options: .backwards) else { continue }
+        if cue.first?.isASCII == true, range.lowerBound > lower.startIndex,
+          lower[lower.index(before: range.lowerBound)].isLetter
+        {
+          continue
+        }
+        if best.map({ range.lowerBound > $0.range.lowerBound }) ?? true { best = (range, symbol) }
+      }
+    }
+    guard let (range, symbol) = best else { return nil }
+    let head = String(lower[..<range.lowerBound])
+    let tail = ArithmeticExpression.numbers(in: String(lower[range.upperBound...]))
+    guard tail.count == 1, ArithmeticExpression.numbers(in: head).count >= 2,
+      let first = Self().extractArguments(from: head, clock: .system())["expression"]?.stringValue,
+      (try? ArithmeticExpression.evaluate(first)) != nil
+    else { return nil }
+    return "(\(first)) \(symbol) \(tail[0].text)"
   }
 
   /// The numeric answer to a request such as "what's 12 times 7" or "一千二加三百四", without

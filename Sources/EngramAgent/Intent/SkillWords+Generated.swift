@@ -336,6 +336,10 @@ extension SkillWords {
     calculator.add_cues	一共
     calculator.add_cues	总共
     calculator.add_cues	合计
+    calculator.add_cues	total
+    calculator.add_cues	sum
+    calculator.add_cues	tally
+    calculator.add_cues	add up
     calculator.remainder_cues	left
     calculator.remainder_cues	remain
     calculator.remainder_cues	remains
@@ -2618,5 +2622,31 @@ extension SkillWords {
     plan.new_one	再设一个
     plan.new_one	新设一个
     plan.new_one	重新设一个
+    calculator.then_divide	then divide by
+    calculator.then_divide	and divide by
+    calculator.then_divide	then divide it by
+    calculator.then_divide	then split it
+    calculator.then_divide	再除以
+    calculator.then_divide	然后除以
+    calculator.then_divide	，除以
+    calculator.then_multiply	then multiply by
+    calculator.then_multiply	then multiply it by
+    calculator.then_multiply	and multiply by
+    calculator.then_multiply	then times
+    calculator.then_multiply	再乘以
+    calculator.then_multiply	然后乘以
+    calculator.then_multiply	，乘以
+    calculator.then_add	then add
+    calculator.then_add	and then add
+    calculator.then_add	再加上
+    calculator.then_add	然后加上
+    calculator.then_add	再加
+    calculator.then_subtract	then subtract
+    calculator.then_subtract	then take away
+    calculator.then_subtract	and subtract
+    calculator.then_subtract	再减去
+    calculator.then_subtract	然后减去
+    calculator.then_subtract	再减掉
+    calculator.then_subtract	再减
     """#
 }

@@ -185,6 +185,18 @@ struct RequestPlanner: Sendable {
           // A yes-or-no question the next sentence answers looks up what it is about.
           found = read
         }
+        // "total 40 + 12 + 7.5 for the taxi", "then halve it": arithmetic the model took for a
+        // write it does not name, or did not read at all.
+        if guarded == nil, found.map({ InverseGuard.writes.contains($0.skillID ?? "") }) ?? true,
+          Self.namedWrite(in: part.text) == nil,
+          Self.isArithmetic(
+            part.text,
+            afterResult: steps.last.map { ["memory.recall", "calculator"].contains($0.skill) } ?? false,
+            clock: clock),
+          let read = reading(part.text, as: "calculator", clock: clock, scenario: scenario)
+        {
+          found = read
+        }
         // "…, and is it humid in Xi'an?": a question about the weather is its look-up, where
         // the model found nothing that changes something.
         if guarded == nil, part.isQuestion || Self.asksForInformation(part.text),
@@ -768,6 +780,24 @@ struct RequestPlanner: Sendable {
     return result + pending
   }
 
+  /// Whether `text` asks for arithmetic and names no day or time: an expression or a sum said
+  /// as a task ("add up 12, 30 and 4"); after a recall or a sum (`afterResult`), an operation
+  /// with one number of its own ("then split it 3 ways", 再乘以12).
+  static func isArithmetic(_ text: String, afterResult: Bool, clock: AgentClock) -> Bool {
+    let numbers = ArithmeticExpression.numbers(in: text)
+    guard !numbers.isEmpty, DateExpressionParser(clock: clock).parse(text) == nil else { return false }
+    if numbers.count >= 2,
+      CalculatorSkill.isArithmetic(text) || CalculatorSkill.phrasedExpression(text) != nil
+    {
+      return true
+    }
+    guard afterResult else { return false }
+    let lower = text.lowercased()
+    return ConditionReader.containsAny(lower, "plan.arithmetic_steps")
+      || ConditionReader.containsAny(lower, "calculator.divide_cues")
+      || ConditionReader.containsAny(lower, "calculator.multiply_cues")
+  }
+
   /// Whether `text` is about the weather: it names it or a kind of it (rain, heat, 气温).
   static func asksWeather(_ text: String) -> Bool {
     let lower = text.lowercased()
@@ -1277,6 +1307,13 @@ struct RequestPlanner: Sendable {
       if latin, join.first?.isLetter == true, before.last?.isLetter == true { continue }
       if latin, join.last?.isLetter == true, after.first?.isLetter == true { continue }
       if join == ",", before.last?.isNumber == true, after.first?.isNumber == true { continue }
+      // "add up 1250, 830 and 415": a join between two numbers lists them.
+      if [",", "，", "and", "、"].contains(join.trimmingCharacters(in: .whitespaces)),
+        before.trimmingCharacters(in: .whitespaces).last?.isNumber == true,
+        after.trimmingCharacters(in: .whitespaces).first?.isNumber == true
+      {
+        continue
+      }
       pieces.append(String(text[start..<range.lowerBound]))
       start = keep ? range.lowerBound : range.upperBound
     }
