@@ -184,6 +184,21 @@ import Testing
     #expect(en == .text("It's 2025-06-11 10:00 (Wed), Asia/Shanghai."))
   }
 
+  @Test func calculatorConvertsUnits() async throws {
+    let memory = try TestMemory()
+    for (text, reply) in [
+      ("please convert 100 celsius to fahrenheit", "100 °C = 212 °F"),
+      ("how many kilometers is 26.2 miles", "26.2 mi = 42.16 km"),
+      ("把3斤换算成公斤", "3 斤 = 1.5 kg"),
+    ] {
+      let decision = try await route(text)
+      #expect(decision.skillID == "calculator", "\(text)")
+      let output = try await SkillExecutor.run(
+        CalculatorSkill(), arguments: decision.arguments, context: context(text, memory: memory))
+      #expect(output == .text(reply), "\(text)")
+    }
+  }
+
   @Test func calculatorRoutesAndComputes() async throws {
     let decision = try await route("what is (3 + 4) * 2?")
     #expect(decision.skillID == "calculator")

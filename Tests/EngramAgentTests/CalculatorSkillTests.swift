@@ -64,6 +64,27 @@ import Testing
     #expect(decision?.skillID == "calculator", "\(text) -> \(decision?.skillID ?? "none")")
   }
 
+  /// A number and two units of one dimension: the unit right after the number is what it is in.
+  @Test(arguments: [
+    ("0 celsius in kelvin", 273.15), ("how many cm is 5 feet", 152.4), ("2 gallons to liters", 7.570823568),
+    ("5公斤是多少磅", 11.023113109), ("-40°F in °C", -40), ("12 inches in centimeters", 30.48),
+    ("one mile is how many meters", 1609.344),
+  ])
+  func convertsUnits(_ text: String, _ expected: Double) throws {
+    let answer = try #require(CalculatorSkill.answer(for: text), "\(text)")
+    #expect(abs(answer - expected) < 1e-6, "\(text) = \(answer)")
+  }
+
+  /// One unit, two numbers, or units that measure different things are no conversion.
+  @Test(arguments: [
+    "run 5 km tomorrow", "the box weighs 5 kg and 11 pounds", "5 km in 30 minutes",
+    "3 cups of flour and 2 liters",
+    "我跑了5公里", "3 kg in feet",
+  ])
+  func notAConversion(_ text: String) {
+    #expect(UnitConversion.parse(text) == nil, "\(text)")
+  }
+
   /// Cue words count only as whole words.
   @Test func cuesAreWholeWords() {
     #expect(CalculatorSkill.phrasedExpression("my address is 12 and 40 always") == nil)

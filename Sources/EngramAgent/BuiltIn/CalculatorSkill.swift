@@ -8,8 +8,8 @@ public struct CalculatorSkill: Skill {
   public var id: String { "calculator" }
   public var displayName: String { "Calculator" }
   public var description: String {
-    "Evaluates arithmetic (+ - * / parentheses, decimals, %, powers, roots, percentages off, 打N折); "
-      + "returns the result."
+    "Evaluates arithmetic (+ - * / parentheses, decimals, %, powers, roots, percentages off, 打N折) "
+      + "and converts units (temperature, length, mass, volume); returns the result."
   }
   public var inputSchema: SkillInputSchema {
     SkillInputSchema([
@@ -35,6 +35,8 @@ public struct CalculatorSkill: Skill {
   /// The whole request, without polite fillers, is an arithmetic expression with a number
   /// and an operator ("(3+4)*2", "what is 17% of 2350?"); "it's 20% off today" is not.
   static func isArithmetic(_ text: String) -> Bool {
+    // "turn 30 celsius into fahrenheit": a number and the two units it goes between.
+    if UnitConversion.parse(text) != nil { return true }
     let expression = TextCues.strip(text, removing: nil, fillers: Self.fillers, edge: Self.edge)
     guard let tokens = try? ArithmeticExpression.tokenize(expression) else { return false }
     let numbers = tokens.filter { token, _ in
@@ -50,6 +52,10 @@ public struct CalculatorSkill: Skill {
   /// gives "17% of 2350"); the stripped text when no part of it evaluates, so execution can
   /// report what it could not read.
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
+    if let conversion = UnitConversion.parse(text) {
+      let value = ArithmeticExpression.format(conversion.value)
+      return ["expression": .string("\(value) \(conversion.from.names[0]) in \(conversion.to.names[0])")]
+    }
     if let chained = Self.chainedExpression(text) { return ["expression": .string(chained)] }
     let found = ArithmeticExpression.extract(from: text)
     let numberCount = ArithmeticExpression.numbers(in: text).count
@@ -143,6 +149,7 @@ public struct CalculatorSkill: Skill {
     guard let expression = arguments["expression"]?.stringValue else {
       throw .missingArgument(name: "expression")
     }
+    if let conversion = UnitConversion.parse(expression) { return conversion.result }
     do {
       return try ArithmeticExpression.evaluate(expression)
     } catch .divisionByZero {
@@ -155,6 +162,13 @@ public struct CalculatorSkill: Skill {
   public func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput {
     let value = try evaluate(arguments)
     let expression = arguments["expression"]?.stringValue ?? ""
+    if let conversion = UnitConversion.parse(expression) {
+      // Two decimals are what a converted quantity is read to ("22.22 °C").
+      let rounded = (value * 100).rounded() / 100
+      return .text(
+        "\(ArithmeticExpression.format(conversion.value)) \(conversion.from.symbol) = "
+          + "\(ArithmeticExpression.format(rounded)) \(conversion.to.symbol)")
+    }
     return .text("\(expression) = \(ArithmeticExpression.format(value))")
   }
 }

@@ -786,8 +786,9 @@ struct RequestPlanner: Sendable {
   static func isArithmetic(_ text: String, afterResult: Bool, clock: AgentClock) -> Bool {
     let numbers = ArithmeticExpression.numbers(in: text)
     guard !numbers.isEmpty, DateExpressionParser(clock: clock).parse(text) == nil else { return false }
-    if numbers.count >= 2,
-      CalculatorSkill.isArithmetic(text) || CalculatorSkill.phrasedExpression(text) != nil
+    // An expression, a conversion ("5 feet in cm"), or a sum said as a task.
+    if CalculatorSkill.isArithmetic(text)
+      || (numbers.count >= 2 && CalculatorSkill.phrasedExpression(text) != nil)
     {
       return true
     }
