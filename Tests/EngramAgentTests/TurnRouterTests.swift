@@ -773,6 +773,23 @@ import Testing
     #expect(try ArithmeticExpression.evaluate(expression) == 78)
   }
 
+  @Test func aPieceAfterAQuestionThatNamesWhereTheAnswerGoesIsThatWrite() async throws {
+    for text in [
+      "what's the locker combination I gave you? 抄到笔记里",
+      // Doubled question marks are emphasis, not an empty sentence that stops the plan.
+      "which hotel did I say we stayed at in Lyon?? 放进笔记",
+    ] {
+      let plan = try await steps(text)
+      try #require(plan.map(\.skill) == ["memory.recall", "note.create"], "\(text)")
+      #expect(plan[1].inputFrom == 0, "\(text)")
+    }
+  }
+
+  @Test func theSameRemovalSaidAgainOfItIsOneStep() async throws {
+    let plan = try await steps("cancel the 'feed the fish' reminder. delete it")
+    #expect(plan.map(\.skill) == ["reminder.cancel"])
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

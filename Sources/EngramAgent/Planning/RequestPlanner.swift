@@ -178,6 +178,12 @@ struct RequestPlanner: Sendable {
           if let title = branch.arguments["title"] { read.arguments["title"] = title }
           found = read
         }
+        if found == nil, lastQuestion?.step == steps.count - 1, let named = Self.namedWrite(in: part.text),
+          let read = reading(part.text, as: named, clock: clock, scenario: scenario)
+        {
+          // "…? 抄到备忘录": a piece after a question that only names where its answer goes.
+          found = read
+        }
         if found == nil, answeredNext, part.isQuestion,
           let lookup = Self.lookupAsked(by: part.text),
           let read = reading(part.text, as: lookup, clock: clock, scenario: scenario)
@@ -220,6 +226,15 @@ struct RequestPlanner: Sendable {
           found = reading(part.text, as: repeated, clock: clock, scenario: scenario)
         }
         guard var decision = found else { return nil }
+        // "That reminder can go now. Delete it.": the same removal said again of "it".
+        if let previous = steps.last, previous.skill == decision.skillID, guarded == nil,
+          router.registeredSkill(id: previous.skill, scenario: scenario)?.isDestructive == true,
+          decision.arguments.values.values.compactMap(\.stringValue).allSatisfy({
+            Self.refersBack($0) && !Self.isSubstantial($0)
+          })
+        {
+          continue
+        }
         // The same look-up asked twice across sentences ("what time is it? …what time?") is one
         // step; a request restated with what it lacked replaces the bare one.
         if let previous = steps.last, previous.skill == decision.skillID, previous.condition == nil,
@@ -1160,7 +1175,13 @@ struct RequestPlanner: Sendable {
   private static func append(_ text: String, to sentences: inout [Sentence]) {
     let trimmed = text.trimmingCharacters(
       in: .whitespacesAndNewlines.union(CharacterSet(charactersIn: "-–—")))
-    guard !trimmed.isEmpty else { return }
+    // Punctuation alone ("??", "!!!") is emphasis on the sentence before it, no sentence.
+    guard trimmed.contains(where: { $0.isLetter || $0.isNumber }) else {
+      if trimmed.contains(where: { $0 == "?" || $0 == "？" }), let last = sentences.indices.last {
+        sentences[last].isQuestion = true
+      }
+      return
+    }
     let isQuestion = trimmed.hasSuffix("?") || trimmed.hasSuffix("？") || TextCues.isQuestion(trimmed)
     // The question mark stays: the router and the inverse guard read it.
     let body = trimmed.trimmingCharacters(in: CharacterSet(charactersIn: ".!;。！；").union(.whitespaces))
