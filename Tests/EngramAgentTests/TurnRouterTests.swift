@@ -790,6 +790,20 @@ import Testing
     #expect(plan.map(\.skill) == ["reminder.cancel"])
   }
 
+  @Test func aBareNegationBeforeJiuIsTheOtherBranch() async throws {
+    let plan = try await steps("周六要是下雪就取消滑雪课，不下就叫我礼拜五晚上给雪板打蜡")
+    try #require(plan.map(\.skill) == ["calendar.cancel", "reminder.create"])
+    #expect(plan.map { $0.condition?.kind } == [.weather, .weather])
+    #expect(plan.map { $0.condition?.negated } == [false, true])
+    #expect(plan[1].arguments["title"] == .string("给雪板打蜡"))
+  }
+
+  @Test func aTimeAloneAfterACommaGoesOnWithTheRequest() async throws {
+    let route = try await router().route("push the sync with Ada over to Monday, 4:30", clock: clock)
+    try #require(route.plan.steps.map(\.skill) == ["calendar.update"])
+    #expect(route.plan.steps[0].arguments["to"]?.stringValue?.contains("4:30") == true)
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -660,6 +660,12 @@ struct RequestPlanner: Sendable {
   /// piece in another script is taken as one).
   static func opensRequest(_ text: String) -> Bool {
     let opening = InverseGuard.opening(of: text)
+    // "…, 10:30": a time with nothing else goes on with the request before it.
+    if opening.first?.isNumber == true, let match = DateExpressionParser(clock: .system()).parse(text) {
+      var rest = text
+      rest.removeSubrange(match.range)
+      if !isSubstantial(rest) { return false }
+    }
     guard let first = opening.first, first.isASCII, first.isLetter else { return true }
     let word = opening.prefix { $0.isLetter || $0 == "'" || $0 == "’" }.lowercased()
     return words("plan.openers").contains(word) || words("plan.action_verbs").contains(word)
@@ -1429,8 +1435,10 @@ struct RequestPlanner: Sendable {
     if let range = text.range(of: "就"), text.distance(from: text.startIndex, to: range.lowerBound) <= 8 {
       let condition = String(text[..<range.lowerBound]).trimmingCharacters(in: edge)
       let action = String(text[range.upperBound...]).trimmingCharacters(in: edge)
+      // 不下就…, 没空就…: a bare negation is the other branch of the condition before it.
+      let bareNegation = condition.count <= 3 && (condition.hasPrefix("不") || condition.hasPrefix("没"))
       if !condition.isEmpty, !action.isEmpty, !condition.contains(where: { $0.isASCII && $0.isLetter }),
-        ConditionReader.kind(of: condition) != .memory
+        ConditionReader.kind(of: condition) != .memory || bareNegation
       {
         return (condition, false, action)
       }
