@@ -103,8 +103,6 @@ public protocol EmbeddingQueries: MetaQueries, SQLSession {
   func vectorSnapshotStamp() throws -> VectorSnapshotStamp?
   /// Records the stamp of a vector snapshot just written, pruning the change log it covers.
   func recordVectorSnapshot(_ stamp: VectorSnapshotStamp) throws
-  /// The non-append embedding changes after `generation`, or nil when no longer logged.
-  func embeddingChanges(after generation: Int64) throws -> EmbeddingChanges?
 }
 
 /// Forgetting an item with every copy of its text (`Queries/Forgetting.swift`).
