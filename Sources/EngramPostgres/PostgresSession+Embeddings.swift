@@ -20,16 +20,6 @@ extension PostgresSession {
       """, [scope] + values)[0].int64(0) ?? 0
   }
 
-  /// The embedding of (`ownerKind`, `ownerID`), or nil.
-  public func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow? {
-    try records(
-      """
-      SELECT \(dialect.selectList(EmbeddingRow.self)) FROM embeddings
-      WHERE user_scope = $1 AND owner_kind = $2 AND owner_id = $3
-      """, [.text(ownerKind.rawValue), .int(ownerID)]
-    ) { try EmbeddingRow(row: $0) }.first
-  }
-
   /// Converts the float32 embeddings of `ownerIDs` to int8 codes; returns how many changed.
   public func quantizeEmbeddings(ownerKind: ItemKind, ownerIDs: [Int64]) throws -> Int {
     var converted = 0

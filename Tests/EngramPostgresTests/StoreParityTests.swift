@@ -21,6 +21,8 @@ struct StoreParityTests {
     var changes: EmbeddingChanges?
     var changesBeforeTheSnapshot: EmbeddingChanges?
     var memories: [String] = []
+    var stampReadBack = false
+    var rows: [EmbeddingRow?] = []
   }
 
   struct Failure: Error {}
@@ -100,6 +102,10 @@ struct StoreParityTests {
       answers.changes = try session.embeddingChanges(after: stamp.generation)
       answers.changesBeforeTheSnapshot = try session.embeddingChanges(after: stamp.generation - 1)
       answers.memories = try session.list(Memory.self).map(\.content).sorted()
+      answers.stampReadBack = try session.vectorSnapshotStamp() == stamp
+      answers.rows = try [(ItemKind.memory, ids.new), (.message, ids.turns[2]), (.memory, ids.old)].map {
+        try session.embedding(ownerKind: $0.0, ownerID: $0.1)
+      }
     }
     return answers
   }
@@ -124,6 +130,8 @@ struct StoreParityTests {
     #expect(sqlite.changes?.embeddingIDs.isEmpty == false)
     #expect(sqlite.changesBeforeTheSnapshot == nil)
     #expect(sqlite.memories == ["kept", "likes tea", "lives in Lima"])
+    #expect(sqlite.stampReadBack)
+    #expect(sqlite.rows.map { $0 == nil } == [false, false, true])
     #expect(sqlite == postgres)
   }
 }

@@ -78,19 +78,8 @@ extension Connection {
       .bindingAndMap([.text(user)]) { $0.string(at: 0) }
   }
 
-  /// The stamp the last snapshot writer recorded, or nil.
-  public func vectorSnapshotStamp() throws -> VectorSnapshotStamp? {
-    try meta(StoreMetaKey.vectorSnapshot(user: user)).flatMap(VectorSnapshotStamp.init(metaValue:))
-  }
-
-  /// Records that the snapshot file stamped `stamp.token` holds the state at
-  /// `stamp.generation`, and prunes the change log up to it (the snapshot holds those
-  /// changes; an older snapshot is then rebuilt instead of replayed). Call it in a write
-  /// transaction, after the file is in place.
-  public func recordVectorSnapshot(_ stamp: VectorSnapshotStamp) throws {
-    try setMeta(StoreMetaKey.vectorSnapshot(user: user), stamp.metaValue)
-    try pruneEmbeddingChanges(upTo: stamp.generation)
-  }
+  /// `vector_snapshot`, or `vector_snapshot:<user>` for a user other than the default one.
+  public var vectorSnapshotMetaKey: String { StoreMetaKey.vectorSnapshot(user: user) }
 
   /// Calls `body` for every embedding with an id above `id`, in id order, as
   /// `forEachEmbedding` does.
@@ -128,8 +117,23 @@ extension Connection {
   }
 }
 
-// The change log of the embeddings (migration 5; PostgreSQL's per user), written once.
+// The vector snapshot's stamp and the change log of the embeddings (migration 5; PostgreSQL's
+// per user), written once.
 extension EmbeddingQueries {
+  /// The stamp the last snapshot writer recorded, or nil.
+  public func vectorSnapshotStamp() throws -> VectorSnapshotStamp? {
+    try meta(vectorSnapshotMetaKey).flatMap(VectorSnapshotStamp.init(metaValue:))
+  }
+
+  /// Records that the snapshot file stamped `stamp.token` holds the state at
+  /// `stamp.generation`, and prunes the change log up to it (the snapshot holds those
+  /// changes; an older snapshot is then rebuilt instead of replayed). Call it in a write
+  /// transaction, after the file is in place.
+  public func recordVectorSnapshot(_ stamp: VectorSnapshotStamp) throws {
+    try setMeta(vectorSnapshotMetaKey, stamp.metaValue)
+    try pruneEmbeddingChanges(upTo: stamp.generation)
+  }
+
   /// The generation up to which the change log was pruned: changes after it are all logged
   /// (without a recorded floor, the dialect's ``SQLDialect/unprunedChangeLogFloor``).
   public func embeddingChangesFloor() throws -> Int64 {

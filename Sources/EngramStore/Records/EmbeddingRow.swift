@@ -239,6 +239,16 @@ extension EmbeddingQueries {
     }
   }
 
+  /// The embedding of (`ownerKind`, `ownerID`), or nil.
+  public func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow? {
+    try rows(
+      scoped: """
+        SELECT \(dialect.selectList(EmbeddingRow.self)) FROM embeddings
+        WHERE owner_kind = $2 AND owner_id = $3 AND \(dialect.user) = $1
+        """, [SQLValue(ownerKind), .integer(ownerID)]
+    ) { try EmbeddingRow(row: $0) }.first
+  }
+
   /// Deletes the embedding of (`ownerKind`, `ownerID`); returns whether it existed.
   @discardableResult
   public func deleteEmbedding(ownerKind: ItemKind, ownerID: Int64) throws -> Bool {
@@ -287,17 +297,6 @@ extension Connection {
       throw StoreError.notFound(table: row.ownerKind.sourceTable, id: row.ownerID)
     }
     return id
-  }
-
-  /// The embedding of (`ownerKind`, `ownerID`), or nil.
-  public func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow? {
-    let statement = try cachedStatement(
-      "SELECT \(EmbeddingRow.selectList) FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2 AND user_id = ?3"
-    )
-    try statement.bind(ownerKind.rawValue, at: 1)
-    try statement.bind(ownerID, at: 2)
-    try statement.bind(user, at: 3)
-    return try statement.first { try EmbeddingRow(row: $0) }
   }
 
   /// The counter bumped by every change to `embeddings`; a vector-index snapshot is valid
