@@ -30,7 +30,7 @@ import Foundation
   /// The agent, started on first use (its turns filed under the conversation `mcp`).
   private func startedAgent() async throws -> Agent {
     if let agent { return agent }
-    let registry = SkillRegistry(store: EngineSkillStateStore(engine: engine))
+    let registry = SkillRegistry(store: try await EngineSkillStateStore(engine: engine))
     try BuiltInSkills.register(in: registry)
     let agent = try await Agent(
       engine: engine, registry: registry, configuration: AgentConfiguration(sessionName: "mcp"))

@@ -199,41 +199,7 @@ public final class PostgresConnection {
   /// - Parameter begin: the statement that opens the transaction (`BEGIN` with its isolation
   ///   level and access mode); ignored for a nested call.
   public func transaction<T>(begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
-    if isInTransaction { return try savepoint(body) }
-    try execute(begin)
-    let result: T
-    do {
-      result = try body()
-    } catch {
-      rollbackQuietly()
-      throw error
-    }
-    if PQtransactionStatus(handle) == PQTRANS_INERROR {
-      rollbackQuietly()
-      throw PostgresError(
-        kind: .transactionAborted,
-        message: "a statement failed inside the transaction and its error was caught; nothing was committed")
-    }
-    do {
-      let commit = try execute("COMMIT")
-      // COMMIT of a failed transaction answers ROLLBACK instead of an error.
-      let tag = String(cString: PQcmdStatus(commit.handle))
-      guard tag == "COMMIT" else {
-        throw PostgresError(kind: .transactionAborted, message: "the server rolled the transaction back")
-      }
-    } catch {
-      rollbackQuietly()
-      throw error
-    }
-    return result
-  }
-
-  private func savepoint<T>(_ body: () throws -> T) throws -> T {
-    try inSavepoint(body)
-  }
-
-  private func rollbackQuietly() {
-    if PQtransactionStatus(handle) != PQTRANS_IDLE { _ = try? execute("ROLLBACK") }
+    try inTransaction(begin: begin, body)
   }
 
   // MARK: LISTEN / NOTIFY
@@ -343,7 +309,27 @@ public final class PostgresConnection {
 
 extension PostgresConnection: SavepointNesting {
   /// Runs the statement on this connection.
-  package func runSavepointStatement(_ sql: String) throws { try execute(sql) }
+  package func runTransactionStatement(_ sql: String) throws { try execute(sql) }
+
+  /// `COMMIT`, which PostgreSQL answers with `ROLLBACK` (not an error) for a failed
+  /// transaction.
+  package func commitTransaction() throws {
+    let commit = try execute("COMMIT")
+    let tag = String(cString: PQcmdStatus(commit.handle))
+    guard tag == "COMMIT" else {
+      throw PostgresError(kind: .transactionAborted, message: "the server rolled the transaction back")
+    }
+  }
+
+  /// Refuses a transaction in which a statement failed and its error was caught.
+  package func checkCommittable() throws {
+    guard PQtransactionStatus(handle) != PQTRANS_INERROR else {
+      throw PostgresError(
+        kind: .transactionAborted,
+        message: "a statement failed inside the transaction and its error was caught; nothing was committed")
+    }
+  }
+
   /// Always: a failed statement inside leaves the transaction open, to be rolled back to.
   package var canRollBackToSavepoint: Bool { true }
 }

@@ -20,16 +20,6 @@ extension PostgresSession {
       """, [scope] + values)[0].int64(0) ?? 0
   }
 
-  /// The embedding of (`ownerKind`, `ownerID`), or nil.
-  public func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow? {
-    try records(
-      """
-      SELECT \(dialect.selectList(EmbeddingRow.self)) FROM embeddings
-      WHERE user_scope = $1 AND owner_kind = $2 AND owner_id = $3
-      """, [.text(ownerKind.rawValue), .int(ownerID)]
-    ) { try EmbeddingRow(row: $0) }.first
-  }
-
   /// Converts the float32 embeddings of `ownerIDs` to int8 codes; returns how many changed.
   public func quantizeEmbeddings(ownerKind: ItemKind, ownerIDs: [Int64]) throws -> Int {
     var converted = 0
@@ -61,44 +51,8 @@ extension PostgresSession {
     try scalarInt("SELECT generation FROM embedding_generation WHERE user_scope = $1") ?? 0
   }
 
-  /// The generation up to which the user's change log was pruned (0: it is complete).
-  public func embeddingChangesFloor() throws -> Int64 {
-    try meta(Connection.embeddingChangesFloorKey).flatMap { Int64($0) } ?? 0
-  }
-
-  /// The changes of the user's embeddings after `generation` (appends included), or nil
-  /// when the log no longer holds them all.
-  public func embeddingChanges(after generation: Int64) throws -> EmbeddingChanges? {
-    guard try embeddingChangesFloor() <= generation else { return nil }
-    var changes = EmbeddingChanges(embeddingIDs: [], owners: [])
-    for row in try connection.execute(
-      """
-      SELECT embedding_id, owner_kind, owner_id FROM embedding_changes
-      WHERE user_scope = $1 AND generation > $2
-      """, [scope, .int(generation)]
-    ).rows {
-      changes.embeddingIDs.insert(try row.int64(0) ?? 0)
-      guard let kind = row.string(1).flatMap(ItemKind.init(rawValue:)) else {
-        throw StoreError.invalidColumnValue(
-          table: "embedding_changes", column: "owner_kind", value: row.string(1) ?? "")
-      }
-      changes.owners.insert(EmbeddingChanges.OwnerKey(kind: kind, id: try row.int64(2) ?? 0))
-    }
-    return changes
-  }
-
-  /// Prunes the user's change log up to `generation` (a reader older than it reloads).
-  public func pruneEmbeddingChanges(upTo generation: Int64) throws {
-    guard generation > (try embeddingChangesFloor()) else { return }
-    try run("DELETE FROM embedding_changes WHERE user_scope = $1 AND generation <= $2", [.int(generation)])
-    try setMeta(Connection.embeddingChangesFloorKey, String(generation))
-  }
-
   static let embeddingEntrySelect = """
-    SELECT e.id, e.owner_kind, e.owner_id,
-      coalesce(m.session_id, mm.session_id, s.session_id),
-      coalesce(m.created_at, mm.created_at, s.start_at, 0),
-      mm.kind, mm.scope_user, mm.scope_agent, mm.superseded_by IS NOT NULL, e.vector, e.dimension
+    SELECT \(EmbeddingEntry.selectColumns)
     FROM embeddings e
     LEFT JOIN messages m ON e.owner_kind = 'message' AND m.user_scope = e.user_scope AND m.id = e.owner_id
     LEFT JOIN memories mm ON e.owner_kind = 'memory' AND mm.user_scope = e.user_scope AND mm.id = e.owner_id
@@ -144,32 +98,9 @@ extension PostgresSession {
     _ sql: String, _ arguments: [PostgresValue],
     _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void
   ) throws {
-    let result = try connection.execute(sql, [scope] + arguments)
     var scratch: [Float] = []
-    for row in result.rows {
-      let kindText = row.string(1) ?? ""
-      guard let kind = ItemKind(rawValue: kindText) else {
-        throw StoreError.invalidColumnValue(table: "embeddings", column: "owner_kind", value: kindText)
-      }
-      var entry = EmbeddingEntry(
-        embeddingID: try row.int64(0) ?? 0, ownerKind: kind, ownerID: try row.int64(2) ?? 0,
-        sessionID: try row.int64(3), time: try row.int64(4) ?? 0, memoryKind: nil, scopeUser: nil,
-        scopeAgent: nil, superseded: false)
-      if kind == .memory {
-        entry.memoryKind = row.string(5).flatMap(MemoryKind.init(rawValue:))
-        entry.scopeUser = row.string(6)
-        entry.scopeAgent = row.string(7)
-        entry.superseded = try row.bool(8) ?? false
-      }
-      let dimension = Int(try row.int64(10) ?? 0)
-      let bytes = try row.bytes(9) ?? []
-      if scratch.count < dimension { scratch = [Float](repeating: 0, count: dimension) }
-      try scratch.withUnsafeMutableBufferPointer { destination in
-        let decoded =
-          dimension > 0
-          && bytes.withUnsafeBytes { EmbeddingCodec.decode($0, dimension: dimension, into: destination) }
-        try body(entry, UnsafeBufferPointer(start: destination.baseAddress, count: decoded ? dimension : 0))
-      }
+    for row in try connection.execute(sql, [scope] + arguments).rows {
+      try EmbeddingEntry.read(try row.valueRow(), scratch: &scratch, body)
     }
   }
 

@@ -29,16 +29,8 @@ extension PostgresSession: StoreSession {
   /// does not keep (`embeddingState` never reports one).
   public func renewEmbeddingEpoch() throws {}
 
-  /// The stamp a snapshot writer recorded for this user, or nil (none ever: no snapshot files).
-  public func vectorSnapshotStamp() throws -> VectorSnapshotStamp? {
-    try meta(Connection.vectorSnapshotKey).flatMap(VectorSnapshotStamp.init(metaValue:))
-  }
-
-  /// Records a stamp and prunes the user's change log up to it.
-  public func recordVectorSnapshot(_ stamp: VectorSnapshotStamp) throws {
-    try setMeta(Connection.vectorSnapshotKey, stamp.metaValue)
-    try pruneEmbeddingChanges(upTo: stamp.generation)
-  }
+  /// `vector_snapshot` in the user's own meta.
+  public var vectorSnapshotMetaKey: String { Connection.vectorSnapshotKey }
 
   /// What is wrong with the database for this user: migrations missing, or indexed rows
   /// whose keyword terms are not those of their text (repaired by `rebuildFTS`).

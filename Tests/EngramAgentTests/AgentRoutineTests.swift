@@ -75,7 +75,7 @@ import Testing
     let harness = try AgentHarness()
     let agent = try await harness.agent()
     _ = try await agent.send("When I say evening wrap up, show today's calendar and my reminders")
-    try harness.registry.setEnabled(false, id: "reminder.list")
+    try await harness.registry.setEnabled(false, id: "reminder.list")
     let state = try await agent.send("evening wrap up")
     guard case .finished(let reply) = state else {
       Issue.record("expected the routine to finish, got \(state)")

@@ -66,7 +66,7 @@ final class ScriptedModel: LanguageModel {
 
   @Test func disabledSkillsAreNotOffered() async throws {
     let registry = try registry()
-    try registry.setEnabled(false, id: "calculator")
+    try await registry.setEnabled(false, id: "calculator")
     let model = ScriptedModel([
       #"{"skill": "calculator", "arguments": {"expression": "1+1"}}"#, #"{"final": "2"}"#,
     ])
@@ -98,7 +98,7 @@ final class ScriptedModel: LanguageModel {
     let client = try OpenAIChatClient(
       configuration: .init(baseURL: server.baseURL, model: "m"), environment: [:])
     let registry = try registry()
-    try registry.setEnabled(false, id: "calculator")
+    try await registry.setEnabled(false, id: "calculator")
     let result = try await Planner(model: client, registry: registry).plan(request: "hi", context: "")
     #expect(result.action == .final("hello"))
     let json = try #require(try JSONSerialization.jsonObject(with: server.requests[0].body) as? [String: Any])

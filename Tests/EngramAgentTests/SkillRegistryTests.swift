@@ -34,11 +34,11 @@ import Testing
     }
   }
 
-  @Test func enabledStateIsPersistedThroughTheStore() throws {
+  @Test func enabledStateIsPersistedThroughTheStore() async throws {
     let store = InMemorySkillStateStore()
     let registry = SkillRegistry(store: store)
     try BuiltInSkills.register(in: registry)
-    try registry.setEnabled(false, id: "memory.forget")
+    try await registry.setEnabled(false, id: "memory.forget")
     #expect(!registry.isEnabled(id: "memory.forget"))
     #expect(store.isEnabled(skillID: "memory.forget") == false)
     #expect(!registry.skills().contains { $0.id == "memory.forget" })
@@ -51,7 +51,29 @@ import Testing
     try BuiltInSkills.register(in: reopened)
     #expect(!reopened.isEnabled(id: "memory.forget"))
     #expect(reopened.isEnabled(id: "time.now"))
-    #expect(throws: SkillRegistryError.unknownSkill("nope")) { try reopened.setEnabled(true, id: "nope") }
+    await #expect(throws: SkillRegistryError.unknownSkill("nope")) {
+      try await reopened.setEnabled(true, id: "nope")
+    }
+  }
+
+  /// The memory's flags: a registry over `EngineSkillStateStore` starts with those stored
+  /// before it was made, and a flag set through it is stored for the next one.
+  @Test func theEnginesFlagsAreReadWhenTheStoreIsMadeAndWrittenThroughIt() async throws {
+    let folder = try AgentTemporaryFolder()
+    let engine = try openEngine(folder.path("memory.sqlite"))
+    defer { engine.close() }
+    try await engine.agentRecords.setSkillEnabled(false, id: "calculator")
+    let registry = SkillRegistry(store: try await EngineSkillStateStore(engine: engine))
+    try BuiltInSkills.register(in: registry)
+    #expect(!registry.isEnabled(id: "calculator"))
+    #expect(registry.isEnabled(id: "time.now"))
+    try await registry.setEnabled(false, id: "time.now")
+    #expect(try await engine.agentRecords.skillEnabled(id: "time.now") == false)
+    #expect(try await engine.agentRecords.skillFlags() == ["calculator": false, "time.now": false])
+    let reopened = SkillRegistry(store: try await EngineSkillStateStore(engine: engine))
+    try BuiltInSkills.register(in: reopened)
+    #expect(!reopened.isEnabled(id: "time.now"))
+    #expect(reopened.isEnabled(id: "memory.recall"))
   }
 
   @Test func scenarioSelectsByTagsAndCategory() throws {
@@ -68,10 +90,10 @@ import Testing
     #expect(registry.skills(in: .all).count == 15)
   }
 
-  @Test func catalogListsEnabledSkillsWithParameters() throws {
+  @Test func catalogListsEnabledSkillsWithParameters() async throws {
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)
-    try registry.setEnabled(false, id: "calculator")
+    try await registry.setEnabled(false, id: "calculator")
     let catalog = registry.catalog()
     #expect(catalog.contains("- reminder.create (Create reminder): Creates a reminder"))
     #expect(catalog.contains("when: date, required"))

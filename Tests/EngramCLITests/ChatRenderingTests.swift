@@ -67,10 +67,10 @@ import Testing
       ])
   }
 
-  @Test func theSkillsTableShowsEachSkillsEnabledState() throws {
+  @Test func theSkillsTableShowsEachSkillsEnabledState() async throws {
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)
-    try registry.setEnabled(false, id: "calculator")
+    try await registry.setEnabled(false, id: "calculator")
     let lines = ChatRendering.skills(registry, width: 200, styled: false)
     #expect(lines.first == "id               enabled  asks  name")
     #expect(lines.count == BuiltInSkills.all().count + 1)

@@ -58,9 +58,9 @@ import Testing
     while !holding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
     let resumedWhileHeld = try await withTaskExecutorPreference(OneThreadExecutor()) {
       try await withThrowingTaskGroup(of: Void.self) { group in
-        for index in 0..<8 {
+        for index in 0..<9 {
           group.addTask {
-            switch index % 7 {
+            switch index % 8 {
             case 0: try await engine.userPreferences.set("key\(index)", "value")
             case 1: _ = try await engine.conversation.startSession(name: "s\(index)")
             case 2: try await engine.maintenance.setEmbedderSpec("hashing:256")
@@ -69,6 +69,7 @@ import Testing
             case 5:
               try await engine.agentRecords.saveRoutine(
                 Routine(name: "r\(index)", steps: [Routine.Step(text: "what time is it")], createdAt: Date()))
+            case 6: try await engine.agentRecords.setSkillEnabled(false, id: "calculator")
             default: _ = try await engine.reminders.deliver(at: Date())
             }
           }
@@ -88,5 +89,6 @@ import Testing
     #expect(reminders.map(\.title) == ["due", "r4"])
     #expect(reminders.first?.deliveredAt != nil)
     #expect(try await engine.agentRecords.routines().map(\.name) == ["r5"])
+    #expect(try await engine.agentRecords.skillFlags() == ["calculator": false])
   }
 }

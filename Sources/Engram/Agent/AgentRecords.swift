@@ -5,9 +5,7 @@ import Foundation
 /// The agent's own records (`engine.agentRecords`): its agenda (reminders, events and notes),
 /// traces, pending calls, routines and skill state.
 ///
-/// Every method but the two of skill state is async and runs its SQLite work off the
-/// cooperative thread pool. ``skillEnabled(id:)`` and ``setSkillEnabled(_:id:at:)`` stay
-/// synchronous: a skill registry reads a flag while it registers a skill, synchronously.
+/// Every method is async and runs its SQLite work off the cooperative thread pool.
 public struct AgentRecords: Sendable {
   let open: OpenState
   /// The agent-record and record queries of the store: all this type reads and writes.
@@ -272,15 +270,21 @@ public struct AgentRecords: Sendable {
   // MARK: - Skill state
 
   /// The stored enabled flag of a skill (`skill_state`), or nil when never set.
-  public func skillEnabled(id: String) throws -> Bool? {
-    try open.check()
-    return try store.readTransaction { try $0.skillState(skillID: id)?.enabled }
+  public func skillEnabled(id: String) async throws -> Bool? {
+    try await store.readOffPool(open) { try $0.skillState(skillID: id)?.enabled }
+  }
+
+  /// Every stored enabled flag, by skill id, in one read (what a skill registry's store
+  /// loads before it registers its skills).
+  public func skillFlags() async throws -> [String: Bool] {
+    try await store.readOffPool(open) { session in
+      Dictionary(try session.skillStates().map { ($0.skillID, $0.enabled) }, uniquingKeysWith: { $1 })
+    }
   }
 
   /// Stores whether a skill is enabled.
-  public func setSkillEnabled(_ enabled: Bool, id: String, at date: Date = Date()) throws {
-    try open.check()
-    try store.writeTransaction {
+  public func setSkillEnabled(_ enabled: Bool, id: String, at date: Date = Date()) async throws {
+    try await store.writeOffPool(open) {
       try $0.setSkillState(SkillState(skillID: id, enabled: enabled, updatedAt: date))
     }
   }

@@ -115,12 +115,12 @@ public struct Recurrence: Sendable, Hashable {
     let startMatches = weekdays.isEmpty || weekdays.contains(Self.weekday(first.day))
     // Rule instances other than DTSTART: those after it, in period order.
     let lowerWallDay =
-      Self.floorDiv(
+      CivilCalendar.floorDivision(
         Int64(floor(range.lowerBound.timeIntervalSince1970))
           + Int64(timeZone.secondsFromGMT(for: range.lowerBound)),
         86_400) - 2
     let upperWallDay =
-      Self.floorDiv(
+      CivilCalendar.floorDivision(
         Int64(ceil(range.upperBound.timeIntervalSince1970))
           + Int64(timeZone.secondsFromGMT(for: range.upperBound)),
         86_400) + 2
@@ -258,10 +258,6 @@ public struct Recurrence: Sendable, Hashable {
   /// The weekday of a day number (1 = Sunday; day 0 = 1970-01-01, a Thursday).
   static func weekday(_ day: Int64) -> Int { Int(((day % 7) + 7 + 4) % 7) + 1 }
 
-  static func floorDiv(_ value: Int64, _ divisor: Int64) -> Int64 {
-    value >= 0 ? value / divisor : -((-value + divisor - 1) / divisor)
-  }
-
   static func gcd(_ a: Int64, _ b: Int64) -> Int64 { b == 0 ? a : gcd(b, a % b) }
 }
 
@@ -270,7 +266,7 @@ struct WallClock: Equatable {
   /// Seconds from 1970-01-01T00:00.
   var seconds: Int64
   /// Days from 1970-01-01.
-  var day: Int64 { Recurrence.floorDiv(seconds, 86_400) }
+  var day: Int64 { CivilCalendar.floorDivision(seconds, 86_400) }
 
   init(_ seconds: Int64) { self.seconds = seconds }
 
@@ -309,20 +305,13 @@ struct WallClock: Equatable {
 
   /// The day number of a date (month index = year * 12 + month - 1; days from 1970-01-01).
   static func day(monthIndex: Int64, dayOfMonth: Int) -> Int64 {
-    // Howard Hinnant's days_from_civil.
-    var year = Recurrence.floorDiv(monthIndex, 12)
-    let month = monthIndex - year * 12 + 1
-    if month <= 2 { year -= 1 }
-    let era = Recurrence.floorDiv(year, 400)
-    let yearOfEra = year - era * 400
-    let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + Int64(dayOfMonth) - 1
-    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-    return era * 146_097 + dayOfEra - 719_468
+    let year = CivilCalendar.floorDivision(monthIndex, 12)
+    return CivilCalendar.days(year: year, month: monthIndex - year * 12 + 1, day: Int64(dayOfMonth))
   }
 
-  /// (year, month 1-12, day 1-31) of a day number (`DateParser.civil(days:)`).
+  /// (year, month 1-12, day 1-31) of a day number.
   static func civil(_ day: Int64) -> (year: Int64, month: Int, day: Int) {
-    let date = DateParser.civil(days: day)
+    let date = CivilCalendar.civil(days: day)
     return (date.year, Int(date.month), Int(date.day))
   }
 
@@ -337,13 +326,8 @@ struct WallClock: Equatable {
 
   /// The days of a month.
   static func daysIn(monthIndex: Int64) -> Int {
-    let year = Recurrence.floorDiv(monthIndex, 12)
-    let month = Int(monthIndex - year * 12) + 1
-    switch month {
-    case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-    case 4, 6, 9, 11: return 30
-    default: return 31
-    }
+    let year = CivilCalendar.floorDivision(monthIndex, 12)
+    return Int(CivilCalendar.daysIn(year: year, month: monthIndex - year * 12 + 1))
   }
 
   /// `YYYYMMDD`.

@@ -1,3 +1,4 @@
+import EngramCore
 import EngramStore
 import Foundation
 
@@ -108,13 +109,13 @@ enum ICalendarWriter {
     guard item.kind != .note else { return false }
     for date in [item.dueAt, item.endsAt].compactMap({ $0 }) {
       let day = wallDay(date, of: item)
-      let utcDay = Recurrence.floorDiv(Int64(floor(date.timeIntervalSince1970)), 86_400)
+      let utcDay = CivilCalendar.floorDivision(Int64(floor(date.timeIntervalSince1970)), 86_400)
       guard (WallClock.firstDay...WallClock.lastDay).contains(day),
         (WallClock.firstDay...WallClock.lastDay).contains(utcDay)
       else { return false }
     }
     return (WallClock.firstDay...WallClock.lastDay).contains(
-      Recurrence.floorDiv(Int64(floor(item.createdAt.timeIntervalSince1970)), 86_400))
+      CivilCalendar.floorDivision(Int64(floor(item.createdAt.timeIntervalSince1970)), 86_400))
   }
 
   /// The wall-clock day of `date` in the item's zone.

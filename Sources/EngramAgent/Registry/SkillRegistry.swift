@@ -78,9 +78,9 @@ public final class SkillRegistry: Sendable {
 
   /// Turns the skill on or off and persists the flag.
   /// - Throws: `SkillRegistryError.unknownSkill` (state unchanged) or the store's error.
-  public func setEnabled(_ enabled: Bool, id: String) throws {
+  public func setEnabled(_ enabled: Bool, id: String) async throws {
     guard skill(id: id) != nil else { throw SkillRegistryError.unknownSkill(id) }
-    try store.setEnabled(enabled, skillID: id)
+    try await store.setEnabled(enabled, skillID: id)
     state.withLock { state in
       if state.enabled[id] != nil {
         state.enabled[id] = enabled

@@ -2,10 +2,12 @@ import Synchronization
 
 /// Persists which skills are enabled; the engine backs it with its skill-state table.
 public protocol SkillStateStore: Sendable {
-  /// The stored enabled flag for `skillID`, or nil when never set.
+  /// The stored enabled flag for `skillID`, or nil when never set: read while a registry
+  /// registers a skill, so it must not wait on a database (a store backed by one reads its
+  /// flags when it is made, as `EngineSkillStateStore` does).
   func isEnabled(skillID: String) throws -> Bool?
   /// Stores the enabled flag for `skillID`.
-  func setEnabled(_ enabled: Bool, skillID: String) throws
+  func setEnabled(_ enabled: Bool, skillID: String) async throws
 }
 
 /// A `SkillStateStore` kept in memory, for tests and for sessions without a database.

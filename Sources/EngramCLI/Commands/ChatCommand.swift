@@ -89,7 +89,7 @@ public enum ChatCommand: Command {
   ) async throws {
     let engine = try await EngineAccess.openOffPool(context)
     try await EngineAccess.closing(engine) { engine in
-      let registry = SkillRegistry(store: EngineSkillStateStore(engine: engine))
+      let registry = SkillRegistry(store: try await EngineSkillStateStore(engine: engine))
       try BuiltInSkills.register(in: registry)
       let planner = try languageModel.map { configuration in
         Planner(

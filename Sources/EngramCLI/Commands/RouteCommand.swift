@@ -61,15 +61,11 @@ public enum RouteCommand: Command {
       }
       guard !requests.isEmpty else { throw UsageError("give the request TEXT or --file FILE") }
     }
-    let registry = SkillRegistry()
-    try BuiltInSkills.register(in: registry)
     if options.database.db != nil {
       try await EngineAccess.withEngine(context, mode: .readOnly) { engine in
-        for skill in registry.allSkills {
-          if let enabled = try engine.agentRecords.skillEnabled(id: skill.id) {
-            try registry.setEnabled(enabled, id: skill.id)
-          }
-        }
+        // The memory's enabled flags, as chat's registry reads them.
+        let registry = SkillRegistry(store: try await EngineSkillStateStore(engine: engine))
+        try BuiltInSkills.register(in: registry)
         // The memory's routines: a routine's name routes to its steps, as in chat.
         let router = TurnRouter(
           skills: SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine)),
@@ -78,6 +74,8 @@ public enum RouteCommand: Command {
           requests, router: router, registry: registry, clock: clock, json: options.json, context: context)
       }
     } else {
+      let registry = SkillRegistry()
+      try BuiltInSkills.register(in: registry)
       let router = TurnRouter(skills: SkillRouter(registry: registry))
       try await EngineAccess.mappingErrors {
         try await route(

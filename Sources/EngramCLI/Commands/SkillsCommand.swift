@@ -61,9 +61,9 @@ public enum SkillsCommand: Command {
     }
     let (rows, routines) = try await EngineAccess.withEngine(context) {
       engine -> ([(String, String, String, Bool)], [Routine]) in
-      let registry = SkillRegistry(store: EngineSkillStateStore(engine: engine))
+      let registry = SkillRegistry(store: try await EngineSkillStateStore(engine: engine))
       for skill in skills { try registry.register(skill) }
-      if let id { try registry.setEnabled(action == .enable, id: id) }
+      if let id { try await registry.setEnabled(action == .enable, id: id) }
       let rows = skills.map { ($0.id, $0.displayName, $0.category, registry.isEnabled(id: $0.id)) }
       return (rows, try await engine.agentRecords.routines())
     }
@@ -127,7 +127,7 @@ public enum SkillsCommand: Command {
         throw UsageError("the routine's NAME needs a letter or a digit")
       }
       let routine = try await EngineAccess.withEngine(context) { engine -> Routine in
-        let registry = SkillRegistry(store: EngineSkillStateStore(engine: engine))
+        let registry = SkillRegistry(store: try await EngineSkillStateStore(engine: engine))
         try BuiltInSkills.register(in: registry)
         let router = TurnRouter(
           skills: SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine)))

@@ -364,17 +364,11 @@ enum WebAPI {
     guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
       throw Failure(400, "'text' is blank; pass a request to route")
     }
-    let registry = SkillRegistry()
-    try BuiltInSkills.register(in: registry)
     let engine = scope.engine
-    // The flags are read synchronously (a skill registry's store reads them so).
-    let enabled = try await BlockingWork.run { () throws -> [(String, Bool)] in
-      try registry.allSkills.compactMap { skill in
-        try engine.agentRecords.skillEnabled(id: skill.id).map { (skill.id, $0) }
-      }
-    }
+    // The memory's enabled flags, as chat's registry reads them.
+    let registry = SkillRegistry(store: try await EngineSkillStateStore(engine: engine))
+    try BuiltInSkills.register(in: registry)
     let routines = try await engine.agentRecords.routines()
-    for (id, flag) in enabled { try registry.setEnabled(flag, id: id) }
     // The user's routines, as chat reads them: the inspector shows what chat does.
     let router = TurnRouter(
       skills: SkillRouter(registry: registry, embedding: EnginePhraseEmbedding(engine)), routines: routines)

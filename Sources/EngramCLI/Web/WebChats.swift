@@ -52,7 +52,7 @@ public final class WebChats: Sendable {
         await agent.waitForBackgroundWork()
       }
     }
-    let registry = SkillRegistry(store: EngineSkillStateStore(engine: engine))
+    let registry = SkillRegistry(store: try await EngineSkillStateStore(engine: engine))
     try BuiltInSkills.register(in: registry)
     let agent = try await Agent(
       engine: engine, registry: registry, planner: try makePlanner?(registry),

@@ -111,8 +111,7 @@ extension Tokenizer {
   /// The UTC day of a time in milliseconds since the epoch, as "8 May 2023" (the day of
   /// the proleptic Gregorian calendar, computed without Foundation).
   public static func dayText(milliseconds: Int64) -> String {
-    let days = milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds + 1) / 86_400_000 - 1
-    let (year, month, day) = DateParser.civil(days: days)
+    let (year, month, day) = CivilCalendar.civil(days: CivilCalendar.floorDivision(milliseconds, 86_400_000))
     return "\(day) \(Lexicon.months[Int(month) - 1]) \(year)"
   }
 

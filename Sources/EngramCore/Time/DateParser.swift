@@ -118,16 +118,10 @@ public enum DateParser {
   static func fixedOffsetInstant(
     year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, offset: Int
   ) -> Double? {
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-    let daysInMonth = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-    guard (1583...9999).contains(year), day <= daysInMonth[month - 1], second < 60 else { return nil }
-    // Days from 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    let shiftedYear = month <= 2 ? year - 1 : year
-    let era = shiftedYear / 400
-    let yearOfEra = shiftedYear - era * 400
-    let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-    let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-    let days = era * 146_097 + dayOfEra - 719_468
+    guard (1583...9999).contains(year), day <= CivilCalendar.daysIn(year: Int64(year), month: Int64(month)),
+      second < 60
+    else { return nil }
+    let days = Int(CivilCalendar.days(year: Int64(year), month: Int64(month), day: Int64(day)))
     return Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset)
   }
 
@@ -182,28 +176,13 @@ public enum DateParser {
     let interval = date.timeIntervalSince1970.rounded(.down)
     guard interval.isFinite, abs(interval) < 1e12 else { return nil }
     let local = Int64(interval) + Int64(timeZone.secondsFromGMT(for: date))
-    let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+    let days = CivilCalendar.floorDivision(local, 86_400)
     let secondOfDay = local - days * 86_400
-    let (year, month, day) = civil(days: days)
+    let (year, month, day) = CivilCalendar.civil(days: days)
     guard year >= 1583 && year <= 9999 else { return nil }
     var text = String(year) + "-" + twoDigits(month) + "-" + twoDigits(day)
     if time { text += " " + twoDigits(secondOfDay / 3600) + ":" + twoDigits(secondOfDay % 3600 / 60) }
     return text
-  }
-
-  /// The proleptic Gregorian (year, month 1-12, day 1-31) of a day number (days since
-  /// 1970-01-01), by H. Hinnant's "chrono-compatible low-level date algorithms"
-  /// (civil_from_days).
-  package static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-    let shifted = days + 719_468
-    let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-    let dayOfEra = shifted - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let monthIndex = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-    let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-    return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
   }
 
   private static func twoDigits(_ value: Int64) -> String {

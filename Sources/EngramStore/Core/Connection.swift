@@ -394,32 +394,12 @@ public final class Connection {
   /// - Throws: what `body` throws, or `SQLiteError` (`.busy` when the lock is not granted
   ///   within the busy timeout; nothing is written then).
   public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
-    if isInTransaction { return try savepoint(body) }
-    try execute("BEGIN \(kind.rawValue)")
-    let result: T
-    do {
-      result = try body()
-    } catch {
-      rollbackQuietly()
-      throw error
-    }
-    do {
-      try execute("COMMIT")
-    } catch {
-      rollbackQuietly()
-      throw error
-    }
-    return result
+    try inTransaction(begin: "BEGIN \(kind.rawValue)", body)
   }
 
   /// Runs `body` inside a savepoint: released when it returns, rolled back to when it throws.
   public func savepoint<T>(_ body: () throws -> T) throws -> T {
     try inSavepoint(body)
-  }
-
-  private func rollbackQuietly() {
-    // SQLite may already have rolled back (for example after SQLITE_FULL).
-    if isInTransaction { try? execute("ROLLBACK") }
   }
 }
 
@@ -431,7 +411,12 @@ struct RecordStatementKey: Hashable {
 
 extension Connection: SavepointNesting {
   /// Runs the statement on this connection.
-  package func runSavepointStatement(_ sql: String) throws { try execute(sql) }
-  /// While the transaction is open.
+  package func runTransactionStatement(_ sql: String) throws { try execute(sql) }
+  /// `COMMIT`.
+  package func commitTransaction() throws { try execute("COMMIT") }
+  /// Always: SQLite commits whatever the body left.
+  package func checkCommittable() throws {}
+  /// While the transaction is open (SQLite may already have rolled back, for example after
+  /// `SQLITE_FULL`).
   package var canRollBackToSavepoint: Bool { isInTransaction }
 }

@@ -109,12 +109,23 @@ public enum SQLDialect: Sendable, Hashable {
     }
   }
 
-  /// The embeddings that one embedding model governs, as a condition: SQLite keeps one model
-  /// for the whole file (its meta is the store's), PostgreSQL one per user.
+  /// The embeddings that one embedding model and one change log (`embedding_changes`)
+  /// govern, as a condition: SQLite keeps one of each for the whole file (its meta is the
+  /// store's), PostgreSQL one per user.
   public var embeddingModelScope: String {
     switch self {
     case .sqlite: "1 = 1"
     case .postgresql: "user_scope = $1"
+    }
+  }
+
+  /// The floor of a change log with none recorded: SQLite's log is trusted only from the
+  /// floor its migration or a snapshot recorded (none: nothing is known to be logged),
+  /// PostgreSQL's from the store's first change (0).
+  public var unprunedChangeLogFloor: Int64 {
+    switch self {
+    case .sqlite: .max
+    case .postgresql: 0
     }
   }
 }

@@ -1,16 +1,52 @@
-/// A connection that nests a transaction inside an open one as a savepoint: both stores'
-/// connections, which share how (`inSavepoint(_:)`).
+/// A connection that opens, commits and rolls back a transaction, and nests a transaction
+/// inside an open one as a savepoint: both stores' connections, which share how
+/// (`inTransaction(begin:_:)`, `inSavepoint(_:)`); each says only how its database is asked.
 package protocol SavepointNesting: AnyObject {
   /// The savepoints open now (each one's name carries its depth).
   var savepointDepth: Int { get set }
-  /// Runs a `SAVEPOINT`, `RELEASE SAVEPOINT` or `ROLLBACK TO SAVEPOINT` statement.
-  func runSavepointStatement(_ sql: String) throws
+  /// Whether a transaction is open on the connection.
+  var isInTransaction: Bool { get }
+  /// Runs a `BEGIN`, `SAVEPOINT`, `RELEASE SAVEPOINT`, `ROLLBACK TO SAVEPOINT` or `ROLLBACK`
+  /// statement.
+  func runTransactionStatement(_ sql: String) throws
+  /// Commits the open transaction.
+  /// - Throws: the backend's error when the database did not commit (nothing was written).
+  func commitTransaction() throws
+  /// Whether the open transaction can still commit after its body returned (PostgreSQL
+  /// refuses one in which a statement failed and its error was caught).
+  /// - Throws: the backend's error naming why it cannot.
+  func checkCommittable() throws
   /// Whether a savepoint whose body failed can still be rolled back to (SQLite may have
   /// rolled the whole transaction back already, after `SQLITE_FULL` for example).
   var canRollBackToSavepoint: Bool { get }
 }
 
 extension SavepointNesting {
+  /// Runs `body` in a transaction opened by `begin`: committed when it returns, rolled back
+  /// when it or the commit throws. Inside an open transaction it is a savepoint
+  /// (`inSavepoint(_:)`), so calls compose.
+  /// - Throws: what `body` throws, or the backend's error (nothing is written then).
+  package func inTransaction<T>(begin: String, _ body: () throws -> T) throws -> T {
+    if isInTransaction { return try inSavepoint(body) }
+    try runTransactionStatement(begin)
+    let result: T
+    do {
+      result = try body()
+      try checkCommittable()
+      try commitTransaction()
+    } catch {
+      rollbackQuietly()
+      throw error
+    }
+    return result
+  }
+
+  /// Rolls the open transaction back, if one is still open (the database may have rolled it
+  /// back already), ignoring errors: the error that led here is the one to report.
+  package func rollbackQuietly() {
+    if isInTransaction { try? runTransactionStatement("ROLLBACK") }
+  }
+
   /// Runs `body` inside a savepoint: released when it returns, rolled back to (and released)
   /// when it throws, so an inner failure undoes only the inner part.
   /// - Throws: what `body` throws, or the backend's error.
@@ -18,15 +54,15 @@ extension SavepointNesting {
     savepointDepth += 1
     defer { savepointDepth -= 1 }
     let name = "engram_sp\(savepointDepth)"
-    try runSavepointStatement("SAVEPOINT \(name)")
+    try runTransactionStatement("SAVEPOINT \(name)")
     do {
       let result = try body()
-      try runSavepointStatement("RELEASE SAVEPOINT \(name)")
+      try runTransactionStatement("RELEASE SAVEPOINT \(name)")
       return result
     } catch {
       if canRollBackToSavepoint {
-        try? runSavepointStatement("ROLLBACK TO SAVEPOINT \(name)")
-        try? runSavepointStatement("RELEASE SAVEPOINT \(name)")
+        try? runTransactionStatement("ROLLBACK TO SAVEPOINT \(name)")
+        try? runTransactionStatement("RELEASE SAVEPOINT \(name)")
       }
       throw error
     }

@@ -78,43 +78,8 @@ extension Connection {
       .bindingAndMap([.text(user)]) { $0.string(at: 0) }
   }
 
-  /// The stamp the last snapshot writer recorded, or nil.
-  public func vectorSnapshotStamp() throws -> VectorSnapshotStamp? {
-    try meta(StoreMetaKey.vectorSnapshot(user: user)).flatMap(VectorSnapshotStamp.init(metaValue:))
-  }
-
-  /// Records that the snapshot file stamped `stamp.token` holds the state at
-  /// `stamp.generation`, and prunes the change log up to it (the snapshot holds those
-  /// changes; an older snapshot is then rebuilt instead of replayed). Call it in a write
-  /// transaction, after the file is in place.
-  public func recordVectorSnapshot(_ stamp: VectorSnapshotStamp) throws {
-    try setMeta(StoreMetaKey.vectorSnapshot(user: user), stamp.metaValue)
-    let floor = try embeddingChangesFloor()
-    guard stamp.generation > floor else { return }
-    try run("DELETE FROM embedding_changes WHERE generation <= ?1", [.integer(stamp.generation)])
-    try setMeta(Self.embeddingChangesFloorKey, String(stamp.generation))
-  }
-
-  /// The generation up to which the change log was pruned: changes after it are all logged.
-  public func embeddingChangesFloor() throws -> Int64 {
-    try meta(Self.embeddingChangesFloorKey).flatMap { Int64($0) } ?? Int64.max
-  }
-
-  /// The non-append changes after `generation`, or nil when the log no longer holds them
-  /// all (pruned past `generation`).
-  public func embeddingChanges(after generation: Int64) throws -> EmbeddingChanges? {
-    guard try embeddingChangesFloor() <= generation else { return nil }
-    let statement = try cachedStatement(
-      "SELECT embedding_id, owner_kind, owner_id FROM embedding_changes WHERE generation > ?1")
-    try statement.bind(generation, at: 1)
-    var changes = EmbeddingChanges(embeddingIDs: [], owners: [])
-    try statement.forEachRow { row in
-      changes.embeddingIDs.insert(row.int64(at: 0))
-      let kind = try row.enumValue(ItemKind.self, at: 1, table: "embedding_changes", column: "owner_kind")
-      changes.owners.insert(EmbeddingChanges.OwnerKey(kind: kind, id: row.int64(at: 2)))
-    }
-    return changes
-  }
+  /// `vector_snapshot`, or `vector_snapshot:<user>` for a user other than the default one.
+  public var vectorSnapshotMetaKey: String { StoreMetaKey.vectorSnapshot(user: user) }
 
   /// Calls `body` for every embedding with an id above `id`, in id order, as
   /// `forEachEmbedding` does.
@@ -149,5 +114,57 @@ extension Connection {
     try statement.bind("[" + keys.sorted().map(String.init).joined(separator: ",") + "]", at: 1)
     try statement.bind(user, at: 2)
     try forEachEmbeddingEntry(statement, body)
+  }
+}
+
+// The vector snapshot's stamp and the change log of the embeddings (migration 5; PostgreSQL's
+// per user), written once.
+extension EmbeddingQueries {
+  /// The stamp the last snapshot writer recorded, or nil.
+  public func vectorSnapshotStamp() throws -> VectorSnapshotStamp? {
+    try meta(vectorSnapshotMetaKey).flatMap(VectorSnapshotStamp.init(metaValue:))
+  }
+
+  /// Records that the snapshot file stamped `stamp.token` holds the state at
+  /// `stamp.generation`, and prunes the change log up to it (the snapshot holds those
+  /// changes; an older snapshot is then rebuilt instead of replayed). Call it in a write
+  /// transaction, after the file is in place.
+  public func recordVectorSnapshot(_ stamp: VectorSnapshotStamp) throws {
+    try setMeta(vectorSnapshotMetaKey, stamp.metaValue)
+    try pruneEmbeddingChanges(upTo: stamp.generation)
+  }
+
+  /// The generation up to which the change log was pruned: changes after it are all logged
+  /// (without a recorded floor, the dialect's ``SQLDialect/unprunedChangeLogFloor``).
+  public func embeddingChangesFloor() throws -> Int64 {
+    try meta(Connection.embeddingChangesFloorKey).flatMap { Int64($0) } ?? dialect.unprunedChangeLogFloor
+  }
+
+  /// The non-append changes after `generation`, or nil when the log no longer holds them
+  /// all (pruned past `generation`).
+  public func embeddingChanges(after generation: Int64) throws -> EmbeddingChanges? {
+    guard try embeddingChangesFloor() <= generation else { return nil }
+    var changes = EmbeddingChanges(embeddingIDs: [], owners: [])
+    try forEachRow(
+      scoped: """
+        SELECT embedding_id, owner_kind, owner_id FROM embedding_changes
+        WHERE \(dialect.embeddingModelScope) AND generation > $2
+        """, [.integer(generation)]
+    ) { row in
+      changes.embeddingIDs.insert(row.int64(at: 0))
+      let kind = try row.enumValue(ItemKind.self, at: 1, table: "embedding_changes", column: "owner_kind")
+      changes.owners.insert(EmbeddingChanges.OwnerKey(kind: kind, id: row.int64(at: 2)))
+    }
+    return changes
+  }
+
+  /// Prunes the change log up to `generation` (the vector snapshot just recorded holds those
+  /// changes; a reader older than it rebuilds instead of replaying) and records the new floor.
+  public func pruneEmbeddingChanges(upTo generation: Int64) throws {
+    guard generation > (try embeddingChangesFloor()) else { return }
+    try execute(
+      scoped: "DELETE FROM embedding_changes WHERE \(dialect.embeddingModelScope) AND generation <= $2",
+      [.integer(generation)])
+    try setMeta(Connection.embeddingChangesFloorKey, String(generation))
   }
 }

@@ -160,6 +160,58 @@ public struct EmbeddingEntry: Sendable, Hashable {
   }
 }
 
+extension EmbeddingEntry {
+  /// The columns `read(_:scratch:_:)` reads, in its order, over `embeddings e` left-joined
+  /// with its owner as `m` (turns), `mm` (memories) and `s` (summaries): each store adds the
+  /// joins and the conditions its keys want.
+  package static let selectColumns = """
+    e.id, CASE e.owner_kind WHEN 'message' THEN 0 WHEN 'memory' THEN 1 ELSE 2 END, e.owner_id,
+      coalesce(m.session_id, mm.session_id, s.session_id),
+      coalesce(m.created_at, mm.created_at, s.start_at, 0),
+      mm.kind, mm.scope_user, mm.scope_agent, mm.superseded_by IS NOT NULL, e.vector, e.dimension
+    """
+
+  /// Reads one row of `selectColumns` and calls `body` with its entry and its vector, a buffer
+  /// valid only during the call: the row's own bytes when they are aligned plain float32,
+  /// else decoded into `scratch` (reused from row to row; empty when the bytes cannot be
+  /// decoded). Strings are read for memories' scopes only.
+  @inline(__always)
+  package static func read<R: Row>(
+    _ row: R, scratch: inout [Float], _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void
+  ) throws {
+    let kinds: [ItemKind] = [.message, .memory, .summary]
+    let kind = kinds[min(max(row.int(at: 1), 0), 2)]
+    var entry = EmbeddingEntry(
+      embeddingID: row.int64(at: 0), ownerKind: kind, ownerID: row.int64(at: 2),
+      sessionID: row.optionalInt64(at: 3), time: row.int64(at: 4), memoryKind: nil, scopeUser: nil,
+      scopeAgent: nil, superseded: false)
+    if kind == .memory {
+      entry.memoryKind = row.optionalString(at: 5).flatMap(MemoryKind.init(rawValue:))
+      entry.scopeUser = row.optionalString(at: 6)
+      entry.scopeAgent = row.optionalString(at: 7)
+      entry.superseded = row.bool(at: 8)
+    }
+    let dimension = row.int(at: 10)
+    try row.withBlob(at: 9) { raw in
+      let count = raw.count / MemoryLayout<Float>.stride
+      guard let base = raw.baseAddress, dimension > 0 else {
+        return try body(entry, UnsafeBufferPointer(start: nil, count: 0))
+      }
+      if raw.count == 4 * dimension && Int(bitPattern: base) % MemoryLayout<Float>.alignment == 0 {
+        try body(entry, UnsafeBufferPointer(start: base.assumingMemoryBound(to: Float.self), count: count))
+      } else {
+        // A blob stored inside a page may sit at any byte offset: misaligned plain rows, packed
+        // rows and int8 rows are decoded into the one reused buffer.
+        if scratch.count < dimension { scratch = [Float](repeating: 0, count: dimension) }
+        try scratch.withUnsafeMutableBufferPointer { destination in
+          let decoded = EmbeddingCodec.decode(raw, dimension: dimension, into: destination)
+          try body(entry, UnsafeBufferPointer(start: destination.baseAddress, count: decoded ? dimension : 0))
+        }
+      }
+    }
+  }
+}
+
 extension EmbeddingQueries {
   /// Sets the embedding model of the store (SQLite: the file's; PostgreSQL: the user's). The
   /// same model again is a no-op.
@@ -185,6 +237,16 @@ extension EmbeddingQueries {
       try setMeta("embedding_model", model)
       try setMeta("embedding_dimension", String(dimension))
     }
+  }
+
+  /// The embedding of (`ownerKind`, `ownerID`), or nil.
+  public func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow? {
+    try rows(
+      scoped: """
+        SELECT \(dialect.selectList(EmbeddingRow.self)) FROM embeddings
+        WHERE owner_kind = $2 AND owner_id = $3 AND \(dialect.user) = $1
+        """, [SQLValue(ownerKind), .integer(ownerID)]
+    ) { try EmbeddingRow(row: $0) }.first
   }
 
   /// Deletes the embedding of (`ownerKind`, `ownerID`); returns whether it existed.
@@ -235,17 +297,6 @@ extension Connection {
       throw StoreError.notFound(table: row.ownerKind.sourceTable, id: row.ownerID)
     }
     return id
-  }
-
-  /// The embedding of (`ownerKind`, `ownerID`), or nil.
-  public func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow? {
-    let statement = try cachedStatement(
-      "SELECT \(EmbeddingRow.selectList) FROM embeddings WHERE owner_kind = ?1 AND owner_id = ?2 AND user_id = ?3"
-    )
-    try statement.bind(ownerKind.rawValue, at: 1)
-    try statement.bind(ownerID, at: 2)
-    try statement.bind(user, at: 3)
-    return try statement.first { try EmbeddingRow(row: $0) }
   }
 
   /// The counter bumped by every change to `embeddings`; a vector-index snapshot is valid
@@ -332,10 +383,7 @@ extension Connection {
   /// for the owner-kind test and then sorted the whole result, vectors included, by id: a
   /// temporary b-tree of every vector, which made a load without a snapshot superlinear.
   static let embeddingEntrySelect = """
-    SELECT e.id, CASE e.owner_kind WHEN 'message' THEN 0 WHEN 'memory' THEN 1 ELSE 2 END, e.owner_id,
-      coalesce(m.session_id, mm.session_id, s.session_id),
-      coalesce(m.created_at, mm.created_at, s.start_at, 0),
-      mm.kind, mm.scope_user, mm.scope_agent, mm.superseded_by IS NOT NULL, e.vector, e.dimension
+    SELECT \(EmbeddingEntry.selectColumns)
     FROM embeddings e NOT INDEXED
     LEFT JOIN messages m ON e.owner_kind = 'message' AND m.id = e.owner_id
     LEFT JOIN memories mm ON e.owner_kind = 'memory' AND mm.id = e.owner_id
@@ -347,41 +395,7 @@ extension Connection {
   func forEachEmbeddingEntry(
     _ statement: Statement, _ body: (EmbeddingEntry, UnsafeBufferPointer<Float>) throws -> Void
   ) throws {
-    let kinds: [ItemKind] = [.message, .memory, .summary]
-    // A blob stored inside a page may sit at any byte offset: such rows are copied into
-    // this one scratch buffer instead of being read through a misaligned pointer.
     var scratch: [Float] = []
-    try statement.forEachRow { row in
-      let kindIndex = row.int(at: 1)
-      let kind = kinds[min(max(kindIndex, 0), 2)]
-      var entry = EmbeddingEntry(
-        embeddingID: row.int64(at: 0), ownerKind: kind, ownerID: row.int64(at: 2),
-        sessionID: row.optionalInt64(at: 3), time: row.int64(at: 4), memoryKind: nil, scopeUser: nil,
-        scopeAgent: nil, superseded: false)
-      if kind == .memory {
-        entry.memoryKind = row.optionalString(at: 5).flatMap(MemoryKind.init(rawValue:))
-        entry.scopeUser = row.optionalString(at: 6)
-        entry.scopeAgent = row.optionalString(at: 7)
-        entry.superseded = row.bool(at: 8)
-      }
-      let dimension = row.int(at: 10)
-      try row.withBlob(at: 9) { raw in
-        let count = raw.count / MemoryLayout<Float>.stride
-        guard let base = raw.baseAddress, dimension > 0 else {
-          return try body(entry, UnsafeBufferPointer(start: nil, count: 0))
-        }
-        if raw.count == 4 * dimension && Int(bitPattern: base) % MemoryLayout<Float>.alignment == 0 {
-          try body(entry, UnsafeBufferPointer(start: base.assumingMemoryBound(to: Float.self), count: count))
-        } else {
-          // Misaligned plain rows, packed rows and int8 rows are decoded into one reused buffer.
-          if scratch.count < dimension { scratch = [Float](repeating: 0, count: dimension) }
-          try scratch.withUnsafeMutableBufferPointer { destination in
-            let decoded = EmbeddingCodec.decode(raw, dimension: dimension, into: destination)
-            try body(
-              entry, UnsafeBufferPointer(start: destination.baseAddress, count: decoded ? dimension : 0))
-          }
-        }
-      }
-    }
+    try statement.forEachRow { try EmbeddingEntry.read($0, scratch: &scratch, body) }
   }
 }

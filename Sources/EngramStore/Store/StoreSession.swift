@@ -76,8 +76,6 @@ public protocol EmbeddingQueries: MetaQueries, SQLSession {
   @discardableResult func upsertEmbedding(_ row: EmbeddingRow) throws -> Int64
   /// Inserts or replaces the embeddings of distinct owners (PostgreSQL: in one statement).
   func upsertEmbeddings(_ rows: [EmbeddingRow]) throws
-  /// The embedding of an owner, or nil.
-  func embedding(ownerKind: ItemKind, ownerID: Int64) throws -> EmbeddingRow?
   /// Re-encodes the owners' float32 embeddings as int8 codes; returns how many changed.
   @discardableResult func quantizeEmbeddings(ownerKind: ItemKind, ownerIDs: [Int64]) throws -> Int
   /// The counter bumped by every change of the embeddings.
@@ -99,12 +97,9 @@ public protocol EmbeddingQueries: MetaQueries, SQLSession {
   /// The decoded vector of each owner's embedding, in order (nil for an owner without one);
   /// see `StoreSession+EmbeddingVectors.swift`.
   func embeddingVectors(owners: [(kind: ItemKind, id: Int64)]) throws -> [[Float]?]
-  /// The stamp the last vector snapshot writer recorded, or nil.
-  func vectorSnapshotStamp() throws -> VectorSnapshotStamp?
-  /// Records the stamp of a vector snapshot just written, pruning the change log it covers.
-  func recordVectorSnapshot(_ stamp: VectorSnapshotStamp) throws
-  /// The non-append embedding changes after `generation`, or nil when no longer logged.
-  func embeddingChanges(after generation: Int64) throws -> EmbeddingChanges?
+  /// The meta key of the user's vector snapshot stamp (SQLite keeps one per user in the
+  /// file's meta, PostgreSQL's meta is the user's own).
+  var vectorSnapshotMetaKey: String { get }
 }
 
 /// Forgetting an item with every copy of its text (`Queries/Forgetting.swift`).
