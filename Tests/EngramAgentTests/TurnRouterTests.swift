@@ -804,6 +804,13 @@ import Testing
     #expect(route.plan.steps[0].arguments["to"]?.stringValue?.contains("4:30") == true)
   }
 
+  @Test func aVerbThatMovesAnItemChangesIt() async throws {
+    let plan = try await steps("查下周五安排，要是上午十点那段空着，就把季度复盘挪过去")
+    try #require(plan.last?.skill == "calendar.update")
+    #expect(!plan.contains { $0.skill == "calendar.create" })
+    #expect(plan.last?.condition?.kind == .calendar)
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -2547,6 +2547,11 @@ extension SkillWords {
     plan.update_heads	往后挪
     plan.update_heads	延后
     plan.update_heads	改一下
+    plan.update_heads	挪过去
+    plan.update_heads	挪一下
+    plan.update_heads	改期
+    plan.update_heads	调到
+    plan.update_heads	换到
     plan.when_questions	which day
     plan.when_questions	what day
     plan.when_questions	what time

@@ -595,7 +595,8 @@ struct RequestPlanner: Sendable {
     {
       return "calendar.cancel"
     }
-    guard writesItem.contains(chosen), moves else { return nil }
+    // 把 X 挪过去 read as a note: a verb that moves an item changes it.
+    guard writesItem.contains(chosen) || chosen == "note.create", moves else { return nil }
     let remindersNamed = ConditionReader.containsAny(text.lowercased(), "guard.reminder_words")
     return remindersNamed ? "reminder.update" : "calendar.update"
   }
