@@ -811,6 +811,12 @@ import Testing
     #expect(plan.last?.condition?.kind == .calendar)
   }
 
+  @Test func aRemovalOfWhatALookUpListedIsThatListsCancel() async throws {
+    let plan = try await steps("查查周四有哪些会，最后那个帮我取消")
+    try #require(plan.map(\.skill) == ["calendar.list", "calendar.cancel"])
+    #expect(plan[1].inputFrom == 0)
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

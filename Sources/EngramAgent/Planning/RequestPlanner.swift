@@ -149,7 +149,25 @@ struct RequestPlanner: Sendable {
             .extractArguments(from: part.text, clock: clock) ?? whole.arguments
           found = whole
         }
-        if found == nil, lastQuestion?.step == steps.count - 1,
+        // "see Tuesday's list, drop the last one": a removal or a move of an item the
+        // look-up just listed is that list's cancel or update (whose confirmation shows the item).
+        if let previous = steps.last, ["calendar.list", "reminder.list"].contains(previous.skill),
+          found.map({ !changesSomething($0.skillID, scenario: scenario) }) ?? true, Self.refersBack(part.text)
+        {
+          let kind = previous.skill.replacingOccurrences(of: ".list", with: "")
+          let lower = part.text.lowercased()
+          let verb: String? =
+            ConditionReader.containsAny(lower, "guard.destroy_anywhere")
+            ? "cancel" : ConditionReader.containsAny(lower, "plan.update_heads") ? "update" : nil
+          if let verb, let read = reading(part.text, as: "\(kind).\(verb)", clock: clock, scenario: scenario)
+          {
+            found = read
+          }
+        }
+        // After a question, or a look-up ("see Tuesday's list, drop the last one"), a
+        // piece may act on its answer.
+        let afterLookup = steps.last.map { ["calendar.list", "reminder.list"].contains($0.skill) } ?? false
+        if found == nil, lastQuestion?.step == steps.count - 1 || (afterLookup && Self.refersBack(part.text)),
           try await usesAnswer(part.text, clock: clock, scenario: scenario)
         {
           found = try await surely(part.text, clock: clock, scenario: scenario, lenient: true)
@@ -420,6 +438,13 @@ struct RequestPlanner: Sendable {
       {
         // "…四点和房东见面，加到日程里": a piece that only says where the request before it goes.
         result[result.count - 1].text += "，" + current.text
+      } else if previousIsRequest, Self.opensWithLookup(result[result.count - 1].text),
+        Self.refersBack(current.text),
+        ConditionReader.containsAny(current.text.lowercased(), "guard.destroy_anywhere")
+          || ConditionReader.containsAny(current.text.lowercased(), "plan.update_heads")
+      {
+        // "look up …, cancel the last one": a change to what the look-up lists is a step of its own.
+        result.append(current)
       } else if current.isGuarded, Self.isNoop(current.text) {
         // "…, never mind, otherwise …": the branch that does nothing stands alone.
         result.append(current)
