@@ -740,7 +740,7 @@ import Testing
   @Test func aBranchThatDoesNothingMakesTheNextOneTheOtherBranch() async throws {
     for text in [
       "if Lisbon is past 10pm already never mind, otherwise ping me to text Rui",
-      "如果伦敦那边十点过了就算了，不然提醒我给阿明发消息",
+      "如果伦敦那边十点过了就别管了，不然提醒我给阿明发消息",
     ] {
       let plan = try await steps(text)
       try #require(plan.map(\.skill) == ["reminder.create"], "\(text)")

@@ -160,15 +160,15 @@ public struct CalculatorSkill: Skill {
   }
 
   public func execute(arguments: SkillArguments, context: SkillContext) async throws -> SkillOutput {
-    let value = try evaluate(arguments)
     let expression = arguments["expression"]?.stringValue ?? ""
     if let conversion = UnitConversion.parse(expression) {
       // Two decimals are what a converted quantity is read to ("22.22 °C").
-      let rounded = (value * 100).rounded() / 100
+      let rounded = (conversion.result * 100).rounded() / 100
       return .text(
         "\(ArithmeticExpression.format(conversion.value)) \(conversion.from.symbol) = "
           + "\(ArithmeticExpression.format(rounded)) \(conversion.to.symbol)")
     }
+    let value = try evaluate(arguments)
     return .text("\(expression) = \(ArithmeticExpression.format(value))")
   }
 }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A quantity said in one unit and asked in another ("convert 72 fahrenheit to celsius",
+/// A quantity said in one unit and asked in another ("turn 30 celsius into fahrenheit",
 /// "how many km is 3.5 miles", 5公斤是多少磅): temperature, length, mass and volume.
 struct UnitConversion: Sendable, Equatable {
   /// One unit: what it measures, and its value in the dimension's base unit (`value * scale +

@@ -151,23 +151,17 @@ struct RequestPlanner: Sendable {
         }
         // "see Tuesday's list, drop the last one": a removal or a move of an item the
         // look-up just listed is that list's cancel or update (whose confirmation shows the item).
-        if let previous = steps.last, ["calendar.list", "reminder.list"].contains(previous.skill),
-          found.map({ !changesSomething($0.skillID, scenario: scenario) }) ?? true, Self.refersBack(part.text)
+        if let previous = steps.last, Self.listLookups.contains(previous.skill),
+          found.map({ !changesSomething($0.skillID, scenario: scenario) }) ?? true,
+          Self.refersBack(part.text),
+          let verb = Self.changeOfListed(part.text),
+          let read = reading(
+            part.text, as: previous.skill.replacingOccurrences(of: ".list", with: ".\(verb)"), clock: clock,
+            scenario: scenario)
         {
-          let kind = previous.skill.replacingOccurrences(of: ".list", with: "")
-          let lower = part.text.lowercased()
-          let verb: String? =
-            ConditionReader.containsAny(lower, "guard.destroy_anywhere")
-            ? "cancel" : ConditionReader.containsAny(lower, "plan.update_heads") ? "update" : nil
-          if let verb, let read = reading(part.text, as: "\(kind).\(verb)", clock: clock, scenario: scenario)
-          {
-            found = read
-          }
+          found = read
         }
-        // After a question, or a look-up ("see Tuesday's list, drop the last one"), a
-        // piece may act on its answer.
-        let afterLookup = steps.last.map { ["calendar.list", "reminder.list"].contains($0.skill) } ?? false
-        if found == nil, lastQuestion?.step == steps.count - 1 || (afterLookup && Self.refersBack(part.text)),
+        if found == nil, lastQuestion?.step == steps.count - 1,
           try await usesAnswer(part.text, clock: clock, scenario: scenario)
         {
           found = try await surely(part.text, clock: clock, scenario: scenario, lenient: true)
@@ -439,9 +433,7 @@ struct RequestPlanner: Sendable {
         // "…四点和房东见面，加到日程里": a piece that only says where the request before it goes.
         result[result.count - 1].text += "，" + current.text
       } else if previousIsRequest, Self.opensWithLookup(result[result.count - 1].text),
-        Self.refersBack(current.text),
-        ConditionReader.containsAny(current.text.lowercased(), "guard.destroy_anywhere")
-          || ConditionReader.containsAny(current.text.lowercased(), "plan.update_heads")
+        Self.refersBack(current.text), Self.changeOfListed(current.text) != nil
       {
         // "look up …, cancel the last one": a change to what the look-up lists is a step of its own.
         result.append(current)
@@ -808,9 +800,7 @@ struct RequestPlanner: Sendable {
     guard !text.unicodeScalars.contains(where: { $0.isASCII && CharacterSet.letters.contains($0) }) else {
       return text
     }
-    func isHan(_ character: Character?) -> Bool {
-      character?.unicodeScalars.first.map { (0x4E00...0x9FFF).contains($0.value) } ?? false
-    }
+    func isHan(_ character: Character?) -> Bool { character?.unicodeScalars.first?.isCJKIdeograph ?? false }
     var result = ""
     var pending = ""
     for character in text {
@@ -851,6 +841,17 @@ struct RequestPlanner: Sendable {
     let lower = text.lowercased()
     return ConditionReader.containsAny(lower, "plan.weather_nouns")
       || ConditionReader.weatherAbout(lower) != nil
+  }
+
+  /// The look-ups that list items a later piece may change ("…, drop the last one").
+  static let listLookups: Set<String> = ["calendar.list", "reminder.list"]
+
+  /// What a piece does to an item it refers to: "cancel" for a word that destroys, "update"
+  /// for one that moves it, else nil.
+  static func changeOfListed(_ text: String) -> String? {
+    let lower = text.lowercased()
+    if ConditionReader.containsAny(lower, "guard.destroy_anywhere") { return "cancel" }
+    return ConditionReader.containsAny(lower, "plan.update_heads") ? "update" : nil
   }
 
   /// The write that makes anew what a step removed: "a new one" after it is that write.
