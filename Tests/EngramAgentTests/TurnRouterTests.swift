@@ -817,6 +817,89 @@ import Testing
     #expect(plan[1].inputFrom == 0)
   }
 
+  @Test func aStepSaidToRunEitherWayHasNoCondition() async throws {
+    for text in [
+      "if Saturday is sunny book a picnic at noon with Lena, and either way remind me Friday to charge the camera",
+      "周末要是下雨就提醒我把花搬进来，不管怎样都提醒我周六十点去取快递",
+    ] {
+      let plan = try await steps(text)
+      try #require(plan.map(\.skill).last == "reminder.create", "\(text)")
+      #expect(plan.count == 2, "\(text)")
+      #expect(plan[0].condition?.kind == .weather, "\(text)")
+      #expect(plan[1].condition == nil, "\(text)")
+    }
+  }
+
+  /// "If it is" after a negated condition stresses the plain one: the other branch.
+  @Test func ifItIsAfterANegatedConditionIsTheOtherBranch() async throws {
+    let plan = try await steps(
+      "If it isn't windy on Sunday, put kite flying on my calendar at 10. If it is, remind me to rent a movie."
+    )
+    try #require(plan.map(\.skill) == ["calendar.create", "reminder.create"])
+    #expect(plan.map { $0.condition?.negated } == [true, false])
+    // A bare hour is read on the condition's day, not as the next such hour after now.
+    #expect(plan[0].arguments["when"] == .date(wallClock(2025, 6, 15, 10, in: Zones.shanghai)))
+  }
+
+  @Test func aTemperatureAboveANumberIsAWeatherCondition() async throws {
+    for text in ["if tomorrow gets hotter than 33 cancel the garden party", "下周一要是下暴雨 就把晨跑取消"] {
+      let plan = try await steps(text)
+      try #require(plan.map(\.skill) == ["calendar.cancel"], "\(text)")
+      #expect(plan[0].condition?.kind == .weather, "\(text)")
+    }
+  }
+
+  @Test func anEventStillOnTheCalendarIsTheCalendarBusy() async throws {
+    for text in [
+      "if the budget review on tuesday at 3 is still on my calendar, move it to thursday",
+      "明天上午十点的面试要是还在，就推到下午两点",
+    ] {
+      let plan = try await steps(text)
+      try #require(plan.map(\.skill) == ["calendar.update"], "\(text)")
+      #expect(plan[0].condition?.kind == .calendar, "\(text)")
+      #expect(plan[0].condition?.negated == true, "\(text)")
+    }
+  }
+
+  @Test func anAdditionToTheRemindersIsAReminder() async throws {
+    let plan = try await steps(
+      "Add 'renew passport' to my reminders for Monday 9am, then tell me the time in Oslo")
+    try #require(plan.map(\.skill) == ["reminder.create", "time.now"])
+    #expect(plan[0].arguments["title"] == .string("renew passport"))
+    // "One more" right after a list of reminders is one more reminder.
+    let more = try await steps("看看我的提醒，再加一个明天下午三点交房租")
+    try #require(more.map(\.skill) == ["reminder.list", "reminder.create"])
+    #expect(more[1].arguments["title"] == .string("交房租"))
+  }
+
+  @Test func aPlaceAloneIsOneMorePlaceForTheLookUpBeforeIt() async throws {
+    // The second place alone reads to the model as a word of its own (买, "buy").
+    let plan = try await steps("what's the local time in Oslo and 孟买?")
+    try #require(plan.map(\.skill) == ["time.now", "time.now"])
+    #expect(plan.map { $0.arguments["zone"] } == [.string("Europe/Oslo"), .string("Asia/Kolkata")])
+  }
+
+  @Test func aQuestionForASpanOfTimeInOtherUnitsIsTheCalculators() async throws {
+    let plan = try await steps("is it windy in Dalian right now and how many seconds are in 4.5 minutes")
+    try #require(plan.map(\.skill) == ["weather.current", "calculator"])
+    let expression = try #require(plan[1].arguments["expression"]?.stringValue)
+    #expect(CalculatorSkill.answer(for: expression) == 270)
+  }
+
+  @Test func daysUntilAStoredDayRecallItFirst() async throws {
+    let plan = try await steps("how many days until the visa expiry date I gave you?")
+    try #require(plan.map(\.skill) == ["memory.recall", "calculator"])
+    #expect(plan[1].inputFrom == 0)
+  }
+
+  /// What time it is now is the time's look-up, not a question of when an event is; and
+  /// 同一时间 is the same time, not one o'clock.
+  @Test func theTimeNowBeforeAMoveStaysTheTimesLookUp() async throws {
+    let plan = try await steps("现在是几点？另外把周二上午的家长会挪到周三同一时间")
+    try #require(plan.map(\.skill) == ["time.now", "calendar.update"])
+    #expect(plan[1].arguments["to"] == .string("周三"))
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -4,8 +4,11 @@ import Foundation
 // Everything else goes to the intent model (see SkillRouter).
 
 extension CalculatorSkill: PatternClaimingSkill {
-  /// The request is nothing but arithmetic (see `isArithmetic`).
-  public func claims(_ text: String, clock: AgentClock) -> Bool { Self.isArithmetic(text) }
+  /// The request is nothing but arithmetic (see `isArithmetic`), or asks the days between two
+  /// days it names.
+  public func claims(_ text: String, clock: AgentClock) -> Bool {
+    Self.isArithmetic(text) || DateSpan.parse(text, clock: clock) != nil
+  }
 }
 
 extension ReminderSkill: PatternClaimingSkill {

@@ -182,6 +182,27 @@ extension SkillWords {
     reminder.create.fillers	好不好
     reminder.create.fillers	行吗
     reminder.create.fillers	可以吗
+    reminder.create.fillers	add
+    reminder.create.fillers	to my reminders
+    reminder.create.fillers	to the reminders
+    reminder.create.fillers	to reminders
+    reminder.create.fillers	in my reminders
+    reminder.create.fillers	on my reminders
+    reminder.create.fillers	my reminders
+    reminder.create.fillers	to my reminder list
+    reminder.create.fillers	to the reminder list
+    reminder.create.fillers	add one for
+    reminder.create.fillers	add one
+    reminder.create.fillers	add another
+    reminder.create.fillers	加一个
+    reminder.create.fillers	再加一个
+    reminder.create.fillers	加个
+    reminder.create.fillers	再加个
+    reminder.create.fillers	添一个
+    reminder.create.fillers	再添一个
+    reminder.create.fillers	新建一个
+    reminder.create.fillers	设一个
+    reminder.create.fillers	再设一个
     note.create.fillers	please
     note.create.fillers	can you
     note.create.fillers	take a note that
@@ -1189,6 +1210,7 @@ extension SkillWords {
     plan.answer_yes	有的话
     plan.answer_yes	如果有的话
     plan.answer_yes	要是有的话
+    plan.answer_yes	if it does
     plan.action_openers	then
     plan.action_openers	就
     plan.action_openers	那就
@@ -1351,6 +1373,12 @@ extension SkillWords {
     plan.weather_heat	uv index
     plan.weather_heat	紫外线
     plan.weather_heat	sunburn
+    plan.weather_heat	hotter
+    plan.weather_heat	hottest
+    plan.weather_heat	hotter than
+    plan.weather_heat	warmer than
+    plan.weather_heat	above 30
+    plan.weather_heat	35度
     plan.weather_wind	wind
     plan.weather_wind	windy
     plan.weather_wind	gale
@@ -1491,6 +1519,14 @@ extension SkillWords {
     plan.calendar_busy	something already
     plan.calendar_busy	already something
     plan.calendar_busy	已经有
+    plan.calendar_busy	still on
+    plan.calendar_busy	still in my calendar
+    plan.calendar_busy	still in the calendar
+    plan.calendar_busy	still on my calendar
+    plan.calendar_busy	still scheduled
+    plan.calendar_busy	still booked
+    plan.calendar_busy	still happening
+    plan.calendar_busy	还在
     plan.time_words	am
     plan.time_words	pm
     plan.time_words	o'clock
@@ -2249,6 +2285,19 @@ extension SkillWords {
     plan.regardless	无论
     plan.regardless	不论
     plan.regardless	反正
+    plan.regardless	不管怎样
+    plan.regardless	不管怎么样
+    plan.regardless	无论如何
+    plan.regardless	无论怎样
+    plan.regardless	不论如何
+    plan.regardless	no matter what
+    plan.regardless	whatever happens
+    plan.regardless	in either case
+    plan.regardless	either way though
+    plan.regardless	rain or shine
+    plan.regardless	whatever the case
+    plan.regardless	不管结果如何
+    plan.regardless	不管怎么说
     guard.write_heads.reminder.create	remind
     guard.write_heads.reminder.create	forget to
     guard.write_heads.reminder.create	let me forget
@@ -2496,6 +2545,16 @@ extension SkillWords {
     plan.stored_before	上次存的
     plan.stored_before	之前存的
     plan.stored_before	you still have
+    plan.stored_before	我记下的
+    plan.stored_before	我记过的
+    plan.stored_before	我记的
+    plan.stored_before	我记录的
+    plan.stored_before	记录过的
+    plan.stored_before	i stored
+    plan.stored_before	i've stored
+    plan.stored_before	that i stored
+    plan.stored_before	i noted down
+    plan.stored_before	i had you note
     plan.kind.reminder.create	a reminder
     plan.kind.reminder.create	reminder for
     plan.kind.reminder.create	reminder to
@@ -2507,6 +2566,12 @@ extension SkillWords {
     plan.kind.reminder.create	设一个提醒
     plan.kind.reminder.create	加个提醒
     plan.kind.reminder.create	提醒我
+    plan.kind.reminder.create	my reminders
+    plan.kind.reminder.create	to reminders
+    plan.kind.reminder.create	the reminders
+    plan.kind.reminder.create	reminder list
+    plan.kind.reminder.create	提醒事项
+    plan.kind.reminder.create	提醒列表
     plan.kind.note.create	a note
     plan.kind.note.create	note down
     plan.kind.note.create	jot
@@ -2653,5 +2718,153 @@ extension SkillWords {
     calculator.then_subtract	然后减去
     calculator.then_subtract	再减掉
     calculator.then_subtract	再减
+    plan.regardless_particles	都
+    plan.regardless_particles	也
+    plan.regardless_particles	还是
+    plan.regardless_particles	照样
+    plan.regardless_particles	still
+    plan.regardless_particles	also
+    plan.regardless_particles	just
+    plan.answer_plain	if it is
+    plan.answer_plain	if they are
+    plan.answer_plain	if i do
+    plan.answer_plain	if it does
+    plan.closing_particles	了
+    plan.closing_particles	吧
+    plan.closing_particles	啊
+    plan.closing_particles	呀
+    plan.closing_particles	掉
+    plan.closing_particles	哈
+    plan.closing_particles	呗
+    plan.closing_particles	。
+    plan.closing_particles	！
+    plan.closing_particles	!
+    plan.closing_particles	.
+    plan.closing_particles	~
+    plan.add_heads	add
+    plan.add_heads	put
+    plan.add_heads	set
+    plan.add_heads	create
+    plan.add_heads	make
+    plan.add_heads	schedule
+    plan.add_heads	book
+    plan.add_heads	pencil
+    plan.add_heads	stick
+    plan.add_heads	加
+    plan.add_heads	添加
+    plan.add_heads	添
+    plan.add_heads	加个
+    plan.add_heads	加一个
+    plan.add_heads	再加
+    plan.add_heads	新建
+    plan.add_heads	新增
+    plan.add_heads	设
+    plan.add_heads	also add
+    plan.add_one	add one
+    plan.add_one	add another
+    plan.add_one	another one
+    plan.add_one	one more
+    plan.add_one	add a new one
+    plan.add_one	加一个
+    plan.add_one	再加一个
+    plan.add_one	加个
+    plan.add_one	再加个
+    plan.add_one	添一个
+    plan.add_one	再添一个
+    plan.add_one	新增一个
+    plan.add_one	再来一个
+    calculator.conversion_asks	how many
+    calculator.conversion_asks	how much
+    calculator.conversion_asks	how long
+    calculator.conversion_asks	convert
+    calculator.conversion_asks	conversion
+    calculator.conversion_asks	equals
+    calculator.conversion_asks	equal to
+    calculator.conversion_asks	is what
+    calculator.conversion_asks	what is
+    calculator.conversion_asks	what's
+    calculator.conversion_asks	whats
+    calculator.conversion_asks	多少
+    calculator.conversion_asks	几个
+    calculator.conversion_asks	换算
+    calculator.conversion_asks	等于
+    calculator.conversion_asks	合多少
+    calculator.conversion_asks	折合
+    calculator.span_asks_days	how many days
+    calculator.span_asks_days	days until
+    calculator.span_asks_days	days till
+    calculator.span_asks_days	days left
+    calculator.span_asks_days	days to go
+    calculator.span_asks_days	days since
+    calculator.span_asks_days	days between
+    calculator.span_asks_days	days from
+    calculator.span_asks_days	days away
+    calculator.span_asks_days	days ago
+    calculator.span_asks_days	how long until
+    calculator.span_asks_days	how long till
+    calculator.span_asks_days	how long since
+    calculator.span_asks_days	多少天
+    calculator.span_asks_days	还有几天
+    calculator.span_asks_days	有几天
+    calculator.span_asks_days	相差几天
+    calculator.span_asks_days	差几天
+    calculator.span_asks_days	隔几天
+    calculator.span_asks_days	几天了
+    calculator.span_asks_days	多少日
+    calculator.span_asks_weeks	how many weeks
+    calculator.span_asks_weeks	weeks until
+    calculator.span_asks_weeks	weeks till
+    calculator.span_asks_weeks	weeks left
+    calculator.span_asks_weeks	weeks to go
+    calculator.span_asks_weeks	weeks since
+    calculator.span_asks_weeks	weeks between
+    calculator.span_asks_weeks	weeks from
+    calculator.span_asks_weeks	weeks away
+    calculator.span_asks_weeks	多少周
+    calculator.span_asks_weeks	还有几周
+    calculator.span_asks_weeks	几周了
+    calculator.span_asks_weeks	多少个星期
+    calculator.span_asks_weeks	还有几个星期
+    calculator.span_asks_weeks	几个星期了
+    calculator.span_asks_weeks	多少个礼拜
+    calculator.span_asks_weeks	还有几个礼拜
+    calculator.span_since	since
+    calculator.span_since	ago
+    calculator.span_since	has it been
+    calculator.span_since	have passed
+    calculator.span_since	has passed
+    calculator.span_since	gone by
+    calculator.span_since	过了
+    calculator.span_since	以来
+    calculator.span_since	已经
+    calculator.span_since	了多少天
+    calculator.span_since	几天了
+    calculator.span_since	几周了
+    calculator.span_since	几个星期了
+    calculator.span_openers	from today until
+    calculator.span_openers	from today till
+    calculator.span_openers	from today to
+    calculator.span_openers	from now until
+    calculator.span_openers	from now till
+    calculator.span_openers	until
+    calculator.span_openers	till
+    calculator.span_openers	to today
+    calculator.span_openers	from today
+    calculator.span_openers	since
+    calculator.span_openers	count the
+    calculator.span_openers	calculate
+    calculator.span_openers	work out
+    calculator.span_openers	从今天到
+    calculator.span_openers	到今天
+    calculator.span_openers	今天到
+    calculator.span_openers	从今天
+    calculator.span_openers	离今天
+    calculator.span_openers	距离
+    calculator.span_openers	算算
+    calculator.span_openers	算一下
+    calculator.span_openers	帮我算
+    calculator.span_openers	一共
+    calculator.span_openers	过了
+    calculator.span_openers	还有
     """#
 }

@@ -47,6 +47,9 @@ struct RequestPlanner: Sendable {
     var negatedByMarker: Bool
     /// "if not" / "if so" after a question: the question is what the condition is about.
     var answersQuestion: Bool = false
+    /// "if it is", "if I do": the marker stresses that the plain condition holds, so after a
+    /// negated one it is the other branch.
+    var stressesPlain: Bool = false
   }
 
   /// The plan of `text` when it holds several steps or a condition; nil for a single request.
@@ -98,6 +101,8 @@ struct RequestPlanner: Sendable {
             // its opposite.
             condition = earlier
             condition?.negated = earlier.negated != Self.negatesEarlier(written)
+            // "If it's not raining, …. If it is, …": the plain condition, the other branch.
+            if written.stressesPlain, earlier.negated { condition?.negated = false }
             // "if the slot is empty …, …, if something's there, …": something there is the calendar's
             // other state.
             let busy = ConditionReader.saysBusy(written.text.lowercased())
@@ -215,6 +220,17 @@ struct RequestPlanner: Sendable {
         {
           found = read
         }
+        // "how many weeks since the day I told you", 到…还有几天: the days between two days are
+        // the calculator's, one of them recalled first when it was stored.
+        if guarded == nil, found?.skillID != "calculator",
+          found.map({ $0.skillID == RecallSkill.skillID || InverseGuard.writes.contains($0.skillID ?? "") })
+            ?? true,
+          DateSpan.askedUnit(in: part.text) != nil,
+          DateSpan.parse(part.text, clock: clock) != nil || Self.refersToStored(part.text),
+          let read = reading(part.text, as: "calculator", clock: clock, scenario: scenario)
+        {
+          found = read
+        }
         // "…, and is it humid in Xi'an?": a question about the weather is its look-up, where
         // the model found nothing that changes something.
         if guarded == nil, part.isQuestion || Self.asksForInformation(part.text),
@@ -231,6 +247,19 @@ struct RequestPlanner: Sendable {
           found?.skillID != create, ConditionReader.containsAny(part.text.lowercased(), "plan.new_one"),
           [nil, create].contains(Self.namedWrite(in: part.text)),
           let read = reading(part.text, as: create, clock: clock, scenario: scenario)
+        {
+          found = read
+        }
+        // "show my reminders, then add one for …": "one more" right after a list is one of the
+        // list's kind, where the part names no kind of its own.
+        if let previous = steps.last, previous.skill.hasSuffix(".list"),
+          let create = Optional(previous.skill.replacingOccurrences(of: ".list", with: ".create")),
+          let chosen = found?.skillID, chosen != create,
+          ["calendar.create", "reminder.create"].contains(chosen),
+          ConditionReader.containsAny(part.text.lowercased(), "plan.add_one"),
+          Self.namedWrite(in: part.text) == nil,
+          let read = reading(
+            part.text, as: create, from: found, keepingScore: true, clock: clock, scenario: scenario)
         {
           found = read
         }
@@ -319,7 +348,10 @@ struct RequestPlanner: Sendable {
           let recall = router.registeredSkill(id: RecallSkill.skillID, scenario: scenario)
         {
           steps.append(
-            PlanStep(skill: recall.id, arguments: recall.extractArguments(from: part.text, clock: clock)))
+            PlanStep(
+              skill: recall.id,
+              arguments: recall.extractArguments(
+                from: write == "calculator" ? DateSpan.subject(of: part.text) : part.text, clock: clock)))
           sources.append(decision)
           texts.append(part.text)
           if write != step.skill {
@@ -421,6 +453,9 @@ struct RequestPlanner: Sendable {
         // "…at 3 to stretch, at 4 to phone Al": the same write again, its own time.
         current.repeats = repeated
         result.append(current)
+      } else if previousIsRequest, Self.isOnlyPlace(current.text, clock: clock) {
+        // "the time in 新加坡 and 孟买?": a place alone is one more place for the request before.
+        result[result.count - 1].text += "，" + current.text
       } else if previousIsRequest, Self.pointsToStored(current.text) {
         // "…, it's on file with you", 日子你那儿有: what the request needs is stored.
         result[result.count - 1].text += "，" + current.text
@@ -470,6 +505,16 @@ struct RequestPlanner: Sendable {
 
   /// `text` cut where it joins two places ("in Lima and in Oslo", 伦敦和纽约), when every piece
   /// names a different known place; nil otherwise.
+  /// Whether `text` names a place and nothing else ("孟买?", "and Oslo").
+  static func isOnlyPlace(_ text: String, clock: AgentClock) -> Bool {
+    let bare = stripLeading(text, words("plan.sequence_joins") + ["and", "&", "和", "跟", "还有"])
+      .trimmingCharacters(in: edge.union(CharacterSet(charactersIn: "?？!！.。呢")))
+    guard !bare.isEmpty, let found = PlaceExtractor(clock: clock).find(in: bare), found.place != nil else {
+      return false
+    }
+    return found.text.count == bare.count
+  }
+
   private func placePieces(_ text: String, clock: AgentClock) -> [String]? {
     let extractor = PlaceExtractor(clock: clock)
     for join in [" and ", " & ", "和", "跟", "与", "、", " or ", "，", ","] {
@@ -622,6 +667,17 @@ struct RequestPlanner: Sendable {
   /// (…，cancel 掉).
   static func opensWithCancel(_ text: String) -> Bool {
     InverseGuard.opens(text, withOneOf: "plan.cancel_heads")
+  }
+
+  /// Whether `text` puts its object first and cancels it last (把周五的聚餐取消了吧): the
+  /// verb of a 把 sentence comes at its end.
+  static func closesWithCancel(_ text: String) -> Bool {
+    guard text.contains("把") else { return false }
+    var rest = Substring(text.trimmingCharacters(in: edge))
+    while let last = rest.last, words("plan.closing_particles").contains(String(last)) {
+      rest = rest.dropLast()
+    }
+    return words("plan.cancel_heads").contains { !($0.first?.isASCII ?? true) && rest.hasSuffix($0) }
   }
 
   /// Whether `text` is a verb that cancels or deletes and nothing else but a word that points
@@ -981,6 +1037,17 @@ struct RequestPlanner: Sendable {
     {
       decision = read
     }
+    // "add … to my reminders": a part that opens with a verb that makes something and names
+    // the kind of item is that kind's write, where the model read the kind's look-up.
+    if let chosen = decision.skillID, chosen.hasSuffix(".list"),
+      InverseGuard.opens(text, withOneOf: "plan.add_heads"),
+      let named = Self.namedWrite(in: text),
+      named == chosen.replacingOccurrences(of: ".list", with: ".create"),
+      let read = reading(
+        text, as: named, from: decision, keepingScore: true, clock: clock, scenario: scenario)
+    {
+      decision = read
+    }
     // The router's confidence stands: only what the item is changes.
     if let chosen = decision.skillID, let changed = Self.changeOfItem(text, chosen: chosen),
       changed != chosen,
@@ -1031,7 +1098,7 @@ struct RequestPlanner: Sendable {
     }
     // "..., then cancel it", 然后取消掉: a verb that cancels is enough too; what it cancels is a
     // reminder when the part names one, else an event (a look-up before it retargets it).
-    if decision.skillID == nil, lenient, Self.opensWithCancel(text),
+    if decision.skillID == nil, lenient, Self.opensWithCancel(text) || Self.closesWithCancel(text),
       let read = reading(
         text,
         as: ConditionReader.containsAny(text.lowercased(), "guard.reminder_words")
@@ -1254,7 +1321,8 @@ struct RequestPlanner: Sendable {
         Part(
           text: marker, isQuestion: false,
           condition: ConditionText(
-            text: conditionText ?? "", negatedByMarker: negated, answersQuestion: true)))
+            text: conditionText ?? "", negatedByMarker: negated, answersQuestion: true,
+            stressesPlain: !negated && words("plan.answer_plain").contains(marker))))
       text = action
       break
     }
@@ -1282,10 +1350,14 @@ struct RequestPlanner: Sendable {
       text = action
     }
     let hasCondition = parts.contains { $0.condition != nil }
-    // "either way", 不管下不下雨: says the step is unconditional; nothing to run of its own.
-    let pieces = splitMarked(text).compactMap { piece -> (text: String, afterJoin: Bool)? in
-      guard let rest = stripMarker(piece.text, words("plan.regardless")) else { return piece }
-      return opensWithRequestVerb(rest) ? (rest, piece.afterJoin) : nil
+    // "either way", 不管下不下雨: says the step is unconditional; alone it is nothing to run.
+    let pieces = splitMarked(text).compactMap {
+      piece -> (text: String, afterJoin: Bool, unconditional: Bool)? in
+      guard let rest = stripMarker(piece.text, words("plan.regardless")) else {
+        return (piece.text, piece.afterJoin, false)
+      }
+      let request = stripLeading(rest, words("plan.regardless_particles"))
+      return opensWithRequestVerb(request) ? (request, piece.afterJoin, true) : nil
     }
     for (index, piece) in pieces.enumerated() {
       var body = piece.text
@@ -1300,7 +1372,7 @@ struct RequestPlanner: Sendable {
       parts.append(
         Part(
           text: body, isQuestion: isQuestion && !otherwise, condition: nil, isOtherwise: otherwise,
-          afterJoin: piece.afterJoin && index > 0,
+          isGuarded: !piece.unconditional, afterJoin: piece.afterJoin && index > 0,
           beforeJoin: pieces.dropFirst(index + 1).first?.afterJoin ?? false))
     }
     return parts
@@ -1681,7 +1753,12 @@ struct RequestPlanner: Sendable {
       }
       // "what day is the recital? push it to Monday": a question of when something is, then a
       // change of it, looks it up in the calendar (or the reminders, when it names one).
-      if ["memory.recall", "time.now"].contains(result[previous].skill),
+      // (What time it is now, or somewhere, is the time's look-up: "现在几点？把…改到…".)
+      let asksTheTime =
+        result[previous].skill == "time.now"
+        && (ConditionReader.containsAny(previousLower, "plan.time_now")
+          || result[previous].arguments["zone"] != nil)
+      if ["memory.recall", "time.now"].contains(result[previous].skill), !asksTheTime,
         ConditionReader.containsAny(previousLower, "plan.when_questions"), !refersToStored(texts[previous]),
         changes.contains(result[index].skill), result[index].skill != "calendar.create"
       {
@@ -1739,6 +1816,10 @@ struct RequestPlanner: Sendable {
     {
       return index
     }
+    // "how many days till the date I gave you": the recalled day is the span's other end.
+    if steps[index].skill == "memory.recall", skill == "calculator", DateSpan.askedUnit(in: text) != nil {
+      return index
+    }
     return nil
   }
 
@@ -1754,7 +1835,24 @@ struct RequestPlanner: Sendable {
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = clock.timeZone
     var parts = calendar.dateComponents([.year, .month, .day], from: day)
-    let time = calendar.dateComponents([.hour, .minute], from: own)
+    // A bare hour ("at 10") is read on that day: of its two readings (from the day's start,
+    // and as the next such hour after now, which this morning is 10pm), the one nearer the
+    // time the condition is about (the day's 9am, 周六下午's 3pm).
+    let fromDayStart = DateExpressionParser(
+      clock: .fixed(calendar.startOfDay(for: day), timeZone: clock.timeZone)
+    )
+    .parse(text)
+    func minutes(_ date: Date) -> Int {
+      let parts = calendar.dateComponents([.hour, .minute], from: date)
+      return (parts.hour ?? 0) * 60 + (parts.minute ?? 0)
+    }
+    var chosen = own
+    if let early = fromDayStart, early.hasTime,
+      abs(minutes(early.date) - minutes(day)) < abs(minutes(own) - minutes(day))
+    {
+      chosen = early.date
+    }
+    let time = calendar.dateComponents([.hour, .minute], from: chosen)
     parts.hour = time.hour
     parts.minute = time.minute
     if let date = calendar.date(from: parts) { arguments["when"] = .date(date) }
