@@ -900,6 +900,43 @@ import Testing
     #expect(plan[1].arguments["to"] == .string("周三"))
   }
 
+  /// "The evening before" a day an earlier note names is that day less one, in the evening;
+  /// a closing "Thanks!" is no request.
+  @Test func theEveningBeforeADayANoteNamesIsTheReminders() async throws {
+    let plan = try await steps(
+      "note that the piano tuner visits on the 24th, and then set me a reminder the evening before to move the vase. Thanks!"
+    )
+    try #require(plan.map(\.skill) == ["note.create", "reminder.create"])
+    #expect(plan[1].arguments["title"] == .string("move the vase"))
+    let due = try #require(plan[1].arguments["when"]?.dateValue)
+    #expect(clock.calendar.dateComponents([.day], from: due).day == 23)
+    #expect(clock.calendar.component(.hour, from: due) >= 18)
+    // Whole days ahead, at the time of day the part names.
+    let fasting = try await steps("周六上午十点做体检，前一天晚上八点提醒我空腹")
+    try #require(fasting.map(\.skill) == ["calendar.create", "reminder.create"])
+    #expect(fasting[1].arguments["when"] == .date(wallClock(2025, 6, 13, 20, in: Zones.shanghai)))
+    #expect(fasting[1].arguments["title"] == .string("空腹"))
+  }
+
+  /// A write that names the reminder is one, whatever kind its opening verb leans to; a bare
+  /// hour is read on the condition's day, in the evening the condition is about.
+  @Test func aWriteThatNamesAReminderUnderAConditionIsOne() async throws {
+    let plan = try await steps("if it's sunny tomorrow add a reminder for 4 to walk the dog")
+    #expect(plan.map(\.skill) == ["reminder.create"])
+    let grill = try await steps("if it's dry Saturday evening remind me at 7 to light the grill")
+    try #require(grill.map(\.skill) == ["reminder.create"])
+    #expect(grill[0].arguments["when"] == .date(wallClock(2025, 6, 14, 19, in: Zones.shanghai)))
+  }
+
+  /// "See if …, and if it is, …": a look-up of what is asked, then the step it guards.
+  @Test func seeIfAndIfItIsLooksUpThenGuards() async throws {
+    let plan = try await steps(
+      "could you see if my monday lunch is free and if it is put lunch with Mei at 1")
+    try #require(plan.map(\.skill) == ["calendar.list", "calendar.create"])
+    #expect(plan[1].condition?.kind == .calendar)
+    #expect(plan[1].condition?.negated == false)
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -19,7 +19,11 @@ extension ReminderSkill: PatternClaimingSkill {
     for polite in ["please ", "pls ", "hey, ", "hey "] where lower.hasPrefix(polite) {
       lower = String(lower.dropFirst(polite.count))
     }
-    let explicit = ["remind me to ", "set a reminder to ", "提醒我"].contains { lower.hasPrefix($0) }
+    let explicit = [
+      "remind me to ", "set a reminder to ", "set me a reminder to ", "add a reminder to ",
+      "add a reminder for ",
+      "create a reminder to ", "提醒我",
+    ].contains { lower.hasPrefix($0) }
     guard explicit else { return false }
     return DateExpressionParser(clock: clock).parse(text) != nil
   }

@@ -203,6 +203,11 @@ extension SkillWords {
     reminder.create.fillers	新建一个
     reminder.create.fillers	设一个
     reminder.create.fillers	再设一个
+    reminder.create.fillers	set me a reminder to
+    reminder.create.fillers	set me a reminder for
+    reminder.create.fillers	set me a reminder
+    reminder.create.fillers	give me a reminder to
+    reminder.create.fillers	give me a reminder
     note.create.fillers	please
     note.create.fillers	can you
     note.create.fillers	take a note that
@@ -235,6 +240,17 @@ extension SkillWords {
     note.create.fillers	写下来
     note.create.fillers	：
     note.create.fillers	:
+    note.create.fillers	could you please
+    note.create.fillers	can you please
+    note.create.fillers	would you please
+    note.create.fillers	could you
+    note.create.fillers	would you
+    note.create.fillers	pls
+    note.create.fillers	hey
+    note.create.fillers	ok
+    note.create.fillers	okay
+    note.create.fillers	麻烦你
+    note.create.fillers	麻烦
     memory.remember.fillers	please
     memory.remember.fillers	remember that
     memory.remember.fillers	remember
@@ -1308,6 +1324,13 @@ extension SkillWords {
     plan.day_before	前一晚
     plan.day_before	前天晚上
     plan.day_before	头一天
+    plan.day_before	the morning before
+    plan.day_before	the afternoon before
+    plan.day_before	前一天晚上
+    plan.day_before	前一天早上
+    plan.day_before	前一天下午
+    plan.day_before	前一晚上
+    plan.day_before	前一天上午
     plan.weather_rain	rain
     plan.weather_rain	raining
     plan.weather_rain	rainy
@@ -2555,6 +2578,10 @@ extension SkillWords {
     plan.stored_before	that i stored
     plan.stored_before	i noted down
     plan.stored_before	i had you note
+    plan.stored_before	我记过
+    plan.stored_before	我让你存
+    plan.stored_before	你存着的
+    plan.stored_before	我之前记
     plan.kind.reminder.create	a reminder
     plan.kind.reminder.create	reminder for
     plan.kind.reminder.create	reminder to
@@ -2680,6 +2707,10 @@ extension SkillWords {
     plan.lookup_heads	tell me
     plan.lookup_heads	告诉我
     plan.lookup_heads	先告诉我
+    plan.lookup_heads	see if
+    plan.lookup_heads	see whether
+    plan.lookup_heads	find out if
+    plan.lookup_heads	find out whether
     plan.new_one	a new one
     plan.new_one	new one
     plan.new_one	another one
@@ -2866,5 +2897,51 @@ extension SkillWords {
     calculator.span_openers	一共
     calculator.span_openers	过了
     calculator.span_openers	还有
+    plan.relative_day_periods	evening
+    plan.relative_day_periods	night
+    plan.relative_day_periods	morning
+    plan.relative_day_periods	afternoon
+    plan.relative_day_periods	晚上
+    plan.relative_day_periods	晚
+    plan.relative_day_periods	早上
+    plan.relative_day_periods	上午
+    plan.relative_day_periods	下午
+    plan.pleasantries	thanks
+    plan.pleasantries	thank you
+    plan.pleasantries	thanks a lot
+    plan.pleasantries	thanks so much
+    plan.pleasantries	thank you so much
+    plan.pleasantries	many thanks
+    plan.pleasantries	cheers
+    plan.pleasantries	ta
+    plan.pleasantries	thx
+    plan.pleasantries	ty
+    plan.pleasantries	much appreciated
+    plan.pleasantries	appreciate it
+    plan.pleasantries	thanks in advance
+    plan.pleasantries	please
+    plan.pleasantries	pls
+    plan.pleasantries	ok thanks
+    plan.pleasantries	great thanks
+    plan.pleasantries	谢谢
+    plan.pleasantries	谢谢你
+    plan.pleasantries	谢谢啦
+    plan.pleasantries	多谢
+    plan.pleasantries	谢啦
+    plan.pleasantries	感谢
+    plan.pleasantries	辛苦了
+    plan.pleasantries	麻烦了
+    plan.pleasantries	麻烦你了
+    plan.pleasantries	拜托了
+    plan.pleasantries	好的谢谢
+    plan.whether_heads	see if
+    plan.whether_heads	see whether
+    plan.whether_heads	check if
+    plan.whether_heads	check whether
+    plan.whether_heads	find out if
+    plan.whether_heads	find out whether
+    plan.whether_heads	look and see if
+    plan.whether_heads	check and see if
+    plan.whether_heads	check to see if
     """#
 }

@@ -68,6 +68,8 @@ struct RequestPlanner: Sendable {
     // after it runs when it does not hold.
     var lastCondition: StepCondition?
     for (sentenceIndex, sentence) in sentences.enumerated() {
+      // "…? Thank you.": a pleasantry is no request.
+      if Self.isPleasantry(sentence.text) { continue }
       // "Is my evening clear? If so, …": the next sentence answers this one.
       let answeredNext =
         sentence.isQuestion
@@ -201,7 +203,8 @@ struct RequestPlanner: Sendable {
           // "…? 抄到备忘录": a piece after a question that only names where its answer goes.
           found = read
         }
-        if found == nil, answeredNext, part.isQuestion,
+        if found.map({ changesSomething($0.skillID, scenario: scenario) }) ?? true, answeredNext,
+          part.isQuestion,
           let lookup = Self.lookupAsked(by: part.text),
           let read = reading(part.text, as: lookup, clock: clock, scenario: scenario)
         {
@@ -387,7 +390,7 @@ struct RequestPlanner: Sendable {
           step.arguments["title"] = branch.arguments["title"]
         }
         step.inputFrom = inputSource(for: part.text, skill: step.skill, steps: steps)
-        step.arguments = carryDate(part.text, step: step, steps: steps, clock: clock)
+        step.arguments = carryDate(part.text, step: step, steps: steps, clock: clock, scenario: scenario)
         if part.isQuestion { lastQuestion = (part.text, steps.count) }
         steps.append(step)
         sources.append(decision)
@@ -505,6 +508,12 @@ struct RequestPlanner: Sendable {
 
   /// `text` cut where it joins two places ("in Lima and in Oslo", 伦敦和纽约), when every piece
   /// names a different known place; nil otherwise.
+  /// Whether `text` is only thanks or a greeting ("Thank you.", 谢谢啦).
+  static func isPleasantry(_ text: String) -> Bool {
+    let bare = text.lowercased().trimmingCharacters(in: edge.union(.punctuationCharacters).union(.symbols))
+    return !bare.isEmpty && words("plan.pleasantries").contains(bare)
+  }
+
   /// Whether `text` names a place and nothing else ("孟买?", "and Oslo").
   static func isOnlyPlace(_ text: String, clock: AgentClock) -> Bool {
     let bare = stripLeading(text, words("plan.sequence_joins") + ["and", "&", "和", "跟", "还有"])
@@ -637,7 +646,10 @@ struct RequestPlanner: Sendable {
     let moves =
       InverseGuard.opens(text, withOneOf: "plan.update_heads")
       || (text.contains("把") && ConditionReader.containsAny(text.lowercased(), "plan.update_heads"))
-    if !moves, chosen.hasSuffix(".update"), let opening = openingWrite(of: text), opening != "memory.remember"
+    // ("add a reminder …": the kind it names, whichever kind its verb opens most often.)
+    if !moves, chosen.hasSuffix(".update"),
+      let opening = openingWrite(of: text).map({ namedWrite(in: text) ?? $0 }),
+      opening != "memory.remember"
     {
       // "ping me at noon to ... instead": a verb that makes something, not one that moves it.
       return opening
@@ -1091,7 +1103,7 @@ struct RequestPlanner: Sendable {
     }
     // Where a verb is enough ("..., otherwise book a movie"): the write its opening verb is
     // one of (`guard.write_heads`), when the model named none.
-    if decision.skillID == nil, lenient, let named = Self.openingWrite(of: text),
+    if decision.skillID == nil, lenient, let named = Self.namedWrite(in: text) ?? Self.openingWrite(of: text),
       let read = reading(text, as: named, from: decision, clock: clock, scenario: scenario)
     {
       decision = read
@@ -1206,16 +1218,30 @@ struct RequestPlanner: Sendable {
   static func lookupAndAnswer(_ sentence: Sentence) -> [Sentence] {
     guard !sentence.isQuestion, opensWithLookup(sentence.text) else { return [sentence] }
     let text = sentence.text
+    // A comma, or "and" between the look-up and the answer ("see if … is open and if it is, …").
+    func nextBoundary(from start: String.Index) -> (String.Index, String.Index)? {
+      let comma = text[start...].firstIndex(where: { $0 == "," || $0 == "，" }).map {
+        ($0, text.index(after: $0))
+      }
+      let and = text.range(of: " and ", options: .caseInsensitive, range: start..<text.endIndex)
+        .map { ($0.lowerBound, $0.upperBound) }
+      return [comma, and].compactMap { $0 }.min { $0.0 < $1.0 }
+    }
     var searchFrom = text.startIndex
-    while let comma = text[searchFrom...].firstIndex(where: { $0 == "," || $0 == "，" }) {
-      let after = String(text[text.index(after: comma)...]).trimmingCharacters(in: edge)
+    while let (comma, afterComma) = nextBoundary(from: searchFrom) {
+      let after = String(text[afterComma...]).trimmingCharacters(in: edge)
       let rest = stripLeading(after, ["and", "then", "然后"]).trimmingCharacters(in: edge)
       if answerMarkers().contains(where: { startsWith(rest, $0.0) }) {
-        return [
-          Sentence(text: String(text[..<comma]), isQuestion: true), Sentence(text: rest, isQuestion: false),
-        ]
+        // "see if my lunch is open": what is asked is whether the lunch is open (its "if" is
+        // no condition of the look-up).
+        let asked = String(text[..<comma])
+        let head = words("plan.whether_heads").sorted { $0.count > $1.count }.lazy.compactMap {
+          asked.range(of: $0, options: .caseInsensitive)
+        }.first { InverseGuard.opening(of: String(asked[..<$0.lowerBound])).isEmpty }
+        let question = head.map { "check " + asked[$0.upperBound...].trimmingCharacters(in: edge) } ?? asked
+        return [Sentence(text: question, isQuestion: true), Sentence(text: rest, isQuestion: false)]
       }
-      searchFrom = text.index(after: comma)
+      searchFrom = afterComma
     }
     return [sentence]
   }
@@ -1835,22 +1861,20 @@ struct RequestPlanner: Sendable {
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = clock.timeZone
     var parts = calendar.dateComponents([.year, .month, .day], from: day)
-    // A bare hour ("at 10") is read on that day: of its two readings (from the day's start,
-    // and as the next such hour after now, which this morning is 10pm), the one nearer the
-    // time the condition is about (the day's 9am, 周六下午's 3pm).
-    let fromDayStart = DateExpressionParser(
-      clock: .fixed(calendar.startOfDay(for: day), timeZone: clock.timeZone)
-    )
-    .parse(text)
-    func minutes(_ date: Date) -> Int {
-      let parts = calendar.dateComponents([.hour, .minute], from: date)
-      return (parts.hour ?? 0) * 60 + (parts.minute ?? 0)
-    }
+    // A bare hour ("at 10", "at 4") is read on that day as any day's is (1-5 o'clock the
+    // afternoon, 6-11 the morning), in the afternoon or evening the condition is about when it
+    // names one ("Saturday evening … at 7"); not as the next such hour after now.
     var chosen = own
-    if let early = fromDayStart, early.hasTime,
-      abs(minutes(early.date) - minutes(day)) < abs(minutes(own) - minutes(day))
-    {
-      chosen = early.date
+    if case .date(let onDay) = DateExpressionParser(clock: clock).read(text, onDay: day), onDay.hasTime {
+      chosen = onDay.date
+      let hour = calendar.component(.hour, from: onDay.date)
+      let saysHalfOfDay =
+        onDay.periodHours != nil || text.lowercased().contains(/\d\s*(a\.?m|p\.?m)\b|\b(morning|noon)\b/)
+      if calendar.component(.hour, from: day) >= 12, hour < 12, !saysHalfOfDay,
+        let later = calendar.date(byAdding: .hour, value: 12, to: onDay.date)
+      {
+        chosen = later
+      }
     }
     let time = calendar.dateComponents([.hour, .minute], from: chosen)
     parts.hour = time.hour
@@ -1861,7 +1885,9 @@ struct RequestPlanner: Sendable {
 
   /// "that day", 当天, "the day before", 前一天: the date of an earlier step with a date,
   /// at the time this part names (or the skill's default hour).
-  private func carryDate(_ text: String, step: PlanStep, steps: [PlanStep], clock: AgentClock)
+  private func carryDate(
+    _ text: String, step: PlanStep, steps: [PlanStep], clock: AgentClock, scenario: SkillScenario
+  )
     -> SkillArguments
   {
     var arguments = step.arguments
@@ -1871,6 +1897,23 @@ struct RequestPlanner: Sendable {
       let anchor = anchorStep.arguments["when"]?.dateValue
     {
       arguments["when"] = .date(anchor.addingTimeInterval(-lead))
+      // "前一天晚上九点": whole days ahead, at the time of day the part names.
+      let rest = text.replacingOccurrences(of: phrase, with: " ")
+      if lead.truncatingRemainder(dividingBy: 86400) == 0,
+        let own = DateExpressionParser(clock: clock).parse(rest), own.hasTime, !own.hasDay
+      {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = clock.timeZone
+        var parts = calendar.dateComponents([.year, .month, .day], from: anchor.addingTimeInterval(-lead))
+        let time = calendar.dateComponents([.hour, .minute], from: own.date)
+        (parts.hour, parts.minute) = (time.hour, time.minute)
+        if let date = calendar.date(from: parts) { arguments["when"] = .date(date) }
+      }
+      if let skill = router.registeredSkill(id: step.skill, scenario: scenario),
+        let title = skill.extractArguments(from: rest, clock: clock)["title"]
+      {
+        arguments["title"] = title
+      }
       let title = (arguments["title"]?.stringValue ?? "").replacingOccurrences(of: phrase, with: " ")
       let left = title.trimmingCharacters(in: Self.edge.union(.punctuationCharacters)).lowercased()
       if left.isEmpty || ["it", "that", "this", "then"].contains(left),
@@ -1881,13 +1924,37 @@ struct RequestPlanner: Sendable {
       return arguments
     }
     let lower = text.lowercased()
-    let sameDay = Self.words("plan.same_day").contains { lower.contains($0) }
-    let dayBefore = Self.words("plan.day_before").contains { lower.contains($0) }
-    guard sameDay || dayBefore,
+    let relative = (Self.words("plan.same_day") + Self.words("plan.day_before")).sorted {
+      $0.count > $1.count
+    }
+    guard let phrase = relative.first(where: { lower.contains($0) }) else { return arguments }
+    let dayBefore = Self.words("plan.day_before").contains(phrase)
+    // The day of the earlier step that has one, or the day an earlier note or fact names
+    // ("note that the boiler man comes on the 19th, and remind me the evening before").
+    let named = steps.last.flatMap { earlier in
+      earlier.arguments.values.values.lazy.compactMap(\.stringValue).compactMap { value in
+        DateExpressionParser(clock: clock).parse(value).flatMap { $0.hasDay ? $0.date : nil }
+      }.first
+    }
+    guard
       let anchor = steps.last(where: { $0.arguments["when"]?.dateValue != nil })?.arguments["when"]?.dateValue
+        ?? named
     else { return arguments }
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = clock.timeZone
+    // "the evening before": read as the evening it names, on that day; the title without it.
+    if let skill = router.registeredSkill(id: step.skill, scenario: scenario),
+      let range = text.range(of: phrase, options: .caseInsensitive)
+    {
+      let period =
+        Self.words("plan.relative_day_periods").first { phrase.contains($0) }.map {
+          ["night": "tonight", "晚": "晚上"][$0] ?? $0
+        } ?? ""
+      let reread = skill.extractArguments(
+        from: text.replacingCharacters(in: range, with: " \(period) "), clock: clock)
+      if let title = reread["title"] { arguments["title"] = title }
+      arguments["when"] = reread["when"]
+    }
     let day = calendar.date(byAdding: .day, value: dayBefore ? -1 : 0, to: anchor) ?? anchor
     var parts = calendar.dateComponents([.year, .month, .day], from: day)
     if let own = arguments["when"]?.dateValue {
