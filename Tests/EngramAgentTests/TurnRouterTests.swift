@@ -937,6 +937,34 @@ import Testing
     #expect(plan[1].condition?.negated == false)
   }
 
+  /// A statement before the requests, with no word that asks to keep it, is what they are
+  /// about: no fact to store, and the day it names is theirs.
+  @Test func aStatementBeforeTheRequestsIsTheirContext() async throws {
+    let plan = try await steps(
+      "my sister lands in Lisbon friday - put 'airport run' in the calendar at 6pm and nudge me an hour ahead"
+    )
+    try #require(plan.map(\.skill) == ["calendar.create", "reminder.create"])
+    #expect(plan[0].arguments["when"] == .date(wallClock(2025, 6, 13, 18, in: Zones.shanghai)))
+    #expect(plan[1].arguments["when"] == .date(wallClock(2025, 6, 13, 17, in: Zones.shanghai)))
+  }
+
+  /// "isnt" is a negation; the other branch that opens with a verb that books is a booking.
+  @Test func anOtherwiseBranchThatOpensWithAWriteIsThatWrite() async throws {
+    let plan = try await steps(
+      "if it isnt snowing sunday put sledding on my calendar at 10 otherwise book the cinema same time")
+    try #require(plan.map(\.skill) == ["calendar.create", "calendar.create"])
+    #expect(plan.map { $0.condition?.negated } == [true, false])
+  }
+
+  /// 记一下 with no 笔记 or note keeps a fact in mind; a note is asked for by name.
+  @Test func jiYiXiaIsAFactToRemember() async throws {
+    let plan = try await steps("把周五的例会挪到下午两点，顺便记一下我女儿不吃蘑菇")
+    try #require(plan.map(\.skill) == ["calendar.update", "memory.remember"])
+    #expect(plan[1].arguments["content"] == .string("我女儿不吃蘑菇"))
+    let note = try await steps("把周五的例会挪到下午两点，顺便帮我记个笔记：会前打印议程")
+    #expect(note.map(\.skill) == ["calendar.update", "note.create"])
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -268,6 +268,12 @@ extension SkillWords {
     memory.remember.fillers	哦
     memory.remember.fillers	啊
     memory.remember.fillers	吧
+    memory.remember.fillers	帮我记一下
+    memory.remember.fillers	你记一下
+    memory.remember.fillers	记一下
+    memory.remember.fillers	记下来
+    memory.remember.fillers	记下
+    memory.remember.fillers	记着
     memory.remember.preference_words	prefer
     memory.remember.preference_words	i like
     memory.remember.preference_words	i love
@@ -1104,9 +1110,7 @@ extension SkillWords {
     plan.note_heads	take a note
     plan.note_heads	make a note
     plan.note_heads	笔记
-    plan.note_heads	记下
     plan.note_heads	记个
-    plan.note_heads	记一下
     plan.note_heads	take this down
     plan.note_heads	write this down
     plan.note_heads	take down
@@ -1623,6 +1627,20 @@ extension SkillWords {
     plan.negations	不
     plan.negations	没
     plan.negations	未
+    plan.negations	isnt
+    plan.negations	dont
+    plan.negations	doesnt
+    plan.negations	wont
+    plan.negations	cant
+    plan.negations	arent
+    plan.negations	didnt
+    plan.negations	wasnt
+    plan.negations	aint
+    plan.negations	havent
+    plan.negations	hasnt
+    plan.negations	shouldnt
+    plan.negations	wouldnt
+    plan.negations	couldnt
     guard.head_fillers	please
     guard.head_fillers	pls
     guard.head_fillers	can you
@@ -2353,8 +2371,6 @@ extension SkillWords {
     guard.write_heads.note.create	jot
     guard.write_heads.note.create	write down
     guard.write_heads.note.create	记个笔记
-    guard.write_heads.note.create	记下
-    guard.write_heads.note.create	记一下
     guard.write_heads.note.create	写下
     plan.verb_joins	再帮我
     plan.verb_joins	再提醒
@@ -2943,5 +2959,33 @@ extension SkillWords {
     plan.whether_heads	look and see if
     plan.whether_heads	check and see if
     plan.whether_heads	check to see if
+    plan.keep_verbs	remember
+    plan.keep_verbs	save
+    plan.keep_verbs	store
+    plan.keep_verbs	keep
+    plan.keep_verbs	note
+    plan.keep_verbs	log
+    plan.keep_verbs	record
+    plan.keep_verbs	write down
+    plan.keep_verbs	jot
+    plan.keep_verbs	记
+    plan.keep_verbs	存
+    plan.keep_verbs	保存
+    plan.keep_verbs	记录
+    plan.remember_not_note	记一下
+    plan.remember_not_note	记下
+    plan.remember_not_note	帮我记
+    plan.remember_not_note	你记一下
+    plan.remember_not_note	记住
+    plan.remember_not_note	记着
+    plan.remember_not_note	记好
+    plan.note_words	note
+    plan.note_words	notes
+    plan.note_words	memo
+    plan.note_words	notepad
+    plan.note_words	笔记
+    plan.note_words	备忘
+    plan.note_words	便签
+    plan.note_words	记事本
     """#
 }

@@ -197,6 +197,15 @@ struct RequestPlanner: Sendable {
           if let title = branch.arguments["title"] { read.arguments["title"] = title }
           found = read
         }
+        // "…, otherwise book the cinema same time": a branch that opens with a verb that makes
+        // something is that write, whatever look-up its other words suggest.
+        if part.isOtherwise || isBranch, guarded != nil,
+          found.map({ !changesSomething($0.skillID, scenario: scenario) }) ?? false,
+          let write = Self.openingWrite(of: part.text),
+          let read = reading(part.text, as: write, clock: clock, scenario: scenario)
+        {
+          found = read
+        }
         if found == nil, lastQuestion?.step == steps.count - 1, let named = Self.namedWrite(in: part.text),
           let read = reading(part.text, as: named, clock: clock, scenario: scenario)
         {
@@ -397,6 +406,24 @@ struct RequestPlanner: Sendable {
         texts.append(part.text)
       }
     }
+    // "My parents land Sunday - put … in the calendar": a statement that opens a request of
+    // several steps, with no word that asks to keep it, is what the rest is about, not a fact
+    // to store.
+    if steps.count >= 2, steps[0].skill == "memory.remember", steps[0].condition == nil,
+      !steps.dropFirst().contains(where: { $0.skill == "memory.remember" }),
+      !Self.asksToKeep(texts[0])
+    {
+      let context = texts.removeFirst()
+      steps.removeFirst()
+      sources.removeFirst()
+      for index in steps.indices {
+        steps[index].inputFrom = steps[index].inputFrom.flatMap { $0 == 0 ? nil : $0 - 1 }
+      }
+      // The day it names is the day of the steps that name none ("… lands Friday - book … at 6pm").
+      if let day = DateExpressionParser(clock: clock).parse(context), day.hasDay {
+        steps = Self.moved(steps, texts: texts, to: day.date, clock: clock)
+      }
+    }
     steps = Self.retargeted(steps, texts: texts)
     guard steps.count >= 2 || (steps.count == 1 && conditionCount > 0), let first = sources.first else {
       return nil
@@ -508,6 +535,38 @@ struct RequestPlanner: Sendable {
 
   /// `text` cut where it joins two places ("in Lima and in Oslo", 伦敦和纽约), when every piece
   /// names a different known place; nil otherwise.
+  /// `steps` whose time was read without a day (each text names none) moved, whole days, so
+  /// that the first of them falls on `day`; the others keep their distance from it.
+  static func moved(_ steps: [PlanStep], texts: [String], to day: Date, clock: AgentClock) -> [PlanStep] {
+    let parser = DateExpressionParser(clock: clock)
+    let dayless = steps.indices.filter { index in
+      steps[index].arguments["when"]?.dateValue != nil && !(parser.parse(texts[index])?.hasDay ?? false)
+    }
+    guard let first = dayless.first, let due = steps[first].arguments["when"]?.dateValue else { return steps }
+    let calendar = clock.calendar
+    let shift =
+      calendar.dateComponents([.day], from: calendar.startOfDay(for: due), to: calendar.startOfDay(for: day))
+      .day ?? 0
+    var result = steps
+    for index in dayless {
+      if let when = result[index].arguments["when"]?.dateValue,
+        let moved = calendar.date(byAdding: .day, value: shift, to: when)
+      {
+        result[index].arguments["when"] = .date(moved)
+      }
+    }
+    return result
+  }
+
+  /// Whether `text` asks to keep something ("remember", "save", 记住, "make a note").
+  static func asksToKeep(_ text: String) -> Bool {
+    let lower = text.lowercased()
+    return [
+      "guard.keep_words", "guard.write_heads.memory.remember", "plan.kind.memory.remember", "plan.keep_verbs",
+    ]
+    .contains { ConditionReader.containsAny(lower, $0) }
+  }
+
   /// Whether `text` is only thanks or a greeting ("Thank you.", 谢谢啦).
   static func isPleasantry(_ text: String) -> Bool {
     let bare = text.lowercased().trimmingCharacters(in: edge.union(.punctuationCharacters).union(.symbols))
@@ -1057,6 +1116,14 @@ struct RequestPlanner: Sendable {
       named == chosen.replacingOccurrences(of: ".list", with: ".create"),
       let read = reading(
         text, as: named, from: decision, keepingScore: true, clock: clock, scenario: scenario)
+    {
+      decision = read
+    }
+    // 记一下 with no 笔记 or note is "keep this in mind": a fact to remember, not a note.
+    if decision.skillID == "note.create",
+      ConditionReader.containsAny(text.lowercased(), "plan.remember_not_note"),
+      !ConditionReader.containsAny(text.lowercased(), "plan.note_words"),
+      let read = reading(text, as: "memory.remember", from: decision, clock: clock, scenario: scenario)
     {
       decision = read
     }
