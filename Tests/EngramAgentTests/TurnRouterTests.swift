@@ -965,6 +965,23 @@ import Testing
     #expect(note.map(\.skill) == ["calendar.update", "note.create"])
   }
 
+  /// An item named, then taken away ("— scratch that", 撤掉, "off my calendar", "disable"), or
+  /// a stored detail asked about and then erased, is a removal: never the write the item's words
+  /// suggest. A reminder whose task is to cancel something stays a reminder.
+  @Test(arguments: [
+    ("You were going to remind me to water the ferns on Monday — scratch that.", "reminder.cancel"),
+    ("disable my Sunday 6am alarm", "reminder.cancel"),
+    ("the Tuesday 3pm pottery class — I want that off my calendar", "calendar.cancel"),
+    ("please un-remember my old gym's address", "memory.forget"),
+    ("do you still have my bike lock code 5521? please erase it", "memory.forget"),
+    ("remind me at 5 to cancel it", "reminder.create"),
+    ("remind me tomorrow at 8 to turn off the heater", "reminder.create"),
+  ])
+  func anItemNamedThenTakenAwayIsItsRemoval(text: String, expected: String) async throws {
+    let plan = try await steps(text)
+    #expect(plan.map(\.skill) == [expected], "\(text)")
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

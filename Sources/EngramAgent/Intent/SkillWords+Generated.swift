@@ -307,6 +307,9 @@ extension SkillWords {
     memory.forget.fillers	这条记忆
     memory.forget.fillers	记忆
     memory.forget.fillers	吧
+    memory.forget.fillers	un-remember
+    memory.forget.fillers	unremember
+    memory.forget.fillers	please un-remember
     calculator.fillers	please
     calculator.fillers	can you
     calculator.fillers	could you
@@ -647,6 +650,23 @@ extension SkillWords {
     agenda.stop_phrases	安排
     agenda.stop_phrases	活动
     agenda.stop_phrases	计划
+    agenda.stop_phrases	disable
+    agenda.stop_phrases	turn off
+    agenda.stop_phrases	switch off
+    agenda.stop_phrases	shut off
+    agenda.stop_phrases	scratch that
+    agenda.stop_phrases	scrap that
+    agenda.stop_phrases	you were going to
+    agenda.stop_phrases	were going to
+    agenda.stop_phrases	i want that
+    agenda.stop_phrases	i need that
+    agenda.stop_phrases	want that
+    agenda.stop_phrases	need that
+    agenda.stop_phrases	off my calendar
+    agenda.stop_phrases	off the calendar
+    agenda.stop_phrases	off my schedule
+    agenda.stop_phrases	撤掉
+    agenda.stop_phrases	撤了
     agenda.reference_words	it
     agenda.reference_words	that
     agenda.reference_words	this
@@ -1725,6 +1745,16 @@ extension SkillWords {
     guard.destroy_heads	不用再记
     guard.destroy_heads	不必记
     guard.destroy_heads	不用记住
+    guard.destroy_heads	un-remember
+    guard.destroy_heads	disable
+    guard.destroy_heads	turn off
+    guard.destroy_heads	switch off
+    guard.destroy_heads	shut off
+    guard.destroy_heads	silence
+    guard.destroy_heads	deactivate
+    guard.destroy_heads	关掉
+    guard.destroy_heads	关闭
+    guard.destroy_heads	停掉
     guard.recall_heads	do you remember
     guard.recall_heads	do you recall
     guard.recall_heads	do you know
@@ -2987,5 +3017,67 @@ extension SkillWords {
     plan.note_words	备忘
     plan.note_words	便签
     plan.note_words	记事本
+    guard.destroy_tails	scratch that
+    guard.destroy_tails	scrap that
+    guard.destroy_tails	cancel that
+    guard.destroy_tails	cancel it
+    guard.destroy_tails	delete it
+    guard.destroy_tails	delete that
+    guard.destroy_tails	remove it
+    guard.destroy_tails	remove that
+    guard.destroy_tails	drop it
+    guard.destroy_tails	drop that
+    guard.destroy_tails	kill it
+    guard.destroy_tails	get rid of it
+    guard.destroy_tails	nuke it
+    guard.destroy_tails	bin it
+    guard.destroy_tails	ditch it
+    guard.destroy_tails	trash it
+    guard.destroy_tails	cancel
+    guard.destroy_tails	delete
+    guard.destroy_tails	撤掉
+    guard.destroy_tails	撤了
+    guard.destroy_tails	取消
+    guard.destroy_tails	取消掉
+    guard.destroy_tails	删掉
+    guard.destroy_tails	删了
+    guard.destroy_tails	删除
+    guard.destroy_tails	去掉
+    guard.destroy_tails	不要了
+    guard.destroy_tails	拿掉
+    guard.destroy_tails	划掉
+    guard.destroy_tails	作废
+    guard.destroy_off	off my calendar
+    guard.destroy_off	off the calendar
+    guard.destroy_off	off my schedule
+    guard.destroy_off	off my agenda
+    guard.destroy_off	off my reminders
+    guard.destroy_off	from my calendar
+    guard.destroy_off	from the calendar
+    guard.destroy_off	从日历上去掉
+    guard.destroy_off	从日历里删
+    guard.destroy_off	从日程里删
+    guard.destroy_off	从日历上拿掉
+    plan.removal_fillers	把
+    plan.removal_fillers	吧
+    plan.removal_fillers	了
+    plan.removal_fillers	掉
+    plan.removal_fillers	它
+    plan.removal_fillers	please
+    plan.removal_fillers	just
+    plan.removal_fillers	so
+    plan.removal_fillers	and
+    plan.removal_fillers	then
+    plan.removal_fillers	now
+    plan.removal_fillers	ok
+    plan.removal_fillers	就
+    plan.removal_fillers	请
+    plan.removal_fillers	帮我
+    plan.removal_fillers	entirely
+    plan.removal_fillers	for good
+    plan.removal_fillers	too
+    plan.removal_fillers	that one
+    plan.removal_fillers	this one
+    plan.removal_fillers	all
     """#
 }

@@ -406,6 +406,37 @@ struct RequestPlanner: Sendable {
         texts.append(part.text)
       }
     }
+    // "the reminder to pay Al on Thursday — scratch that", 你记得…吧？把它忘了: an item named,
+    // then a bare removal of it, is that removal of the item.
+    var removedNamed = false
+    var index = 0
+    while index + 1 < steps.count {
+      let removal = steps[index + 1]
+      let first = steps[index]
+      if first.condition == nil, removal.condition == nil,
+        // (A question for what or when something is, or a look-up, asks to be told first:
+        // "when is my dentist? cancel it" is that look-up, then the cancel of what it finds.)
+        InverseGuard.writes.contains(first.skill)
+          || (first.skill == RecallSkill.skillID && !Self.asksForInformation(texts[index])
+            && !ConditionReader.containsAny(texts[index].lowercased(), "plan.when_questions")),
+        !Self.opensWithLookup(texts[index]),
+        // (However the model read the short removal: "please erase it" is no time look-up.)
+        !InverseGuard.writes.contains(removal.skill), Self.isBareRemoval(texts[index + 1]),
+        let kind = Self.removal(of: first.skill, text: texts[index] + " " + texts[index + 1]),
+        let skill = router.registeredSkill(id: kind, scenario: scenario)
+      {
+        steps[index] = PlanStep(
+          skill: kind, arguments: skill.extractArguments(from: texts[index], clock: clock))
+        steps.remove(at: index + 1)
+        sources.remove(at: index + 1)
+        texts.remove(at: index + 1)
+        removedNamed = true
+        for later in steps.indices {
+          steps[later].inputFrom = steps[later].inputFrom.flatMap { $0 > index ? $0 - 1 : $0 }
+        }
+      }
+      index += 1
+    }
     // "My parents land Sunday - put … in the calendar": a statement that opens a request of
     // several steps, with no word that asks to keep it, is what the rest is about, not a fact
     // to store.
@@ -425,7 +456,10 @@ struct RequestPlanner: Sendable {
       }
     }
     steps = Self.retargeted(steps, texts: texts)
-    guard steps.count >= 2 || (steps.count == 1 && conditionCount > 0), let first = sources.first else {
+    // (One removal of a named item is the plan's reading, not the router's of the whole text.)
+    guard steps.count >= 2 || (steps.count == 1 && (conditionCount > 0 || removedNamed)),
+      let first = sources.first
+    else {
       return nil
     }
     return TurnRoute(
@@ -556,6 +590,18 @@ struct RequestPlanner: Sendable {
       }
     }
     return result
+  }
+
+  /// The removal of what a step of `skill` named: a reminder's or an event's cancel (the kind
+  /// `text` names, when it names one), else forgetting what is remembered.
+  static func removal(of skill: String, text: String) -> String? {
+    let lower = text.lowercased()
+    if ConditionReader.containsAny(lower, "guard.reminder_words") { return "reminder.cancel" }
+    if skill.hasPrefix("calendar.") || ConditionReader.containsAny(lower, "guard.event_words") {
+      return "calendar.cancel"
+    }
+    if skill.hasPrefix("reminder.") { return "reminder.cancel" }
+    return skill.hasPrefix("memory.") ? "memory.forget" : nil
   }
 
   /// Whether `text` asks to keep something ("remember", "save", 记住, "make a note").
@@ -763,6 +809,21 @@ struct RequestPlanner: Sendable {
         && !["掉", "了", "吧", "掉吧", "了吧"].contains(String(piece))
     }
     return left.isEmpty
+  }
+
+  /// Whether `text` only removes what was just named: a bare destroy ("erase it", 删掉吧), or
+  /// words that destroy and point back in any order (把它忘了, 作废，删除).
+  static func isBareRemoval(_ text: String) -> Bool {
+    if isBareDestroy(text) { return true }
+    let lower = InverseGuard.opening(of: text)
+    guard ConditionReader.containsAny(lower, "guard.destroy_anywhere") || InverseGuard.destroysWithBa(lower)
+    else { return false }
+    var rest = lower
+    let removable =
+      (words("guard.destroy_anywhere") + words("guard.destroy_heads") + words("guard.destroy_ba_verbs")
+      + words("plan.references") + words("plan.removal_fillers")).sorted { $0.count > $1.count }
+    for word in removable { rest = rest.replacingOccurrences(of: word, with: " ") }
+    return rest.trimmingCharacters(in: .whitespacesAndNewlines.union(.punctuationCharacters)).isEmpty
   }
 
   /// The one write whose own verbs (`guard.write_heads.*`) open `text`, or nil.
