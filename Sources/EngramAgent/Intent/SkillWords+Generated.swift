@@ -274,6 +274,20 @@ extension SkillWords {
     memory.remember.fillers	记下来
     memory.remember.fillers	记下
     memory.remember.fillers	记着
+    memory.remember.fillers	save the fact that
+    memory.remember.fillers	store the fact that
+    memory.remember.fillers	memorize this
+    memory.remember.fillers	memorize
+    memory.remember.fillers	memorise
+    memory.remember.fillers	don't let me forget that
+    memory.remember.fillers	do not let me forget that
+    memory.remember.fillers	make a mental note that
+    memory.remember.fillers	could you
+    memory.remember.fillers	can you
+    memory.remember.fillers	这个
+    memory.remember.fillers	fyi
+    memory.remember.fillers	, remember that
+    memory.remember.fillers	remember this
     memory.remember.preference_words	prefer
     memory.remember.preference_words	i like
     memory.remember.preference_words	i love
@@ -1774,6 +1788,10 @@ extension SkillWords {
     guard.recall_heads	recall
     guard.recall_heads	do you still have
     guard.recall_heads	do you still know
+    guard.recall_heads	remember that
+    guard.recall_heads	remember the
+    guard.recall_heads	remember those
+    guard.recall_heads	remember our
     guard.recall_questions	do you remember
     guard.recall_questions	do you recall
     guard.recall_questions	you remember
@@ -3079,5 +3097,35 @@ extension SkillWords {
     plan.removal_fillers	that one
     plan.removal_fillers	this one
     plan.removal_fillers	all
+    memory.remember.polite	could you
+    memory.remember.polite	can you
+    memory.remember.polite	would you
+    memory.remember.polite	please
+    memory.remember.polite	will you
+    memory.remember.polite	请
+    memory.remember.polite	帮我
+    memory.remember.polite	麻烦
+    memory.remember.claim_heads	remember that
+    memory.remember.claim_heads	please remember that
+    memory.remember.claim_heads	save the fact that
+    memory.remember.claim_heads	store the fact that
+    memory.remember.claim_heads	memorize
+    memory.remember.claim_heads	memorise
+    memory.remember.claim_heads	keep in mind that
+    memory.remember.claim_heads	don't let me forget that
+    memory.remember.claim_heads	do not let me forget that
+    memory.remember.claim_heads	make a mental note that
+    memory.remember.claim_heads	记住
+    memory.remember.claim_heads	帮我记住
+    memory.remember.claim_heads	请记住
+    memory.remember.claim_heads	你记住
+    memory.remember.claim_tails	, remember that
+    memory.remember.claim_tails	, remember this
+    memory.remember.claim_tails	, keep that in mind
+    memory.remember.claim_tails	，记住
+    memory.remember.claim_tails	，记住了
+    memory.remember.claim_tails	，帮我记住
+    memory.remember.claim_tails	，你记住
+    memory.remember.claim_tails	- remember that
     """#
 }

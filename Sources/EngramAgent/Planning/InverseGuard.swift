@@ -53,6 +53,8 @@ enum InverseGuard {
       // "remind me what the code is": no time to be reminded at, a question to be told.
       inverse = "memory.recall"
     } else if TextCues.isQuestion(text),
+      // (Not a keep the remember skill claimed: "could you remember that I …?" asks to keep.)
+      !(chosen == "memory.remember" && decision.method == .rules),
       startsWithAny(head, "guard.recall_heads")
         || ConditionReader.containsAny(lower, "guard.recall_questions")
         || (chosen == "memory.remember" && asksBack(text))

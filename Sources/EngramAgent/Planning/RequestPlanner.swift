@@ -78,7 +78,18 @@ struct RequestPlanner: Sendable {
         } ?? false
       // A note's text is one step whatever it lists ("note: eggs, milk and bread").
       let parts: [Part]
-      if Self.isNote(sentence.text), let (note, rest) = Self.noteAndRequest(sentence.text) {
+      if RememberSkill().claims(sentence.text, clock: clock) {
+        // "记住 X，改成周六了", "remember that …, then remind me …": what is kept is one step
+        // whatever it says; it ends only where another write opens.
+        if let (kept, rest) = Self.noteAndRequest(sentence.text, from: sentence.text.startIndex) {
+          parts =
+            [Part(text: kept, isQuestion: false)]
+            + (try await merged(
+              Self.parts(of: rest, isQuestion: sentence.isQuestion), clock: clock, scenario: scenario))
+        } else {
+          parts = [Part(text: sentence.text, isQuestion: false)]
+        }
+      } else if Self.isNote(sentence.text), let (note, rest) = Self.noteAndRequest(sentence.text) {
         // "note: …, then remind me …": the note ends where another write opens.
         parts =
           [Part(text: note, isQuestion: false)]
@@ -1307,8 +1318,9 @@ struct RequestPlanner: Sendable {
 
   /// A note's text and the request after it, where a joining word ("then", 再) is followed by
   /// the verb of another write ("remind me", 提醒我); nil when the note runs to the end.
-  static func noteAndRequest(_ text: String) -> (String, String)? {
-    guard let colon = text.firstIndex(where: { $0 == ":" || $0 == "：" }) else { return nil }
+  static func noteAndRequest(_ text: String, from start: String.Index? = nil) -> (String, String)? {
+    let namesOwnWrite = start != nil
+    guard let colon = start ?? text.firstIndex(where: { $0 == ":" || $0 == "：" }) else { return nil }
     let joins = words("plan.sequence_joins").sorted { $0.count > $1.count }
     // The joins without their commas (，再 -> 再), as they open the rest.
     let bareJoins = joins.map { $0.trimmingCharacters(in: edge) }.filter { !$0.isEmpty }
@@ -1334,7 +1346,13 @@ struct RequestPlanner: Sendable {
       var rest = String(text[range.upperBound...]).trimmingCharacters(in: edge)
       // "，再 remind me": the joining words after the first.
       while let stripped = stripMarker(rest, bareJoins) { rest = stripped }
-      guard let write = openingWrite(of: rest), write != "note.create" else { continue }
+      // (After what is kept, a write named later in the request opens one too: "…, then
+      // tomorrow at 9 remind me …".)
+      guard
+        let write = openingWrite(of: rest)
+          ?? (namesOwnWrite ? namedWrite(in: split(rest).first ?? rest) : nil),
+        write != "note.create", !namesOwnWrite || write != "memory.remember"
+      else { continue }
       let note = String(text[..<range.lowerBound]).trimmingCharacters(in: edge)
       return note.isEmpty ? nil : (note, rest)
     }
