@@ -62,7 +62,7 @@ public final class E5Embedder: Embedder, @unchecked Sendable {
   /// How this embedder runs (see `BertEmbedder.Options`).
   public let options: BertEmbedder.Options
 
-  private let model: BertModel
+  let model: BertModel
   /// Serializes forward passes (see `BertEmbedder`).
   private let forward = Mutex(())
 
@@ -87,10 +87,23 @@ public final class E5Embedder: Embedder, @unchecked Sendable {
       vocabularySize: header.vocabularySize, typeVocabularySize: header.typeVocabularySize,
       layerNormEpsilon: header.layerNormEpsilon, maxSequenceLength: header.maxPositions, pooling: .mean,
       lowercases: false)
-    model = BertModel(packed: packed, configuration: configuration, precision: options.precision)
+    let tokenizer = SentencePieceTokenizer(
+      vocabulary: packed.vocabulary, maxSequenceLength: header.maxPositions)
+    var model = BertModel(packed: packed, configuration: configuration, precision: options.precision)
+    if options.precision == .int8 {
+      // Smoothed int8 products, their factors from a pass of the model packed without them
+      // over the built-in texts (about 450 tokens).
+      let calibration = BertModel.calibrationTexts.map {
+        [tokenizer.vocabulary.bos] + tokenizer.pieceIDs(Role.passage.prefix + $0) + [tokenizer.vocabulary.eos]
+      }
+      model = BertModel(
+        packed: packed, configuration: configuration, precision: .int8,
+        smoothing: model.channelMaxima(calibration))
+    }
+    self.model = model
     self.file = file
     self.configuration = configuration
-    tokenizer = SentencePieceTokenizer(vocabulary: packed.vocabulary, maxSequenceLength: header.maxPositions)
+    self.tokenizer = tokenizer
     self.modelID = modelID ?? Self.defaultModelID
     dimension = header.hiddenSize
     maxSequenceLength = header.maxPositions
