@@ -92,7 +92,7 @@ public final class E5Embedder: Embedder, @unchecked Sendable {
     var model = BertModel(packed: packed, configuration: configuration, precision: options.precision)
     if options.precision == .int8 {
       // Smoothed int8 products, their factors from a pass of the model packed without them
-      // over the built-in texts (about 450 tokens).
+      // over the built-in texts (a few hundred tokens).
       let calibration = BertModel.calibrationTexts.map {
         [tokenizer.vocabulary.bos] + tokenizer.pieceIDs(Role.passage.prefix + $0) + [tokenizer.vocabulary.eos]
       }
