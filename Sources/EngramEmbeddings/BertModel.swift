@@ -75,9 +75,11 @@ final class BertModel: @unchecked Sendable {
       if let smoothing {
         let scaled = UnsafeMutablePointer<Float>.allocate(capacity: outputs * inputs)
         defer { scaled.deallocate() }
-        for row in 0..<outputs {
-          for column in 0..<inputs {
-            scaled[row * inputs + column] = weight[row * inputs + column] * smoothing.weightFactors[column]
+        smoothing.weightFactors.withUnsafeBufferPointer { factors in
+          for row in 0..<outputs {
+            let from = weight + row * inputs
+            let to = scaled + row * inputs
+            for column in 0..<inputs { to[column] = from[column] * factors[column] }
           }
         }
         var layer = linear(UnsafePointer(scaled), bias: bias, inputs: inputs, outputs: outputs)
@@ -123,11 +125,11 @@ final class BertModel: @unchecked Sendable {
     func smoothing(_ layers: [Linear], activations: [Float]) -> Smoothing {
       let inputs = activations.count
       var weights = [Float](repeating: 0, count: inputs)
-      for layer in layers {
-        let weight = layer.floatWeights
-        for row in 0..<layer.outputWidth {
-          for column in 0..<inputs {
-            weights[column] = max(weights[column], abs(weight[row * inputs + column]))
+      weights.withUnsafeMutableBufferPointer { largest in
+        for layer in layers {
+          for row in 0..<layer.outputWidth {
+            let values = layer.floatWeights + row * inputs
+            for column in 0..<inputs { largest[column] = max(largest[column], abs(values[column])) }
           }
         }
       }
