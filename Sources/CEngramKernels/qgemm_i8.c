@@ -98,15 +98,20 @@ static float row_inverse(float largest, int passes, float *scale) {
   return largest > 0 ? 127.0f / largest : 0;
 }
 
-static void quantize_rows_scalar(const float *x, size_t m, size_t k, size_t ldx, int8_t *q, size_t ldq,
-                                 float *scales, int passes) {
+// x[p] * channels[p] when `channels` is not NULL (one float multiply, as on every level).
+static inline float channel_value(const float *row, const float *channels, size_t p) {
+  return channels ? row[p] * channels[p] : row[p];
+}
+
+static void quantize_rows_scalar(const float *x, size_t m, size_t k, size_t ldx, const float *channels, int8_t *q,
+                                 size_t ldq, float *scales, int passes) {
   for (size_t i = 0; i < m; i++) {
     const float *row = x + i * ldx;
     int8_t *coarse = q + (size_t)passes * i * ldq, *fine = coarse + ldq;
     float largest = 0;
-    for (size_t p = 0; p < k; p++) largest = __builtin_fmaxf(largest, __builtin_fabsf(row[p]));
+    for (size_t p = 0; p < k; p++) largest = __builtin_fmaxf(largest, __builtin_fabsf(channel_value(row, channels, p)));
     float inverse = row_inverse(largest, passes, scales + i);
-    for (size_t p = 0; p < k; p++) codes_of(row[p], inverse, passes, coarse + p, fine + p);
+    for (size_t p = 0; p < k; p++) codes_of(channel_value(row, channels, p), inverse, passes, coarse + p, fine + p);
     for (size_t p = k; p < ldq; p++) {
       coarse[p] = 0;
       if (passes == 2) fine[p] = 0;
@@ -167,8 +172,14 @@ static Tile tile_below(const Tile *o, int tokens) {
 // roundscale and cvtps2dq round to nearest even as rintf does, and the clamp to +-127 comes
 // before the narrowing. At one pass the conversion rounds by itself (no roundscale) and the
 // saturating narrowing (vpmovsdb) is the clamp above: 5 instructions for 16 codes, not 8.
-AVX512 static void quantize_rows_avx512(const float *x, size_t m, size_t k, size_t ldx, int8_t *q, size_t ldq,
-                                        float *scales, int passes) {
+// The row's 16 values at p, each times its channel's factor when `channels` is not NULL.
+AVX512 static inline __m512 channel_values(const float *row, const float *channels, size_t p) {
+  __m512 v = _mm512_loadu_ps(row + p);
+  return channels ? _mm512_mul_ps(v, _mm512_loadu_ps(channels + p)) : v;
+}
+
+AVX512 static void quantize_rows_avx512(const float *x, size_t m, size_t k, size_t ldx, const float *channels,
+                                        int8_t *q, size_t ldq, float *scales, int passes) {
   const __m512i high = _mm512_set1_epi32(127), low = _mm512_set1_epi32(-127);
   const __m512 fine_weight = _mm512_set1_ps((float)FINE);
   for (size_t i = 0; i < m; i++) {
@@ -176,20 +187,20 @@ AVX512 static void quantize_rows_avx512(const float *x, size_t m, size_t k, size
     int8_t *coarse = q + (size_t)passes * i * ldq, *fine = coarse + ldq;
     __m512 big = _mm512_setzero_ps();
     size_t p = 0;
-    for (; p + 16 <= k; p += 16) big = _mm512_max_ps(big, _mm512_abs_ps(_mm512_loadu_ps(row + p)));
+    for (; p + 16 <= k; p += 16) big = _mm512_max_ps(big, _mm512_abs_ps(channel_values(row, channels, p)));
     float largest = _mm512_reduce_max_ps(big);
-    for (; p < k; p++) largest = __builtin_fmaxf(largest, __builtin_fabsf(row[p]));
+    for (; p < k; p++) largest = __builtin_fmaxf(largest, __builtin_fabsf(channel_value(row, channels, p)));
     float inverse = row_inverse(largest, passes, scales + i);
     const __m512 scale = _mm512_set1_ps(inverse);
     p = 0;
     if (passes == 1) {
       for (; p + 16 <= k; p += 16) {
-        __m512i c = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_loadu_ps(row + p), scale));
+        __m512i c = _mm512_cvtps_epi32(_mm512_mul_ps(channel_values(row, channels, p), scale));
         _mm_storeu_si128((__m128i *)(coarse + p), _mm512_cvtsepi32_epi8(_mm512_max_epi32(c, low)));
       }
     } else {
       for (; p + 16 <= k; p += 16) {
-        __m512 t = _mm512_mul_ps(_mm512_loadu_ps(row + p), scale);
+        __m512 t = _mm512_mul_ps(channel_values(row, channels, p), scale);
         __m512 rounded = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         __m512i c = _mm512_max_epi32(_mm512_min_epi32(_mm512_cvtps_epi32(rounded), high), low);
         _mm_storeu_si128((__m128i *)(coarse + p), _mm512_cvtepi32_epi8(c));
@@ -198,7 +209,7 @@ AVX512 static void quantize_rows_avx512(const float *x, size_t m, size_t k, size
         _mm_storeu_si128((__m128i *)(fine + p), _mm512_cvtepi32_epi8(f));
       }
     }
-    for (; p < k; p++) codes_of(row[p], inverse, passes, coarse + p, fine + p);
+    for (; p < k; p++) codes_of(channel_value(row, channels, p), inverse, passes, coarse + p, fine + p);
     for (p = k; p < ldq; p++) {
       coarse[p] = 0;
       if (passes == 2) fine[p] = 0;
@@ -622,15 +633,20 @@ void engram_qgemm_f32(const int8_t *a, const float *row_scales, size_t m, size_t
                         ENGRAM_LEVEL_AVX512);
 }
 
-void engram_quantize_rows_path(const float *x, size_t m, size_t k, size_t ldx, int passes, int8_t *q, size_t ldq,
-                               float *scales, int path) {
+static void quantize_rows_at(const float *x, size_t m, size_t k, size_t ldx, const float *channels, int passes,
+                             int8_t *q, size_t ldq, float *scales, int path) {
   int level = engram_level_cached();
   path = path < level ? path : level;
   passes = passes == 2 ? 2 : 1;
 #if defined(__x86_64__)
-  if (path >= 2) return quantize_rows_avx512(x, m, k, ldx, q, ldq, scales, passes);
+  if (path >= 2) return quantize_rows_avx512(x, m, k, ldx, channels, q, ldq, scales, passes);
 #endif
-  quantize_rows_scalar(x, m, k, ldx, q, ldq, scales, passes);
+  quantize_rows_scalar(x, m, k, ldx, channels, q, ldq, scales, passes);
+}
+
+void engram_quantize_rows_path(const float *x, size_t m, size_t k, size_t ldx, int passes, int8_t *q, size_t ldq,
+                               float *scales, int path) {
+  quantize_rows_at(x, m, k, ldx, NULL, passes, q, ldq, scales, path);
 }
 
 void engram_quantize_rows(const float *x, size_t m, size_t k, size_t ldx, int passes, int8_t *q, size_t ldq,
@@ -669,8 +685,9 @@ static int64_t code_squares(const int8_t *codes, size_t k, int path) {
 // Quantizes each row at one pass into its place and measures it on its own codes (exact
 // integers, so every level decides alike); a row whose crest factor 127 / rms(codes) exceeds
 // its `crest` is quantized again at two passes, into the code rows counted from the end.
-size_t engram_quantize_rows_mixed_path(const float *x, size_t m, size_t k, size_t ldx, const float *crest,
-                                       int8_t *q, size_t ldq, float *scales, int32_t *order, int path) {
+size_t engram_quantize_rows_mixed_path(const float *x, size_t m, size_t k, size_t ldx, const float *channels,
+                                       const float *crest, int8_t *q, size_t ldq, float *scales, int32_t *order,
+                                       int path) {
   size_t single = 0, twice = 0;
   int level = engram_level_cached();
   path = path < level ? path : level;
@@ -678,11 +695,11 @@ size_t engram_quantize_rows_mixed_path(const float *x, size_t m, size_t k, size_
     double limit = (double)crest[i] * (double)crest[i];
     int8_t *codes = q + single * ldq;
     float scale;
-    engram_quantize_rows_path(x + i * ldx, 1, k, ldx, 1, codes, ldq, &scale, path);
+    quantize_rows_at(x + i * ldx, 1, k, ldx, channels, 1, codes, ldq, &scale, path);
     int64_t squares = code_squares(codes, k, path);
     if ((double)(127 * 127) * (double)k > limit * (double)squares) {
       size_t at = m - 1 - twice++;
-      engram_quantize_rows_path(x + i * ldx, 1, k, ldx, 2, q + 2 * at * ldq, ldq, scales + at, path);
+      quantize_rows_at(x + i * ldx, 1, k, ldx, channels, 2, q + 2 * at * ldq, ldq, scales + at, path);
       order[at] = (int32_t)i;
       continue;
     }
@@ -692,7 +709,7 @@ size_t engram_quantize_rows_mixed_path(const float *x, size_t m, size_t k, size_
   return single;
 }
 
-size_t engram_quantize_rows_mixed(const float *x, size_t m, size_t k, size_t ldx, const float *crest, int8_t *q,
-                                  size_t ldq, float *scales, int32_t *order) {
-  return engram_quantize_rows_mixed_path(x, m, k, ldx, crest, q, ldq, scales, order, ENGRAM_LEVEL_AVX512);
+size_t engram_quantize_rows_mixed(const float *x, size_t m, size_t k, size_t ldx, const float *channels,
+                                  const float *crest, int8_t *q, size_t ldq, float *scales, int32_t *order) {
+  return engram_quantize_rows_mixed_path(x, m, k, ldx, channels, crest, q, ldq, scales, order, ENGRAM_LEVEL_AVX512);
 }

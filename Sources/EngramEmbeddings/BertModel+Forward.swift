@@ -45,6 +45,8 @@ extension BertModel {
     /// needed (false: every row at one pass, in order). Written before a product's threads start.
     var singleRows = 0
     var reordered = false
+    /// Observes the products' inputs when set (`ActivationProbe`): calibration and tests.
+    let probe: ActivationProbe?
     /// Per thread that runs attention heads, `attentionStride` floats of scratch for
     /// `engram_attention_head`.
     let attentionScratch: UnsafeMutablePointer<Float>
@@ -54,8 +56,9 @@ extension BertModel {
     /// room for a product's input as int8 codes.
     init(
       tokens: Int, longest: Int, width: Int, innerWidth: Int, headWidth: Int, threads: Int = 1,
-      quantized: Bool = false
+      quantized: Bool = false, probe: ActivationProbe? = nil
     ) {
+      self.probe = probe
       let block = tokens * width
       let total = 6 * block + tokens * innerWidth + threads * longest * longest
       codeStride = quantized ? engram_qgemm_padded_inputs(max(width, innerWidth)) : 0
@@ -132,15 +135,20 @@ extension BertModel {
     return groups
   }
 
-  /// One forward pass over all `sequences` packed together, its products split `threads` ways.
-  private func forward(_ sequences: [[Int32]], threads: Int, normalizes: Bool) -> [[Float]] {
+  /// One forward pass over all `sequences` packed together, its products split `threads` ways;
+  /// `probe`, when given, observes the inputs of the products (on one thread only).
+  func forward(
+    _ sequences: [[Int32]], threads: Int, normalizes: Bool, probe: ActivationProbe? = nil
+  ) -> [[Float]] {
+    precondition(probe == nil || threads == 1)
     let width = configuration.hiddenSize
     let tokens = sequences.reduce(0) { $0 + $1.count }
     let longest = sequences.map(\.count).max() ?? 0
     guard tokens > 0 else { return sequences.map { _ in [Float](repeating: 0, count: width) } }
     let space = Workspace(
       tokens: tokens, longest: longest, width: width, innerWidth: configuration.intermediateSize,
-      headWidth: width / configuration.headCount, threads: threads, quantized: precision == .int8)
+      headWidth: width / configuration.headCount, threads: threads, quantized: precision == .int8,
+      probe: probe)
     if precision == .int8 {
       var row = 0
       for sequence in sequences {
@@ -151,8 +159,8 @@ extension BertModel {
       }
     }
     embed(sequences, into: space.hidden)
-    for layer in layers {
-      encode(layer, sequences: sequences, tokens: tokens, space: space, threads: threads)
+    for (index, layer) in layers.enumerated() {
+      encode(layer, index: index, sequences: sequences, tokens: tokens, space: space, threads: threads)
     }
     return pool(sequences, space.hidden, normalizes: normalizes)
   }
@@ -271,8 +279,9 @@ extension BertModel {
     /// context, has no outlier channels; one pass costs nothing measurable at the fixtures).
     case onePass
     /// Per row, one pass or two (`engram_quantize_rows_mixed`): two for the rows of
-    /// `Workspace.twoPassRows` and for rows whose crest factor exceeds `crest`.
-    case mixed(crest: Float)
+    /// `Workspace.twoPassRows` and for rows whose crest factor exceeds `crest`, measured after
+    /// the product's smoothing (`Linear.inputFactors`). `product` numbers it for `ActivationProbe`.
+    case mixed(crest: Float, product: Int)
   }
 
   /// `output[:, columns] = input · weight[columns]ᵀ + bias[columns]` for `rows` rows, then GELU
@@ -332,12 +341,13 @@ extension BertModel {
         engram_quantize_rows(input, rows, k, k, 1, space.codes, space.codeStride, space.codeScales)
         space.singleRows = rows
         space.reordered = false
-      case .mixed(let crest):
+      case .mixed(let crest, let product):
         for row in 0..<rows { space.crestLimits[row] = space.twoPassRows[row] ? 0 : crest }
         space.singleRows = engram_quantize_rows_mixed(
-          input, rows, k, k, space.crestLimits, space.codes, space.codeStride, space.codeScales,
-          space.codeOrder)
+          input, rows, k, k, first.0.inputFactors, space.crestLimits, space.codes, space.codeStride,
+          space.codeScales, space.codeOrder)
         space.reordered = true
+        space.probe?.count(product: product, rows: rows, single: space.singleRows)
       }
     }
     let work = products.reduce(0) { $0 + rows * $1.0.inputWidth * $1.0.outputWidth }
@@ -353,13 +363,16 @@ extension BertModel {
     }
   }
 
-  private func encode(_ layer: Layer, sequences: [[Int32]], tokens: Int, space: Workspace, threads: Int) {
+  private func encode(
+    _ layer: Layer, index: Int, sequences: [[Int32]], tokens: Int, space: Workspace, threads: Int
+  ) {
     let width = configuration.hiddenSize
     let epsilon = configuration.layerNormEpsilon
     let hidden = space.hidden
+    space.probe?.observe(layer: index, product: 0, hidden, rows: tokens, width: width)
     Self.linear(
       [(layer.query, space.query), (layer.key, space.key), (layer.value, space.value)], hidden, rows: tokens,
-      space: space, threads: threads, activations: .mixed(crest: Self.twoPassCrest))
+      space: space, threads: threads, activations: .mixed(crest: Self.twoPassCrest, product: 0))
     attend(sequences, space: space, threads: threads)
     Self.linear(
       [(layer.attentionOutput, space.projected)], space.context, rows: tokens, space: space, threads: threads,
@@ -367,12 +380,15 @@ extension BertModel {
     engram_add_layer_norm(
       space.projected, hidden, hidden, tokens, width, layer.attentionNormGamma, layer.attentionNormBeta,
       epsilon)
+    space.probe?.observe(layer: index, product: 1, hidden, rows: tokens, width: width)
     Self.linear(
       [(layer.intermediate, space.intermediate)], hidden, rows: tokens, space: space, threads: threads,
-      activations: .mixed(crest: Self.twoPassCrest), gelu: true)
+      activations: .mixed(crest: Self.twoPassCrest, product: 1), gelu: true)
+    space.probe?.observe(
+      layer: index, product: 2, space.intermediate, rows: tokens, width: configuration.intermediateSize)
     Self.linear(
       [(layer.output, space.projected)], space.intermediate, rows: tokens, space: space, threads: threads,
-      activations: .mixed(crest: Self.twoPassCrestAfterGELU))
+      activations: .mixed(crest: Self.twoPassCrestAfterGELU, product: 2))
     engram_add_layer_norm(
       space.projected, hidden, hidden, tokens, width, layer.outputNormGamma, layer.outputNormBeta, epsilon)
   }

@@ -29,6 +29,15 @@ final class BertModel: @unchecked Sendable {
     let bias: UnsafePointer<Float>
     let inputWidth: Int
     let outputWidth: Int
+    /// When the int8 weights were packed smoothed (`Smoothing`), the factor each input channel
+    /// is multiplied by as it is quantized.
+    var inputFactors: UnsafePointer<Float>? = nil
+
+    /// The float32 weights; a precondition of the calibration, which runs the float path.
+    var floatWeights: UnsafePointer<Float> {
+      guard case .float32(let weights) = weights else { preconditionFailure("not a float32 layer") }
+      return weights
+    }
   }
 
   struct Layer {
@@ -54,12 +63,28 @@ final class BertModel: @unchecked Sendable {
     init(precision: EmbeddingPrecision) { self.precision = precision }
 
     /// The layer of float32 `weight` [outputs × inputs]: used in place at `.float32`,
-    /// quantized into an int8 pack at `.int8`.
-    func linear(_ weight: UnsafePointer<Float>, bias: UnsafePointer<Float>, inputs: Int, outputs: Int)
-      -> Linear
-    {
+    /// quantized into an int8 pack at `.int8`, its input channels multiplied by the factors of
+    /// `smoothing` first when given.
+    func linear(
+      _ weight: UnsafePointer<Float>, bias: UnsafePointer<Float>, inputs: Int, outputs: Int,
+      smoothing: Smoothing? = nil
+    ) -> Linear {
       guard precision == .int8 else {
         return Linear(weights: .float32(weight), bias: bias, inputWidth: inputs, outputWidth: outputs)
+      }
+      if let smoothing {
+        let scaled = UnsafeMutablePointer<Float>.allocate(capacity: outputs * inputs)
+        defer { scaled.deallocate() }
+        smoothing.weightFactors.withUnsafeBufferPointer { factors in
+          for row in 0..<outputs {
+            let from = weight + row * inputs
+            let to = scaled + row * inputs
+            for column in 0..<inputs { to[column] = from[column] * factors[column] }
+          }
+        }
+        var layer = linear(UnsafePointer(scaled), bias: bias, inputs: inputs, outputs: outputs)
+        layer.inputFactors = smoothing.inputFactors
+        return layer
       }
       let groups = engram_qgemm_padded_outputs(outputs) * engram_qgemm_groups(inputs)
       let packedBytes = engram_qgemm_packed_bytes(outputs, inputs)
@@ -87,6 +112,32 @@ final class BertModel: @unchecked Sendable {
       }
       defer { floats.deallocate() }
       return linear(UnsafePointer(floats), bias: bias, inputs: inputs, outputs: outputs)
+    }
+
+    /// Frees what this builder allocated (a builder of float layers needed only while packing).
+    func deallocate() {
+      for allocation in allocations { allocation.deallocate() }
+      allocations = []
+    }
+
+    /// The smoothing of an input shared by `layers` (float32), from its channel maxima in a
+    /// calibration pass; the input factors live as long as the model.
+    func smoothing(_ layers: [Linear], activations: [Float]) -> Smoothing {
+      let inputs = activations.count
+      var weights = [Float](repeating: 0, count: inputs)
+      weights.withUnsafeMutableBufferPointer { largest in
+        for layer in layers {
+          for row in 0..<layer.outputWidth {
+            let values = layer.floatWeights + row * inputs
+            for column in 0..<inputs { largest[column] = max(largest[column], abs(values[column])) }
+          }
+        }
+      }
+      let factors = BertModel.smoothingFactors(activations: activations, weights: weights)
+      let inverse = UnsafeMutablePointer<Float>.allocate(capacity: inputs)
+      allocations.append(UnsafeMutableRawPointer(inverse))
+      for column in 0..<inputs { inverse[column] = 1 / factors[column] }
+      return Smoothing(weightFactors: factors, inputFactors: inverse)
     }
   }
 
@@ -160,7 +211,15 @@ final class BertModel: @unchecked Sendable {
   /// layers' 4-bit weights dequantized once at load, into float32 (about 85 MB for e5-small)
   /// at `.float32`, re-quantized to int8 per output row (about 21 MB) at `.int8`; the word
   /// table stays packed.
-  init(packed: E5ModelFile, configuration: BertConfiguration, precision: EmbeddingPrecision) {
+  ///
+  /// With `smoothing` (at `.int8`: the channel maxima of a calibration pass,
+  /// `channelMaxima(_:)`, of the model packed without it), the query/key/value and feed-forward
+  /// products are packed smoothed (`Smoothing`); the attention output projection, whose input
+  /// has no outlier channels, as it is.
+  init(
+    packed: E5ModelFile, configuration: BertConfiguration, precision: EmbeddingPrecision,
+    smoothing maxima: [[[Float]]]? = nil
+  ) {
     self.configuration = configuration
     self.precision = precision
     file = packed.file
@@ -178,6 +237,37 @@ final class BertModel: @unchecked Sendable {
         builder.linear(
           blocks: packed.blocks(p + name + ".w"), bias: packed.float32(p + name + ".b"), inputs: inputs,
           outputs: outputs)
+      }
+      let attentionNormGamma = packed.float32(p + "aln.w")
+      let attentionNormBeta = packed.float32(p + "aln.b")
+      let outputNormGamma = packed.float32(p + "oln.w")
+      let outputNormBeta = packed.float32(p + "oln.b")
+      if let maxima, precision == .int8 {
+        // The layer's float weights, dequantized while it is packed.
+        let floats = LinearBuilder(precision: .float32)
+        defer { floats.deallocate() }
+        func float(_ name: String, _ inputs: Int, _ outputs: Int) -> Linear {
+          floats.linear(
+            blocks: packed.blocks(p + name + ".w"), bias: packed.float32(p + name + ".b"), inputs: inputs,
+            outputs: outputs)
+        }
+        let (query, key, value) = (
+          float("q", hidden, hidden), float("k", hidden, hidden), float("v", hidden, hidden)
+        )
+        let (intermediate, output) = (float("fi", hidden, inner), float("fo", inner, hidden))
+        let attention = builder.smoothing([query, key, value], activations: maxima[index][0])
+        let gelu = builder.smoothing([intermediate], activations: maxima[index][1])
+        let projection = builder.smoothing([output], activations: maxima[index][2])
+        func pack(_ dense: Linear, _ smoothing: Smoothing) -> Linear {
+          builder.linear(
+            dense.floatWeights, bias: dense.bias, inputs: dense.inputWidth, outputs: dense.outputWidth,
+            smoothing: smoothing)
+        }
+        return Layer(
+          query: pack(query, attention), key: pack(key, attention), value: pack(value, attention),
+          attentionOutput: linear("ao", hidden, hidden), attentionNormGamma: attentionNormGamma,
+          attentionNormBeta: attentionNormBeta, intermediate: pack(intermediate, gelu),
+          output: pack(output, projection), outputNormGamma: outputNormGamma, outputNormBeta: outputNormBeta)
       }
       return Layer(
         query: linear("q", hidden, hidden), key: linear("k", hidden, hidden),

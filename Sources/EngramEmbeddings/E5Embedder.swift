@@ -62,15 +62,28 @@ public final class E5Embedder: Embedder, @unchecked Sendable {
   /// How this embedder runs (see `BertEmbedder.Options`).
   public let options: BertEmbedder.Options
 
-  private let model: BertModel
+  let model: BertModel
+  /// At `.int8`, where the smoothing's channel maxima came from; nil at `.float32`.
+  let smoothingSource: BertModel.SmoothingCache.Source?
   /// Serializes forward passes (see `BertEmbedder`).
   private let forward = Mutex(())
 
-  /// Loads and validates the packed model `file`, dequantizing its layers.
+  /// Loads and validates the packed model `file`, dequantizing its layers. At `.int8`, the
+  /// smoothing's channel maxima are read from `NAME.smoothing` beside the file, or computed and
+  /// written there (see `BertModel.SmoothingCache`).
   /// - Parameter modelID: the id to report; defaults to `defaultModelID`.
   /// - Throws: `EmbeddingError.e5ModelNotFound`, `.invalidE5Model` with a sentence saying what
   ///   is damaged, or `.invalidOption` for options outside their documented ranges.
-  public init(file: URL, modelID: String? = nil, options: BertEmbedder.Options = BertEmbedder.Options())
+  public convenience init(
+    file: URL, modelID: String? = nil, options: BertEmbedder.Options = BertEmbedder.Options()
+  ) throws(EmbeddingError) {
+    try self.init(
+      file: file, modelID: modelID, options: options, smoothingFolder: file.deletingLastPathComponent())
+  }
+
+  /// Loads `file` keeping the smoothing's channel maxima in `smoothingFolder` (nil: computed
+  /// at every load).
+  init(file: URL, modelID: String?, options: BertEmbedder.Options, smoothingFolder: URL?)
     throws(EmbeddingError)
   {
     guard (1...256).contains(options.threads) else {
@@ -87,10 +100,39 @@ public final class E5Embedder: Embedder, @unchecked Sendable {
       vocabularySize: header.vocabularySize, typeVocabularySize: header.typeVocabularySize,
       layerNormEpsilon: header.layerNormEpsilon, maxSequenceLength: header.maxPositions, pooling: .mean,
       lowercases: false)
-    model = BertModel(packed: packed, configuration: configuration, precision: options.precision)
+    let tokenizer = SentencePieceTokenizer(
+      vocabulary: packed.vocabulary, maxSequenceLength: header.maxPositions)
+    let model: BertModel
+    var smoothingSource: BertModel.SmoothingCache.Source?
+    if options.precision == .int8 {
+      // Smoothed int8 products, their factors from the channel maxima of a pass of the model
+      // packed without them over the built-in texts (a few hundred tokens), kept beside the
+      // model file for later loads.
+      let calibration = BertModel.calibrationTexts.map {
+        [tokenizer.vocabulary.bos] + tokenizer.pieceIDs(Role.passage.prefix + $0) + [tokenizer.vocabulary.eos]
+      }
+      let cache = smoothingFolder.flatMap {
+        BertModel.SmoothingCache(
+          model: packed.file, configuration: configuration, calibration: calibration, folder: $0)
+      }
+      let maxima: [[[Float]]]
+      if let cached = cache?.read() {
+        maxima = cached
+        smoothingSource = .cached
+      } else {
+        maxima = BertModel(packed: packed, configuration: configuration, precision: .int8)
+          .channelMaxima(calibration)
+        smoothingSource = cache?.write(maxima) == true ? .computed : .computedUnsaved
+      }
+      model = BertModel(packed: packed, configuration: configuration, precision: .int8, smoothing: maxima)
+    } else {
+      model = BertModel(packed: packed, configuration: configuration, precision: options.precision)
+    }
+    self.smoothingSource = smoothingSource
+    self.model = model
     self.file = file
     self.configuration = configuration
-    tokenizer = SentencePieceTokenizer(vocabulary: packed.vocabulary, maxSequenceLength: header.maxPositions)
+    self.tokenizer = tokenizer
     self.modelID = modelID ?? Self.defaultModelID
     dimension = header.hiddenSize
     maxSequenceLength = header.maxPositions

@@ -193,7 +193,8 @@ import Testing
       var codes = [Int8](repeating: 0, count: 2 * m * kp)
       var scales = [Float](repeating: 0, count: m)
       var order = [Int32](repeating: -1, count: m)
-      let single = engram_quantize_rows_mixed_path(x, m, k, k, limits, &codes, kp, &scales, &order, level)
+      let single = engram_quantize_rows_mixed_path(
+        x, m, k, k, nil, limits, &codes, kp, &scales, &order, level)
       var out = [Float](repeating: .nan, count: m * n)
       codes.withUnsafeBufferPointer { all in
         scales.withUnsafeBufferPointer { scale in
@@ -238,6 +239,38 @@ import Testing
         Array(reference.out[(Int(row) * n)..<(Int(row) * n + n)]).map(\.bitPattern)
           == alone.map(\.bitPattern),
         "row \(row)")
+    }
+  }
+
+  /// A smoothed input (`channels`): every level quantizes x[i, p] · channels[p] exactly as it
+  /// quantizes those products given as the input, decisions included; and a factor that shrinks
+  /// a dominating channel takes its rows back to one pass.
+  @Test func channelFactorsQuantizeTheScaledRows() {
+    let (m, k) = (9, 384)
+    let kp = engram_qgemm_padded_inputs(k)
+    var x = values(m * k, seed: 11)
+    for i in [1, 4, 5] { x[i * k + 7] = 40 }
+    var channels = values(k, seed: 12).map { 0.5 + abs($0) }
+    channels[7] = 1.0 / 16
+    var scaled = x
+    for i in 0..<m { for p in 0..<k { scaled[i * k + p] = x[i * k + p] * channels[p] } }
+    let limits = [Float](repeating: 12, count: m)
+    func quantize(_ input: [Float], _ factors: [Float]?, level: Int32) -> ([Int8], [Float], [Int32], Int) {
+      var codes = [Int8](repeating: 0, count: 2 * m * kp)
+      var scales = [Float](repeating: 0, count: m)
+      var order = [Int32](repeating: -1, count: m)
+      let single = engram_quantize_rows_mixed_path(
+        input, m, k, k, factors, limits, &codes, kp, &scales, &order, level)
+      return (codes, scales, order, single)
+    }
+    let unsmoothed = quantize(x, nil, level: 0)
+    #expect(unsmoothed.3 == 6, "rows 1, 4 and 5 at two passes without the factors")
+    for level in levels {
+      let smoothed = quantize(x, channels, level: level)
+      let given = quantize(scaled, nil, level: level)
+      #expect(smoothed.0 == given.0 && smoothed.1 == given.1, "level \(level) codes")
+      #expect(smoothed.2 == given.2 && smoothed.3 == given.3, "level \(level) decisions")
+      #expect(smoothed.3 == m, "level \(level): every row at one pass once channel 7 is shrunk")
     }
   }
 

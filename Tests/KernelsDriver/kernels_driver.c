@@ -417,7 +417,7 @@ static void check_qgemm(int path) {
       int level = v == 0 ? ENGRAM_LEVEL_SCALAR : path;
       codes[v] = calloc(2 * m * kp, 1);
       out[v] = malloc(m * n * sizeof(float));
-      single[v] = engram_quantize_rows_mixed_path(x, m, k, k, crest, codes[v], kp, scales[v], order[v], level);
+      single[v] = engram_quantize_rows_mixed_path(x, m, k, k, NULL, crest, codes[v], kp, scales[v], order[v], level);
       engram_qgemm_f32_path(codes[v], scales[v], single[v], kp, 1, order[v], packed, wscales, sums, n, k, 0, n, NULL,
                             out[v], n, level);
       engram_qgemm_f32_path(codes[v] + 2 * single[v] * kp, scales[v] + single[v], m - single[v], kp, 2,

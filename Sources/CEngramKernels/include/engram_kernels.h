@@ -228,12 +228,15 @@ void engram_quantize_rows_path(const float *x, size_t m, size_t k, size_t ldx, i
 /// the rows at one pass: positions 0..<m1 hold them (codes at row p of q, `ldq` apart), in input
 /// order, and positions m1..<m the two-pass rows (coarse codes at row 2p, fine at 2p + 1);
 /// scales[p] is position p's scale and order[p] its input row. q needs 2m rows; the codes and
-/// decisions are the same on every level.
-size_t engram_quantize_rows_mixed(const float *x, size_t m, size_t k, size_t ldx, const float *crest, int8_t *q,
-                                  size_t ldq, float *scales, int32_t *order);
+/// decisions are the same on every level. When `channels` is not NULL, what is quantized (and
+/// measured) is x[i, p] * channels[p]: a smoothed input, whose weights were multiplied by the
+/// channel's inverse factor when they were packed (see `BertModel+Smoothing.swift`).
+size_t engram_quantize_rows_mixed(const float *x, size_t m, size_t k, size_t ldx, const float *channels,
+                                  const float *crest, int8_t *q, size_t ldq, float *scales, int32_t *order);
 /// `engram_quantize_rows_mixed` on a chosen level.
-size_t engram_quantize_rows_mixed_path(const float *x, size_t m, size_t k, size_t ldx, const float *crest,
-                                       int8_t *q, size_t ldq, float *scales, int32_t *order, int path);
+size_t engram_quantize_rows_mixed_path(const float *x, size_t m, size_t k, size_t ldx, const float *channels,
+                                       const float *crest, int8_t *q, size_t ldq, float *scales, int32_t *order,
+                                       int path);
 
 /// C[i, j] ~ (A row i) . (W row j) + bias[j] for i < m and col0 <= j < col1 (col0 a multiple of
 /// 16), A being `engram_quantize_rows` codes at `passes` passes (passes * m rows `lda` apart,
