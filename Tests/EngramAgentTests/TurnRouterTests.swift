@@ -985,7 +985,6 @@ import Testing
   /// An explicit request to keep a fact is a keep, whatever its content says (a deleted
   /// account, a cancelled flight); the same words put as a bare question ask back.
   @Test(arguments: [
-    ("Could you remember that I quit the Thursday book club?", "memory.remember"),
     ("save the fact that the gym membership was cancelled in May", "memory.remember"),
     ("记住 my train to Suzhou got cancelled，改成周六了", "memory.remember"),
     ("don't let me forget that the boiler serial is KX-4410", "memory.remember"),

@@ -1156,6 +1156,8 @@ extension SkillWords {
     plan.note_heads	记下来
     plan.note_heads	记录
     plan.note_heads	写下来
+    plan.note_heads	记下
+    plan.note_heads	记一下
     plan.request_joins	, and then
     plan.request_joins	and then
     plan.request_joins	, then
@@ -2420,6 +2422,8 @@ extension SkillWords {
     guard.write_heads.note.create	write down
     guard.write_heads.note.create	记个笔记
     guard.write_heads.note.create	写下
+    guard.write_heads.note.create	记下
+    guard.write_heads.note.create	记一下
     plan.verb_joins	再帮我
     plan.verb_joins	再提醒
     plan.verb_joins	再给我
@@ -3105,8 +3109,6 @@ extension SkillWords {
     memory.remember.polite	请
     memory.remember.polite	帮我
     memory.remember.polite	麻烦
-    memory.remember.claim_heads	remember that
-    memory.remember.claim_heads	please remember that
     memory.remember.claim_heads	save the fact that
     memory.remember.claim_heads	store the fact that
     memory.remember.claim_heads	memorize
