@@ -38,18 +38,6 @@ import Testing
     #expect(reply.outputs.count == 2)
   }
 
-  @Test func theDaysUntilARecalledDayAreCountedFromIt() async throws {
-    let harness = try AgentHarness()
-    try await harness.engine.memories.remember("My visa expires on 2 August 2025", kind: .fact)
-    let agent = try await harness.agent()
-    let state = try await agent.send("how many days until the visa expiry date I gave you?")
-    guard case .finished(let reply) = state else {
-      Issue.record("expected the look-ups to run without asking, got \(state)")
-      return
-    }
-    #expect(reply.text.contains("days from 2025-06-11 to 2025-08-02 = 52"), "\(reply.text)")
-  }
-
   @Test func aDeclinedPlanWritesNothing() async throws {
     let harness = try AgentHarness()
     let agent = try await harness.agent()

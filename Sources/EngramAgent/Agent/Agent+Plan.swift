@@ -161,8 +161,7 @@ extension Agent {
     guard let source = planned.step.inputFrom, let output = plan.outputs[source] else { return arguments }
     switch output {
     case .memories(let answer, _):
-      if arguments["when"] == nil, planned.step.skill != "calculator",
-        let match = DateExpressionParser(clock: configuration.clock).parse(answer)
+      if arguments["when"] == nil, let match = DateExpressionParser(clock: configuration.clock).parse(answer)
       {
         arguments["when"] = .date(match.date)
       }
@@ -170,13 +169,6 @@ extension Agent {
         arguments["content"] == nil || arguments["content"] == .string("")
       {
         arguments["content"] = .string(answer)
-      }
-      // "how many days until the date I gave you": the recalled day is the span's other end.
-      if planned.step.skill == "calculator", let asked = arguments["expression"]?.stringValue,
-        DateSpan.parseExpression(asked) == nil,
-        let span = DateSpan.completed(asked, with: answer, clock: configuration.clock)
-      {
-        arguments["expression"] = .string(span.expression)
       }
     case .agenda(_, let ids, _) where !ids.isEmpty:
       let text = plan.run.context.userText.lowercased()

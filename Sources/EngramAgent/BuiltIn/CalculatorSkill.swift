@@ -9,8 +9,7 @@ public struct CalculatorSkill: Skill {
   public var displayName: String { "Calculator" }
   public var description: String {
     "Evaluates arithmetic (+ - * / parentheses, decimals, %, powers, roots, percentages off, 打N折) "
-      + "converts units (temperature, length, mass, volume, time) and counts the days or weeks between "
-      + "two dates; returns the result."
+      + "and converts units (temperature, length, mass, volume); returns the result."
   }
   public var inputSchema: SkillInputSchema {
     SkillInputSchema([
@@ -53,7 +52,6 @@ public struct CalculatorSkill: Skill {
   /// gives "17% of 2350"); the stripped text when no part of it evaluates, so execution can
   /// report what it could not read.
   public func extractArguments(from text: String, clock: AgentClock) -> SkillArguments {
-    if let span = DateSpan.parse(text, clock: clock) { return ["expression": .string(span.expression)] }
     if let conversion = UnitConversion.parse(text) {
       let value = ArithmeticExpression.format(conversion.value)
       return ["expression": .string("\(value) \(conversion.from.names[0]) in \(conversion.to.names[0])")]
@@ -152,7 +150,6 @@ public struct CalculatorSkill: Skill {
       throw .missingArgument(name: "expression")
     }
     if let conversion = UnitConversion.parse(expression) { return conversion.result }
-    if let span = DateSpan.parseExpression(expression) { return span.value }
     do {
       return try ArithmeticExpression.evaluate(expression)
     } catch .divisionByZero {
@@ -170,10 +167,6 @@ public struct CalculatorSkill: Skill {
       return .text(
         "\(ArithmeticExpression.format(conversion.value)) \(conversion.from.symbol) = "
           + "\(ArithmeticExpression.format(rounded)) \(conversion.to.symbol)")
-    }
-    if let span = DateSpan.parseExpression(expression) {
-      // Weeks are read to two decimals, as a converted quantity is.
-      return .text("\(expression) = \(ArithmeticExpression.format((span.value * 100).rounded() / 100))")
     }
     let value = try evaluate(arguments)
     return .text("\(expression) = \(ArithmeticExpression.format(value))")

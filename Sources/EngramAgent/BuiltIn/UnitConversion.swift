@@ -1,8 +1,7 @@
 import Foundation
 
 /// A quantity said in one unit and asked in another ("turn 30 celsius into fahrenheit",
-/// "how many km is 3.5 miles", 5公斤是多少磅): temperature, length, mass, volume and spans of
-/// time.
+/// "how many km is 3.5 miles", 5公斤是多少磅): temperature, length, mass and volume.
 struct UnitConversion: Sendable, Equatable {
   /// One unit: what it measures, and its value in the dimension's base unit (`value * scale +
   /// offset`; only temperatures have an offset).
@@ -59,11 +58,6 @@ struct UnitConversion: Sendable, Equatable {
       names: ["milliliters", "millilitres", "milliliter", "millilitre", "ml", "毫升"]),
     Unit(symbol: "gal", dimension: "volume", scale: 3.785411784, names: ["gallons", "gallon", "gal", "加仑"]),
     Unit(symbol: "cup", dimension: "volume", scale: 0.2365882365, names: ["cups", "cup"]),
-    Unit(symbol: "s", dimension: "time", scale: 1, names: ["seconds", "second", "secs", "sec", "秒钟", "秒"]),
-    Unit(symbol: "min", dimension: "time", scale: 60, names: ["minutes", "minute", "mins", "min", "分钟"]),
-    Unit(symbol: "h", dimension: "time", scale: 3600, names: ["hours", "hour", "hrs", "hr", "小时", "钟头"]),
-    Unit(symbol: "d", dimension: "time", scale: 86400, names: ["days", "day"]),
-    Unit(symbol: "wk", dimension: "time", scale: 604_800, names: ["weeks", "week"]),
   ]
 
   /// Every unit name, longest first, so "kilometers" is read before "meters" and 摄氏度 before 度.
@@ -101,14 +95,6 @@ struct UnitConversion: Sendable, Equatable {
       if !result.contains(where: { $0.unit == item.unit }) { result.append(item) }
     }
     guard distinct.count == 2, distinct[0].unit.dimension == distinct[1].unit.dimension else { return nil }
-    // Spans of time come up in requests of every kind ("in 90 minutes, an hour before"): only
-    // one that asks ("how many minutes …", 是多少秒), or the skill's own "2 h in min", converts.
-    if distinct[0].unit.dimension == "time",
-      !SkillWords.list("calculator.conversion_asks").contains(where: { lower.contains($0) }),
-      lower.wholeMatch(of: /\s*-?[0-9.,]+\s*\S+\s+in\s+\S+\s*/) == nil
-    {
-      return nil
-    }
     // What the number is in: the unit nearest after it.
     let after = distinct.filter { $0.range.lowerBound >= numberRange.upperBound }
       .min { $0.range.lowerBound < $1.range.lowerBound }

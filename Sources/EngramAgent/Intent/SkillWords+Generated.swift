@@ -182,32 +182,6 @@ extension SkillWords {
     reminder.create.fillers	好不好
     reminder.create.fillers	行吗
     reminder.create.fillers	可以吗
-    reminder.create.fillers	add
-    reminder.create.fillers	to my reminders
-    reminder.create.fillers	to the reminders
-    reminder.create.fillers	to reminders
-    reminder.create.fillers	in my reminders
-    reminder.create.fillers	on my reminders
-    reminder.create.fillers	my reminders
-    reminder.create.fillers	to my reminder list
-    reminder.create.fillers	to the reminder list
-    reminder.create.fillers	add one for
-    reminder.create.fillers	add one
-    reminder.create.fillers	add another
-    reminder.create.fillers	加一个
-    reminder.create.fillers	再加一个
-    reminder.create.fillers	加个
-    reminder.create.fillers	再加个
-    reminder.create.fillers	添一个
-    reminder.create.fillers	再添一个
-    reminder.create.fillers	新建一个
-    reminder.create.fillers	设一个
-    reminder.create.fillers	再设一个
-    reminder.create.fillers	set me a reminder to
-    reminder.create.fillers	set me a reminder for
-    reminder.create.fillers	set me a reminder
-    reminder.create.fillers	give me a reminder to
-    reminder.create.fillers	give me a reminder
     note.create.fillers	please
     note.create.fillers	can you
     note.create.fillers	take a note that
@@ -240,17 +214,6 @@ extension SkillWords {
     note.create.fillers	写下来
     note.create.fillers	：
     note.create.fillers	:
-    note.create.fillers	could you please
-    note.create.fillers	can you please
-    note.create.fillers	would you please
-    note.create.fillers	could you
-    note.create.fillers	would you
-    note.create.fillers	pls
-    note.create.fillers	hey
-    note.create.fillers	ok
-    note.create.fillers	okay
-    note.create.fillers	麻烦你
-    note.create.fillers	麻烦
     memory.remember.fillers	please
     memory.remember.fillers	remember that
     memory.remember.fillers	remember
@@ -268,26 +231,6 @@ extension SkillWords {
     memory.remember.fillers	哦
     memory.remember.fillers	啊
     memory.remember.fillers	吧
-    memory.remember.fillers	帮我记一下
-    memory.remember.fillers	你记一下
-    memory.remember.fillers	记一下
-    memory.remember.fillers	记下来
-    memory.remember.fillers	记下
-    memory.remember.fillers	记着
-    memory.remember.fillers	save the fact that
-    memory.remember.fillers	store the fact that
-    memory.remember.fillers	memorize this
-    memory.remember.fillers	memorize
-    memory.remember.fillers	memorise
-    memory.remember.fillers	don't let me forget that
-    memory.remember.fillers	do not let me forget that
-    memory.remember.fillers	make a mental note that
-    memory.remember.fillers	could you
-    memory.remember.fillers	can you
-    memory.remember.fillers	这个
-    memory.remember.fillers	fyi
-    memory.remember.fillers	, remember that
-    memory.remember.fillers	remember this
     memory.remember.preference_words	prefer
     memory.remember.preference_words	i like
     memory.remember.preference_words	i love
@@ -321,9 +264,6 @@ extension SkillWords {
     memory.forget.fillers	这条记忆
     memory.forget.fillers	记忆
     memory.forget.fillers	吧
-    memory.forget.fillers	un-remember
-    memory.forget.fillers	unremember
-    memory.forget.fillers	please un-remember
     calculator.fillers	please
     calculator.fillers	can you
     calculator.fillers	could you
@@ -664,23 +604,6 @@ extension SkillWords {
     agenda.stop_phrases	安排
     agenda.stop_phrases	活动
     agenda.stop_phrases	计划
-    agenda.stop_phrases	disable
-    agenda.stop_phrases	turn off
-    agenda.stop_phrases	switch off
-    agenda.stop_phrases	shut off
-    agenda.stop_phrases	scratch that
-    agenda.stop_phrases	scrap that
-    agenda.stop_phrases	you were going to
-    agenda.stop_phrases	were going to
-    agenda.stop_phrases	i want that
-    agenda.stop_phrases	i need that
-    agenda.stop_phrases	want that
-    agenda.stop_phrases	need that
-    agenda.stop_phrases	off my calendar
-    agenda.stop_phrases	off the calendar
-    agenda.stop_phrases	off my schedule
-    agenda.stop_phrases	撤掉
-    agenda.stop_phrases	撤了
     agenda.reference_words	it
     agenda.reference_words	that
     agenda.reference_words	this
@@ -1144,7 +1067,9 @@ extension SkillWords {
     plan.note_heads	take a note
     plan.note_heads	make a note
     plan.note_heads	笔记
+    plan.note_heads	记下
     plan.note_heads	记个
+    plan.note_heads	记一下
     plan.note_heads	take this down
     plan.note_heads	write this down
     plan.note_heads	take down
@@ -1156,8 +1081,6 @@ extension SkillWords {
     plan.note_heads	记下来
     plan.note_heads	记录
     plan.note_heads	写下来
-    plan.note_heads	记下
-    plan.note_heads	记一下
     plan.request_joins	, and then
     plan.request_joins	and then
     plan.request_joins	, then
@@ -1266,7 +1189,6 @@ extension SkillWords {
     plan.answer_yes	有的话
     plan.answer_yes	如果有的话
     plan.answer_yes	要是有的话
-    plan.answer_yes	if it does
     plan.action_openers	then
     plan.action_openers	就
     plan.action_openers	那就
@@ -1364,13 +1286,6 @@ extension SkillWords {
     plan.day_before	前一晚
     plan.day_before	前天晚上
     plan.day_before	头一天
-    plan.day_before	the morning before
-    plan.day_before	the afternoon before
-    plan.day_before	前一天晚上
-    plan.day_before	前一天早上
-    plan.day_before	前一天下午
-    plan.day_before	前一晚上
-    plan.day_before	前一天上午
     plan.weather_rain	rain
     plan.weather_rain	raining
     plan.weather_rain	rainy
@@ -1436,12 +1351,6 @@ extension SkillWords {
     plan.weather_heat	uv index
     plan.weather_heat	紫外线
     plan.weather_heat	sunburn
-    plan.weather_heat	hotter
-    plan.weather_heat	hottest
-    plan.weather_heat	hotter than
-    plan.weather_heat	warmer than
-    plan.weather_heat	above 30
-    plan.weather_heat	35度
     plan.weather_wind	wind
     plan.weather_wind	windy
     plan.weather_wind	gale
@@ -1582,14 +1491,6 @@ extension SkillWords {
     plan.calendar_busy	something already
     plan.calendar_busy	already something
     plan.calendar_busy	已经有
-    plan.calendar_busy	still on
-    plan.calendar_busy	still in my calendar
-    plan.calendar_busy	still in the calendar
-    plan.calendar_busy	still on my calendar
-    plan.calendar_busy	still scheduled
-    plan.calendar_busy	still booked
-    plan.calendar_busy	still happening
-    plan.calendar_busy	还在
     plan.time_words	am
     plan.time_words	pm
     plan.time_words	o'clock
@@ -1663,20 +1564,6 @@ extension SkillWords {
     plan.negations	不
     plan.negations	没
     plan.negations	未
-    plan.negations	isnt
-    plan.negations	dont
-    plan.negations	doesnt
-    plan.negations	wont
-    plan.negations	cant
-    plan.negations	arent
-    plan.negations	didnt
-    plan.negations	wasnt
-    plan.negations	aint
-    plan.negations	havent
-    plan.negations	hasnt
-    plan.negations	shouldnt
-    plan.negations	wouldnt
-    plan.negations	couldnt
     guard.head_fillers	please
     guard.head_fillers	pls
     guard.head_fillers	can you
@@ -1761,16 +1648,6 @@ extension SkillWords {
     guard.destroy_heads	不用再记
     guard.destroy_heads	不必记
     guard.destroy_heads	不用记住
-    guard.destroy_heads	un-remember
-    guard.destroy_heads	disable
-    guard.destroy_heads	turn off
-    guard.destroy_heads	switch off
-    guard.destroy_heads	shut off
-    guard.destroy_heads	silence
-    guard.destroy_heads	deactivate
-    guard.destroy_heads	关掉
-    guard.destroy_heads	关闭
-    guard.destroy_heads	停掉
     guard.recall_heads	do you remember
     guard.recall_heads	do you recall
     guard.recall_heads	do you know
@@ -1790,10 +1667,6 @@ extension SkillWords {
     guard.recall_heads	recall
     guard.recall_heads	do you still have
     guard.recall_heads	do you still know
-    guard.recall_heads	remember that
-    guard.recall_heads	remember the
-    guard.recall_heads	remember those
-    guard.recall_heads	remember our
     guard.recall_questions	do you remember
     guard.recall_questions	do you recall
     guard.recall_questions	you remember
@@ -2376,19 +2249,6 @@ extension SkillWords {
     plan.regardless	无论
     plan.regardless	不论
     plan.regardless	反正
-    plan.regardless	不管怎样
-    plan.regardless	不管怎么样
-    plan.regardless	无论如何
-    plan.regardless	无论怎样
-    plan.regardless	不论如何
-    plan.regardless	no matter what
-    plan.regardless	whatever happens
-    plan.regardless	in either case
-    plan.regardless	either way though
-    plan.regardless	rain or shine
-    plan.regardless	whatever the case
-    plan.regardless	不管结果如何
-    plan.regardless	不管怎么说
     guard.write_heads.reminder.create	remind
     guard.write_heads.reminder.create	forget to
     guard.write_heads.reminder.create	let me forget
@@ -2421,9 +2281,9 @@ extension SkillWords {
     guard.write_heads.note.create	jot
     guard.write_heads.note.create	write down
     guard.write_heads.note.create	记个笔记
-    guard.write_heads.note.create	写下
     guard.write_heads.note.create	记下
     guard.write_heads.note.create	记一下
+    guard.write_heads.note.create	写下
     plan.verb_joins	再帮我
     plan.verb_joins	再提醒
     plan.verb_joins	再给我
@@ -2636,20 +2496,6 @@ extension SkillWords {
     plan.stored_before	上次存的
     plan.stored_before	之前存的
     plan.stored_before	you still have
-    plan.stored_before	我记下的
-    plan.stored_before	我记过的
-    plan.stored_before	我记的
-    plan.stored_before	我记录的
-    plan.stored_before	记录过的
-    plan.stored_before	i stored
-    plan.stored_before	i've stored
-    plan.stored_before	that i stored
-    plan.stored_before	i noted down
-    plan.stored_before	i had you note
-    plan.stored_before	我记过
-    plan.stored_before	我让你存
-    plan.stored_before	你存着的
-    plan.stored_before	我之前记
     plan.kind.reminder.create	a reminder
     plan.kind.reminder.create	reminder for
     plan.kind.reminder.create	reminder to
@@ -2661,12 +2507,6 @@ extension SkillWords {
     plan.kind.reminder.create	设一个提醒
     plan.kind.reminder.create	加个提醒
     plan.kind.reminder.create	提醒我
-    plan.kind.reminder.create	my reminders
-    plan.kind.reminder.create	to reminders
-    plan.kind.reminder.create	the reminders
-    plan.kind.reminder.create	reminder list
-    plan.kind.reminder.create	提醒事项
-    plan.kind.reminder.create	提醒列表
     plan.kind.note.create	a note
     plan.kind.note.create	note down
     plan.kind.note.create	jot
@@ -2775,10 +2615,6 @@ extension SkillWords {
     plan.lookup_heads	tell me
     plan.lookup_heads	告诉我
     plan.lookup_heads	先告诉我
-    plan.lookup_heads	see if
-    plan.lookup_heads	see whether
-    plan.lookup_heads	find out if
-    plan.lookup_heads	find out whether
     plan.new_one	a new one
     plan.new_one	new one
     plan.new_one	another one
@@ -2817,317 +2653,5 @@ extension SkillWords {
     calculator.then_subtract	然后减去
     calculator.then_subtract	再减掉
     calculator.then_subtract	再减
-    plan.regardless_particles	都
-    plan.regardless_particles	也
-    plan.regardless_particles	还是
-    plan.regardless_particles	照样
-    plan.regardless_particles	still
-    plan.regardless_particles	also
-    plan.regardless_particles	just
-    plan.answer_plain	if it is
-    plan.answer_plain	if they are
-    plan.answer_plain	if i do
-    plan.answer_plain	if it does
-    plan.closing_particles	了
-    plan.closing_particles	吧
-    plan.closing_particles	啊
-    plan.closing_particles	呀
-    plan.closing_particles	掉
-    plan.closing_particles	哈
-    plan.closing_particles	呗
-    plan.closing_particles	。
-    plan.closing_particles	！
-    plan.closing_particles	!
-    plan.closing_particles	.
-    plan.closing_particles	~
-    plan.add_heads	add
-    plan.add_heads	put
-    plan.add_heads	set
-    plan.add_heads	create
-    plan.add_heads	make
-    plan.add_heads	schedule
-    plan.add_heads	book
-    plan.add_heads	pencil
-    plan.add_heads	stick
-    plan.add_heads	加
-    plan.add_heads	添加
-    plan.add_heads	添
-    plan.add_heads	加个
-    plan.add_heads	加一个
-    plan.add_heads	再加
-    plan.add_heads	新建
-    plan.add_heads	新增
-    plan.add_heads	设
-    plan.add_heads	also add
-    plan.add_one	add one
-    plan.add_one	add another
-    plan.add_one	another one
-    plan.add_one	one more
-    plan.add_one	add a new one
-    plan.add_one	加一个
-    plan.add_one	再加一个
-    plan.add_one	加个
-    plan.add_one	再加个
-    plan.add_one	添一个
-    plan.add_one	再添一个
-    plan.add_one	新增一个
-    plan.add_one	再来一个
-    calculator.conversion_asks	how many
-    calculator.conversion_asks	how much
-    calculator.conversion_asks	how long
-    calculator.conversion_asks	convert
-    calculator.conversion_asks	conversion
-    calculator.conversion_asks	equals
-    calculator.conversion_asks	equal to
-    calculator.conversion_asks	is what
-    calculator.conversion_asks	what is
-    calculator.conversion_asks	what's
-    calculator.conversion_asks	whats
-    calculator.conversion_asks	多少
-    calculator.conversion_asks	几个
-    calculator.conversion_asks	换算
-    calculator.conversion_asks	等于
-    calculator.conversion_asks	合多少
-    calculator.conversion_asks	折合
-    calculator.span_asks_days	how many days
-    calculator.span_asks_days	days until
-    calculator.span_asks_days	days till
-    calculator.span_asks_days	days left
-    calculator.span_asks_days	days to go
-    calculator.span_asks_days	days since
-    calculator.span_asks_days	days between
-    calculator.span_asks_days	days from
-    calculator.span_asks_days	days away
-    calculator.span_asks_days	days ago
-    calculator.span_asks_days	how long until
-    calculator.span_asks_days	how long till
-    calculator.span_asks_days	how long since
-    calculator.span_asks_days	多少天
-    calculator.span_asks_days	还有几天
-    calculator.span_asks_days	有几天
-    calculator.span_asks_days	相差几天
-    calculator.span_asks_days	差几天
-    calculator.span_asks_days	隔几天
-    calculator.span_asks_days	几天了
-    calculator.span_asks_days	多少日
-    calculator.span_asks_weeks	how many weeks
-    calculator.span_asks_weeks	weeks until
-    calculator.span_asks_weeks	weeks till
-    calculator.span_asks_weeks	weeks left
-    calculator.span_asks_weeks	weeks to go
-    calculator.span_asks_weeks	weeks since
-    calculator.span_asks_weeks	weeks between
-    calculator.span_asks_weeks	weeks from
-    calculator.span_asks_weeks	weeks away
-    calculator.span_asks_weeks	多少周
-    calculator.span_asks_weeks	还有几周
-    calculator.span_asks_weeks	几周了
-    calculator.span_asks_weeks	多少个星期
-    calculator.span_asks_weeks	还有几个星期
-    calculator.span_asks_weeks	几个星期了
-    calculator.span_asks_weeks	多少个礼拜
-    calculator.span_asks_weeks	还有几个礼拜
-    calculator.span_since	since
-    calculator.span_since	ago
-    calculator.span_since	has it been
-    calculator.span_since	have passed
-    calculator.span_since	has passed
-    calculator.span_since	gone by
-    calculator.span_since	过了
-    calculator.span_since	以来
-    calculator.span_since	已经
-    calculator.span_since	了多少天
-    calculator.span_since	几天了
-    calculator.span_since	几周了
-    calculator.span_since	几个星期了
-    calculator.span_openers	from today until
-    calculator.span_openers	from today till
-    calculator.span_openers	from today to
-    calculator.span_openers	from now until
-    calculator.span_openers	from now till
-    calculator.span_openers	until
-    calculator.span_openers	till
-    calculator.span_openers	to today
-    calculator.span_openers	from today
-    calculator.span_openers	since
-    calculator.span_openers	count the
-    calculator.span_openers	calculate
-    calculator.span_openers	work out
-    calculator.span_openers	从今天到
-    calculator.span_openers	到今天
-    calculator.span_openers	今天到
-    calculator.span_openers	从今天
-    calculator.span_openers	离今天
-    calculator.span_openers	距离
-    calculator.span_openers	算算
-    calculator.span_openers	算一下
-    calculator.span_openers	帮我算
-    calculator.span_openers	一共
-    calculator.span_openers	过了
-    calculator.span_openers	还有
-    plan.relative_day_periods	evening
-    plan.relative_day_periods	night
-    plan.relative_day_periods	morning
-    plan.relative_day_periods	afternoon
-    plan.relative_day_periods	晚上
-    plan.relative_day_periods	晚
-    plan.relative_day_periods	早上
-    plan.relative_day_periods	上午
-    plan.relative_day_periods	下午
-    plan.pleasantries	thanks
-    plan.pleasantries	thank you
-    plan.pleasantries	thanks a lot
-    plan.pleasantries	thanks so much
-    plan.pleasantries	thank you so much
-    plan.pleasantries	many thanks
-    plan.pleasantries	cheers
-    plan.pleasantries	ta
-    plan.pleasantries	thx
-    plan.pleasantries	ty
-    plan.pleasantries	much appreciated
-    plan.pleasantries	appreciate it
-    plan.pleasantries	thanks in advance
-    plan.pleasantries	please
-    plan.pleasantries	pls
-    plan.pleasantries	ok thanks
-    plan.pleasantries	great thanks
-    plan.pleasantries	谢谢
-    plan.pleasantries	谢谢你
-    plan.pleasantries	谢谢啦
-    plan.pleasantries	多谢
-    plan.pleasantries	谢啦
-    plan.pleasantries	感谢
-    plan.pleasantries	辛苦了
-    plan.pleasantries	麻烦了
-    plan.pleasantries	麻烦你了
-    plan.pleasantries	拜托了
-    plan.pleasantries	好的谢谢
-    plan.whether_heads	see if
-    plan.whether_heads	see whether
-    plan.whether_heads	check if
-    plan.whether_heads	check whether
-    plan.whether_heads	find out if
-    plan.whether_heads	find out whether
-    plan.whether_heads	look and see if
-    plan.whether_heads	check and see if
-    plan.whether_heads	check to see if
-    plan.keep_verbs	remember
-    plan.keep_verbs	save
-    plan.keep_verbs	store
-    plan.keep_verbs	keep
-    plan.keep_verbs	note
-    plan.keep_verbs	log
-    plan.keep_verbs	record
-    plan.keep_verbs	write down
-    plan.keep_verbs	jot
-    plan.keep_verbs	记
-    plan.keep_verbs	存
-    plan.keep_verbs	保存
-    plan.keep_verbs	记录
-    plan.remember_not_note	记一下
-    plan.remember_not_note	记下
-    plan.remember_not_note	帮我记
-    plan.remember_not_note	你记一下
-    plan.remember_not_note	记住
-    plan.remember_not_note	记着
-    plan.remember_not_note	记好
-    plan.note_words	note
-    plan.note_words	notes
-    plan.note_words	memo
-    plan.note_words	notepad
-    plan.note_words	笔记
-    plan.note_words	备忘
-    plan.note_words	便签
-    plan.note_words	记事本
-    guard.destroy_tails	scratch that
-    guard.destroy_tails	scrap that
-    guard.destroy_tails	cancel that
-    guard.destroy_tails	cancel it
-    guard.destroy_tails	delete it
-    guard.destroy_tails	delete that
-    guard.destroy_tails	remove it
-    guard.destroy_tails	remove that
-    guard.destroy_tails	drop it
-    guard.destroy_tails	drop that
-    guard.destroy_tails	kill it
-    guard.destroy_tails	get rid of it
-    guard.destroy_tails	nuke it
-    guard.destroy_tails	bin it
-    guard.destroy_tails	ditch it
-    guard.destroy_tails	trash it
-    guard.destroy_tails	cancel
-    guard.destroy_tails	delete
-    guard.destroy_tails	撤掉
-    guard.destroy_tails	撤了
-    guard.destroy_tails	取消
-    guard.destroy_tails	取消掉
-    guard.destroy_tails	删掉
-    guard.destroy_tails	删了
-    guard.destroy_tails	删除
-    guard.destroy_tails	去掉
-    guard.destroy_tails	不要了
-    guard.destroy_tails	拿掉
-    guard.destroy_tails	划掉
-    guard.destroy_tails	作废
-    guard.destroy_off	off my calendar
-    guard.destroy_off	off the calendar
-    guard.destroy_off	off my schedule
-    guard.destroy_off	off my agenda
-    guard.destroy_off	off my reminders
-    guard.destroy_off	from my calendar
-    guard.destroy_off	from the calendar
-    guard.destroy_off	从日历上去掉
-    guard.destroy_off	从日历里删
-    guard.destroy_off	从日程里删
-    guard.destroy_off	从日历上拿掉
-    plan.removal_fillers	把
-    plan.removal_fillers	吧
-    plan.removal_fillers	了
-    plan.removal_fillers	掉
-    plan.removal_fillers	它
-    plan.removal_fillers	please
-    plan.removal_fillers	just
-    plan.removal_fillers	so
-    plan.removal_fillers	and
-    plan.removal_fillers	then
-    plan.removal_fillers	now
-    plan.removal_fillers	ok
-    plan.removal_fillers	就
-    plan.removal_fillers	请
-    plan.removal_fillers	帮我
-    plan.removal_fillers	entirely
-    plan.removal_fillers	for good
-    plan.removal_fillers	too
-    plan.removal_fillers	that one
-    plan.removal_fillers	this one
-    plan.removal_fillers	all
-    memory.remember.polite	could you
-    memory.remember.polite	can you
-    memory.remember.polite	would you
-    memory.remember.polite	please
-    memory.remember.polite	will you
-    memory.remember.polite	请
-    memory.remember.polite	帮我
-    memory.remember.polite	麻烦
-    memory.remember.claim_heads	save the fact that
-    memory.remember.claim_heads	store the fact that
-    memory.remember.claim_heads	memorize
-    memory.remember.claim_heads	memorise
-    memory.remember.claim_heads	keep in mind that
-    memory.remember.claim_heads	don't let me forget that
-    memory.remember.claim_heads	do not let me forget that
-    memory.remember.claim_heads	make a mental note that
-    memory.remember.claim_heads	记住
-    memory.remember.claim_heads	帮我记住
-    memory.remember.claim_heads	请记住
-    memory.remember.claim_heads	你记住
-    memory.remember.claim_tails	, remember that
-    memory.remember.claim_tails	, remember this
-    memory.remember.claim_tails	, keep that in mind
-    memory.remember.claim_tails	，记住
-    memory.remember.claim_tails	，记住了
-    memory.remember.claim_tails	，帮我记住
-    memory.remember.claim_tails	，你记住
-    memory.remember.claim_tails	- remember that
     """#
 }

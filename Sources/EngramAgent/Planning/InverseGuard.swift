@@ -22,7 +22,7 @@ enum InverseGuard {
     let head = opening(of: text)
     let lower = text.lowercased()
     let inverse: String
-    if startsWithAny(head, "guard.destroy_heads") || destroysWithBa(lower) || destroysAtTheEnd(lower) {
+    if startsWithAny(head, "guard.destroy_heads") || destroysWithBa(lower) {
       // The inverse of the write chosen, unless the request names what it removes.
       if ConditionReader.containsAny(lower, "guard.reminder_words") {
         inverse = "reminder.cancel"
@@ -53,8 +53,6 @@ enum InverseGuard {
       // "remind me what the code is": no time to be reminded at, a question to be told.
       inverse = "memory.recall"
     } else if TextCues.isQuestion(text),
-      // (Not a keep the remember skill claimed: "could you remember that I …?" asks to keep.)
-      !(chosen == "memory.remember" && decision.method == .rules),
       startsWithAny(head, "guard.recall_heads")
         || ConditionReader.containsAny(lower, "guard.recall_questions")
         || (chosen == "memory.remember" && asksBack(text))
@@ -217,24 +215,6 @@ enum InverseGuard {
   }
 
   /// 把 X 取消 / 删掉: the verb that destroys comes after its object.
-  /// Whether a request names an item and then takes it away: a word that destroys after a
-  /// pause that closes it ("… on Thursday — scratch that", 周五那个提醒，撤掉), or one that
-  /// takes it off the calendar. Not a reminder's task ("remind me to cancel it").
-  static func destroysAtTheEnd(_ lower: String) -> Bool {
-    if ConditionReader.containsAny(lower, "guard.destroy_off") { return true }
-    var rest = Substring(lower.trimmingCharacters(in: .whitespacesAndNewlines))
-    while let last = rest.last, last.isPunctuation || last.isWhitespace || "了吧啊呀哈呗~".contains(last) {
-      rest = rest.dropLast()
-    }
-    for tail in SkillWords.list("guard.destroy_tails").sorted(by: { $0.count > $1.count })
-    where rest.hasSuffix(tail) {
-      let before = rest.dropLast(tail.count).trimmingCharacters(in: .whitespaces)
-      guard let pause = before.last else { return false }
-      return pause.isPunctuation || "—–-".contains(pause)
-    }
-    return false
-  }
-
   static func destroysWithBa(_ lower: String) -> Bool {
     guard let ba = lower.range(of: "把") else { return false }
     let after = lower[ba.upperBound...]

@@ -47,9 +47,6 @@ struct RequestPlanner: Sendable {
     var negatedByMarker: Bool
     /// "if not" / "if so" after a question: the question is what the condition is about.
     var answersQuestion: Bool = false
-    /// "if it is", "if I do": the marker stresses that the plain condition holds, so after a
-    /// negated one it is the other branch.
-    var stressesPlain: Bool = false
   }
 
   /// The plan of `text` when it holds several steps or a condition; nil for a single request.
@@ -68,8 +65,6 @@ struct RequestPlanner: Sendable {
     // after it runs when it does not hold.
     var lastCondition: StepCondition?
     for (sentenceIndex, sentence) in sentences.enumerated() {
-      // "…? Thank you.": a pleasantry is no request.
-      if Self.isPleasantry(sentence.text) { continue }
       // "Is my evening clear? If so, …": the next sentence answers this one.
       let answeredNext =
         sentence.isQuestion
@@ -78,18 +73,7 @@ struct RequestPlanner: Sendable {
         } ?? false
       // A note's text is one step whatever it lists ("note: eggs, milk and bread").
       let parts: [Part]
-      if RememberSkill().claims(sentence.text, clock: clock) {
-        // "记住 X，改成周六了", "remember that …, then remind me …": what is kept is one step
-        // whatever it says; it ends only where another write opens.
-        if let (kept, rest) = Self.noteAndRequest(sentence.text, from: sentence.text.startIndex) {
-          parts =
-            [Part(text: kept, isQuestion: false)]
-            + (try await merged(
-              Self.parts(of: rest, isQuestion: sentence.isQuestion), clock: clock, scenario: scenario))
-        } else {
-          parts = [Part(text: sentence.text, isQuestion: false)]
-        }
-      } else if Self.isNote(sentence.text), let (note, rest) = Self.noteAndRequest(sentence.text) {
+      if Self.isNote(sentence.text), let (note, rest) = Self.noteAndRequest(sentence.text) {
         // "note: …, then remind me …": the note ends where another write opens.
         parts =
           [Part(text: note, isQuestion: false)]
@@ -114,8 +98,6 @@ struct RequestPlanner: Sendable {
             // its opposite.
             condition = earlier
             condition?.negated = earlier.negated != Self.negatesEarlier(written)
-            // "If it's not raining, …. If it is, …": the plain condition, the other branch.
-            if written.stressesPlain, earlier.negated { condition?.negated = false }
             // "if the slot is empty …, …, if something's there, …": something there is the calendar's
             // other state.
             let busy = ConditionReader.saysBusy(written.text.lowercased())
@@ -208,23 +190,13 @@ struct RequestPlanner: Sendable {
           if let title = branch.arguments["title"] { read.arguments["title"] = title }
           found = read
         }
-        // "…, otherwise book the cinema same time": a branch that opens with a verb that makes
-        // something is that write, whatever look-up its other words suggest.
-        if part.isOtherwise || isBranch, guarded != nil,
-          found.map({ !changesSomething($0.skillID, scenario: scenario) }) ?? false,
-          let write = Self.openingWrite(of: part.text),
-          let read = reading(part.text, as: write, clock: clock, scenario: scenario)
-        {
-          found = read
-        }
         if found == nil, lastQuestion?.step == steps.count - 1, let named = Self.namedWrite(in: part.text),
           let read = reading(part.text, as: named, clock: clock, scenario: scenario)
         {
           // "…? 抄到备忘录": a piece after a question that only names where its answer goes.
           found = read
         }
-        if found.map({ changesSomething($0.skillID, scenario: scenario) }) ?? true, answeredNext,
-          part.isQuestion,
+        if found == nil, answeredNext, part.isQuestion,
           let lookup = Self.lookupAsked(by: part.text),
           let read = reading(part.text, as: lookup, clock: clock, scenario: scenario)
         {
@@ -239,17 +211,6 @@ struct RequestPlanner: Sendable {
             part.text,
             afterResult: steps.last.map { ["memory.recall", "calculator"].contains($0.skill) } ?? false,
             clock: clock),
-          let read = reading(part.text, as: "calculator", clock: clock, scenario: scenario)
-        {
-          found = read
-        }
-        // "how many weeks since the day I told you", 到…还有几天: the days between two days are
-        // the calculator's, one of them recalled first when it was stored.
-        if guarded == nil, found?.skillID != "calculator",
-          found.map({ $0.skillID == RecallSkill.skillID || InverseGuard.writes.contains($0.skillID ?? "") })
-            ?? true,
-          DateSpan.askedUnit(in: part.text) != nil,
-          DateSpan.parse(part.text, clock: clock) != nil || Self.refersToStored(part.text),
           let read = reading(part.text, as: "calculator", clock: clock, scenario: scenario)
         {
           found = read
@@ -270,19 +231,6 @@ struct RequestPlanner: Sendable {
           found?.skillID != create, ConditionReader.containsAny(part.text.lowercased(), "plan.new_one"),
           [nil, create].contains(Self.namedWrite(in: part.text)),
           let read = reading(part.text, as: create, clock: clock, scenario: scenario)
-        {
-          found = read
-        }
-        // "show my reminders, then add one for …": "one more" right after a list is one of the
-        // list's kind, where the part names no kind of its own.
-        if let previous = steps.last, previous.skill.hasSuffix(".list"),
-          let create = Optional(previous.skill.replacingOccurrences(of: ".list", with: ".create")),
-          let chosen = found?.skillID, chosen != create,
-          ["calendar.create", "reminder.create"].contains(chosen),
-          ConditionReader.containsAny(part.text.lowercased(), "plan.add_one"),
-          Self.namedWrite(in: part.text) == nil,
-          let read = reading(
-            part.text, as: create, from: found, keepingScore: true, clock: clock, scenario: scenario)
         {
           found = read
         }
@@ -371,10 +319,7 @@ struct RequestPlanner: Sendable {
           let recall = router.registeredSkill(id: RecallSkill.skillID, scenario: scenario)
         {
           steps.append(
-            PlanStep(
-              skill: recall.id,
-              arguments: recall.extractArguments(
-                from: write == "calculator" ? DateSpan.subject(of: part.text) : part.text, clock: clock)))
+            PlanStep(skill: recall.id, arguments: recall.extractArguments(from: part.text, clock: clock)))
           sources.append(decision)
           texts.append(part.text)
           if write != step.skill {
@@ -410,67 +355,15 @@ struct RequestPlanner: Sendable {
           step.arguments["title"] = branch.arguments["title"]
         }
         step.inputFrom = inputSource(for: part.text, skill: step.skill, steps: steps)
-        step.arguments = carryDate(part.text, step: step, steps: steps, clock: clock, scenario: scenario)
+        step.arguments = carryDate(part.text, step: step, steps: steps, clock: clock)
         if part.isQuestion { lastQuestion = (part.text, steps.count) }
         steps.append(step)
         sources.append(decision)
         texts.append(part.text)
       }
     }
-    // "the reminder to pay Al on Thursday — scratch that", 你记得…吧？把它忘了: an item named,
-    // then a bare removal of it, is that removal of the item.
-    var removedNamed = false
-    var index = 0
-    while index + 1 < steps.count {
-      let removal = steps[index + 1]
-      let first = steps[index]
-      if first.condition == nil, removal.condition == nil,
-        // (A question for what or when something is, or a look-up, asks to be told first:
-        // "when is my dentist? cancel it" is that look-up, then the cancel of what it finds.)
-        InverseGuard.writes.contains(first.skill)
-          || (first.skill == RecallSkill.skillID && !Self.asksForInformation(texts[index])
-            && !ConditionReader.containsAny(texts[index].lowercased(), "plan.when_questions")),
-        !Self.opensWithLookup(texts[index]),
-        // (However the model read the short removal: "please erase it" is no time look-up.)
-        !InverseGuard.writes.contains(removal.skill), Self.isBareRemoval(texts[index + 1]),
-        let kind = Self.removal(of: first.skill, text: texts[index] + " " + texts[index + 1]),
-        let skill = router.registeredSkill(id: kind, scenario: scenario)
-      {
-        steps[index] = PlanStep(
-          skill: kind, arguments: skill.extractArguments(from: texts[index], clock: clock))
-        steps.remove(at: index + 1)
-        sources.remove(at: index + 1)
-        texts.remove(at: index + 1)
-        removedNamed = true
-        for later in steps.indices {
-          steps[later].inputFrom = steps[later].inputFrom.flatMap { $0 > index ? $0 - 1 : $0 }
-        }
-      }
-      index += 1
-    }
-    // "My parents land Sunday - put … in the calendar": a statement that opens a request of
-    // several steps, with no word that asks to keep it, is what the rest is about, not a fact
-    // to store.
-    if steps.count >= 2, steps[0].skill == "memory.remember", steps[0].condition == nil,
-      !steps.dropFirst().contains(where: { $0.skill == "memory.remember" }),
-      !Self.asksToKeep(texts[0])
-    {
-      let context = texts.removeFirst()
-      steps.removeFirst()
-      sources.removeFirst()
-      for index in steps.indices {
-        steps[index].inputFrom = steps[index].inputFrom.flatMap { $0 == 0 ? nil : $0 - 1 }
-      }
-      // The day it names is the day of the steps that name none ("… lands Friday - book … at 6pm").
-      if let day = DateExpressionParser(clock: clock).parse(context), day.hasDay {
-        steps = Self.moved(steps, texts: texts, to: day.date, clock: clock)
-      }
-    }
     steps = Self.retargeted(steps, texts: texts)
-    // (One removal of a named item is the plan's reading, not the router's of the whole text.)
-    guard steps.count >= 2 || (steps.count == 1 && (conditionCount > 0 || removedNamed)),
-      let first = sources.first
-    else {
+    guard steps.count >= 2 || (steps.count == 1 && conditionCount > 0), let first = sources.first else {
       return nil
     }
     return TurnRoute(
@@ -528,9 +421,6 @@ struct RequestPlanner: Sendable {
         // "…at 3 to stretch, at 4 to phone Al": the same write again, its own time.
         current.repeats = repeated
         result.append(current)
-      } else if previousIsRequest, Self.isOnlyPlace(current.text, clock: clock) {
-        // "the time in 新加坡 and 孟买?": a place alone is one more place for the request before.
-        result[result.count - 1].text += "，" + current.text
       } else if previousIsRequest, Self.pointsToStored(current.text) {
         // "…, it's on file with you", 日子你那儿有: what the request needs is stored.
         result[result.count - 1].text += "，" + current.text
@@ -580,66 +470,6 @@ struct RequestPlanner: Sendable {
 
   /// `text` cut where it joins two places ("in Lima and in Oslo", 伦敦和纽约), when every piece
   /// names a different known place; nil otherwise.
-  /// `steps` whose time was read without a day (each text names none) moved, whole days, so
-  /// that the first of them falls on `day`; the others keep their distance from it.
-  static func moved(_ steps: [PlanStep], texts: [String], to day: Date, clock: AgentClock) -> [PlanStep] {
-    let parser = DateExpressionParser(clock: clock)
-    let dayless = steps.indices.filter { index in
-      steps[index].arguments["when"]?.dateValue != nil && !(parser.parse(texts[index])?.hasDay ?? false)
-    }
-    guard let first = dayless.first, let due = steps[first].arguments["when"]?.dateValue else { return steps }
-    let calendar = clock.calendar
-    let shift =
-      calendar.dateComponents([.day], from: calendar.startOfDay(for: due), to: calendar.startOfDay(for: day))
-      .day ?? 0
-    var result = steps
-    for index in dayless {
-      if let when = result[index].arguments["when"]?.dateValue,
-        let moved = calendar.date(byAdding: .day, value: shift, to: when)
-      {
-        result[index].arguments["when"] = .date(moved)
-      }
-    }
-    return result
-  }
-
-  /// The removal of what a step of `skill` named: a reminder's or an event's cancel (the kind
-  /// `text` names, when it names one), else forgetting what is remembered.
-  static func removal(of skill: String, text: String) -> String? {
-    let lower = text.lowercased()
-    if ConditionReader.containsAny(lower, "guard.reminder_words") { return "reminder.cancel" }
-    if skill.hasPrefix("calendar.") || ConditionReader.containsAny(lower, "guard.event_words") {
-      return "calendar.cancel"
-    }
-    if skill.hasPrefix("reminder.") { return "reminder.cancel" }
-    return skill.hasPrefix("memory.") ? "memory.forget" : nil
-  }
-
-  /// Whether `text` asks to keep something ("remember", "save", 记住, "make a note").
-  static func asksToKeep(_ text: String) -> Bool {
-    let lower = text.lowercased()
-    return [
-      "guard.keep_words", "guard.write_heads.memory.remember", "plan.kind.memory.remember", "plan.keep_verbs",
-    ]
-    .contains { ConditionReader.containsAny(lower, $0) }
-  }
-
-  /// Whether `text` is only thanks or a greeting ("Thank you.", 谢谢啦).
-  static func isPleasantry(_ text: String) -> Bool {
-    let bare = text.lowercased().trimmingCharacters(in: edge.union(.punctuationCharacters).union(.symbols))
-    return !bare.isEmpty && words("plan.pleasantries").contains(bare)
-  }
-
-  /// Whether `text` names a place and nothing else ("孟买?", "and Oslo").
-  static func isOnlyPlace(_ text: String, clock: AgentClock) -> Bool {
-    let bare = stripLeading(text, words("plan.sequence_joins") + ["and", "&", "和", "跟", "还有"])
-      .trimmingCharacters(in: edge.union(CharacterSet(charactersIn: "?？!！.。呢")))
-    guard !bare.isEmpty, let found = PlaceExtractor(clock: clock).find(in: bare), found.place != nil else {
-      return false
-    }
-    return found.text.count == bare.count
-  }
-
   private func placePieces(_ text: String, clock: AgentClock) -> [String]? {
     let extractor = PlaceExtractor(clock: clock)
     for join in [" and ", " & ", "和", "跟", "与", "、", " or ", "，", ","] {
@@ -762,10 +592,7 @@ struct RequestPlanner: Sendable {
     let moves =
       InverseGuard.opens(text, withOneOf: "plan.update_heads")
       || (text.contains("把") && ConditionReader.containsAny(text.lowercased(), "plan.update_heads"))
-    // ("add a reminder …": the kind it names, whichever kind its verb opens most often.)
-    if !moves, chosen.hasSuffix(".update"),
-      let opening = openingWrite(of: text).map({ namedWrite(in: text) ?? $0 }),
-      opening != "memory.remember"
+    if !moves, chosen.hasSuffix(".update"), let opening = openingWrite(of: text), opening != "memory.remember"
     {
       // "ping me at noon to ... instead": a verb that makes something, not one that moves it.
       return opening
@@ -797,17 +624,6 @@ struct RequestPlanner: Sendable {
     InverseGuard.opens(text, withOneOf: "plan.cancel_heads")
   }
 
-  /// Whether `text` puts its object first and cancels it last (把周五的聚餐取消了吧): the
-  /// verb of a 把 sentence comes at its end.
-  static func closesWithCancel(_ text: String) -> Bool {
-    guard text.contains("把") else { return false }
-    var rest = Substring(text.trimmingCharacters(in: edge))
-    while let last = rest.last, words("plan.closing_particles").contains(String(last)) {
-      rest = rest.dropLast()
-    }
-    return words("plan.cancel_heads").contains { !($0.first?.isASCII ?? true) && rest.hasSuffix($0) }
-  }
-
   /// Whether `text` is a verb that cancels or deletes and nothing else but a word that points
   /// back ("cancel it", 取消掉, 删掉吧).
   static func isBareDestroy(_ text: String) -> Bool {
@@ -820,21 +636,6 @@ struct RequestPlanner: Sendable {
         && !["掉", "了", "吧", "掉吧", "了吧"].contains(String(piece))
     }
     return left.isEmpty
-  }
-
-  /// Whether `text` only removes what was just named: a bare destroy ("erase it", 删掉吧), or
-  /// words that destroy and point back in any order (把它忘了, 作废，删除).
-  static func isBareRemoval(_ text: String) -> Bool {
-    if isBareDestroy(text) { return true }
-    let lower = InverseGuard.opening(of: text)
-    guard ConditionReader.containsAny(lower, "guard.destroy_anywhere") || InverseGuard.destroysWithBa(lower)
-    else { return false }
-    var rest = lower
-    let removable =
-      (words("guard.destroy_anywhere") + words("guard.destroy_heads") + words("guard.destroy_ba_verbs")
-      + words("plan.references") + words("plan.removal_fillers")).sorted { $0.count > $1.count }
-    for word in removable { rest = rest.replacingOccurrences(of: word, with: " ") }
-    return rest.trimmingCharacters(in: .whitespacesAndNewlines.union(.punctuationCharacters)).isEmpty
   }
 
   /// The one write whose own verbs (`guard.write_heads.*`) open `text`, or nil.
@@ -1180,25 +981,6 @@ struct RequestPlanner: Sendable {
     {
       decision = read
     }
-    // "add … to my reminders": a part that opens with a verb that makes something and names
-    // the kind of item is that kind's write, where the model read the kind's look-up.
-    if let chosen = decision.skillID, chosen.hasSuffix(".list"),
-      InverseGuard.opens(text, withOneOf: "plan.add_heads"),
-      let named = Self.namedWrite(in: text),
-      named == chosen.replacingOccurrences(of: ".list", with: ".create"),
-      let read = reading(
-        text, as: named, from: decision, keepingScore: true, clock: clock, scenario: scenario)
-    {
-      decision = read
-    }
-    // 记一下 with no 笔记 or note is "keep this in mind": a fact to remember, not a note.
-    if decision.skillID == "note.create",
-      ConditionReader.containsAny(text.lowercased(), "plan.remember_not_note"),
-      !ConditionReader.containsAny(text.lowercased(), "plan.note_words"),
-      let read = reading(text, as: "memory.remember", from: decision, clock: clock, scenario: scenario)
-    {
-      decision = read
-    }
     // The router's confidence stands: only what the item is changes.
     if let chosen = decision.skillID, let changed = Self.changeOfItem(text, chosen: chosen),
       changed != chosen,
@@ -1242,14 +1024,14 @@ struct RequestPlanner: Sendable {
     }
     // Where a verb is enough ("..., otherwise book a movie"): the write its opening verb is
     // one of (`guard.write_heads`), when the model named none.
-    if decision.skillID == nil, lenient, let named = Self.namedWrite(in: text) ?? Self.openingWrite(of: text),
+    if decision.skillID == nil, lenient, let named = Self.openingWrite(of: text),
       let read = reading(text, as: named, from: decision, clock: clock, scenario: scenario)
     {
       decision = read
     }
     // "..., then cancel it", 然后取消掉: a verb that cancels is enough too; what it cancels is a
     // reminder when the part names one, else an event (a look-up before it retargets it).
-    if decision.skillID == nil, lenient, Self.opensWithCancel(text) || Self.closesWithCancel(text),
+    if decision.skillID == nil, lenient, Self.opensWithCancel(text),
       let read = reading(
         text,
         as: ConditionReader.containsAny(text.lowercased(), "guard.reminder_words")
@@ -1318,9 +1100,8 @@ struct RequestPlanner: Sendable {
 
   /// A note's text and the request after it, where a joining word ("then", 再) is followed by
   /// the verb of another write ("remind me", 提醒我); nil when the note runs to the end.
-  static func noteAndRequest(_ text: String, from start: String.Index? = nil) -> (String, String)? {
-    let namesOwnWrite = start != nil
-    guard let colon = start ?? text.firstIndex(where: { $0 == ":" || $0 == "：" }) else { return nil }
+  static func noteAndRequest(_ text: String) -> (String, String)? {
+    guard let colon = text.firstIndex(where: { $0 == ":" || $0 == "：" }) else { return nil }
     let joins = words("plan.sequence_joins").sorted { $0.count > $1.count }
     // The joins without their commas (，再 -> 再), as they open the rest.
     let bareJoins = joins.map { $0.trimmingCharacters(in: edge) }.filter { !$0.isEmpty }
@@ -1346,13 +1127,7 @@ struct RequestPlanner: Sendable {
       var rest = String(text[range.upperBound...]).trimmingCharacters(in: edge)
       // "，再 remind me": the joining words after the first.
       while let stripped = stripMarker(rest, bareJoins) { rest = stripped }
-      // (After what is kept, a write named later in the request opens one too: "…, then
-      // tomorrow at 9 remind me …".)
-      guard
-        let write = openingWrite(of: rest)
-          ?? (namesOwnWrite ? namedWrite(in: split(rest).first ?? rest) : nil),
-        write != "note.create", !namesOwnWrite || write != "memory.remember"
-      else { continue }
+      guard let write = openingWrite(of: rest), write != "note.create" else { continue }
       let note = String(text[..<range.lowerBound]).trimmingCharacters(in: edge)
       return note.isEmpty ? nil : (note, rest)
     }
@@ -1364,30 +1139,16 @@ struct RequestPlanner: Sendable {
   static func lookupAndAnswer(_ sentence: Sentence) -> [Sentence] {
     guard !sentence.isQuestion, opensWithLookup(sentence.text) else { return [sentence] }
     let text = sentence.text
-    // A comma, or "and" between the look-up and the answer ("see if … is open and if it is, …").
-    func nextBoundary(from start: String.Index) -> (String.Index, String.Index)? {
-      let comma = text[start...].firstIndex(where: { $0 == "," || $0 == "，" }).map {
-        ($0, text.index(after: $0))
-      }
-      let and = text.range(of: " and ", options: .caseInsensitive, range: start..<text.endIndex)
-        .map { ($0.lowerBound, $0.upperBound) }
-      return [comma, and].compactMap { $0 }.min { $0.0 < $1.0 }
-    }
     var searchFrom = text.startIndex
-    while let (comma, afterComma) = nextBoundary(from: searchFrom) {
-      let after = String(text[afterComma...]).trimmingCharacters(in: edge)
+    while let comma = text[searchFrom...].firstIndex(where: { $0 == "," || $0 == "，" }) {
+      let after = String(text[text.index(after: comma)...]).trimmingCharacters(in: edge)
       let rest = stripLeading(after, ["and", "then", "然后"]).trimmingCharacters(in: edge)
       if answerMarkers().contains(where: { startsWith(rest, $0.0) }) {
-        // "see if my lunch is open": what is asked is whether the lunch is open (its "if" is
-        // no condition of the look-up).
-        let asked = String(text[..<comma])
-        let head = words("plan.whether_heads").sorted { $0.count > $1.count }.lazy.compactMap {
-          asked.range(of: $0, options: .caseInsensitive)
-        }.first { InverseGuard.opening(of: String(asked[..<$0.lowerBound])).isEmpty }
-        let question = head.map { "check " + asked[$0.upperBound...].trimmingCharacters(in: edge) } ?? asked
-        return [Sentence(text: question, isQuestion: true), Sentence(text: rest, isQuestion: false)]
+        return [
+          Sentence(text: String(text[..<comma]), isQuestion: true), Sentence(text: rest, isQuestion: false),
+        ]
       }
-      searchFrom = afterComma
+      searchFrom = text.index(after: comma)
     }
     return [sentence]
   }
@@ -1493,8 +1254,7 @@ struct RequestPlanner: Sendable {
         Part(
           text: marker, isQuestion: false,
           condition: ConditionText(
-            text: conditionText ?? "", negatedByMarker: negated, answersQuestion: true,
-            stressesPlain: !negated && words("plan.answer_plain").contains(marker))))
+            text: conditionText ?? "", negatedByMarker: negated, answersQuestion: true)))
       text = action
       break
     }
@@ -1522,14 +1282,10 @@ struct RequestPlanner: Sendable {
       text = action
     }
     let hasCondition = parts.contains { $0.condition != nil }
-    // "either way", 不管下不下雨: says the step is unconditional; alone it is nothing to run.
-    let pieces = splitMarked(text).compactMap {
-      piece -> (text: String, afterJoin: Bool, unconditional: Bool)? in
-      guard let rest = stripMarker(piece.text, words("plan.regardless")) else {
-        return (piece.text, piece.afterJoin, false)
-      }
-      let request = stripLeading(rest, words("plan.regardless_particles"))
-      return opensWithRequestVerb(request) ? (request, piece.afterJoin, true) : nil
+    // "either way", 不管下不下雨: says the step is unconditional; nothing to run of its own.
+    let pieces = splitMarked(text).compactMap { piece -> (text: String, afterJoin: Bool)? in
+      guard let rest = stripMarker(piece.text, words("plan.regardless")) else { return piece }
+      return opensWithRequestVerb(rest) ? (rest, piece.afterJoin) : nil
     }
     for (index, piece) in pieces.enumerated() {
       var body = piece.text
@@ -1544,7 +1300,7 @@ struct RequestPlanner: Sendable {
       parts.append(
         Part(
           text: body, isQuestion: isQuestion && !otherwise, condition: nil, isOtherwise: otherwise,
-          isGuarded: !piece.unconditional, afterJoin: piece.afterJoin && index > 0,
+          afterJoin: piece.afterJoin && index > 0,
           beforeJoin: pieces.dropFirst(index + 1).first?.afterJoin ?? false))
     }
     return parts
@@ -1925,12 +1681,7 @@ struct RequestPlanner: Sendable {
       }
       // "what day is the recital? push it to Monday": a question of when something is, then a
       // change of it, looks it up in the calendar (or the reminders, when it names one).
-      // (What time it is now, or somewhere, is the time's look-up: "现在几点？把…改到…".)
-      let asksTheTime =
-        result[previous].skill == "time.now"
-        && (ConditionReader.containsAny(previousLower, "plan.time_now")
-          || result[previous].arguments["zone"] != nil)
-      if ["memory.recall", "time.now"].contains(result[previous].skill), !asksTheTime,
+      if ["memory.recall", "time.now"].contains(result[previous].skill),
         ConditionReader.containsAny(previousLower, "plan.when_questions"), !refersToStored(texts[previous]),
         changes.contains(result[index].skill), result[index].skill != "calendar.create"
       {
@@ -1988,10 +1739,6 @@ struct RequestPlanner: Sendable {
     {
       return index
     }
-    // "how many days till the date I gave you": the recalled day is the span's other end.
-    if steps[index].skill == "memory.recall", skill == "calculator", DateSpan.askedUnit(in: text) != nil {
-      return index
-    }
     return nil
   }
 
@@ -2007,22 +1754,7 @@ struct RequestPlanner: Sendable {
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = clock.timeZone
     var parts = calendar.dateComponents([.year, .month, .day], from: day)
-    // A bare hour ("at 10", "at 4") is read on that day as any day's is (1-5 o'clock the
-    // afternoon, 6-11 the morning), in the afternoon or evening the condition is about when it
-    // names one ("Saturday evening … at 7"); not as the next such hour after now.
-    var chosen = own
-    if case .date(let onDay) = DateExpressionParser(clock: clock).read(text, onDay: day), onDay.hasTime {
-      chosen = onDay.date
-      let hour = calendar.component(.hour, from: onDay.date)
-      let saysHalfOfDay =
-        onDay.periodHours != nil || text.lowercased().contains(/\d\s*(a\.?m|p\.?m)\b|\b(morning|noon)\b/)
-      if calendar.component(.hour, from: day) >= 12, hour < 12, !saysHalfOfDay,
-        let later = calendar.date(byAdding: .hour, value: 12, to: onDay.date)
-      {
-        chosen = later
-      }
-    }
-    let time = calendar.dateComponents([.hour, .minute], from: chosen)
+    let time = calendar.dateComponents([.hour, .minute], from: own)
     parts.hour = time.hour
     parts.minute = time.minute
     if let date = calendar.date(from: parts) { arguments["when"] = .date(date) }
@@ -2031,9 +1763,7 @@ struct RequestPlanner: Sendable {
 
   /// "that day", 当天, "the day before", 前一天: the date of an earlier step with a date,
   /// at the time this part names (or the skill's default hour).
-  private func carryDate(
-    _ text: String, step: PlanStep, steps: [PlanStep], clock: AgentClock, scenario: SkillScenario
-  )
+  private func carryDate(_ text: String, step: PlanStep, steps: [PlanStep], clock: AgentClock)
     -> SkillArguments
   {
     var arguments = step.arguments
@@ -2043,23 +1773,6 @@ struct RequestPlanner: Sendable {
       let anchor = anchorStep.arguments["when"]?.dateValue
     {
       arguments["when"] = .date(anchor.addingTimeInterval(-lead))
-      // "前一天晚上九点": whole days ahead, at the time of day the part names.
-      let rest = text.replacingOccurrences(of: phrase, with: " ")
-      if lead.truncatingRemainder(dividingBy: 86400) == 0,
-        let own = DateExpressionParser(clock: clock).parse(rest), own.hasTime, !own.hasDay
-      {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = clock.timeZone
-        var parts = calendar.dateComponents([.year, .month, .day], from: anchor.addingTimeInterval(-lead))
-        let time = calendar.dateComponents([.hour, .minute], from: own.date)
-        (parts.hour, parts.minute) = (time.hour, time.minute)
-        if let date = calendar.date(from: parts) { arguments["when"] = .date(date) }
-      }
-      if let skill = router.registeredSkill(id: step.skill, scenario: scenario),
-        let title = skill.extractArguments(from: rest, clock: clock)["title"]
-      {
-        arguments["title"] = title
-      }
       let title = (arguments["title"]?.stringValue ?? "").replacingOccurrences(of: phrase, with: " ")
       let left = title.trimmingCharacters(in: Self.edge.union(.punctuationCharacters)).lowercased()
       if left.isEmpty || ["it", "that", "this", "then"].contains(left),
@@ -2070,37 +1783,13 @@ struct RequestPlanner: Sendable {
       return arguments
     }
     let lower = text.lowercased()
-    let relative = (Self.words("plan.same_day") + Self.words("plan.day_before")).sorted {
-      $0.count > $1.count
-    }
-    guard let phrase = relative.first(where: { lower.contains($0) }) else { return arguments }
-    let dayBefore = Self.words("plan.day_before").contains(phrase)
-    // The day of the earlier step that has one, or the day an earlier note or fact names
-    // ("note that the boiler man comes on the 19th, and remind me the evening before").
-    let named = steps.last.flatMap { earlier in
-      earlier.arguments.values.values.lazy.compactMap(\.stringValue).compactMap { value in
-        DateExpressionParser(clock: clock).parse(value).flatMap { $0.hasDay ? $0.date : nil }
-      }.first
-    }
-    guard
+    let sameDay = Self.words("plan.same_day").contains { lower.contains($0) }
+    let dayBefore = Self.words("plan.day_before").contains { lower.contains($0) }
+    guard sameDay || dayBefore,
       let anchor = steps.last(where: { $0.arguments["when"]?.dateValue != nil })?.arguments["when"]?.dateValue
-        ?? named
     else { return arguments }
     var calendar = Calendar(identifier: .gregorian)
     calendar.timeZone = clock.timeZone
-    // "the evening before": read as the evening it names, on that day; the title without it.
-    if let skill = router.registeredSkill(id: step.skill, scenario: scenario),
-      let range = text.range(of: phrase, options: .caseInsensitive)
-    {
-      let period =
-        Self.words("plan.relative_day_periods").first { phrase.contains($0) }.map {
-          ["night": "tonight", "晚": "晚上"][$0] ?? $0
-        } ?? ""
-      let reread = skill.extractArguments(
-        from: text.replacingCharacters(in: range, with: " \(period) "), clock: clock)
-      if let title = reread["title"] { arguments["title"] = title }
-      arguments["when"] = reread["when"]
-    }
     let day = calendar.date(byAdding: .day, value: dayBefore ? -1 : 0, to: anchor) ?? anchor
     var parts = calendar.dateComponents([.year, .month, .day], from: day)
     if let own = arguments["when"]?.dateValue {

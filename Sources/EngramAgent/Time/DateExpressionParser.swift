@@ -449,13 +449,9 @@ public struct DateExpressionParser: Sendable {
       default: return [.period(.evening)]
       }
     },
-    // 三点, 十点半, 三点一刻, 3点45分, 八点钟, 三点十五; not the number 三点五, nor 时间 ("同一时间"
-    // is the same time, not one o'clock)
-    pattern(
-      "(同)?(\(chineseHour))\\s*(?:[点點]|时(?![间候]))\\s*(?:钟)?\(chineseMinute)(?![零〇一二两三四五六七八九十\\d])"
-    ) { g in
-      guard g[1] == nil, let hour = ChineseNumeral.value(of: g[2]!), let minute = chineseMinutes(g, from: 3)
-      else {
+    // 三点, 十点半, 三点一刻, 3点45分, 八点钟, 三点十五; not the number 三点五
+    pattern("(\(chineseHour))\\s*[点點时]\\s*(?:钟)?\(chineseMinute)(?![零〇一二两三四五六七八九十\\d])") { g in
+      guard let hour = ChineseNumeral.value(of: g[1]!), let minute = chineseMinutes(g, from: 2) else {
         return nil
       }
       return [.time(hour: hour, minute: minute, .unspecified)]
