@@ -1,3 +1,4 @@
+import EngramCore
 import Foundation
 
 #if canImport(Glibc)
@@ -134,9 +135,7 @@ extension BertModel {
 
     /// 64-bit FNV-1a of `bytes`.
     static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-      var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-      for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-      return hash
+      FNV1a.hash(bytes)
     }
   }
 

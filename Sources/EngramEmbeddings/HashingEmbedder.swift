@@ -1,3 +1,5 @@
+import EngramCore
+
 /// A deterministic, dependency-free embedder: signed feature hashing of word unigrams,
 /// character 3- and 4-grams of each word, and CJK character unigrams and bigrams.
 ///
@@ -99,15 +101,10 @@ public struct HashingEmbedder: Embedder {
 
   /// FNV-1a 64 over a kind byte and the UTF-8 bytes of `scalars`, then an fmix64 finalizer.
   static func fnv1a(_ kind: UInt8, _ scalars: ArraySlice<Unicode.Scalar>) -> UInt64 {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    @inline(__always) func mix(_ byte: UInt8) {
-      hash ^= UInt64(byte)
-      hash &*= 0x0000_0100_0000_01B3
-    }
-    mix(kind)
-    for scalar in scalars {
-      for byte in UTF8.encode(scalar)! { mix(byte) }
-    }
+    var fnv = FNV1a()
+    fnv.add(kind)
+    for scalar in scalars { fnv.add(UTF8.encode(scalar)!) }
+    var hash = fnv.value
     // FNV-1a's low bits are weakly mixed (bit 0 is the parity of the bytes' bit 0), and the slot
     // is taken from them: finish with MurmurHash3's fmix64 avalanche.
     hash ^= hash >> 33

@@ -1,3 +1,4 @@
+import EngramCore
 import EngramStore
 import Foundation
 
@@ -258,16 +259,12 @@ struct ICalendarReader {
 
   /// FNV-1a (64-bit) over `parts`, each followed by a zero byte.
   static func fnv1a(_ parts: [String]) -> UInt64 {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    var hash = FNV1a()
     for part in parts {
-      for byte in part.utf8 {
-        hash ^= UInt64(byte)
-        hash &*= 0x100_0000_01b3
-      }
-      hash ^= 0
-      hash &*= 0x100_0000_01b3
+      hash.add(part.utf8)
+      hash.add(0)
     }
-    return hash
+    return hash.value
   }
 
   /// The time zones a calendar's `TZID` parameters can name.

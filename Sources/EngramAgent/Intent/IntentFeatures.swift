@@ -71,16 +71,12 @@ enum IntentFeatures {
 
   /// FNV-1a over the parts' UTF-8 bytes with a separator, reduced to `dimension`.
   static func hash(_ parts: [String]) -> Int32 {
-    var value: UInt64 = 0xcbf2_9ce4_8422_2325
+    var hash = FNV1a()
     for part in parts {
-      for byte in part.utf8 {
-        value ^= UInt64(byte)
-        value &*= 0x100_0000_01b3
-      }
-      value ^= 0x1f
-      value &*= 0x100_0000_01b3
+      hash.add(part.utf8)
+      hash.add(0x1f)
     }
-    return Int32(truncatingIfNeeded: value % UInt64(dimension))
+    return Int32(truncatingIfNeeded: hash.value % UInt64(dimension))
   }
 }
 
