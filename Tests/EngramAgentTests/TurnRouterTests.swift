@@ -171,9 +171,45 @@ import Testing
     #expect(question == Clarification(write: chosen, inverse: inverse))
     #expect(
       !question.question(.english).isEmpty && question.question(.english) != question.question(.chinese))
-    // The intent model sure of the write: the write stands.
+    // The intent model sure of the write: a word that destroys, not as the write's task,
+    // still asks; a question alone does not.
     let sure = try decision(chosen, probability: 0.97, text: text)
-    #expect(InverseGuard.doubt(sure, text: text, skills: skills, scenario: .all) == nil)
+    let sureQuestion = InverseGuard.doubt(sure, text: text, skills: skills, scenario: .all)
+    #expect(inverse == "memory.recall" ? sureQuestion == nil : sureQuestion == question)
+  }
+
+  /// The same words as a write's task, or as a write named and then undone in a clause of its
+  /// own: the task stands, the undoing asks, however sure the model is of the write.
+  @Test func aClauseThatTakesBackWhatItNamedAsksHoweverSure() throws {
+    let registry = SkillRegistry()
+    try BuiltInSkills.register(in: registry)
+    let skills = SkillRouter(registry: registry)
+    for text in ["提醒我周四去取快递的那个，删掉", "the friday reminder about the plumber - scratch that"] {
+      let sure = try decision("reminder.create", probability: 0.99, text: text)
+      #expect(
+        InverseGuard.doubt(sure, text: text, skills: skills, scenario: .all)
+          == Clarification(write: "reminder.create", inverse: "reminder.cancel"), "\(text)")
+    }
+    for text in ["remind me tomorrow to cancel the gym membership", "提醒我明天去取消健身卡"] {
+      let sure = try decision("reminder.create", probability: 0.99, text: text)
+      #expect(InverseGuard.doubt(sure, text: text, skills: skills, scenario: .all) == nil, "\(text)")
+    }
+  }
+
+  /// A request the user takes back at once is only what replaces it; a write's verb alone
+  /// before a question leads into the question. A write and a removal of another item stay
+  /// two steps.
+  @Test func aWriteUndoneOrOnlyNamedInTheSameBreathIsNoWrite() async throws {
+    #expect(
+      try await steps("remind me to buy stamps... actually no, cancel the reminder about stamps").map(\.skill)
+        == ["reminder.cancel"])
+    #expect(try await steps("remind me — what's my passport number?").map(\.skill) == ["memory.recall"])
+    #expect(
+      try await steps("remember my new address is 12 Elm Street and forget the old one").map(\.skill)
+        == ["memory.remember", "memory.forget"])
+    #expect(
+      try await steps("remind me at 5 to call Bob, and cancel the dentist appointment on Friday").map(\.skill)
+        == ["reminder.create", "calendar.cancel"])
   }
 
   /// The model reads the request as destructive rather than as the write, not surely enough

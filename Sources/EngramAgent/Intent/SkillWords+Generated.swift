@@ -1268,6 +1268,10 @@ extension SkillWords {
     plan.references	最后那个
     plan.references	那天
     plan.references	这天
+    plan.references	这条
+    plan.references	那条
+    plan.references	这一条
+    plan.references	那一条
     plan.same_day	that day
     plan.same_day	same day
     plan.same_day	that evening
@@ -2093,6 +2097,17 @@ extension SkillWords {
     guard.destroy_anywhere	不用再记
     guard.destroy_anywhere	不必记
     guard.destroy_anywhere	不用记住
+    guard.destroy_anywhere	scratch that
+    guard.destroy_anywhere	off my calendar
+    guard.destroy_anywhere	off the calendar
+    guard.destroy_anywhere	off my schedule
+    guard.destroy_anywhere	disable
+    guard.destroy_anywhere	turn off
+    guard.destroy_anywhere	switch off
+    guard.destroy_anywhere	关掉
+    guard.destroy_anywhere	关了
+    guard.destroy_anywhere	un-remember
+    guard.destroy_anywhere	unremember
     guard.task_openers	to
     guard.task_openers	not
     guard.task_openers	never
@@ -2653,5 +2668,18 @@ extension SkillWords {
     calculator.then_subtract	然后减去
     calculator.then_subtract	再减掉
     calculator.then_subtract	再减
+    plan.corrections	actually no
+    plan.corrections	actually, no
+    plan.corrections	no wait
+    plan.corrections	no, wait
+    plan.corrections	wait no
+    plan.corrections	wait, no
+    plan.corrections	i meant
+    plan.corrections	i mean
+    plan.corrections	sorry, i meant
+    plan.corrections	不对
+    plan.corrections	说错了
+    plan.corrections	我是说
+    plan.corrections	我的意思是
     """#
 }

@@ -136,14 +136,20 @@ enum InverseGuard {
     {
       return Clarification(write: chosen, inverse: inverse)
     }
-    // Unsure: the intent model gives the write less than `inverseDoubt` (a rule's pick, with
-    // no model reading, stands).
-    guard let intent = decision.intent,
-      (intent.ranked.first { $0.label == chosen }?.probability ?? 0) < skills.thresholds.inverseDoubt
-    else { return nil }
     let lower = text.lowercased()
+    // A word that destroys stands in the request, not as the write's task: the request reads
+    // both ways however sure the model is of the write ("the 3pm one, scratch that"), so it
+    // asks. Otherwise, unsure: the intent model gives the write less than `inverseDoubt` (a
+    // rule's pick, with no model reading, stands).
+    let destroys = destroysLater(lower, after: "guard.write_heads." + chosen)
+    guard
+      destroys
+        || (decision.intent.map { intent in
+          (intent.ranked.first { $0.label == chosen }?.probability ?? 0) < skills.thresholds.inverseDoubt
+        } ?? false)
+    else { return nil }
     let inverse: String
-    if destroysLater(lower, after: "guard.write_heads." + chosen) {
+    if destroys {
       if ConditionReader.containsAny(lower, "guard.reminder_words"), chosen != "reminder.create" {
         inverse = "reminder.cancel"
       } else if ConditionReader.containsAny(lower, "guard.event_words"), chosen != "calendar.create" {
@@ -183,6 +189,7 @@ enum InverseGuard {
   /// write's own verbs (the list `heads`: remind, 提醒我, add, 记住) it is the write's content.
   static func destroysLater(_ lower: String, after heads: String) -> Bool {
     let tasks = SkillWords.list("guard.task_openers")
+    let clauseEnds: Set<Character> = [",", "，", "—", "–", "-", ".", "。", ";", "；", "!", "！", "、"]
     for word in SkillWords.list("guard.destroy_anywhere") {
       var searchStart = lower.startIndex
       while let range = lower.range(of: word, range: searchStart..<lower.endIndex) {
@@ -195,6 +202,9 @@ enum InverseGuard {
           if range.upperBound < lower.endIndex, lower[range.upperBound].isLetter { continue }
         }
         let before = lower[..<range.lowerBound].trimmingCharacters(in: .whitespaces)
+        // A clause of its own ("…, scratch that", 提醒我开会的那个，撤掉) takes back what the
+        // clause before it named, whatever verb that clause opened with.
+        if let last = before.last, clauseEnds.contains(last), !before.isEmpty { return true }
         if tasks.contains(where: { before.hasSuffix($0) }) { continue }
         if ConditionReader.containsAny(before, heads) { continue }
         return true

@@ -363,12 +363,75 @@ struct RequestPlanner: Sendable {
       }
     }
     steps = Self.retargeted(steps, texts: texts)
+    // "remind me — what size …?", 提醒我下，…: a write's verb alone before another request only
+    // leads into it.
+    if steps.count >= 2, steps[0].condition == nil, isLeadIn(steps[0], scenario: scenario),
+      !steps.contains(where: { $0.inputFrom == 0 })
+    {
+      steps.removeFirst()
+      texts.removeFirst()
+      sources.removeFirst()
+      for index in steps.indices { steps[index].inputFrom = steps[index].inputFrom.map { $0 - 1 } }
+      if steps.count == 1, steps[0].condition == nil, let first = sources.first {
+        return TurnRoute(
+          plan: .skills(steps), source: RouteSource(first.method), confidence: first.score, decision: first)
+      }
+    }
+    if let undone = undoneWrite(steps, texts: texts, whole: text, clock: clock, scenario: scenario) {
+      return TurnRoute(
+        plan: .skills([undone]), source: .rules, confidence: sources.map(\.score).min() ?? 1,
+        decision: sources.last)
+    }
     guard steps.count >= 2 || (steps.count == 1 && conditionCount > 0), let first = sources.first else {
       return nil
     }
     return TurnRoute(
       plan: .skills(steps), source: RouteSource(first.method),
       confidence: sources.map(\.score).min() ?? first.score, decision: first)
+  }
+
+  /// The inverses that can take back what a step names: a fact stored or asked about is
+  /// forgotten, a reminder or an event made is cancelled.
+  static let takenBack: [String: Set<String>] = [
+    "memory.remember": ["memory.forget", "memory.recall"], "memory.recall": ["memory.forget"],
+    "reminder.create": ["reminder.cancel"], "calendar.create": ["calendar.cancel"],
+  ]
+
+  /// Whether `step` is a write with nothing of what it needs: every required argument
+  /// missing or a single character (the verb alone, "remind me", 提醒我下).
+  private func isLeadIn(_ step: PlanStep, scenario: SkillScenario) -> Bool {
+    guard InverseGuard.writes.contains(step.skill),
+      let skill = router.registeredSkill(id: step.skill, scenario: scenario)
+    else { return false }
+    let required = skill.inputSchema.parameters.filter(\.isRequired).map(\.name)
+    return !required.isEmpty
+      && required.allSatisfy { name in
+        guard let value = step.arguments[name] else { return true }
+        guard let text = value.stringValue else { return false }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines.union(.punctuationCharacters)).count <= 1
+      }
+  }
+
+  /// One step for two that describe an item and then take it back: a write (or a recall) and
+  /// then its inverse of "it", "that one", 这条 ("my boss is Kevin? forget it", 周五提醒我开会的
+  /// 那个，撤掉; a bare "cancel it", 去掉吧), or a request the user corrects at once ("remind me to… actually no, cancel
+  /// …"). Nobody asks in one breath for a thing and its undoing: the first part only says
+  /// which item the inverse acts on, so the inverse runs alone, its arguments read from the
+  /// whole request. Nil otherwise (never under a condition).
+  private func undoneWrite(
+    _ steps: [PlanStep], texts: [String], whole: String, clock: AgentClock, scenario: SkillScenario
+  ) -> PlanStep? {
+    guard steps.count == 2, texts.count == 2, steps.allSatisfy({ $0.condition == nil }),
+      Self.takenBack[steps[0].skill]?.contains(steps[1].skill) == true
+    else { return nil }
+    let second = texts[1].lowercased()
+    let corrects = Self.words("plan.corrections").contains { Self.startsWith(second, $0) }
+    guard corrects || Self.refersBack(second) || Self.isBareDestroy(texts[1]),
+      let skill = router.registeredSkill(id: steps[1].skill, scenario: scenario)
+    else { return nil }
+    // A correction drops what it corrects; otherwise the first part names the item.
+    let source = corrects ? texts[1] : whole
+    return PlanStep(skill: skill.id, arguments: skill.extractArguments(from: source, clock: clock))
   }
 
   /// The parts with each piece that is not a request of its own joined to the request
