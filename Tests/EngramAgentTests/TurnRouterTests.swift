@@ -212,6 +212,18 @@ import Testing
         == ["reminder.create", "calendar.cancel"])
   }
 
+  /// An alarm is a reminder that rings: a calendar reading of it is the reminder's skill, unless
+  /// the request names an event.
+  @Test func anAlarmIsAReminderNotAnEvent() async throws {
+    #expect(try await steps("set an alarm for 6:40 tomorrow").map(\.skill) == ["reminder.create"])
+    let alarm = try await steps("set an alarm for 6:40 tomorrow")
+    #expect(alarm.first?.arguments["when"] == .date(wallClock(2025, 6, 12, 6, 40, in: Zones.shanghai)))
+    #expect(
+      try await steps("add the fire alarm inspection meeting on Monday at 10").map(\.skill) == [
+        "calendar.create"
+      ])
+  }
+
   /// The model reads the request as destructive rather than as the write, not surely enough
   /// to destroy, and the router fell to the write: it asks which is meant, with no word that
   /// destroys in sight. With a language model on hand, the model's planner is asked instead.

@@ -96,8 +96,34 @@ enum InverseGuard {
   static func settle(
     _ decision: RouteDecision?, text: String, skills: SkillRouter, clock: AgentClock, scenario: SkillScenario
   ) -> RouteDecision? {
-    decision.flatMap { correct($0, text: text, skills: skills, clock: clock, scenario: scenario) }
+    let alarm = decision.flatMap {
+      alarmAsReminder($0, text: text, skills: skills, clock: clock, scenario: scenario)
+    }
+    return (alarm ?? decision).flatMap {
+      correct($0, text: text, skills: skills, clock: clock, scenario: scenario)
+    }
+      ?? alarm
       ?? recallQuestion(decision, text: text, skills: skills, clock: clock, scenario: scenario)
+  }
+
+  /// The reminder's skill for a calendar decision about an alarm ("set an alarm for 6",
+  /// 明早的闹钟改到七点, "wake me up at 5"): an alarm is a reminder that rings, set, moved,
+  /// listed and cancelled as one. Not when the request names an event ("the fire alarm
+  /// inspection meeting"). Nil otherwise.
+  static func alarmAsReminder(
+    _ decision: RouteDecision, text: String, skills: SkillRouter, clock: AgentClock, scenario: SkillScenario
+  ) -> RouteDecision? {
+    let lower = text.lowercased()
+    guard let chosen = decision.skillID, chosen.hasPrefix("calendar."),
+      ConditionReader.containsAny(lower, "guard.alarm_words"),
+      !ConditionReader.containsAny(lower, "guard.event_words"),
+      let skill = skills.registeredSkill(
+        id: "reminder." + chosen.dropFirst("calendar.".count), scenario: scenario)
+    else { return nil }
+    return RouteDecision(
+      skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules,
+      score: 1,
+      intent: decision.intent, ruleCandidates: decision.ruleCandidates)
   }
 
   /// A recall for a question that asks what the assistant remembers ("do you remember ...?",

@@ -102,7 +102,9 @@ public struct TurnRouter: Sendable {
       decision, text: text, skills: skills, clock: clock, scenario: scenario)
     {
       decision = settled
-    } else if let chosen = decision,
+    }
+    // (A settled decision is a write only where an alarm became a reminder: still in doubt.)
+    if let chosen = decision,
       let question = InverseGuard.doubt(
         chosen, text: text, skills: skills, scenario: scenario, languageModel: hasLanguageModel)
     {
