@@ -264,4 +264,28 @@ void engram_qgemm_i32_path(const int8_t *a, size_t m, size_t lda, int passes, co
                            const float *scales, const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1,
                            int32_t *out, size_t ldo, int path);
 
+
+/// The same products with weights in groups of `group` inputs, 64 or 128 (any other value
+/// means 64): k padded to a multiple of the group, `groups` = padded k / group. A larger group
+/// halves the float work per input (one conversion and fused multiply-add per group and output)
+/// for a coarser weight grid; multilingual-e5-small packs at 128 (`BertModel.LinearBuilder`).
+/// The activations' code rows need `lda` >= the padded k of the group.
+size_t engram_qgemm_padded_inputs_grouped(size_t k, size_t group);
+size_t engram_qgemm_groups_grouped(size_t k, size_t group);
+size_t engram_qgemm_packed_bytes_grouped(size_t n, size_t k, size_t group);
+void engram_qgemm_pack_grouped(const float *w, size_t n, size_t k, size_t ldw, size_t group, int8_t *packed,
+                               float *scales, int32_t *sums);
+void engram_qgemm_f32_grouped(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes,
+                              const int32_t *rows, const int8_t *packed, size_t group, const float *scales,
+                              const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1, const float *bias,
+                              float *c, size_t ldc);
+void engram_qgemm_f32_grouped_path(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes,
+                                   const int32_t *rows, const int8_t *packed, size_t group, const float *scales,
+                                   const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1,
+                                   const float *bias, float *c, size_t ldc, int path);
+/// The exact int32 group sums, for tests: token i, group g, column j at out[(g * m + i) * ldo + j].
+void engram_qgemm_i32_grouped_path(const int8_t *a, size_t m, size_t lda, int passes, const int8_t *packed,
+                                   size_t group, const float *scales, const int32_t *sums, size_t n, size_t k,
+                                   size_t col0, size_t col1, int32_t *out, size_t ldo, int path);
+
 #endif
