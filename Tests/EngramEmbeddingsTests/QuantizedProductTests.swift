@@ -279,6 +279,39 @@ import Testing
     }
   }
 
+  @Test("a code row is cleared from k to k padded to 128 (what either weight group reads), not to its stride")
+  func codeRowsAreClearedToTheWidestGroup() {
+    let stride = 1536
+    for k in [100, 384, 1500] {
+      let end = min(stride, (k + 127) / 128 * 128)
+      let x = values(3 * k, seed: 11)
+      for level in levels {
+        for passes in [1, 2] {
+          var codes = [Int8](repeating: 99, count: passes * 3 * stride)
+          var scales = [Float](repeating: 0, count: 3)
+          engram_quantize_rows_path(x, 3, k, k, Int32(passes), &codes, stride, &scales, level)
+          for row in 0..<(passes * 3) {
+            let start = row * stride
+            #expect(codes[(start + k)..<(start + end)].allSatisfy { $0 == 0 }, "k \(k) level \(level)")
+            #expect(codes[(start + end)..<(start + stride)].allSatisfy { $0 == 99 }, "k \(k) level \(level)")
+          }
+          var mixed = [Int8](repeating: 99, count: 2 * 3 * stride)
+          var order = [Int32](repeating: 0, count: 3)
+          let limits = [Float](repeating: passes == 2 ? 0 : .infinity, count: 3)
+          let single = engram_quantize_rows_mixed_path(
+            x, 3, k, k, nil, limits, &mixed, stride, &scales, &order, level)
+          #expect(single == (passes == 2 ? 0 : 3))
+          let rows = passes == 2 ? Array(0..<6) : Array(0..<3)
+          for row in rows {
+            let start = row * stride
+            #expect(mixed[(start + k)..<(start + end)].allSatisfy { $0 == 0 }, "mixed k \(k) level \(level)")
+            #expect(mixed[(start + end)..<(start + stride)].allSatisfy { $0 == 99 }, "mixed k \(k)")
+          }
+        }
+      }
+    }
+  }
+
   @Test(arguments: [1, 2], [64, 128]) func extremeCodesNeitherSaturateNorOverflow(passes: Int, group: Int) {
     // Every weight at +-127 and activations whose coarse codes are +-127 (the widest pairs
     // vpmaddubsw sums, and the largest coarse sums the shift by 8 takes), and a zero row.

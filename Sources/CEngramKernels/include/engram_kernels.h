@@ -212,7 +212,9 @@ void engram_qgemm_pack(const float *w, size_t n, size_t k, size_t ldw, int8_t *p
                        int32_t *sums);
 
 /// Quantizes `m` rows of `k` floats (`ldx` apart) in `passes` int8 passes (1 or 2), into
-/// passes * m code rows `ldq` apart (row i's first at passes * i; zeros from k to ldq): with
+/// passes * m code rows `ldq` apart (row i's first at passes * i; zeros from k to k padded to a
+/// multiple of 128, or to ldq if that is less: what the products of either weight group read;
+/// bytes past it are not written): with
 /// t = x * 127 / max|x| over the row, the (coarse) codes rint(t) and, at two passes, the fine
 /// codes rint((t - rint(t)) * 256) in the next row, clamped to +-127 (ties to even);
 /// scales[i] = max|x| / 127 (one pass) or max|x| / 127 / 256 (two), so that x ~ scale * codes
