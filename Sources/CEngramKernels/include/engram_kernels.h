@@ -194,10 +194,10 @@ void engram_parallel(int parts, engram_part_fn fn, void *context);
 
 /// Int8 products for linear layers (`qgemm_i8.c`). A weight matrix W [n x k] (row-major, a
 /// row per output) is packed once by `engram_qgemm_pack`: each row quantized symmetrically to
-/// codes -127...127 in groups of 64 inputs, each group with its own scale (largest |w| / 127),
-/// laid out in blocks of 16 output columns, and within a block in steps of 4 inputs, 64 bytes a
-/// step (column c's 4 codes at byte 4c). k is padded to a multiple of 64 and n to one of 16
-/// with zero codes.
+/// codes -127...127 in groups of 64 inputs (128: the `_grouped` functions below), each group
+/// with its own scale (largest |w| / 127), laid out in blocks of 16 output columns, and within
+/// a block in steps of 4 inputs, 64 bytes a step (column c's 4 codes at byte 4c). k is padded
+/// to a multiple of the group and n to one of 16 with zero codes.
 size_t engram_qgemm_padded_inputs(size_t k);
 /// n rounded up to a multiple of 16.
 size_t engram_qgemm_padded_outputs(size_t n);
