@@ -1,7 +1,7 @@
 // Int8 products for the embedders' linear layers.
 //
-// Weights: each output row quantized symmetrically (codes -127...127) in groups of 64 inputs,
-// one scale per (row, group). Activations: each row quantized with one scale s per row, in one
+// Weights: each output row quantized symmetrically (codes -127...127) in groups of 64 inputs
+// (or 128: `engram_qgemm_pack_grouped`), one scale per (row, group). Activations: each row quantized with one scale s per row, in one
 // int8 pass (codes c = round(x / s), x ~ s * c) or in two: the coarse codes c = round(x / (256 s))
 // and the codes f of what they leave, round((x / (256 s) - c) * 256), so that x ~ s * (256 c + f),
 // a 16-bit code carried by two int8 rows. The embedders choose per product (BertModel+Forward:
@@ -31,7 +31,7 @@
 
 #define BLOCK 16  // output columns per packed block
 #define STEP 4    // inputs per packed step
-#define GROUP 64  // inputs per weight scale
+#define GROUP 64  // inputs per weight scale (the default; 128 on request)
 #define FINE 256  // the coarse codes' weight against the fine ones (a shift by 8)
 #define ROWS 6    // code rows per tile: 6 tokens at one pass, 3 at two
 // Loops over a tile's rows and blocks unrolled whole (clang; other compilers decide alone).
@@ -41,29 +41,44 @@
 #define UNROLL_FULL
 #endif
 
-size_t engram_qgemm_padded_inputs(size_t k) { return (k + GROUP - 1) & ~(size_t)(GROUP - 1); }
+// The group sizes a pack may use: 128, or else 64.
+static size_t valid_group(size_t group) { return group == 128 ? 128 : GROUP; }
+
+size_t engram_qgemm_padded_inputs_grouped(size_t k, size_t group) {
+  group = valid_group(group);
+  return (k + group - 1) & ~(group - 1);
+}
+
+size_t engram_qgemm_padded_inputs(size_t k) { return engram_qgemm_padded_inputs_grouped(k, GROUP); }
 
 size_t engram_qgemm_padded_outputs(size_t n) { return (n + BLOCK - 1) & ~(size_t)(BLOCK - 1); }
 
-size_t engram_qgemm_groups(size_t k) { return engram_qgemm_padded_inputs(k) / GROUP; }
-
-size_t engram_qgemm_packed_bytes(size_t n, size_t k) {
-  return engram_qgemm_padded_outputs(n) * engram_qgemm_padded_inputs(k);
+size_t engram_qgemm_groups_grouped(size_t k, size_t group) {
+  return engram_qgemm_padded_inputs_grouped(k, group) / valid_group(group);
 }
+
+size_t engram_qgemm_groups(size_t k) { return engram_qgemm_groups_grouped(k, GROUP); }
+
+size_t engram_qgemm_packed_bytes_grouped(size_t n, size_t k, size_t group) {
+  return engram_qgemm_padded_outputs(n) * engram_qgemm_padded_inputs_grouped(k, group);
+}
+
+size_t engram_qgemm_packed_bytes(size_t n, size_t k) { return engram_qgemm_packed_bytes_grouped(n, k, GROUP); }
 
 static inline int8_t clamp_code(float rounded) {
   int32_t q = (int32_t)rounded;
   return (int8_t)(q > 127 ? 127 : (q < -127 ? -127 : q));
 }
 
-void engram_qgemm_pack(const float *w, size_t n, size_t k, size_t ldw, int8_t *packed, float *scales,
-                       int32_t *sums) {
-  size_t kp = engram_qgemm_padded_inputs(k), np = engram_qgemm_padded_outputs(n), groups = kp / GROUP;
+void engram_qgemm_pack_grouped(const float *w, size_t n, size_t k, size_t ldw, size_t group, int8_t *packed,
+                               float *scales, int32_t *sums) {
+  group = valid_group(group);
+  size_t kp = engram_qgemm_padded_inputs_grouped(k, group), np = engram_qgemm_padded_outputs(n), groups = kp / group;
   memset(packed, 0, np * kp);
   for (size_t j = 0; j < np; j++) {
     int8_t *block = packed + (j / BLOCK) * BLOCK * kp;
     for (size_t g = 0; g < groups; g++) {
-      size_t at = g * np + j, start = g * GROUP, end = start + GROUP < k ? start + GROUP : k;
+      size_t at = g * np + j, start = g * group, end = start + group < k ? start + group : k;
       scales[at] = 0;
       sums[at] = 0;
       if (j >= n) continue;
@@ -83,6 +98,11 @@ void engram_qgemm_pack(const float *w, size_t n, size_t k, size_t ldw, int8_t *p
   }
 }
 
+void engram_qgemm_pack(const float *w, size_t n, size_t k, size_t ldw, int8_t *packed, float *scales,
+                       int32_t *sums) {
+  engram_qgemm_pack_grouped(w, n, k, ldw, GROUP, packed, scales, sums);
+}
+
 // The codes of x at t = x * inverse: rint(t), then (two passes) rint((t - rint(t)) * 256);
 // t - rint(t) is exact and so is the product by 256, so every level that rounds to nearest
 // even agrees.
@@ -96,6 +116,14 @@ static inline void codes_of(float x, float inverse, int passes, int8_t *coarse, 
 static float row_inverse(float largest, int passes, float *scale) {
   *scale = passes == 2 ? largest / 127.0f / (float)FINE : largest / 127.0f;
   return largest > 0 ? 127.0f / largest : 0;
+}
+
+// Where a code row's zeros end: the products read a row up to k padded to its weight group (at
+// most 128), so the quantizers clear no further, whatever the stride (an embedder's stride fits
+// its widest input; clearing a 384-wide row up to 1536 was 15% of the quantizer's time).
+static size_t padded_end(size_t k, size_t ldq) {
+  size_t end = engram_qgemm_padded_inputs_grouped(k, 128);
+  return end < ldq ? end : ldq;
 }
 
 // x[p] * channels[p] when `channels` is not NULL (one float multiply, as on every level).
@@ -112,7 +140,7 @@ static void quantize_rows_scalar(const float *x, size_t m, size_t k, size_t ldx,
     for (size_t p = 0; p < k; p++) largest = __builtin_fmaxf(largest, __builtin_fabsf(channel_value(row, channels, p)));
     float inverse = row_inverse(largest, passes, scales + i);
     for (size_t p = 0; p < k; p++) codes_of(channel_value(row, channels, p), inverse, passes, coarse + p, fine + p);
-    for (size_t p = k; p < ldq; p++) {
+    for (size_t p = k, end = padded_end(k, ldq); p < end; p++) {
       coarse[p] = 0;
       if (passes == 2) fine[p] = 0;
     }
@@ -126,6 +154,7 @@ typedef struct {
   const float *scales;      // the group scales of the tile's first column; group g at + g * stride
   const int32_t *sums;      // the weight code sums, the same layout
   size_t stride;
+  size_t group;             // inputs per group: 64 or 128
   size_t groups;            // groups of the row: the last one writes C
   const float *row_scales;  // of the tile's first token
   const float *bias;        // of the tile's first column, or NULL
@@ -185,10 +214,24 @@ AVX512 static void quantize_rows_avx512(const float *x, size_t m, size_t k, size
   for (size_t i = 0; i < m; i++) {
     const float *row = x + i * ldx;
     int8_t *coarse = q + (size_t)passes * i * ldq, *fine = coarse + ldq;
-    __m512 big = _mm512_setzero_ps();
+    // The largest magnitude (exact in any order): two chains of maxima, the channels' test
+    // out of the loop.
+    __m512 big = _mm512_setzero_ps(), other = _mm512_setzero_ps();
     size_t p = 0;
+    if (channels != NULL) {
+      for (; p + 32 <= k; p += 32) {
+        big = _mm512_max_ps(big, _mm512_abs_ps(_mm512_mul_ps(_mm512_loadu_ps(row + p), _mm512_loadu_ps(channels + p))));
+        other = _mm512_max_ps(
+            other, _mm512_abs_ps(_mm512_mul_ps(_mm512_loadu_ps(row + p + 16), _mm512_loadu_ps(channels + p + 16))));
+      }
+    } else {
+      for (; p + 32 <= k; p += 32) {
+        big = _mm512_max_ps(big, _mm512_abs_ps(_mm512_loadu_ps(row + p)));
+        other = _mm512_max_ps(other, _mm512_abs_ps(_mm512_loadu_ps(row + p + 16)));
+      }
+    }
     for (; p + 16 <= k; p += 16) big = _mm512_max_ps(big, _mm512_abs_ps(channel_values(row, channels, p)));
-    float largest = _mm512_reduce_max_ps(big);
+    float largest = _mm512_reduce_max_ps(_mm512_max_ps(big, other));
     for (; p < k; p++) largest = __builtin_fmaxf(largest, __builtin_fabsf(channel_value(row, channels, p)));
     float inverse = row_inverse(largest, passes, scales + i);
     const __m512 scale = _mm512_set1_ps(inverse);
@@ -210,7 +253,7 @@ AVX512 static void quantize_rows_avx512(const float *x, size_t m, size_t k, size
       }
     }
     for (; p < k; p++) codes_of(channel_value(row, channels, p), inverse, passes, coarse + p, fine + p);
-    for (p = k; p < ldq; p++) {
+    for (size_t end = padded_end(k, ldq); p < end; p++) {
       coarse[p] = 0;
       if (passes == 2) fine[p] = 0;
     }
@@ -234,7 +277,8 @@ VNNI512 static inline __attribute__((always_inline)) void tile_vnni(const int8_t
   // itself, clang kept acc in memory between groups and zeroed it with a call to memset per
   // group (6% of an int8 ingest's samples).
   __m512i dump[6][4];
-  for (size_t g = 0, s0 = 0; s0 < kp; g++, s0 += GROUP) {
+  const size_t group = o->group;
+  for (size_t g = 0, s0 = 0; s0 < kp; g++, s0 += group) {
     // Each sum starts at minus 128 times its column's code sum (the bias of the codes), so the
     // epilogue subtracts nothing: at two passes 256 * (coarse - 128 s) + (fine - 128 s) is the
     // same integer as 256 * coarse + fine - 128 * 257 * s.
@@ -247,7 +291,7 @@ UNROLL_FULL
     for (int r = 0; r < rows; r++)
 UNROLL_FULL
       for (int b = 0; b < nb; b++) acc[r][b] = start[b];
-    for (size_t s = s0; s < s0 + GROUP; s += STEP) {
+    for (size_t s = s0; s < s0 + group; s += STEP) {
       __m512i wv[4];
 UNROLL_FULL
       for (int b = 0; b < nb; b++) wv[b] = _mm512_loadu_si512(w + b * BLOCK * kp + s * BLOCK);
@@ -344,10 +388,15 @@ VNNI512 static size_t tiles_vnni(const int8_t *a, size_t lda, const int8_t *w, s
   float *targets[ROWS];
   o->c = targets;
   size_t row = 0;
+// The targets in two loops, one per case: as one loop clang vectorized the choice into a load
+// of `map` masked off when it is NULL, and a masked load from near address 0 takes a slow
+// fault-suppression path (2% of the tile's samples in an ingest, 13% in a C benchmark).
 #define VNNI_ROWS(NB, R, P)                                                          \
   for (; row + per_tile <= m; row += per_tile) {                                     \
-    for (size_t t = 0; t < per_tile; t++)                                            \
-      targets[t] = c + (map != NULL ? (size_t)map[row + t] : row + t) * ldc + col;   \
+    if (map != NULL)                                                                 \
+      for (size_t t = 0; t < per_tile; t++) targets[t] = c + (size_t)map[row + t] * ldc + col; \
+    else                                                                             \
+      for (size_t t = 0; t < per_tile; t++) targets[t] = c + (row + t) * ldc + col;  \
     o->row_scales = row_scales + row;                                                \
     tile_vnni(a + (size_t)passes * row * lda, lda, w, kp, o, R, NB, P);              \
   }                                                                                  \
@@ -369,10 +418,11 @@ AVX2 static inline __attribute__((always_inline)) void tile_avx2(const int8_t *a
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256 zero = _mm256_setzero_ps();
   const int tokens = rows / passes;
-  for (size_t g = 0, s0 = 0; s0 < kp; g++, s0 += GROUP) {
+  const size_t group = o->group;
+  for (size_t g = 0, s0 = 0; s0 < kp; g++, s0 += group) {
     __m256i acc[4][2];
     for (int r = 0; r < rows; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
-    for (size_t s = s0; s < s0 + GROUP; s += STEP) {
+    for (size_t s = s0; s < s0 + group; s += STEP) {
       __m256i w0 = _mm256_loadu_si256((const __m256i *)(w + s * BLOCK));
       __m256i w1 = _mm256_loadu_si256((const __m256i *)(w + s * BLOCK + 32));
       for (int r = 0; r < rows; r++) {
@@ -465,11 +515,11 @@ ENGRAM_TARGET_DOTPROD static void tile_sdot_any(const int8_t *a, size_t lda, con
     for (int r0 = 0; r0 < rows; r0 += 4) {
       int count = rows - r0 < 4 ? rows - r0 : 4;
       Tile part = tile_below(o, r0 / passes);
-      for (size_t g = 0, s0 = 0; s0 < kp; g++, s0 += GROUP) {
+      for (size_t g = 0, s0 = 0; s0 < kp; g++, s0 += part.group) {
         int32x4_t acc[4][4];
         for (int r = 0; r < 4; r++)
           for (int c = 0; c < 4; c++) acc[r][c] = vdupq_n_s32(0);
-        for (size_t s = s0; s < s0 + GROUP; s += STEP) {
+        for (size_t s = s0; s < s0 + part.group; s += STEP) {
           int8x16_t wv[4];
           for (int c = 0; c < 4; c++) wv[c] = vld1q_s8(block + s * BLOCK + c * 16);
           for (int r = 0; r < count; r++) {
@@ -517,9 +567,9 @@ static void tile_scalar(const int8_t *a, size_t lda, const int8_t *w, size_t kp,
       for (int c = 0; c < BLOCK; c++) {
         const int8_t *block = w + b * BLOCK * kp;
         const int8_t *coarse_row = a + (size_t)passes * t * lda, *fine_row = coarse_row + lda;
-        for (size_t g = 0, s0 = 0; s0 < kp; g++, s0 += GROUP) {
+        for (size_t g = 0, s0 = 0; s0 < kp; g++, s0 += o->group) {
           int32_t coarse = 0, fine = 0;
-          for (size_t s = s0; s < s0 + GROUP; s += STEP)
+          for (size_t s = s0; s < s0 + o->group; s += STEP)
             for (int i = 0; i < STEP; i++) {
               int32_t code = block[s * BLOCK + c * STEP + i];
               coarse += (int32_t)coarse_row[s + i] * code;
@@ -564,11 +614,13 @@ static void tile_at(int path, const int8_t *a, size_t lda, const int8_t *w, size
 // every row block passes over them), tokens in blocks of ROWS / passes. With `raw` (tests),
 // each tile's group sums go through `scratch` (groups x ROWS x 64) into raw.
 static void qgemm(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes, const int32_t *rows,
-                  const int8_t *packed, const float *scales, const int32_t *sums, size_t n, size_t k, size_t col0,
-                  size_t col1, const float *bias, float *c, size_t ldc, int32_t *raw, int32_t *scratch, int path) {
+                  const int8_t *packed, size_t group, const float *scales, const int32_t *sums, size_t n, size_t k,
+                  size_t col0, size_t col1, const float *bias, float *c, size_t ldc, int32_t *raw, int32_t *scratch,
+                  int path) {
   path = effective_path(path);
   passes = passes == 2 ? 2 : 1;
-  size_t kp = engram_qgemm_padded_inputs(k), np = engram_qgemm_padded_outputs(n), groups = kp / GROUP;
+  group = valid_group(group);
+  size_t kp = engram_qgemm_padded_inputs_grouped(k, group), np = engram_qgemm_padded_outputs(n), groups = kp / group;
   size_t per_tile = ROWS / (size_t)passes;
   float acc[ROWS * 64] __attribute__((aligned(64)));
   float *targets[ROWS];
@@ -579,18 +631,21 @@ static void qgemm(const int8_t *a, const float *row_scales, size_t m, size_t lda
     size_t row = 0;
 #if defined(__x86_64__)
     if (path >= 2 && raw == NULL && c != NULL) {
-      Tile out = {scales + col, sums + col, np, groups, NULL, bias != NULL ? bias + col : NULL, acc, NULL,
+      Tile out = {scales + col, sums + col, np, group, groups, NULL, bias != NULL ? bias + col : NULL, acc, NULL,
                   (int)count, NULL, 0, 0};
       row = tiles_vnni(a, lda, w, kp, &out, m, rows, c, ldc, col, row_scales, nb, passes);
     }
 #endif
     for (; row < m; row += per_tile) {
       int tokens = m - row < per_tile ? (int)(m - row) : (int)per_tile;
-      if (c != NULL)
-        for (int t = 0; t < tokens; t++) targets[t] = c + (rows != NULL ? (size_t)rows[row + t] : row + t) * ldc + col;
+      if (c != NULL && rows != NULL)  // two loops: see VNNI_ROWS
+        for (int t = 0; t < tokens; t++) targets[t] = c + (size_t)rows[row + t] * ldc + col;
+      else if (c != NULL)
+        for (int t = 0; t < tokens; t++) targets[t] = c + (row + t) * ldc + col;
       Tile out = {scales + col,
                   sums + col,
                   np,
+                  group,
                   groups,
                   raw == NULL ? row_scales + row : NULL,
                   bias != NULL ? bias + col : NULL,
@@ -609,21 +664,44 @@ static void qgemm(const int8_t *a, const float *row_scales, size_t m, size_t lda
   }
 }
 
+void engram_qgemm_i32_grouped_path(const int8_t *a, size_t m, size_t lda, int passes, const int8_t *packed,
+                                   size_t group, const float *scales, const int32_t *sums, size_t n, size_t k,
+                                   size_t col0, size_t col1, int32_t *out, size_t ldo, int path) {
+  int32_t *scratch = malloc(engram_qgemm_groups_grouped(k, group) * ROWS * 64 * sizeof(int32_t));
+  if (scratch == NULL) return;
+  qgemm(a, NULL, m, lda, passes, NULL, packed, group, scales, sums, n, k, col0, col1, NULL, NULL, ldo, out, scratch,
+        path);
+  free(scratch);
+}
+
 void engram_qgemm_i32_path(const int8_t *a, size_t m, size_t lda, int passes, const int8_t *packed,
                            const float *scales, const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1,
                            int32_t *out, size_t ldo, int path) {
-  int32_t *scratch = malloc(engram_qgemm_groups(k) * ROWS * 64 * sizeof(int32_t));
-  if (scratch == NULL) return;
-  qgemm(a, NULL, m, lda, passes, NULL, packed, scales, sums, n, k, col0, col1, NULL, NULL, ldo, out, scratch, path);
-  free(scratch);
+  engram_qgemm_i32_grouped_path(a, m, lda, passes, packed, GROUP, scales, sums, n, k, col0, col1, out, ldo, path);
+}
+
+void engram_qgemm_f32_grouped_path(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes,
+                                   const int32_t *rows, const int8_t *packed, size_t group, const float *scales,
+                                   const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1,
+                                   const float *bias, float *c, size_t ldc, int path) {
+  qgemm(a, row_scales, m, lda, passes, rows, packed, group, scales, sums, n, k, col0, col1, bias, c, ldc, NULL, NULL,
+        path);
+}
+
+void engram_qgemm_f32_grouped(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes,
+                              const int32_t *rows, const int8_t *packed, size_t group, const float *scales,
+                              const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1, const float *bias,
+                              float *c, size_t ldc) {
+  engram_qgemm_f32_grouped_path(a, row_scales, m, lda, passes, rows, packed, group, scales, sums, n, k, col0, col1,
+                                bias, c, ldc, ENGRAM_LEVEL_AVX512);
 }
 
 void engram_qgemm_f32_path(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes,
                            const int32_t *rows, const int8_t *packed, const float *scales, const int32_t *sums,
                            size_t n, size_t k, size_t col0, size_t col1, const float *bias, float *c, size_t ldc,
                            int path) {
-  qgemm(a, row_scales, m, lda, passes, rows, packed, scales, sums, n, k, col0, col1, bias, c, ldc, NULL, NULL,
-        path);
+  engram_qgemm_f32_grouped_path(a, row_scales, m, lda, passes, rows, packed, GROUP, scales, sums, n, k, col0, col1,
+                                bias, c, ldc, path);
 }
 
 void engram_qgemm_f32(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes,

@@ -61,7 +61,8 @@ extension BertModel {
       self.probe = probe
       let block = tokens * width
       let total = 6 * block + tokens * innerWidth + threads * longest * longest
-      codeStride = quantized ? engram_qgemm_padded_inputs(max(width, innerWidth)) : 0
+      // Padded for the largest weight group (128): code rows end in zeros up to the stride.
+      codeStride = quantized ? engram_qgemm_padded_inputs_grouped(max(width, innerWidth), 128) : 0
       codes = .allocate(capacity: 2 * tokens * codeStride)
       let rows = quantized ? tokens : 0
       codeScales = .allocate(capacity: rows)
@@ -306,20 +307,21 @@ extension BertModel {
           input, Int32(k), weight, Int32(k), 0, target, Int32(ldc))
       }
       engram_bias_gelu_rows(target, rows, columns.count, ldc, dense.bias + columns.lowerBound, gelu ? 1 : 0)
-    case .int8(let packed, let scales, let sums):
+    case .int8(let packed, let scales, let sums, let group):
       let single = space.singleRows
       let order: UnsafePointer<Int32>? = space.reordered ? UnsafePointer(space.codeOrder) : nil
       let bias: UnsafePointer<Float>? = gelu ? nil : dense.bias
       let stride = space.codeStride
       if single > 0 {
-        engram_qgemm_f32(
-          space.codes, space.codeScales, single, stride, 1, order, packed, scales, sums, ldc, k,
+        engram_qgemm_f32_grouped(
+          space.codes, space.codeScales, single, stride, 1, order, packed, group, scales, sums, ldc, k,
           columns.lowerBound, columns.upperBound, bias, output, ldc)
       }
       if single < rows {
-        engram_qgemm_f32(
+        engram_qgemm_f32_grouped(
           space.codes + 2 * single * stride, space.codeScales + single, rows - single, stride, 2,
-          order.map { $0 + single }, packed, scales, sums, ldc, k, columns.lowerBound, columns.upperBound,
+          order.map { $0 + single }, packed, group, scales, sums, ldc, k, columns.lowerBound,
+          columns.upperBound,
           bias,
           output, ldc)
       }

@@ -31,8 +31,9 @@ extension BertModel {
       case computedUnsaved
     }
 
-    /// Raised when the file's layout, its values or how the maxima are computed changes.
-    static let formatVersion: UInt32 = 1
+    /// Raised when the file's layout, its values or how the maxima are computed changes
+    /// (2: the calibration's model packs its weights in groups of 128, `BertModel.e5WeightGroup`).
+    static let formatVersion: UInt32 = 2
     static let magic = Array("ENGSMTH\u{0}".utf8)
     /// How many leading bytes of the model file are hashed into the key.
     static let headerBytes = 4096

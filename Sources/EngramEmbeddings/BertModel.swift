@@ -19,10 +19,12 @@ final class BertModel: @unchecked Sendable {
   /// One linear layer: `output = input · weightᵀ + bias`, the weight stored [out, in].
   struct Linear: @unchecked Sendable {
     /// float32 rows (mapped, or dequantized into memory the model owns), or int8 rows packed
-    /// by `engram_qgemm_pack` with a scale and a code sum per output row and group of 64 inputs.
+    /// by `engram_qgemm_pack_grouped` with a scale and a code sum per output row and group of
+    /// `group` inputs (64 or 128, `LinearBuilder.group`).
     enum Weights {
       case float32(UnsafePointer<Float>)
-      case int8(packed: UnsafePointer<Int8>, scales: UnsafePointer<Float>, sums: UnsafePointer<Int32>)
+      case int8(
+        packed: UnsafePointer<Int8>, scales: UnsafePointer<Float>, sums: UnsafePointer<Int32>, group: Int)
     }
 
     let weights: Weights
@@ -54,13 +56,18 @@ final class BertModel: @unchecked Sendable {
   }
 
   /// Builds the linear layers of one model at one precision, owning what it allocates: int8
-  /// packs (weights quantized once, per output row in groups of 64 inputs) and, for the packed e5 file, the float
+  /// packs (weights quantized once, per output row in groups of `group` inputs) and, for the packed e5 file, the float
   /// weights dequantized from its 4-bit blocks when the float path is selected.
   final class LinearBuilder {
     let precision: EmbeddingPrecision
+    /// Inputs per weight scale of an int8 pack: 64 (MiniLM), or 128 (`BertModel.e5WeightGroup`).
+    let group: Int
     private(set) var allocations: [UnsafeMutableRawPointer] = []
 
-    init(precision: EmbeddingPrecision) { self.precision = precision }
+    init(precision: EmbeddingPrecision, group: Int = 64) {
+      self.precision = precision
+      self.group = group
+    }
 
     /// The layer of float32 `weight` [outputs × inputs]: used in place at `.float32`,
     /// quantized into an int8 pack at `.int8`, its input channels multiplied by the factors of
@@ -86,17 +93,18 @@ final class BertModel: @unchecked Sendable {
         layer.inputFactors = smoothing.inputFactors
         return layer
       }
-      let groups = engram_qgemm_padded_outputs(outputs) * engram_qgemm_groups(inputs)
-      let packedBytes = engram_qgemm_packed_bytes(outputs, inputs)
+      let groups = engram_qgemm_padded_outputs(outputs) * engram_qgemm_groups_grouped(inputs, group)
+      let packedBytes = engram_qgemm_packed_bytes_grouped(outputs, inputs, group)
       // One allocation: the codes, then the scales, then the sums (both 4-byte aligned).
       let storage = UnsafeMutableRawPointer.allocate(byteCount: packedBytes + 8 * groups, alignment: 64)
       allocations.append(storage)
       let packed = storage.bindMemory(to: Int8.self, capacity: packedBytes)
       let scales = (storage + packedBytes).bindMemory(to: Float.self, capacity: groups)
       let sums = (storage + packedBytes + 4 * groups).bindMemory(to: Int32.self, capacity: groups)
-      engram_qgemm_pack(weight, outputs, inputs, inputs, packed, scales, sums)
+      engram_qgemm_pack_grouped(weight, outputs, inputs, inputs, group, packed, scales, sums)
       return Linear(
-        weights: .int8(packed: packed, scales: scales, sums: sums), bias: bias, inputWidth: inputs,
+        weights: .int8(packed: packed, scales: scales, sums: sums, group: group), bias: bias,
+        inputWidth: inputs,
         outputWidth: outputs)
     }
 
@@ -216,16 +224,18 @@ final class BertModel: @unchecked Sendable {
   /// `channelMaxima(_:)`, of the model packed without it), the query/key/value and feed-forward
   /// products are packed smoothed (`Smoothing`); the attention output projection, whose input
   /// has no outlier channels, as it is.
+  ///
+  /// `group` is the int8 packs' inputs per weight scale (`e5WeightGroup`; tests compare 64).
   init(
     packed: E5ModelFile, configuration: BertConfiguration, precision: EmbeddingPrecision,
-    smoothing maxima: [[[Float]]]? = nil
+    smoothing maxima: [[[Float]]]? = nil, group: Int = BertModel.e5WeightGroup
   ) {
     self.configuration = configuration
     self.precision = precision
     file = packed.file
     let hidden = configuration.hiddenSize
     let inner = configuration.intermediateSize
-    let builder = LinearBuilder(precision: precision)
+    let builder = LinearBuilder(precision: precision, group: group)
     wordEmbeddings = .blocks(packed.blocks("emb.word"))
     positionEmbeddings = packed.float32("emb.pos")
     tokenTypeEmbeddings = packed.float32("emb.type")
@@ -281,4 +291,11 @@ final class BertModel: @unchecked Sendable {
   }
 
   deinit { for allocation in allocations { allocation.deallocate() } }
+
+  /// Inputs per weight scale of multilingual-e5-small's int8 packs: 128, where MiniLM keeps 64.
+  /// A product's float work is one conversion and one fused multiply-add per token, output and
+  /// group, beside 16 (64 inputs) or 32 (128) VNNI instructions' share: at 64 that work took
+  /// about 8% of a one-pass product's time (`docs/benchmarks.md`, "Weight groups of 128").
+  /// e5's weights come from 4-bit blocks of 32, so either grid is finer than the file's.
+  static let e5WeightGroup = 128
 }

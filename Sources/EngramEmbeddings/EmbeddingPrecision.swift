@@ -9,8 +9,8 @@
 public enum EmbeddingPrecision: String, Sendable, CaseIterable {
   /// float32 weights and BLAS / float products: the reference path (`--precision f32`).
   case float32 = "f32"
-  /// Weights quantized once at load to int8 per output row in groups of 64 inputs,
-  /// activations per row in one int8 pass, or in two (the row, then its residual) for the rows
+  /// Weights quantized once at load to int8 per output row in groups of 64 inputs (128 for
+  /// multilingual-e5-small), activations per row in one int8 pass, or in two (the row, then its residual) for the rows
   /// dominated by one channel and the rows of sequences of at most 8 tokens; exact integer dot
   /// products (AVX-512 VNNI, AVX2, NEON sdot or portable C); attention, softmax, GELU and
   /// LayerNorm stay float.

@@ -3,7 +3,8 @@ import EngramTestSupport
 import Testing
 
 /// `engram_qgemm_*` and `engram_quantize_rows*`: the int8 products of the embedders' linear
-/// layers (weights per row in groups of 64 inputs, activations per row in one or two passes).
+/// layers (weights per row in groups of 64 inputs, or 128 as e5-small packs them; activations
+/// per row in one or two passes).
 /// The integer group sums must be equal bit for bit on every SIMD level (they are exact), and
 /// equal to the sums computed here from the packed layout's definition; the float outputs
 /// (bias fused, written straight to C, through a row map) too.
@@ -26,34 +27,36 @@ import Testing
     var sums: [Int32]
   }
 
-  private func pack(_ w: [Float], n: Int, k: Int) -> Packed {
-    let groups = engram_qgemm_padded_outputs(n) * engram_qgemm_groups(k)
+  private func pack(_ w: [Float], n: Int, k: Int, group: Int = 64) -> Packed {
+    let groups = engram_qgemm_padded_outputs(n) * engram_qgemm_groups_grouped(k, group)
     var packed = Packed(
-      codes: [Int8](repeating: 99, count: engram_qgemm_packed_bytes(n, k)),
+      codes: [Int8](repeating: 99, count: engram_qgemm_packed_bytes_grouped(n, k, group)),
       scales: [Float](repeating: .nan, count: groups), sums: [Int32](repeating: 99, count: groups))
-    engram_qgemm_pack(w, n, k, k, &packed.codes, &packed.scales, &packed.sums)
+    engram_qgemm_pack_grouped(w, n, k, k, group, &packed.codes, &packed.scales, &packed.sums)
     return packed
   }
 
   /// Code (row j, input p) of a packed matrix, read by the layout's definition.
-  private func code(_ packed: Packed, j: Int, p: Int, k: Int) -> Int8 {
-    let kp = engram_qgemm_padded_inputs(k)
+  private func code(_ packed: Packed, j: Int, p: Int, k: Int, group: Int = 64) -> Int8 {
+    let kp = engram_qgemm_padded_inputs_grouped(k, group)
     return packed.codes[(j / 16) * 16 * kp + (p / 4) * 64 + (j % 16) * 4 + p % 4]
   }
 
   /// The group sums by definition: dot(codes, w), or at two passes 256 · dot(coarse, w) +
-  /// dot(fine, w), over each group of 64 inputs, at [(g · m + i) · n + j].
-  private func groupSums(_ codes: [Int8], _ packed: Packed, m: Int, n: Int, k: Int, passes: Int) -> [Int32] {
-    let kp = engram_qgemm_padded_inputs(k)
-    let groups = engram_qgemm_groups(k)
+  /// dot(fine, w), over each group of `group` inputs, at [(g · m + i) · n + j].
+  private func groupSums(
+    _ codes: [Int8], _ packed: Packed, m: Int, n: Int, k: Int, passes: Int, group: Int = 64
+  ) -> [Int32] {
+    let kp = engram_qgemm_padded_inputs_grouped(k, group)
+    let groups = engram_qgemm_groups_grouped(k, group)
     var sums = [Int32](repeating: 0, count: groups * m * n)
     for g in 0..<groups {
       for i in 0..<m {
         for j in 0..<n {
           var coarse: Int32 = 0
           var fine: Int32 = 0
-          for p in (g * 64)..<min(k, g * 64 + 64) {
-            let w = Int32(code(packed, j: j, p: p, k: k))
+          for p in (g * group)..<min(k, g * group + group) {
+            let w = Int32(code(packed, j: j, p: p, k: k, group: group))
             coarse += Int32(codes[passes * i * kp + p]) * w
             if passes == 2 { fine += Int32(codes[(2 * i + 1) * kp + p]) * w }
           }
@@ -67,26 +70,28 @@ import Testing
   @Test(
     arguments: [1, 2],
     [
-      (1, 1, 1), (3, 5, 7), (6, 16, 4), (7, 17, 33), (13, 64, 384), (25, 100, 70), (2, 129, 1536),
+      (1, 1, 1, 64), (3, 5, 7, 64), (6, 16, 4, 64), (7, 17, 33, 64), (13, 64, 384, 64), (25, 100, 70, 64),
+      (2, 129, 1536, 64), (1, 1, 1, 128), (7, 17, 33, 128), (13, 64, 384, 128), (25, 100, 200, 128),
+      (2, 129, 1536, 128),
     ])
-  func everyLevelGivesTheExactIntegerProducts(passes: Int, shape: (m: Int, n: Int, k: Int)) {
-    let (m, n, k) = shape
-    let kp = engram_qgemm_padded_inputs(k)
+  func everyLevelGivesTheExactIntegerProducts(passes: Int, shape: (m: Int, n: Int, k: Int, group: Int)) {
+    let (m, n, k, group) = shape
+    let kp = engram_qgemm_padded_inputs_grouped(k, group)
     let x = values(m * k, seed: 1, scale: 6)
     let w = values(n * k, seed: 2)
     let bias = values(n, seed: 5)
-    let packed = pack(w, n: n, k: k)
-    // The weights' definition: per row and group of 64 inputs, codes round(w * 127 / max|w|).
+    let packed = pack(w, n: n, k: k, group: group)
+    // The weights' definition: per row and group of `group` inputs, codes round(w * 127 / max|w|).
     let np = engram_qgemm_padded_outputs(n)
     for j in 0..<n {
-      for g in 0..<engram_qgemm_groups(k) {
-        let inputs = (g * 64)..<min(k, g * 64 + 64)
+      for g in 0..<engram_qgemm_groups_grouped(k, group) {
+        let inputs = (g * group)..<min(k, g * group + group)
         let largest = inputs.map { abs(w[j * k + $0]) }.max() ?? 0
         #expect(packed.scales[g * np + j] == largest / 127)
         var sum: Int32 = 0
         for p in inputs {
           let expected = Int8((w[j * k + p] * (127 / largest)).rounded(.toNearestOrEven))
-          #expect(code(packed, j: j, p: p, k: k) == expected)
+          #expect(code(packed, j: j, p: p, k: k, group: group) == expected)
           sum += Int32(expected)
         }
         #expect(packed.sums[g * np + j] == sum)
@@ -111,7 +116,7 @@ import Testing
       }
       #expect(codes[(passes * i * kp + k)..<(passes * i * kp + kp)].allSatisfy { $0 == 0 })
     }
-    let expected = groupSums(codes, packed, m: m, n: n, k: k, passes: passes)
+    let expected = groupSums(codes, packed, m: m, n: n, k: k, passes: passes, group: group)
     var reference: [Float] = []
     for level in levels {
       var levelCodes = [Int8](repeating: 1, count: passes * m * kp)
@@ -120,15 +125,15 @@ import Testing
       #expect(levelCodes == codes, "level \(level) quantizes differently")
       #expect(levelScales == scales, "level \(level) scales differently")
       var dots = [Int32](repeating: 0, count: expected.count)
-      engram_qgemm_i32_path(
-        codes, m, kp, Int32(passes), packed.codes, packed.scales, packed.sums, n, k, 0, n, &dots, n, level)
+      engram_qgemm_i32_grouped_path(
+        codes, m, kp, Int32(passes), packed.codes, group, packed.scales, packed.sums, n, k, 0, n, &dots, n,
+        level)
       #expect(dots == expected, "level \(level) integer products")
       // NaN everywhere first: every output is written, none read.
       var out = [Float](repeating: .nan, count: m * n)
-      engram_qgemm_f32_path(
-        codes, scales, m, kp, Int32(passes), nil, packed.codes, packed.scales, packed.sums, n, k, 0, n, bias,
-        &out,
-        n, level)
+      engram_qgemm_f32_grouped_path(
+        codes, scales, m, kp, Int32(passes), nil, packed.codes, group, packed.scales, packed.sums, n, k, 0, n,
+        bias, &out, n, level)
       if reference.isEmpty { reference = out }
       #expect(out.map(\.bitPattern) == reference.map(\.bitPattern), "level \(level) float outputs")
     }
@@ -139,14 +144,14 @@ import Testing
       let largest = (0..<k).map { abs(x[i * k + $0]) }.max() ?? 0
       let activationStep = passes == 2 ? largest / 127 / 256 : largest / 254
       for j in 0..<n {
-        let steps = stride(from: 0, to: k, by: 64).map { start in
-          (start..<min(k, start + 64)).map { abs(w[j * k + $0]) }.max()! / 254
+        let steps = stride(from: 0, to: k, by: group).map { start in
+          (start..<min(k, start + group)).map { abs(w[j * k + $0]) }.max()! / 254
         }
         var exact = bias[j]
         var bound: Float = 1e-5
         for p in 0..<k {
           exact += x[i * k + p] * w[j * k + p]
-          bound += abs(x[i * k + p]) * steps[p / 64] + abs(w[j * k + p]) * activationStep
+          bound += abs(x[i * k + p]) * steps[p / group] + abs(w[j * k + p]) * activationStep
         }
         #expect(abs(reference[i * n + j] - exact) <= bound, "[\(i), \(j)]")
       }
@@ -274,11 +279,44 @@ import Testing
     }
   }
 
-  @Test(arguments: [1, 2]) func extremeCodesNeitherSaturateNorOverflow(passes: Int) {
+  @Test("a code row is cleared from k to k padded to 128 (what either weight group reads), not to its stride")
+  func codeRowsAreClearedToTheWidestGroup() {
+    let stride = 1536
+    for k in [100, 384, 1500] {
+      let end = min(stride, (k + 127) / 128 * 128)
+      let x = values(3 * k, seed: 11)
+      for level in levels {
+        for passes in [1, 2] {
+          var codes = [Int8](repeating: 99, count: passes * 3 * stride)
+          var scales = [Float](repeating: 0, count: 3)
+          engram_quantize_rows_path(x, 3, k, k, Int32(passes), &codes, stride, &scales, level)
+          for row in 0..<(passes * 3) {
+            let start = row * stride
+            #expect(codes[(start + k)..<(start + end)].allSatisfy { $0 == 0 }, "k \(k) level \(level)")
+            #expect(codes[(start + end)..<(start + stride)].allSatisfy { $0 == 99 }, "k \(k) level \(level)")
+          }
+          var mixed = [Int8](repeating: 99, count: 2 * 3 * stride)
+          var order = [Int32](repeating: 0, count: 3)
+          let limits = [Float](repeating: passes == 2 ? 0 : .infinity, count: 3)
+          let single = engram_quantize_rows_mixed_path(
+            x, 3, k, k, nil, limits, &mixed, stride, &scales, &order, level)
+          #expect(single == (passes == 2 ? 0 : 3))
+          let rows = passes == 2 ? Array(0..<6) : Array(0..<3)
+          for row in rows {
+            let start = row * stride
+            #expect(mixed[(start + k)..<(start + end)].allSatisfy { $0 == 0 }, "mixed k \(k) level \(level)")
+            #expect(mixed[(start + end)..<(start + stride)].allSatisfy { $0 == 99 }, "mixed k \(k)")
+          }
+        }
+      }
+    }
+  }
+
+  @Test(arguments: [1, 2], [64, 128]) func extremeCodesNeitherSaturateNorOverflow(passes: Int, group: Int) {
     // Every weight at +-127 and activations whose coarse codes are +-127 (the widest pairs
     // vpmaddubsw sums, and the largest coarse sums the shift by 8 takes), and a zero row.
     let (m, n, k) = (4, 16, 1536)
-    let kp = engram_qgemm_padded_inputs(k)
+    let kp = engram_qgemm_padded_inputs_grouped(k, group)
     var x = [Float](repeating: 0, count: m * k)
     var w = [Float](repeating: 0, count: n * k)
     for p in 0..<k {
@@ -287,17 +325,18 @@ import Testing
       x[2 * k + p] = p % 3 == 0 ? -1 : 0.999
       for j in 0..<(n - 1) { w[j * k + p] = j % 2 == 0 ? -1 : (p % 3 == 0 ? 1 : -1) }
     }
-    let packed = pack(w, n: n, k: k)
+    let packed = pack(w, n: n, k: k, group: group)
     var codes = [Int8](repeating: 0, count: passes * m * kp)
     var scales = [Float](repeating: 0, count: m)
     engram_quantize_rows(x, m, k, k, Int32(passes), &codes, kp, &scales)
     #expect(scales[3] == 0)
-    let expected = groupSums(codes, packed, m: m, n: n, k: k, passes: passes)
-    #expect(expected[0] == -127 * 127 * 64 * (passes == 2 ? 256 : 1))
+    let expected = groupSums(codes, packed, m: m, n: n, k: k, passes: passes, group: group)
+    #expect(expected[0] == -127 * 127 * Int32(group) * (passes == 2 ? 256 : 1))
     for level in levels {
       var dots = [Int32](repeating: 0, count: expected.count)
-      engram_qgemm_i32_path(
-        codes, m, kp, Int32(passes), packed.codes, packed.scales, packed.sums, n, k, 0, n, &dots, n, level)
+      engram_qgemm_i32_grouped_path(
+        codes, m, kp, Int32(passes), packed.codes, group, packed.scales, packed.sums, n, k, 0, n, &dots, n,
+        level)
       #expect(dots == expected, "level \(level)")
     }
   }

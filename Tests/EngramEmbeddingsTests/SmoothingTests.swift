@@ -56,6 +56,54 @@ import Testing
     #expect(after.worst >= 0.999, "worst cosine \(after.worst) (before: \(before.worst))")
   }
 
+  @Test("e5-small packs int8 weights in groups of 128 inputs (MiniLM: 64), about as close to float as 64")
+  func e5WeightGroups() throws {
+    func groups(_ model: BertModel) -> Set<Int> {
+      Set(
+        model.layers.flatMap {
+          [$0.query, $0.key, $0.value, $0.attentionOutput, $0.intermediate, $0.output].map { dense -> Int in
+            guard case .int8(_, _, _, let group) = dense.weights else { return 0 }
+            return group
+          }
+        })
+    }
+    let float = try InstalledE5.embedder(precision: .float32)
+    let shipped = try InstalledE5.embedder(precision: .int8).model
+    #expect(groups(shipped) == [128])
+    let minilm = try InstalledModel.embedder()
+    let minilmModel = try BertModel(
+      file: minilm.directory.appendingPathComponent("model.safetensors"), configuration: minilm.configuration,
+      precision: .int8)
+    #expect(groups(minilmModel) == [64])
+    // The same model in groups of 64, smoothed from its own calibration pass as a load does.
+    let packed = try E5ModelFile(path: float.file.path)
+    let calibration = BertModel.calibrationTexts.map {
+      [float.tokenizer.vocabulary.bos] + float.tokenizer.pieceIDs(E5Embedder.Role.passage.prefix + $0)
+        + [float.tokenizer.vocabulary.eos]
+    }
+    let maxima = BertModel(packed: packed, configuration: float.configuration, precision: .int8, group: 64)
+      .channelMaxima(calibration)
+    let sixtyFour = BertModel(
+      packed: packed, configuration: float.configuration, precision: .int8, smoothing: maxima, group: 64)
+    #expect(groups(sixtyFour) == [64])
+    let sequences = Self.passages(float, count: 96)
+    let reference = float.model.forward(sequences, threads: 1, normalizes: true)
+    func distance(_ model: BertModel) -> (worst: Float, meanGap: Double) {
+      let similarities = zip(model.forward(sequences, threads: 1, normalizes: true), reference).map {
+        cosine($0, $1)
+      }
+      return (
+        similarities.min() ?? 0, similarities.reduce(0) { $0 + Double(1 - $1) } / Double(similarities.count)
+      )
+    }
+    let coarse = distance(shipped)
+    let fine = distance(sixtyFour)
+    // Measured: worst cosine 0.99981 (64: 0.99985), mean 1 - cosine 9.16e-5 (64: 8.05e-5, +14%).
+    #expect(coarse.worst >= 0.999, "worst cosine \(coarse.worst) (groups of 64: \(fine.worst))")
+    #expect(
+      coarse.meanGap <= fine.meanGap * 1.2, "mean 1 - cosine \(coarse.meanGap) against \(fine.meanGap) at 64")
+  }
+
   @Test(
     "a channel the calibration saw small counts at the median channel; factors have a geometric mean of 1")
   func factorsAreBounded() {

@@ -333,27 +333,29 @@ static void check_elementwise(int path) {
   }
 }
 
-// The int8 products of the embedders (qgemm_i8.c), at one and two activation passes: each
-// level's codes, exact group sums and float outputs (bias fused, written straight to C) against
-// the scalar level's, bit for bit, and the group sums against their definition read from the
-// packed layout; extreme codes (every pair at +-127) over 1536 inputs too.
+// The int8 products of the embedders (qgemm_i8.c), at one and two activation passes and weight
+// groups of 64 and 128 inputs: each level's codes, exact group sums and float outputs (bias
+// fused, written straight to C) against the scalar level's, bit for bit, and the group sums
+// against their definition read from the packed layout; extreme codes (every pair at +-127)
+// over 1536 inputs too.
 static void check_qgemm(int path) {
   static const size_t shapes[][3] = {{1, 1, 1}, {2, 5, 7}, {3, 16, 64}, {7, 17, 65}, {13, 64, 384},
-                                     {4, 100, 130}, {5, 129, 1536}};
+                                     {4, 100, 130}, {5, 129, 1536}, {8, 70, 200}};
+  for (size_t group = 64; group <= 128; group += 64)
   for (int passes = 1; passes <= 2; passes++)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
       size_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
-      size_t kp = engram_qgemm_padded_inputs(k), np = engram_qgemm_padded_outputs(n),
-             groups = engram_qgemm_groups(k);
+      size_t kp = engram_qgemm_padded_inputs_grouped(k, group), np = engram_qgemm_padded_outputs(n),
+             groups = engram_qgemm_groups_grouped(k, group);
       float *x = malloc(m * k * sizeof(float)), *w = malloc(n * k * sizeof(float)), *bias = malloc(n * sizeof(float));
       for (size_t i = 0; i < m * k; i++) x[i] = s == 6 ? (i % 2 ? 1.0f : -1.0f) : uniform() * 3;
       for (size_t i = 0; i < n * k; i++) w[i] = s == 6 ? ((i / k) % 2 ? 1.0f : -1.0f) : uniform();
       for (size_t j = 0; j < n; j++) bias[j] = uniform();
-      int8_t *packed = malloc(engram_qgemm_packed_bytes(n, k));
+      int8_t *packed = malloc(engram_qgemm_packed_bytes_grouped(n, k, group));
       float *wscales = malloc(groups * np * sizeof(float)), *rscales = malloc(m * sizeof(float)),
             *rscales_ref = malloc(m * sizeof(float));
       int32_t *sums = malloc(groups * np * sizeof(int32_t));
-      engram_qgemm_pack(w, n, k, k, packed, wscales, sums);
+      engram_qgemm_pack_grouped(w, n, k, k, group, packed, wscales, sums);
       size_t code_bytes = (size_t)passes * m * kp;
       int8_t *codes = malloc(code_bytes), *codes_ref = malloc(code_bytes);
       engram_quantize_rows_path(x, m, k, k, passes, codes_ref, kp, rscales_ref, ENGRAM_LEVEL_SCALAR);
@@ -361,29 +363,29 @@ static void check_qgemm(int path) {
       CHECK(memcmp(codes, codes_ref, code_bytes) == 0 && memcmp(rscales, rscales_ref, m * sizeof(float)) == 0,
             "qgemm level %d passes %d m %zu k %zu: quantized codes differ from scalar", path, passes, m, k);
       int32_t *raw = malloc(groups * m * n * sizeof(int32_t));
-      engram_qgemm_i32_path(codes_ref, m, kp, passes, packed, wscales, sums, n, k, 0, n, raw, n, path);
+      engram_qgemm_i32_grouped_path(codes_ref, m, kp, passes, packed, group, wscales, sums, n, k, 0, n, raw, n, path);
       for (size_t g = 0; g < groups; g++)
         for (size_t i = 0; i < m; i++)
           for (size_t j = 0; j < n; j++) {
             int32_t coarse = 0, fine = 0;
-            for (size_t p = g * 64; p < g * 64 + 64; p++) {
+            for (size_t p = g * group; p < g * group + group; p++) {
               int32_t c = packed[(j / 16) * 16 * kp + (p / 4) * 64 + (j % 16) * 4 + p % 4];
               coarse += codes_ref[passes * i * kp + p] * c;
               if (passes == 2) fine += codes_ref[(2 * i + 1) * kp + p] * c;
             }
             int32_t want = passes == 2 ? coarse * 256 + fine : coarse, got = raw[(g * m + i) * n + j];
-            CHECK(got == want, "qgemm level %d passes %d m %zu n %zu k %zu group %zu [%zu, %zu]: %d vs %d", path,
-                  passes, m, n, k, g, i, j, got, want);
+            CHECK(got == want, "qgemm level %d group size %zu passes %d m %zu n %zu k %zu group %zu [%zu, %zu]: %d vs %d",
+                  path, group, passes, m, n, k, g, i, j, got, want);
           }
       // C is written, never read: NaN where the product goes must all be overwritten.
       float *ref = malloc(m * n * sizeof(float)), *got = malloc(m * n * sizeof(float));
       for (size_t i = 0; i < m * n; i++) ref[i] = got[i] = NAN;
-      engram_qgemm_f32_path(codes_ref, rscales_ref, m, kp, passes, NULL, packed, wscales, sums, n, k, 0, n, bias, ref,
-                            n, ENGRAM_LEVEL_SCALAR);
-      engram_qgemm_f32_path(codes_ref, rscales_ref, m, kp, passes, NULL, packed, wscales, sums, n, k, 0, n, bias, got,
-                            n, path);
-      CHECK(memcmp(ref, got, m * n * sizeof(float)) == 0, "qgemm level %d passes %d m %zu n %zu k %zu: floats differ",
-            path, passes, m, n, k);
+      engram_qgemm_f32_grouped_path(codes_ref, rscales_ref, m, kp, passes, NULL, packed, group, wscales, sums, n, k, 0,
+                                    n, bias, ref, n, ENGRAM_LEVEL_SCALAR);
+      engram_qgemm_f32_grouped_path(codes_ref, rscales_ref, m, kp, passes, NULL, packed, group, wscales, sums, n, k, 0,
+                                    n, bias, got, n, path);
+      CHECK(memcmp(ref, got, m * n * sizeof(float)) == 0,
+            "qgemm level %d group size %zu passes %d m %zu n %zu k %zu: floats differ", path, group, passes, m, n, k);
       for (size_t i = 0; i < m; i++)
         for (size_t j = 0; j < n; j++) {
           double exact = bias[j], size = 0;

@@ -194,10 +194,10 @@ void engram_parallel(int parts, engram_part_fn fn, void *context);
 
 /// Int8 products for linear layers (`qgemm_i8.c`). A weight matrix W [n x k] (row-major, a
 /// row per output) is packed once by `engram_qgemm_pack`: each row quantized symmetrically to
-/// codes -127...127 in groups of 64 inputs, each group with its own scale (largest |w| / 127),
-/// laid out in blocks of 16 output columns, and within a block in steps of 4 inputs, 64 bytes a
-/// step (column c's 4 codes at byte 4c). k is padded to a multiple of 64 and n to one of 16
-/// with zero codes.
+/// codes -127...127 in groups of 64 inputs (128: the `_grouped` functions below), each group
+/// with its own scale (largest |w| / 127), laid out in blocks of 16 output columns, and within
+/// a block in steps of 4 inputs, 64 bytes a step (column c's 4 codes at byte 4c). k is padded
+/// to a multiple of the group and n to one of 16 with zero codes.
 size_t engram_qgemm_padded_inputs(size_t k);
 /// n rounded up to a multiple of 16.
 size_t engram_qgemm_padded_outputs(size_t n);
@@ -212,7 +212,9 @@ void engram_qgemm_pack(const float *w, size_t n, size_t k, size_t ldw, int8_t *p
                        int32_t *sums);
 
 /// Quantizes `m` rows of `k` floats (`ldx` apart) in `passes` int8 passes (1 or 2), into
-/// passes * m code rows `ldq` apart (row i's first at passes * i; zeros from k to ldq): with
+/// passes * m code rows `ldq` apart (row i's first at passes * i; zeros from k to k padded to a
+/// multiple of 128, or to ldq if that is less: what the products of either weight group read;
+/// bytes past it are not written): with
 /// t = x * 127 / max|x| over the row, the (coarse) codes rint(t) and, at two passes, the fine
 /// codes rint((t - rint(t)) * 256) in the next row, clamped to +-127 (ties to even);
 /// scales[i] = max|x| / 127 (one pass) or max|x| / 127 / 256 (two), so that x ~ scale * codes
@@ -263,5 +265,29 @@ void engram_qgemm_f32_path(const int8_t *a, const float *row_scales, size_t m, s
 void engram_qgemm_i32_path(const int8_t *a, size_t m, size_t lda, int passes, const int8_t *packed,
                            const float *scales, const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1,
                            int32_t *out, size_t ldo, int path);
+
+
+/// The same products with weights in groups of `group` inputs, 64 or 128 (any other value
+/// means 64): k padded to a multiple of the group, `groups` = padded k / group. A larger group
+/// halves the float work per input (one conversion and fused multiply-add per group and output)
+/// for a coarser weight grid; multilingual-e5-small packs at 128 (`BertModel.LinearBuilder`).
+/// The activations' code rows need `lda` >= the padded k of the group.
+size_t engram_qgemm_padded_inputs_grouped(size_t k, size_t group);
+size_t engram_qgemm_groups_grouped(size_t k, size_t group);
+size_t engram_qgemm_packed_bytes_grouped(size_t n, size_t k, size_t group);
+void engram_qgemm_pack_grouped(const float *w, size_t n, size_t k, size_t ldw, size_t group, int8_t *packed,
+                               float *scales, int32_t *sums);
+void engram_qgemm_f32_grouped(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes,
+                              const int32_t *rows, const int8_t *packed, size_t group, const float *scales,
+                              const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1, const float *bias,
+                              float *c, size_t ldc);
+void engram_qgemm_f32_grouped_path(const int8_t *a, const float *row_scales, size_t m, size_t lda, int passes,
+                                   const int32_t *rows, const int8_t *packed, size_t group, const float *scales,
+                                   const int32_t *sums, size_t n, size_t k, size_t col0, size_t col1,
+                                   const float *bias, float *c, size_t ldc, int path);
+/// The exact int32 group sums, for tests: token i, group g, column j at out[(g * m + i) * ldo + j].
+void engram_qgemm_i32_grouped_path(const int8_t *a, size_t m, size_t lda, int passes, const int8_t *packed,
+                                   size_t group, const float *scales, const int32_t *sums, size_t n, size_t k,
+                                   size_t col0, size_t col1, int32_t *out, size_t ldo, int path);
 
 #endif
