@@ -26,6 +26,14 @@ import Testing
     return ConversationFile(sessions: sessions, format: .jsonl)
   }
 
+  /// The keys are stored in users' files: their arithmetic (FNV-1a over the parts with 0x1F
+  /// between them) never changes. The value is FNV-1a of "id", 0x1F, "session-1", 0x1F, "msg-42",
+  /// computed apart from the code.
+  @Test func aTurnKeyIsTheSameAsEverBefore() {
+    #expect(TurnKey.fnv1a(["id", "session-1", "msg-42"]) == 7_649_790_878_386_232_016)
+    #expect(TurnKey.fnv1a(["ab"]) != TurnKey.fnv1a(["a", "b"]))
+  }
+
   @Test func theSameExportTwiceAddsNothingAndALaterOneOnlyItsNewTurns() async throws {
     let folder = try TemporaryFolder()
     let engine = try MemoryEngine(path: folder.path("m.sqlite"), configuration: hashingConfiguration())

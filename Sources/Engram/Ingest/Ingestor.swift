@@ -45,19 +45,15 @@ public struct IngestReport: Sendable, Equatable {
 /// The stable key of an ingested turn (see migration 10): FNV-1a over the format's message id,
 /// or over the session, time, speaker, role, text and how many identical turns came before.
 enum TurnKey {
+  /// FNV-1a over `parts` with a unit separator (0x1F) between them. The keys are stored: the
+  /// arithmetic never changes (`TurnKeyTests` pins a value).
   static func fnv1a(_ parts: [String]) -> Int64 {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    var hash = FNV1a()
     for (index, part) in parts.enumerated() {
-      if index > 0 {
-        hash ^= 0x1f
-        hash = hash &* 0x0000_0100_0000_01b3
-      }
-      for byte in part.utf8 {
-        hash ^= UInt64(byte)
-        hash = hash &* 0x0000_0100_0000_01b3
-      }
+      if index > 0 { hash.add(0x1f) }
+      hash.add(part.utf8)
     }
-    return Int64(bitPattern: hash)
+    return Int64(bitPattern: hash.value)
   }
 
   /// The keys of `turns` (with their session names), in order.
