@@ -2681,14 +2681,14 @@ extension SkillWords {
     plan.corrections	说错了
     plan.corrections	我是说
     plan.corrections	我的意思是
-    guard.alarm_words	alarm
-    guard.alarm_words	alarms
-    guard.alarm_words	wake me
-    guard.alarm_words	wake-up call
-    guard.alarm_words	get me up
-    guard.alarm_words	闹钟
-    guard.alarm_words	叫我起床
-    guard.alarm_words	叫醒我
-    guard.alarm_words	叫我起
+    route.alarm_words	alarm
+    route.alarm_words	alarms
+    route.alarm_words	wake me
+    route.alarm_words	wake-up call
+    route.alarm_words	get me up
+    route.alarm_words	闹钟
+    route.alarm_words	叫我起床
+    route.alarm_words	叫醒我
+    route.alarm_words	叫我起
     """#
 }

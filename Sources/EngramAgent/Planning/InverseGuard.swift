@@ -96,34 +96,8 @@ enum InverseGuard {
   static func settle(
     _ decision: RouteDecision?, text: String, skills: SkillRouter, clock: AgentClock, scenario: SkillScenario
   ) -> RouteDecision? {
-    let alarm = decision.flatMap {
-      alarmAsReminder($0, text: text, skills: skills, clock: clock, scenario: scenario)
-    }
-    return (alarm ?? decision).flatMap {
-      correct($0, text: text, skills: skills, clock: clock, scenario: scenario)
-    }
-      ?? alarm
+    decision.flatMap { correct($0, text: text, skills: skills, clock: clock, scenario: scenario) }
       ?? recallQuestion(decision, text: text, skills: skills, clock: clock, scenario: scenario)
-  }
-
-  /// The reminder's skill for a calendar decision about an alarm ("set an alarm for 6",
-  /// 明早的闹钟改到七点, "wake me up at 5"): an alarm is a reminder that rings, set, moved,
-  /// listed and cancelled as one. Not when the request names an event ("the fire alarm
-  /// inspection meeting"). Nil otherwise.
-  static func alarmAsReminder(
-    _ decision: RouteDecision, text: String, skills: SkillRouter, clock: AgentClock, scenario: SkillScenario
-  ) -> RouteDecision? {
-    let lower = text.lowercased()
-    guard let chosen = decision.skillID, chosen.hasPrefix("calendar."),
-      ConditionReader.containsAny(lower, "guard.alarm_words"),
-      !ConditionReader.containsAny(lower, "guard.event_words"),
-      let skill = skills.registeredSkill(
-        id: "reminder." + chosen.dropFirst("calendar.".count), scenario: scenario)
-    else { return nil }
-    return RouteDecision(
-      skillID: skill.id, arguments: skill.extractArguments(from: text, clock: clock), method: .rules,
-      score: 1,
-      intent: decision.intent, ruleCandidates: decision.ruleCandidates)
   }
 
   /// A recall for a question that asks what the assistant remembers ("do you remember ...?",
@@ -164,8 +138,8 @@ enum InverseGuard {
     }
     let lower = text.lowercased()
     // A word that destroys stands in the request, not as the write's task: the request reads
-    // both ways however sure the model is of the write ("the 3pm one, scratch that"), so it
-    // asks. Otherwise, unsure: the intent model gives the write less than `inverseDoubt` (a
+    // both ways however sure the model is of the write ("the gym one on monday — delete"), so
+    // it asks. Otherwise, unsure: the intent model gives the write less than `inverseDoubt` (a
     // rule's pick, with no model reading, stands).
     let destroys = destroysLater(lower, after: "guard.write_heads." + chosen)
     guard
@@ -228,8 +202,8 @@ enum InverseGuard {
           if range.upperBound < lower.endIndex, lower[range.upperBound].isLetter { continue }
         }
         let before = lower[..<range.lowerBound].trimmingCharacters(in: .whitespaces)
-        // A clause of its own ("…, scratch that", 提醒我开会的那个，撤掉) takes back what the
-        // clause before it named, whatever verb that clause opened with.
+        // A clause of its own ("…, delete it", …的那个，删了) takes back what the clause before it
+        // named, whatever verb that clause opened with.
         if let last = before.last, clauseEnds.contains(last), !before.isEmpty { return true }
         if tasks.contains(where: { before.hasSuffix($0) }) { continue }
         if ConditionReader.containsAny(before, heads) { continue }

@@ -363,8 +363,8 @@ struct RequestPlanner: Sendable {
       }
     }
     steps = Self.retargeted(steps, texts: texts)
-    // "remind me — what size …?", 提醒我下，…: a write's verb alone before another request only
-    // leads into it.
+    // "remind me: which gate was it?", 提醒我下，…: a write's verb alone before another request
+    // only leads into it.
     if steps.count >= 2, steps[0].condition == nil, isLeadIn(steps[0], scenario: scenario),
       !steps.contains(where: { $0.inputFrom == 0 })
     {
@@ -398,7 +398,7 @@ struct RequestPlanner: Sendable {
   ]
 
   /// Whether `step` is a write with nothing of what it needs: every required argument
-  /// missing or a single character (the verb alone, "remind me", 提醒我下).
+  /// missing or a single character (the verb alone: "remind me", 提醒我下 leaves 下).
   private func isLeadIn(_ step: PlanStep, scenario: SkillScenario) -> Bool {
     guard InverseGuard.writes.contains(step.skill),
       let skill = router.registeredSkill(id: step.skill, scenario: scenario)
@@ -413,11 +413,11 @@ struct RequestPlanner: Sendable {
   }
 
   /// One step for two that describe an item and then take it back: a write (or a recall) and
-  /// then its inverse of "it", "that one", 这条 ("my boss is Kevin? forget it", 周五提醒我开会的
-  /// 那个，撤掉; a bare "cancel it", 去掉吧), or a request the user corrects at once ("remind me to… actually no, cancel
-  /// …"). Nobody asks in one breath for a thing and its undoing: the first part only says
-  /// which item the inverse acts on, so the inverse runs alone, its arguments read from the
-  /// whole request. Nil otherwise (never under a condition).
+  /// then its inverse of "it", "that one", 这条 ("the plumber on tuesday? drop that one", 下周那个
+  /// 体检提醒，删了; a bare "delete it", 去掉吧), or a request the user corrects at once ("remind
+  /// me to … no wait, cancel …"). Nobody asks in one breath for a thing and its undoing: the
+  /// first part only says which item the inverse acts on, so the inverse runs alone, its
+  /// arguments read from the whole request. Nil otherwise (never under a condition).
   private func undoneWrite(
     _ steps: [PlanStep], texts: [String], whole: String, clock: AgentClock, scenario: SkillScenario
   ) -> PlanStep? {

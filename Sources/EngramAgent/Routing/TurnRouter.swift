@@ -102,9 +102,7 @@ public struct TurnRouter: Sendable {
       decision, text: text, skills: skills, clock: clock, scenario: scenario)
     {
       decision = settled
-    }
-    // (A settled decision is a write only where an alarm became a reminder: still in doubt.)
-    if let chosen = decision,
+    } else if let chosen = decision,
       let question = InverseGuard.doubt(
         chosen, text: text, skills: skills, scenario: scenario, languageModel: hasLanguageModel)
     {
