@@ -184,7 +184,7 @@ import Testing
     let registry = SkillRegistry()
     try BuiltInSkills.register(in: registry)
     let skills = SkillRouter(registry: registry)
-    for text in ["提醒我周四去取快递的那个，删掉", "the friday reminder about the plumber - scratch that"] {
+    for text in ["提醒我周四去取快递的那个，删掉", "the friday reminder about the window cleaner - scratch that"] {
       let sure = try decision("reminder.create", probability: 0.99, text: text)
       #expect(
         InverseGuard.doubt(sure, text: text, skills: skills, scenario: .all)
@@ -201,9 +201,9 @@ import Testing
   /// two steps.
   @Test func aWriteUndoneOrOnlyNamedInTheSameBreathIsNoWrite() async throws {
     #expect(
-      try await steps("remind me to buy stamps... actually no, cancel the reminder about stamps").map(\.skill)
+      try await steps("remind me to buy stamps — no wait, cancel the stamps reminder").map(\.skill)
         == ["reminder.cancel"])
-    #expect(try await steps("remind me — what's my passport number?").map(\.skill) == ["memory.recall"])
+    #expect(try await steps("remind me — which gym locker is mine?").map(\.skill) == ["memory.recall"])
     #expect(
       try await steps("remember my new address is 12 Elm Street and forget the old one").map(\.skill)
         == ["memory.remember", "memory.forget"])
