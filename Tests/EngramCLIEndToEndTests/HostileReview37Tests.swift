@@ -191,8 +191,10 @@ import Testing
       #expect(result.standardError.contains("locked"), "\(arguments): \(result.standardError)")
       #expect(elapsed >= Self.busyTimeout * 0.9, "\(arguments) gave up after \(elapsed)")
       // One busy timeout, never two (two would be 10 s more than the baseline).
+      // Two busy timeouts would be 2x; 1.8x leaves a loaded host's process start-up its margin
+      // (a fresh-clone CI run measured 1.69x for one timeout while its builds ran).
       #expect(
-        waited < Self.busyTimeout * 1.6,
+        waited < Self.busyTimeout * 1.8,
         "\(arguments) waited \(waited) more than on an unlocked copy (\(elapsed) in all): two busy timeouts?")
     }
     try other.execute("ROLLBACK")
