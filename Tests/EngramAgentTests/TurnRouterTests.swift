@@ -865,6 +865,72 @@ import Testing
     #expect(plan[1].inputFrom == 0)
   }
 
+  /// "if it is" after "if it isn't snowing" takes up the snowing, not its absence.
+  @Test func aMarkerThatEchoesTheVerbTakesUpTheConditionsWords() async throws {
+    let plan = try await steps(
+      "If it isn't snowing on Sunday morning, put skating with Lev in my calendar at 10. If it is, remind me at 9 to call the rink."
+    )
+    try #require(plan.map(\.skill) == ["calendar.create", "reminder.create"])
+    #expect(plan.map { $0.condition?.kind } == [.weather, .weather])
+    #expect(plan.map { $0.condition?.negated } == [true, false])
+  }
+
+  /// A condition whose words name no kind is about what the plan just looked at, the
+  /// condition before it, or what the router reads in it: not a fact in memory.
+  @Test func aConditionThatNamesNoKindTakesItFromTheContext() async throws {
+    let weather = try await steps(
+      "check the forecast for Xi'an tomorrow, and if it looks lovely pencil in a hike at 8am")
+    try #require(weather.map(\.skill) == ["weather.current", "calendar.create"])
+    #expect(weather[1].condition?.kind == .weather)
+    #expect(weather[1].condition?.about == "clear")
+    #expect(weather[1].condition?.negated == false)
+    let still = try await steps("如果周五上午十点跟律师的视频会还在，就把它挪到下午四点")
+    try #require(still.map(\.skill) == ["calendar.update"])
+    #expect(still[0].condition?.kind == .calendar)
+    #expect(still[0].condition?.negated == true)
+    let branches = try await steps(
+      "If Tuesday at 6pm is empty book yoga, if anything's there remind me at 9 tonight to stretch")
+    try #require(branches.map(\.skill) == ["calendar.create", "reminder.create"])
+    #expect(branches.map { $0.condition?.kind } == [.calendar, .calendar])
+    #expect(branches.map { $0.condition?.negated } == [false, true])
+  }
+
+  /// A sum or a count of days over what was stored recalls it first, and the sum takes it.
+  @Test func aSumOverAStoredValueRecallsItFirst() async throws {
+    for text in ["what's 12 percent of the rent I gave you", "算算离我记下的驾照到期日还有多少天"] {
+      let plan = try await steps(text)
+      try #require(plan.map(\.skill) == ["memory.recall", "calculator"], "\(text)")
+      #expect(plan[1].inputFrom == 0, "\(text)")
+    }
+  }
+
+  /// "either way", 不管怎样都 after a condition: the request after it runs whatever the condition.
+  @Test func aRequestSaidToRunEitherWayIsUnguarded() async throws {
+    for text in [
+      "If Monday afternoon is free add the vet at 3pm, and either way remind me tonight to buy cat food",
+      "如果周六上午空着就约个理发，然后不管怎样都提醒我周五晚上洗车",
+    ] {
+      let plan = try await steps(text)
+      try #require(plan.map(\.skill) == ["calendar.create", "reminder.create"], "\(text)")
+      #expect(plan[0].condition?.kind == .calendar, "\(text)")
+      #expect(plan[1].condition == nil, "\(text)")
+    }
+  }
+
+  /// A question for the time now in a city asks no item's time: it stays the clock's look-up
+  /// before a move of an event.
+  @Test func aQuestionForTheTimeNowIsNoLookUpOfTheEvent() async throws {
+    let plan = try await steps("东京现在几点？顺便把周四下午的设计评审改到周五")
+    #expect(plan.map(\.skill) == ["time.now", "calendar.update"])
+  }
+
+  /// "add … to my reminders" names where a write goes: a reminder made, not the list shown.
+  @Test func anItemAddedToAListIsThatListsWrite() async throws {
+    let plan = try await steps(
+      "Add 'renew the parking permit' to my reminders for 5pm, then show me tomorrow's calendar")
+    #expect(plan.map(\.skill) == ["reminder.create", "calendar.list"])
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -1189,6 +1189,13 @@ extension SkillWords {
     plan.answer_yes	有的话
     plan.answer_yes	如果有的话
     plan.answer_yes	要是有的话
+    plan.answer_echo	if it is
+    plan.answer_echo	if they are
+    plan.answer_echo	if i do
+    plan.answer_echo	if it isn't
+    plan.answer_echo	if it's not
+    plan.answer_echo	if i'm not
+    plan.answer_echo	if i don't
     plan.action_openers	then
     plan.action_openers	就
     plan.action_openers	那就
@@ -2264,6 +2271,18 @@ extension SkillWords {
     plan.regardless	无论
     plan.regardless	不论
     plan.regardless	反正
+    plan.regardless	不管怎样都
+    plan.regardless	不管怎样
+    plan.regardless	不管怎么样都
+    plan.regardless	不管怎么样
+    plan.regardless	无论如何都
+    plan.regardless	无论如何
+    plan.regardless	不论如何
+    plan.regardless	either way,
+    plan.regardless	regardless,
+    plan.regardless	no matter what
+    plan.regardless	in any case,
+    plan.regardless	anyway,
     guard.write_heads.reminder.create	remind
     guard.write_heads.reminder.create	forget to
     guard.write_heads.reminder.create	let me forget
@@ -2413,6 +2432,44 @@ extension SkillWords {
     plan.arithmetic_steps	再乘
     plan.arithmetic_steps	再加
     plan.arithmetic_steps	再减
+    plan.compute_cues	calculate
+    plan.compute_cues	work out
+    plan.compute_cues	figure out
+    plan.compute_cues	how many days
+    plan.compute_cues	how many weeks
+    plan.compute_cues	how many months
+    plan.compute_cues	how many years
+    plan.compute_cues	how many hours
+    plan.compute_cues	percent
+    plan.compute_cues	%
+    plan.compute_cues	multiply
+    plan.compute_cues	multiplied
+    plan.compute_cues	divide
+    plan.compute_cues	divided
+    plan.compute_cues	plus
+    plan.compute_cues	minus
+    plan.compute_cues	算算
+    plan.compute_cues	算一下
+    plan.compute_cues	算下
+    plan.compute_cues	帮我算
+    plan.compute_cues	计算
+    plan.compute_cues	多少天
+    plan.compute_cues	几天
+    plan.compute_cues	乘以
+    plan.compute_cues	除以
+    plan.compute_cues	加上
+    plan.compute_cues	减去
+    guard.add_heads	add
+    guard.add_heads	put
+    guard.add_heads	pop
+    guard.add_heads	stick
+    guard.add_heads	加上
+    guard.add_heads	加个
+    guard.add_heads	加一个
+    guard.add_heads	添加
+    guard.add_heads	添上
+    guard.add_heads	放进
+    guard.add_heads	放到
     plan.time_asked	time
     plan.time_asked	clock
     plan.time_asked	what time
@@ -2511,6 +2568,13 @@ extension SkillWords {
     plan.stored_before	上次存的
     plan.stored_before	之前存的
     plan.stored_before	you still have
+    plan.stored_before	i stored
+    plan.stored_before	i've stored
+    plan.stored_before	i had stored
+    plan.stored_before	我记下的
+    plan.stored_before	我记下来的
+    plan.stored_before	我给你的
+    plan.stored_before	我给过你的
     plan.kind.reminder.create	a reminder
     plan.kind.reminder.create	reminder for
     plan.kind.reminder.create	reminder to

@@ -31,26 +31,40 @@ struct ConditionReader: Sendable {
     return .memory
   }
 
-  /// The condition `text` states on its own.
-  func read(_ text: String, negatedByMarker: Bool, zone: String? = nil, zoneKnown: Bool = false)
+  /// The condition `text` states on its own; `kind`, when given, is what the context says it
+  /// is about where its words name no kind ("if it looks nice" after a look at the forecast).
+  func read(
+    _ text: String, negatedByMarker: Bool, zone: String? = nil, zoneKnown: Bool = false,
+    kind: StepCondition.Kind? = nil
+  )
     -> StepCondition?
   {
     let lower = text.lowercased()
     let place = PlaceExtractor(clock: clock).find(in: text)
     let zone = place?.place?.timeZoneIdentifier ?? zone
     let mentionsThere = Self.containsAny(lower, "plan.time_there")
-    switch Self.kind(
-      of: text, zoneKnown: place?.place != nil || (zone != nil && (mentionsThere || zoneKnown)))
+    switch kind
+      ?? Self.kind(
+        of: text, zoneKnown: place?.place != nil || (zone != nil && (mentionsThere || zoneKnown)))
     {
     case .weather:
-      // Bad weather is clear weather negated.
-      let calledBad = Self.weatherAbout(lower) == "clear" && Self.weatherCalledBad(lower) == true
+      // Bad weather is clear weather negated; so is a bad anything once the context is the
+      // weather ("if the air is awful").
+      let about =
+        Self.weatherAbout(lower)
+        ?? (Self.containsAny(lower, "plan.weather_bad") || Self.containsAny(lower, "plan.weather_good")
+          ? "clear" : "rain")
+      let calledBad =
+        about == "clear"
+        && (Self.weatherCalledBad(lower) ?? Self.containsAny(lower, "plan.weather_bad"))
       let negated = (Self.isNegated(lower) != negatedByMarker) != calledBad
       return StepCondition(
-        kind: .weather, about: Self.weatherAbout(lower) ?? "rain", negated: negated, when: date(in: text),
-        place: place?.text, text: text)
+        kind: .weather, about: about, negated: negated, when: date(in: text), place: place?.text, text: text)
     case .calendar:
-      let busy = Self.saysBusy(lower)
+      // Named by the context, an item said to be there ("the 3pm review still on") is a busy slot.
+      let busy =
+        Self.saysBusy(lower)
+        || (kind == .calendar && !Self.containsAny(lower, "plan.calendar_free") && !Self.isNegated(lower))
       return StepCondition(
         kind: .calendar, about: "free", negated: busy != negatedByMarker, when: date(in: text), text: text)
     case .time:

@@ -47,6 +47,9 @@ struct RequestPlanner: Sendable {
     var negatedByMarker: Bool
     /// "if not" / "if so" after a question: the question is what the condition is about.
     var answersQuestion: Bool = false
+    /// "if it is", "if I don't": the marker repeats the verb of what came before, so it takes
+    /// up that condition's words without their negation (`plan.answer_echo`).
+    var echoesVerb: Bool = false
   }
 
   /// The plan of `text` when it holds several steps or a condition; nil for a single request.
@@ -64,6 +67,8 @@ struct RequestPlanner: Sendable {
     // The condition of the last sentence that had one: an "otherwise" or "if not" sentence
     // after it runs when it does not hold.
     var lastCondition: StepCondition?
+    // Whether that condition was written with a negation ("if it's not raining").
+    var lastWrittenNegated = false
     for (sentenceIndex, sentence) in sentences.enumerated() {
       // "Is my evening clear? If so, …": the next sentence answers this one.
       let answeredNext =
@@ -88,6 +93,7 @@ struct RequestPlanner: Sendable {
       let sentenceCondition = parts.compactMap(\.condition).first
       var condition: StepCondition?
       var conditionRead = false
+      var writtenNegated = false
       var isBranch = false
       for part in parts where part.condition == nil {
         if part.isGuarded, let written = sentenceCondition, !conditionRead {
@@ -98,6 +104,9 @@ struct RequestPlanner: Sendable {
             // its opposite.
             condition = earlier
             condition?.negated = earlier.negated != Self.negatesEarlier(written)
+            // "if it's not snowing …; if it is, …": "it is" is the snowing, not its absence.
+            if written.echoesVerb, lastWrittenNegated { condition?.negated.toggle() }
+            writtenNegated = written.negatedByMarker
             // "if the slot is empty …, …, if something's there, …": something there is the calendar's
             // other state.
             let busy = ConditionReader.saysBusy(written.text.lowercased())
@@ -107,6 +116,15 @@ struct RequestPlanner: Sendable {
           } else {
             condition = read(
               written, clock: clock, question: written.answersQuestion ? lastQuestion : nil, steps: steps)
+            if let unplaced = condition, unplaced.kind == .memory, !written.answersQuestion,
+              let kind = try await placedKind(
+                of: written.text, steps: steps, earlier: lastCondition, clock: clock, scenario: scenario)
+            {
+              condition =
+                ConditionReader(clock: clock).read(
+                  written.text, negatedByMarker: written.negatedByMarker, kind: kind) ?? unplaced
+            }
+            writtenNegated = written.negatedByMarker != ConditionReader.isNegated(written.text.lowercased())
           }
           guard let read = condition else { return nil }
           conditionCount += 1
@@ -121,7 +139,10 @@ struct RequestPlanner: Sendable {
         if Self.isNoop(part.text) {
           // "if it's past 7 there, skip it": the branch does nothing; its condition still
           // stands for an "if not" after it.
-          if let condition, part.isGuarded, !part.isOtherwise { lastCondition = condition }
+          if let condition, part.isGuarded, !part.isOtherwise {
+            lastCondition = condition
+            lastWrittenNegated = writtenNegated
+          }
           continue
         }
         let guarded = part.isGuarded ? condition : nil
@@ -309,12 +330,15 @@ struct RequestPlanner: Sendable {
           || Self.anchorsOnPersonalDate(part.text, decision: decision, clock: clock),
           !steps.contains(where: { $0.skill == RecallSkill.skillID }),
           !(router.registeredSkill(id: decision.skillID!, scenario: scenario)?.isDestructive ?? false),
+          // A sum over what was stored ("what's 15% of the rent I gave you") is a recall and the sum.
+          let computes = Optional(Self.computesWith(part.text)),
           // A question for what was stored is the recall itself ("remind me, which … did I give you?").
-          !(decision.skillID == RecallSkill.skillID && (part.isQuestion || Self.asksForInformation(part.text))
-            && [nil, "reminder.create"].contains(Self.namedWrite(in: part.text))),
-          let write = [decision.skillID!, Self.namedWrite(in: part.text)].compactMap({ $0 }).first(where: {
-            Self.carriesRecalled.contains($0)
-          }),
+          computes
+            || !(decision.skillID == RecallSkill.skillID
+              && (part.isQuestion || Self.asksForInformation(part.text))
+              && [nil, "reminder.create"].contains(Self.namedWrite(in: part.text))),
+          let write = [decision.skillID!, Self.namedWrite(in: part.text), computes ? "calculator" : nil]
+            .compactMap({ $0 }).first(where: { Self.carriesRecalled.contains($0) }),
           let writer = router.registeredSkill(id: write, scenario: scenario),
           let recall = router.registeredSkill(id: RecallSkill.skillID, scenario: scenario)
         {
@@ -346,7 +370,10 @@ struct RequestPlanner: Sendable {
         }
         if let guarded = step.condition {
           step.arguments = dayFromCondition(part.text, step: step, condition: guarded, clock: clock)
-          if !part.isOtherwise { lastCondition = guarded }
+          if !part.isOtherwise {
+            lastCondition = guarded
+            lastWrittenNegated = writtenNegated
+          }
         }
         // "..., otherwise remind me at 4pm": the other branch keeps the first one's title.
         if part.isOtherwise, step.arguments["title"] == nil,
@@ -1012,6 +1039,12 @@ struct RequestPlanner: Sendable {
     return asked && ConditionReader.containsAny(text.lowercased(), "plan.info_questions")
   }
 
+  /// Whether a part asks for a sum or a count of days (`plan.compute_cues`): with what was
+  /// stored, a recall and then the calculator.
+  static func computesWith(_ text: String) -> Bool {
+    ConditionReader.containsAny(text.lowercased(), "plan.compute_cues")
+  }
+
   /// Whether a part asks for nothing to be done ("skip it", 算了).
   static func isNoop(_ text: String) -> Bool {
     let bare = stripLeading(text, words("plan.action_openers")).lowercased()
@@ -1044,6 +1077,7 @@ struct RequestPlanner: Sendable {
     {
       decision = read
     }
+    decision = added(decision, text: text, clock: clock, scenario: scenario)
     // The router's confidence stands: only what the item is changes.
     if let chosen = decision.skillID, let changed = Self.changeOfItem(text, chosen: chosen),
       changed != chosen,
@@ -1115,13 +1149,28 @@ struct RequestPlanner: Sendable {
     {
       read.score = best.probability
       read.isConfident = false
-      return read
+      return added(read, text: text, clock: clock, scenario: scenario)
     }
     guard decision.skillID != nil else { return nil }
     if lenient { return decision }
     guard decision.isConfident else { return nil }
     if decision.method == .intent && decision.score < thresholds.compoundPart { return nil }
     return decision
+  }
+
+  /// "add 'buy stamps' to my reminders": a list named as where a write goes is that list's
+  /// write, not a look at it (the router's confidence stands).
+  private func added(_ decision: RouteDecision, text: String, clock: AgentClock, scenario: SkillScenario)
+    -> RouteDecision
+  {
+    guard let chosen = decision.skillID, Self.listLookups.contains(chosen),
+      InverseGuard.opens(text, withOneOf: "guard.add_heads"),
+      let read = reading(
+        text, as: chosen.replacingOccurrences(of: ".list", with: ".create"), from: decision,
+        keepingScore: true,
+        clock: clock, scenario: scenario)
+    else { return decision }
+    return read
   }
 
   /// `text` read as the skill `id`, its arguments extracted from the text: by a rule (score
@@ -1317,7 +1366,8 @@ struct RequestPlanner: Sendable {
         Part(
           text: marker, isQuestion: false,
           condition: ConditionText(
-            text: conditionText ?? "", negatedByMarker: negated, answersQuestion: true)))
+            text: conditionText ?? "", negatedByMarker: negated, answersQuestion: true,
+            echoesVerb: words("plan.answer_echo").contains(marker))))
       text = action
       break
     }
@@ -1346,9 +1396,12 @@ struct RequestPlanner: Sendable {
     }
     let hasCondition = parts.contains { $0.condition != nil }
     // "either way", 不管下不下雨: says the step is unconditional; nothing to run of its own.
-    let pieces = splitMarked(text).compactMap { piece -> (text: String, afterJoin: Bool)? in
-      guard let rest = stripMarker(piece.text, words("plan.regardless")) else { return piece }
-      return opensWithRequestVerb(rest) ? (rest, piece.afterJoin) : nil
+    // A request after it ("either way remind me …", 不管怎样都提醒我…) runs whatever the condition.
+    let pieces = splitMarked(text).compactMap { piece -> (text: String, afterJoin: Bool, always: Bool)? in
+      guard let rest = stripMarker(piece.text, words("plan.regardless")) else {
+        return (piece.text, piece.afterJoin, false)
+      }
+      return opensWithRequestVerb(rest) ? (rest, piece.afterJoin, true) : nil
     }
     for (index, piece) in pieces.enumerated() {
       var body = piece.text
@@ -1363,7 +1416,7 @@ struct RequestPlanner: Sendable {
       parts.append(
         Part(
           text: body, isQuestion: isQuestion && !otherwise, condition: nil, isOtherwise: otherwise,
-          afterJoin: piece.afterJoin && index > 0,
+          isGuarded: !piece.always, afterJoin: piece.afterJoin && index > 0,
           beforeJoin: pieces.dropFirst(index + 1).first?.afterJoin ?? false))
     }
     return parts
@@ -1668,6 +1721,33 @@ struct RequestPlanner: Sendable {
       && !lower.contains(where: \.isNumber)
   }
 
+  /// The kind of a condition whose words name none (so it would be a fact in memory) and
+  /// that says nothing of what is stored: the weather or the calendar the plan has just
+  /// looked at ("…, and if Saturday looks nice …"), else that of the condition just before
+  /// (the other branch: "if the slot is empty …, if something's there …"), else what the router
+  /// confidently reads in it as a request of its own (an item at a time "still there").
+  private func placedKind(
+    of text: String, steps: [PlanStep], earlier: StepCondition?, clock: AgentClock, scenario: SkillScenario
+  )
+    async throws -> StepCondition.Kind?
+  {
+    guard !Self.refersToStored(text), !ConditionReader.containsAny(text.lowercased(), "plan.said_before")
+    else { return nil }
+    let skill: String?
+    if let last = steps.last?.skill, last == "weather.current" || last == "calendar.list" {
+      skill = last
+    } else if let earlier, earlier.kind == .weather || earlier.kind == .calendar {
+      return earlier.kind
+    } else {
+      skill = try await surely(text, clock: clock, scenario: scenario)?.skillID
+    }
+    switch skill {
+    case "weather.current": return .weather
+    case .some(let id) where id.hasPrefix("calendar."): return .calendar
+    default: return nil
+    }
+  }
+
   /// Whether an elliptical condition asks for the opposite of the one before it.
   static func negatesEarlier(_ written: ConditionText) -> Bool {
     if written.answersQuestion { return written.negatedByMarker }
@@ -1744,7 +1824,12 @@ struct RequestPlanner: Sendable {
       }
       // "what day is the recital? push it to Monday": a question of when something is, then a
       // change of it, looks it up in the calendar (or the reminders, when it names one).
-      if ["memory.recall", "time.now"].contains(result[previous].skill),
+      // (A question for the time now, here or in a zone, asks no item's time: 首尔现在几点？)
+      let asksClock =
+        result[previous].skill == "time.now"
+        && (ConditionReader.containsAny(previousLower, "plan.time_now")
+          || result[previous].arguments["zone"] != nil)
+      if ["memory.recall", "time.now"].contains(result[previous].skill), !asksClock,
         ConditionReader.containsAny(previousLower, "plan.when_questions"), !refersToStored(texts[previous]),
         changes.contains(result[index].skill), result[index].skill != "calendar.create"
       {
@@ -1797,8 +1882,11 @@ struct RequestPlanner: Sendable {
     }
     if refers { return index }
     if steps[index].skill == "memory.recall",
-      ["calendar.create", "reminder.create", "note.create", "calendar.update", "reminder.update"].contains(
-        skill)
+      [
+        "calendar.create", "reminder.create", "note.create", "calendar.update", "reminder.update",
+        "calculator",
+      ]
+      .contains(skill)
     {
       return index
     }
