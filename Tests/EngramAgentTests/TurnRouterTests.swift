@@ -931,6 +931,45 @@ import Testing
     #expect(plan.map(\.skill) == ["reminder.create", "calendar.list"])
   }
 
+  /// The dots of a numbered list after a colon end no sentence: the list stays the note's.
+  @Test func aNumberedListAfterAColonStaysInTheNote() async throws {
+    let plan = try await steps(
+      "Put the quarterly review on Friday at 3pm, then jot down a note: talking points: 1. hiring 2. budget 3. roadmap"
+    )
+    try #require(plan.map(\.skill) == ["calendar.create", "note.create"])
+    let content = try #require(plan[1].arguments["content"]?.stringValue)
+    #expect(content.contains("1. hiring 2. budget 3. roadmap"))
+  }
+
+  /// "Thanks!" after the requests is courtesy, not a request the plan must route.
+  @Test func aThankYouAfterTheRequestsIsNoStep() async throws {
+    let plan = try await steps(
+      "remind me at 7 tonight to water the ferns, and add yoga to my calendar for Saturday 9am. Thanks!")
+    #expect(plan.map(\.skill) == ["reminder.create", "calendar.create"])
+  }
+
+  /// 还没到十点, "not yet 9pm": not after that time, negated once (the checker runs the step
+  /// before the hour).
+  @Test func notYetAnHourIsNotAfterIt() async throws {
+    for text in [
+      "如果首尔还没到晚上十点，就提醒我给朴老师发消息",
+      "if it's not yet 10pm in Seoul remind me to message Park",
+    ] {
+      let plan = try await steps(text)
+      let condition = try #require(plan.first?.condition, "\(text)")
+      #expect(condition.kind == .time)
+      #expect(condition.about == "after 22:00", "\(text)")
+      #expect(condition.negated == true, "\(text)")
+    }
+  }
+
+  /// "drop off", "drop by": a task's verb, not a removal.
+  @Test func dropOffInATaskIsNoCancel() async throws {
+    let plan = try await steps("remind me Friday at 5pm to collect the parcel and drop off the spare keys")
+    try #require(plan.map(\.skill) == ["reminder.create"])
+    #expect(plan[0].arguments["title"] == .string("collect the parcel and drop off the spare keys"))
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -1554,6 +1554,11 @@ extension SkillWords {
     plan.time_before	不到
     plan.time_before	之前
     plan.time_before	以前
+    plan.time_not_yet	not yet
+    plan.time_not_yet	还没到
+    plan.time_not_yet	没到
+    plan.time_not_yet	不到
+    plan.time_not_yet	还不到
     plan.time_night	night
     plan.time_night	midnight
     plan.time_night	半夜
@@ -1659,6 +1664,21 @@ extension SkillWords {
     guard.destroy_heads	不用再记
     guard.destroy_heads	不必记
     guard.destroy_heads	不用记住
+    guard.destroy_heads_not	drop off
+    guard.destroy_heads_not	drop by
+    guard.destroy_heads_not	drop in
+    guard.destroy_heads_not	drop round
+    guard.destroy_heads_not	drop over
+    guard.destroy_heads_not	drop me
+    guard.destroy_heads_not	drop a reminder
+    guard.destroy_heads_not	drop a note
+    guard.destroy_heads_not	drop a line
+    guard.destroy_heads_not	drop a pin
+    plan.task_verbs	drop off
+    plan.task_verbs	drop by
+    plan.task_verbs	drop in
+    plan.task_verbs	drop round
+    plan.task_verbs	drop over
     guard.recall_heads	do you remember
     guard.recall_heads	do you recall
     guard.recall_heads	do you know
@@ -2459,6 +2479,37 @@ extension SkillWords {
     plan.compute_cues	除以
     plan.compute_cues	加上
     plan.compute_cues	减去
+    plan.courtesies	thanks
+    plan.courtesies	thank you
+    plan.courtesies	thank u
+    plan.courtesies	thanks a lot
+    plan.courtesies	thanks so much
+    plan.courtesies	thank you so much
+    plan.courtesies	thanks in advance
+    plan.courtesies	thx
+    plan.courtesies	ty
+    plan.courtesies	cheers
+    plan.courtesies	much appreciated
+    plan.courtesies	appreciate it
+    plan.courtesies	quick q
+    plan.courtesies	quick q's
+    plan.courtesies	quick qs
+    plan.courtesies	quick question
+    plan.courtesies	quick questions
+    plan.courtesies	a few things
+    plan.courtesies	a couple of things
+    plan.courtesies	two things
+    plan.courtesies	three things
+    plan.courtesies	谢谢
+    plan.courtesies	谢谢你
+    plan.courtesies	谢谢啦
+    plan.courtesies	谢啦
+    plan.courtesies	多谢
+    plan.courtesies	麻烦了
+    plan.courtesies	麻烦你了
+    plan.courtesies	辛苦了
+    plan.courtesies	拜托了
+    plan.courtesies	感谢
     guard.add_heads	add
     guard.add_heads	put
     guard.add_heads	pop

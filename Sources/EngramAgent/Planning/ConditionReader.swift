@@ -134,6 +134,12 @@ struct ConditionReader: Sendable {
       calendar.timeZone = clock.timeZone
       let parts = calendar.dateComponents([.hour, .minute], from: match.date)
       let time = String(format: "%02d:%02d", parts.hour ?? 0, parts.minute ?? 0)
+      // "not yet 10pm", 还没到十点: not after 10pm (the negation is the phrase's own, not
+      // another one on top of "before").
+      if Self.containsAny(lower, "plan.time_not_yet") {
+        let other = Self.isNegated(Self.removing(["plan.time_not_yet"], from: lower))
+        return ("after \(time)", !other)
+      }
       about = Self.containsAny(lower, "plan.time_before") ? "before \(time)" : "after \(time)"
     }
     if about == nil,

@@ -264,7 +264,9 @@ enum InverseGuard {
   }
 
   private static func startsWithAny(_ head: String, _ list: String) -> Bool {
-    SkillWords.list(list).contains { word in
+    // "drop off the keys", "drop by the bank": a verb of another meaning destroys nothing.
+    if list == "guard.destroy_heads", startsWithAny(head, "guard.destroy_heads_not") { return false }
+    return SkillWords.list(list).contains { word in
       guard head.hasPrefix(word) else { return false }
       guard word.first?.isASCII == true, let next = head.dropFirst(word.count).first else { return true }
       return !next.isLetter

@@ -70,6 +70,8 @@ struct RequestPlanner: Sendable {
     // Whether that condition was written with a negation ("if it's not raining").
     var lastWrittenNegated = false
     for (sentenceIndex, sentence) in sentences.enumerated() {
+      // "thanks", "quick q's": courtesy around the requests, nothing to run.
+      if Self.isCourtesy(sentence.text) { continue }
       // "Is my evening clear? If so, …": the next sentence answers this one.
       let answeredNext =
         sentence.isQuestion
@@ -775,6 +777,8 @@ struct RequestPlanner: Sendable {
       if !isSubstantial(rest) { return false }
     }
     guard let first = opening.first, first.isASCII, first.isLetter else { return true }
+    // "…, and drop off the books": a verb with a particle of another meaning goes on with the task.
+    if InverseGuard.opens(text, withOneOf: "plan.task_verbs") { return false }
     let word = opening.prefix { $0.isLetter || $0 == "'" || $0 == "’" }.lowercased()
     return words("plan.openers").contains(word) || words("plan.action_verbs").contains(word)
   }
@@ -1045,6 +1049,13 @@ struct RequestPlanner: Sendable {
     ConditionReader.containsAny(text.lowercased(), "plan.compute_cues")
   }
 
+  /// Whether a sentence is only courtesy or a preamble to the requests (`plan.courtesies`:
+  /// "thank you!", 谢谢, "quick q's").
+  static func isCourtesy(_ text: String) -> Bool {
+    let bare = text.lowercased().trimmingCharacters(in: edge.union(.punctuationCharacters).union(.symbols))
+    return words("plan.courtesies").contains(bare)
+  }
+
   /// Whether a part asks for nothing to be done ("skip it", 算了).
   static func isNoop(_ text: String) -> Bool {
     let bare = stripLeading(text, words("plan.action_openers")).lowercased()
@@ -1284,7 +1295,9 @@ struct RequestPlanner: Sendable {
       case ".":
         // A dot ends a sentence before a space or the end, not after an abbreviation (Dr.).
         let word = current.split(whereSeparator: { !$0.isLetter }).last.map { $0.lowercased() } ?? ""
-        ends = (next == nil || next!.isWhitespace) && !words("plan.abbreviations").contains(word)
+        ends =
+          (next == nil || next!.isWhitespace) && !words("plan.abbreviations").contains(word)
+          && !endsListNumber(current)
       case "-", "–", "—":
         // " - " between two clauses, not 2-4pm, not inside a note's list, not inside a quote.
         let insideQuote = openQuotes(in: current)
@@ -1301,6 +1314,12 @@ struct RequestPlanner: Sendable {
     }
     append(current, to: &result)
     return result
+  }
+
+  /// Whether `text` ends with the number of an item in a list opened by a colon ("agenda: 1",
+  /// "…: 1. eggs 2"): its dot numbers the item and ends no sentence.
+  static func endsListNumber(_ text: String) -> Bool {
+    text.contains(/[:：]\s*1$/) || (text.contains(/[:：]\s*1\.\s/) && text.contains(/\s\d{1,2}$/))
   }
 
   /// Whether `text` leaves a quotation open: an odd count of quotation marks, an apostrophe
