@@ -136,6 +136,20 @@ import Testing
     #expect(condition.storedText.contains(#""when":"2025-06-14T11:20:00Z""#))
   }
 
+  /// A sum over a value the user stored recalls it, and the calculator takes the number found.
+  @Test func aSumOverAStoredValueTakesTheRecalledNumber() async throws {
+    let harness = try AgentHarness()
+    try await harness.engine.memories.remember("My monthly rent for the flat is 2400")
+    let agent = try await harness.agent()
+    let state = try await agent.send("what's 12 percent of the rent I gave you")
+    guard case .finished(let reply) = state else {
+      Issue.record("expected the look-up and the sum to run without asking, got \(state)")
+      return
+    }
+    #expect(reply.outputs.count == 2, "\(reply.outputs.map(\.text)) \(reply.text)")
+    #expect(reply.outputs.last?.text.contains("288") == true, "\(reply.outputs.map(\.text))")
+  }
+
   @Test func aFailedMiddleStepIsReportedAndTheOthersRun() async throws {
     let failing = StubSkill(
       id: "test.fail", accepts: { _ in false },

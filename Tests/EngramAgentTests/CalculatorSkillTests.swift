@@ -126,4 +126,18 @@ import Testing
     #expect(
       CalculatorSkill.answer(for: String(repeating: "nine hundred thousand million ", count: 30)) == nil)
   }
+
+  /// What a request says was stored is where a recalled number goes, in English (the thing
+  /// before "I gave you") and in Chinese (the thing after 你记住的); the recall looks up the
+  /// thing alone.
+  @Test func aRecalledNumberStandsForWhatWasStored() throws {
+    let english = try #require(
+      CalculatorSkill.expression("divide the salary I gave you by 12", taking: "6000"))
+    #expect(try ArithmeticExpression.evaluate(english) == 500)
+    #expect(CalculatorSkill.storedPhrase(in: "divide the salary I gave you by 12") == "the salary")
+    let chinese = try #require(CalculatorSkill.expression("用你记住的 monthly salary 算一下乘以13是多少", taking: "8000"))
+    #expect(try ArithmeticExpression.evaluate(chinese) == 104_000)
+    #expect(CalculatorSkill.storedPhrase(in: "用你记住的 monthly salary 算一下乘以13是多少") == "monthly salary")
+    #expect(CalculatorSkill.expression("divide 600 by 12", taking: "5") == nil)
+  }
 }

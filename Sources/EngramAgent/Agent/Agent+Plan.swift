@@ -160,6 +160,19 @@ extension Agent {
     var arguments = planned.arguments
     guard let source = planned.step.inputFrom, let output = plan.outputs[source] else { return arguments }
     switch output {
+    case .memories(let answer, let hits) where planned.step.skill == "calculator":
+      // "12 percent of the rent I gave you": the number of the memory found first (not of a
+      // date in it) stands for what was stored.
+      var recalled = hits.first?.text ?? answer
+      if let date = DateExpressionParser(clock: configuration.clock).parse(recalled) {
+        recalled.removeSubrange(date.range)
+      }
+      if let value = ArithmeticExpression.numbers(in: recalled).first(where: { !$0.percent })?.text,
+        let text = arguments["expression"]?.stringValue,
+        let expression = CalculatorSkill.expression(text, taking: value)
+      {
+        arguments["expression"] = .string(expression)
+      }
     case .memories(let answer, _):
       if arguments["when"] == nil, let match = DateExpressionParser(clock: configuration.clock).parse(answer)
       {

@@ -68,6 +68,64 @@ public struct CalculatorSkill: Skill {
     return stripped.isEmpty ? SkillArguments() : ["expression": .string(stripped)]
   }
 
+  /// `text` with what it says was stored ("the rent I gave you", 你记住的 monthly salary) put as
+  /// `value`, the number a recall found, and read again as arithmetic ("12 percent of 2400");
+  /// nil when the text names nothing stored.
+  static func expression(_ text: String, taking value: String) -> String? {
+    guard let span = storedSpan(in: text)?.whole else { return nil }
+    let original = Array(text)
+    // (用, 拿 before 你记住的…: "take what you remember", said before the arithmetic.)
+    let before = String(original[..<span.lowerBound]).trimmingCharacters(in: .whitespaces)
+    let lead = ["用", "拿", "把"].contains(before) ? "" : before
+    var substituted = lead + " \(value) " + String(original[span.upperBound...])
+    // 算一下 between the number and the operation ("8000 算一下乘以13"): said anywhere, not only
+    // around the arithmetic as the fillers are.
+    for filler in fillers.filter({ $0.unicodeScalars.contains(where: \.isCJKIdeograph) })
+      .sorted(by: { $0.count > $1.count })
+    {
+      substituted = substituted.replacingOccurrences(of: filler, with: " ")
+    }
+    return CalculatorSkill().extractArguments(from: substituted, clock: .system())["expression"]?.stringValue
+  }
+
+  /// The thing `text` says was stored ("the rent" of "the rent I gave you", "monthly salary" of
+  /// 你记住的 monthly salary): what a recall looks for.
+  static func storedPhrase(in text: String) -> String? {
+    guard let span = storedSpan(in: text)?.thing else { return nil }
+    let phrase = String(Array(text)[span]).trimmingCharacters(in: .whitespaces)
+    return phrase.isEmpty ? nil : phrase
+  }
+
+  /// Where `text` names a value stored before, in character offsets: the thing with the words
+  /// that say it was stored (replaced by the number found), and the thing alone. English names
+  /// the thing before its marker, from a determiner ("the rent I gave you"); Chinese after it, up
+  /// to the arithmetic (你记住的 monthly salary 算一下…).
+  private static func storedSpan(in text: String) -> (whole: Range<Int>, thing: Range<Int>)? {
+    let lower = text.lowercased()
+    guard lower.count == text.count,
+      let marker = SkillWords.list("plan.stored_before").sorted(by: { $0.count > $1.count })
+        .compactMap({ lower.range(of: $0) }).first
+    else { return nil }
+    let characters = Array(lower)
+    let markerStart = lower.distance(from: lower.startIndex, to: marker.lowerBound)
+    let markerEnd = lower.distance(from: lower.startIndex, to: marker.upperBound)
+    if lower[marker].last?.isASCII == true, lower[marker].last?.isLetter == true {
+      let before = String(characters[..<markerStart])
+      var offset = before.count
+      for word in before.split(separator: " ", omittingEmptySubsequences: false).reversed().prefix(6) {
+        offset -= word.count
+        if ["the", "my", "our", "that", "his", "her", "their"].contains(String(word)) {
+          return (offset..<markerEnd, offset..<markerStart)
+        }
+        offset -= 1
+      }
+      return nil
+    }
+    var end = markerEnd
+    while end < characters.count, !"算乘除加减，,。？?拿是*×".contains(characters[end]) { end += 1 }
+    return (markerStart..<end, markerEnd..<end)
+  }
+
   /// Arithmetic said as a task rather than written out: "multiply 12 by 12", "subtract 7 from
   /// 50", "split 120 among 6", "a 15% tip on 40", "I had 500 and spent 120, how much is left",
   /// 平分; nil when no such cue and number pattern is there.

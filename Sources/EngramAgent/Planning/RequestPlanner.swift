@@ -344,13 +344,18 @@ struct RequestPlanner: Sendable {
           let writer = router.registeredSkill(id: write, scenario: scenario),
           let recall = router.registeredSkill(id: RecallSkill.skillID, scenario: scenario)
         {
+          // A sum looks up only what it takes ("the rent I gave you"), not the arithmetic around it.
+          let sought =
+            write == "calculator" ? CalculatorSkill.storedPhrase(in: part.text) ?? part.text : part.text
           steps.append(
-            PlanStep(skill: recall.id, arguments: recall.extractArguments(from: part.text, clock: clock)))
+            PlanStep(skill: recall.id, arguments: recall.extractArguments(from: sought, clock: clock)))
           sources.append(decision)
           texts.append(part.text)
           if write != step.skill {
             step = PlanStep(skill: write, arguments: writer.extractArguments(from: part.text, clock: clock))
           }
+          // A sum over the recalled value keeps the words that name it: the run puts the number there.
+          if write == "calculator" { step.arguments["expression"] = .string(part.text) }
         }
         // A fact in memory guards only a step that changes something ("if I leave a 20% tip
         // on 65, how much is it" asks a sum, with no condition).
