@@ -970,6 +970,59 @@ import Testing
     #expect(plan[0].arguments["title"] == .string("collect the parcel and drop off the spare keys"))
   }
 
+  /// "isnt" without its apostrophe still negates.
+  @Test func aNegationWithoutItsApostropheStillNegates() async throws {
+    let plan = try await steps(
+      "if it isnt snowing sunday put sledging at Glen Park at 11 on my calendar otherwise book the ice rink at 11"
+    )
+    try #require(plan.map(\.skill) == ["calendar.create", "calendar.create"])
+    #expect(plan.map { $0.condition?.negated } == [true, false])
+  }
+
+  /// An event "still in my calendar" is a busy slot, not a free one.
+  @Test func anEventStillInTheCalendarIsBusy() async throws {
+    let plan = try await steps(
+      "if the physio at 4 on thursday is still in my calendar push it to friday same time")
+    try #require(plan.map(\.skill) == ["calendar.update"])
+    #expect(plan[0].condition?.kind == .calendar)
+    #expect(plan[0].condition?.negated == true)
+  }
+
+  /// "clear" is the calendar's for a time of the user's, the sky's right after a look at the
+  /// weather.
+  @Test func clearIsTheCalendarsUnlessTheWeatherIsInView() async throws {
+    let slot = try await steps("Only if Tuesday afternoon is clear, schedule a review with Omar at 3.")
+    try #require(slot.map(\.skill) == ["calendar.create"])
+    #expect(slot[0].condition?.kind == .calendar)
+    let sky = try await steps(
+      "Tell me the weather in Dalian, and if it's clear tomorrow morning put a kite flight at 8 on my calendar"
+    )
+    try #require(sky.map(\.skill) == ["weather.current", "calendar.create"])
+    #expect(sky[1].condition?.kind == .weather)
+  }
+
+  /// The other branch of a time condition that names only a time of day (不是半夜的话) is a
+  /// time in the same zone.
+  @Test func theOtherBranchOfATimeConditionKeepsItsZone() async throws {
+    let plan = try await steps("如果伦敦现在还是半夜，就写个笔记提醒自己晚点再联系Tom；不是半夜的话五分钟后提醒我打给他")
+    try #require(plan.map(\.skill) == ["note.create", "reminder.create"])
+    #expect(plan.map { $0.condition?.kind } == [.time, .time])
+    #expect(plan.map { $0.condition?.zone } == ["Europe/London", "Europe/London"])
+    #expect(
+      plan[0].condition?.negated != plan[1].condition?.negated
+        || plan[0].condition?.about != plan[1].condition?.about)
+  }
+
+  /// A statement before the requests ("I want to ring my aunt in Lisbon.") is no step, and
+  /// "there" is its place.
+  @Test func aStatementBeforeTheRequestsGivesThereItsPlace() async throws {
+    let plan = try await steps(
+      "I want to ring my aunt in Lisbon. If it's before 9pm there, remind me in 10 minutes to call her")
+    try #require(plan.map(\.skill) == ["reminder.create"])
+    #expect(plan[0].condition?.kind == .time)
+    #expect(plan[0].condition?.zone == "Europe/Lisbon")
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

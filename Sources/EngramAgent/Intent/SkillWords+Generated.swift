@@ -1580,6 +1580,18 @@ extension SkillWords {
     plan.negations	不
     plan.negations	没
     plan.negations	未
+    plan.negations	isnt
+    plan.negations	doesnt
+    plan.negations	dont
+    plan.negations	wont
+    plan.negations	cant
+    plan.negations	arent
+    plan.negations	didnt
+    plan.negations	wasnt
+    plan.negations	werent
+    plan.negations	aint
+    plan.negations	havent
+    plan.negations	hasnt
     guard.head_fillers	please
     guard.head_fillers	pls
     guard.head_fillers	can you
@@ -1908,6 +1920,17 @@ extension SkillWords {
     plan.weather_nouns	气温
     plan.weather_nouns	多少度
     plan.weather_nouns	几度
+    plan.weather_nouns	air quality
+    plan.weather_nouns	the air
+    plan.weather_nouns	空气
+    plan.weather_nouns	空气质量
+    plan.weather_nouns	aqi
+    plan.weather_nouns	smog
+    plan.weather_nouns	雾霾
+    plan.weather_nouns	pollution
+    plan.weather_nouns	sky
+    plan.weather_nouns	skies
+    plan.weather_nouns	天空
     plan.weather_good	nice
     plan.weather_good	good
     plan.weather_good	fine
@@ -2249,6 +2272,15 @@ extension SkillWords {
     plan.calendar_exists	有的话
     plan.calendar_exists	如果有
     plan.calendar_exists	要是有
+    plan.calendar_exists	still in my calendar
+    plan.calendar_exists	still on my calendar
+    plan.calendar_exists	still in the calendar
+    plan.calendar_exists	still on the calendar
+    plan.calendar_exists	still on
+    plan.calendar_exists	still scheduled
+    plan.calendar_exists	still there
+    plan.calendar_exists	still booked
+    plan.calendar_exists	还在
     plan.request_heads	提醒我
     plan.request_heads	再提醒
     plan.request_heads	设个提醒

@@ -17,18 +17,26 @@ struct ConditionReader: Sendable {
     // "if my Friday night is open": the user's own time is the calendar's, whatever
     // the word could say of the sky.
     if namesCalendar, containsAny(lower, "plan.calendar_owner") { return .calendar }
-    if weatherAbout(lower) != nil { return .weather }
+    // "if next Monday morning is clear": a word the calendar and the sky share ("clear") names
+    // the weather only with the weather's words around it.
+    let onlySharedWord =
+      namesCalendar && !containsAny(lower, "plan.weather_nouns")
+      && weatherAbout(removing(["plan.calendar_free"], from: lower)) == nil
+    if weatherAbout(lower) != nil, !onlySharedWord { return .weather }
     if namesCalendar { return .calendar }
-    let namesTime =
-      containsAny(lower, "plan.time_words") || lower.contains(where: \.isNumber)
-      || ["working", "off_work", "day", "lunch", "now"].contains { containsAny(lower, "plan.time_\($0)") }
-    guard namesTime else { return .memory }
+    guard namesTimeOfDay(lower) else { return .memory }
     // A known place names its zone ("later than 8pm in Lisbon", "after noon Sydney time").
     let namesPlace =
       zoneKnown || containsAny(lower, "plan.time_there")
       || PlaceExtractor(clock: .system()).find(in: text)?.place != nil
     if namesPlace { return .time }
     return .memory
+  }
+
+  /// Whether `lower` names a time of day ("past 9", 半夜, "working hours", "yet").
+  static func namesTimeOfDay(_ lower: String) -> Bool {
+    containsAny(lower, "plan.time_words") || lower.contains(where: \.isNumber)
+      || ["working", "off_work", "day", "lunch", "now"].contains { containsAny(lower, "plan.time_\($0)") }
   }
 
   /// The condition `text` states on its own; `kind`, when given, is what the context says it

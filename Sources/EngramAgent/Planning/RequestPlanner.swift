@@ -69,6 +69,8 @@ struct RequestPlanner: Sendable {
     var lastCondition: StepCondition?
     // Whether that condition was written with a negation ("if it's not raining").
     var lastWrittenNegated = false
+    // The zone of a place named by a statement before the requests ("Mum's in Perth."): "there".
+    var contextZone: String?
     for (sentenceIndex, sentence) in sentences.enumerated() {
       // "thanks", "quick q's": courtesy around the requests, nothing to run.
       if Self.isCourtesy(sentence.text) { continue }
@@ -117,14 +119,16 @@ struct RequestPlanner: Sendable {
             }
           } else {
             condition = read(
-              written, clock: clock, question: written.answersQuestion ? lastQuestion : nil, steps: steps)
+              written, clock: clock, question: written.answersQuestion ? lastQuestion : nil, steps: steps,
+              contextZone: contextZone)
             if let unplaced = condition, unplaced.kind == .memory, !written.answersQuestion,
               let kind = try await placedKind(
                 of: written.text, steps: steps, earlier: lastCondition, clock: clock, scenario: scenario)
             {
               condition =
                 ConditionReader(clock: clock).read(
-                  written.text, negatedByMarker: written.negatedByMarker, kind: kind) ?? unplaced
+                  written.text, negatedByMarker: written.negatedByMarker,
+                  zone: kind == .time ? lastCondition?.zone : nil, kind: kind) ?? unplaced
             }
             writtenNegated = written.negatedByMarker != ConditionReader.isNegated(written.text.lowercased())
           }
@@ -259,6 +263,15 @@ struct RequestPlanner: Sendable {
         }
         if found == nil, let repeated = part.repeats {
           found = reading(part.text, as: repeated, clock: clock, scenario: scenario)
+        }
+        // "my sister's in Perth. if it's past 9 there, …": a statement before the requests that
+        // asks nothing is what they are about, not a request the plan must run.
+        if found == nil, parts.count == 1, !sentence.isQuestion, sentenceIndex + 1 < sentences.count,
+          !Self.opensWithRequestVerb(part.text), Self.openingWrite(of: part.text) == nil
+        {
+          contextZone =
+            PlaceExtractor(clock: clock).find(in: part.text)?.place?.timeZoneIdentifier ?? contextZone
+          continue
         }
         guard var decision = found else { return nil }
         // "That reminder can go now. Delete it.": the same removal said again of "it".
@@ -1760,7 +1773,9 @@ struct RequestPlanner: Sendable {
     let skill: String?
     if let last = steps.last?.skill, last == "weather.current" || last == "calendar.list" {
       skill = last
-    } else if let earlier, earlier.kind == .weather || earlier.kind == .calendar {
+    } else if let earlier, earlier.kind != .memory {
+      // (A time only with the words of one: 不是半夜的话 after 如果纽约现在还是半夜.)
+      guard earlier.kind != .time || ConditionReader.namesTimeOfDay(text.lowercased()) else { return nil }
       return earlier.kind
     } else {
       skill = try await surely(text, clock: clock, scenario: scenario)?.skillID
@@ -1780,7 +1795,8 @@ struct RequestPlanner: Sendable {
 
   /// The condition `written` states, read against the question it may answer.
   private func read(
-    _ written: ConditionText, clock: AgentClock, question: (text: String, step: Int)?, steps: [PlanStep]
+    _ written: ConditionText, clock: AgentClock, question: (text: String, step: Int)?, steps: [PlanStep],
+    contextZone: String? = nil
   ) -> StepCondition? {
     let reader = ConditionReader(clock: clock)
     if written.answersQuestion, let question {
@@ -1790,17 +1806,26 @@ struct RequestPlanner: Sendable {
         negatedByMarker: written.negatedByMarker)
     }
     guard !written.text.isEmpty else { return nil }
-    // "there", 那边: the zone of an earlier step that named one; right after a question for
-    // the time in a zone, a time names that zone's.
-    let zone = steps.last(where: { $0.arguments["zone"] != nil })?.arguments["zone"]?.stringValue
+    // "there", 那边: the zone of an earlier step that named one (or of a place a statement
+    // before the requests named); right after a question for the time in a zone, a time names
+    // that zone's.
+    let zone =
+      steps.last(where: { $0.arguments["zone"] != nil })?.arguments["zone"]?.stringValue ?? contextZone
     let afterTimeQuestion = steps.last?.skill == "time.now"
     guard
       var condition = reader.read(
         written.text, negatedByMarker: written.negatedByMarker, zone: zone, zoneKnown: afterTimeQuestion)
     else { return nil }
+    let lower = written.text.lowercased()
+    // Right after a look at the weather, "if it's clear" is the sky's.
+    if steps.last?.skill == "weather.current", condition.kind == .calendar,
+      ConditionReader.weatherAbout(lower) != nil,
+      let weather = reader.read(written.text, negatedByMarker: written.negatedByMarker, kind: .weather)
+    {
+      condition = weather
+    }
     // Right after a look at the calendar, "if the morning is open" and "if there's a X" are
     // about the calendar.
-    let lower = written.text.lowercased()
     if steps.last?.skill == "calendar.list", condition.kind == .weather || condition.kind == .memory,
       ConditionReader.containsAny(lower, "plan.calendar_free")
         || ConditionReader.containsAny(lower, "plan.calendar_busy")
