@@ -1023,6 +1023,16 @@ import Testing
     #expect(plan[0].condition?.zone == "Europe/Lisbon")
   }
 
+  /// A part that opens with a verb that makes something and names a kind ("add a reminder …")
+  /// is that kind, whatever the router leaned to; "one more" after a list is one more of it.
+  @Test func theKindAWriteNamesIsTheKindMade() async throws {
+    let named = try await steps("if it's sunny tomorrow add a reminder for 3 to walk the dog")
+    #expect(named.map(\.skill) == ["reminder.create"])
+    #expect(named.first?.condition?.kind == .weather)
+    let more = try await steps("先 list 一下我所有的 reminders，再帮我加一个 交水费 周六上午")
+    #expect(more.map(\.skill) == ["reminder.list", "reminder.create"])
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

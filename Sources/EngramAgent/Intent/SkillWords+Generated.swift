@@ -2553,6 +2553,27 @@ extension SkillWords {
     guard.add_heads	添上
     guard.add_heads	放进
     guard.add_heads	放到
+    guard.make_heads	set
+    guard.make_heads	create
+    guard.make_heads	make
+    guard.make_heads	设
+    guard.make_heads	设个
+    guard.make_heads	设一个
+    guard.make_heads	建
+    guard.make_heads	建个
+    guard.make_heads	建一个
+    guard.make_heads	新建
+    guard.make_heads	创建
+    plan.one_more	add one
+    plan.one_more	add another
+    plan.one_more	another one
+    plan.one_more	one more
+    plan.one_more	加一个
+    plan.one_more	加个
+    plan.one_more	再加一个
+    plan.one_more	再加个
+    plan.one_more	再来一个
+    plan.one_more	再建一个
     plan.time_asked	time
     plan.time_asked	clock
     plan.time_asked	what time
@@ -2688,6 +2709,10 @@ extension SkillWords {
     plan.kind.calendar.create	calendar event
     plan.kind.calendar.create	calendar invite
     plan.kind.calendar.create	calendar slot
+    plan.kind.calendar.create	create event
+    plan.kind.calendar.create	add event
+    plan.kind.calendar.create	new event
+    plan.kind.calendar.create	create an event
     plan.kind.memory.remember	remember that
     plan.kind.memory.remember	keep in mind
     plan.kind.memory.remember	save that

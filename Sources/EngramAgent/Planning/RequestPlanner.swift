@@ -1100,7 +1100,12 @@ struct RequestPlanner: Sendable {
     }
     // "add a reminder ...", "log that ...": a part that names one kind of thing to write is
     // that kind, whichever write the router leaned to.
-    if let chosen = decision.skillID, InverseGuard.writes.contains(chosen),
+    // So is one that opens with a verb that makes something ("add a reminder for 3 …"), whatever
+    // the router chose.
+    let makes =
+      InverseGuard.opens(text, withOneOf: "guard.add_heads")
+      || InverseGuard.opens(text, withOneOf: "guard.make_heads")
+    if let chosen = decision.skillID, InverseGuard.writes.contains(chosen) || makes,
       let named = Self.namedWrite(in: text),
       named != chosen, let read = reading(text, as: named, from: decision, clock: clock, scenario: scenario)
     {
@@ -1150,7 +1155,8 @@ struct RequestPlanner: Sendable {
     }
     // Where a verb is enough ("..., otherwise book a movie"): the write its opening verb is
     // one of (`guard.write_heads`), when the model named none.
-    if decision.skillID == nil, lenient, let named = Self.openingWrite(of: text),
+    // ("add a reminder for 3 …": the kind it names before the kind its verb would open.)
+    if decision.skillID == nil, lenient, let named = Self.namedWrite(in: text) ?? Self.openingWrite(of: text),
       let read = reading(text, as: named, from: decision, clock: clock, scenario: scenario)
     {
       decision = read
@@ -1192,12 +1198,15 @@ struct RequestPlanner: Sendable {
   private func added(_ decision: RouteDecision, text: String, clock: AgentClock, scenario: SkillScenario)
     -> RouteDecision
   {
-    guard let chosen = decision.skillID, Self.listLookups.contains(chosen),
-      InverseGuard.opens(text, withOneOf: "guard.add_heads"),
+    guard let chosen = decision.skillID, Self.listLookups.contains(chosen) else { return decision }
+    // "set a reminder a week before it": a write's own verb and kind say what is made.
+    let write =
+      InverseGuard.opens(text, withOneOf: "guard.add_heads")
+      ? chosen.replacingOccurrences(of: ".list", with: ".create")
+      : InverseGuard.opens(text, withOneOf: "guard.make_heads") ? Self.namedWrite(in: text) : nil
+    guard let write,
       let read = reading(
-        text, as: chosen.replacingOccurrences(of: ".list", with: ".create"), from: decision,
-        keepingScore: true,
-        clock: clock, scenario: scenario)
+        text, as: write, from: decision, keepingScore: true, clock: clock, scenario: scenario)
     else { return decision }
     return read
   }
@@ -1890,6 +1899,14 @@ struct RequestPlanner: Sendable {
           || result[index].skill.hasSuffix(".cancel")
       {
         result[previous].skill = "calendar.list"
+      }
+      // "list my reminders, then add one more for Sunday", 再加一个: one more of what was listed.
+      if result[index].skill == "calendar.create", result[previous].skill == "reminder.list",
+        namedWrite(in: texts[index]) == nil,
+        ConditionReader.containsAny(texts[index].lowercased(), "plan.one_more")
+      {
+        result[index].skill = "reminder.create"
+        continue
       }
       let kind: String
       switch result[previous].skill {
