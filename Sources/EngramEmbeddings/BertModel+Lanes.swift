@@ -53,7 +53,8 @@ extension BertModel {
         sentenceVectors(Array(sequences[pass]), threads: threads, normalizes: normalizes)
       }
     }
-    let state = LaneState(counts: counts, lanes: lanes, maxTokens: maxTokens, minimumTokens: laneRunMinimumTokens)
+    let state = LaneState(
+      counts: counts, lanes: lanes, maxTokens: maxTokens, minimumTokens: laneRunMinimumTokens)
     let run: @Sendable () -> Void = { [self] in
       while let range = state.claim() {
         let vectors = sentenceVectors(Array(sequences[range]), threads: 1, normalizes: normalizes)
