@@ -140,4 +140,40 @@ import Testing
       }
     }
   }
+
+  @Test("map's parts are claimed as threads come free: one slow part does not hold half the items")
+  func mapBalancesALateThread() {
+    // The first item waits until three quarters of the items are done: only a split into more
+    // parts than threads lets the other thread take them (one part a thread leaves it half).
+    let count = 64
+    for attempt in 1...50 {
+      let done = Atomic<Int>(0)
+      let timedOut = Atomic<Bool>(false)
+      let threadsSeen = Mutex(Set<String>())
+      let mapped = BertModel.map(Array(0..<count), threads: 2) { item -> Int in
+        threadsSeen.withLock { _ = $0.insert(String(describing: Thread.current)) }
+        if item == 0 {
+          let deadline = Date().addingTimeInterval(2)
+          while done.load(ordering: .sequentiallyConsistent) < count * 3 / 4 {
+            if Date() > deadline {
+              timedOut.store(true, ordering: .relaxed)
+              break
+            }
+            usleep(500)
+          }
+        }
+        done.add(1, ordering: .sequentiallyConsistent)
+        return item * 3
+      }
+      #expect(mapped == (0..<count).map { $0 * 3 })
+      // Another region held the pool: every item ran here, one after another. Again.
+      if threadsSeen.withLock({ $0.count }) == 1, attempt < 50 {
+        usleep(20_000)
+        continue
+      }
+      let late = timedOut.load(ordering: .relaxed)
+      #expect(!late, "the other thread did not take three quarters of the items")
+      break
+    }
+  }
 }
