@@ -67,7 +67,7 @@ public final class BertEmbedder: Embedder, @unchecked Sendable {
     }
   }
 
-  private let model: BertModel
+  let model: BertModel
   /// Serializes forward passes (see the type's documentation).
   private let forward = Mutex(())
 

@@ -14,6 +14,18 @@ extension BertModel {
   /// the core's cache between products.
   static let laneMaximumTokens = 1024
 
+  /// The fewest tokens of a lane's run at int8, where the products take packed weights (no
+  /// BLAS packing per run) and a row's vector does not depend on the rows beside it: the runs
+  /// shrink towards a call's end down to about this, so the lane that finishes first waits
+  /// for a short run, not one of up to twice `laneMinimumTokens` (an e5-small ingest's
+  /// calls each left a core idle for 0.05-0.15 s at their end, `perf sched`).
+  static let laneTailMinimumTokens = 96
+
+  /// The fewest tokens of a run at this model's precision (see `laneTailMinimumTokens`).
+  var laneRunMinimumTokens: Int {
+    precision == .int8 ? Self.laneTailMinimumTokens : Self.laneMinimumTokens
+  }
+
   /// Sentence vectors of `sequences` (already validated), in order, in runs of at most
   /// `maxTokens` tokens (a longer sequence runs alone).
   ///
@@ -41,7 +53,8 @@ extension BertModel {
         sentenceVectors(Array(sequences[pass]), threads: threads, normalizes: normalizes)
       }
     }
-    let state = LaneState(counts: counts, lanes: lanes, maxTokens: maxTokens)
+    let state = LaneState(
+      counts: counts, lanes: lanes, maxTokens: maxTokens, minimumTokens: laneRunMinimumTokens)
     let run: @Sendable () -> Void = { [self] in
       while let range = state.claim() {
         let vectors = sentenceVectors(Array(sequences[range]), threads: 1, normalizes: normalizes)
@@ -87,35 +100,38 @@ extension BertModel {
     let lanes: Int
     /// Most tokens in a run (a longer sequence runs alone).
     let maxTokens: Int
+    /// Fewest tokens in a run (unless fewer are left).
+    let minimumTokens: Int
     /// The first sequence not taken.
     let next = Mutex(0)
     let results = Mutex([Int: [[Float]]]())
 
-    init(counts: [Int], lanes: Int, maxTokens: Int = .max) {
+    init(counts: [Int], lanes: Int, maxTokens: Int = .max, minimumTokens: Int = BertModel.laneMinimumTokens) {
       var before = [0]
       before.reserveCapacity(counts.count + 1)
       for count in counts { before.append(before[before.count - 1] + count) }
       self.before = before
       self.lanes = lanes
       self.maxTokens = maxTokens
+      self.minimumTokens = minimumTokens
     }
 
     /// The next run: sequences from the first not taken until they hold a `2 · lanes`th of
-    /// the tokens left (at most `laneMaximumTokens`), or `laneMinimumTokens` if that is more,
+    /// the tokens left (at most `laneMaximumTokens`), or `minimumTokens` if that is more,
     /// but not past `maxTokens`; the
-    /// rest with it when fewer than `laneMinimumTokens` would be left and all fit in `maxTokens`.
+    /// rest with it when fewer than `minimumTokens` would be left and all fit in `maxTokens`.
     func claim() -> Range<Int>? {
       next.withLock { next -> Range<Int>? in
         let count = before.count - 1
         guard next < count else { return nil }
         let total = before[count]
         let left = total - before[next]
-        let wanted = max(BertModel.laneMinimumTokens, min(left / (2 * lanes), BertModel.laneMaximumTokens))
+        let wanted = max(minimumTokens, min(left / (2 * lanes), BertModel.laneMaximumTokens))
         var end = next + 1
         while end < count, before[end] - before[next] < wanted, before[end + 1] - before[next] <= maxTokens {
           end += 1
         }
-        if total - before[end] < BertModel.laneMinimumTokens, left <= maxTokens { end = count }
+        if total - before[end] < minimumTokens, left <= maxTokens { end = count }
         defer { next = end }
         return next..<end
       }

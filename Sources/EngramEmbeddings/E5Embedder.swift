@@ -120,13 +120,17 @@ public final class E5Embedder: Embedder, @unchecked Sendable {
         maxima = cached
         smoothingSource = .cached
       } else {
-        maxima = BertModel(packed: packed, configuration: configuration, precision: .int8)
-          .channelMaxima(calibration)
+        maxima = BertModel(
+          packed: packed, configuration: configuration, precision: .int8, threads: options.threads
+        ).channelMaxima(calibration)
         smoothingSource = cache?.write(maxima) == true ? .computed : .computedUnsaved
       }
-      model = BertModel(packed: packed, configuration: configuration, precision: .int8, smoothing: maxima)
+      model = BertModel(
+        packed: packed, configuration: configuration, precision: .int8, smoothing: maxima,
+        threads: options.threads)
     } else {
-      model = BertModel(packed: packed, configuration: configuration, precision: options.precision)
+      model = BertModel(
+        packed: packed, configuration: configuration, precision: options.precision, threads: options.threads)
     }
     self.smoothingSource = smoothingSource
     self.model = model

@@ -10,8 +10,11 @@ import Testing
 @Suite(.timeLimit(.minutes(5)), .watchdog) struct LaneTests {
   /// Every run a lane takes: contiguous from the first sequence to the last, at least
   /// `laneMinimumTokens` each, shrinking towards the end.
-  static func runs(_ counts: [Int], lanes: Int, maxTokens: Int = .max) -> [Range<Int>] {
-    let state = BertModel.LaneState(counts: counts, lanes: lanes, maxTokens: maxTokens)
+  static func runs(
+    _ counts: [Int], lanes: Int, maxTokens: Int = .max, minimumTokens: Int = BertModel.laneMinimumTokens
+  ) -> [Range<Int>] {
+    let state = BertModel.LaneState(
+      counts: counts, lanes: lanes, maxTokens: maxTokens, minimumTokens: minimumTokens)
     var runs: [Range<Int>] = []
     while let run = state.claim() { runs.append(run) }
     return runs
@@ -44,6 +47,30 @@ import Testing
     let longer = Self.runs(Array(repeating: 64, count: 512), lanes: 2)
     #expect(longer.first == 0..<(BertModel.laneMaximumTokens / 64))
     #expect(longer.count > 32)
+  }
+
+  @Test("at int8 a call's last runs shrink to the tail minimum, so the lanes finish close together")
+  func int8RunsShrinkAtTheEnd() {
+    let counts = (0..<256).map { 40 + ($0 * 37) % 60 }
+    let minimum = BertModel.laneTailMinimumTokens
+    #expect(minimum < BertModel.laneMinimumTokens)
+    let runs = Self.runs(counts, lanes: 2, minimumTokens: minimum)
+    #expect(runs.first?.lowerBound == 0)
+    #expect(runs.last?.upperBound == counts.count)
+    for (left, right) in zip(runs, runs.dropFirst()) { #expect(left.upperBound == right.lowerBound) }
+    let tokens = runs.map { counts[$0].reduce(0, +) }
+    // Every run but the last holds at least the minimum; the last at most twice it.
+    for run in tokens.dropLast() { #expect(run >= minimum) }
+    #expect(tokens.last! < 2 * minimum + 100)
+    // The float minimum's last run is several times longer (what a lane waited for).
+    let float = Self.runs(counts, lanes: 2).map { counts[$0].reduce(0, +) }
+    #expect(float.last! >= BertModel.laneMinimumTokens)
+    #expect(tokens.last! * 3 < float.last!)
+    // The model picks the tail minimum at int8 only.
+    let minimums = [EmbeddingPrecision.float32, .int8].map { precision in
+      (try? InstalledModel.embedder(threads: 2, precision: precision))?.model.laneRunMinimumTokens
+    }
+    #expect(minimums == [BertModel.laneMinimumTokens, minimum])
   }
 
   @Test("runs hold at most the tokens of a pass, a longer sequence alone")
@@ -99,6 +126,21 @@ import Testing
     // Enough tokens for several runs on each of two lanes, within one pass.
     #expect(tokens >= 4 * BertModel.laneMinimumTokens)
     #expect(tokens <= one.maxTokensPerPass)
+    let expected = try await one.embed(texts)
+    let found = try await two.embed(texts)
+    #expect(found.count == texts.count)
+    #expect(texts.indices.filter { found[$0] != expected[$0] } == [], "texts whose vectors differ")
+  }
+
+  @Test("e5-small at int8: runs down to the tail minimum get the vectors of one single-threaded pass")
+  func e5QuantizedLanesMatchOnePass() async throws {
+    let two = try InstalledE5.embedder(precision: .int8)
+    let one = try E5Embedder(file: two.file, options: BertEmbedder.Options(threads: 1, precision: .int8))
+    let texts = Self.turns(160)
+    // Runs below the float minimum at the end of the call.
+    let counts = texts.map { two.pieceIDs($0, as: .passage).count + 2 }
+    let runs = Self.runs(counts, lanes: 2, minimumTokens: two.model.laneRunMinimumTokens)
+    #expect(runs.contains { counts[$0].reduce(0, +) < BertModel.laneMinimumTokens })
     let expected = try await one.embed(texts)
     let found = try await two.embed(texts)
     #expect(found.count == texts.count)

@@ -84,4 +84,96 @@ import Testing
       }
     }
   }
+
+  /// What the parts of one region share: how many have started, on which threads.
+  private final class Rendezvous: @unchecked Sendable {
+    let parts: Int
+    let started = Atomic<Int>(0)
+    let gaveUp = Atomic<Bool>(false)
+    let threads = Mutex(Set<UInt>())
+
+    init(parts: Int) { self.parts = parts }
+
+    /// Marks a part started, then waits (sleeping) up to a second for every part to start.
+    func arrive() {
+      threads.withLock { _ = $0.insert(UInt(bitPattern: Int(bitPattern: pthread_self()))) }
+      started.add(1, ordering: .sequentiallyConsistent)
+      let deadline = Date().addingTimeInterval(1)
+      while started.load(ordering: .sequentiallyConsistent) < parts, !gaveUp.load(ordering: .relaxed) {
+        if Date() > deadline {
+          gaveUp.store(true, ordering: .relaxed)
+          return
+        }
+        usleep(200)
+      }
+    }
+  }
+
+  @Test("a worker started for a region takes part in it")
+  func newWorkersJoinTheirFirstRegion() {
+    // Each region needs every part running at once; each of these part counts needs one
+    // more worker than the last (the other tests use at most 9 parts). A worker that took
+    // the region being published as one it had already seen sat it out, and the region's
+    // parts waited for it in vain (before the fix, the first region of a process ran on its
+    // caller alone).
+    for parts in 2...14 {
+      var attempts = 0
+      while true {
+        attempts += 1
+        let rendezvous = Rendezvous(parts: parts)
+        let caller = UInt(bitPattern: Int(bitPattern: pthread_self()))
+        engram_parallel(
+          Int32(parts),
+          { context, _ in
+            Unmanaged<Rendezvous>.fromOpaque(context!).takeUnretainedValue().arrive()
+          }, Unmanaged.passUnretained(rendezvous).toOpaque())
+        let threads = rendezvous.threads.withLock { $0 }
+        // Another test's region held the pool: the parts ran here, one after another. Again.
+        if threads == [caller], attempts < 50 {
+          usleep(20_000)
+          continue
+        }
+        let gaveUp = rendezvous.gaveUp.load(ordering: .relaxed)
+        #expect(!gaveUp, "\(parts) parts: \(threads.count) threads took part")
+        #expect(threads.count == parts)
+        break
+      }
+    }
+  }
+
+  @Test("map's parts are claimed as threads come free: one slow part does not hold half the items")
+  func mapBalancesALateThread() {
+    // The first item waits until three quarters of the items are done: only a split into more
+    // parts than threads lets the other thread take them (one part a thread leaves it half).
+    let count = 64
+    for attempt in 1...50 {
+      let done = Atomic<Int>(0)
+      let timedOut = Atomic<Bool>(false)
+      let threadsSeen = Mutex(Set<String>())
+      let mapped = BertModel.map(Array(0..<count), threads: 2) { item -> Int in
+        threadsSeen.withLock { _ = $0.insert(String(describing: Thread.current)) }
+        if item == 0 {
+          let deadline = Date().addingTimeInterval(2)
+          while done.load(ordering: .sequentiallyConsistent) < count * 3 / 4 {
+            if Date() > deadline {
+              timedOut.store(true, ordering: .relaxed)
+              break
+            }
+            usleep(500)
+          }
+        }
+        done.add(1, ordering: .sequentiallyConsistent)
+        return item * 3
+      }
+      #expect(mapped == (0..<count).map { $0 * 3 })
+      // Another region held the pool: every item ran here, one after another. Again.
+      if threadsSeen.withLock({ $0.count }) == 1, attempt < 50 {
+        usleep(20_000)
+        continue
+      }
+      let late = timedOut.load(ordering: .relaxed)
+      #expect(!late, "the other thread did not take three quarters of the items")
+      break
+    }
+  }
 }
