@@ -1033,6 +1033,26 @@ import Testing
     #expect(more.map(\.skill) == ["reminder.list", "reminder.create"])
   }
 
+  /// A request corrected in the same breath (不对，我是说…, "no wait, I meant …") is only what
+  /// the user settles on.
+  @Test func aCorrectionKeepsOnlyWhatTheUserSettlesOn() async throws {
+    let route = try await router().route("提醒我周五买花，不对，我是说把周五买花那个提醒删了", clock: clock)
+    #expect(route.plan.steps.map(\.skill) == ["reminder.cancel"])
+  }
+
+  /// Words that take an event off the calendar ("un-add", 拿掉, "put a line through") are a
+  /// cancel, never a new event.
+  @Test func wordsThatTakeAnEventOffAreItsCancel() async throws {
+    for text in [
+      "can you un-add the pottery class I put in for Thursday?",
+      "把后天上午的牙医从日历上拿掉",
+      "Put a line through Monday's book club, it's off.",
+    ] {
+      let route = try await router().route(text, clock: clock)
+      #expect(route.plan.steps.map(\.skill) == ["calendar.cancel"], "\(text)")
+    }
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -1676,6 +1676,20 @@ extension SkillWords {
     guard.destroy_heads	不用再记
     guard.destroy_heads	不必记
     guard.destroy_heads	不用记住
+    guard.destroy_heads	unsave
+    guard.destroy_heads	un-save
+    guard.destroy_heads	un-add
+    guard.destroy_heads	unadd
+    guard.destroy_heads	scratch
+    guard.destroy_heads	strike off
+    guard.destroy_heads	strike through
+    guard.destroy_heads	cross off
+    guard.destroy_heads	cross out
+    guard.destroy_heads	put a line through
+    guard.destroy_heads	拿掉
+    guard.destroy_heads	划掉
+    guard.destroy_heads	撤了
+    guard.destroy_heads	删了
     guard.destroy_heads_not	drop off
     guard.destroy_heads_not	drop by
     guard.destroy_heads_not	drop in
@@ -2158,6 +2172,15 @@ extension SkillWords {
     guard.destroy_anywhere	关了
     guard.destroy_anywhere	un-remember
     guard.destroy_anywhere	unremember
+    guard.destroy_anywhere	unsave
+    guard.destroy_anywhere	un-save
+    guard.destroy_anywhere	un-add
+    guard.destroy_anywhere	unadd
+    guard.destroy_anywhere	拿掉
+    guard.destroy_anywhere	划掉
+    guard.destroy_anywhere	cross off
+    guard.destroy_anywhere	cross out
+    guard.destroy_anywhere	put a line through
     guard.task_openers	to
     guard.task_openers	not
     guard.task_openers	never

@@ -55,6 +55,17 @@ struct RequestPlanner: Sendable {
   /// The plan of `text` when it holds several steps or a condition; nil for a single request.
   func plan(_ text: String, clock: AgentClock, scenario: SkillScenario) async throws -> TurnRoute? {
     let trimmed = Self.pausesAsCommas(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    // "add… no wait, I meant delete the 2pm", 说错了，…: only what the user settles on is asked.
+    if let corrected = Self.afterCorrection(trimmed) {
+      if let route = try await plan(corrected, clock: clock, scenario: scenario) { return route }
+      guard let decision = try await surely(corrected, clock: clock, scenario: scenario, lenient: true),
+        let skill = decision.skillID
+      else { return nil }
+      return TurnRoute(
+        plan: .skills([PlanStep(skill: skill, arguments: decision.arguments)]),
+        source: RouteSource(decision.method),
+        confidence: decision.score, decision: decision)
+    }
     let sentences = Self.withPointersJoined(
       Self.sentences(trimmed).flatMap(Self.lookupAndAnswer).flatMap(Self.branches))
     var steps: [PlanStep] = []
@@ -1072,6 +1083,30 @@ struct RequestPlanner: Sendable {
   static func isCourtesy(_ text: String) -> Bool {
     let bare = text.lowercased().trimmingCharacters(in: edge.union(.punctuationCharacters).union(.symbols))
     return words("plan.courtesies").contains(bare)
+  }
+
+  /// What follows the last correction in `text` ("…, no wait, I meant …", 不对，…:
+  /// `plan.corrections` at the start of a clause), when it says enough to route; nil without one.
+  static func afterCorrection(_ text: String) -> String? {
+    let lower = text.lowercased()
+    var last: Range<String.Index>?
+    for marker in words("plan.corrections") {
+      var searchFrom = lower.startIndex
+      while let range = lower.range(of: marker, range: searchFrom..<lower.endIndex) {
+        searchFrom = range.upperBound
+        let before = range.lowerBound == lower.startIndex ? nil : lower[lower.index(before: range.lowerBound)]
+        let after = range.upperBound == lower.endIndex ? nil : lower[range.upperBound]
+        let opensClause = before.map { !$0.isLetter || !$0.isASCII } ?? true
+        let endsWord = !(marker.last?.isASCII ?? false) || !(after?.isLetter ?? false)
+        guard opensClause, endsWord, range.lowerBound > lower.startIndex else { continue }
+        if last.map({ range.lowerBound > $0.lowerBound }) ?? true { last = range }
+      }
+    }
+    guard let last, lower.count == text.count else { return nil }
+    let offset = lower.distance(from: lower.startIndex, to: last.upperBound)
+    let rest = String(text[text.index(text.startIndex, offsetBy: offset)...])
+      .trimmingCharacters(in: edge.union(.punctuationCharacters))
+    return isSubstantial(rest) ? rest : nil
   }
 
   /// Whether a part asks for nothing to be done ("skip it", 算了).
