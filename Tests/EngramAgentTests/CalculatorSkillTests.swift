@@ -135,9 +135,9 @@ import Testing
       CalculatorSkill.expression("divide the salary I gave you by 12", taking: "6000"))
     #expect(try ArithmeticExpression.evaluate(english) == 500)
     #expect(CalculatorSkill.storedPhrase(in: "divide the salary I gave you by 12") == "the salary")
-    let chinese = try #require(CalculatorSkill.expression("用你记住的 monthly salary 算一下乘以13是多少", taking: "8000"))
-    #expect(try ArithmeticExpression.evaluate(chinese) == 104_000)
-    #expect(CalculatorSkill.storedPhrase(in: "用你记住的 monthly salary 算一下乘以13是多少") == "monthly salary")
+    let chinese = try #require(CalculatorSkill.expression("用你记住的 daily rate 算一下乘以22是多少", taking: "400"))
+    #expect(try ArithmeticExpression.evaluate(chinese) == 8800)
+    #expect(CalculatorSkill.storedPhrase(in: "用你记住的 daily rate 算一下乘以22是多少") == "daily rate")
     #expect(CalculatorSkill.expression("divide 600 by 12", taking: "5") == nil)
   }
 }

@@ -68,7 +68,7 @@ public struct CalculatorSkill: Skill {
     return stripped.isEmpty ? SkillArguments() : ["expression": .string(stripped)]
   }
 
-  /// `text` with what it says was stored ("the rent I gave you", 你记住的 monthly salary) put as
+  /// `text` with what it says was stored ("the rent I gave you", 你记住的 daily rate) put as
   /// `value`, the number a recall found, and read again as arithmetic ("12 percent of 2400");
   /// nil when the text names nothing stored.
   static func expression(_ text: String, taking value: String) -> String? {
@@ -88,8 +88,8 @@ public struct CalculatorSkill: Skill {
     return CalculatorSkill().extractArguments(from: substituted, clock: .system())["expression"]?.stringValue
   }
 
-  /// The thing `text` says was stored ("the rent" of "the rent I gave you", "monthly salary" of
-  /// 你记住的 monthly salary): what a recall looks for.
+  /// The thing `text` says was stored ("the rent" of "the rent I gave you", "daily rate" of
+  /// 你记住的 daily rate): what a recall looks for.
   static func storedPhrase(in text: String) -> String? {
     guard let span = storedSpan(in: text)?.thing else { return nil }
     let phrase = String(Array(text)[span]).trimmingCharacters(in: .whitespaces)
@@ -99,7 +99,7 @@ public struct CalculatorSkill: Skill {
   /// Where `text` names a value stored before, in character offsets: the thing with the words
   /// that say it was stored (replaced by the number found), and the thing alone. English names
   /// the thing before its marker, from a determiner ("the rent I gave you"); Chinese after it, up
-  /// to the arithmetic (你记住的 monthly salary 算一下…).
+  /// to the arithmetic (你记住的 daily rate 算一下…).
   private static func storedSpan(in text: String) -> (whole: Range<Int>, thing: Range<Int>)? {
     let lower = text.lowercased()
     guard lower.count == text.count,

@@ -17,7 +17,7 @@ struct ConditionReader: Sendable {
     // "if my Friday night is open": the user's own time is the calendar's, whatever
     // the word could say of the sky.
     if namesCalendar, containsAny(lower, "plan.calendar_owner") { return .calendar }
-    // "if next Monday morning is clear": a word the calendar and the sky share ("clear") names
+    // "if the 3pm slot is clear": a word the calendar and the sky share ("clear") names
     // the weather only with the weather's words around it.
     let onlySharedWord =
       namesCalendar && !containsAny(lower, "plan.weather_nouns")
@@ -40,7 +40,7 @@ struct ConditionReader: Sendable {
   }
 
   /// The condition `text` states on its own; `kind`, when given, is what the context says it
-  /// is about where its words name no kind ("if it looks nice" after a look at the forecast).
+  /// is about where its words name no kind ("if it seems pleasant" after a look at the forecast).
   func read(
     _ text: String, negatedByMarker: Bool, zone: String? = nil, zoneKnown: Bool = false,
     kind: StepCondition.Kind? = nil

@@ -55,7 +55,7 @@ struct RequestPlanner: Sendable {
   /// The plan of `text` when it holds several steps or a condition; nil for a single request.
   func plan(_ text: String, clock: AgentClock, scenario: SkillScenario) async throws -> TurnRoute? {
     let trimmed = Self.pausesAsCommas(text.trimmingCharacters(in: .whitespacesAndNewlines))
-    // "add… no wait, I meant delete the 2pm", 说错了，…: only what the user settles on is asked.
+    // "book… actually no, cancel the 2pm", 说错了，…: only what the user settles on is asked.
     if let corrected = Self.afterCorrection(trimmed) {
       if let route = try await plan(corrected, clock: clock, scenario: scenario) { return route }
       guard let decision = try await surely(corrected, clock: clock, scenario: scenario, lenient: true),
@@ -80,10 +80,10 @@ struct RequestPlanner: Sendable {
     var lastCondition: StepCondition?
     // Whether that condition was written with a negation ("if it's not raining").
     var lastWrittenNegated = false
-    // The zone of a place named by a statement before the requests ("Mum's in Perth."): "there".
+    // The zone of a place named by a statement before the requests ("Tomás lives in Lima."): "there".
     var contextZone: String?
     for (sentenceIndex, sentence) in sentences.enumerated() {
-      // "thanks", "quick q's": courtesy around the requests, nothing to run.
+      // "thanks", "quick question:": courtesy around the requests, nothing to run.
       if Self.isCourtesy(sentence.text) { continue }
       // "Is my evening clear? If so, …": the next sentence answers this one.
       let answeredNext =
@@ -275,7 +275,7 @@ struct RequestPlanner: Sendable {
         if found == nil, let repeated = part.repeats {
           found = reading(part.text, as: repeated, clock: clock, scenario: scenario)
         }
-        // "my sister's in Perth. if it's past 9 there, …": a statement before the requests that
+        // "Tomás lives in Lima. …, if it's evening there …": a statement before the requests that
         // asks nothing is what they are about, not a request the plan must run.
         if found == nil, parts.count == 1, !sentence.isQuestion, sentenceIndex + 1 < sentences.count,
           !Self.opensWithRequestVerb(part.text), Self.openingWrite(of: part.text) == nil
@@ -1079,7 +1079,7 @@ struct RequestPlanner: Sendable {
   }
 
   /// Whether a sentence is only courtesy or a preamble to the requests (`plan.courtesies`:
-  /// "thank you!", 谢谢, "quick q's").
+  /// "thank you!", 谢谢, "quick question").
   static func isCourtesy(_ text: String) -> Bool {
     let bare = text.lowercased().trimmingCharacters(in: edge.union(.punctuationCharacters).union(.symbols))
     return words("plan.courtesies").contains(bare)
@@ -1135,7 +1135,7 @@ struct RequestPlanner: Sendable {
     }
     // "add a reminder ...", "log that ...": a part that names one kind of thing to write is
     // that kind, whichever write the router leaned to.
-    // So is one that opens with a verb that makes something ("add a reminder for 3 …"), whatever
+    // So is one that opens with a verb that makes something ("add a reminder at noon …"), whatever
     // the router chose.
     let makes =
       InverseGuard.opens(text, withOneOf: "guard.add_heads")
@@ -1190,7 +1190,7 @@ struct RequestPlanner: Sendable {
     }
     // Where a verb is enough ("..., otherwise book a movie"): the write its opening verb is
     // one of (`guard.write_heads`), when the model named none.
-    // ("add a reminder for 3 …": the kind it names before the kind its verb would open.)
+    // ("add a reminder at noon …": the kind it names before the kind its verb would open.)
     if decision.skillID == nil, lenient, let named = Self.namedWrite(in: text) ?? Self.openingWrite(of: text),
       let read = reading(text, as: named, from: decision, clock: clock, scenario: scenario)
     {
@@ -1234,7 +1234,7 @@ struct RequestPlanner: Sendable {
     -> RouteDecision
   {
     guard let chosen = decision.skillID, Self.listLookups.contains(chosen) else { return decision }
-    // "set a reminder a week before it": a write's own verb and kind say what is made.
+    // "set a reminder two days ahead": a write's own verb and kind say what is made.
     let write =
       InverseGuard.opens(text, withOneOf: "guard.add_heads")
       ? chosen.replacingOccurrences(of: ".list", with: ".create")
@@ -1804,8 +1804,8 @@ struct RequestPlanner: Sendable {
 
   /// The kind of a condition whose words name none (so it would be a fact in memory) and
   /// that says nothing of what is stored: the weather or the calendar the plan has just
-  /// looked at ("…, and if Saturday looks nice …"), else that of the condition just before
-  /// (the other branch: "if the slot is empty …, if something's there …"), else what the router
+  /// looked at ("…, and if it seems pleasant then …"), else that of the condition just before
+  /// (the other branch: "if the slot is empty …, if anything is booked …"), else what the router
   /// confidently reads in it as a request of its own (an item at a time "still there").
   private func placedKind(
     of text: String, steps: [PlanStep], earlier: StepCondition?, clock: AgentClock, scenario: SkillScenario
@@ -1818,7 +1818,7 @@ struct RequestPlanner: Sendable {
     if let last = steps.last?.skill, last == "weather.current" || last == "calendar.list" {
       skill = last
     } else if let earlier, earlier.kind != .memory {
-      // (A time only with the words of one: 不是半夜的话 after 如果纽约现在还是半夜.)
+      // (A time only with the words of one: 不是凌晨的话 after a condition on the small hours.)
       guard earlier.kind != .time || ConditionReader.namesTimeOfDay(text.lowercased()) else { return nil }
       return earlier.kind
     } else {
@@ -1917,7 +1917,7 @@ struct RequestPlanner: Sendable {
       }
       // "what day is the recital? push it to Monday": a question of when something is, then a
       // change of it, looks it up in the calendar (or the reminders, when it names one).
-      // (A question for the time now, here or in a zone, asks no item's time: 首尔现在几点？)
+      // (A question for the time now, here or in a zone, asks no item's time: 伦敦这会儿几点？)
       let asksClock =
         result[previous].skill == "time.now"
         && (ConditionReader.containsAny(previousLower, "plan.time_now")
