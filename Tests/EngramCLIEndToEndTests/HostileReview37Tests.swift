@@ -175,27 +175,32 @@ import Testing
       // The same command on an unlocked copy, started at the same moment, is the baseline: under
       // the full parallel run a debug child's start-up alone can take seconds, and both
       // children pay it alike, so the difference is the time spent waiting for the lock.
-      let copy = scratch.path("copy-\(arguments[0]).sqlite")
-      for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: path + suffix) {
-        try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
+      // A second busy timeout is in every run; a starved host's noise (a fresh-clone CI run
+      // once measured 12.7 s more for one ingest whose copy took 19 s) is not: so the pair
+      // runs again, up to three times, until one run shows a single timeout.
+      var waits: [Duration] = []
+      for attempt in 1...3 {
+        let copy = scratch.path("copy-\(arguments[0])-\(attempt).sqlite")
+        for suffix in ["", "-wal"] where FileManager.default.fileExists(atPath: path + suffix) {
+          try FileManager.default.copyItem(atPath: path + suffix, toPath: copy + suffix)
+        }
+        async let unlocked = EngramBinary.run(
+          [arguments[0], "--db", copy] + arguments.dropFirst(), environment: ScratchFolder.environment)
+        let result = try await EngramBinary.run(
+          [arguments[0], "--db", path] + arguments.dropFirst(), environment: ScratchFolder.environment)
+        let baseline = try await unlocked
+        #expect(baseline.status == 0, "\(arguments) on the unlocked copy: \(baseline.standardError)")
+        let elapsed = result.lifetime
+        #expect(result.status != 0, "\(arguments): \(result.standardOutput)")
+        #expect(result.standardError.contains("locked"), "\(arguments): \(result.standardError)")
+        #expect(elapsed >= Self.busyTimeout * 0.9, "\(arguments) gave up after \(elapsed)")
+        waits.append(elapsed - baseline.lifetime)
+        // Two busy timeouts would be 2x; 1.8x leaves a loaded host's process start-up its margin.
+        if waits.last! < Self.busyTimeout * 1.8 { break }
       }
-      async let unlocked = EngramBinary.run(
-        [arguments[0], "--db", copy] + arguments.dropFirst(), environment: ScratchFolder.environment)
-      let result = try await EngramBinary.run(
-        [arguments[0], "--db", path] + arguments.dropFirst(), environment: ScratchFolder.environment)
-      let baseline = try await unlocked
-      #expect(baseline.status == 0, "\(arguments) on the unlocked copy: \(baseline.standardError)")
-      let elapsed = result.lifetime
-      let waited = elapsed - baseline.lifetime
-      #expect(result.status != 0, "\(arguments): \(result.standardOutput)")
-      #expect(result.standardError.contains("locked"), "\(arguments): \(result.standardError)")
-      #expect(elapsed >= Self.busyTimeout * 0.9, "\(arguments) gave up after \(elapsed)")
-      // One busy timeout, never two (two would be 10 s more than the baseline).
-      // Two busy timeouts would be 2x; 1.8x leaves a loaded host's process start-up its margin
-      // (a fresh-clone CI run measured 1.69x for one timeout while its builds ran).
       #expect(
-        waited < Self.busyTimeout * 1.8,
-        "\(arguments) waited \(waited) more than on an unlocked copy (\(elapsed) in all): two busy timeouts?")
+        waits.contains { $0 < Self.busyTimeout * 1.8 },
+        "\(arguments) waited \(waits) more than on an unlocked copy: two busy timeouts?")
     }
     try other.execute("ROLLBACK")
     // Nothing was written, nothing was lost.
