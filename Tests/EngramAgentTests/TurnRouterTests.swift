@@ -1039,6 +1039,34 @@ import Testing
     #expect(route.plan.steps.map(\.skill) == ["calendar.cancel"])
   }
 
+  /// A condition on what the assistant holds ("if you have X saved") guards being told it (its
+  /// recall) and the other branch; writing down under it stores the fact; putting "it"
+  /// somewhere recalls it first, and the write takes what the recall finds.
+  @Test func aConditionOnWhatIsHeldGuardsItsRecall() async throws {
+    let told = try await steps(
+      "If you have my gym locker code stored, tell me what it is; otherwise remind me at 8 tonight to check the locker"
+    )
+    try #require(told.map(\.skill) == ["memory.recall", "reminder.create"])
+    #expect(told.map { $0.condition?.kind } == [.memory, .memory])
+    #expect(told.map { $0.condition?.negated } == [false, true])
+    #expect(told[0].arguments["query"]?.stringValue == "my gym locker code")
+    // The other branch runs when the recall does not: it takes nothing from it.
+    #expect(told[1].inputFrom == nil)
+    let chinese = try await steps("要是你存过我的医保卡号，就告诉我；没有的话明天提醒我去查")
+    #expect(chinese.map(\.skill) == ["memory.recall", "reminder.create"])
+    let echoed = try await steps(
+      "If you don't have my gym locker code saved, remember it is 4471. If you do, tell me what you have")
+    try #require(echoed.map(\.skill) == ["memory.remember", "memory.recall"])
+    #expect(echoed.map { $0.condition?.negated } == [true, false])
+    let written = try await steps("如果你没记过我的车位号，就记下来：B2-117")
+    #expect(written.map(\.skill) == ["memory.remember"])
+    #expect(written.first?.condition?.kind == .memory)
+    let put = try await steps("If you've got my gym locker code on file, add it to my notes")
+    try #require(put.map(\.skill) == ["memory.recall", "note.create"])
+    #expect(put.map { $0.condition?.negated } == [false, false])
+    #expect(put[1].inputFrom == 0)
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -1189,6 +1189,7 @@ extension SkillWords {
     plan.answer_yes	有的话
     plan.answer_yes	如果有的话
     plan.answer_yes	要是有的话
+    plan.answer_yes	if you do
     plan.answer_echo	if it is
     plan.answer_echo	if they are
     plan.answer_echo	if i do
@@ -1196,6 +1197,10 @@ extension SkillWords {
     plan.answer_echo	if it's not
     plan.answer_echo	if i'm not
     plan.answer_echo	if i don't
+    plan.answer_echo	if you do
+    plan.answer_echo	if you don't
+    plan.answer_echo	if you have
+    plan.answer_echo	if you haven't
     plan.action_openers	then
     plan.action_openers	就
     plan.action_openers	那就
@@ -2721,6 +2726,8 @@ extension SkillWords {
     plan.kind.note.create	make note
     plan.kind.note.create	笔记
     plan.kind.note.create	备忘
+    plan.kind.note.create	my notes
+    plan.kind.note.create	the notes
     plan.kind.calendar.create	my calendar
     plan.kind.calendar.create	the calendar
     plan.kind.calendar.create	to calendar
@@ -2885,5 +2892,80 @@ extension SkillWords {
     route.alarm_words	叫我起床
     route.alarm_words	叫醒我
     route.alarm_words	叫我起
+    plan.tell_stored	tell me
+    plan.tell_stored	show me
+    plan.tell_stored	send it
+    plan.tell_stored	read it
+    plan.tell_stored	read me
+    plan.tell_stored	let me know
+    plan.tell_stored	give it to me
+    plan.tell_stored	what it is
+    plan.tell_stored	what you have
+    plan.tell_stored	what you've got
+    plan.tell_stored	what you got
+    plan.tell_stored	what's there
+    plan.tell_stored	告诉我
+    plan.tell_stored	说一下
+    plan.tell_stored	说下
+    plan.tell_stored	说给我
+    plan.tell_stored	发给我
+    plan.tell_stored	发我
+    plan.tell_stored	给我看
+    plan.tell_stored	念一下
+    plan.tell_stored	念给我
+    plan.uses_stored	with it
+    plan.uses_stored	put it
+    plan.uses_stored	add it
+    plan.uses_stored	write it
+    plan.uses_stored	copy it
+    plan.uses_stored	paste it
+    plan.uses_stored	note it
+    plan.uses_stored	jot it
+    plan.uses_stored	save it in
+    plan.uses_stored	save it to
+    plan.uses_stored	把它
+    plan.uses_stored	写上
+    plan.uses_stored	写进
+    plan.uses_stored	抄到
+    plan.uses_stored	抄进
+    plan.uses_stored	存到
+    plan.uses_stored	放进
+    plan.held_by_you	you have
+    plan.held_by_you	you've got
+    plan.held_by_you	you got
+    plan.held_by_you	you kept
+    plan.held_by_you	you remember
+    plan.held_by_you	you know
+    plan.held_by_you	you still have
+    plan.held_by_you	have you got
+    plan.held_by_you	on file
+    plan.held_by_you	on record
+    plan.held_by_you	saved
+    plan.held_by_you	stored
+    plan.held_by_you	记得
+    plan.held_by_you	存过
+    plan.held_by_you	存了
+    plan.held_by_you	存着
+    plan.held_by_you	记过
+    plan.held_by_you	记着
+    plan.held_by_you	你有
+    plan.held_by_you	你那儿有
+    plan.held_by_you	你那里有
+    plan.held_by_you	don't have
+    plan.held_by_you	do not have
+    plan.held_by_you	haven't got
+    plan.held_by_you	haven't saved
+    plan.held_by_you	没存过
+    plan.held_by_you	没记过
+    plan.held_by_you	没有存
+    plan.held_by_you	没有记
+    plan.held_by_you	不记得
+    plan.note_nouns	note
+    plan.note_nouns	notes
+    plan.note_nouns	memo
+    plan.note_nouns	笔记
+    plan.note_nouns	备忘
+    plan.note_nouns	便签
+    plan.note_nouns	记事本
     """#
 }

@@ -275,6 +275,15 @@ struct RequestPlanner: Sendable {
         if found == nil, let repeated = part.repeats {
           found = reading(part.text, as: repeated, clock: clock, scenario: scenario)
         }
+        // "if the locker code is on file, read it out", 存过的话发给我: under a fact in memory, being
+        // told is the recall of that fact.
+        if let guarded, guarded.kind == .memory, Self.isHeldByAssistant(guarded.text),
+          Self.asksToBeTold(part.text),
+          let read = reading(
+            Self.heldThing(guarded.about), as: RecallSkill.skillID, clock: clock, scenario: scenario)
+        {
+          found = read
+        }
         // "Tomás lives in Lima. …, if it's evening there …": a statement before the requests that
         // asks nothing is what they are about, not a request the plan must run.
         if found == nil, parts.count == 1, !sentence.isQuestion, sentenceIndex + 1 < sentences.count,
@@ -285,6 +294,13 @@ struct RequestPlanner: Sendable {
           continue
         }
         guard var decision = found else { return nil }
+        // "do you have my … saved? if so, send it over": being told is the question just asked.
+        if guarded?.kind == .memory, decision.skillID == RecallSkill.skillID,
+          steps.last?.skill == RecallSkill.skillID,
+          Self.asksToBeTold(part.text)
+        {
+          continue
+        }
         // "That reminder can go now. Delete it.": the same removal said again of "it".
         if let previous = steps.last, previous.skill == decision.skillID, guarded == nil,
           router.registeredSkill(id: previous.skill, scenario: scenario)?.isDestructive == true,
@@ -320,6 +336,16 @@ struct RequestPlanner: Sendable {
           {
             decision = read
           }
+        }
+        // Under a fact in memory, writing something down (记下来, "jot it down") stores that fact,
+        // unless the part names a note.
+        if let guarded, guarded.kind == .memory, decision.skillID == "note.create",
+          !ConditionReader.containsAny(part.text.lowercased(), "plan.note_nouns"),
+          let read = reading(
+            part.text, as: "memory.remember", from: decision, keepingScore: true, clock: clock,
+            scenario: scenario)
+        {
+          decision = read
         }
         var step = PlanStep(skill: decision.skillID!, arguments: decision.arguments)
         // "the time in Lima and in Oslo", 伦敦和纽约分别几点: one look-up for each place.
@@ -383,7 +409,8 @@ struct RequestPlanner: Sendable {
         }
         // A fact in memory guards only a step that changes something ("if I leave a 20% tip
         // on 65, how much is it" asks a sum, with no condition).
-        if guarded?.kind == .memory,
+        // (Its own recall excepted: "if you have it saved, tell me" asks for the fact.)
+        if guarded?.kind == .memory, step.skill != RecallSkill.skillID,
           !(router.registeredSkill(id: step.skill, scenario: scenario)?.hasSideEffects ?? false)
         {
           return nil
@@ -399,6 +426,22 @@ struct RequestPlanner: Sendable {
           }
           step.condition = guarded
         }
+        // "if my plate number is on file, put it in a note": the fact is recalled first, under
+        // the same condition, and the write takes what the recall finds.
+        if let guarded = step.condition, guarded.kind == .memory, !guarded.negated,
+          Self.isHeldByAssistant(guarded.text), Self.carriesRecalled.contains(step.skill),
+          steps.last?.skill != RecallSkill.skillID,
+          ConditionReader.containsAny(part.text.lowercased(), "plan.uses_stored"),
+          let recall = router.registeredSkill(id: RecallSkill.skillID, scenario: scenario)
+        {
+          var recalled = PlanStep(
+            skill: recall.id,
+            arguments: recall.extractArguments(from: Self.heldThing(guarded.about), clock: clock))
+          recalled.condition = guarded
+          steps.append(recalled)
+          sources.append(decision)
+          texts.append(guarded.text)
+        }
         if let guarded = step.condition {
           step.arguments = dayFromCondition(part.text, step: step, condition: guarded, clock: clock)
           if !part.isOtherwise {
@@ -413,6 +456,12 @@ struct RequestPlanner: Sendable {
           step.arguments["title"] = branch.arguments["title"]
         }
         step.inputFrom = inputSource(for: part.text, skill: step.skill, steps: steps)
+        // The other branch of a condition runs when the step it would take from does not.
+        if let source = step.inputFrom, let mine = step.condition, let theirs = steps[source].condition,
+          mine.kind == theirs.kind, mine.about == theirs.about, mine.negated != theirs.negated
+        {
+          step.inputFrom = nil
+        }
         step.arguments = carryDate(part.text, step: step, steps: steps, clock: clock)
         if part.isQuestion { lastQuestion = (part.text, steps.count) }
         steps.append(step)
@@ -1080,6 +1129,27 @@ struct RequestPlanner: Sendable {
 
   /// Whether a sentence is only courtesy or a preamble to the requests (`plan.courtesies`:
   /// "thank you!", 谢谢, "quick question").
+  /// Whether a condition's `text` is about what the assistant holds ("you've got it on file",
+  /// 你记得), not only a fact of the user's life.
+  static func isHeldByAssistant(_ text: String) -> Bool {
+    refersToStored(text) || ConditionReader.containsAny(text.lowercased(), "plan.held_by_you")
+  }
+
+  /// What a condition on what the assistant holds is about, without the holding
+  /// ("you've got my plate number saved" is "my plate number").
+  static func heldThing(_ about: String) -> String {
+    let thing = ConditionReader.removing(["plan.held_by_you"], from: about.lowercased())
+      .trimmingCharacters(in: edge)
+    return thing.isEmpty ? about : thing
+  }
+
+  /// Whether `text` asks only to be told something ("read it out to me", 发给我), naming no write.
+  static func asksToBeTold(_ text: String) -> Bool {
+    ConditionReader.containsAny(text.lowercased(), "plan.tell_stored")
+      && !["reminder.create", "note.create", "calendar.create"].contains(namedWrite(in: text))
+      && openingWrite(of: text) == nil
+  }
+
   static func isCourtesy(_ text: String) -> Bool {
     let bare = text.lowercased().trimmingCharacters(in: edge.union(.punctuationCharacters).union(.symbols))
     return words("plan.courtesies").contains(bare)
@@ -1279,8 +1349,11 @@ struct RequestPlanner: Sendable {
     guard let colon = lower.firstIndex(where: { $0 == ":" || $0 == "：" }) else { return false }
     let head = String(lower[..<colon])
     // A colon late in the text introduces the note's list after another request.
+    // A head under a condition ("if you don't have it, write down: …") is the condition's action.
     return head.count <= 30 && words("plan.note_heads").contains { head.contains($0) }
       && !words("plan.sequence_joins").contains { head.contains($0) }
+      && !ConditionReader.containsAny(head, "plan.condition_markers")
+      && !ConditionReader.containsAny(head, "plan.condition_enders")
   }
 
   /// A note's text and the request after it, where a joining word ("then", 再) is followed by
