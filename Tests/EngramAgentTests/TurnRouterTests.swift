@@ -1067,6 +1067,17 @@ import Testing
     #expect(put[1].inputFrom == 0)
   }
 
+  /// A slot "not taken" (没被占用) is free; a branch that keeps things as they are (保持不变) is no step.
+  @Test func aSlotNotTakenIsFreeAndKeepingItAsItIsIsNoStep() async throws {
+    let free = try await steps("如果周五上午十点没被占用，就把周会移到那个时间")
+    try #require(free.map(\.skill) == ["calendar.update"])
+    #expect(free[0].condition?.kind == .calendar)
+    #expect(free[0].condition?.negated == false)
+    let kept = try await steps("后天上午十点如果有事，就把瑜伽改到下午四点；没事就保持不变")
+    try #require(kept.map(\.skill) == ["calendar.update"])
+    #expect(kept[0].condition?.negated == true)
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

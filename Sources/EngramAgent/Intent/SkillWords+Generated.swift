@@ -1450,6 +1450,12 @@ extension SkillWords {
     plan.calendar_free	are open
     plan.calendar_free	nothings
     plan.calendar_free	nothin
+    plan.calendar_free	没被占
+    plan.calendar_free	没有被占
+    plan.calendar_free	not taken
+    plan.calendar_free	isn't taken
+    plan.calendar_free	unoccupied
+    plan.calendar_free	not occupied
     plan.calendar_not_free	not free
     plan.calendar_not_free	isn't free
     plan.calendar_not_free	not available
@@ -1507,6 +1513,13 @@ extension SkillWords {
     plan.calendar_busy	something already
     plan.calendar_busy	already something
     plan.calendar_busy	已经有
+    plan.calendar_busy	is taken
+    plan.calendar_busy	's taken
+    plan.calendar_busy	are taken
+    plan.calendar_busy	already taken
+    plan.calendar_busy	occupied
+    plan.calendar_busy	被占用
+    plan.calendar_busy	占用
     plan.time_words	am
     plan.time_words	pm
     plan.time_words	o'clock
@@ -2800,6 +2813,12 @@ extension SkillWords {
     plan.noop	不用了
     plan.noop	别管了
     plan.noop	那就算了
+    plan.noop	保持不变
+    plan.noop	不变
+    plan.noop	keep it as is
+    plan.noop	leave it as is
+    plan.noop	leave it
+    plan.noop	keep it
     plan.polite_conditions	if you can
     plan.polite_conditions	if you could
     plan.polite_conditions	if you don't mind
