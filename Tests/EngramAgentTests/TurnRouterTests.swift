@@ -1078,6 +1078,19 @@ import Testing
     #expect(kept[0].condition?.negated == true)
   }
 
+  /// A Chinese condition after the request (…，除非…, …，只有在…的情况下) guards it as an English one does.
+  @Test func aChineseConditionAfterTheRequestGuardsIt() async throws {
+    let unless = try await steps("下午五点提醒我交表，除非伦敦现在已经过了中午")
+    try #require(unless.map(\.skill) == ["reminder.create"])
+    #expect(unless[0].condition?.kind == .time)
+    #expect(unless[0].condition?.zone == "Europe/London")
+    #expect(unless[0].condition?.negated == true)
+    let onlyIf = try await steps("明早七点提醒我带伞，只有在明天下雨的情况下")
+    try #require(onlyIf.map(\.skill) == ["reminder.create"])
+    #expect(onlyIf[0].condition?.kind == .weather)
+    #expect(onlyIf[0].condition?.negated == false)
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -1154,6 +1154,7 @@ extension SkillWords {
     plan.condition_markers	万一
     plan.condition_markers	若是
     plan.condition_markers	倘若
+    plan.condition_markers	只有在
     plan.unless_markers	unless
     plan.unless_markers	除非
     plan.condition_enders	的话就
@@ -2986,5 +2987,8 @@ extension SkillWords {
     plan.note_nouns	备忘
     plan.note_nouns	便签
     plan.note_nouns	记事本
+    plan.condition_tails	的情况下
+    plan.condition_tails	的时候
+    plan.condition_tails	的话
     """#
 }

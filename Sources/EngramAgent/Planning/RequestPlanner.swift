@@ -1746,15 +1746,21 @@ struct RequestPlanner: Sendable {
   /// A condition at the end ("... unless it's raining", "... if it snows"): only one about
   /// the weather, a time or the calendar, so "remind me to check if the shop is open" stays whole.
   static func trailingCondition(_ text: String) -> (String, String, Bool)? {
-    for (marker, negated) in conditionMarkers() where marker.first?.isASCII ?? false {
-      // After a space, or after a comma in a Chinese sentence ("…两点，unless …").
+    for (marker, negated) in conditionMarkers() {
+      // A Latin marker after a space, or after a comma in a Chinese sentence ("…两点，unless …");
+      // a Chinese one after a comma ("…，除非…", "…, 只有在…的情况下").
+      let openers = marker.first?.isASCII ?? false ? [" ", "，", ","] : ["，", ", ", ","]
+      let closer = marker.first?.isASCII ?? false ? " " : ""
       guard
-        let range = [" ", "，", ","].lazy.compactMap({
-          text.range(of: $0 + marker + " ", options: [.caseInsensitive, .backwards])
+        let range = openers.lazy.compactMap({
+          text.range(of: $0 + marker + closer, options: [.caseInsensitive, .backwards])
         }).first
       else { continue }
       let action = String(text[..<range.lowerBound]).trimmingCharacters(in: edge)
-      let condition = String(text[range.upperBound...]).trimmingCharacters(in: edge)
+      var condition = String(text[range.upperBound...]).trimmingCharacters(in: edge)
+      for tail in words("plan.condition_tails") where condition.hasSuffix(tail) {
+        condition = String(condition.dropLast(tail.count)).trimmingCharacters(in: edge)
+      }
       guard !action.isEmpty, !condition.isEmpty, ConditionReader.kind(of: condition) != .memory else {
         continue
       }
