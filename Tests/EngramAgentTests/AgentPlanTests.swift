@@ -179,4 +179,46 @@ import Testing
     #expect(reply.text.contains("Not done (reminder.create)"))
     #expect(try await harness.engine.agentRecords.items().allSatisfy { $0.kind != .reminder })
   }
+
+  /// A question no skill takes, asked beside a request, is answered in its place: from memory
+  /// without a language model (honestly: nothing about it), by the model when there is one;
+  /// the request is confirmed and runs as before.
+  @Test func aQuestionNoSkillTakesIsAnsweredInItsPlace() async throws {
+    let text = "who composed the Moonlight Sonata? also remind me at 6 to water the ferns"
+    let harness = try AgentHarness()
+    let agent = try await harness.agent()
+    let state = try await agent.send(text)
+    guard case .waitingForConfirmation(let action) = state else {
+      Issue.record("expected one confirmation, got \(state)")
+      return
+    }
+    #expect(
+      action.confirmationText.contains("1. \(MemoryAnswer.nothingYet(.english))"),
+      "\(action.confirmationText)")
+    #expect(action.confirmationText.contains("2. "))
+    guard case .finished(let reply) = try await agent.confirm() else {
+      Issue.record("expected the plan to finish")
+      return
+    }
+    #expect(try await harness.engine.agentRecords.items().map(\.kind) == [.reminder])
+    #expect(reply.outputs.count == 2)
+
+    let answer = "Beethoven wrote it."
+    let server = try StubHTTPServer(responses: [
+      .streamed(
+        parts: ChatCompletionStream.pieces(ChatCompletionStream.body([answer]), size: 7), pauseSeconds: 0)
+    ])
+    defer { server.stop() }
+    let client = try OpenAIChatClient(
+      configuration: .init(baseURL: server.baseURL, model: "m"), environment: [:])
+    let withModel = try AgentHarness()
+    let modelAgent = try await withModel.agent(planner: Planner(model: client, registry: withModel.registry))
+    guard case .waitingForConfirmation(let asked) = try await modelAgent.send(text) else {
+      Issue.record("expected one confirmation with a model")
+      return
+    }
+    #expect(asked.confirmationText.contains("1. \(answer)"), "\(asked.confirmationText)")
+    let body = String(decoding: try #require(server.requests.first).body, as: UTF8.self)
+    #expect(body.contains("who composed the Moonlight Sonata?"))
+  }
 }

@@ -1091,6 +1091,14 @@ import Testing
     #expect(onlyIf[0].condition?.negated == false)
   }
 
+  /// A question no skill takes beside a request is a step of its own (`none`, with the
+  /// question), answered in its place; a plan of such questions alone is no plan.
+  @Test func aQuestionNoSkillTakesIsAStepInItsPlace() async throws {
+    let plan = try await steps("谁发明了电话？另外提醒我明天上午九点交水费")
+    try #require(plan.map(\.skill) == [IntentClassifier.noneLabel, "reminder.create"])
+    #expect(plan[0].arguments["question"]?.stringValue == "谁发明了电话？")
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -68,6 +68,16 @@ extension Agent {
         continue
       }
       planned.arguments = feed(planned, plan: plan)
+      // A question no skill answers ("…, and who wrote Dune?") is answered in its place.
+      if planned.step.skill == IntentClassifier.noneLabel {
+        let output = await answerInPlan(planned, context: run.context)
+        planned.state = .ran(output.text)
+        plan.outputs[position] = output
+        plan.steps[position] = planned
+        noteShown(output)
+        await tracePlanned(planned, run: run, status: .ok, result: output.text)
+        continue
+      }
       let skill: any Skill
       do {
         skill = try registry.enabledSkill(id: planned.step.skill)
@@ -191,6 +201,22 @@ extension Agent {
       break
     }
     return arguments
+  }
+
+  /// The answer to a planned question no skill takes: the language model's when there is one
+  /// (memory's if it fails), else what memory holds on it ("nothing about that yet").
+  private func answerInPlan(_ planned: PlannedStep, context: SkillContext) async -> SkillOutput {
+    let question = planned.arguments["question"]?.stringValue ?? context.userText
+    if let planner {
+      do {
+        let answer = try await planner.answer(question: question, context: lastContext?.rendered ?? "")
+        let checked = AnswerCitations.check(answer, memories: context.turn.hits)
+        return .memories(answer: checked.text, hits: checked.cited)
+      } catch {
+        // The model failing leaves memory's answer, as a whole question's does.
+      }
+    }
+    return answerWithoutSkill(question, context: context)
   }
 
   /// Runs step `position` (already validated) and records its outcome.

@@ -293,6 +293,19 @@ struct RequestPlanner: Sendable {
             PlaceExtractor(clock: clock).find(in: part.text)?.place?.timeZoneIdentifier ?? contextZone
           continue
         }
+        // "…, and who painted the Mona Lisa?": a question no skill answers is answered in its place
+        // (by the language model when there is one), beside the steps that do.
+        // (A question about what was just recalled, or about "it", asks that recall again.)
+        if found == nil, guarded == nil, part.isQuestion || TextCues.isQuestion(part.text),
+          Self.isSubstantial(part.text), steps.last?.skill != RecallSkill.skillID,
+          !Self.refersBack(part.text), !Self.refersToStored(part.text)
+        {
+          steps.append(
+            PlanStep(skill: IntentClassifier.noneLabel, arguments: ["question": .string(part.text)]))
+          sources.append(RouteDecision(skillID: nil, method: .rules, score: 1))
+          texts.append(part.text)
+          continue
+        }
         guard var decision = found else { return nil }
         // "do you have my … saved? if so, send it over": being told is the question just asked.
         if guarded?.kind == .memory, decision.skillID == RecallSkill.skillID,
@@ -489,7 +502,9 @@ struct RequestPlanner: Sendable {
         plan: .skills([undone]), source: .rules, confidence: sources.map(\.score).min() ?? 1,
         decision: sources.last)
     }
-    guard steps.count >= 2 || (steps.count == 1 && conditionCount > 0), let first = sources.first else {
+    guard steps.count >= 2 || (steps.count == 1 && conditionCount > 0), let first = sources.first,
+      steps.contains(where: { $0.skill != IntentClassifier.noneLabel })
+    else {
       return nil
     }
     return TurnRoute(

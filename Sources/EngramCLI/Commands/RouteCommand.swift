@@ -146,7 +146,9 @@ public enum RouteCommand: Command {
     let first = steps.first
     var object: [String: JSONValue] = [
       "text": .string(text),
-      "skill": first.map { .string($0.skill) } ?? .null,
+      // A first step no skill takes (a question answered in its place) has no skill id.
+      "skill": first.flatMap { $0.skill == IntentClassifier.noneLabel ? nil : JSONValue.string($0.skill) }
+        ?? .null,
       "method": .string(steps.isEmpty && route.source == .none ? "none" : route.source.rawValue),
       "confidence": .double(route.confidence),
     ]
