@@ -1099,6 +1099,18 @@ import Testing
     #expect(plan[0].arguments["question"]?.stringValue == "谁发明了电话？")
   }
 
+  /// The other branch that only sets "it" at another time is the first branch's item again;
+  /// a make-verb with its kind later in a part ("…，然后提前三天 set a reminder") makes one.
+  @Test func theOtherBranchSetsTheSameItemAndAMakeVerbLaterStillMakes() async throws {
+    let branches = try await steps(
+      "if it's already past noon in Berlin, remind me at 3 to ping Lena; otherwise set it for 5pm")
+    try #require(branches.map(\.skill) == ["reminder.create", "reminder.create"])
+    #expect(branches.map { $0.condition?.negated } == [false, true])
+    #expect(branches[1].arguments["title"]?.stringValue == "ping Lena")
+    let later = try await steps("recall 我上次说的 visa 截止日期，然后提前三天 set a reminder")
+    #expect(later.map(\.skill) == ["memory.recall", "reminder.create"])
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -2990,5 +2990,32 @@ extension SkillWords {
     plan.condition_tails	的情况下
     plan.condition_tails	的时候
     plan.condition_tails	的话
+    plan.make_item	set a reminder
+    plan.make_item	set up a reminder
+    plan.make_item	create a reminder
+    plan.make_item	add a reminder
+    plan.make_item	make a reminder
+    plan.make_item	set an alarm
+    plan.make_item	set a alarm
+    plan.make_item	add an event
+    plan.make_item	create an event
+    plan.make_item	schedule an event
+    plan.make_item	设个提醒
+    plan.make_item	设一个提醒
+    plan.make_item	建个提醒
+    plan.make_item	建一个提醒
+    plan.make_item	加个提醒
+    plan.make_item	加一个提醒
+    plan.make_item	定个提醒
+    plan.make_item	设个闹钟
+    plan.make_item	定个闹钟
+    plan.make_item	加个日程
+    plan.make_item	建个日程
+    plan.same_item_again	set it
+    plan.same_item_again	make it
+    plan.same_item_again	put it
+    plan.same_item_again	schedule it
+    plan.same_item_again	book it
+    plan.same_item_again	move it
     """#
 }

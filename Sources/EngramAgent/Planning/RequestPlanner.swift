@@ -228,6 +228,17 @@ struct RequestPlanner: Sendable {
           if let title = branch.arguments["title"] { read.arguments["title"] = title }
           found = read
         }
+        // "…; otherwise set it for 5", 已经过了的话改成明早八点: the other branch of an item made
+        // under a condition changes only its time: the same item, made at that time.
+        if guarded != nil, part.isOtherwise || isBranch,
+          let branch = steps.last(where: { $0.condition != nil }), branch.skill.hasSuffix(".create"),
+          let chosen = found?.skillID, chosen != branch.skill,
+          chosen.hasSuffix(".update") || InverseGuard.opens(part.text, withOneOf: "plan.same_item_again"),
+          var read = reading(part.text, as: branch.skill, clock: clock, scenario: scenario)
+        {
+          if let title = branch.arguments["title"] { read.arguments["title"] = title }
+          found = read
+        }
         if found == nil, lastQuestion?.step == steps.count - 1, let named = Self.namedWrite(in: part.text),
           let read = reading(part.text, as: named, clock: clock, scenario: scenario)
         {
@@ -1320,10 +1331,12 @@ struct RequestPlanner: Sendable {
   {
     guard let chosen = decision.skillID, Self.listLookups.contains(chosen) else { return decision }
     // "set a reminder two days ahead": a write's own verb and kind say what is made.
+    // "…, then two days ahead set a reminder": a make-verb with its kind anywhere in the part.
     let write =
       InverseGuard.opens(text, withOneOf: "guard.add_heads")
       ? chosen.replacingOccurrences(of: ".list", with: ".create")
-      : InverseGuard.opens(text, withOneOf: "guard.make_heads") ? Self.namedWrite(in: text) : nil
+      : InverseGuard.opens(text, withOneOf: "guard.make_heads")
+        || ConditionReader.containsAny(text.lowercased(), "plan.make_item") ? Self.namedWrite(in: text) : nil
     guard let write,
       let read = reading(
         text, as: write, from: decision, keepingScore: true, clock: clock, scenario: scenario)
