@@ -1111,6 +1111,14 @@ import Testing
     #expect(later.map(\.skill) == ["memory.recall", "reminder.create"])
   }
 
+  /// 把…找出来, the object before the verb of finding, is a look-up as "find …" is: the event
+  /// it finds is the one the next part moves.
+  @Test func findingWithTheObjectFirstIsALookUp() async throws {
+    let plan = try await steps("把周三的季度复盘找出来，改到周五上午十点")
+    try #require(plan.map(\.skill) == ["calendar.list", "calendar.update"])
+    #expect(plan[1].inputFrom == 0)
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -3017,5 +3017,12 @@ extension SkillWords {
     plan.same_item_again	schedule it
     plan.same_item_again	book it
     plan.same_item_again	move it
+    plan.lookup_tails	找出来
+    plan.lookup_tails	找到
+    plan.lookup_tails	找一下
+    plan.lookup_tails	找找
+    plan.lookup_tails	翻出来
+    plan.lookup_tails	查出来
+    plan.lookup_tails	调出来
     """#
 }

@@ -764,7 +764,11 @@ struct RequestPlanner: Sendable {
 
   /// Whether a piece opens with a verb that looks something up ("find", "look up", 找一下).
   static func opensWithLookup(_ text: String) -> Bool {
-    InverseGuard.opens(text, withOneOf: "plan.lookup_heads")
+    if InverseGuard.opens(text, withOneOf: "plan.lookup_heads") { return true }
+    // 把那个预算会找出来: the object first, the verb of finding after it, before any comma.
+    let head = text.prefix { $0 != "," && $0 != "，" }.trimmingCharacters(in: edge)
+    return ["把", "帮我把", "先把"].contains(where: head.hasPrefix)
+      && words("plan.lookup_tails").contains(where: head.hasSuffix)
   }
 
   /// The one kind of write a part names ("set a reminder", "make a note", "on my calendar",
