@@ -221,4 +221,27 @@ import Testing
     let body = String(decoding: try #require(server.requests.first).body, as: UTF8.self)
     #expect(body.contains("who composed the Moonlight Sonata?"))
   }
+
+  /// A step that runs when its condition's words do not hold ("unless it snows", the other
+  /// branch of "if it snows") says "unless" on its line, never "only if".
+  @Test func aStepThatRunsWhenTheWordsDoNotHoldSaysUnless() async throws {
+    let harness = try AgentHarness()
+    let agent = try await harness.agent()
+    let branches = try await agent.send(
+      "if it snows on Sunday, remind me at 9 to shovel the path, otherwise remind me at 9 to wash the car")
+    guard case .waitingForConfirmation(let action) = branches else {
+      Issue.record("expected one confirmation, got \(branches)")
+      return
+    }
+    #expect(action.confirmationText.contains("(only if it snows on Sunday"), "\(action.confirmationText)")
+    #expect(action.confirmationText.contains("(unless it snows on Sunday"), "\(action.confirmationText)")
+    #expect(await agent.cancel())
+    let unless = try await agent.send("remind me at 7 on Sunday to go cycling unless it snows that day")
+    guard case .waitingForConfirmation(let single) = unless else {
+      Issue.record("expected one confirmation, got \(unless)")
+      return
+    }
+    #expect(single.confirmationText.contains("(unless it snows that day"), "\(single.confirmationText)")
+    #expect(!single.confirmationText.contains("only if"), "\(single.confirmationText)")
+  }
 }

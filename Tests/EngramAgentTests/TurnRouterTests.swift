@@ -1119,6 +1119,19 @@ import Testing
     #expect(plan[1].inputFrom == 0)
   }
 
+  /// "…, and if that time is busy make it 6 instead": the item before is made only when the
+  /// slot is free, this one when it is not; "that time" is the first item's.
+  @Test func anItemMadeInsteadTakesTheOppositeBranch() async throws {
+    let plan = try await steps(
+      "put the piano lesson on Thursday at 5, and if that time is busy make it Friday at 5 instead")
+    try #require(plan.map(\.skill) == ["calendar.create", "calendar.create"])
+    #expect(plan.map { $0.condition?.kind } == [.calendar, .calendar])
+    #expect(plan.map { $0.condition?.negated } == [false, true])
+    #expect(plan[0].condition?.when == plan[0].arguments["when"]?.dateValue)
+    #expect(plan[1].condition?.when == plan[0].arguments["when"]?.dateValue)
+    #expect(plan[1].arguments["title"] == plan[0].arguments["title"])
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

@@ -357,10 +357,10 @@ extension Agent {
           let later =
             keepsLaterCondition(planned.step.skill) && condition.isFuture(after: plan.run.context.clock.now)
           switch (language, later) {
-          case (.english, false): line += " (only if \(condition.text))"
-          case (.english, true): line += " (only if \(condition.text), checked when it comes due)"
-          case (.chinese, false): line += "（仅当\(condition.text)）"
-          case (.chinese, true): line += "（仅当\(condition.text)，到时再检查）"
+          case (.english, false): line += " (\(condition.phrase(language)))"
+          case (.english, true): line += " (\(condition.phrase(language)), checked when it comes due)"
+          case (.chinese, false): line += "（\(condition.phrase(language))）"
+          case (.chinese, true): line += "（\(condition.phrase(language))，到时再检查）"
           }
         }
         lines.append(line)
@@ -392,16 +392,17 @@ extension Agent {
     -> String
   {
     switch (held, language) {
-    case (false?, .english): return "the condition “\(condition.text)” does not hold (\(reason))."
-    case (false?, .chinese): return "条件“\(condition.text)”不成立（\(reason)）。"
-    case (_, .english): return "the condition “\(condition.text)” could not be checked (\(reason))."
-    case (_, .chinese): return "条件“\(condition.text)”无法检查（\(reason)）。"
+    case (false?, .english): return "the condition “\(condition.quoted(language))” does not hold (\(reason))."
+    case (false?, .chinese): return "条件“\(condition.quoted(language))”不成立（\(reason)）。"
+    case (_, .english):
+      return "the condition “\(condition.quoted(language))” could not be checked (\(reason))."
+    case (_, .chinese): return "条件“\(condition.quoted(language))”无法检查（\(reason)）。"
     }
   }
 
   static func laterConditionSentence(_ condition: StepCondition, language: MessageLanguage) -> String {
     language == .english
-      ? "the condition “\(condition.text)” is about a later moment, and only a reminder keeps a condition until then; ask again closer to the time, or without the condition."
-      : "条件“\(condition.text)”要到以后才能判断，只有提醒能把条件保留到那时；请临近时再说，或者去掉条件。"
+      ? "the condition “\(condition.quoted(language))” is about a later moment, and only a reminder keeps a condition until then; ask again closer to the time, or without the condition."
+      : "条件“\(condition.quoted(language))”要到以后才能判断，只有提醒能把条件保留到那时；请临近时再说，或者去掉条件。"
   }
 }

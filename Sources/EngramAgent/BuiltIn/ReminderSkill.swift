@@ -44,7 +44,8 @@ public struct ReminderSkill: Skill {
   /// The sentence a reminder kept with a condition adds: when it fires.
   static func conditionNote(_ condition: StepCondition, language: MessageLanguage) -> String {
     language == .english
-      ? "Only if \(condition.text) (checked when it comes due)." : "仅当\(condition.text)时提醒（到时再检查）。"
+      ? "\(condition.runsWhenSaid ? "Only if" : "Unless") \(condition.text) (checked when it comes due)."
+      : "\(condition.phrase(.chinese))时提醒（到时再检查）。"
   }
 }
 

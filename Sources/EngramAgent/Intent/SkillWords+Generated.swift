@@ -3024,5 +3024,9 @@ extension SkillWords {
     plan.lookup_tails	翻出来
     plan.lookup_tails	查出来
     plan.lookup_tails	调出来
+    plan.instead	instead
+    plan.instead	换成
+    plan.instead	改成
+    plan.instead	那就改
     """#
 }

@@ -33,16 +33,21 @@ public enum ReminderRendering {
     item.condition.flatMap(StepCondition.init(storedText:))?.text
   }
 
+  /// "only if …" or "unless …": which way the reminder's condition runs it.
+  static func conditionPhrase(_ item: AgentItem) -> String {
+    item.condition.flatMap(StepCondition.init(storedText:))?.phrase(.english) ?? "only if a condition"
+  }
+
   /// What a reminder's condition says on its line: `only if …` before it comes due, then
   /// `because …` (it fired), `not fired: …` (it did not) or `fired unchecked: …`.
   public static func conditionNote(_ item: AgentItem) -> String? {
     guard item.condition != nil else { return nil }
     let text = conditionText(item) ?? "a condition"
     switch item.conditionOutcome {
-    case nil: return "only if \(text)"
+    case nil: return conditionPhrase(item)
     case let outcome? where outcome.state == .held: return "because \(outcome.reason)"
     case let outcome? where outcome.state == .failed:
-      return "not fired: only if \(text), and \(outcome.reason)"
+      return "not fired: \(conditionPhrase(item)), and \(outcome.reason)"
     case let outcome?: return "fired without its condition “\(text)”: \(outcome.reason)"
     }
   }

@@ -47,6 +47,23 @@ struct ConditionReader: Sendable {
   )
     -> StepCondition?
   {
+    readWords(text, negatedByMarker: negatedByMarker, zone: zone, zoneKnown: zoneKnown, kind: kind)
+      .map { Self.said($0, negatedByMarker: negatedByMarker) }
+  }
+
+  /// `condition` with what its words say kept (`negatedAsSaid`): each kind's `negated` is its
+  /// words' reading, flipped by a marker that negates ("unless").
+  static func said(_ condition: StepCondition, negatedByMarker: Bool) -> StepCondition {
+    var condition = condition
+    condition.negatedAsSaid = condition.negated != negatedByMarker
+    return condition
+  }
+
+  private func readWords(
+    _ text: String, negatedByMarker: Bool, zone: String?, zoneKnown: Bool, kind: StepCondition.Kind?
+  )
+    -> StepCondition?
+  {
     let lower = text.lowercased()
     let place = PlaceExtractor(clock: clock).find(in: text)
     let zone = place?.place?.timeZoneIdentifier ?? zone
@@ -89,6 +106,15 @@ struct ConditionReader: Sendable {
   /// The condition of "if not" / "if so" after `question` (routed to `skill`); `rest` is
   /// what follows the marker ("如果还没到晚上十点": 到晚上十点), read first when it says more.
   func read(
+    answering question: String, skill: String, arguments: SkillArguments, rest: String, negatedByMarker: Bool
+  ) -> StepCondition? {
+    readAnswer(
+      answering: question, skill: skill, arguments: arguments, rest: rest, negatedByMarker: negatedByMarker
+    )
+    .map { Self.said($0, negatedByMarker: negatedByMarker) }
+  }
+
+  private func readAnswer(
     answering question: String, skill: String, arguments: SkillArguments, rest: String, negatedByMarker: Bool
   ) -> StepCondition? {
     let zone = arguments["zone"]?.stringValue

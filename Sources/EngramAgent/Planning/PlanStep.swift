@@ -58,6 +58,30 @@ public struct StepCondition: Sendable, Hashable, Codable {
   public var place: String?
   /// The condition as the user said it.
   public var text: String
+  /// The value of `negated` under which the step runs when `text` holds as said: set where the
+  /// words are read, kept by the copies a plan makes (an "otherwise" branch toggles `negated`
+  /// only). Nil (a condition from elsewhere, or kept before it existed): as said.
+  public var negatedAsSaid: Bool?
+
+  /// Whether the step runs when the condition's words hold ("if it rains"), not when they do
+  /// not ("unless it rains", the other branch of "if it rains").
+  public var runsWhenSaid: Bool { negated == (negatedAsSaid ?? negated) }
+
+  /// The condition as a step's line shows it: "only if it rains" or "unless it rains"
+  /// (仅当下雨 / 除非下雨).
+  public func phrase(_ language: MessageLanguage) -> String {
+    switch (runsWhenSaid, language) {
+    case (true, .english): return "only if \(text)"
+    case (false, .english): return "unless \(text)"
+    case (true, .chinese): return "仅当\(text)"
+    case (false, .chinese): return "除非\(text)"
+    }
+  }
+
+  /// The condition in quotes as a sentence names it: the words, or "unless" and the words.
+  public func quoted(_ language: MessageLanguage) -> String {
+    runsWhenSaid ? text : (language == .english ? "unless \(text)" : "除非\(text)")
+  }
 
   /// Creates a condition.
   public init(

@@ -162,7 +162,7 @@ struct RequestPlanner: Sendable {
           }
           continue
         }
-        let guarded = part.isGuarded ? condition : nil
+        var guarded = part.isGuarded ? condition : nil
         // Under a condition about the weather, a time or the calendar, the action needs only
         // to name a skill: the condition's words already say this is a plan.
         // A later part that opens with a request verb ("..., then book a table") needs only to
@@ -227,6 +227,26 @@ struct RequestPlanner: Sendable {
           // What it does is the first branch's: its title, at the time this branch says.
           if let title = branch.arguments["title"] { read.arguments["title"] = title }
           found = read
+        }
+        // "book the lesson at 5, and if that time is taken make it 6 instead": the item made
+        // before is made only when the condition does not hold, and this part makes it at its own
+        // time when it does.
+        if let written = guarded, !part.isOtherwise,
+          ConditionReader.containsAny(part.text.lowercased(), "plan.instead"),
+          let previous = steps.indices.last, steps[previous].condition == nil,
+          steps[previous].skill.hasSuffix(".create"), found?.skillID != steps[previous].skill,
+          found.map({ !($0.skillID?.hasSuffix(".create") ?? false) || Self.refersBack(part.text) }) ?? true,
+          var read = reading(part.text, as: steps[previous].skill, clock: clock, scenario: scenario)
+        {
+          if let title = steps[previous].arguments["title"] { read.arguments["title"] = title }
+          found = read
+          // "that time" is the first item's.
+          if written.when == nil, written.kind != .time {
+            guarded?.when = steps[previous].arguments["when"]?.dateValue
+          }
+          var opposite = guarded!
+          opposite.negated.toggle()
+          steps[previous].condition = opposite
         }
         // "…; otherwise set it for 5", 已经过了的话改成明早八点: the other branch of an item made
         // under a condition changes only its time: the same item, made at that time.
@@ -1987,11 +2007,13 @@ struct RequestPlanner: Sendable {
         || ConditionReader.containsAny(lower, "plan.calendar_exists")
     {
       let busy = ConditionReader.saysBusy(lower)
-      condition = StepCondition(
-        kind: .calendar, about: "free", negated: busy != written.negatedByMarker,
-        when: DateExpressionParser(clock: clock).parse(written.text)?.date
-          ?? steps.last?.arguments["when"]?.dateValue,
-        text: written.text)
+      condition = ConditionReader.said(
+        StepCondition(
+          kind: .calendar, about: "free", negated: busy != written.negatedByMarker,
+          when: DateExpressionParser(clock: clock).parse(written.text)?.date
+            ?? steps.last?.arguments["when"]?.dateValue,
+          text: written.text),
+        negatedByMarker: written.negatedByMarker)
     }
     return condition
   }
