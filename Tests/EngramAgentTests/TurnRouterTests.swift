@@ -1132,6 +1132,14 @@ import Testing
     #expect(plan[1].arguments["title"] == plan[0].arguments["title"])
   }
 
+  /// Under a condition, 就把…取消 cancels what it names (an event), never looks up the weather.
+  @Test func aCancelUnderAConditionCancelsWhatItNames() async throws {
+    let plan = try await steps("后天要是下暴雨 就把野餐取消")
+    try #require(plan.map(\.skill) == ["calendar.cancel"])
+    #expect(plan[0].condition?.kind == .weather)
+    #expect(plan[0].arguments["target"]?.stringValue == "野餐")
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

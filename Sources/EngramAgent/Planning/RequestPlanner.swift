@@ -187,6 +187,19 @@ struct RequestPlanner: Sendable {
             .extractArguments(from: part.text, clock: clock) ?? whole.arguments
           found = whole
         }
+        // 就把野餐取消 under a condition: a verb that cancels, its object before it (把) or after,
+        // cancels what it names (an event unless a reminder is named), never looks the weather up.
+        if guarded != nil, found.map({ !changesSomething($0.skillID, scenario: scenario) }) ?? true,
+          Self.opensWithCancel(part.text)
+            || (part.text.contains("把")
+              && ConditionReader.containsAny(part.text.lowercased(), "plan.cancel_heads")),
+          let read = reading(
+            part.text,
+            as: ConditionReader.containsAny(part.text.lowercased(), "guard.reminder_words")
+              ? "reminder.cancel" : "calendar.cancel", clock: clock, scenario: scenario)
+        {
+          found = read
+        }
         // "see Tuesday's list, drop the last one": a removal or a move of an item the
         // look-up just listed is that list's cancel or update (whose confirmation shows the item).
         if let previous = steps.last, Self.listLookups.contains(previous.skill),
