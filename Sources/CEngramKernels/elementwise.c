@@ -340,10 +340,26 @@ AVX512 INLINE __m512 gelu16(__m512 v) {
 
 INLINE __mmask16 tail16(size_t rest) { return (__mmask16)((1u << rest) - 1); }
 
+// GELU takes four vectors a step: each value's operations are those of gelu16 alone, but one
+// vector's chain (about 60 cycles of latency through erf's two polynomials and the division)
+// left the core waiting; four side by side run 6-9% faster (the same bits).
 AVX512 static void bias_gelu_avx512(float *x, size_t rows, size_t n, size_t ld, const float *bias, int gelu) {
   for (size_t r = 0; r < rows; r++) {
     float *row = x + r * ld;
-    for (size_t j = 0; j < n; j += 16) {
+    size_t j = 0;
+    if (gelu) {
+      for (; j + 64 <= n; j += 64) {
+        __m512 v0 = _mm512_add_ps(_mm512_loadu_ps(row + j), _mm512_loadu_ps(bias + j));
+        __m512 v1 = _mm512_add_ps(_mm512_loadu_ps(row + j + 16), _mm512_loadu_ps(bias + j + 16));
+        __m512 v2 = _mm512_add_ps(_mm512_loadu_ps(row + j + 32), _mm512_loadu_ps(bias + j + 32));
+        __m512 v3 = _mm512_add_ps(_mm512_loadu_ps(row + j + 48), _mm512_loadu_ps(bias + j + 48));
+        _mm512_storeu_ps(row + j, gelu16(v0));
+        _mm512_storeu_ps(row + j + 16, gelu16(v1));
+        _mm512_storeu_ps(row + j + 32, gelu16(v2));
+        _mm512_storeu_ps(row + j + 48, gelu16(v3));
+      }
+    }
+    for (; j < n; j += 16) {
       __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : tail16(n - j);
       __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, row + j), _mm512_maskz_loadu_ps(m, bias + j));
       _mm512_mask_storeu_ps(row + j, m, gelu ? gelu16(v) : v);
@@ -373,13 +389,11 @@ AVX512 INLINE float exponentials_avx512(float *row, size_t n) {
 // row's maximum, exponentials and sum in the same order, but the rows' dependency chains
 // interleaved (a row at a time waited on its two reductions: a head at 74 tokens now takes 10%
 // less). inverse[r] = 1 / the row's sum.
-AVX512 INLINE void exponentials_rows_avx512(float *s, size_t np, size_t n, float *inverse, const int rows) {
-  __m512 top[4], sums[4], shift[4];
-  for (int r = 0; r < rows; r++) top[r] = _mm512_set1_ps(-INFINITY);
-  for (size_t j = 0; j < n; j += 16) {
-    __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : tail16(n - j);
-    for (int r = 0; r < rows; r++) top[r] = _mm512_mask_max_ps(top[r], m, top[r], _mm512_maskz_loadu_ps(m, s + r * np + j));
-  }
+// `top[r]` holds row r's running maxima by lane (its scores' maximum, kept as the scores were
+// stored: attention_scores_avx512).
+AVX512 INLINE void exponentials_rows_avx512(float *s, size_t np, size_t n, float *inverse, const __m512 top[4],
+                                            const int rows) {
+  __m512 sums[4], shift[4];
   for (int r = 0; r < rows; r++) {
     shift[r] = _mm512_set1_ps(_mm512_reduce_max_ps(top[r]));
     sums[r] = _mm512_setzero_ps();
@@ -406,35 +420,57 @@ AVX512 static void softmax_avx512(float *x, size_t rows, size_t n) {
   }
 }
 
-AVX512 static void add_layer_norm_avx512(const float *a, const float *b, float *out, size_t rows, size_t width,
-                                         const float *gamma, const float *beta, float epsilon) {
+// Residual + LayerNorm of `R` rows side by side (rows `width` floats apart; `b` may be NULL, and
+// `out` may be `a` or `b`): each row's sum, squares and outputs in the order of one row at a
+// time, the same bits. Written this way (the row count a constant, gamma and beta loaded once
+// for the R rows) it runs 20-23% faster than the loop over rows it replaced (512 rows of 384, a
+// C benchmark), which clang compiled with the residual's test in every pass.
+AVX512 INLINE void add_layer_norm_rows_avx512(const float *a, const float *b, float *out, size_t width,
+                                              const float *gamma, const float *beta, float epsilon, const int R) {
   float inverse_width = 1.0f / (float)width;
-  for (size_t r = 0; r < rows; r++) {
-    float *x = out + r * width;
-    const float *left = a + r * width;
-    const float *right = b != NULL ? b + r * width : NULL;
-    __m512 sums = _mm512_setzero_ps();
-    for (size_t j = 0; j < width; j += 16) {
-      __mmask16 m = width - j >= 16 ? (__mmask16)0xFFFF : tail16(width - j);
-      __m512 v = _mm512_maskz_loadu_ps(m, left + j);
-      if (right) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, right + j));
-      _mm512_mask_storeu_ps(x + j, m, v);
-      sums = _mm512_add_ps(sums, v);
-    }
-    __m512 mean = _mm512_set1_ps(_mm512_reduce_add_ps(sums) * inverse_width);
-    __m512 squares = _mm512_setzero_ps();
-    for (size_t j = 0; j < width; j += 16) {
-      __mmask16 m = width - j >= 16 ? (__mmask16)0xFFFF : tail16(width - j);
-      __m512 d = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, x + j), mean);
-      squares = _mm512_fmadd_ps(d, d, squares);
-    }
-    __m512 scale = _mm512_set1_ps(1.0f / sqrtf(_mm512_reduce_add_ps(squares) * inverse_width + epsilon));
-    for (size_t j = 0; j < width; j += 16) {
-      __mmask16 m = width - j >= 16 ? (__mmask16)0xFFFF : tail16(width - j);
-      __m512 d = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + j), mean), scale);
-      _mm512_mask_storeu_ps(x + j, m, _mm512_fmadd_ps(d, _mm512_maskz_loadu_ps(m, gamma + j), _mm512_maskz_loadu_ps(m, beta + j)));
+  __m512 sums[4], mean[4], squares[4], scale[4];
+  for (int r = 0; r < R; r++) sums[r] = _mm512_setzero_ps();
+  for (size_t j = 0; j < width; j += 16) {
+    __mmask16 m = width - j >= 16 ? (__mmask16)0xFFFF : tail16(width - j);
+    for (int r = 0; r < R; r++) {
+      __m512 v = _mm512_maskz_loadu_ps(m, a + r * width + j);
+      if (b != NULL) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, b + r * width + j));
+      _mm512_mask_storeu_ps(out + r * width + j, m, v);
+      sums[r] = _mm512_add_ps(sums[r], v);
     }
   }
+  for (int r = 0; r < R; r++) {
+    mean[r] = _mm512_set1_ps(_mm512_reduce_add_ps(sums[r]) * inverse_width);
+    squares[r] = _mm512_setzero_ps();
+  }
+  for (size_t j = 0; j < width; j += 16) {
+    __mmask16 m = width - j >= 16 ? (__mmask16)0xFFFF : tail16(width - j);
+    for (int r = 0; r < R; r++) {
+      __m512 d = _mm512_maskz_sub_ps(m, _mm512_maskz_loadu_ps(m, out + r * width + j), mean[r]);
+      squares[r] = _mm512_fmadd_ps(d, d, squares[r]);
+    }
+  }
+  for (int r = 0; r < R; r++)
+    scale[r] = _mm512_set1_ps(1.0f / sqrtf(_mm512_reduce_add_ps(squares[r]) * inverse_width + epsilon));
+  for (size_t j = 0; j < width; j += 16) {
+    __mmask16 m = width - j >= 16 ? (__mmask16)0xFFFF : tail16(width - j);
+    __m512 g = _mm512_maskz_loadu_ps(m, gamma + j), c = _mm512_maskz_loadu_ps(m, beta + j);
+    for (int r = 0; r < R; r++) {
+      __m512 d = _mm512_mul_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, out + r * width + j), mean[r]), scale[r]);
+      _mm512_mask_storeu_ps(out + r * width + j, m, _mm512_fmadd_ps(d, g, c));
+    }
+  }
+}
+
+AVX512 static void add_layer_norm_avx512(const float *a, const float *b, float *out, size_t rows, size_t width,
+                                         const float *gamma, const float *beta, float epsilon) {
+  size_t r = 0;
+  for (; r + 4 <= rows; r += 4)
+    add_layer_norm_rows_avx512(a + r * width, b != NULL ? b + r * width : NULL, out + r * width, width, gamma, beta,
+                               epsilon, 4);
+  for (; r < rows; r++)
+    add_layer_norm_rows_avx512(a + r * width, b != NULL ? b + r * width : NULL, out + r * width, width, gamma, beta,
+                               epsilon, 1);
 }
 
 // Attention of one head, `hv` vectors of 16 floats wide (d = 16 · hv): K transposed once into
@@ -460,28 +496,42 @@ AVX512 INLINE void broadcast_tile_avx512(const float *a, size_t lda, const float
   }
 }
 
+// The scores of `rows` rows against `nv` vectors of kt's columns, `valid` of them real (the
+// rest is K's zero padding), stored to s; each row's maxima by lane, over the real columns,
+// go into top[r] in the order exponentials_avx512 reads them (so the softmax reads its scores
+// once less; the same maximum, bit for bit).
 AVX512 INLINE void attention_scores_avx512(const float *q, size_t ld, const float *kt, size_t np, size_t d,
-                                           float scale, float *s, const int rows, const int nv) {
+                                           float scale, float *s, size_t valid, __m512 top[4], const int rows,
+                                           const int nv) {
   __m512 acc[4][4];
   broadcast_tile_avx512(q, ld, kt, np, d, rows, nv, acc);
   __m512 factor = _mm512_set1_ps(scale);
-  for (int r = 0; r < rows; r++)
-    for (int u = 0; u < nv; u++) _mm512_storeu_ps(s + r * np + 16 * u, _mm512_mul_ps(acc[r][u], factor));
+  for (int u = 0; u < nv; u++) {
+    size_t left = valid - 16 * (size_t)u;  // at least 1: the block's last vector holds a real column
+    __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : tail16(left);
+    for (int r = 0; r < rows; r++) {
+      __m512 score = _mm512_mul_ps(acc[r][u], factor);
+      _mm512_storeu_ps(s + r * np + 16 * u, score);
+      top[r] = _mm512_mask_max_ps(top[r], m, top[r], score);
+    }
+  }
 }
 
 AVX512 INLINE void attention_rows_avx512(const float *q, const float *kt, const float *v, float *out, size_t n,
                                          size_t ld, float scale, float *s, const int rows, const int hv) {
   const size_t d = 16 * (size_t)hv, np = (n + 15) & ~(size_t)15;
+  __m512 top[4];
+  for (int r = 0; r < rows; r++) top[r] = _mm512_set1_ps(-INFINITY);
   for (size_t c = 0; c < np; c += 64) {
     switch ((np - c) / 16) {
-    case 1: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, rows, 1); break;
-    case 2: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, rows, 2); break;
-    case 3: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, rows, 3); break;
-    default: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, rows, 4); break;
+    case 1: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, n - c, top, rows, 1); break;
+    case 2: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, n - c, top, rows, 2); break;
+    case 3: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, n - c, top, rows, 3); break;
+    default: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, n - c, top, rows, 4); break;
     }
   }
   float inverse[4];
-  exponentials_rows_avx512(s, np, n, inverse, rows);
+  exponentials_rows_avx512(s, np, n, inverse, top, rows);
   __m512 acc[4][4];
   broadcast_tile_avx512(s, np, v, ld, n, rows, hv, acc);
   for (int r = 0; r < rows; r++)
