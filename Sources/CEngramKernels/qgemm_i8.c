@@ -285,8 +285,8 @@ AVX512 static int64_t quantize_row_measured_avx512(const float *row, size_t k, c
   float inverse = row_inverse(largest, 1, scale_out);
   const __m512 scale = _mm512_set1_ps(inverse);
   const __m512i low = _mm512_set1_epi32(-127), ones = _mm512_set1_epi16(1);
-  // packs work within 128-bit lanes: lane L of the packed bytes holds codes 4L..4L+3 of each of
-  // the four vectors in turn, so dword 4v + L goes to dword 4L + v.
+  // The packs work within 128-bit lanes: dword 4L + v of the packed bytes holds vector v's
+  // codes 4L..4L+3 (the row's codes 16v + 4L...), which belong at dword 4v + L.
   const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
   __m512i squares = _mm512_setzero_si512();
   size_t p = 0;
