@@ -340,10 +340,26 @@ AVX512 INLINE __m512 gelu16(__m512 v) {
 
 INLINE __mmask16 tail16(size_t rest) { return (__mmask16)((1u << rest) - 1); }
 
+// GELU takes four vectors a step: each value's operations are those of gelu16 alone, but one
+// vector's chain (about 60 cycles of latency through erf's two polynomials and the division)
+// left the core waiting; four side by side run 6-9% faster (the same bits).
 AVX512 static void bias_gelu_avx512(float *x, size_t rows, size_t n, size_t ld, const float *bias, int gelu) {
   for (size_t r = 0; r < rows; r++) {
     float *row = x + r * ld;
-    for (size_t j = 0; j < n; j += 16) {
+    size_t j = 0;
+    if (gelu) {
+      for (; j + 64 <= n; j += 64) {
+        __m512 v0 = _mm512_add_ps(_mm512_loadu_ps(row + j), _mm512_loadu_ps(bias + j));
+        __m512 v1 = _mm512_add_ps(_mm512_loadu_ps(row + j + 16), _mm512_loadu_ps(bias + j + 16));
+        __m512 v2 = _mm512_add_ps(_mm512_loadu_ps(row + j + 32), _mm512_loadu_ps(bias + j + 32));
+        __m512 v3 = _mm512_add_ps(_mm512_loadu_ps(row + j + 48), _mm512_loadu_ps(bias + j + 48));
+        _mm512_storeu_ps(row + j, gelu16(v0));
+        _mm512_storeu_ps(row + j + 16, gelu16(v1));
+        _mm512_storeu_ps(row + j + 32, gelu16(v2));
+        _mm512_storeu_ps(row + j + 48, gelu16(v3));
+      }
+    }
+    for (; j < n; j += 16) {
       __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : tail16(n - j);
       __m512 v = _mm512_add_ps(_mm512_maskz_loadu_ps(m, row + j), _mm512_maskz_loadu_ps(m, bias + j));
       _mm512_mask_storeu_ps(row + j, m, gelu ? gelu16(v) : v);
@@ -373,13 +389,11 @@ AVX512 INLINE float exponentials_avx512(float *row, size_t n) {
 // row's maximum, exponentials and sum in the same order, but the rows' dependency chains
 // interleaved (a row at a time waited on its two reductions: a head at 74 tokens now takes 10%
 // less). inverse[r] = 1 / the row's sum.
-AVX512 INLINE void exponentials_rows_avx512(float *s, size_t np, size_t n, float *inverse, const int rows) {
-  __m512 top[4], sums[4], shift[4];
-  for (int r = 0; r < rows; r++) top[r] = _mm512_set1_ps(-INFINITY);
-  for (size_t j = 0; j < n; j += 16) {
-    __mmask16 m = n - j >= 16 ? (__mmask16)0xFFFF : tail16(n - j);
-    for (int r = 0; r < rows; r++) top[r] = _mm512_mask_max_ps(top[r], m, top[r], _mm512_maskz_loadu_ps(m, s + r * np + j));
-  }
+// `top[r]` holds row r's running maxima by lane (its scores' maximum, kept as the scores were
+// stored: attention_scores_avx512).
+AVX512 INLINE void exponentials_rows_avx512(float *s, size_t np, size_t n, float *inverse, const __m512 top[4],
+                                            const int rows) {
+  __m512 sums[4], shift[4];
   for (int r = 0; r < rows; r++) {
     shift[r] = _mm512_set1_ps(_mm512_reduce_max_ps(top[r]));
     sums[r] = _mm512_setzero_ps();
@@ -460,28 +474,42 @@ AVX512 INLINE void broadcast_tile_avx512(const float *a, size_t lda, const float
   }
 }
 
+// The scores of `rows` rows against `nv` vectors of kt's columns, `valid` of them real (the
+// rest is K's zero padding), stored to s; each row's maxima by lane, over the real columns,
+// go into top[r] in the order exponentials_avx512 reads them (so the softmax reads its scores
+// once less; the same maximum, bit for bit).
 AVX512 INLINE void attention_scores_avx512(const float *q, size_t ld, const float *kt, size_t np, size_t d,
-                                           float scale, float *s, const int rows, const int nv) {
+                                           float scale, float *s, size_t valid, __m512 top[4], const int rows,
+                                           const int nv) {
   __m512 acc[4][4];
   broadcast_tile_avx512(q, ld, kt, np, d, rows, nv, acc);
   __m512 factor = _mm512_set1_ps(scale);
-  for (int r = 0; r < rows; r++)
-    for (int u = 0; u < nv; u++) _mm512_storeu_ps(s + r * np + 16 * u, _mm512_mul_ps(acc[r][u], factor));
+  for (int u = 0; u < nv; u++) {
+    size_t left = valid - 16 * (size_t)u;  // at least 1: the block's last vector holds a real column
+    __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : tail16(left);
+    for (int r = 0; r < rows; r++) {
+      __m512 score = _mm512_mul_ps(acc[r][u], factor);
+      _mm512_storeu_ps(s + r * np + 16 * u, score);
+      top[r] = _mm512_mask_max_ps(top[r], m, top[r], score);
+    }
+  }
 }
 
 AVX512 INLINE void attention_rows_avx512(const float *q, const float *kt, const float *v, float *out, size_t n,
                                          size_t ld, float scale, float *s, const int rows, const int hv) {
   const size_t d = 16 * (size_t)hv, np = (n + 15) & ~(size_t)15;
+  __m512 top[4];
+  for (int r = 0; r < rows; r++) top[r] = _mm512_set1_ps(-INFINITY);
   for (size_t c = 0; c < np; c += 64) {
     switch ((np - c) / 16) {
-    case 1: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, rows, 1); break;
-    case 2: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, rows, 2); break;
-    case 3: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, rows, 3); break;
-    default: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, rows, 4); break;
+    case 1: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, n - c, top, rows, 1); break;
+    case 2: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, n - c, top, rows, 2); break;
+    case 3: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, n - c, top, rows, 3); break;
+    default: attention_scores_avx512(q, ld, kt + c, np, d, scale, s + c, n - c, top, rows, 4); break;
     }
   }
   float inverse[4];
-  exponentials_rows_avx512(s, np, n, inverse, rows);
+  exponentials_rows_avx512(s, np, n, inverse, top, rows);
   __m512 acc[4][4];
   broadcast_tile_avx512(s, np, v, ld, n, rows, hv, acc);
   for (int r = 0; r < rows; r++)

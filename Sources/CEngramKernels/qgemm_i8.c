@@ -147,6 +147,14 @@ static void quantize_rows_scalar(const float *x, size_t m, size_t k, size_t ldx,
   }
 }
 
+// The sum of the squares of `k` codes (exact: at most k * 127^2, within int32 for any row the
+// embedders quantize).
+static int64_t code_squares_scalar(const int8_t *codes, size_t k) {
+  int64_t squares = 0;
+  for (size_t p = 0; p < k; p++) squares += (int32_t)codes[p] * codes[p];
+  return squares;
+}
+
 // One tile's destination: the running float sums (up to ROWS tokens x 64 columns) and, after
 // the last group, C; or, for tests, each group's exact int32 sums (token t, group g at
 // raw + g * raw_group + t * raw_token).
@@ -207,6 +215,29 @@ AVX512 static inline __m512 channel_values(const float *row, const float *channe
   return channels ? _mm512_mul_ps(v, _mm512_loadu_ps(channels + p)) : v;
 }
 
+// The largest magnitude of a row (times its channels' factors), exact in any order: two chains
+// of maxima, the channels' test out of the loop.
+AVX512 static inline float row_largest_avx512(const float *row, size_t k, const float *channels) {
+  __m512 big = _mm512_setzero_ps(), other = _mm512_setzero_ps();
+  size_t p = 0;
+  if (channels != NULL) {
+    for (; p + 32 <= k; p += 32) {
+      big = _mm512_max_ps(big, _mm512_abs_ps(_mm512_mul_ps(_mm512_loadu_ps(row + p), _mm512_loadu_ps(channels + p))));
+      other = _mm512_max_ps(
+          other, _mm512_abs_ps(_mm512_mul_ps(_mm512_loadu_ps(row + p + 16), _mm512_loadu_ps(channels + p + 16))));
+    }
+  } else {
+    for (; p + 32 <= k; p += 32) {
+      big = _mm512_max_ps(big, _mm512_abs_ps(_mm512_loadu_ps(row + p)));
+      other = _mm512_max_ps(other, _mm512_abs_ps(_mm512_loadu_ps(row + p + 16)));
+    }
+  }
+  for (; p + 16 <= k; p += 16) big = _mm512_max_ps(big, _mm512_abs_ps(channel_values(row, channels, p)));
+  float largest = _mm512_reduce_max_ps(_mm512_max_ps(big, other));
+  for (; p < k; p++) largest = __builtin_fmaxf(largest, __builtin_fabsf(channel_value(row, channels, p)));
+  return largest;
+}
+
 AVX512 static void quantize_rows_avx512(const float *x, size_t m, size_t k, size_t ldx, const float *channels,
                                         int8_t *q, size_t ldq, float *scales, int passes) {
   const __m512i high = _mm512_set1_epi32(127), low = _mm512_set1_epi32(-127);
@@ -214,28 +245,10 @@ AVX512 static void quantize_rows_avx512(const float *x, size_t m, size_t k, size
   for (size_t i = 0; i < m; i++) {
     const float *row = x + i * ldx;
     int8_t *coarse = q + (size_t)passes * i * ldq, *fine = coarse + ldq;
-    // The largest magnitude (exact in any order): two chains of maxima, the channels' test
-    // out of the loop.
-    __m512 big = _mm512_setzero_ps(), other = _mm512_setzero_ps();
-    size_t p = 0;
-    if (channels != NULL) {
-      for (; p + 32 <= k; p += 32) {
-        big = _mm512_max_ps(big, _mm512_abs_ps(_mm512_mul_ps(_mm512_loadu_ps(row + p), _mm512_loadu_ps(channels + p))));
-        other = _mm512_max_ps(
-            other, _mm512_abs_ps(_mm512_mul_ps(_mm512_loadu_ps(row + p + 16), _mm512_loadu_ps(channels + p + 16))));
-      }
-    } else {
-      for (; p + 32 <= k; p += 32) {
-        big = _mm512_max_ps(big, _mm512_abs_ps(_mm512_loadu_ps(row + p)));
-        other = _mm512_max_ps(other, _mm512_abs_ps(_mm512_loadu_ps(row + p + 16)));
-      }
-    }
-    for (; p + 16 <= k; p += 16) big = _mm512_max_ps(big, _mm512_abs_ps(channel_values(row, channels, p)));
-    float largest = _mm512_reduce_max_ps(_mm512_max_ps(big, other));
-    for (; p < k; p++) largest = __builtin_fmaxf(largest, __builtin_fabsf(channel_value(row, channels, p)));
+    float largest = row_largest_avx512(row, k, channels);
     float inverse = row_inverse(largest, passes, scales + i);
     const __m512 scale = _mm512_set1_ps(inverse);
-    p = 0;
+    size_t p = 0;
     if (passes == 1) {
       for (; p + 16 <= k; p += 16) {
         __m512i c = _mm512_cvtps_epi32(_mm512_mul_ps(channel_values(row, channels, p), scale));
@@ -258,6 +271,43 @@ AVX512 static void quantize_rows_avx512(const float *x, size_t m, size_t k, size
       if (passes == 2) fine[p] = 0;
     }
   }
+}
+
+// One row at one pass, as quantize_rows_avx512 writes it, returning the sum of its codes'
+// squares (code_squares of the row) for the crest test of engram_quantize_rows_mixed: 64
+// codes a step narrowed in registers by two saturating packs (the same clamp as vpmovsdb:
+// -127 first, then 127 by saturation) and put in order by one permutation, and their squares
+// summed from those bytes (|c| * |c| in pairs, then in fours) instead of a second pass over the
+// stored codes. The same codes and the same exact integer as the two passes.
+AVX512 static int64_t quantize_row_measured_avx512(const float *row, size_t k, const float *channels, int8_t *coarse,
+                                                   size_t ldq, float *scale_out) {
+  float largest = row_largest_avx512(row, k, channels);
+  float inverse = row_inverse(largest, 1, scale_out);
+  const __m512 scale = _mm512_set1_ps(inverse);
+  const __m512i low = _mm512_set1_epi32(-127), ones = _mm512_set1_epi16(1);
+  // The packs work within 128-bit lanes: dword 4L + v of the packed bytes holds vector v's
+  // codes 4L..4L+3 (the row's codes 16v + 4L...), which belong at dword 4v + L.
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  __m512i squares = _mm512_setzero_si512();
+  size_t p = 0;
+  for (; p + 64 <= k; p += 64) {
+    __m512i c0 = _mm512_max_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(channel_values(row, channels, p), scale)), low);
+    __m512i c1 = _mm512_max_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(channel_values(row, channels, p + 16), scale)), low);
+    __m512i c2 = _mm512_max_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(channel_values(row, channels, p + 32), scale)), low);
+    __m512i c3 = _mm512_max_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(channel_values(row, channels, p + 48), scale)), low);
+    __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(c0, c1), _mm512_packs_epi32(c2, c3));
+    _mm512_storeu_si512(coarse + p, _mm512_permutexvar_epi32(order, bytes));
+    __m512i magnitude = _mm512_abs_epi8(bytes);  // at most 127: pairs of squares fit int16
+    squares = _mm512_add_epi32(squares, _mm512_madd_epi16(_mm512_maddubs_epi16(magnitude, magnitude), ones));
+  }
+  size_t measured = p;
+  for (; p + 16 <= k; p += 16) {
+    __m512i c = _mm512_cvtps_epi32(_mm512_mul_ps(channel_values(row, channels, p), scale));
+    _mm_storeu_si128((__m128i *)(coarse + p), _mm512_cvtsepi32_epi8(_mm512_max_epi32(c, low)));
+  }
+  for (; p < k; p++) codes_of(channel_value(row, channels, p), inverse, 1, coarse + p, NULL);
+  for (size_t end = padded_end(k, ldq); p < end; p++) coarse[p] = 0;
+  return (int64_t)_mm512_reduce_add_epi32(squares) + code_squares_scalar(coarse + measured, k - measured);
 }
 
 // AVX-512 VNNI: vpdpbusd multiplies unsigned by signed bytes, so each activation code a is
@@ -732,13 +782,6 @@ void engram_quantize_rows(const float *x, size_t m, size_t k, size_t ldx, int pa
   engram_quantize_rows_path(x, m, k, ldx, passes, q, ldq, scales, ENGRAM_LEVEL_AVX512);
 }
 
-// The sum of the squares of `k` codes (exact: at most k * 127^2, within int32 for any row the
-// embedders quantize).
-static int64_t code_squares_scalar(const int8_t *codes, size_t k) {
-  int64_t squares = 0;
-  for (size_t p = 0; p < k; p++) squares += (int32_t)codes[p] * codes[p];
-  return squares;
-}
 
 #if defined(__x86_64__)
 AVX512 static int64_t code_squares_avx512(const int8_t *codes, size_t k) {
@@ -773,8 +816,16 @@ size_t engram_quantize_rows_mixed_path(const float *x, size_t m, size_t k, size_
     double limit = (double)crest[i] * (double)crest[i];
     int8_t *codes = q + single * ldq;
     float scale;
-    quantize_rows_at(x + i * ldx, 1, k, ldx, channels, 1, codes, ldq, &scale, path);
-    int64_t squares = code_squares(codes, k, path);
+    int64_t squares;
+#if defined(__x86_64__)
+    if (path >= 2 && k <= (size_t)1 << 16) {
+      squares = quantize_row_measured_avx512(x + i * ldx, k, channels, codes, ldq, &scale);
+    } else
+#endif
+    {
+      quantize_rows_at(x + i * ldx, 1, k, ldx, channels, 1, codes, ldq, &scale, path);
+      squares = code_squares(codes, k, path);
+    }
     if ((double)(127 * 127) * (double)k > limit * (double)squares) {
       size_t at = m - 1 - twice++;
       quantize_rows_at(x + i * ldx, 1, k, ldx, channels, 2, q + 2 * at * ldq, ldq, scales + at, path);

@@ -266,6 +266,17 @@ static void check_elementwise(int path) {
         }
       free(got);
     }
+    // GELU is computed per value: the whole row at once (the AVX-512 level takes four vectors
+    // a step) equals the same row 16 values at a time, bit for bit.
+    {
+      for (size_t j = 0; j < rows * ld; j++) x[j] = ref[j] = 6.0f * uniform();
+      engram_bias_gelu_rows_path(x, rows, n, ld, bias, 1, path);
+      for (size_t r = 0; r < rows; r++)
+        for (size_t j = 0; j < n; j += 16)
+          engram_bias_gelu_rows_path(ref + r * ld + j, 1, n - j < 16 ? n - j : 16, ld, bias + j, 1, path);
+      CHECK(memcmp(x, ref, rows * ld * sizeof(float)) == 0, "bias_gelu level %d n %zu: a row differs from its parts",
+            path, n);
+    }
     // Softmax: scores spread over about +-20 like attention logits, rows of n contiguous floats.
     for (size_t j = 0; j < rows * n; j++) x[j] = ref[j] = 20.0f * uniform();
     float *soft = malloc(rows * n * sizeof(float));
@@ -436,6 +447,99 @@ static void check_qgemm(int path) {
   }
 }
 
+// The mixed quantizer's crest test on every level, at widths with and without a tail of 64 and
+// of 16 values, with channel factors: each row's limit is set half a unit of the code squares
+// above or below its scalar sum (rows with one large value, so that the sum is small and the
+// half unit is far above the limit's rounding), so a sum off by one on any level flips a
+// decision. Then codes, scales and order against the scalar level, bit for bit.
+static void check_quantize_mixed(int path) {
+  static const size_t widths[] = {1, 17, 47, 64, 100, 384, 401, 1536};
+  for (size_t w = 0; w < sizeof(widths) / sizeof(widths[0]); w++) {
+    enum { M = 12 };
+    size_t k = widths[w], kp = engram_qgemm_padded_inputs_grouped(k, 128);
+    float *x = malloc(M * k * sizeof(float)), *channels = malloc(k * sizeof(float)), *scaled = malloc(M * k * sizeof(float));
+    for (size_t p = 0; p < k; p++) channels[p] = 0.5f + 0.4f * uniform();
+    for (size_t i = 0; i < M * k; i++) x[i] = uniform();
+    for (size_t i = 0; i < M; i++) x[i * k + (i * 7) % k] = 60.0f * (i % 2 ? 1.0f : -1.0f);
+    if (k > 20) x[3 * k + 20] = NAN, x[5 * k + 11] = INFINITY, x[8 * k + 19] = 0.5f;
+    for (size_t i = 0; i < M * k; i++) scaled[i] = x[i] * channels[i % k];
+    int8_t *one = calloc(M * kp, 1), *codes[2];
+    float one_scales[M], crest[M], scales[2][M];
+    int32_t order[2][M];
+    int want[M];
+    engram_quantize_rows_path(scaled, M, k, k, 1, one, kp, one_scales, ENGRAM_LEVEL_SCALAR);
+    for (size_t i = 0; i < M; i++) {
+      long long squares = 0;
+      for (size_t p = 0; p < k; p++) squares += (long long)one[i * kp + p] * one[i * kp + p];
+      want[i] = (int)(i % 2);  // 1: two passes
+      double target = (double)squares + (want[i] ? 0.5 : -0.5);
+      crest[i] = target > 0 ? (float)sqrt(127.0 * 127.0 * (double)k / target) : 1e30f;
+      if (target <= 0) want[i] = 0;
+    }
+    size_t single[2];
+    for (int v = 0; v < 2; v++) {
+      codes[v] = calloc(2 * M * kp, 1);
+      single[v] = engram_quantize_rows_mixed_path(x, M, k, k, channels, crest, codes[v], kp, scales[v], order[v],
+                                                  v == 0 ? ENGRAM_LEVEL_SCALAR : path);
+      for (size_t at = 0; at < M; at++) {
+        int twice = at >= single[v];
+        CHECK(twice == want[order[v][at]], "quantize mixed level %d k %zu: row %d decided %d, not %d", path, k,
+              order[v][at], twice, want[order[v][at]]);
+      }
+    }
+    CHECK(single[0] == single[1] && memcmp(order[0], order[1], sizeof order[0]) == 0 &&
+              memcmp(scales[0], scales[1], sizeof scales[0]) == 0 && memcmp(codes[0], codes[1], 2 * M * kp) == 0,
+          "quantize mixed level %d k %zu: differs from scalar", path, k);
+    free(x), free(channels), free(scaled), free(one), free(codes[0]), free(codes[1]);
+  }
+}
+
+// One head's attention against a double-precision definition, every level that has a kernel
+// for the head width, with n past multiples of 16 (K's zero padding) and every score far below
+// zero: a softmax whose maximum counted a padding column (0) would clamp every exponential to
+// the same smallest value and weigh the values evenly.
+static void check_attention(int path) {
+  static const size_t lengths[] = {1, 5, 16, 17, 40, 64, 65, 74, 130};
+  static const size_t widths[] = {16, 32, 64};
+  for (size_t a = 0; a < sizeof(lengths) / sizeof(lengths[0]); a++)
+    for (size_t b = 0; b < sizeof(widths) / sizeof(widths[0]); b++) {
+      size_t n = lengths[a], d = widths[b], ld = d + 3;
+      float *q = malloc(n * ld * sizeof(float)), *k = malloc(n * ld * sizeof(float)), *v = malloc(n * ld * sizeof(float));
+      float *out = malloc(n * ld * sizeof(float)), *scratch = malloc(engram_attention_scratch(n, d) * sizeof(float));
+      float scale = 1.0f / sqrtf((float)d);
+      for (size_t i = 0; i < n * ld; i++) v[i] = uniform(), out[i] = 7.0f;
+      for (size_t i = 0; i < n; i++)
+        for (size_t p = 0; p < d; p++) {
+          q[i * ld + p] = -150.0f / sqrtf((float)d) + 0.3f * uniform();  // scores near -150
+          k[i * ld + p] = 1.0f + 0.05f * uniform();
+        }
+      if (!engram_attention_head_path(q, k, v, out, n, d, ld, scale, scratch, path)) {
+        free(q), free(k), free(v), free(out), free(scratch);
+        continue;
+      }
+      double *score = malloc(n * sizeof(double));
+      for (size_t i = 0; i < n; i++) {
+        double top = -INFINITY, sum = 0;
+        for (size_t j = 0; j < n; j++) {
+          double dot = 0;
+          for (size_t p = 0; p < d; p++) dot += (double)q[i * ld + p] * k[j * ld + p];
+          score[j] = dot * scale;
+          top = score[j] > top ? score[j] : top;
+        }
+        CHECK(top < -100, "attention test n %zu d %zu: scores not far below zero (%g)", n, d, top);
+        for (size_t j = 0; j < n; j++) sum += (score[j] = exp(score[j] - top));
+        for (size_t p = 0; p < d; p++) {
+          double want = 0, size = 0;
+          for (size_t j = 0; j < n; j++) want += score[j] / sum * v[j * ld + p], size += score[j] / sum * fabs(v[j * ld + p]);
+          CHECK(fabs(out[i * ld + p] - want) <= 2e-4 * size + 1e-6, "attention level %d n %zu d %zu [%zu, %zu]: %.9g vs %.9g",
+                path, n, d, i, p, out[i * ld + p], want);
+        }
+        for (size_t p = d; p < ld; p++) CHECK(out[i * ld + p] == 7.0f, "attention level %d: padding written", path);
+      }
+      free(score), free(q), free(k), free(v), free(out), free(scratch);
+    }
+}
+
 // Activation codes at the edges, each level against the scalar one bit for bit, at one and two
 // passes: ties (a row whose largest magnitude is 127, so t = x: 0.5, 1.5, 126.5 round to even),
 // values just under the largest, and rows holding NaN, an infinity or a huge value (the AVX-512
@@ -483,6 +587,8 @@ int main(int argc, char **argv) {
     check_elementwise(path);
     check_qgemm(path);
     check_quantize_edges(path);
+    check_quantize_mixed(path);
+    check_attention(path);
   }
   // The public entry points run the dispatch level: compare them with the level's own path.
   {
