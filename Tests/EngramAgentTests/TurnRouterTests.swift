@@ -1140,6 +1140,29 @@ import Testing
     #expect(plan[0].arguments["target"]?.stringValue == "野餐")
   }
 
+  /// A short time before "if" is what the condition is about ("Saturday morning if it rains,
+  /// …"); a bare hour on a morning the condition names is in the morning; "hotter than" is the
+  /// weather's.
+  @Test func aConditionsMorningAndTopicGiveTheStepsTime() async throws {
+    let saturday = wallClock(2025, 6, 14, 8, in: Zones.shanghai)
+    let topic = try await steps(
+      "Saturday morning if it rains remind me at 8 to bring a jacket, otherwise remind me at 8 to pack sunscreen"
+    )
+    try #require(topic.map(\.skill) == ["reminder.create", "reminder.create"])
+    #expect(topic.map { $0.condition?.kind } == [.weather, .weather])
+    #expect(topic.map { $0.condition?.negated } == [false, true])
+    #expect(topic.map { $0.arguments["when"]?.dateValue } == [saturday, saturday])
+    let morning = try await steps("明天早上要是下雨就提醒我八点带伞，否则提醒我八点涂防晒")
+    try #require(morning.map(\.skill) == ["reminder.create", "reminder.create"])
+    let hours = morning.compactMap { $0.arguments["when"]?.dateValue }.map {
+      Calendar(identifier: .gregorian).dateComponents(in: clock.timeZone, from: $0).hour
+    }
+    #expect(hours == [8, 8])
+    let hot = try await steps("if it's hotter than 33 on Sunday cancel the garden party")
+    try #require(hot.map(\.skill) == ["calendar.cancel"])
+    #expect(hot[0].condition?.kind == .weather)
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

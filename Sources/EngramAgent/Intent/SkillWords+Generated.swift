@@ -1368,6 +1368,8 @@ extension SkillWords {
     plan.weather_heat	uv index
     plan.weather_heat	紫外线
     plan.weather_heat	sunburn
+    plan.weather_heat	hotter
+    plan.weather_heat	hottest
     plan.weather_wind	wind
     plan.weather_wind	windy
     plan.weather_wind	gale
@@ -3028,5 +3030,40 @@ extension SkillWords {
     plan.instead	换成
     plan.instead	改成
     plan.instead	那就改
+    plan.time_pm	pm
+    plan.time_pm	p.m
+    plan.time_pm	下午
+    plan.time_pm	晚上
+    plan.time_pm	傍晚
+    plan.time_pm	今晚
+    plan.time_pm	tonight
+    plan.time_pm	evening
+    plan.time_pm	afternoon
+    plan.time_pm	night
+    plan.time_topics	today
+    plan.time_topics	tonight
+    plan.time_topics	tomorrow
+    plan.time_topics	monday
+    plan.time_topics	tuesday
+    plan.time_topics	wednesday
+    plan.time_topics	thursday
+    plan.time_topics	friday
+    plan.time_topics	saturday
+    plan.time_topics	sunday
+    plan.time_topics	this
+    plan.time_topics	next
+    plan.time_topics	morning
+    plan.time_topics	afternoon
+    plan.time_topics	evening
+    plan.time_topics	night
+    plan.time_topics	weekend
+    plan.time_topics	week
+    plan.time_topics	on
+    plan.time_topics	the
+    plan.time_topics	in
+    plan.time_topics	and
+    plan.time_topics	so
+    plan.time_topics	ok
+    plan.time_topics	okay
     """#
 }

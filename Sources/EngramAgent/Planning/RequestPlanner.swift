@@ -1774,9 +1774,11 @@ struct RequestPlanner: Sendable {
   static func leadingCondition(_ text: String) -> (String, Bool, String)? {
     for (marker, negated) in conditionMarkers() {
       let isLatin = marker.first?.isASCII ?? false
-      // A Latin marker opens the sentence; a Chinese one may follow the topic (明天要是…).
-      if isLatin && !startsWith(text, marker) { continue }
-      guard let range = text.range(of: marker, options: .caseInsensitive) else { continue }
+      // A Latin marker opens the sentence, or follows a short time it is about ("Sunday
+      // morning if it rains, …"); a Chinese one may follow the topic (明天要是…).
+      let timeTopic = isLatin && !startsWith(text, marker) ? Self.timeTopic(before: marker, in: text) : nil
+      if isLatin && !startsWith(text, marker) && timeTopic == nil { continue }
+      guard let range = timeTopic ?? text.range(of: marker, options: .caseInsensitive) else { continue }
       if !isLatin, text.distance(from: text.startIndex, to: range.lowerBound) > 16 { continue }
       let topic = String(text[..<range.lowerBound])
       let rest = String(text[range.upperBound...])
@@ -1806,6 +1808,17 @@ struct RequestPlanner: Sendable {
       }
     }
     return nil
+  }
+
+  /// The range of `marker` after a short time that opens `text` ("Saturday morning if …"): at
+  /// most three words, each a day, a part of the day or a word around them.
+  static func timeTopic(before marker: String, in text: String) -> Range<String.Index>? {
+    guard let range = text.range(of: " \(marker) ", options: .caseInsensitive) else { return nil }
+    let words = text[..<range.lowerBound].lowercased().split(whereSeparator: { $0 == " " || $0 == "," })
+    guard (1...3).contains(words.count),
+      words.allSatisfy({ Self.words("plan.time_topics").contains(String($0)) })
+    else { return nil }
+    return text.index(after: range.lowerBound)..<text.index(before: range.upperBound)
   }
 
   /// A condition at the end ("... unless it's raining", "... if it snows"): only one about
@@ -2155,6 +2168,14 @@ struct RequestPlanner: Sendable {
     let time = calendar.dateComponents([.hour, .minute], from: own)
     parts.hour = time.hour
     parts.minute = time.minute
+    // "明天早上要是下雨，就八点提醒我": a bare hour on a morning the condition names is in the
+    // morning (read alone, "八点" after ten o'clock today is tonight's).
+    if let hour = time.hour, (17...23).contains(hour),
+      ConditionReader.containsAny(condition.text.lowercased(), "plan.time_morning"),
+      !ConditionReader.containsAny(text.lowercased(), "plan.time_pm")
+    {
+      parts.hour = hour - 12
+    }
     if let date = calendar.date(from: parts) { arguments["when"] = .date(date) }
     return arguments
   }
