@@ -1163,6 +1163,18 @@ import Testing
     #expect(hot[0].condition?.kind == .weather)
   }
 
+  /// "drop me a reminder", "drop a reminder" make one: never a cancel, never a question which
+  /// is meant, alone or after another request.
+  @Test func droppingSomeoneAReminderMakesOne() async throws {
+    for text in ["drop me a reminder at 9 to water the plants", "drop a reminder for 6pm to text the club"] {
+      let route = try await router().route(text, clock: clock)
+      #expect(route.plan.steps.map(\.skill) == ["reminder.create"], "\(text): \(route.plan)")
+    }
+    let after = try await steps("call off Friday's team lunch, and drop a reminder at 11 to tell the team")
+    try #require(after.map(\.skill) == ["calendar.cancel", "reminder.create"])
+    #expect(after[1].arguments["title"]?.stringValue == "tell the team")
+  }
+
   @Test func everyThresholdLivesInOneStruct() throws {
     let registry = SkillRegistry()
     let strict = RoutingThresholds(intent: 0.9, destructiveIntent: 0.5)

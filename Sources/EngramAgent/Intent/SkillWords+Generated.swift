@@ -102,6 +102,10 @@ extension SkillWords {
     calendar.create.fillers	的
     calendar.create.fillers	一下
     calendar.create.fillers	谢谢
+    reminder.create.fillers	drop a reminder
+    reminder.create.fillers	drop a reminder to
+    reminder.create.fillers	drop me a reminder
+    reminder.create.fillers	drop me a reminder to
     reminder.create.fillers	please
     reminder.create.fillers	pls
     reminder.create.fillers	plz
@@ -182,6 +186,8 @@ extension SkillWords {
     reminder.create.fillers	好不好
     reminder.create.fillers	行吗
     reminder.create.fillers	可以吗
+    note.create.fillers	drop a note
+    note.create.fillers	drop me a note
     note.create.fillers	please
     note.create.fillers	can you
     note.create.fillers	take a note that

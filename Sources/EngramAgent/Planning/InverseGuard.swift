@@ -18,6 +18,10 @@ enum InverseGuard {
     {
       return moved
     }
+    if let made = makeInsteadOfDestroy(decision, text: text, skills: skills, clock: clock, scenario: scenario)
+    {
+      return made
+    }
     guard let chosen = decision.skillID, writes.contains(chosen) else { return nil }
     let head = opening(of: text)
     let lower = text.lowercased()
@@ -91,6 +95,24 @@ enum InverseGuard {
       intent: decision.intent, ruleCandidates: decision.ruleCandidates)
   }
 
+  /// The write a request names when the model read its opening verb as destroying: "drop me a
+  /// reminder at 5", "drop a note that …" make something (`guard.destroy_heads_not` opens the
+  /// request and it names one kind of write). Nil otherwise.
+  static func makeInsteadOfDestroy(
+    _ decision: RouteDecision, text: String, skills: SkillRouter, clock: AgentClock, scenario: SkillScenario
+  ) -> RouteDecision? {
+    // (Also when the model was not sure enough to destroy, and so chose nothing.)
+    guard let chosen = decision.skillID ?? decision.intent?.label,
+      skills.registeredSkill(id: chosen, scenario: scenario)?.isDestructive == true,
+      startsWithAny(opening(of: text), "guard.destroy_heads_not"),
+      let named = RequestPlanner.namedWrite(in: text), writes.contains(named),
+      let skill = skills.registeredSkill(id: named, scenario: scenario)
+    else { return nil }
+    return RouteDecision(
+      skillID: named, arguments: skill.extractArguments(from: text, clock: clock), method: .rules, score: 1,
+      intent: decision.intent, ruleCandidates: decision.ruleCandidates)
+  }
+
   /// The decision to take instead of the router's (`correct`, then `recallQuestion`), or nil
   /// when it stands: the one place both the turn router and the planner's parts go through.
   static func settle(
@@ -128,6 +150,12 @@ enum InverseGuard {
     languageModel: Bool = false
   ) -> Clarification? {
     guard let chosen = decision.skillID, writes.contains(chosen) else { return nil }
+    // "drop me a reminder at 5 to …": an idiom that makes the very write chosen, not a doubt.
+    if startsWithAny(opening(of: text), "guard.destroy_heads_not"),
+      RequestPlanner.namedWrite(in: text) == chosen
+    {
+      return nil
+    }
     // The model read the request as destructive rather than as the write, but not surely
     // enough to destroy (`destructiveIntentThreshold`), and the router fell to the write:
     // unsure between a destructive reading and a creating one, it asks.
