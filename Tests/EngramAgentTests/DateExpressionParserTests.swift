@@ -57,6 +57,36 @@ import Testing
     #expect(String(testCase.text[match.range]) == testCase.matched)
   }
 
+  /// "<place> time", <place>时间: the time on that place's clock, wherever the phrase sits; the
+  /// match covers the phrase (so a title drops it); a time with no day is the next one there.
+  @Test func aTimeInAPlacesZoneIsThatPlacesTime() throws {
+    let cases: [(text: String, expected: Date, matched: String)] = [
+      // Tokyo is an hour ahead of Shanghai.
+      (
+        "call Ken at 3pm tokyo time on thursday", wallClock(2025, 6, 12, 15, in: Zones.tokyo),
+        "at 3pm tokyo time on thursday"
+      ),
+      (
+        "call Ken on thursday at 3pm Tokyo time", wallClock(2025, 6, 12, 15, in: Zones.tokyo),
+        "on thursday at 3pm Tokyo time"
+      ),
+      ("东京时间周四下午三点给Ken打电话", wallClock(2025, 6, 12, 15, in: Zones.tokyo), "东京时间周四下午三点"),
+      // 10:00 in Shanghai is 03:00 in London: 9am there is still to come today.
+      ("ring Ann at 9am London time", wallClock(2025, 6, 11, 9, in: Zones.london), "at 9am London time"),
+      (
+        "sync at 10am new york time tomorrow", wallClock(2025, 6, 12, 10, in: Zones.newYork),
+        "at 10am new york time tomorrow"
+      ),
+    ]
+    for (text, expected, matched) in cases {
+      let match = try #require(parser.parse(text), "\(text)")
+      #expect(match.date == expected, "\(text): \(match.date)")
+      #expect(String(text[match.range]) == matched, "\(text)")
+    }
+    // Words before "time" that name no place leave the time as it is.
+    #expect(parser.parse("lunch time at 1pm")?.date == wallClock(2025, 6, 11, 13, in: Zones.shanghai))
+  }
+
   @Test func textWithoutDateHasNoMatch() {
     #expect(parser.parse("buy milk") == nil)
     #expect(parser.read("good morning!") == nil)

@@ -33,6 +33,8 @@ final class TestMemory {
 enum Zones {
   static let shanghai = TimeZone(identifier: "Asia/Shanghai")!
   static let newYork = TimeZone(identifier: "America/New_York")!
+  static let tokyo = TimeZone(identifier: "Asia/Tokyo")!
+  static let london = TimeZone(identifier: "Europe/London")!
 }
 
 /// The instant of a wall-clock time in `zone`.

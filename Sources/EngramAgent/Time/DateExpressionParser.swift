@@ -100,6 +100,98 @@ public struct DateExpressionParser: Sendable {
   /// day other than today: 1–5 o'clock is the afternoon, 6–11 the morning): "move it to 3"
   /// keeps the item's own day.
   public func read(_ text: String, onDay day: Date?) -> DateReading? {
+    // "3pm Tokyo time", 东京时间下午三点: the time is read without the place, then taken in its zone.
+    if let (phrase, zone) = Self.zonePhrase(in: text), zone.identifier != clock.timeZone.identifier,
+      let zoned = readInZone(text, phrase: phrase, zone: zone, onDay: day)
+    {
+      return zoned
+    }
+    return readHere(text, onDay: day)
+  }
+
+  /// `text` read with the zone phrase at `phrase` blanked out, its time taken on the wall clock
+  /// of `zone` (the same day and hour there); the match's range covers the phrase when they
+  /// touch. Nil when the rest names no time of day.
+  private func readInZone(_ text: String, phrase: Range<String.Index>, zone: TimeZone, onDay day: Date?)
+    -> DateReading?
+  {
+    var blanked = text
+    blanked.replaceSubrange(phrase, with: String(repeating: " ", count: text[phrase].count))
+    guard case .date(var match)? = readHere(blanked, onDay: day), match.hasTime else { return nil }
+    // The blanked text has the same characters in the same places: offsets carry over.
+    func index(_ at: String.Index) -> String.Index {
+      text.index(text.startIndex, offsetBy: blanked.distance(from: blanked.startIndex, to: at))
+    }
+    var range = index(match.range.lowerBound)..<index(match.range.upperBound)
+    if phrase.lowerBound >= range.upperBound,
+      text[range.upperBound..<phrase.lowerBound].allSatisfy(\.isWhitespace)
+    {
+      range = range.lowerBound..<phrase.upperBound
+    } else if phrase.upperBound <= range.lowerBound,
+      text[phrase.upperBound..<range.lowerBound].allSatisfy(\.isWhitespace)
+    {
+      range = phrase.lowerBound..<range.upperBound
+    } else if phrase.lowerBound < range.lowerBound || phrase.upperBound > range.upperBound {
+      return nil
+    }
+    var there = Calendar(identifier: .gregorian)
+    there.timeZone = zone
+    let wall = clock.calendar.dateComponents(
+      [.year, .month, .day, .hour, .minute, .second], from: match.date)
+    guard var date = there.date(from: wall) else { return nil }
+    // A time with no day is the next one there, as here: "9am London time" may still be today.
+    while !match.hasDay, date.addingTimeInterval(-86_400) > clock.now { date.addTimeInterval(-86_400) }
+    while !match.hasDay, date <= clock.now { date.addTimeInterval(86_400) }
+    match.date = date
+    match.range = range
+    return .date(match)
+  }
+
+  /// The first "<place> time" (English: up to three words before "time") or "<place>时间" whose
+  /// place has a known zone, and that zone.
+  static func zonePhrase(in text: String) -> (Range<String.Index>, TimeZone)? {
+    var searchFrom = text.startIndex
+    while let marker = text.range(
+      of: #"(\s+time\b|时间)"#, options: [.regularExpression, .caseInsensitive],
+      range: searchFrom..<text.endIndex)
+    {
+      searchFrom = marker.upperBound
+      let before = text[..<marker.lowerBound]
+      let isHan = text[marker].contains("时")
+      var candidates: [Substring.Index] = []
+      if isHan {
+        var start = before.endIndex
+        while start > before.startIndex, candidates.count < 6 {
+          let previous = before.index(before: start)
+          guard before[previous].unicodeScalars.first?.properties.isIdeographic == true else { break }
+          start = previous
+          candidates.append(start)
+        }
+      } else {
+        var start = before.endIndex
+        while candidates.count < 3 {
+          guard let space = before[..<start].lastIndex(where: { $0 == " " || $0 == "," || $0 == "，" }) else {
+            if start != before.startIndex { candidates.append(before.startIndex) }
+            break
+          }
+          let wordStart = before.index(after: space)
+          guard wordStart < start else { break }
+          candidates.append(wordStart)
+          start = space
+        }
+      }
+      for start in candidates.reversed() {
+        let name = String(before[start...])
+        guard name.count >= 2, let place = PlaceDirectory.lookup(name), let zone = place.timeZone else {
+          continue
+        }
+        return (start..<marker.upperBound, zone)
+      }
+    }
+    return nil
+  }
+
+  private func readHere(_ text: String, onDay day: Date?) -> DateReading? {
     let found = Self.findParts(in: text)
     guard let first = found.first else { return nil }
     var cluster = [first]
