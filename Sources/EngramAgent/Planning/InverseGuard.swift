@@ -95,6 +95,15 @@ enum InverseGuard {
       intent: decision.intent, ruleCandidates: decision.ruleCandidates)
   }
 
+  /// The one write `text` names when it opens with a verb of another meaning that makes it
+  /// ("drop me a reminder", "drop a note": `guard.destroy_heads_not`); nil otherwise.
+  static func idiomWrite(in text: String) -> String? {
+    guard startsWithAny(opening(of: text), "guard.destroy_heads_not"),
+      let named = RequestPlanner.namedWrite(in: text), writes.contains(named)
+    else { return nil }
+    return named
+  }
+
   /// The write a request names when the model read its opening verb as destroying: "drop me a
   /// reminder at 5", "drop a note that …" make something (`guard.destroy_heads_not` opens the
   /// request and it names one kind of write). Nil otherwise.
@@ -104,9 +113,7 @@ enum InverseGuard {
     // (Also when the model was not sure enough to destroy, and so chose nothing.)
     guard let chosen = decision.skillID ?? decision.intent?.label,
       skills.registeredSkill(id: chosen, scenario: scenario)?.isDestructive == true,
-      startsWithAny(opening(of: text), "guard.destroy_heads_not"),
-      let named = RequestPlanner.namedWrite(in: text), writes.contains(named),
-      let skill = skills.registeredSkill(id: named, scenario: scenario)
+      let named = idiomWrite(in: text), let skill = skills.registeredSkill(id: named, scenario: scenario)
     else { return nil }
     return RouteDecision(
       skillID: named, arguments: skill.extractArguments(from: text, clock: clock), method: .rules, score: 1,
@@ -151,11 +158,7 @@ enum InverseGuard {
   ) -> Clarification? {
     guard let chosen = decision.skillID, writes.contains(chosen) else { return nil }
     // "drop me a reminder at 5 to …": an idiom that makes the very write chosen, not a doubt.
-    if startsWithAny(opening(of: text), "guard.destroy_heads_not"),
-      RequestPlanner.namedWrite(in: text) == chosen
-    {
-      return nil
-    }
+    if idiomWrite(in: text) == chosen { return nil }
     // The model read the request as destructive rather than as the write, but not surely
     // enough to destroy (`destructiveIntentThreshold`), and the router fell to the write:
     // unsure between a destructive reading and a creating one, it asks.

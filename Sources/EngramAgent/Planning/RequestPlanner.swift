@@ -900,18 +900,12 @@ struct RequestPlanner: Sendable {
   static func opensWithRequestVerb(_ text: String) -> Bool {
     let opening = InverseGuard.opening(of: text)
     guard let first = opening.first else { return false }
-    if makesNamedWrite(text) { return true }
+    if InverseGuard.idiomWrite(in: text) != nil { return true }
     if first.isASCII {
       let word = opening.prefix { $0.isLetter || $0 == "'" }.lowercased()
       return words("plan.action_verbs").contains(word)
     }
     return words("plan.request_heads").contains { opening.hasPrefix($0) }
-  }
-
-  /// Whether `text` opens with a verb of another meaning that makes what it names ("drop me a
-  /// reminder", "drop a note").
-  static func makesNamedWrite(_ text: String) -> Bool {
-    InverseGuard.opens(text, withOneOf: "guard.destroy_heads_not") && namedWrite(in: text) != nil
   }
 
   /// Whether an English piece opens with a word that starts a request or a question (a
@@ -926,7 +920,7 @@ struct RequestPlanner: Sendable {
     }
     guard let first = opening.first, first.isASCII, first.isLetter else { return true }
     // "…, and drop me a reminder at 5": an idiom that makes what it names opens a request.
-    if makesNamedWrite(text) { return true }
+    if InverseGuard.idiomWrite(in: text) != nil { return true }
     // "…, and drop off the books": a verb with a particle of another meaning goes on with the task.
     if InverseGuard.opens(text, withOneOf: "plan.task_verbs") { return false }
     let word = opening.prefix { $0.isLetter || $0 == "'" || $0 == "’" }.lowercased()
